@@ -1,0 +1,103 @@
+/**
+ * Cross-field rules: what one key alone cannot say. Run after the schema passed, on the config
+ * with defaults. Errors stop the start; warnings are logged.
+ */
+import type { SvcConfig } from './schema.js';
+import type { PathSegment } from './walk.js';
+
+export interface RuleFinding {
+  severity: 'error' | 'warning';
+  /** Path below `Svc`. */
+  path: PathSegment[];
+  message: string;
+}
+
+/** Parses `destination.type`: the distinct writer names in order. */
+export function auditDestinationTypes(type: string): string[] {
+  return [...new Set(type.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
+}
+
+export function checkRules(c: SvcConfig): RuleFinding[] {
+  const out: RuleFinding[] = [];
+  const error = (path: PathSegment[], message: string) => out.push({ severity: 'error', path, message });
+  const warn = (path: PathSegment[], message: string) => out.push({ severity: 'warning', path, message });
+
+  if (c.anonTelemetry && !c.systemInfo.enable) {
+    error(['anonTelemetry'], 'telemetry needs host information: Svc.anonTelemetry is true while Svc.systemInfo.enable is false; turn telemetry off or systemInfo on');
+  }
+
+  const defined = c.serversToMonitor.serverTagsDefinition;
+  c.serversToMonitor.servers.forEach((server, i) => {
+    const given = Object.keys(server.serverTags);
+    const missing = defined.filter((name) => !given.includes(name));
+    const extra = given.filter((name) => !defined.includes(name));
+    if (missing.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags'], `misses the tag${missing.length > 1 ? 's' : ''} ${missing.join(', ')} named in serverTagsDefinition`);
+    if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${extra.join(', ')} not named in serverTagsDefinition`);
+  });
+
+  const audit = c.auditEvents;
+  if (audit.enable && audit.destination.enable) {
+    const listed = audit.destination.type.split(',').map((t) => t.trim());
+    const dupes = listed.filter((t, i) => listed.indexOf(t) !== i);
+    if (dupes.length > 0) error(['auditEvents', 'destination', 'type'], `lists ${dupes.join(', ')} more than once`);
+    if (auditDestinationTypes(audit.destination.type).includes('tsdb') && !c.tsdbConfig.enable) {
+      error(['auditEvents', 'destination', 'type'], 'includes tsdb but Svc.tsdbConfig.enable is false');
+    }
+  }
+
+  // Destination gating (platform-formats.md §0.6): a feature flag without its master switch writes nothing.
+  const gated: [boolean, boolean, PathSegment[], string][] = [
+    [c.userEvents.enable && c.userEvents.sendToTsdb.enable, c.tsdbConfig.enable, ['userEvents', 'sendToTsdb', 'enable'], 'Svc.tsdbConfig.enable'],
+    [c.userEvents.enable && c.userEvents.sendToMQTT.enable, c.mqttConfig.enable, ['userEvents', 'sendToMQTT', 'enable'], 'Svc.mqttConfig.enable'],
+    [c.userEvents.enable && c.userEvents.sendToMonSaas.enable, c.monsaas.enable, ['userEvents', 'sendToMonSaas', 'enable'], 'Svc.monsaas.enable'],
+    [c.logEvents.sendToTsdb.enable, c.tsdbConfig.enable, ['logEvents', 'sendToTsdb', 'enable'], 'Svc.tsdbConfig.enable'],
+    [c.logEvents.sendToMQTT.enable, c.mqttConfig.enable, ['logEvents', 'sendToMQTT', 'enable'], 'Svc.mqttConfig.enable'],
+    [c.logEvents.sendToMonSaas.enable, c.monsaas.enable, ['logEvents', 'sendToMonSaas', 'enable'], 'Svc.monsaas.enable'],
+  ];
+  for (const [feature, master, path, masterName] of gated) {
+    if (feature && !master) warn(path, `is true but ${masterName} is false, so nothing is sent`);
+  }
+
+  // Accounts named for the monitoring SaaS must have credentials.
+  const accounts = new Set(c.thirdPartyToolsCredentials.monsaas.map((a) => a.accountName));
+  const accountLists: [boolean, string[], PathSegment[]][] = [
+    [c.monsaas.enable, c.monsaas.metric.destinationAccount, ['monsaas', 'metric', 'destinationAccount']],
+    [c.userEvents.enable && c.userEvents.sendToMonSaas.enable, c.userEvents.sendToMonSaas.destinationAccount, ['userEvents', 'sendToMonSaas', 'destinationAccount']],
+    [c.logEvents.sendToMonSaas.enable, c.logEvents.sendToMonSaas.destinationAccount, ['logEvents', 'sendToMonSaas', 'destinationAccount']],
+    [c.uptimeMonitor.enable && c.uptimeMonitor.storeMonSaas.enable, c.uptimeMonitor.storeMonSaas.destinationAccount, ['uptimeMonitor', 'storeMonSaas', 'destinationAccount']],
+  ];
+  for (const [on, names, path] of accountLists) {
+    if (!on) continue;
+    names.forEach((name, i) => {
+      if (!accounts.has(name)) error([...path, i], `account "${name}" has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
+    });
+  }
+  const sendsEvents = (c.userEvents.enable && c.userEvents.sendToMonSaas.enable) || c.logEvents.sendToMonSaas.enable;
+  if (c.monsaas.enable && sendsEvents && c.monsaas.event.url === '') {
+    error(['monsaas', 'event', 'url'], 'must be set: user or log events are sent to the monitoring SaaS');
+  }
+
+  // Two enabled listeners cannot share a port.
+  const listeners: [boolean, 'tcp' | 'udp', number, PathSegment[]][] = [
+    [audit.enable, 'tcp', audit.port, ['auditEvents', 'port']],
+    [c.configVisualisation.enable, 'tcp', c.configVisualisation.port, ['configVisualisation', 'port']],
+    [c.containerHealthCheck.enable, 'tcp', c.containerHealthCheck.port, ['containerHealthCheck', 'port']],
+    [c.metricsEndpoint.enable, 'tcp', c.metricsEndpoint.port, ['metricsEndpoint', 'port']],
+    [c.userEvents.enable, 'udp', c.userEvents.udpServerConfig.portUserActivityEvents, ['userEvents', 'udpServerConfig', 'portUserActivityEvents']],
+    [logListenerEnabled(c), 'udp', c.logEvents.udpServerConfig.portLogEvents, ['logEvents', 'udpServerConfig', 'portLogEvents']],
+  ];
+  const seen = new Map<string, PathSegment[]>();
+  for (const [on, proto, port, path] of listeners) {
+    if (!on) continue;
+    const key = `${proto}/${port}`;
+    const first = seen.get(key);
+    if (first) error(path, `${proto.toUpperCase()} port ${port} is already used by Svc.${first.join('.')}`);
+    else seen.set(key, path);
+  }
+  return out;
+}
+
+/** The log-event listener runs when any log source is enabled (platform-formats.md §2.3). */
+export function logListenerEnabled(c: SvcConfig): boolean {
+  return Object.values(c.logEvents.source).some((s) => s.enable);
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    environment: 'node',
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Suites start their own servers (influxd, mosquitto, emulators) on free ports; two
+    // workers match the two cores of the reference machine.
+    maxWorkers: 2,
+  },
+});
