@@ -78,8 +78,9 @@ export function Enum<const T extends readonly (string | number)[]>(
   return Type.Unsafe<T[number]>({ type, enum: [...values], default: def, description });
 }
 
-export const List = <T extends TSchema>(items: T, description: string): TArray<T> =>
-  Type.Array(items, { default: [], description });
+/** A list, empty by default; `example` is one plausible value, shown in config/full.yaml. */
+export const List = <T extends TSchema>(items: T, description: string, example?: unknown[]): TArray<T> =>
+  Type.Array(items, { default: [], description, ...(example ? { examples: [example] } : {}) });
 
 /** A plain section: no switch of its own. */
 export const Section = <P extends TProperties>(description: string, properties: P): TObject<P> =>
@@ -109,13 +110,13 @@ export const NameValue = (nameRule: 'tag' | 'any') =>
     { additionalProperties: false },
   );
 
-export const Tags = (description: string) => List(NameValue('tag'), `${description}; items are {name, value}`);
-export const NameValues = (description: string) => List(NameValue('any'), `${description}; items are {name, value}`);
+export const Tags = (description: string) => List(NameValue('tag'), `${description}; items are {name, value}`, [{ name: 'env', value: 'prod' }]);
+export const NameValues = (description: string) => List(NameValue('any'), `${description}; items are {name, value}`, [{ name: 'team', value: 'platform' }]);
 
-export function StringList(description: string): TArray<TString>;
-export function StringList<T extends TSchema>(description: string, items: T): TArray<T>;
-export function StringList(description: string, items: TSchema = Type.String({ minLength: 1 })): TArray<TSchema> {
-  return List(items, description);
+export function StringList(description: string, example: string[]): TArray<TString>;
+export function StringList<T extends TSchema>(description: string, example: string[], items: T): TArray<T>;
+export function StringList(description: string, example: string[], items: TSchema = Type.String({ minLength: 1 })): TArray<TSchema> {
+  return List(items, description, example);
 }
 
 /** A directory/user pair (user exclusion lists). */

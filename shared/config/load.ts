@@ -64,7 +64,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     return { file, line: pos.line, column: pos.col, path: displayPath(path), message };
   };
   if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((e) => at(e.pos[0], [], `YAML syntax error: ${e.message.split('\n')[0] ?? e.code}`)));
+    throw new ConfigError(doc.errors.map((e) => at(e.pos[0], [], `YAML syntax error: ${(e.message.split('\n')[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, '')}`)));
   }
   const issueAt: IssueAt = (path, message, key = false) => at(nodeOffset(doc, path, key), path, message);
 
@@ -107,26 +107,32 @@ function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
   return [...issues].sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-/** Character offset of the node at `path` (of its key when `key`), or of its nearest ancestor. */
+/**
+ * Character offset of the node at `path` (of its key when `key`). A path that is not in the file
+ * (a missing setting) points at the key of its nearest ancestor that is.
+ */
 function nodeOffset(doc: Document, path: PathSegment[], key: boolean): number {
   let node: unknown = doc.contents;
   let offset = (doc.contents as Node | null)?.range?.[0] ?? 0;
+  let keyOffset = offset;
   for (let i = 0; i < path.length; i++) {
     const seg = path[i];
+    let next: Node | null | undefined;
     if (isMap(node)) {
       const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
-      if (!pair) break;
-      const isLast = i === path.length - 1;
-      const keyNode = pair.key as Node;
-      const valueNode = pair.value as Node | null;
-      offset = (isLast && key) || !valueNode?.range ? (keyNode.range?.[0] ?? offset) : valueNode.range[0];
-      node = pair.value;
+      if (!pair) return keyOffset;
+      keyOffset = (pair.key as Node).range?.[0] ?? keyOffset;
+      next = pair.value as Node | null;
+      if (i === path.length - 1 && key) return keyOffset;
     } else if (isSeq(node) && typeof seg === 'number') {
-      const item = node.items[seg] as Node | undefined;
-      if (!item?.range) break;
-      offset = item.range[0];
-      node = item;
-    } else break;
+      next = node.items[seg] as Node | undefined;
+      if (!next?.range) return keyOffset;
+      keyOffset = next.range[0];
+    } else {
+      return keyOffset;
+    }
+    offset = next?.range?.[0] ?? keyOffset;
+    node = next;
   }
   return offset;
 }
@@ -210,22 +216,23 @@ export function closest(name: string, known: readonly string[]): string | undefi
   let best: { key: string; d: number } | undefined;
   for (const key of known) {
     const d = editDistance(lower, key.toLowerCase());
-    const limit = Math.min(2, Math.floor(Math.max(name.length, key.length) / 3));
+    const limit = Math.max(1, Math.min(2, Math.floor(Math.max(name.length, key.length) / 3)));
     if (d <= limit && (!best || d < best.d)) best = { key, d };
   }
   return best?.key;
 }
 
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
 function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number) => d[i]?.[j] ?? Number.MAX_SAFE_INTEGER;
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] ?? 0;
-    prev[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j] ?? 0;
-      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      (d[i] as number[])[j] = best;
     }
   }
-  return prev[b.length] ?? 0;
+  return at(a.length, b.length);
 }

@@ -28,12 +28,12 @@ const auditEvents = Feature('Audit event HTTP ingest API (audit-event-api.md)', 
   port: Port(8181, "Port of local mode's gateway"),
   apiToken: Secret('Bearer token required by POST /api/v1/audit-event and GET /api/v1/test-connection; empty = no token required (a warning is logged at start)'),
   maxBodyBytes: Int(1_048_576, 1024, 10_485_760, 'Largest accepted request body in bytes; larger bodies get 413'),
-  trustedProxies: StringList('Peer IP addresses whose X-Forwarded-For header is believed for the client IP', Type.String({ format: 'ip', 'x-expect': 'an IPv4 or IPv6 address' })),
+  trustedProxies: StringList('Peer IP addresses whose X-Forwarded-For header is believed for the client IP', ['10.0.0.5'], Type.String({ format: 'ip', 'x-expect': 'an IPv4 or IPv6 address' })),
   rateLimit: Feature('HTTP rate limit per client IP, fixed 1-minute window', true, 'Enable the per-IP HTTP rate limit', {
     maxPerMinute: Int(300, 1, 1_000_000, 'Requests per minute per client IP'),
   }),
   cors: Section('CORS for browser callers', {
-    allowedOrigins: StringList('Origins (scheme://host[:port]) allowed for browser callers; empty = no browser origin is allowed', Type.String({ pattern: '^https?://[^/\\s]+$', 'x-expect': 'an origin such as https://analytics.example.com (no path)' })),
+    allowedOrigins: StringList('Origins (scheme://host[:port]) allowed for browser callers; empty = no browser origin is allowed', ['https://analytics.example.com'], Type.String({ pattern: '^https?://[^/\\s]+$', 'x-expect': 'an origin such as https://analytics.example.com (no path)' })),
   }),
   queue: Section('Internal queue between the API and the writers', {
     capacity: Int(10_000, 1, 10_000_000, 'Events the local queue holds before the API answers 503'),
@@ -82,7 +82,7 @@ const udpCommon = (listener: 'user' | 'log') => ({
     maxMessageSize: Int(65507, 1, 65507, 'Largest accepted datagram in bytes'),
     receiveBufferBytes: Int(4_194_304, 65_536, 1_073_741_824, 'Socket receive buffer requested from the OS (bytes); a larger buffer rides out bursts without kernel drops'),
     enableSourceValidation: Bool(false, 'Accept datagrams only from allowedSources (resolved to IPv4 at start); with none resolved, validation is off'),
-    allowedSources: StringList('IPv4 addresses or host names allowed to send; unresolvable entries are skipped with an error'),
+    allowedSources: StringList('IPv4 addresses or host names allowed to send; unresolvable entries are skipped with an error', ['platform-node1.example.com', '192.168.1.20']),
     queueMetrics: Section('Listener queue metrics', {
       tsdb: Feature('Store queue metrics in the tsdb', false, 'Store queue metrics', {
         writeFrequency: Millis(20_000, 1000, 'Time between writes'),
@@ -104,7 +104,7 @@ const topic = (def: string, what: string) =>
   Feature(`${what}`, false, `Publish ${what.toLowerCase()}`, { topic: Str(def, 'Topic', { minLength: 1 }) });
 
 const userEvents = Feature('User-activity events over UDP (session start/stop, connection open/close)', false, 'Track user events', {
-  excludeUser: List(UserRef, 'Users to ignore; items are {directory, userId}, compared case-insensitively'),
+  excludeUser: List(UserRef, 'Users to ignore; items are {directory, userId}, compared case-insensitively', [{ directory: 'INTERNAL', userId: 'sa_scheduler' }]),
   udpServerConfig: udpServerConfigUser,
   tags: Tags('Tags added to each user event'),
   sendToMQTT: Feature('Publish user events to MQTT (needs Svc.mqttConfig.enable)', false, 'Send user events to MQTT', {
@@ -118,7 +118,7 @@ const userEvents = Feature('User-activity events over UDP (session start/stop, c
   }),
   sendToTsdb: Flag(false, 'Save user events in the tsdb (needs Svc.tsdbConfig.enable)'),
   sendToMonSaas: Feature('Send user events to the monitoring SaaS (needs Svc.monsaas.enable)', false, 'Send user events to the monitoring SaaS', {
-    destinationAccount: StringList('Account names (Svc.thirdPartyToolsCredentials.monsaas[].accountName)'),
+    destinationAccount: StringList('Account names (Svc.thirdPartyToolsCredentials.monsaas[].accountName)', ['ops']),
     scramble: Bool(false, 'Replace user directory and user id by keyed hashes before sending'),
     scrambleSecret: Secret('Key of the scrambling hash, at least 16 characters; empty = a random key per start (pseudonyms then change at every restart)', { pattern: '^(|.{16,})$', 'x-expect': 'empty or at least 16 characters' }),
   }),
@@ -183,6 +183,7 @@ const logEvents = Gated(
           { additionalProperties: false },
         ),
         'Rules {description, logLevel[], action: categorise|drop, category[{name, value}], filter[{type: sw|ew|so, value}]}, evaluated in order',
+        [{ description: 'Licence problems', logLevel: ['warn', 'error'], action: 'categorise', category: [{ name: 'qs_log_category', value: 'license' }], filter: [{ type: 'so', value: 'license' }] }],
       ),
       ruleDefault: Feature('Categories added when no rule matches', false, 'Enable the default rule', {
         category: NameValues('Categories added'),
@@ -195,7 +196,7 @@ const logEvents = Gated(
       }),
       monitorFilter: Section('Which events are monitored; both blocks disabled = all rejected', {
         allApps: Feature('Monitor all apps', false, 'Monitor all apps', {
-          appExclude: List(AppMatch, 'Apps to exclude; items are {appId and/or appName}'),
+          appExclude: List(AppMatch, 'Apps to exclude; items are {appId and/or appName}', [{ appName: 'Test app' }]),
           objectType: objectTypeRule,
           method: methodRule,
         }),
@@ -224,7 +225,7 @@ const logEvents = Gated(
     }),
     sendToTsdb: Flag(false, 'Save log events in the tsdb (needs Svc.tsdbConfig.enable)'),
     sendToMonSaas: Feature('Send log events to the monitoring SaaS (needs Svc.monsaas.enable)', false, 'Send log events to the monitoring SaaS', {
-      destinationAccount: StringList('Account names'),
+      destinationAccount: StringList('Account names', ['ops']),
       source: Section('Per service', {
         engine: monSaasLogSource,
         proxy: monSaasLogSource,
@@ -246,7 +247,7 @@ const monsaas = Feature('Platform health metrics and events to the monitoring Sa
     }),
   }),
   metric: Section('Metric API', {
-    destinationAccount: StringList('Account names'),
+    destinationAccount: StringList('Account names', ['ops']),
     url: Required('Metric API URL (one of the two regional endpoints)', HTTP_URL),
     header: NameValues('HTTP headers for metric calls'),
     dynamic: Section('Metric groups', {
@@ -368,7 +369,7 @@ export const SvcConfigSchema = Section('Svc configuration', {
       instanceTag: Str('svc', 'Tag distinguishing several instances', { minLength: 1 }),
     }),
     storeMonSaas: Feature('Uptime data to the monitoring SaaS', false, 'Send uptime data to the monitoring SaaS', {
-      destinationAccount: StringList('Account names'),
+      destinationAccount: StringList('Account names', ['ops']),
       metric: Section('Metrics', {
         dynamic: Section('Metric groups', {
           svcMemoryUsage: Flag(true, 'Send memory metrics'),
@@ -392,6 +393,7 @@ export const SvcConfigSchema = Section('Svc configuration', {
         { additionalProperties: false },
       ),
       'Monitoring SaaS accounts; items are {accountName, insertApiKey, accountId}',
+      [{ accountName: 'ops', insertApiKey: '${env:MONSAAS_INSERT_KEY}', accountId: '1234567' }],
     ),
   }),
   platformEvents: Section('Counters of user and log events', {
@@ -443,13 +445,22 @@ export const SvcConfigSchema = Section('Svc configuration', {
   userSessions: Gated('User sessions per virtual proxy', ['enableSessionExtract'], {
     enableSessionExtract: Bool(false, 'Extract user session data per virtual proxy'),
     pollingInterval: Millis(30_000, 1000, 'Time between polls'),
-    excludeUser: List(UserRef, 'Users to ignore; items are {directory, userId}'),
+    excludeUser: List(UserRef, 'Users to ignore; items are {directory, userId}', [{ directory: 'INTERNAL', userId: 'sa_repository' }]),
   }),
   serversToMonitor: Section('Platform servers whose health API is polled', {
     pollingInterval: Millis(30_000, 1000, 'How often the health API is queried'),
     rejectUnauthorized: Bool(true, 'false accepts self-signed platform certificates'),
-    serverTagsDefinition: StringList('Tag names added to each server\'s data; every one must be present in each server', Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', 'x-expect': 'a name of letters, digits and _' })),
-    servers: List(Server, 'Servers; items are {host, serverName, serverDescription, userSessions{enable, host, virtualProxies[{virtualProxy}]}, serverTags{…}, headers{…}}'),
+    serverTagsDefinition: StringList('Tag names added to each server\'s data; every one must be present in each server', ['site', 'role'], Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', 'x-expect': 'a name of letters, digits and _' })),
+    servers: List(Server, 'Servers; items are {host, serverName, serverDescription, userSessions{enable, host, virtualProxies[{virtualProxy}]}, serverTags{…}, headers{…}}', [
+      {
+        host: 'node1.example.com:4747',
+        serverName: 'node1',
+        serverDescription: 'Central node',
+        userSessions: { enable: true, host: 'node1.example.com:4243', virtualProxies: [{ virtualProxy: '/' }] },
+        serverTags: { site: 'lab', role: 'central' },
+        headers: {},
+      },
+    ]),
   }),
 });
 

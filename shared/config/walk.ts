@@ -98,8 +98,10 @@ export function describeSchema(node: SchemaNode): string {
     case 'string':
       if (node.format === 'uri') return 'an absolute URL';
       return node.minLength ? 'a non-empty string' : 'a string';
-    case 'array':
-      return node.minItems ? `a list of at least ${node.minItems} item${node.minItems > 1 ? 's' : ''}` : 'a list';
+    case 'array': {
+      const list = node.minItems ? `a list of at least ${node.minItems} item${node.minItems > 1 ? 's' : ''}` : 'a list';
+      return node.items && node.items.type !== 'object' ? `${list}, each ${describeSchema(node.items)}` : list;
+    }
     case 'object':
       return node.properties ? 'a section (key: value settings)' : 'a mapping of names to text values';
     default:

@@ -1,0 +1,111 @@
+/** Renders docs/configuration.md from the config schema (a test fails when the file is stale). */
+import { ConfigFileSchema } from './schema.js';
+import { describeSchema, type SchemaNode } from './walk.js';
+
+const ROOT = (ConfigFileSchema as SchemaNode).properties?.['Svc'] as SchemaNode;
+
+function renderDefault(node: SchemaNode, inList: boolean): string {
+  if (node.default === undefined) return inList ? 'required' : '—';
+  if (node['x-required']) return 'must be set when used';
+  const value = node.default;
+  if (typeof value === 'string') return value === '' ? "`''` (empty)" : `\`${value}\``;
+  return `\`${JSON.stringify(value)}\``;
+}
+
+function escapeCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+interface Row {
+  key: string;
+  accepts: string;
+  def: string;
+  meaning: string;
+}
+
+function rows(node: SchemaNode, prefix: string, inList: boolean, out: Row[]): void {
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    const notes: string[] = [];
+    if (child['x-secret']) notes.push('secret: may be written `${env:NAME}`; never logged');
+    if (child['x-only-when']) notes.push(`used only when \`${child['x-only-when'].key}\` is ${String(child['x-only-when'].value)}`);
+    if (child['x-gate'] && !(child['x-gate'].length === 1 && child['x-gate'][0] === 'enable')) {
+      notes.push(`in use when ${child['x-gate'].map((g) => `\`${g}\``).join(' or ')} is true`);
+    }
+    if (child.type === 'object' && child.properties) {
+      if (notes.length > 0 || child['x-gate']) {
+        out.push({ key: path, accepts: 'section', def: '', meaning: [child.description ?? '', ...notes].filter(Boolean).join('; ') });
+      }
+      rows(child, path, inList, out);
+    } else if (child.type === 'array' && child.items?.type === 'object' && child.items.properties) {
+      out.push({ key: `${path}[]`, accepts: 'list', def: renderDefault(child, inList), meaning: child.description ?? '' });
+      rows(child.items, `${path}[]`, true, out);
+    } else {
+      out.push({
+        key: path,
+        accepts: describeSchema(child),
+        def: renderDefault(child, inList),
+        meaning: [child.description ?? '', ...notes].filter(Boolean).join('; '),
+      });
+    }
+  }
+}
+
+export function renderConfigDocs(): string {
+  const lines: string[] = [
+    '# Configuration reference',
+    '',
+    '<!-- Generated from shared/config/schema.ts by `npm run docs:config`; do not edit by hand. -->',
+    '',
+    'Svc reads one YAML file (`.yaml` or `.yml`) whose root key is `Svc`. The file is chosen by',
+    '`--config <file>`, else the environment variable `SVC_CONFIG`, else `./config/svc.yaml`; the log',
+    'says which file was loaded. `svc validate-config --config <file>` checks a file without starting anything.',
+    '',
+    'Rules that hold for every key:',
+    '',
+    '- Every key has a default, so a file sets only what differs: `Svc: {}` is a valid file.',
+    '- A section with an `enable` switch (or the switches named for it) is in use only when that switch is',
+    '  true. The settings of a section that is not in use are neither validated nor used, so placeholders',
+    '  may stay. "must be set when used" marks settings without a usable default.',
+    '- Unknown keys, wrong types and bad values are all reported at once, each as',
+    '  `file:line:column Svc.key.path: problem`, and Svc exits with code 1.',
+    '- Any string value written exactly `${env:NAME}` is replaced by the environment variable `NAME`',
+    '  (a missing variable is an error). Where the key wants a number or a boolean, the text is converted.',
+    '- Every tag list (`…tags[]`, `staticTags[]`) holds `{name, value}` items; tag names start with a letter,',
+    '  hold letters, digits and `_`, and are not `time`.',
+    '- Durations in milliseconds are whole numbers; schedules are texts such as `every 15 minutes`',
+    '  (`@breejs/later`, evaluated in UTC); relative directories resolve from the working directory.',
+    '',
+    'Cross-field rules checked at start: `anonTelemetry: true` needs `systemInfo.enable: true`; every',
+    'name in `serversToMonitor.serverTagsDefinition` is present in every server\'s `serverTags` and no',
+    'other; `auditEvents.destination.type` lists each writer once and `tsdb` only with',
+    '`tsdbConfig.enable`; monitoring-SaaS account names have credentials; two enabled listeners never',
+    'share a port. A feature flag whose destination master switch is off (for example',
+    '`userEvents.sendToTsdb.enable` with `tsdbConfig.enable: false`) is logged as a warning.',
+    '',
+  ];
+  const table = (out: Row[]) => {
+    lines.push('| Key | Accepts | Default | Meaning |', '|---|---|---|---|');
+    for (const r of out) lines.push(`| \`${r.key}\` | ${escapeCell(r.accepts)} | ${escapeCell(r.def)} | ${escapeCell(r.meaning)} |`);
+    lines.push('');
+  };
+  const sections = Object.entries(ROOT.properties ?? {});
+  const topLevel: Row[] = [];
+  for (const [key, node] of sections) {
+    if (node.type !== 'object') topLevel.push({ key, accepts: describeSchema(node), def: renderDefault(node, false), meaning: node.description ?? '' });
+  }
+  lines.push('## Top level', '');
+  table(topLevel);
+  for (const [section, node] of sections) {
+    if (node.type !== 'object') continue;
+    const out: Row[] = [];
+    rows(node, section, false, out);
+    lines.push(`## ${section}`, '');
+    if (node.description) {
+      const gate = node['x-gate'];
+      lines.push(`${node.description}.${gate ? ` In use when ${gate.map((g) => `\`${g}\``).join(' or ')} is true.` : ''}`, '');
+    }
+    table(out);
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}

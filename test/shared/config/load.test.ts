@@ -1,0 +1,282 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, formatIssue, type ConfigIssue } from '../../../shared/config/errors.js';
+import { chooseConfigFile, closest, loadConfigFile, parseConfigText } from '../../../shared/config/load.js';
+
+/** The issues a config text produces (none when valid). */
+function issuesOf(text: string, env: NodeJS.ProcessEnv = {}): ConfigIssue[] {
+  try {
+    parseConfigText(text, 'svc.yaml', env);
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues;
+    throw err;
+  }
+}
+const lines = (text: string, env: NodeJS.ProcessEnv = {}) => issuesOf(text, env).map(formatIssue);
+const yaml = (...rows: string[]) => `${rows.join('\n')}\n`;
+
+describe('minimal files', () => {
+  it('accepts Svc: {} and fills every default', () => {
+    const { config, warnings } = parseConfigText('Svc: {}\n', 'svc.yaml', {});
+    expect(warnings).toEqual([]);
+    expect(config.logLevel).toBe('info');
+    expect(config.anonTelemetry).toBe(false);
+    expect(config.crashFile).toEqual({ enable: true, crashFileDirectory: './crash_dumps', crashFileCreateJson: true, crashFileCreateText: true });
+    expect(config.auditEvents.enable).toBe(false);
+    expect(config.auditEvents.port).toBe(8181);
+    expect(config.auditEvents.rateLimit).toEqual({ enable: true, maxPerMinute: 300 });
+    expect(config.auditEvents.destination.json.objectdata.exportDirectory).toBe('audit-events/json');
+    expect(config.userEvents.udpServerConfig.portUserActivityEvents).toBe(9997);
+    expect(config.logEvents.udpServerConfig.portLogEvents).toBe(9996);
+    expect(config.userEvents.udpServerConfig.receiveBufferBytes).toBe(4_194_304);
+    expect(config.tsdbConfig.maxBatchSize).toBe(1000);
+    expect(config.uptimeMonitor).toMatchObject({ enable: true, frequency: 'every 15 minutes', logLevel: 'verbose' });
+    // Nothing that binds a port or calls out is on unless the file asks.
+    for (const off of [config.configVisualisation, config.containerHealthCheck, config.metricsEndpoint, config.heartbeat, config.userEvents, config.mqttConfig, config.monsaas, config.tsdbConfig]) {
+      expect(off.enable).toBe(false);
+    }
+    expect(config.appNames.enableAppNameExtract).toBe(false);
+    expect(config.userSessions.enableSessionExtract).toBe(false);
+  });
+
+  it('accepts Svc: {logLevel: info}, an empty Svc key, and .yml files', () => {
+    expect(parseConfigText('Svc: {logLevel: info}\n', 'svc.yaml', {}).config.logLevel).toBe('info');
+    expect(parseConfigText('Svc:\n', 'svc.yaml', {}).config.logLevel).toBe('info');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+    writeFileSync(join(dir, 'a.yml'), 'Svc:\n  logLevel: debug\n');
+    expect(loadConfigFile(join(dir, 'a.yml')).config.logLevel).toBe('debug');
+  });
+
+  it('refuses a file without the root key Svc', () => {
+    expect(lines('svc:\n  logLevel: info\n')).toEqual([expect.stringMatching(/^svc\.yaml:1:1 the file must hold a mapping with the root key "Svc"/)]);
+  });
+});
+
+describe('errors are reported all at once with file:line:column and the key path', () => {
+  it('reports an unknown key, a wrong type and a bad enum value together, and nothing else', () => {
+    const text = yaml(
+      'Svc:', //                           1
+      '  logLevel: loud', //               2  bad enum
+      '  tsdbConfig:', //                  3
+      '    enable: true', //               4
+      '    port: eighty', //               5  wrong type
+      '    hots: db.example.com', //       6  unknown key (typo)
+    );
+    expect(lines(text)).toEqual([
+      'svc.yaml:2:13 Svc.logLevel: must be one of silly, debug, verbose, info, warn, error (got "loud")',
+      'svc.yaml:5:11 Svc.tsdbConfig.port: must be an integer between 1 and 65535 (got "eighty")',
+      'svc.yaml:6:5 Svc.tsdbConfig.hots: unknown key; did you mean "host"?',
+    ]);
+  });
+
+  it('matches the reference example for an out-of-range port', () => {
+    const text = yaml('Svc:', '  tsdbConfig:', '    enable: true', '    port: 70000');
+    expect(lines(text)).toEqual(['svc.yaml:4:11 Svc.tsdbConfig.port: must be an integer between 1 and 65535 (got 70000)']);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const found = issuesOf('Svc:\n  logLevel: info\n   bad: [1, 2\n');
+    expect(found.length).toBeGreaterThan(0);
+    expect(found[0]).toMatchObject({ file: 'svc.yaml', line: expect.any(Number) as number });
+    expect(found[0]?.message).toMatch(/^YAML syntax error/);
+    expect(formatIssue(found[0] as ConfigIssue)).toBe('svc.yaml:2:13 YAML syntax error: Nested mappings are not allowed in compact mappings');
+  });
+
+  it('reports a duplicated key as a syntax error', () => {
+    expect(lines('Svc:\n  logLevel: info\n  logLevel: debug\n')[0]).toMatch(/^svc\.yaml:3:3 YAML syntax error: .*unique/i);
+  });
+
+  it('suggests the known key for likely typos, including case', () => {
+    expect(lines('Svc:\n  loglevel: info\n')).toEqual(['svc.yaml:2:3 Svc.loglevel: unknown key; did you mean "logLevel"?']);
+    expect(closest('crashFileDirctory', ['crashFileDirectory', 'enable'])).toBe('crashFileDirectory');
+    expect(closest('zzz', ['crashFileDirectory', 'enable'])).toBeUndefined();
+    expect(lines('Svc:\n  nonsenseSection: 1\n')[0]).toMatch(/unknown key \(known keys here: logLevel, fileLogging/);
+  });
+
+  it('points into lists with their index', () => {
+    const text = yaml('Svc:', '  userEvents:', '    enable: true', '    tags:', '      - name: env', '        value: prod', '      - name: 1bad', '        value: x');
+    expect(lines(text)).toEqual([
+      'svc.yaml:7:15 Svc.userEvents.tags[1].name: must be a name of letters, digits and _ that starts with a letter and is not "time" (got "1bad")',
+    ]);
+  });
+});
+
+describe('tag lists hold {name, value} items', () => {
+  it('rejects the tagName/tagValue shape with a clear message for each key', () => {
+    const text = yaml('Svc:', '  logEvents:', '    source:', '      engine:', '        enable: true', '    tags:', '      - tagName: env', '        tagValue: prod');
+    const found = lines(text);
+    expect(found).toContain('svc.yaml:7:9 Svc.logEvents.tags[0].tagName: unknown key (known keys here: name, value)');
+    expect(found).toContain('svc.yaml:8:9 Svc.logEvents.tags[0].tagValue: unknown key (known keys here: name, value)');
+    expect(found).toContain('svc.yaml:7:9 Svc.logEvents.tags[0].name: is required');
+  });
+
+  it('refuses "time" as a tag name', () => {
+    const text = yaml('Svc:', '  platformEvents:', '    eventCount:', '      enable: true', '      tsdb:', '        tags: [{name: time, value: x}]');
+    expect(lines(text)[0]).toMatch(/Svc\.platformEvents\.eventCount\.tsdb\.tags\[0\]\.name: must be a name .* not "time"/);
+  });
+});
+
+describe('settings of a disabled feature are not validated', () => {
+  const heartbeat = (enable: boolean) => yaml('Svc:', '  heartbeat:', `    enable: ${String(enable)}`, '    remoteURL: <REMOTE_URL>', '    frequency: whenever', '    placeholder: keep me');
+
+  it('lets placeholders stay while the feature is off, and uses defaults', () => {
+    const { config } = parseConfigText(heartbeat(false), 'svc.yaml', {});
+    expect(config.heartbeat).toEqual({ enable: false, remoteURL: '', frequency: 'every 1 hour' });
+  });
+
+  it('validates the same section once it is on', () => {
+    expect(lines(heartbeat(true))).toEqual([
+      'svc.yaml:4:16 Svc.heartbeat.remoteURL: must be an absolute http:// or https:// URL (got "<REMOTE_URL>")',
+      'svc.yaml:5:16 Svc.heartbeat.frequency: cannot be parsed as a text schedule from position 0 ("whenever")',
+      'svc.yaml:6:5 Svc.heartbeat.placeholder: unknown key (known keys here: enable, remoteURL, frequency)',
+    ]);
+  });
+
+  it('still validates the switch itself', () => {
+    expect(lines(yaml('Svc:', '  heartbeat:', '    enable: yes please'))).toEqual(['svc.yaml:3:13 Svc.heartbeat.enable: must be true or false (got "yes please")']);
+  });
+
+  it('requires settings without a usable default only when the feature is on, naming the switch', () => {
+    expect(lines(yaml('Svc:', '  heartbeat:', '    enable: true'))).toEqual(['svc.yaml:2:3 Svc.heartbeat.remoteURL: must be set because Svc.heartbeat.enable is true']);
+  });
+
+  it('treats the log-event section as in use when any source is on', () => {
+    const text = (on: boolean) => yaml('Svc:', '  logEvents:', '    source:', '      proxy:', `        enable: ${String(on)}`, '    udpServerConfig:', '      portLogEvents: <PORT>');
+    expect(issuesOf(text(false))).toEqual([]);
+    expect(lines(text(true))).toEqual(['svc.yaml:7:22 Svc.logEvents.udpServerConfig.portLogEvents: must be an integer between 1 and 65535 (got "<PORT>")']);
+  });
+
+  it('validates per-server user sessions only when enabled for that server', () => {
+    const text = (on: boolean) =>
+      yaml('Svc:', '  serversToMonitor:', '    servers:', '      - host: node1.example.com:4747', '        serverName: node1', '        userSessions:', `          enable: ${String(on)}`, '          virtualProxies: <VPS>');
+    expect(issuesOf(text(false))).toEqual([]);
+    expect(lines(text(true))).toEqual([
+      'svc.yaml:6:9 Svc.serversToMonitor.servers[0].userSessions.host: must be set because Svc.serversToMonitor.servers[0].userSessions.enable is true',
+      'svc.yaml:8:27 Svc.serversToMonitor.servers[0].userSessions.virtualProxies: must be a list (got "<VPS>")',
+    ]);
+  });
+});
+
+describe('tsdb version and its sub-section', () => {
+  const tsdb = (...rows: string[]) => yaml('Svc:', '  tsdbConfig:', '    enable: true', ...rows);
+
+  it('accepts only versions 1, 2 and 3', () => {
+    expect(lines(tsdb('    version: 4'))).toEqual(['svc.yaml:4:14 Svc.tsdbConfig.version: must be one of 1, 2, 3 (got 4)']);
+  });
+
+  it('validates only the chosen version\'s sub-section', () => {
+    const text = tsdb('    version: 2', '    v1Config: <not used>', '    v3Config: {token: 5}', '    v2Config:', '      org: acme', '      token: t0k3n');
+    const { config } = parseConfigText(text, 'svc.yaml', {});
+    expect(config.tsdbConfig.v2Config).toMatchObject({ org: 'acme', token: 't0k3n', bucket: 'svc', retentionDuration: '10d' });
+  });
+
+  it('requires the chosen sub-section to be complete', () => {
+    expect(lines(tsdb('    version: 2'))).toEqual([
+      'svc.yaml:2:3 Svc.tsdbConfig.v2Config.org: must be set because Svc.tsdbConfig.version is 2',
+      'svc.yaml:2:3 Svc.tsdbConfig.v2Config.token: must be set because Svc.tsdbConfig.version is 2',
+    ]);
+    expect(lines(tsdb('    version: 1', '    v1Config:', '      auth:', '        enable: true', '        username: writer'))).toEqual([
+      'svc.yaml:6:7 Svc.tsdbConfig.v1Config.auth.password: must be set because Svc.tsdbConfig.v1Config.auth.enable is true',
+    ]);
+    expect(lines(tsdb('    version: 3', '    v3Config:', '      retentionDuration: 10 days'))).toEqual([
+      'svc.yaml:6:26 Svc.tsdbConfig.v3Config.retentionDuration: must be a duration of whole hours, days or weeks such as 10d (got "10 days")',
+    ]);
+  });
+});
+
+describe('secrets from the environment', () => {
+  const text = yaml('Svc:', '  auditEvents:', '    enable: true', '    apiToken: ${env:SVC_TEST_TOKEN}', '    port: ${env:SVC_TEST_PORT}');
+
+  it('replaces ${env:NAME} by the variable, converting numbers where the key wants one', () => {
+    const { config } = parseConfigText(text, 'svc.yaml', { SVC_TEST_TOKEN: 's3cr3t-value', SVC_TEST_PORT: '9191' });
+    expect(config.auditEvents.apiToken).toBe('s3cr3t-value');
+    expect(config.auditEvents.port).toBe(9191);
+  });
+
+  it('reports a missing variable at its place', () => {
+    expect(lines(text, { SVC_TEST_PORT: '9191' })).toEqual([
+      'svc.yaml:4:15 Svc.auditEvents.apiToken: environment variable SVC_TEST_TOKEN is not set (referenced as ${env:SVC_TEST_TOKEN})',
+    ]);
+  });
+
+  it('validates the value the variable supplies', () => {
+    expect(lines(text, { SVC_TEST_TOKEN: 'x', SVC_TEST_PORT: 'http' })).toEqual(['svc.yaml:5:11 Svc.auditEvents.port: must be an integer between 1 and 65535 (got "http")']);
+  });
+});
+
+describe('cross-field rules', () => {
+  it('refuses telemetry without systemInfo, naming both keys', () => {
+    const found = lines(yaml('Svc:', '  anonTelemetry: true', '  systemInfo:', '    enable: false'));
+    expect(found).toEqual([expect.stringMatching(/^svc\.yaml:2:18 Svc\.anonTelemetry: .*Svc\.anonTelemetry is true while Svc\.systemInfo\.enable is false/)]);
+    expect(issuesOf(yaml('Svc:', '  anonTelemetry: true'))).toEqual([]);
+  });
+
+  it('requires every serverTagsDefinition name on every server, and no others', () => {
+    const text = yaml(
+      'Svc:',
+      '  serversToMonitor:',
+      '    serverTagsDefinition: [site, role]',
+      '    servers:',
+      '      - host: n1.example.com:4747',
+      '        serverName: n1',
+      '        serverTags: {site: lab, role: engine}',
+      '      - host: n2.example.com:4747',
+      '        serverName: n2',
+      '        serverTags:',
+      '          site: lab',
+      '          rack: r1',
+    );
+    expect(lines(text)).toEqual([
+      'svc.yaml:11:11 Svc.serversToMonitor.servers[1].serverTags: misses the tag role named in serverTagsDefinition',
+      'svc.yaml:12:17 Svc.serversToMonitor.servers[1].serverTags.rack: tag rack not named in serverTagsDefinition',
+    ]);
+  });
+
+  it('checks audit destination types', () => {
+    const dest = (type: string, tsdb = false) =>
+      yaml('Svc:', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', `      type: ${type}`, ...(tsdb ? ['  tsdbConfig:', '    enable: true'] : []));
+    expect(issuesOf(dest('parquet, json, tablefile'))).toEqual([]);
+    expect(lines(dest('parquet, csv'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: must be a comma-delimited list of tsdb, parquet, tablefile, json (got "parquet, csv")']);
+    expect(lines(dest('json,json'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: lists json more than once']);
+    expect(lines(dest('tsdb'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: includes tsdb but Svc.tsdbConfig.enable is false']);
+    expect(issuesOf(dest('tsdb', true))).toEqual([]);
+  });
+
+  it('parses schedules with @breejs/later and names the failing position', () => {
+    expect(lines(yaml('Svc:', '  uptimeMonitor:', '    frequency: every 15 minuts'))).toEqual([
+      'svc.yaml:3:16 Svc.uptimeMonitor.frequency: cannot be parsed as a text schedule from position 9 ("minuts")',
+    ]);
+    expect(issuesOf(yaml('Svc:', '  uptimeMonitor:', '    frequency: every 30 seconds'))).toEqual([]);
+  });
+
+  it('refuses two enabled listeners on one port', () => {
+    const text = yaml('Svc:', '  auditEvents:', '    enable: true', '    port: 3100', '  configVisualisation:', '    enable: true');
+    expect(lines(text)).toEqual(['svc.yaml:5:3 Svc.configVisualisation.port: TCP port 3100 is already used by Svc.auditEvents.port']);
+  });
+
+  it('requires credentials for named monitoring-SaaS accounts', () => {
+    const text = yaml('Svc:', '  monsaas:', '    enable: true', '    metric:', '      url: https://metrics.example.com/v1', '      destinationAccount: [ops]');
+    expect(lines(text)).toEqual(['svc.yaml:6:28 Svc.monsaas.metric.destinationAccount[0]: account "ops" has no credentials in Svc.thirdPartyToolsCredentials.monsaas']);
+  });
+
+  it('warns (does not refuse) when a feature flag has its destination master switch off', () => {
+    const { warnings } = parseConfigText(yaml('Svc:', '  userEvents:', '    enable: true', '    sendToTsdb:', '      enable: true'), 'svc.yaml', {});
+    expect(warnings).toEqual(['Svc.userEvents.sendToTsdb.enable: is true but Svc.tsdbConfig.enable is false, so nothing is sent']);
+  });
+});
+
+describe('choosing and reading the file', () => {
+  it('takes --config, else SVC_CONFIG, else ./config/svc.yaml', () => {
+    expect(chooseConfigFile('a.yaml', { SVC_CONFIG: 'b.yaml' })).toEqual({ file: 'a.yaml', source: 'option' });
+    expect(chooseConfigFile(undefined, { SVC_CONFIG: 'b.yaml' })).toEqual({ file: 'b.yaml', source: 'SVC_CONFIG' });
+    expect(chooseConfigFile(undefined, {})).toEqual({ file: './config/svc.yaml', source: 'default' });
+  });
+
+  it('refuses other extensions and missing files clearly', () => {
+    expect(() => loadConfigFile('config.json')).toThrow(/must end in \.yaml or \.yml \(got "\.json"\)/);
+    expect(() => loadConfigFile(join(tmpdir(), 'does-not-exist.yaml'))).toThrow(/cannot read the config file: no such file/);
+  });
+});
