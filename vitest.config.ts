@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Child-process tests run the built CLI and modules: build once before any suite.
+    globalSetup: ['test/support/build.ts'],
     environment: 'node',
     pool: 'forks',
     testTimeout: 30_000,

@@ -126,5 +126,5 @@ export const UserRef = Type.Object(
 );
 
 /** A `key: value` mapping of strings (server tags, server headers). */
-export const StringMap = (description: string) =>
-  Type.Record(Type.String(), Type.String(), { default: {}, description });
+export const StringMap = (description: string, extra: { 'x-secret-values'?: true } = {}) =>
+  Type.Record(Type.String(), Type.String(), { default: {}, description, ...extra });

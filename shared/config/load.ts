@@ -113,7 +113,7 @@ function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
  */
 function nodeOffset(doc: Document, path: PathSegment[], key: boolean): number {
   let node: unknown = doc.contents;
-  let offset = (doc.contents as Node | null)?.range?.[0] ?? 0;
+  let offset = (doc.contents)?.range?.[0] ?? 0;
   let keyOffset = offset;
   for (let i = 0; i < path.length; i++) {
     const seg = path[i];
@@ -204,8 +204,8 @@ function preview(value: unknown): string {
   if (value === null || value === undefined) return 'nothing';
   if (typeof value === 'string') return value.length > 40 ? `"${value.slice(0, 40)}…"` : `"${value}"`;
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a section';
-  return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return 'a section';
 }
 
 /** The known key a likely typo was meant to be: same letters in another case, or an edit distance of at most 2. */

@@ -319,9 +319,9 @@ const tsdbConfig = Feature('Time-series database connection; master switch of ev
 
 const Server = Type.Object(
   {
-    host: Type.String({ minLength: 1, pattern: '^[^\\s/:]+(:[0-9]{1,5})?$', 'x-expect': 'a host name with port such as node1.example.com:4747' }),
-    serverName: Type.String({ minLength: 1 }),
-    serverDescription: Type.String({ default: '' }),
+    host: Type.String({ minLength: 1, pattern: '^[^\\s/:]+(:[0-9]{1,5})?$', 'x-expect': 'a host name with port such as node1.example.com:4747', description: 'Server FQDN including port (normally :4747); the domain matches the exported certificate' }),
+    serverName: Type.String({ minLength: 1, description: 'Human-friendly name' }),
+    serverDescription: Type.String({ default: '', description: 'Human-friendly description' }),
     userSessions: Type.Object(
       {
         enable: Type.Boolean({ default: false }),
@@ -330,8 +330,8 @@ const Server = Type.Object(
       },
       { additionalProperties: false, default: {}, 'x-gate': ['enable'] },
     ),
-    serverTags: Type.Record(Type.String(), Type.String(), { default: {} }),
-    headers: Type.Record(Type.String(), Type.String(), { default: {}, 'x-secret-values': true }),
+    serverTags: StringMap('Tag name: value pairs added to this server\'s data; exactly the names of serverTagsDefinition'),
+    headers: StringMap('Header name: value pairs sent when polling this server (values are masked in the config view)', { 'x-secret-values': true }),
   },
   { additionalProperties: false },
 );

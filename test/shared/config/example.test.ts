@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { renderFullConfig } from '../../../shared/config/example.js';
 import { loadConfigFile } from '../../../shared/config/load.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';
-import { getPath, visitSchema, type SchemaNode } from '../../../shared/config/walk.js';
+import { getPath, visitSchema } from '../../../shared/config/walk.js';
 
 const fullYaml = new URL('../../../config/full.yaml', import.meta.url);
 
@@ -21,7 +21,7 @@ describe('config/full.yaml', () => {
     const text = readFileSync(fullYaml, 'utf8');
     const data: unknown = parse(text);
     const textLines = text.split('\n');
-    visitSchema(ConfigFileSchema as SchemaNode, (_node, path) => {
+    visitSchema(ConfigFileSchema, (_node, path) => {
       if (path.length < 2 || path.some((seg) => typeof seg === 'number' || seg === '*')) return;
       expect(getPath(data, path), path.join('.')).not.toBeUndefined();
     });

@@ -1,0 +1,90 @@
+/**
+ * The `svc` command line. Exit codes: 0 ok, 1 config or startup error, 2 usage error.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError, formatIssue } from '../../shared/config/errors.js';
+import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
+import { SVC_VERSION } from '../../shared/version.js';
+import { boot, type Mode } from '../runtime/boot.js';
+
+export const EXIT_OK = 0;
+export const EXIT_STARTUP = 1;
+export const EXIT_USAGE = 2;
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Loads the config chosen by --config / SVC_CONFIG / default; on problems prints them all and returns undefined. */
+export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig | undefined {
+  const { file, source } = chooseConfigFile(option, io.env);
+  try {
+    return loadConfigFile(file, source, io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.err(`svc: the configuration in ${file} cannot be used (${err.issues.length} problem${err.issues.length === 1 ? '' : 's'}):\n`);
+    for (const issue of err.issues) io.err(`  ${formatIssue(issue)}\n`);
+    return undefined;
+  }
+}
+
+const configOption = () =>
+  new Option('-c, --config <file>', 'config file (.yaml or .yml); default: $SVC_CONFIG, else ./config/svc.yaml');
+
+export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+  const program = new Command('svc')
+    .description('Svc: monitoring and event forwarding for the analytics platform')
+    .version(SVC_VERSION, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+
+  program
+    .command('validate-config')
+    .description('check a config file and report every problem; starts nothing')
+    .addOption(configOption())
+    .action((opts: { config?: string }) => {
+      const loaded = loadForCli(opts.config, io);
+      if (!loaded) return setExitCode(EXIT_STARTUP);
+      for (const warning of loaded.warnings) io.err(`warning: ${warning}\n`);
+      io.out(`${loaded.file}: configuration is valid\n`);
+      setExitCode(EXIT_OK);
+    });
+
+  const runCommand = (mode: Mode, description: string) =>
+    program
+      .command(mode)
+      .description(description)
+      .addOption(configOption())
+      .action(async (opts: { config?: string }) => {
+        const loaded = loadForCli(opts.config, io);
+        if (!loaded) return setExitCode(EXIT_STARTUP);
+        // boot() owns the process from here: it exits on a signal or a startup failure.
+        setExitCode(await boot(loaded, mode));
+      });
+  runCommand('local', 'run everything on this machine: audit API gateway, edge sources, durable local queue and writers');
+  runCommand('edge', 'run the edge agent only: UDP listeners, pollers and local endpoints, forwarding to the queue');
+  return program;
+}
+
+/** Parses argv and runs the command; resolves to the exit code for commands that finish. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let code = EXIT_OK;
+  const program = buildProgram(io, (c) => (code = c));
+  if (argv.length === 0) {
+    io.err(program.helpInformation());
+    return EXIT_USAGE;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code) ? EXIT_OK : EXIT_USAGE;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Starting a service process (`svc local`, `svc edge`): logger, crash handlers, the components of the
+ * mode in one lifecycle, and the signal handling that stops them.
+ */
+import { fileURLToPath } from 'node:url';
+import type { LoadedConfig } from '../../shared/config/load.js';
+import { secretValues } from '../../shared/config/secrets.js';
+import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { createLogger } from '../../shared/logging/logger.js';
+import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
+import type { AppContext } from '../../shared/runtime/context.js';
+import { SVC_VERSION } from '../../shared/version.js';
+
+export type Mode = 'local' | 'edge';
+
+/** The install directory (the checkout or package root): crash dumps show paths relative to it. */
+export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The components each mode runs, in start order; later parts of Svc plug in here. */
+export function composeComponents(_ctx: AppContext, _mode: Mode): Component[] {
+  return [];
+}
+
+/** Runs the service until a signal stops it; resolves to the process exit code. */
+export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
+  const { config } = loaded;
+  const secrets = secretValues(config);
+  const logging = await createLogger({
+    level: config.logLevel,
+    fileLogging: config.fileLogging,
+    logDirectory: config.logDirectory,
+    secrets,
+  });
+  const { logger } = logging;
+  const exit = (code: number) => {
+    logging.flush();
+    process.exit(code);
+  };
+  installCrashHandlers({
+    getInput: () => ({ settings: config.crashFile, summary: crashConfigSummary(config), installDir: INSTALL_DIR, secrets }),
+    log: logger,
+    exit,
+  });
+  const how = { option: '--config', SVC_CONFIG: 'the SVC_CONFIG variable', default: 'the default location' }[loaded.source];
+  logger.info({ file: loaded.absoluteFile, chosenBy: loaded.source }, `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`);
+  for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
+
+  const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger };
+  const lifecycle = new Lifecycle({ log: logger });
+  for (const component of composeComponents(ctx, mode)) lifecycle.add(component);
+
+  return new Promise<number>((resolve) => {
+    exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });
+    lifecycle.start().then(
+      () => logger.info({ mode, version: SVC_VERSION, components: lifecycle.names, pid: process.pid }, `svc ${mode} ${SVC_VERSION} running (${lifecycle.names.length} component${lifecycle.names.length === 1 ? '' : 's'}: ${lifecycle.names.join(', ') || 'none yet'})`),
+      (err: unknown) => {
+        logger.error({ err }, `svc ${mode} failed to start`);
+        logging.flush();
+        resolve(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,245 @@
+/**
+ * The service's logger: pino with Svc's six levels, JSON lines (or pino-pretty on a TTY) on stdout,
+ * optionally also JSON lines in daily-rotated files, and secrets scrubbed from every line.
+ *
+ * Secrets are kept out of the output in three ways:
+ * 1. pino `redact` censors every key named like a secret config key (SECRET_KEYS) at depth 1 to 4;
+ * 2. the configured secret values are replaced wherever they occur in a JSON string of the line
+ *    (message, interpolated arguments, nested fields, child bindings, error messages and stacks);
+ * 3. credentials in URLs (`scheme://user:pass@`) become `scheme://[REDACTED]@`.
+ * 2 and 3 run on the serialized line (pino `hooks.streamWrite`), before it reaches any stream.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import pino from 'pino';
+import type { DestinationStream, StreamEntry } from 'pino';
+import PinoPretty from 'pino-pretty';
+import pinoRoll from 'pino-roll';
+import type { SonicBoom } from 'sonic-boom';
+import type { LogLevelName } from '../config/builders.js';
+import { SECRET_KEYS } from '../config/secrets.js';
+import { SVC_NAME } from '../version.js';
+
+/** pino's own levels stay (trace, fatal and the four shared ones); these two are added. */
+const CUSTOM_LEVELS = { silly: 5, verbose: 25 } as const;
+type CustomLevelName = keyof typeof CUSTOM_LEVELS;
+
+/** pino level numbers of Svc's levels: silly < (trace) < debug < verbose < info < warn < error (< fatal). */
+export const LOG_LEVEL_VALUES = {
+  silly: CUSTOM_LEVELS.silly,
+  debug: 20,
+  verbose: CUSTOM_LEVELS.verbose,
+  info: 30,
+  warn: 40,
+  error: 50,
+} as const satisfies Record<LogLevelName, number>;
+
+/** Every level the logger knows, pino's and Svc's, by name. */
+const ALL_LEVELS: Readonly<Record<string, number>> = { ...pino.levels.values, ...CUSTOM_LEVELS };
+
+export type Logger = pino.Logger<CustomLevelName, false>;
+
+export const REDACTED = '[REDACTED]';
+
+/** Default rotation: one file a day, this many kept besides the current one. */
+const KEEP_FILES = 14;
+/** Base name of the log files: `svc.<yyyy-MM-dd>.<n>.log`. */
+const FILE_BASE = 'svc';
+const FILE_DATE_FORMAT = 'yyyy-MM-dd';
+
+export interface LoggerOptions {
+  level: LogLevelName;
+  /** Also write JSON lines to daily-rotated files in `logDirectory`. */
+  fileLogging?: boolean;
+  /** Directory of the log files (default `log`); relative paths resolve from the working directory. */
+  logDirectory?: string;
+  /** Human-readable lines instead of JSON. Default: whether the destination (stdout) is a TTY. */
+  pretty?: boolean;
+  /** Secret VALUES to scrub from every line (e.g. `secretValues(config)`). */
+  secrets?: readonly string[];
+  /** Where the console lines go; default stdout. */
+  destination?: NodeJS.WritableStream;
+  /** `name` field of every line; default `svc`. */
+  name?: string;
+}
+
+export interface LoggerHandle {
+  logger: Logger;
+  /** Writes buffered lines synchronously where the stream allows it; call right before exiting. */
+  flush(): void;
+  /** Flushes and closes the log files. The console stream stays open. */
+  close(): Promise<void>;
+}
+
+export async function createLogger(options: LoggerOptions): Promise<LoggerHandle> {
+  const ownBooms: SonicBoom[] = [];
+  const fileBooms: SonicBoom[] = [];
+  // Every stream takes every line: the logger's level is the one threshold, so changing
+  // `logger.level` at run time works for all streams. (multistream's default per stream is info.)
+  const streams: StreamEntry<number>[] = [{ stream: consoleStream(options, ownBooms), level: lowestLevel() }];
+
+  if (options.fileLogging === true) {
+    const file = await openLogFile(resolve(options.logDirectory ?? 'log'));
+    ownBooms.push(file);
+    fileBooms.push(file);
+    streams.push({ stream: file, level: lowestLevel() });
+  }
+
+  const logger = pino<CustomLevelName, false>(
+    {
+      name: options.name ?? SVC_NAME,
+      level: options.level,
+      customLevels: CUSTOM_LEVELS,
+      useOnlyCustomLevels: false,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: redactPaths(SECRET_KEYS), censor: REDACTED },
+      hooks: { streamWrite: lineScrubber(options.secrets ?? []) },
+    },
+    pino.multistream(streams, { levels: { ...ALL_LEVELS } }),
+  );
+
+  const flush = (): void => {
+    for (const boom of ownBooms) flushQuietly(boom);
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      flush();
+      await Promise.all(fileBooms.map(endBoom));
+    })();
+    return closing;
+  };
+
+  return { logger, flush, close };
+}
+
+function lowestLevel(): number {
+  return Math.min(...Object.values(ALL_LEVELS));
+}
+
+/** JSON lines or pino-pretty, to the given destination or stdout. */
+function consoleStream(options: LoggerOptions, ownBooms: SonicBoom[]): DestinationStream {
+  const target = options.destination;
+  const tty = isTty(target ?? process.stdout);
+  if (options.pretty ?? tty) {
+    // In process (no worker thread) and synchronous: pino-pretty writes to the destination
+    // while the log call runs, so nothing is pending at exit.
+    return PinoPretty({
+      destination: target ?? 1,
+      sync: true,
+      colorize: tty && PinoPretty.isColorSupported,
+      // pino-pretty uses ONLY these levels when given (useOnlyCustomProps), so all are listed.
+      customLevels: ALL_LEVELS,
+      customColors: 'silly:gray,trace:gray,debug:blue,verbose:cyan,info:green,warn:yellow,error:red,fatal:bgRed',
+      translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
+      ignore: 'pid,hostname',
+    });
+  }
+  if (target !== undefined) return target;
+  const stdout = pino.destination({ dest: 1, sync: true });
+  ownBooms.push(stdout);
+  return stdout;
+}
+
+function isTty(stream: NodeJS.WritableStream): boolean {
+  return 'isTTY' in stream && stream.isTTY === true;
+}
+
+async function openLogFile(directory: string): Promise<SonicBoom> {
+  await mkdir(directory, { recursive: true });
+  const boom = await pinoRoll({
+    file: join(directory, FILE_BASE),
+    frequency: 'daily',
+    // Without dateFormat pino-roll names files svc.1.log, svc.2.log, …: no date in the name.
+    dateFormat: FILE_DATE_FORMAT,
+    mkdir: true,
+    extension: '.log',
+    // removeOtherLogFiles: also prune files of earlier runs, not only those this process rolled.
+    limit: { count: KEEP_FILES, removeOtherLogFiles: true },
+  });
+  await new Promise<void>((ready, failed) => {
+    const onError = (error: Error): void => {
+      boom.off('ready', onReady);
+      failed(error);
+    };
+    const onReady = (): void => {
+      boom.off('error', onError);
+      ready();
+    };
+    boom.once('ready', onReady);
+    boom.once('error', onError);
+  });
+  // A failing log file (disk full, directory removed) must not crash the service.
+  let reported = false;
+  boom.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    process.stderr.write(`svc: writing the log file failed: ${error.message}\n`);
+  });
+  return boom;
+}
+
+function flushQuietly(boom: SonicBoom): void {
+  try {
+    boom.flushSync();
+  } catch {
+    // Not open yet, already closed, or the fd does not take writes: nothing more to do.
+  }
+}
+
+function endBoom(boom: SonicBoom): Promise<void> {
+  return new Promise<void>((done) => {
+    boom.once('close', () => done());
+    try {
+      boom.end();
+    } catch {
+      done();
+    }
+  });
+}
+
+/** pino redact paths of the secret keys at depth 1 to 4 (`key`, `*.key`, `*.*.key`, `*.*.*.key`). */
+export function redactPaths(keys: readonly string[]): string[] {
+  const paths: string[] = [];
+  for (const key of keys) {
+    const top = /^[A-Za-z_$][\w$]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
+    const nested = top.startsWith('[') ? top : `.${top}`;
+    paths.push(top, `*${nested}`, `*.*${nested}`, `*.*.*${nested}`);
+  }
+  return paths;
+}
+
+/** `scheme://userinfo@` in a JSON line; userinfo may contain JSON escapes but no quote, slash or space. */
+const URL_CREDENTIALS = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:[^\s/?#@"\\]|\\.)+@/g;
+/** A JSON string literal. */
+const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
+
+/**
+ * The `streamWrite` hook: replaces the secret values (as they appear JSON-escaped) inside the
+ * line's strings, and URL credentials. Without secrets, a line without `://` costs one `includes`.
+ */
+export function lineScrubber(secrets: readonly string[]): (line: string) => string {
+  const escaped = [...new Set(secrets.filter((secret) => secret.length > 0))]
+    .map((secret) => JSON.stringify(secret).slice(1, -1))
+    .sort((a, b) => b.length - a.length);
+  const secretPattern = escaped.length > 0 ? new RegExp(escaped.map(escapeRegExp).join('|'), 'g') : undefined;
+
+  return (line: string): string => {
+    let out = line;
+    if (secretPattern !== undefined) {
+      secretPattern.lastIndex = 0;
+      if (secretPattern.test(out)) {
+        // Only inside strings, so a secret that looks like a number or a key cannot break the JSON.
+        out = out.replace(JSON_STRING, (literal) => literal.replace(secretPattern, REDACTED));
+      }
+    }
+    if (out.includes('://')) out = out.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+    return out;
+  };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

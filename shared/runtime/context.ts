@@ -1,0 +1,10 @@
+/** What every component of a running process is built from; passed in, never global. */
+import type { SvcConfig } from '../config/schema.js';
+import type { Logger } from '../logging/logger.js';
+
+export interface AppContext {
+  readonly config: SvcConfig;
+  /** Absolute path of the loaded config file. */
+  readonly configFile: string;
+  readonly logger: Logger;
+}
