@@ -1,0 +1,111 @@
+/** The `svc` command as a user runs it: the linked bin in node_modules/.bin, real child processes. */
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/build.js';
+
+const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
+
+function svc(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
+  return spawnSync(SVC, args, { cwd: opts.cwd ?? REPO_ROOT, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '', ...opts.env }, timeout: 20_000 });
+}
+
+function tempConfig(text: string, name = 'svc.yaml'): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return { dir, file };
+}
+
+describe('svc command line', () => {
+  it('is the project\'s own CLI through `npx --no-install svc`', () => {
+    const run = spawnSync('npx', ['--no-install', 'svc', '--version'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim()).toBe('15.0.0');
+  });
+
+  it('prints help for every command and exits 0', () => {
+    for (const args of [['--help'], ['validate-config', '--help'], ['local', '--help'], ['edge', '--help']]) {
+      const run = svc(args);
+      expect(run.status, args.join(' ')).toBe(0);
+      expect(run.stdout).toMatch(/^Usage: svc/);
+      expect(run.stdout).toContain('--help');
+    }
+  });
+
+  it('exits 2 on usage errors', () => {
+    expect(svc([]).status).toBe(2);
+    const unknown = svc(['launch']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'launch'");
+    expect(svc(['validate-config', '--frobnicate']).status).toBe(2);
+    expect(svc(['validate-config', '--config']).status).toBe(2);
+  });
+
+  it('validates config/full.yaml and config/local.yaml', () => {
+    for (const file of ['config/full.yaml', 'config/local.yaml']) {
+      const run = svc(['validate-config', '--config', file]);
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(run.stdout).toBe(`${file}: configuration is valid\n`);
+    }
+  });
+
+  it('reports all problems of a bad file with line and column and exits 1', () => {
+    const { file } = tempConfig('Svc:\n  logLevel: loud\n  tsdbConfig:\n    enable: true\n    port: eighty\n    hots: x\n');
+    const run = svc(['validate-config', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr.split('\n').filter((l) => l.startsWith('  '))).toEqual([
+      `  ${file}:2:13 Svc.logLevel: must be one of silly, debug, verbose, info, warn, error (got "loud")`,
+      `  ${file}:5:11 Svc.tsdbConfig.port: must be an integer between 1 and 65535 (got "eighty")`,
+      `  ${file}:6:5 Svc.tsdbConfig.hots: unknown key; did you mean "host"?`,
+    ]);
+  });
+
+  it('takes SVC_CONFIG when --config is absent, else ./config/svc.yaml', () => {
+    const { file } = tempConfig('Svc: {}\n', 'from-env.yml');
+    const viaEnv = svc(['validate-config'], { env: { SVC_CONFIG: file } });
+    expect(viaEnv.status).toBe(0);
+    expect(viaEnv.stdout).toContain('from-env.yml: configuration is valid');
+
+    const cwd = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
+    const missing = svc(['validate-config'], { cwd });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('./config/svc.yaml cannot read the config file: no such file');
+    mkdirSync(join(cwd, 'config'));
+    writeFileSync(join(cwd, 'config', 'svc.yaml'), 'Svc:\n  logLevel: debug\n');
+    expect(svc(['validate-config'], { cwd }).status).toBe(0);
+  });
+
+  it('prints config warnings without failing', () => {
+    const { file } = tempConfig('Svc:\n  userEvents:\n    enable: true\n    sendToTsdb:\n      enable: true\n');
+    const run = svc(['validate-config', '--config', file]);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toContain('warning: Svc.userEvents.sendToTsdb.enable: is true but Svc.tsdbConfig.enable is false');
+  });
+
+  it('`svc local` exits 1 on a bad config before starting anything', () => {
+    const { file } = tempConfig('Svc:\n  anonTelemetry: true\n  systemInfo:\n    enable: false\n');
+    const run = svc(['local', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/Svc\.anonTelemetry: .*Svc\.systemInfo\.enable is false/);
+  });
+
+  for (const mode of ['local', 'edge'] as const) {
+    it(`\`svc ${mode}\` logs the loaded file, runs until SIGTERM, and exits 0 after a clean shutdown`, async () => {
+      const { dir, file } = tempConfig('Svc:\n  logLevel: debug\n');
+      const child = spawn(SVC, [mode, '--config', file], { cwd: dir, env: { ...process.env, SVC_CONFIG: '' } });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      await expect.poll(() => out, { timeout: 15_000 }).toContain('running');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string; file?: string; chosenBy?: string });
+      expect(lines[0]).toMatchObject({ level: 'info', file, chosenBy: 'option', msg: `loaded configuration from ${file} (chosen by --config)` });
+      expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^svc ${mode} 15\\.0\\.0 running`)), 'received SIGTERM: shutting down', 'shutdown complete']));
+    });
+  }
+});
