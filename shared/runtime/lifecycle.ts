@@ -107,11 +107,17 @@ export class Lifecycle {
   }
 }
 
+/** What signals arrive on: `process`, or any EventEmitter in tests. */
+export interface SignalSource {
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+}
+
 export interface SignalOptions {
   log: LifecycleLog;
   exit: (code: number) => void;
   /** Signal source; `process` in production, an EventEmitter in tests. */
-  emitter?: Pick<NodeJS.Process, 'on' | 'off'>;
+  emitter?: SignalSource;
   signals?: readonly NodeJS.Signals[];
 }
 
