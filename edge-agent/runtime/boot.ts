@@ -10,6 +10,7 @@ import { createLogger } from '../../shared/logging/logger.js';
 import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import { SVC_VERSION } from '../../shared/version.js';
+import { localAuditComponents } from '../../functions/local/audit.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -17,8 +18,10 @@ export type Mode = 'local' | 'edge';
 export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The components each mode runs, in start order; later parts of Svc plug in here. */
-export function composeComponents(_ctx: AppContext, _mode: Mode): Component[] {
-  return [];
+export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
+  const components: Component[] = [];
+  if (mode === 'local') components.push(...(localAuditComponents(ctx.config, ctx.logger)?.components ?? []));
+  return components;
 }
 
 /** Runs the service until a signal stops it; resolves to the process exit code. */

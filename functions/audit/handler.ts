@@ -1,0 +1,223 @@
+/**
+ * The audit event API (audit-event-api.md) as one API Gateway HTTP API handler (payload format 2.0).
+ * The same handler serves AWS (Lambda entry `lambda.ts`) and local mode (the gateway in
+ * functions/local/gateway.ts turns each HTTP request into the same event).
+ *
+ * Order on the limited endpoints: rate limit → auth → body limits → schema → content and version → queue.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpCors from '@middy/http-cors';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { clientIp } from '../../shared/audit/client-ip.js';
+import { checkContent, validateEnvelope, type EnvelopeError } from '../../shared/audit/envelope.js';
+import { MissingVersionWarner } from '../../shared/audit/missing-version.js';
+import { evaluateClientVersion, normaliseVersionHeader } from '../../shared/audit/versions.js';
+import type { SvcConfig } from '../../shared/config/schema.js';
+import type { Logger } from '../../shared/logging/logger.js';
+import type { AuditQueuedEvent } from '../../shared/queue/events.js';
+import { QueueFullError, type EventQueue } from '../../shared/queue/port.js';
+import type { RateLimitDecision, RateLimiter } from '../../shared/ratelimit/port.js';
+import { SVC_VERSION } from '../../shared/version.js';
+
+export const AUDIT_EVENT_PATH = '/api/v1/audit-event';
+export const TEST_CONNECTION_PATH = '/api/v1/test-connection';
+export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, X-Audit-Client-Version';
+export const CORS_EXPOSE_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
+export const CORS_MAX_AGE_SECONDS = 3600;
+/** Suggested wait after a 503 (queue full), per the spec's "retry after about 30 seconds". */
+export const QUEUE_FULL_RETRY_AFTER_SECONDS = 30;
+
+export type AuditRequest = APIGatewayProxyEventV2;
+export type AuditResponse = APIGatewayProxyStructuredResultV2;
+
+export interface AuditHandlerDeps {
+  settings: SvcConfig['auditEvents'];
+  /** null when `rateLimit.enable` is false. */
+  rateLimiter: RateLimiter | null;
+  queue: EventQueue;
+  log: Logger;
+  now?: () => number;
+}
+
+type Outcome = 'processed' | 'dropped' | 'error';
+
+interface IngestionBody {
+  status: 'accepted' | 'error';
+  receivedAt: string;
+  outcome: Outcome;
+  reason?: string;
+  details?: { errors?: EnvelopeError[] | { message: string }[]; errorId?: string; retryAfterSeconds?: number };
+}
+
+function respond(statusCode: number, body: object, headers: Record<string, string> = {}): AuditResponse {
+  return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers }, body: JSON.stringify(body) };
+}
+
+function rateLimitHeaders(decision: RateLimitDecision | null): Record<string, string> {
+  if (!decision) return {};
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+  };
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** `Authorization: Bearer <token>`, compared in constant time (hashes make the lengths equal). */
+function authorised(header: string | undefined, token: string): boolean {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+  const given = match?.[1] ?? '';
+  return timingSafeEqual(digest(given), digest(token)) && given !== '';
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const mediaType = value.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+}
+
+function header(event: AuditRequest, name: string): string | undefined {
+  return event.headers?.[name];
+}
+
+/** The handler without middleware: routing and the spec's checks. */
+export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => Promise<AuditResponse> {
+  const { settings, rateLimiter, queue, log } = deps;
+  const now = deps.now ?? Date.now;
+  const token = settings.apiToken;
+  const missingVersion = new MissingVersionWarner(log, now);
+
+  const route = (event: AuditRequest): 'event' | 'test' | null => {
+    const path = event.rawPath;
+    if (path === AUDIT_EVENT_PATH || path.endsWith(AUDIT_EVENT_PATH)) return 'event';
+    if (path === TEST_CONNECTION_PATH || path.endsWith(TEST_CONNECTION_PATH)) return 'test';
+    return null;
+  };
+
+  return async (event) => {
+    const receivedAt = new Date(now()).toISOString();
+    const method = event.requestContext.http.method.toUpperCase();
+    const target = route(event);
+    const error = (status: number, outcome: Outcome, reason: string, details?: IngestionBody['details'], headers?: Record<string, string>) =>
+      respond(status, { status: 'error', receivedAt, outcome, reason, ...(details ? { details } : {}) } satisfies IngestionBody, headers);
+
+    if (target === null) return error(404, 'dropped', 'Not found');
+    const allowed = target === 'event' ? ['POST', 'OPTIONS'] : ['GET', 'OPTIONS'];
+    if (method === 'OPTIONS') return { statusCode: 204, headers: {}, body: '' };
+    if (!allowed.includes(method)) return error(405, 'dropped', 'Method not allowed', undefined, { allow: allowed.join(', ') });
+
+    // 1. Rate limit, per client IP.
+    const ip = clientIp(event.requestContext.http.sourceIp, header(event, 'x-forwarded-for'), settings.trustedProxies);
+    const decision = rateLimiter ? await rateLimiter.consume(ip, now()) : null;
+    const limitHeaders = rateLimitHeaders(decision);
+    if (decision && !decision.allowed) {
+      log.warn({ clientIp: ip, limit: decision.limit }, 'audit API rate limit exceeded');
+      return error(429, 'dropped', 'Too many requests', { retryAfterSeconds: decision.retryAfterSeconds }, { ...limitHeaders, 'retry-after': String(decision.retryAfterSeconds) });
+    }
+
+    // 2. Authentication.
+    if (token !== '' && !authorised(header(event, 'authorization'), token)) {
+      log.warn({ clientIp: ip, path: event.rawPath }, 'audit API request without a valid bearer token');
+      return error(401, 'dropped', 'Unauthorized', undefined, limitHeaders);
+    }
+
+    const versionHeader = header(event, 'x-audit-client-version');
+    if (target === 'test') {
+      const headerVersion = normaliseVersionHeader(versionHeader);
+      const verdict = headerVersion ? evaluateClientVersion(headerVersion, undefined) : null;
+      return respond(
+        200,
+        {
+          status: 'ok',
+          message: 'The audit API is reachable',
+          timestamp: receivedAt,
+          ...(verdict ? { svcVersion: SVC_VERSION, auditClientVersion: verdict.clientVersion, compatible: verdict.compatible } : {}),
+        },
+        limitHeaders,
+      );
+    }
+
+    // 3. Body limits and schema.
+    const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    if (Buffer.byteLength(raw, 'utf8') > settings.maxBodyBytes) {
+      return error(413, 'dropped', 'Payload too large', { errors: [{ message: `the body exceeds ${settings.maxBodyBytes} bytes` }] }, limitHeaders);
+    }
+    if (!isJsonContentType(header(event, 'content-type'))) {
+      return error(415, 'dropped', 'Unsupported media type', { errors: [{ message: 'Content-Type must be application/json' }] }, limitHeaders);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch (err) {
+      const why = err instanceof SyntaxError ? err.message.replace(/\s+in JSON at position.*$/, '').slice(0, 120) : 'invalid JSON';
+      return error(400, 'dropped', 'Schema validation failed', { errors: [{ instancePath: '', message: `the body is not valid JSON (${why})` }] }, limitHeaders);
+    }
+    const structural = validateEnvelope(body);
+    if (!structural.ok) return error(400, 'dropped', 'Schema validation failed', { errors: structural.errors }, limitHeaders);
+    const envelope = structural.envelope;
+
+    // 4. Content and version, all evaluated.
+    const violations = checkContent(envelope);
+    const version = evaluateClientVersion(versionHeader, envelope.source?.version);
+    if (!version.compatible) violations.push({ instancePath: version.from === 'header' ? '' : '/source/version', message: version.reason ?? 'incompatible audit client version' });
+    if (violations.length > 0) {
+      log.info({ clientIp: ip, eventId: envelope.eventId.slice(0, 64), violations: violations.length }, 'audit event rejected: constraint violations');
+      return error(422, 'dropped', 'One or more constraint violations', { errors: violations }, limitHeaders);
+    }
+    if (version.from === 'none') missingVersion.record(ip, envelope.eventId);
+
+    // 5. Queue.
+    const queued: AuditQueuedEvent = { kind: 'audit', id: envelope.eventId.toLowerCase(), receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
+    try {
+      await queue.send([queued]);
+    } catch (err) {
+      if (err instanceof QueueFullError) {
+        log.warn({ capacity: err.capacity }, 'audit event queue full: answering 503');
+        return error(503, 'error', 'The audit event queue is full; retry in about 30 seconds', undefined, { ...limitHeaders, 'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS) });
+      }
+      throw err;
+    }
+    return respond(202, { status: 'accepted', receivedAt, outcome: 'processed' } satisfies IngestionBody, limitHeaders);
+  };
+}
+
+/** Turns any failure into a 500 that carries only an error id; the log line has the details. */
+function errorBoundary(log: Logger): MiddlewareObj<AuditRequest, AuditResponse> {
+  return {
+    onError: (request) => {
+      const errorId = randomUUID();
+      log.error({ errorId, err: request.error, path: request.event.rawPath }, 'audit API request failed');
+      request.response = respond(500, {
+        status: 'error',
+        receivedAt: new Date().toISOString(),
+        outcome: 'error',
+        reason: 'Internal server error; retry in 30 to 60 seconds',
+        details: { errorId },
+      } satisfies IngestionBody);
+    },
+  };
+}
+
+export type AuditHandler = (event: AuditRequest, context: Context) => Promise<AuditResponse>;
+
+/** The Lambda handler: core + CORS + error boundary, composed with middy. */
+export function makeAuditHandler(deps: AuditHandlerDeps): AuditHandler {
+  const core = makeAuditCore(deps);
+  return middy<AuditRequest, AuditResponse>()
+    .use(
+      httpCors({
+        origins: deps.settings.cors.allowedOrigins,
+        methods: CORS_ALLOW_METHODS,
+        headers: CORS_ALLOW_HEADERS,
+        exposeHeaders: CORS_EXPOSE_HEADERS,
+        maxAge: CORS_MAX_AGE_SECONDS,
+      }),
+    )
+    .use(errorBoundary(deps.log))
+    .handler((event) => core(event));
+}

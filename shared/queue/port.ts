@@ -1,0 +1,18 @@
+/** The EventQueue port: sources hand accepted events to it; adapters are local (disk) or SQS. */
+import type { QueuedEvent } from './events.js';
+
+export interface EventQueue {
+  /**
+   * Takes all of `events` or none. Resolves once they are held by the queue (durably, for a
+   * durable adapter). Rejects with QueueFullError when the queue has no room: back-pressure.
+   */
+  send(events: readonly QueuedEvent[]): Promise<void>;
+}
+
+/** The queue cannot take more events now; the source should answer 503 / drop and count. */
+export class QueueFullError extends Error {
+  override readonly name = 'QueueFullError';
+  constructor(readonly capacity: number) {
+    super(`the event queue is full (capacity ${capacity})`);
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Fixtures for the audit API: valid envelopes from a factory, and the API behind both front doors
+ * (the Lambda handler called with API Gateway events, and the local gateway over real HTTP).
+ */
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { PassThrough } from 'node:stream';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { makeAuditHandler, type AuditHandler } from '../../functions/audit/handler.js';
+import { LocalGateway, localContext } from '../../functions/local/gateway.js';
+import { parseConfigText } from '../../shared/config/load.js';
+import type { SvcConfig } from '../../shared/config/schema.js';
+import { createLogger, type Logger } from '../../shared/logging/logger.js';
+import type { QueuedEvent } from '../../shared/queue/events.js';
+import { MemoryEventQueue } from '../../shared/queue/memory.js';
+import type { EventQueue } from '../../shared/queue/port.js';
+import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
+
+export const CLIENT_VERSION = '0.3.2';
+
+/** A valid envelope of type navigation.sheet.loaded; `over` replaces top-level members. */
+export function envelope(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    schemaVersion: 1,
+    eventId: randomUUID(),
+    timestamp: '2026-11-22T10:15:22.123Z',
+    type: 'navigation.sheet.loaded',
+    correlationId: '42',
+    source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: CLIENT_VERSION },
+    payload: {
+      context: { appId: randomUUID(), sheetId: 'a1b2c3', user: { directory: 'LAB', id: 'goran' } },
+      event: { sheetTitle: 'Overview' },
+    },
+    ...over,
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  /** Parsed body (undefined when empty). */
+  json: Record<string, unknown> | undefined;
+}
+
+export interface ApiRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  /** An object is sent as JSON; a string as is. */
+  body?: unknown;
+  /** Client address; the HTTP door binds to it (any 127.0.0.0/8 address). */
+  sourceIp?: string;
+}
+
+/** Captured log lines (JSON objects). */
+export interface LogCapture {
+  logger: Logger;
+  lines: () => Record<string, unknown>[];
+}
+
+export async function captureLog(level: 'debug' | 'info' = 'debug'): Promise<LogCapture> {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const { logger } = await createLogger({ level, destination: stream, pretty: false });
+  return {
+    logger,
+    lines: () =>
+      text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+export interface AuditApi {
+  door: 'lambda' | 'http';
+  call(req: ApiRequest): Promise<ApiResponse>;
+  /** Events the queue delivered to its consumer. */
+  delivered: QueuedEvent[];
+  log: LogCapture;
+  config: SvcConfig;
+  close(): Promise<void>;
+}
+
+export interface ApiOptions {
+  /** YAML lines under `Svc.auditEvents:` (indented by 4). */
+  yaml?: string[];
+  /** Replace the queue (e.g. one that fails). */
+  queue?: EventQueue;
+}
+
+function configFor(lines: string[]): SvcConfig {
+  const text = ['Svc:', '  auditEvents:', '    enable: true', ...lines].join('\n');
+  return parseConfigText(`${text}\n`, 'test.yaml', {}).config;
+}
+
+function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayProxyEventV2 {
+  const path = req.path ?? '/api/v1/audit-event';
+  const headers = Object.fromEntries(Object.entries(req.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: '',
+    headers,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method: req.method ?? 'POST', path, protocol: 'HTTP/1.1', sourceIp: req.sourceIp ?? '127.0.0.1', userAgent: 'test' },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    ...(body === undefined ? {} : { body }),
+    isBase64Encoded: false,
+  };
+}
+
+const lambdaContext = localContext('svc-audit-test', 'test-request');
+
+function bodyText(req: ApiRequest): string | undefined {
+  if (req.body === undefined) return undefined;
+  return typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+}
+
+function defaultHeaders(req: ApiRequest): Record<string, string> {
+  return req.body === undefined ? {} : { 'content-type': 'application/json' };
+}
+
+function parse(status: number, headers: Record<string, string>, text: string): ApiResponse {
+  return { status, headers, text, json: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+async function callLambda(handler: AuditHandler, req: ApiRequest): Promise<ApiResponse> {
+  const body = bodyText(req);
+  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), lambdaContext);
+  const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  return parse(result.statusCode ?? 200, headers, result.body ?? '');
+}
+
+function callHttp(port: number, req: ApiRequest): Promise<ApiResponse> {
+  const body = bodyText(req);
+  return new Promise((resolve, reject) => {
+    const r = httpRequest(
+      { host: '127.0.0.1', port, method: req.method ?? 'POST', path: req.path ?? '/api/v1/audit-event', headers: { ...defaultHeaders(req), ...req.headers }, localAddress: req.sourceIp ?? '127.0.0.1' },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          resolve(parse(res.statusCode ?? 0, headers, text));
+        });
+      },
+    );
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+/** The audit API with a memory queue that records deliveries, behind the chosen door. */
+export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions = {}): Promise<AuditApi> {
+  const config = configFor(options.yaml ?? []);
+  const settings = config.auditEvents;
+  const log = await captureLog();
+  const delivered: QueuedEvent[] = [];
+  const memory = new MemoryEventQueue({
+    capacity: settings.queue.capacity,
+    consumer: (events) => {
+      delivered.push(...events);
+      return Promise.resolve();
+    },
+    log: log.logger,
+  });
+  await memory.start();
+  const handler = makeAuditHandler({
+    settings,
+    rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
+    queue: options.queue ?? memory,
+    log: log.logger,
+  });
+  if (door === 'lambda') {
+    return { door, call: (req) => callLambda(handler, req), delivered, log, config, close: () => memory.stop() };
+  }
+  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, handler, log: log.logger, maxBodyBytes: settings.maxBodyBytes });
+  await gateway.start();
+  const port = gateway.address.port;
+  return {
+    door,
+    call: (req) => callHttp(port, req),
+    delivered,
+    log,
+    config,
+    close: async () => {
+      await gateway.stop();
+      await memory.stop();
+    },
+  };
+}
