@@ -1,0 +1,79 @@
+/**
+ * dynalite is the local stand-in for DynamoDB in tests: an emulator of the DynamoDB HTTP API on an
+ * in-memory LevelDB, started IN-PROCESS (no child process, no Java, no Docker) on a free loopback
+ * port. Table state transitions are instant (createTableMs etc. = 0).
+ *
+ * Known gaps versus DynamoDB: no UpdateTimeToLive / TTL expiry (DescribeTimeToLive always says
+ * DISABLED), no auth (any credentials are accepted).
+ */
+import type { Server } from 'node:http';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import { LOOPBACK, freePort, isAddressInUse } from './ports.js';
+
+export interface DynaliteHandle {
+  endpoint: string;
+  client: DynamoDBClient;
+  /** Closes the client and the server (idempotent). */
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => {
+      server.removeListener('listening', onListening);
+      reject(err);
+    };
+    const onListening = (): void => {
+      server.removeListener('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, LOOPBACK);
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.close((err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** Starts dynalite on a free port (retrying if the port is taken in between) and a client for it. */
+export async function startDynalite(): Promise<DynaliteHandle> {
+  let server: Server | undefined;
+  let port = 0;
+  for (let attempt = 1; server === undefined; attempt++) {
+    port = await freePort();
+    const candidate = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+    try {
+      await listen(candidate, port);
+      server = candidate;
+    } catch (err) {
+      // Best effort: dynalite closes its (in-memory) store only once a listening server closes.
+      await close(candidate).catch(() => undefined);
+      if (attempt >= 5 || !(err instanceof Error) || !isAddressInUse(err.message)) throw err;
+    }
+  }
+
+  const endpoint = `http://${LOOPBACK}:${port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    // A local emulator either answers or is broken: no retries, so failures show up at once.
+    maxAttempts: 1,
+  });
+
+  const running = server;
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      client.destroy(); // closes the keep-alive sockets, so server.close() need not wait for them
+      await close(running);
+    })();
+    return stopped;
+  };
+  return { endpoint, client, stop };
+}
