@@ -1,45 +1,41 @@
 /**
- * Local mode's audit path: the local gateway in front of the audit handler, the local queue behind
- * it, and the destination writers the queue feeds.
+ * Local mode's audit path: the local gateway in front of the audit handler, the durable local queue
+ * behind it, and one writer handler per configured destination (the same handlers the writer
+ * Lambdas run), each a consumer group of the queue.
  */
+import { S3Client } from '@aws-sdk/client-s3';
 import type { SvcConfig } from '../../shared/config/schema.js';
-import { auditDestinationTypes } from '../../shared/config/rules.js';
 import type { Logger } from '../../shared/logging/logger.js';
-import type { QueuedEvent } from '../../shared/queue/events.js';
-import { MemoryEventQueue } from '../../shared/queue/memory.js';
+import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import { JsonObjectDataWriter } from '../../shared/writers/json-objectdata.js';
+import { auditDestinations } from '../writers/destinations.js';
+import { makeWriterHandler } from '../writers/handler.js';
 import { makeAuditHandler } from '../audit/handler.js';
 import { LocalGateway } from './gateway.js';
 
-/** Writes a batch of queued events to the configured audit destinations. */
-export function auditDestinations(settings: SvcConfig['auditEvents'], log: Logger): (events: QueuedEvent[]) => Promise<void> {
-  const types = settings.destination.enable ? auditDestinationTypes(settings.destination.type) : [];
-  const json = types.includes('json') && settings.destination.json.objectdata.enable ? new JsonObjectDataWriter(settings.destination.json.objectdata) : null;
-  return (events) => {
-    for (const queued of events) {
-      const file = json?.write(queued);
-      if (file) log.debug({ eventId: queued.id, file }, 'wrote audit object data');
-    }
-    return Promise.resolve();
-  };
+export interface LocalAudit {
+  components: Component[];
+  gateway: LocalGateway;
+  queue: LocalEventQueue;
 }
 
 /** The components of the audit path, in start order (queue before the gateway that feeds it). */
-export function localAuditComponents(config: SvcConfig, log: Logger): { components: Component[]; gateway: LocalGateway; queue: MemoryEventQueue } | null {
+export function localAuditComponents(config: SvcConfig, log: Logger): LocalAudit | null {
   const settings = config.auditEvents;
   if (!settings.enable) return null;
-  if (settings.apiToken === '') {
-    log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
-  }
-  const queue = new MemoryEventQueue({
-    capacity: settings.queue.capacity,
-    consumer: auditDestinations(settings, log),
+  if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
+  const destinations = auditDestinations(config, log, { s3Client: () => new S3Client({ region: settings.destination.parquet.s3.region, ...(settings.destination.parquet.s3.endpoint ? { endpoint: settings.destination.parquet.s3.endpoint, forcePathStyle: true } : {}) }) });
+  if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
+  const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({
+    name: destination.name,
+    handler: makeWriterHandler({ destination, claimCheck: null, log }),
+    batchSize,
+    batchWindowMs,
     throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
-    log,
-  });
+  }));
+  const queue = new LocalEventQueue({ directory: config.localQueue.directory, capacity: settings.queue.capacity, maxReceiveCount: config.localQueue.maxReceiveCount, groups, log });
   const handler = makeAuditHandler({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,

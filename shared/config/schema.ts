@@ -348,6 +348,10 @@ export const SvcConfigSchema = Section('Svc configuration', {
     crashFileCreateText: Bool(true, 'Create a plain-text dump'),
   }),
   auditEvents,
+  localQueue: Section("The durable on-disk event queue of local mode (and the edge agent's spool)", {
+    directory: Str('./data/queue', 'Directory of the queue journal and its dead-letter folders; relative paths resolve from the working directory', { minLength: 1 }),
+    maxReceiveCount: Int(5, 1, 100, 'Delivery attempts of a message before it moves to the dead-letter folder'),
+  }),
   configVisualisation: Feature('Web view of the config', false, 'Serve the config file in a web UI', {
     host: Str('localhost', 'Listen host; localhost or the host IP in most cases', { minLength: 1 }),
     port: Port(3100, 'Listen port'),

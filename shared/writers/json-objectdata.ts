@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import type { AuditEnvelope } from '../audit/envelope.js';
 import type { SvcConfig } from '../config/schema.js';
 import type { AuditQueuedEvent } from '../queue/events.js';
+import { RecentIds } from '../util/recent-ids.js';
 
 export interface ObjectDataFile {
   eventId: string;
@@ -34,19 +35,6 @@ export function objectDataOf(envelope: AuditEnvelope): Record<string, unknown> |
 /** `2026-11-22T10:15:22.123+01:00` → `20261122T091522123Z` (UTC, sortable, safe on every filesystem). */
 export function compactUtc(timestamp: string): string {
   return new Date(timestamp).toISOString().replace(/[-:.]/g, '');
-}
-
-/** Remembers recent ids so a re-sent event with another timestamp is still written once. */
-class RecentIds {
-  private readonly ids = new Set<string>();
-  constructor(private readonly max: number) {}
-  has(id: string): boolean {
-    return this.ids.has(id);
-  }
-  add(id: string): void {
-    this.ids.add(id);
-    if (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value as string);
-  }
 }
 
 export class JsonObjectDataWriter {

@@ -3,6 +3,9 @@
  * (the Lambda handler called with API Gateway events, and the local gateway over real HTTP).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -12,7 +15,8 @@ import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { createLogger, type Logger } from '../../shared/logging/logger.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
-import { MemoryEventQueue } from '../../shared/queue/memory.js';
+import { LocalEventQueue } from '../../shared/queue/local.js';
+import { makeWriterHandler } from '../../functions/writers/handler.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 
@@ -171,13 +175,30 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
   const settings = config.auditEvents;
   const log = await captureLog();
   const delivered: QueuedEvent[] = [];
-  const memory = new MemoryEventQueue({
+  // The real durable queue in a fresh directory; its one consumer records what it is given.
+  const memory = new LocalEventQueue({
+    directory: mkdtempSync(join(tmpdir(), 'svc-queue-')),
     capacity: settings.queue.capacity,
-    consumer: (events) => {
-      delivered.push(...events);
-      return Promise.resolve();
-    },
+    maxReceiveCount: 3,
     log: log.logger,
+    groups: [
+      {
+        name: 'recorder',
+        batchSize: 100,
+        batchWindowMs: 0,
+        handler: makeWriterHandler({
+          destination: {
+            name: 'recorder',
+            write: (events) => {
+              delivered.push(...events);
+              return Promise.resolve(new Set<string>());
+            },
+          },
+          claimCheck: null,
+          log: log.logger,
+        }),
+      },
+    ],
   });
   await memory.start();
   const handler = makeAuditHandler({

@@ -1,0 +1,49 @@
+/**
+ * The audit destinations a config asks for, each with its batching: the one place that maps
+ * `Svc.auditEvents.destination` to writers, used by local mode and by the writer Lambdas.
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SvcConfig } from '../../shared/config/schema.js';
+import { auditDestinationTypes } from '../../shared/config/rules.js';
+import type { Logger } from '../../shared/logging/logger.js';
+import { AuditFileDestination, DirectorySink, S3Sink, type FileSink } from '../../shared/writers/files.js';
+import { JsonObjectDataDestination } from '../../shared/writers/json-destination.js';
+import { JsonObjectDataWriter } from '../../shared/writers/json-objectdata.js';
+import { encodeParquet } from '../../shared/writers/parquet/encode.js';
+import { encodeQvd } from '../../shared/writers/tablefile/qvd.js';
+import type { Destination } from './handler.js';
+
+export interface ConfiguredDestination {
+  destination: Destination;
+  /** Messages per delivery and the longest wait for a fuller batch (maxBatchSize / writeFrequency). */
+  batchSize: number;
+  batchWindowMs: number;
+}
+
+export function auditDestinations(config: SvcConfig, log: Logger, deps: { s3Client: () => S3Client }): ConfiguredDestination[] {
+  const settings = config.auditEvents.destination;
+  if (!config.auditEvents.enable || !settings.enable) return [];
+  const out: ConfiguredDestination[] = [];
+  for (const type of auditDestinationTypes(settings.type)) {
+    if (type === 'parquet') {
+      const p = settings.parquet;
+      const sink: FileSink = p.s3.enable ? new S3Sink({ client: deps.s3Client(), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
+      out.push({
+        destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log }),
+        batchSize: p.maxBatchSize,
+        batchWindowMs: p.writeFrequency,
+      });
+    } else if (type === 'tablefile') {
+      const t = settings.tablefile;
+      out.push({
+        destination: new AuditFileDestination({ name: 'tablefile', extension: 'qvd', encode: (columns, rows) => encodeQvd({ name: 'audit_events', columns, rows }), sink: new DirectorySink(t.exportDirectory), staticTags: t.staticTags, log }),
+        batchSize: t.maxBatchSize,
+        batchWindowMs: t.writeFrequency,
+      });
+    } else if (type === 'json') {
+      if (!settings.json.objectdata.enable) continue;
+      out.push({ destination: new JsonObjectDataDestination(new JsonObjectDataWriter(settings.json.objectdata), log), batchSize: 100, batchWindowMs: 0 });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,319 @@
+/**
+ * The durable local EventQueue: local mode's stand-in for SQS, and the edge agent's spool. Sources
+ * `send` events (resolved once they are on disk, so a 202 survives `kill -9`); each consumer group
+ * (one per destination) receives batches in the SQS event shape, like a Lambda behind SQS with a
+ * batch size and batching window, and answers with `batchItemFailures`. Failed messages come back
+ * with backoff; after `maxReceiveCount` attempts they go to the group's dead-letter folder.
+ */
+import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Component } from '../runtime/lifecycle.js';
+import { packEvents } from './codec.js';
+import type { QueuedEvent } from './events.js';
+import { Journal, writeFileDurably, type JournalRecord } from './journal.js';
+import { QueueFullError, type EventQueue } from './port.js';
+import type { Throttle } from './throttle.js';
+
+export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+export interface ConsumerGroup {
+  /** Also the name of the dead-letter folder and the ack log. */
+  name: string;
+  handler: SqsBatchHandler;
+  /** Most messages per delivery (SQS event source `batchSize`). */
+  batchSize: number;
+  /** Longest wait for a fuller batch once a message is available (SQS `maximumBatchingWindow`). */
+  batchWindowMs: number;
+  throttle?: Throttle | null;
+}
+
+export interface LocalQueueLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface LocalQueueOptions {
+  directory: string;
+  /** Events held (not yet acknowledged by every group) before `send` refuses with QueueFullError. */
+  capacity: number;
+  maxReceiveCount: number;
+  groups: readonly ConsumerGroup[];
+  log: LocalQueueLog;
+  /** Bodies larger than this are split (the same limit as SQS, so behaviour matches the cloud). */
+  maxMessageBytes?: number;
+  /** Delay before attempt n+1 of a failed message: base × 2^(n-1), capped. */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  /** Longest `stop()` keeps delivering what is pending before leaving it on disk for the next start. */
+  drainTimeoutMs?: number;
+}
+
+export interface DeadLetter {
+  group: string;
+  seq: number;
+  attempts: number;
+  deadAt: string;
+  reason: string;
+  events: number;
+  body: string;
+}
+
+export const DEAD_LETTER_DIR = 'dead-letters';
+
+interface GroupRuntime {
+  group: ConsumerGroup;
+  inFlight: Set<number>;
+  visibleAt: Map<number, number>;
+  wake: (() => void) | undefined;
+  loop: Promise<void> | undefined;
+  delivered: number;
+  deadLettered: number;
+}
+
+export class LocalEventQueue implements EventQueue, Component {
+  readonly name = 'event queue (local, durable)';
+  private journal: Journal | undefined;
+  private readonly runtimes = new Map<string, GroupRuntime>();
+  private accepting = false;
+  private draining = false;
+  private drainDeadline = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly options: LocalQueueOptions) {
+    for (const group of options.groups) {
+      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, loop: undefined, delivered: 0, deadLettered: 0 });
+    }
+  }
+
+  /** Events waiting for the slowest group. */
+  get pending(): number {
+    return this.journal?.pendingEvents ?? 0;
+  }
+
+  stats(): Record<string, { pending: number; delivered: number; deadLettered: number }> {
+    const out: Record<string, { pending: number; delivered: number; deadLettered: number }> = {};
+    for (const [name, rt] of this.runtimes) {
+      out[name] = { pending: this.journal?.groups.get(name)?.pending.size ?? 0, delivered: rt.delivered, deadLettered: rt.deadLettered };
+    }
+    return out;
+  }
+
+  async start(): Promise<void> {
+    this.journal = await Journal.open(this.options.directory, [...this.runtimes.keys()]);
+    const recovered = this.journal.pendingEvents;
+    if (recovered > 0) this.options.log.info({ events: recovered, directory: this.options.directory }, `event queue recovered ${recovered} undelivered event(s) from disk`);
+    this.accepting = true;
+    for (const rt of this.runtimes.values()) rt.loop = this.consume(rt);
+  }
+
+  async send(events: readonly QueuedEvent[]): Promise<void> {
+    const journal = this.journal;
+    if (!journal || !this.accepting) throw new Error('the event queue is not running');
+    if (journal.pendingEvents + events.length > this.options.capacity) throw new QueueFullError(this.options.capacity);
+    const bodies = packEvents(events, this.options.maxMessageBytes ?? 1_048_576);
+    await Promise.all(bodies.map((body) => journal.append(body, countEvents(body))));
+    for (const rt of this.runtimes.values()) rt.wake?.();
+  }
+
+  /** Stops taking events, delivers what is pending (up to the drain timeout), then closes. */
+  async stop(): Promise<void> {
+    this.accepting = false;
+    this.draining = true;
+    this.drainDeadline = Date.now() + (this.options.drainTimeoutMs ?? 10_000);
+    for (const rt of this.runtimes.values()) rt.wake?.();
+    await Promise.all([...this.runtimes.values()].map((rt) => rt.loop ?? Promise.resolve()));
+    const left = this.journal?.pendingEvents ?? 0;
+    if (left > 0) this.options.log.warn({ events: left }, `event queue stopped with ${left} event(s) undelivered; they are kept on disk and delivered at the next start`);
+    await this.journal?.close();
+    this.journal = undefined;
+  }
+
+  private sleep(rt: GroupRuntime, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        rt.wake = undefined;
+        resolve();
+      }
+      rt.wake = done;
+    });
+  }
+
+  /** Visible messages of a group, in order, and when the next invisible one becomes visible. */
+  private visible(rt: GroupRuntime, now: number): { records: JournalRecord[]; nextAt: number } {
+    const state = this.journal?.groups.get(rt.group.name);
+    const records: JournalRecord[] = [];
+    let nextAt = Number.POSITIVE_INFINITY;
+    for (const [seq, { record }] of state?.pending ?? []) {
+      if (rt.inFlight.has(seq)) continue;
+      const at = rt.visibleAt.get(seq) ?? 0;
+      if (at <= now) records.push(record);
+      else nextAt = Math.min(nextAt, at);
+    }
+    return { records, nextAt };
+  }
+
+  private async consume(rt: GroupRuntime): Promise<void> {
+    let windowStart: number | undefined;
+    for (;;) {
+      const now = Date.now();
+      if (this.draining && now > this.drainDeadline) return;
+      const { records, nextAt } = this.visible(rt, now);
+      if (records.length === 0) {
+        windowStart = undefined;
+        if (this.draining && !Number.isFinite(nextAt)) return;
+        await this.sleep(rt, Number.isFinite(nextAt) ? Math.min(nextAt, this.drainDeadline) - now : 60_000);
+        continue;
+      }
+      windowStart ??= now;
+      const full = records.length >= rt.group.batchSize;
+      const windowLeft = windowStart + rt.group.batchWindowMs - now;
+      if (!full && windowLeft > 0 && !this.draining) {
+        await this.sleep(rt, windowLeft);
+        continue;
+      }
+      let batch = records.slice(0, rt.group.batchSize);
+      const throttle = rt.group.throttle;
+      if (throttle) {
+        const granted = throttle.take(batch.length);
+        if (granted === 0) {
+          await this.sleep(rt, throttle.waitMs());
+          continue;
+        }
+        batch = batch.slice(0, granted);
+      }
+      windowStart = undefined;
+      await this.deliver(rt, batch);
+    }
+  }
+
+  private async deliver(rt: GroupRuntime, batch: JournalRecord[]): Promise<void> {
+    const journal = this.journal;
+    const state = journal?.groups.get(rt.group.name);
+    if (!journal || !state) return;
+    for (const r of batch) rt.inFlight.add(r.seq);
+    const event: SQSEvent = { Records: batch.map((r) => toSqsRecord(rt.group.name, r, (state.pending.get(r.seq)?.failures ?? 0) + 1)) };
+    let failedIds: Set<string>;
+    let reason = '';
+    try {
+      const response = await rt.group.handler(event);
+      const ids = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      // As with SQS: a failure naming an unknown message fails the whole batch.
+      const known = [...ids].every((id) => batch.some((r) => String(r.seq) === id));
+      failedIds = known ? ids : new Set(batch.map((r) => String(r.seq)));
+      if (!known) reason = 'the handler named an unknown message id';
+      else if (ids.size > 0) reason = 'the handler reported the message as failed';
+    } catch (err) {
+      failedIds = new Set(batch.map((r) => String(r.seq)));
+      reason = err instanceof Error ? err.message : String(err);
+      this.options.log.error({ group: rt.group.name, err }, `writer ${rt.group.name} failed a whole batch of ${batch.length} message(s)`);
+    }
+    const acked: number[] = [];
+    const failed: number[] = [];
+    const dead: number[] = [];
+    for (const record of batch) {
+      if (!failedIds.has(String(record.seq))) {
+        acked.push(record.seq);
+        continue;
+      }
+      const attempts = (state.pending.get(record.seq)?.failures ?? 0) + 1;
+      if (attempts >= this.options.maxReceiveCount) {
+        this.deadLetter(rt, record, attempts, reason);
+        dead.push(record.seq);
+      } else {
+        failed.push(record.seq);
+        const delay = Math.min(this.options.retryCapMs ?? 60_000, (this.options.retryBaseMs ?? 1000) * 2 ** (attempts - 1));
+        rt.visibleAt.set(record.seq, Date.now() + delay);
+      }
+    }
+    await journal.settle(rt.group.name, acked, failed, dead);
+    for (const r of batch) {
+      rt.inFlight.delete(r.seq);
+      if (!failed.includes(r.seq)) rt.visibleAt.delete(r.seq);
+    }
+    rt.delivered += acked.length;
+  }
+
+  private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): void {
+    const letter: DeadLetter = { group: rt.group.name, seq: record.seq, attempts, deadAt: new Date().toISOString(), reason, events: record.events, body: record.body };
+    const path = writeFileDurably(join(this.options.directory, DEAD_LETTER_DIR, rt.group.name), `${String(record.seq).padStart(12, '0')}.json`, `${JSON.stringify(letter, null, 2)}\n`);
+    rt.deadLettered += 1;
+    this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
+  }
+}
+
+function countEvents(body: string): number {
+  // The codec's packed form: {"v":1,"events":[…]} — counting needs no full decode.
+  const parsed: unknown = JSON.parse(body);
+  const events = typeof parsed === 'object' && parsed !== null && 'events' in parsed ? parsed.events : undefined;
+  return Array.isArray(events) ? events.length : 1;
+}
+
+function toSqsRecord(group: string, record: JournalRecord, receiveCount: number): SQSRecord {
+  const now = String(Date.now());
+  return {
+    messageId: String(record.seq),
+    receiptHandle: `${group}:${record.seq}`,
+    body: record.body,
+    attributes: {
+      ApproximateReceiveCount: String(receiveCount),
+      SentTimestamp: now,
+      SenderId: 'svc-local',
+      ApproximateFirstReceiveTimestamp: now,
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:local:000000000000:${group}`,
+    awsRegion: 'local',
+  };
+}
+
+/**
+ * Puts dead letters back on the queue for their group (`svc dlq replay`). Needs the queue's
+ * directory not to be in use by a running Svc. Returns how many messages were replayed.
+ */
+export async function replayDeadLetters(directory: string, groups: readonly string[], only?: string): Promise<{ group: string; messages: number; events: number }[]> {
+  const journal = await Journal.open(directory, groups);
+  const results: { group: string; messages: number; events: number }[] = [];
+  try {
+    for (const group of groups) {
+      if (only && group !== only) continue;
+      const dir = join(directory, DEAD_LETTER_DIR, group);
+      let files: string[];
+      try {
+        files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+      } catch {
+        continue;
+      }
+      let messages = 0;
+      let events = 0;
+      for (const file of files) {
+        const letter = parseDeadLetter(readFileSync(join(dir, file), 'utf8'));
+        if (!letter) continue;
+        await journal.append(letter.body, letter.events, [group]);
+        unlinkSync(join(dir, file));
+        messages += 1;
+        events += letter.events;
+      }
+      results.push({ group, messages, events });
+    }
+  } finally {
+    await journal.close();
+  }
+  return results;
+}
+
+function parseDeadLetter(text: string): { body: string; events: number } | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return null;
+    const body = 'body' in value ? value.body : undefined;
+    const events = 'events' in value ? value.events : undefined;
+    return typeof body === 'string' && typeof events === 'number' ? { body, events } : null;
+  } catch {
+    return null;
+  }
+}
