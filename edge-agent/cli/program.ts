@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, formatIssue } from '../../shared/config/errors.js';
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { SVC_VERSION } from '../../shared/version.js';
+import { replayDeadLetters } from '../../shared/queue/local.js';
 import { boot, type Mode } from '../runtime/boot.js';
 
 export const EXIT_OK = 0;
@@ -65,6 +66,28 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
         // boot() owns the process from here: it exits on a signal or a startup failure.
         setExitCode(await boot(loaded, mode));
       });
+  program
+    .command('dlq')
+    .description('dead-letter folders of the local queue')
+    .command('replay')
+    .description('put dead-lettered messages back on the local queue for their destination (Svc must not be running on that queue)')
+    .addOption(configOption())
+    .option('-g, --group <destination>', 'only this destination (e.g. tsdb, parquet)')
+    .action(async (opts: { config?: string; group?: string }) => {
+      const loaded = loadForCli(opts.config, io);
+      if (!loaded) return setExitCode(EXIT_STARTUP);
+      const directory = loaded.config.localQueue.directory;
+      try {
+        const results = await replayDeadLetters(directory, opts.group);
+        if (results.length === 0) io.out(`no dead letters to replay in ${directory}${opts.group ? ` for ${opts.group}` : ''}\n`);
+        for (const r of results) io.out(`${r.group}: replayed ${r.messages} message(s) with ${r.events} event(s)\n`);
+        setExitCode(EXIT_OK);
+      } catch (err) {
+        io.err(`svc: cannot replay dead letters: ${err instanceof Error ? err.message : String(err)}\n`);
+        setExitCode(EXIT_STARTUP);
+      }
+    });
+
   runCommand('local', 'run everything on this machine: audit API gateway, edge sources, durable local queue and writers');
   runCommand('edge', 'run the edge agent only: UDP listeners, pollers and local endpoints, forwarding to the queue');
   return program;

@@ -5,7 +5,7 @@
  * batch size and batching window, and answers with `batchItemFailures`. Failed messages come back
  * with backoff; after `maxReceiveCount` attempts they go to the group's dead-letter folder.
  */
-import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
@@ -275,7 +275,10 @@ function toSqsRecord(group: string, record: JournalRecord, receiveCount: number)
  * Puts dead letters back on the queue for their group (`svc dlq replay`). Needs the queue's
  * directory not to be in use by a running Svc. Returns how many messages were replayed.
  */
-export async function replayDeadLetters(directory: string, groups: readonly string[], only?: string): Promise<{ group: string; messages: number; events: number }[]> {
+export async function replayDeadLetters(directory: string, only?: string): Promise<{ group: string; messages: number; events: number }[]> {
+  // Every group the journal knows (its ack logs), so compaction keeps what any of them still needs.
+  const groups = existsSync(directory) ? readdirSync(directory).flatMap((f) => /^acks-(.+)\.log$/.exec(f)?.[1] ?? []) : [];
+  if (only && !groups.includes(only)) return [];
   const journal = await Journal.open(directory, groups);
   const results: { group: string; messages: number; events: number }[] = [];
   try {
