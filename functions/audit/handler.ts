@@ -16,7 +16,7 @@ import { evaluateClientVersion, normaliseVersionHeader } from '../../shared/audi
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent } from '../../shared/queue/events.js';
-import { QueueFullError, type EventQueue } from '../../shared/queue/port.js';
+import { QueueFullError, QueueUnavailableError, type EventQueue } from '../../shared/queue/port.js';
 import type { RateLimitDecision, RateLimiter } from '../../shared/ratelimit/port.js';
 import { SVC_VERSION } from '../../shared/version.js';
 
@@ -176,9 +176,11 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => 
     try {
       await queue.send([queued]);
     } catch (err) {
-      if (err instanceof QueueFullError) {
-        log.warn({ capacity: err.capacity }, 'audit event queue full: answering 503');
-        return error(503, 'error', 'The audit event queue is full; retry in about 30 seconds', undefined, { ...limitHeaders, 'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS) });
+      if (err instanceof QueueFullError || err instanceof QueueUnavailableError) {
+        const full = err instanceof QueueFullError;
+        log.warn({ err }, full ? 'audit event queue full: answering 503' : 'audit event queue unavailable: answering 503');
+        const reason = full ? 'The audit event queue is full; retry in about 30 seconds' : 'The audit event queue is unavailable; retry in about 30 seconds';
+        return error(503, 'error', reason, undefined, { ...limitHeaders, 'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS) });
       }
       throw err;
     }

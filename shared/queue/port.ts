@@ -16,3 +16,8 @@ export class QueueFullError extends Error {
     super(`the event queue is full (capacity ${capacity})`);
   }
 }
+
+/** The queue cannot be reached now (e.g. SQS keeps failing); like a full queue, the source answers 503. */
+export class QueueUnavailableError extends Error {
+  override readonly name: string = 'QueueUnavailableError';
+}

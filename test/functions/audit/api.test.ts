@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
+import { QueueFullError, QueueUnavailableError, type EventQueue } from '../../../shared/queue/port.js';
 import { CLIENT_VERSION, envelope, startAuditApi, type ApiResponse, type AuditApi } from '../../support/audit.js';
 
 const TOKEN = 'test-token-0123456789';
@@ -294,6 +294,18 @@ describe.each(['lambda', 'http'] as const)('limits and failures via %s', (door) 
       const res = await api.call({ body: envelope() });
       expectError(res, 503, 'The audit event queue is full; retry in about 30 seconds', 'error');
       expect(res.headers['retry-after']).toBe('30');
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('answers 503 when the queue cannot be reached', async () => {
+    const down: EventQueue = { send: () => Promise.reject(new QueueUnavailableError('SQS keeps failing')) };
+    const api = await startAuditApi(door, { queue: down });
+    try {
+      const res = await api.call({ body: envelope() });
+      expectError(res, 503, 'The audit event queue is unavailable; retry in about 30 seconds', 'error');
+      expect(res.text).not.toContain('SQS keeps failing');
     } finally {
       await api.close();
     }

@@ -1,0 +1,40 @@
+/**
+ * Lambda entry of the audit API (behind API Gateway HTTP API). Dependencies are built once per
+ * container, at module scope: the bundled config, the logger, the shared DynamoDB rate limiter and
+ * the SQS queue.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { loadConfigFile } from '../../shared/config/load.js';
+import { secretValues } from '../../shared/config/secrets.js';
+import { createLogger } from '../../shared/logging/logger.js';
+import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
+import { SqsEventQueue } from '../../shared/queue/sqs.js';
+import { DynamoDbRateLimiter } from '../../shared/ratelimit/dynamodb.js';
+import { BUNDLED_CONFIG_FILE, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
+import { makeAuditHandler } from './handler.js';
+
+const { config } = loadConfigFile(process.env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG');
+const { logger } = await createLogger({ level: config.logLevel, pretty: false, secrets: secretValues(config) });
+const settings = config.auditEvents;
+if (settings.apiToken === '') logger.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
+
+// Short timeouts: a slow limiter store must not hold requests (the limiter fails open on errors).
+const dynamo = new DynamoDBClient({ maxAttempts: 2, requestHandler: { requestTimeout: 1000, connectionTimeout: 1000 } });
+const rateLimiter = settings.rateLimit.enable
+  ? new DynamoDbRateLimiter({
+      client: dynamo,
+      tableName: requiredEnv(LAMBDA_ENV.rateLimitTable),
+      limit: settings.rateLimit.maxPerMinute,
+      onError: (err) => logger.error({ err }, 'rate limit store failed; request let through'),
+    })
+  : null;
+const queue = new SqsEventQueue({
+  client: new SQSClient({}),
+  queueUrl: requiredEnv(LAMBDA_ENV.eventQueueUrl),
+  claimCheck: new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: 'claim-checks/' }),
+  log: logger,
+});
+
+export const handler = makeAuditHandler({ settings, rateLimiter, queue, log: logger });

@@ -1,0 +1,194 @@
+/**
+ * The wire format of queue messages, shared by the SQS adapter, the durable local queue and the
+ * queue-triggered writer handlers. A message body is JSON, either several events packed together
+ *   {"v":1,"events":[QueuedEvent, ...]}
+ * or a claim check, for a packed body too large for the queue, that names where the body is stored
+ *   {"v":1,"claimCheck":{"bucket":"...","key":"...","events":3}}
+ * Readers validate every body against the schemas below (one per event kind) before trusting it.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { AuditEnvelopeSchema, isRfc3339 } from '../audit/envelope.js';
+import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
+
+const Timestamp = Type.String({ format: 'rfc3339' });
+
+/** `kind: 'audit'`: an audit event accepted by the audit API. */
+export const AuditQueuedEventSchema = Type.Object({
+  kind: Type.Literal('audit'),
+  id: Type.String({ minLength: 1 }),
+  receivedAt: Timestamp,
+  meta: Type.Object({ clientIp: Type.String(), clientVersion: Type.Union([Type.String(), Type.Null()]) }),
+  event: AuditEnvelopeSchema,
+});
+
+/**
+ * Every kind of queued event, one schema each, told apart by `kind`. A new kind is one more entry
+ * here (plus its type in events.ts; the check below fails to compile until the two agree).
+ */
+const EVENT_SCHEMAS = [AuditQueuedEventSchema] as const;
+
+/** Any queued event (the union of EVENT_SCHEMAS). */
+export const QueuedEventSchema = Type.Union([...EVENT_SCHEMAS]);
+
+export const PackedMessageSchema = Type.Object(
+  { v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(QueuedEventSchema, { minItems: 1 }) },
+  { additionalProperties: false },
+);
+
+export const ClaimCheckMessageSchema = Type.Object(
+  {
+    v: Type.Literal(QUEUE_FORMAT_VERSION),
+    claimCheck: Type.Object(
+      { bucket: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }), events: Type.Integer({ minimum: 1 }) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const QueueMessageSchema = Type.Union([PackedMessageSchema, ClaimCheckMessageSchema]);
+
+export type PackedMessage = Static<typeof PackedMessageSchema>;
+export type ClaimCheckMessage = Static<typeof ClaimCheckMessageSchema>;
+export type QueueMessage = Static<typeof QueueMessageSchema>;
+
+// The schema and the QueuedEvent type of events.ts must describe the same values, both ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaMatchesType: Same<Static<typeof QueuedEventSchema>, QueuedEvent> = true;
+void schemaMatchesType;
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: false, strict: true, allowUnionTypes: true });
+ajv.addFormat('rfc3339', isRfc3339);
+const messageValidator: ValidateFunction<QueueMessage> = ajv.compile<QueueMessage>(QueueMessageSchema);
+const packedShape = ajv.compile<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false }));
+const claimCheckShape = ajv.compile(ClaimCheckMessageSchema);
+/** Per-kind validators, only to explain why an event failed (the union's errors are noisy). */
+const kindValidators = new Map<string, ValidateFunction>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, ajv.compile(schema)]));
+
+export type DecodeResult = { ok: true; message: QueueMessage } | { ok: false; error: string };
+
+function describe(errors: readonly ErrorObject[] | null | undefined, prefix = ''): string {
+  const texts = (errors ?? []).slice(0, 5).map((e) => {
+    const where = `${prefix}${e.instancePath}` || '/';
+    if (e.keyword === 'required') return `${where}: must have property '${String(e.params['missingProperty'])}'`;
+    if (e.keyword === 'additionalProperties') return `${where}: unexpected property '${String(e.params['additionalProperty'])}'`;
+    if (e.keyword === 'format' && e.params['format'] === 'rfc3339') return `${where}: must be an RFC 3339 date-time with a zone`;
+    if (e.keyword === 'const') return `${where}: must be ${JSON.stringify(e.params['allowedValue'])}`;
+    return `${where}: ${e.message ?? 'is invalid'}`;
+  });
+  return texts.join('; ') || 'does not match the queue message schema';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Says which event of a packed message is invalid, and why. */
+function explainEvents(events: readonly unknown[]): string {
+  for (const [index, event] of events.entries()) {
+    const kind = isRecord(event) && typeof event['kind'] === 'string' ? event['kind'] : undefined;
+    const validate = kind === undefined ? undefined : kindValidators.get(kind);
+    if (kind === undefined || validate === undefined) {
+      const given = isRecord(event) ? (JSON.stringify(event['kind']) ?? 'none') : 'none (not an object)';
+      return `events[${index}]: unknown event kind ${given} (known: ${[...kindValidators.keys()].join(', ')})`;
+    }
+    const id = isRecord(event) && typeof event['id'] === 'string' ? ` id ${event['id'].slice(0, 80)}` : '';
+    if (!validate(event)) {
+      return `events[${index}] (${kind}${id}) is invalid: ${describe(validate.errors, `/events/${index}`)}`;
+    }
+  }
+  return 'the events do not match the queue message schema';
+}
+
+/** Parses and validates a queue message body; the error says what is wrong and where. */
+export function decodeMessage(body: string): DecodeResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (err) {
+    return { ok: false, error: `queue message is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (messageValidator(value)) return { ok: true, message: value };
+  if (!isRecord(value)) return { ok: false, error: 'queue message must be a JSON object' };
+  if (value['v'] !== QUEUE_FORMAT_VERSION) {
+    return { ok: false, error: `unsupported queue message version ${JSON.stringify(value['v']) ?? 'undefined'} (this reader understands v=${QUEUE_FORMAT_VERSION})` };
+  }
+  if ('claimCheck' in value) return { ok: false, error: `invalid claim-check message: ${describe(claimCheckShape(value) ? [] : claimCheckShape.errors)}` };
+  if (!packedShape(value)) return { ok: false, error: `invalid queue message: ${describe(packedShape.errors)}` };
+  return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
+}
+
+/** Is this message a claim check (the packed body is stored elsewhere)? */
+export function isClaimCheck(message: QueueMessage): message is ClaimCheckMessage {
+  return 'claimCheck' in message;
+}
+
+/**
+ * SQS accepts #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF. JSON.stringify already escapes
+ * control characters and lone surrogates; U+FFFE and U+FFFF it leaves raw, so escape them too
+ * (they can only occur inside JSON strings, where `\uffff` means the same character).
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
+ */
+function toJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+}
+
+const PACKED_HEAD = `{"v":${QUEUE_FORMAT_VERSION},"events":[`;
+const PACKED_TAIL = ']}';
+const FRAME_BYTES = Buffer.byteLength(PACKED_HEAD) + Buffer.byteLength(PACKED_TAIL);
+
+/** The body of one packed message holding `events` (in order). */
+export function encodePacked(events: readonly QueuedEvent[]): string {
+  return PACKED_HEAD + events.map(toJson).join(',') + PACKED_TAIL;
+}
+
+/** The body of a claim-check message. */
+export function encodeClaimCheck(ref: { bucket: string; key: string }, events: number): string {
+  const message: ClaimCheckMessage = { v: QUEUE_FORMAT_VERSION, claimCheck: { bucket: ref.bucket, key: ref.key, events } };
+  return toJson(message);
+}
+
+/** One packed body and the events in it. */
+export interface PackedBody {
+  body: string;
+  /** UTF-8 length of `body`. */
+  bytes: number;
+  events: QueuedEvent[];
+}
+
+/**
+ * Packs `events` in order, greedily, into as few bodies as possible of at most `maxBytes` UTF-8
+ * bytes each. An event too large on its own becomes a body by itself, larger than `maxBytes`:
+ * the caller claim-checks it.
+ */
+export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number): PackedBody[] {
+  const out: PackedBody[] = [];
+  let parts: string[] = [];
+  let group: QueuedEvent[] = [];
+  let bytes = FRAME_BYTES;
+  const flush = (): void => {
+    if (group.length === 0) return;
+    out.push({ body: PACKED_HEAD + parts.join(',') + PACKED_TAIL, bytes, events: group });
+    parts = [];
+    group = [];
+    bytes = FRAME_BYTES;
+  };
+  for (const event of events) {
+    const json = toJson(event);
+    const size = Buffer.byteLength(json);
+    const added = group.length === 0 ? size : size + 1; // + the comma
+    if (group.length > 0 && bytes + added > maxBytes) flush();
+    bytes += group.length === 0 ? size : size + 1;
+    parts.push(json);
+    group.push(event);
+    if (bytes > maxBytes) flush(); // alone and oversize: a body of its own
+  }
+  flush();
+  return out;
+}
+
+/** `packEventBodies`, bodies only. */
+export function packEvents(events: readonly QueuedEvent[], maxBytes: number): string[] {
+  return packEventBodies(events, maxBytes).map((p) => p.body);
+}

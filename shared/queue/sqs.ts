@@ -1,0 +1,343 @@
+/**
+ * The SQS adapter of the EventQueue port. Events are packed several to a message (codec.ts), the
+ * messages sent with SendMessageBatch, and a packed body too large for SQS goes to the claim-check
+ * store while the queue carries its reference. Delivery is at least once: a retried entry may
+ * have reached the queue before (consumers are idempotent by event id).
+ *
+ * Limits (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html):
+ * a message is at most 1 MiB counting its body AND its attributes (name, type and value); a batch
+ * holds at most 10 entries, and the sum of its messages is at most 1 MiB too. The request's own JSON
+ * framing is not counted, so the only headroom a body needs is for its attributes.
+ */
+import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
+import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
+import { encodeClaimCheck, packEventBodies } from './codec.js';
+import type { QueuedEvent } from './events.js';
+import { QueueUnavailableError, type EventQueue } from './port.js';
+
+/** The log calls the adapter makes; a pino logger fits. */
+export interface QueueLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+export const SQS_MAX_BATCH_BYTES = 1_048_576;
+export const SQS_MAX_BATCH_ENTRIES = 10;
+
+export interface SqsEventQueueOptions {
+  client: SQSClient;
+  queueUrl: string;
+  /** Where bodies larger than a message go; null: such events are refused. */
+  claimCheck: ClaimCheckStore | null;
+  /** Largest message, body plus attributes (default 1 MiB, SQS's limit; lower it if the queue's MaximumMessageSize is lower). */
+  maxMessageBytes?: number;
+  /** Attempts per message, the first included (default 5). */
+  maxAttempts?: number;
+  /** First retry delay; it doubles per attempt, with jitter, up to maxDelayMs (default 100 ms). */
+  baseDelayMs?: number;
+  /** Longest retry delay (default 5 s). */
+  maxDelayMs?: number;
+  /** SendMessageBatch requests in flight at once (default 4). */
+  concurrency?: number;
+  log?: QueueLog;
+}
+
+/** What the adapter did, for metrics and tests. */
+export interface SqsQueueCounters {
+  /** SendMessageBatch requests made, retries included. */
+  requests: number;
+  /** Messages SQS accepted. */
+  messages: number;
+  /** Events in the messages SQS accepted. */
+  events: number;
+  /** Messages sent again after a retryable failure. */
+  retries: number;
+  /** Bodies put in the claim-check store. */
+  claimChecks: number;
+  /** Events `send` gave up on (it rejected). */
+  unsentEvents: number;
+}
+
+/** Some events of a `send` are not on the queue; the caller answers 503 or spools them. */
+export class SqsSendError extends QueueUnavailableError {
+  override readonly name = 'SqsSendError';
+  constructor(
+    readonly unsentEvents: number,
+    readonly totalEvents: number,
+    reasons: readonly string[],
+  ) {
+    super(`${unsentEvents} of ${totalEvents} events were not sent to SQS: ${reasons.join('; ')}`);
+  }
+}
+
+/** One message to send. */
+interface Entry {
+  id: string;
+  body: string;
+  attributes: Record<string, MessageAttributeValue>;
+  /** Body plus attributes, as SQS counts them. */
+  bytes: number;
+  events: number;
+  /** Set when the body is a claim check. */
+  ref?: ClaimCheckRef;
+}
+
+interface Failure {
+  entry: Entry;
+  reason: string;
+}
+
+/** Error names and codes that mean "later": throttling, and transient service or network trouble. */
+const RETRYABLE_NAMES = new Set([
+  'ThrottlingException',
+  'RequestThrottled',
+  'KMSThrottlingException',
+  'KmsThrottled',
+  'KMS.ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'ServiceUnavailable',
+  'InternalError',
+  'InternalFailure',
+  'RequestTimeout',
+  'TimeoutError',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+]);
+
+function httpStatus(err: Error): number | undefined {
+  if (!('$metadata' in err) || typeof err.$metadata !== 'object' || err.$metadata === null) return undefined;
+  return 'httpStatusCode' in err.$metadata && typeof err.$metadata.httpStatusCode === 'number' ? err.$metadata.httpStatusCode : undefined;
+}
+
+/** Is a thrown error worth retrying (throttling, HTTP 429 or 5xx, a server fault, the network)? */
+export function isRetryableError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (RETRYABLE_NAMES.has(err.name) || ('code' in err && typeof err.code === 'string' && RETRYABLE_NAMES.has(err.code))) return true;
+  const status = httpStatus(err);
+  if (status !== undefined && (status === 429 || status >= 500)) return true;
+  return ('$fault' in err && err.$fault === 'server') || ('$retryable' in err && err.$retryable !== undefined);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+function attributeBytes(attributes: Record<string, MessageAttributeValue>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(attributes)) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '') + Buffer.byteLength(value.StringValue ?? '');
+  }
+  return bytes;
+}
+
+function attributesFor(events: readonly QueuedEvent[], count: number): Record<string, MessageAttributeValue> {
+  const kinds = [...new Set(events.map((e) => e.kind))].sort().join(',');
+  return { kind: { DataType: 'String', StringValue: kinds }, events: { DataType: 'Number', StringValue: String(count) } };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (item !== undefined) await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export class SqsEventQueue implements EventQueue {
+  private readonly client: SQSClient;
+  private readonly queueUrl: string;
+  private readonly claimCheck: ClaimCheckStore | null;
+  private readonly maxMessageBytes: number;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly concurrency: number;
+  private readonly log: QueueLog | undefined;
+  private readonly count: SqsQueueCounters = { requests: 0, messages: 0, events: 0, retries: 0, claimChecks: 0, unsentEvents: 0 };
+
+  constructor(options: SqsEventQueueOptions) {
+    this.client = options.client;
+    this.queueUrl = options.queueUrl;
+    this.claimCheck = options.claimCheck;
+    this.maxMessageBytes = options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
+    this.maxAttempts = options.maxAttempts ?? 5;
+    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.maxDelayMs = options.maxDelayMs ?? 5000;
+    this.concurrency = options.concurrency ?? 4;
+    this.log = options.log;
+    // 1024 is the smallest MaximumMessageSize a queue can have.
+    if (!Number.isInteger(this.maxMessageBytes) || this.maxMessageBytes < 1024 || this.maxMessageBytes > SQS_MAX_MESSAGE_BYTES) {
+      throw new RangeError(`maxMessageBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}, not ${this.maxMessageBytes}`);
+    }
+    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) throw new RangeError(`maxAttempts must be a positive integer, not ${this.maxAttempts}`);
+  }
+
+  /** A snapshot of the counters. */
+  get counters(): SqsQueueCounters {
+    return { ...this.count };
+  }
+
+  async send(events: readonly QueuedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const entries = await this.prepare(events);
+    const failures = await this.deliver(entries);
+    if (failures.length === 0) return;
+
+    const unsent = failures.reduce((n, f) => n + f.entry.events, 0);
+    this.count.unsentEvents += unsent;
+    const reasons = [...new Set(failures.map((f) => f.reason))].slice(0, 5);
+    this.log?.error({ queueUrl: this.queueUrl, unsentEvents: unsent, totalEvents: events.length, reasons }, 'events could not be sent to SQS');
+    await this.forget(failures.flatMap((f) => (f.entry.ref ? [f.entry.ref] : [])));
+    throw new SqsSendError(unsent, events.length, reasons);
+  }
+
+  /** Packs the events into messages; bodies too large are claim-checked first, so a failure there sends nothing. */
+  private async prepare(events: readonly QueuedEvent[]): Promise<Entry[]> {
+    // The attributes of any message are at most those of all the events together.
+    const bodyBudget = this.maxMessageBytes - attributeBytes(attributesFor(events, events.length));
+    const packed = packEventBodies(events, bodyBudget);
+    const oversize = packed.filter((p) => p.bytes > bodyBudget);
+    if (oversize.length > 0 && !this.claimCheck) {
+      const ids = oversize.flatMap((p) => p.events.map((e) => e.id)).slice(0, 5);
+      throw new Error(
+        `${oversize.length} event(s) do not fit in an SQS message (largest ${Math.max(...oversize.map((p) => p.bytes))} bytes, at most ${bodyBudget}) and no claim-check store is configured: ${ids.join(', ')}`,
+      );
+    }
+    const settled = await Promise.allSettled(
+      packed.map(async (p, index): Promise<Entry> => {
+        const attributes = attributesFor(p.events, p.events.length);
+        let body = p.body;
+        let ref: ClaimCheckRef | undefined;
+        if (p.bytes > bodyBudget && this.claimCheck) {
+          ref = await this.claimCheck.put(p.body);
+          this.count.claimChecks += 1;
+          body = encodeClaimCheck(ref, p.events.length);
+        }
+        const bytes = Buffer.byteLength(body) + attributeBytes(attributes);
+        return { id: `m${index}`, body, attributes, bytes, events: p.events.length, ...(ref ? { ref } : {}) };
+      }),
+    );
+    const entries = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const rejected = settled.find((s) => s.status === 'rejected');
+    if (rejected) {
+      await this.forget(entries.flatMap((e) => (e.ref ? [e.ref] : [])));
+      throw new Error(`a body too large for SQS could not be stored in the claim-check store: ${errorText(rejected.reason)}`, { cause: rejected.reason });
+    }
+    return entries;
+  }
+
+  /** Sends the entries with retries; resolves to those that could not be sent. */
+  private async deliver(entries: readonly Entry[]): Promise<Failure[]> {
+    const failed: Failure[] = [];
+    let pending = entries;
+    for (let attempt = 1; ; attempt++) {
+      const retry: Failure[] = [];
+      await eachLimited(this.batches(pending), this.concurrency, async (batch) => {
+        const outcome = await this.sendBatch(batch);
+        retry.push(...outcome.retry);
+        failed.push(...outcome.failed);
+      });
+      if (retry.length === 0) return failed;
+      if (attempt >= this.maxAttempts) {
+        return [...failed, ...retry.map((f) => ({ entry: f.entry, reason: `${f.reason} (still failing after ${attempt} attempts)` }))];
+      }
+      const delayMs = this.backoff(attempt);
+      this.log?.warn({ queueUrl: this.queueUrl, attempt, messages: retry.length, delayMs, reasons: [...new Set(retry.map((f) => f.reason))].slice(0, 3) }, 'SQS did not take some messages; retrying');
+      await sleep(delayMs);
+      this.count.retries += retry.length;
+      // Entry order is kept, so a retry packs the same messages into as few requests as before.
+      const again = new Set(retry.map((f) => f.entry));
+      pending = entries.filter((e) => again.has(e));
+    }
+  }
+
+  /** Exponential backoff with "equal jitter": half the step fixed, half random. */
+  private backoff(attempt: number): number {
+    const step = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
+    return Math.round(step / 2 + Math.random() * (step / 2));
+  }
+
+  /** Groups entries in order into requests of at most 10 entries and 1 MiB in sum. */
+  private batches(entries: readonly Entry[]): Entry[][] {
+    const out: Entry[][] = [];
+    let batch: Entry[] = [];
+    let bytes = 0;
+    for (const entry of entries) {
+      if (batch.length === SQS_MAX_BATCH_ENTRIES || (batch.length > 0 && bytes + entry.bytes > SQS_MAX_BATCH_BYTES)) {
+        out.push(batch);
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(entry);
+      bytes += entry.bytes;
+    }
+    if (batch.length > 0) out.push(batch);
+    return out;
+  }
+
+  /** One SendMessageBatch: which entries to retry, which failed for good. */
+  private async sendBatch(batch: readonly Entry[]): Promise<{ retry: Failure[]; failed: Failure[] }> {
+    this.count.requests += 1;
+    let output;
+    try {
+      output = await this.client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: this.queueUrl,
+          Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body, MessageAttributes: e.attributes })),
+        }),
+      );
+    } catch (err) {
+      const reason = errorText(err);
+      const failures = batch.map((entry) => ({ entry, reason }));
+      return isRetryableError(err) ? { retry: failures, failed: [] } : { retry: [], failed: failures };
+    }
+    const open = new Map(batch.map((e) => [e.id, e]));
+    for (const ok of output.Successful ?? []) {
+      const entry = ok.Id === undefined ? undefined : open.get(ok.Id);
+      if (!entry) continue;
+      open.delete(entry.id);
+      this.count.messages += 1;
+      this.count.events += entry.events;
+    }
+    const retry: Failure[] = [];
+    const failed: Failure[] = [];
+    for (const f of output.Failed ?? []) {
+      const entry = f.Id === undefined ? undefined : open.get(f.Id);
+      if (!entry) continue;
+      open.delete(entry.id);
+      const reason = `${f.Code ?? 'error'}: ${f.Message ?? 'no message'}`;
+      // A sender fault (an invalid body, a message too large) fails the same way every time.
+      const retryable = f.SenderFault !== true || RETRYABLE_NAMES.has(f.Code ?? '');
+      (retryable ? retry : failed).push({ entry, reason });
+    }
+    // An entry the response does not mention at all: send it again rather than lose it.
+    for (const entry of open.values()) retry.push({ entry, reason: 'not in the SendMessageBatch response' });
+    return { retry, failed };
+  }
+
+  /** Removes stored bodies whose messages were not sent (best effort: a lifecycle rule expires the rest). */
+  private async forget(refs: readonly ClaimCheckRef[]): Promise<void> {
+    const store = this.claimCheck;
+    if (!store || refs.length === 0) return;
+    await Promise.all(
+      refs.map(async (ref) => {
+        try {
+          await store.delete?.(ref);
+        } catch (err) {
+          this.log?.warn({ err, bucket: ref.bucket, key: ref.key }, 'an unused claim check could not be deleted');
+        }
+      }),
+    );
+  }
+}
