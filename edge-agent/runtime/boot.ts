@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger } from '../../shared/logging/logger.js';
 import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
 import type { AppContext } from '../../shared/runtime/context.js';
@@ -20,7 +21,7 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 /** The components each mode runs, in start order; later parts of Svc plug in here. */
 export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
   const components: Component[] = [];
-  if (mode === 'local') components.push(...(localAuditComponents(ctx.config, ctx.logger)?.components ?? []));
+  if (mode === 'local') components.push(...(localAuditComponents(ctx.config, ctx.logger, ctx.errors)?.components ?? []));
   return components;
 }
 
@@ -48,7 +49,8 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   logger.info({ file: loaded.absoluteFile, chosenBy: loaded.source }, `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`);
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
 
-  const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger };
+  const errors = new ErrorTracker({ enabled: config.errorTracking.enable, log: logger });
+  const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors };
   const lifecycle = new Lifecycle({ log: logger });
   for (const component of composeComponents(ctx, mode)) lifecycle.add(component);
 

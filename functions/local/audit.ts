@@ -5,7 +5,9 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import type { SvcConfig } from '../../shared/config/schema.js';
+import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Logger } from '../../shared/logging/logger.js';
+import { TsdbWriter } from '../../shared/tsdb/writer.js';
 import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
@@ -22,11 +24,15 @@ export interface LocalAudit {
 }
 
 /** The components of the audit path, in start order (queue before the gateway that feeds it). */
-export function localAuditComponents(config: SvcConfig, log: Logger): LocalAudit | null {
+export function localAuditComponents(config: SvcConfig, log: Logger, errors: ErrorTracker): LocalAudit | null {
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
-  const destinations = auditDestinations(config, log, { s3Client: () => new S3Client({ region: settings.destination.parquet.s3.region, ...(settings.destination.parquet.s3.endpoint ? { endpoint: settings.destination.parquet.s3.endpoint, forcePathStyle: true } : {}) }) });
+  const s3 = settings.destination.parquet.s3;
+  const destinations = auditDestinations(config, log, {
+    s3Client: () => new S3Client({ region: s3.region, ...(s3.endpoint ? { endpoint: s3.endpoint, forcePathStyle: true } : {}) }),
+    tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => errors.track(type, err, { module }) }),
+  });
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({
     name: destination.name,

@@ -11,6 +11,8 @@ import { JsonObjectDataDestination } from '../../shared/writers/json-destination
 import { JsonObjectDataWriter } from '../../shared/writers/json-objectdata.js';
 import { encodeParquet } from '../../shared/writers/parquet/encode.js';
 import { encodeQvd } from '../../shared/writers/tablefile/qvd.js';
+import type { TsdbWriter } from '../../shared/tsdb/writer.js';
+import { AuditTsdbDestination } from '../../shared/writers/audit-tsdb.js';
 import type { Destination } from './handler.js';
 
 export interface ConfiguredDestination {
@@ -20,12 +22,25 @@ export interface ConfiguredDestination {
   batchWindowMs: number;
 }
 
-export function auditDestinations(config: SvcConfig, log: Logger, deps: { s3Client: () => S3Client }): ConfiguredDestination[] {
+export interface DestinationDeps {
+  s3Client: () => S3Client;
+  /** The process's tsdb writer (Svc.tsdbConfig); asked for only when tsdb is a destination. */
+  tsdb: () => TsdbWriter;
+}
+
+export function auditDestinations(config: SvcConfig, log: Logger, deps: DestinationDeps): ConfiguredDestination[] {
   const settings = config.auditEvents.destination;
   if (!config.auditEvents.enable || !settings.enable) return [];
   const out: ConfiguredDestination[] = [];
   for (const type of auditDestinationTypes(settings.type)) {
-    if (type === 'parquet') {
+    if (type === 'tsdb') {
+      const t = settings.tsdb;
+      out.push({
+        destination: new AuditTsdbDestination({ writer: deps.tsdb(), measurement: t.measurementName, staticTags: t.staticTags, log }),
+        batchSize: t.maxBatchSize,
+        batchWindowMs: t.writeFrequency,
+      });
+    } else if (type === 'parquet') {
       const p = settings.parquet;
       const sink: FileSink = p.s3.enable ? new S3Sink({ client: deps.s3Client(), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
       out.push({

@@ -1,5 +1,6 @@
 /** What every component of a running process is built from; passed in, never global. */
 import type { SvcConfig } from '../config/schema.js';
+import type { ErrorTracker } from '../errors/tracker.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface AppContext {
@@ -7,4 +8,6 @@ export interface AppContext {
   /** Absolute path of the loaded config file. */
   readonly configFile: string;
   readonly logger: Logger;
+  /** The process's error tracker (Svc.errorTracking). */
+  readonly errors: ErrorTracker;
 }

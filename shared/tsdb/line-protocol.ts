@@ -1,0 +1,197 @@
+/**
+ * Line protocol, written byte-for-byte the same to tsdb versions 1, 2 and 3 (platform-formats.md §6.0),
+ * and the nanosecond point time of §0.3.
+ *
+ * Rules applied by `toLine`:
+ * - measurement: control characters (U+0000–U+001F, U+007F) removed; `,` and space escaped by `\`
+ *   (the line-protocol reference of all three versions; `=` needs no escape in a measurement and
+ *   version 3 would keep a `\=` literally);
+ * - tag keys, tag values and field keys: control characters removed; `,`, `=` and space escaped by
+ *   `\`; no other character altered (`LAB\goran` stays `LAB\goran`);
+ * - a tag whose value is empty (also after removing control characters), `undefined` or `null` is
+ *   omitted; every point keeps at least one tag;
+ * - a field whose name is also a tag key of the point (omitted empty tags included) is written as
+ *   `<name>_field`;
+ * - fields that are `null`/`undefined` are skipped; a point needs at least one field;
+ * - integers: signed 64-bit with the `i` suffix; floats always without it, also whole numbers
+ *   (`total=7` is a float in line protocol), never in exponent notation; strings in `"` with `"`
+ *   and `\` escaped by `\`; booleans `true`/`false`;
+ * - the timestamp is always written, in nanoseconds.
+ *
+ * A point that no tsdb could store as given is refused with a `LineProtocolError` instead of
+ * producing a line that would break the request for its neighbours: no tags or no fields, an
+ * empty name, the name `time`, a measurement starting with `#` (a comment line), a backslash
+ * that line protocol would read as an escape (at the end of a name or value, or before `,`, `=`
+ * or space: influxd 1.6 rejects such a tag as "invalid tag format" and unescapes `\=` in a
+ * measurement, so the text would not survive), a non-finite float, an
+ * integer outside the signed 64-bit range, a timestamp outside the signed 64-bit range.
+ */
+
+export type FieldValue =
+  | { type: 'int'; value: number | bigint }
+  | { type: 'float'; value: number }
+  | { type: 'string'; value: string }
+  | { type: 'bool'; value: boolean };
+
+export interface Point {
+  measurement: string;
+  /** Insertion order is the order in the line. Empty, `undefined` and `null` values are omitted. */
+  tags: Record<string, string | null | undefined>;
+  /** `null`/`undefined` fields are skipped. */
+  fields: Record<string, FieldValue | null | undefined>;
+  /** Nanoseconds since the epoch (see `pointTime` / `PointClock`). */
+  timeNs: bigint;
+}
+
+/** Shorthands for field values. */
+export const int = (value: number | bigint): FieldValue => ({ type: 'int', value });
+export const float = (value: number): FieldValue => ({ type: 'float', value });
+export const str = (value: string): FieldValue => ({ type: 'string', value });
+export const bool = (value: boolean): FieldValue => ({ type: 'bool', value });
+
+export class LineProtocolError extends Error {
+  override readonly name = 'LineProtocolError';
+  constructor(
+    message: string,
+    readonly measurement: string,
+  ) {
+    super(message);
+  }
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/g;
+const NAME_SPECIALS = /[,= ]/g;
+const MEASUREMENT_SPECIALS = /[, ]/g;
+
+function stripControl(text: string): string {
+  return text.replace(CONTROL_CHARS, '');
+}
+
+/**
+ * Escapes `specials` with `\`. A backslash that line protocol would read as an escape itself (last
+ * character, or followed by a character that gets escaped) cannot be written faithfully: refused.
+ */
+function escapeText(text: string, specials: RegExp, what: string, measurement: string): string {
+  for (let i = text.indexOf('\\'); i !== -1; i = text.indexOf('\\', i + 1)) {
+    const next = text[i + 1];
+    if (next === undefined || next === ',' || next === '=' || next === ' ') {
+      throw new LineProtocolError(`${what} ${JSON.stringify(text)} has a backslash before ${next === undefined ? 'its end' : JSON.stringify(next)}, which line protocol reads as an escape`, measurement);
+    }
+  }
+  return text.replace(specials, '\\$&');
+}
+
+function name(raw: string, what: string, measurement: string): string {
+  const clean = stripControl(raw);
+  if (clean === '') throw new LineProtocolError(`empty ${what}`, measurement);
+  if (clean === 'time') throw new LineProtocolError(`${what} "time" is reserved`, measurement);
+  return escapeText(clean, NAME_SPECIALS, what, measurement);
+}
+
+/** A finite number in plain decimal notation (no exponent): the shortest digits that round-trip. */
+export function formatFloat(value: number): string {
+  const text = String(value);
+  const m = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (m === null) return text;
+  const [, sign = '', intPart = '', fracPart = '', expText = '0'] = m;
+  const exp = Number(expText);
+  const digits = intPart + fracPart;
+  const point = intPart.length + exp; // position of the decimal point within `digits`
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+function fieldValue(key: string, field: FieldValue, measurement: string): string {
+  switch (field.type) {
+    case 'int': {
+      const v = field.value;
+      if (typeof v === 'number' && !Number.isInteger(v)) throw new LineProtocolError(`integer field ${key} is not an integer: ${v}`, measurement);
+      const big = BigInt(v);
+      if (big < INT64_MIN || big > INT64_MAX) throw new LineProtocolError(`integer field ${key} is outside the signed 64-bit range: ${big}`, measurement);
+      return `${big}i`;
+    }
+    case 'float':
+      if (!Number.isFinite(field.value)) throw new LineProtocolError(`float field ${key} is not finite: ${field.value}`, measurement);
+      return formatFloat(field.value);
+    case 'string':
+      return `"${field.value.replace(/[\\"]/g, '\\$&')}"`;
+    case 'bool':
+      return field.value ? 'true' : 'false';
+  }
+}
+
+/** One line of line protocol (no trailing newline). Throws `LineProtocolError` for a point no tsdb could store. */
+export function toLine(point: Point): string {
+  const rawMeasurement = point.measurement;
+  const measurement = stripControl(rawMeasurement);
+  if (measurement === '') throw new LineProtocolError('empty measurement', rawMeasurement);
+  if (measurement.startsWith('#')) throw new LineProtocolError('a measurement starting with "#" would be read as a comment', rawMeasurement);
+  let line = escapeText(measurement, MEASUREMENT_SPECIALS, 'measurement', rawMeasurement);
+
+  const tagKeys = new Set<string>();
+  let tagCount = 0;
+  for (const [rawKey, rawValue] of Object.entries(point.tags)) {
+    const key = name(rawKey, 'tag key', rawMeasurement);
+    tagKeys.add(stripControl(rawKey));
+    const value = rawValue === undefined || rawValue === null ? '' : stripControl(rawValue);
+    if (value === '') continue;
+    line += `,${key}=${escapeText(value, NAME_SPECIALS, `tag ${rawKey}`, rawMeasurement)}`;
+    tagCount++;
+  }
+  if (tagCount === 0) throw new LineProtocolError('a point needs at least one non-empty tag', rawMeasurement);
+
+  const fieldKeys = new Set<string>();
+  const fields: string[] = [];
+  for (const [rawKey, field] of Object.entries(point.fields)) {
+    if (field === undefined || field === null) continue;
+    const cleanKey = stripControl(rawKey);
+    const finalKey = tagKeys.has(cleanKey) ? `${cleanKey}_field` : cleanKey;
+    if (fieldKeys.has(finalKey)) throw new LineProtocolError(`field ${finalKey} given twice (after the _field suffix of tag names)`, rawMeasurement);
+    fieldKeys.add(finalKey);
+    fields.push(`${name(finalKey, 'field key', rawMeasurement)}=${fieldValue(finalKey, field, rawMeasurement)}`);
+  }
+  if (fields.length === 0) throw new LineProtocolError('a point needs at least one field', rawMeasurement);
+
+  if (typeof point.timeNs !== 'bigint' || point.timeNs < INT64_MIN || point.timeNs > INT64_MAX) {
+    throw new LineProtocolError(`timestamp outside the signed 64-bit nanosecond range: ${String(point.timeNs)}`, rawMeasurement);
+  }
+  return `${line} ${fields.join(',')} ${point.timeNs}`;
+}
+
+const NS_PER_MS = 1_000_000n;
+const DISCRIMINATOR_MODULUS = 1_000_000n;
+
+/**
+ * §0.3: `eventMs × 1,000,000 + (discriminator mod 1,000,000)` nanoseconds. A fractional `eventMs` is
+ * floored to the millisecond.
+ */
+export function pointTime(eventMs: number, discriminator: bigint | number): bigint {
+  if (!Number.isFinite(eventMs)) throw new RangeError(`event time is not finite: ${eventMs}`);
+  if (typeof discriminator === 'number' && !Number.isInteger(discriminator)) throw new RangeError(`discriminator is not an integer: ${discriminator}`);
+  const c = ((BigInt(discriminator) % DISCRIMINATOR_MODULUS) + DISCRIMINATOR_MODULUS) % DISCRIMINATOR_MODULUS;
+  return BigInt(Math.floor(eventMs)) * NS_PER_MS + c;
+}
+
+/**
+ * §0.3's process-wide counter: one instance per process, handed to every source that builds points
+ * (injected, not a module global, so tests get their own). Each `next()` takes the next counter
+ * value, modulo 1,000,000.
+ */
+export class PointClock {
+  private counter: number;
+
+  constructor(start = 0) {
+    if (!Number.isInteger(start) || start < 0) throw new RangeError(`counter start must be a non-negative integer: ${start}`);
+    this.counter = start % 1_000_000;
+  }
+
+  /** The timestamp of the next point built for an event at `eventMs`. */
+  next(eventMs: number): bigint {
+    const time = pointTime(eventMs, this.counter);
+    this.counter = (this.counter + 1) % 1_000_000;
+    return time;
+  }
+}
