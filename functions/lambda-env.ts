@@ -5,7 +5,10 @@
 export const LAMBDA_ENV = {
   /** Path of the YAML config bundled with the function. */
   config: 'SVC_CONFIG',
-  eventQueueUrl: 'SVC_EVENT_QUEUE_URL',
+  /** JSON object: destination name → URL of that destination's SQS queue (the audit API sends to all). */
+  eventQueueUrls: 'SVC_EVENT_QUEUE_URLS',
+  /** The destination a writer function serves (tsdb, parquet, …). */
+  destination: 'SVC_DESTINATION',
   rateLimitTable: 'SVC_RATE_LIMIT_TABLE',
   /** Bucket for queue messages over the SQS size limit (claim checks). */
   claimCheckBucket: 'SVC_CLAIM_CHECK_BUCKET',
@@ -19,4 +22,22 @@ export function requiredEnv(name: string, env: NodeJS.ProcessEnv = process.env):
   const value = env[name];
   if (!value) throw new Error(`environment variable ${name} is not set (the CDK stack sets it; see infra/)`);
   return value;
+}
+
+/** Parses SVC_EVENT_QUEUE_URLS: a JSON object of destination name → queue URL. */
+export function queueUrls(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const text = requiredEnv(LAMBDA_ENV.eventQueueUrls, env);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${LAMBDA_ENV.eventQueueUrls} is not JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${LAMBDA_ENV.eventQueueUrls} must be a JSON object of destination → queue URL`);
+  const out: Record<string, string> = {};
+  for (const [name, url] of Object.entries(value)) {
+    if (typeof url !== 'string' || url === '') throw new Error(`${LAMBDA_ENV.eventQueueUrls}.${name} must be a queue URL`);
+    out[name] = url;
+  }
+  return out;
 }

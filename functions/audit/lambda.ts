@@ -10,9 +10,10 @@ import { loadConfigFile } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { createLogger } from '../../shared/logging/logger.js';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
+import { FanOutEventQueue } from '../../shared/queue/fanout.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
 import { DynamoDbRateLimiter } from '../../shared/ratelimit/dynamodb.js';
-import { BUNDLED_CONFIG_FILE, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
+import { BUNDLED_CONFIG_FILE, LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
 import { makeAuditHandler } from './handler.js';
 
 const { config } = loadConfigFile(process.env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG');
@@ -30,11 +31,9 @@ const rateLimiter = settings.rateLimit.enable
       onError: (err) => logger.error({ err }, 'rate limit store failed; request let through'),
     })
   : null;
-const queue = new SqsEventQueue({
-  client: new SQSClient({}),
-  queueUrl: requiredEnv(LAMBDA_ENV.eventQueueUrl),
-  claimCheck: new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: 'claim-checks/' }),
-  log: logger,
-});
+// One queue per destination (each with its own writer function); events go to all of them.
+const sqs = new SQSClient({});
+const claimCheck = new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: 'claim-checks/' });
+const queue = new FanOutEventQueue(Object.values(queueUrls()).map((queueUrl) => new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log: logger })));
 
 export const handler = makeAuditHandler({ settings, rateLimiter, queue, log: logger });

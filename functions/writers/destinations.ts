@@ -15,6 +15,12 @@ import type { TsdbWriter } from '../../shared/tsdb/writer.js';
 import { AuditTsdbDestination } from '../../shared/writers/audit-tsdb.js';
 import type { Destination } from './handler.js';
 
+/**
+ * Destinations a writer Lambda can serve: tsdb, and parquet when it writes to S3. The table-file and
+ * JSON writers write to a local directory, so they run in local mode (or on the edge) only.
+ */
+export const CLOUD_DESTINATIONS = ['tsdb', 'parquet'] as const;
+
 export interface ConfiguredDestination {
   destination: Destination;
   /** Messages per delivery and the longest wait for a fuller batch (maxBatchSize / writeFrequency). */

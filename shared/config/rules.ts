@@ -2,6 +2,7 @@
  * Cross-field rules: what one key alone cannot say. Run after the schema passed, on the config
  * with defaults. Errors stop the start; warnings are logged.
  */
+import { AUDIT_COLUMN_NAMES } from '../datamodel/audit.js';
 import type { SvcConfig } from './schema.js';
 import type { PathSegment } from './walk.js';
 
@@ -42,6 +43,12 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     if (dupes.length > 0) error(['auditEvents', 'destination', 'type'], `lists ${dupes.join(', ')} more than once`);
     if (auditDestinationTypes(audit.destination.type).includes('tsdb') && !c.tsdbConfig.enable) {
       error(['auditEvents', 'destination', 'type'], 'includes tsdb but Svc.tsdbConfig.enable is false');
+    }
+    // A static tag becomes a tag or column next to the built-in ones: a name cannot be both.
+    for (const writer of ['tsdb', 'parquet', 'tablefile'] as const) {
+      audit.destination[writer].staticTags.forEach((tag, i) => {
+        if (AUDIT_COLUMN_NAMES.has(tag.name)) error(['auditEvents', 'destination', writer, 'staticTags', i, 'name'], `"${tag.name}" is a built-in column of audit events (docs/data-model.md); choose another name`);
+      });
     }
   }
 
