@@ -210,10 +210,13 @@ export type AuditHandler = (event: AuditRequest, context: Context) => Promise<Au
 /** The Lambda handler: core + CORS + error boundary, composed with middy. */
 export function makeAuditHandler(deps: AuditHandlerDeps): AuditHandler {
   const core = makeAuditCore(deps);
+  // A Set, not middy's own lookup in a plain object, so an Origin such as "constructor" is not "listed".
+  const allowed = new Set(deps.settings.cors.allowedOrigins);
   return middy<AuditRequest, AuditResponse>()
     .use(
       httpCors({
         origins: deps.settings.cors.allowedOrigins,
+        getOrigin: (incoming) => (allowed.has(incoming) ? incoming : ''),
         methods: CORS_ALLOW_METHODS,
         headers: CORS_ALLOW_HEADERS,
         exposeHeaders: CORS_EXPOSE_HEADERS,

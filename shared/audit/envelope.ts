@@ -16,7 +16,8 @@ export function isRfc3339(text: string): boolean {
   const m = RFC3339.exec(text);
   if (!m) return false;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
   const zoneOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && zoneOk;
 }
@@ -144,11 +145,32 @@ function schemaMessage(err: ErrorObject): string {
   return err.message ?? 'is invalid';
 }
 
+/**
+ * The deepest nesting accepted in a body. Audit payloads are a few levels deep; a limit keeps every
+ * later step (validation, the queue codec's JSON.stringify, writers) far from the stack's limit.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
+/** The JSON pointer of the first value nested deeper than `max`, or null. Iterative: no recursion limit. */
+export function tooDeep(value: unknown, max: number): string | null {
+  const stack: { v: unknown; depth: number; path: string }[] = [{ v: value, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const { v, depth, path } = stack.pop() as { v: unknown; depth: number; path: string };
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return path;
+    const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+    for (const [key, child] of entries) stack.push({ v: child, depth: depth + 1, path: `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+  }
+  return null;
+}
+
 /** Structural check (→ 400). */
 export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnvelope } | { ok: false; errors: EnvelopeError[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, errors: [{ instancePath: '', message: 'the body must be a JSON object' }] };
   }
+  const deep = tooDeep(body, MAX_NESTING_DEPTH);
+  if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
   if (envelopeValidator(body)) return { ok: true, envelope: body };
   return { ok: false, errors: (envelopeValidator.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }

@@ -37,8 +37,9 @@ function field(err: unknown, name: string): unknown {
 
 /** The category of an error, first matching rule of §10.9. */
 export function categorise(type: ErrorType, err: unknown): string {
-  const code = String(field(err, 'code') ?? field(field(err, 'cause'), 'code') ?? '');
-  const message = err instanceof Error ? err.message : String(err ?? '');
+  const rawCode = field(err, 'code') ?? field(field(err, 'cause'), 'code');
+  const code = typeof rawCode === 'string' ? rawCode : '';
+  const message = err instanceof Error ? err.message : typeof err === 'string' ? err : '';
   const status = Number(field(err, 'statusCode') ?? field(err, 'status') ?? field(field(err, 'response'), 'status') ?? NaN);
   if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || /timeout/i.test(message) || field(err, 'name') === 'TimeoutError') return 'timeout';
   if (code === 'ECONNREFUSED') return 'connection_refused';

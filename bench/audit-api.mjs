@@ -1,0 +1,450 @@
+/**
+ * Throughput and latency of the audit API (POST /api/v1/audit-event) in local mode, against a
+ * baseline measured in the same run.
+ *
+ *   npm run build && node bench/audit-api.mjs [--duration=10] [--warmup=3] [--concurrency=32] [--ips=16] [--rounds=1] [--durable]
+ *
+ * (or BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_CONCURRENCY, BENCH_CLIENT_IPS, BENCH_MAX_REQUESTS, BENCH_ROUNDS,
+ * BENCH_DURABLE=1). With --rounds=N the servers are measured in turn N times (baseline, Svc, baseline,
+ * Svc, …) and the medians are compared, which evens out a machine whose load changes meanwhile.
+ * It imports the BUILT modules from ../dist (bench/ is not part of the build).
+ *
+ * Servers, one after the other, each in THIS process, listening on 127.0.0.1:
+ *   baseline  a bare node:http server: reads the body, JSON.parse, answers 202 with a small JSON body.
+ *   Svc       the real local gateway (functions/local/gateway.ts) in front of the real audit handler
+ *             (makeAuditHandler: middy, CORS, rate limit ON, bearer token, ajv schema + content checks,
+ *             version check), composed like functions/local/audit.ts, with a queue that takes each
+ *             event and discards it, so the figures are the API's, not a writer's.
+ *   Svc+disk  (with --durable) the same with the durable local queue (LocalEventQueue: journal with
+ *             fdatasync group commit in a temp directory) and a consumer group that acknowledges
+ *             every batch.
+ *
+ * Load: a CHILD PROCESS (this file with --client), so the client's CPU does not share the server's
+ * event loop; on a two-core machine the server and the client each have about one core. Fixed
+ * concurrency over keep-alive connections spread over several client addresses 127.0.0.2 …
+ * 127.0.0.<ips+1> (one http.Agent each), so the per-IP rate limit (ON, maxPerMinute 1,000,000) is
+ * exercised but never binds. Each run: warmup (not counted), then a measured period; the number of
+ * requests is also bounded (BENCH_MAX_REQUESTS). Only 127.0.0.x addresses are used.
+ *
+ * The request: a valid ~2 KB envelope (selection.state.changed, realistic context and selection
+ * details), `Authorization: Bearer …`, `Content-Type: application/json`, `X-Audit-Client-Version`.
+ * Every answer must be 202: any other status is counted and printed.
+ *
+ * Printed: requests/s, p50/p99/mean latency (ms), server CPU and event-loop utilisation, client
+ * CPU (near 100 % means the client, not the server, was the limit), and Svc/baseline ratios; plus the
+ * machine (CPU model, cores, Node version) and its load average before and after (other processes
+ * competing for the cores make every figure lower and noisier).
+ */
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const PATH = '/api/v1/audit-event';
+const TOKEN = 'bench-token-0123456789abcdef';
+const CLIENT_VERSION = '0.3.2';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+function option(name, envName, fallback) {
+  const arg = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (arg !== undefined) return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : 'true';
+  return process.env[envName] ?? fallback;
+}
+
+function positive(name, envName, fallback) {
+  const value = Number(option(name, envName, String(fallback)));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request
+// ---------------------------------------------------------------------------------------------
+
+/** A valid selection.state.changed envelope of about `targetBytes` bytes of JSON. */
+function envelopeText(targetBytes = 2048) {
+  const txn = randomUUID();
+  const env = {
+    schemaVersion: 1,
+    eventId: randomUUID(),
+    timestamp: new Date().toISOString(),
+    type: 'selection.state.changed',
+    correlationId: txn,
+    source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: CLIENT_VERSION },
+    payload: {
+      context: {
+        appId: randomUUID(),
+        appName: 'Sales Analysis 2026',
+        sheetId: 'a1b2c3d4-overview',
+        sheetTitle: 'Overview',
+        user: { directory: 'LAB', id: 'goran', name: 'Göran Sander' },
+        host: 'analytics.example.com',
+        client: {
+          userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+          language: 'en-GB',
+          viewport: { width: 1920, height: 969 },
+          timezone: 'Europe/Stockholm',
+        },
+      },
+      event: {
+        selectionTxnId: txn,
+        trigger: 'user',
+        durationMs: 184,
+        details: [],
+      },
+    },
+  };
+  const fields = ['Region', 'Country', 'Product Category', 'Sales Representative', 'Fiscal Quarter', 'Customer Segment', 'Channel', 'Warehouse'];
+  const values = [['EMEA', 'North America'], ['Sweden', 'Norway', 'Denmark', 'Finland'], ['Bikes', 'Accessories'], ['Anna Lindqvist'], ['2026-Q3', '2026-Q4'], ['Enterprise', 'SMB'], ['Online'], ['Göteborg DC']];
+  for (let i = 0; JSON.stringify(env).length < targetBytes - 120 && i < 64; i++) {
+    const k = i % fields.length;
+    env.payload.event.details.push({ field: `${fields[k]}${i >= fields.length ? ` ${Math.floor(i / fields.length) + 1}` : ''}`, values: values[k], state: 'selected', cardinality: 120 + i * 7 });
+  }
+  return JSON.stringify(env);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client (child process)
+// ---------------------------------------------------------------------------------------------
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function runClient(job) {
+  const { port, body, headers, concurrency, ips, warmupMs, durationMs, maxRequests } = job;
+  const payload = Buffer.from(body);
+  const agents = Array.from({ length: ips }, (_, i) => {
+    const localAddress = `127.0.0.${2 + i}`;
+    return { localAddress, agent: new Agent({ keepAlive: true, maxSockets: Math.ceil(concurrency / ips), localAddress }) };
+  });
+  const latencies = new Float64Array(Math.min(maxRequests, 20_000_000));
+  const statuses = new Map();
+  let measured = 0;
+  let issued = 0;
+  let errors = 0;
+  let firstError = '';
+
+  const t0 = performance.now();
+  const measureFrom = t0 + warmupMs;
+  const measureTo = measureFrom + durationMs;
+  let cpuAtStart;
+  let measureStarted = false;
+
+  const once = ({ agent, localAddress }) =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: PATH, agent, localAddress, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, started, ended: performance.now() }));
+      });
+      req.on('error', (err) => {
+        errors += 1;
+        firstError ||= err.message;
+        resolve({ status: 0, started, ended: performance.now() });
+      });
+      req.end(payload);
+    });
+
+  const worker = async (i) => {
+    const target = agents[i % agents.length];
+    for (;;) {
+      const now = performance.now();
+      if (now >= measureTo || issued >= maxRequests) return;
+      if (!measureStarted && now >= measureFrom) {
+        measureStarted = true;
+        cpuAtStart = process.cpuUsage();
+        process.send?.({ type: 'measure-start' });
+      }
+      issued += 1;
+      const r = await once(target);
+      if (r.started >= measureFrom && r.ended <= measureTo) {
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        if (measured < latencies.length) latencies[measured] = r.ended - r.started;
+        measured += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i)));
+  const measureEnd = Math.min(performance.now(), measureTo);
+  process.send?.({ type: 'measure-end' });
+  const cpu = process.cpuUsage(cpuAtStart);
+  for (const { agent } of agents) agent.destroy();
+
+  const window = measureStarted ? measureEnd - measureFrom : 0;
+  const sorted = latencies.slice(0, Math.min(measured, latencies.length)).sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return {
+    requests: measured,
+    seconds: window / 1000,
+    rps: window > 0 ? measured / (window / 1000) : 0,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.length > 0 ? sum / sorted.length : NaN,
+    statuses: Object.fromEntries(statuses),
+    errors,
+    firstError,
+    clientCpu: window > 0 ? (cpu.user + cpu.system) / 1000 / window : NaN,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers
+// ---------------------------------------------------------------------------------------------
+
+function listen(server) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server.address().port));
+  });
+}
+
+async function startBaseline() {
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
+        res.end('{"status":"error","outcome":"dropped"}');
+        return;
+      }
+      res.writeHead(202, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ status: 'accepted', receivedAt: new Date().toISOString(), outcome: 'processed' }));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = await listen(server);
+  return {
+    port,
+    stop: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function startSvc({ durable }) {
+  const dist = new URL('../dist/', import.meta.url);
+  const load = (path) => import(new URL(path, dist).href);
+  const [{ makeAuditHandler }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }] = await Promise.all([
+    load('functions/audit/handler.js'),
+    load('functions/local/gateway.js'),
+    load('shared/config/load.js'),
+    load('shared/logging/logger.js'),
+    load('shared/ratelimit/memory.js'),
+  ]);
+  const yaml = [
+    'Svc:',
+    '  auditEvents:',
+    '    enable: true',
+    `    apiToken: ${TOKEN}`,
+    '    rateLimit:',
+    '      enable: true',
+    '      maxPerMinute: 1000000',
+    '    cors:',
+    '      allowedOrigins: [https://analytics.example.com]',
+    '    queue:',
+    '      capacity: 10000000',
+  ].join('\n');
+  const config = parseConfigText(`${yaml}\n`, 'bench.yaml', {}).config;
+  const settings = config.auditEvents;
+  // Info level like a production service; lines go nowhere (none are written on the 202 path).
+  const devNull = new Writable({ write: (_chunk, _enc, done) => done() });
+  const { logger: log } = await createLogger({ level: 'info', destination: devNull, pretty: false });
+
+  let queue = { send: () => Promise.resolve() };
+  let stopQueue = () => Promise.resolve();
+  if (durable) {
+    const { LocalEventQueue } = await load('shared/queue/local.js');
+    const directory = mkdtempSync(join(tmpdir(), 'svc-bench-queue-'));
+    const local = new LocalEventQueue({
+      directory,
+      capacity: settings.queue.capacity,
+      maxReceiveCount: 3,
+      log,
+      groups: [{ name: 'discard', batchSize: 100, batchWindowMs: 0, handler: () => Promise.resolve({ batchItemFailures: [] }) }],
+    });
+    await local.start();
+    queue = local;
+    stopQueue = async () => {
+      await local.stop();
+      rmSync(directory, { recursive: true, force: true });
+    };
+  }
+
+  const handler = makeAuditHandler({
+    settings,
+    rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
+    queue,
+    log,
+  });
+  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, handler, log, maxBodyBytes: settings.maxBodyBytes });
+  await gateway.start();
+  return {
+    port: gateway.address.port,
+    stop: async () => {
+      await gateway.stop();
+      await stopQueue();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+// ---------------------------------------------------------------------------------------------
+
+/** One probe request from this process: the server must answer 202 before it is measured. */
+function probe(port, body, headers) {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: PATH, headers, localAddress: '127.0.0.2', agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function measure(name, server, job) {
+  const check = await probe(server.port, job.body, job.headers);
+  if (check.status !== 202) throw new Error(`${name}: the probe request got ${check.status}: ${check.text}`);
+  const child = fork(fileURLToPath(import.meta.url), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let cpuAt;
+  let eluAt;
+  let serverLoad = { cpu: NaN, elu: NaN };
+  let windowStart = 0;
+  const result = await new Promise((resolve, reject) => {
+    child.on('message', (m) => {
+      if (m.type === 'measure-start') {
+        cpuAt = process.cpuUsage();
+        eluAt = performance.eventLoopUtilization();
+        windowStart = performance.now();
+      } else if (m.type === 'measure-end' && cpuAt) {
+        const cpu = process.cpuUsage(cpuAt);
+        const elapsed = performance.now() - windowStart;
+        serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
+      } else if (m.type === 'result') {
+        resolve(m.result);
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`${name}: the load generator exited with ${code}`));
+    });
+    child.send({ ...job, port: server.port });
+  });
+  return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu };
+}
+
+const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const pct = (n) => (Number.isFinite(n) ? `${Math.round(n * 100)} %` : 'n/a');
+
+function printRow(r) {
+  const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
+  const notes = [others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
+  console.log(
+    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)}${notes ? `   ${notes}` : ''}`,
+  );
+}
+
+async function main() {
+  const durationS = positive('duration', 'BENCH_DURATION_S', 10);
+  const warmupS = positive('warmup', 'BENCH_WARMUP_S', 3);
+  const concurrency = Math.round(positive('concurrency', 'BENCH_CONCURRENCY', 32));
+  const ips = Math.round(positive('ips', 'BENCH_CLIENT_IPS', 16));
+  const maxRequests = Math.round(positive('max-requests', 'BENCH_MAX_REQUESTS', 5_000_000));
+  const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 1));
+  const durable = ['1', 'true'].includes(option('durable', 'BENCH_DURABLE', 'false'));
+  if (ips > 250) throw new Error('--ips must be at most 250 (127.0.0.2 … 127.0.0.251)');
+
+  const body = envelopeText();
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'x-audit-client-version': CLIENT_VERSION };
+  const job = { body, headers, concurrency, ips, warmupMs: warmupS * 1000, durationMs: durationS * 1000, maxRequests };
+
+  const cpu = cpus();
+  console.log('audit API benchmark: POST /api/v1/audit-event');
+  console.log(`machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`);
+  console.log(`load        ${concurrency} keep-alive connections from ${ips} client addresses (127.0.0.2-127.0.0.${ips + 1}), load generator in a child process`);
+  console.log(`            warmup ${warmupS} s, measured ${durationS} s per server (at most ${maxRequests} requests)`);
+  console.log(`request     ${Buffer.byteLength(body)} B envelope (selection.state.changed), bearer token, X-Audit-Client-Version ${CLIENT_VERSION}`);
+  console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadavg()[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
+  console.log('');
+
+  const results = [];
+  const runs = [
+    ['baseline', () => startBaseline()],
+    ['Svc', () => startSvc({ durable: false })],
+    ...(durable ? [['Svc+disk', () => startSvc({ durable: true })]] : []),
+  ];
+  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)}`);
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, start] of runs) {
+      const server = await start();
+      try {
+        const r = await measure(name, server, job);
+        results.push(r);
+        printRow(r);
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const summary = runs.map(([name]) => {
+    const mine = results.filter((r) => r.name === name);
+    return { name, rps: median(mine.map((r) => r.rps)), p50: median(mine.map((r) => r.p50)), p99: median(mine.map((r) => r.p99)) };
+  });
+  const [base, ...rest] = summary;
+  console.log('');
+  if (rounds > 1) {
+    console.log(`medians of ${rounds} rounds`);
+    for (const m of summary) console.log(`${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}`);
+    console.log('');
+  }
+  for (const r of rest) {
+    console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}`);
+  }
+  console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
+  const clientBound = results.filter((r) => r.clientCpu >= 0.9).map((r) => r.name);
+  if (clientBound.length > 0) console.log(`note: the load generator used ≥ 90 % of a core during: ${clientBound.join(', ')} (those figures may be client-bound)`);
+  const bad = results.filter((r) => r.errors > 0 || Object.keys(r.statuses).some((s) => s !== '202'));
+  if (bad.length > 0) process.exitCode = 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry: the load generator (child) or the benchmark (parent)
+// ---------------------------------------------------------------------------------------------
+
+if (process.argv.includes('--client')) {
+  process.once('message', (job) => {
+    runClient(job).then(
+      (result) => process.send?.({ type: 'result', result }, () => process.exit(0)),
+      (err) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  });
+} else {
+  await main();
+}
