@@ -1,0 +1,91 @@
+/**
+ * The ingest API: the audit API Lambda behind an API Gateway HTTP API, with the DynamoDB table that
+ * holds its per-IP rate-limit counters. Accepted events go to the queue of every destination.
+ */
+import { CfnOutput, RemovalPolicy, SecretValue, Stack } from 'aws-cdk-lib';
+import { HttpApi, HttpMethod, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../../functions/audit/handler.js';
+import { LAMBDA_ENV } from '../../functions/lambda-env.js';
+import { RATE_LIMIT_TABLE_KEYS } from '../../shared/ratelimit/dynamodb.js';
+import { CLAIM_CHECK_PREFIX } from './storage.js';
+import { SvcFunction } from './svc-function.js';
+
+/** The audit Lambda's entry, relative to the repository root. */
+export const AUDIT_ENTRY = 'functions/audit/lambda.ts';
+
+/**
+ * Variable that carries the audit API token when it comes from Secrets Manager; the config then
+ * says `apiToken: ${env:SVC_AUDIT_API_TOKEN}`.
+ */
+export const AUDIT_API_TOKEN_ENV = 'SVC_AUDIT_API_TOKEN';
+
+/** Routes of the audit API; OPTIONS is the CORS preflight, which the spec allows on either path. */
+export const AUDIT_ROUTES: ReadonlyArray<{ path: string; method: HttpMethod }> = [
+  { path: AUDIT_EVENT_PATH, method: HttpMethod.POST },
+  { path: AUDIT_EVENT_PATH, method: HttpMethod.OPTIONS },
+  { path: TEST_CONNECTION_PATH, method: HttpMethod.GET },
+  { path: TEST_CONNECTION_PATH, method: HttpMethod.OPTIONS },
+];
+
+export interface IngestApiProps {
+  /** The event queue of each destination, by destination name; every accepted event goes to all. */
+  queues: Readonly<Record<string, IQueue>>;
+  /** Where the queue puts claim checks of large events. */
+  bucket: IBucket;
+  /** The validated Svc config file, bundled into the function. */
+  configFile: string;
+  /** Name or ARN of a Secrets Manager secret whose string is the audit API token. */
+  auditApiTokenSecret?: string | undefined;
+}
+
+export class IngestApi extends Construct {
+  readonly table: Table;
+  readonly handler: SvcFunction;
+  readonly api: HttpApi;
+
+  constructor(scope: Construct, id: string, props: IngestApiProps) {
+    super(scope, id);
+    this.table = new Table(this, 'RateLimitTable', {
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      partitionKey: { name: RATE_LIMIT_TABLE_KEYS.partitionKey, type: AttributeType.STRING },
+      timeToLiveAttribute: RATE_LIMIT_TABLE_KEYS.ttlAttribute,
+      // One-minute counters: nothing worth keeping.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    const queues = Object.entries(props.queues);
+    const environment: Record<string, string> = {
+      [LAMBDA_ENV.eventQueueUrls]: Stack.of(this).toJsonString(Object.fromEntries(queues.map(([name, queue]) => [name, queue.queueUrl]))),
+      [LAMBDA_ENV.rateLimitTable]: this.table.tableName,
+      [LAMBDA_ENV.claimCheckBucket]: props.bucket.bucketName,
+    };
+    if (props.auditApiTokenSecret) {
+      // A CloudFormation dynamic reference: resolved at deploy time, so the token is in neither the
+      // template nor the bundle. A changed secret takes effect at the next deployment.
+      environment[AUDIT_API_TOKEN_ENV] = SecretValue.secretsManager(props.auditApiTokenSecret).unsafeUnwrap();
+    }
+    this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configFile: props.configFile, environment });
+    this.table.grantReadWriteData(this.handler);
+    for (const [, queue] of queues) queue.grantSendMessages(this.handler);
+    props.bucket.grantPut(this.handler, `${CLAIM_CHECK_PREFIX}*`);
+
+    // No API Gateway CORS configuration (corsPreflight) on purpose: the function answers CORS itself
+    // (middy http-cors), because the allowed origins come from the Svc config and the same handler
+    // serves local mode's gateway too. With corsPreflight set, API Gateway would answer preflights
+    // itself and the OPTIONS routes would never reach the function.
+    // The default stage ($default) serves the routes at the API's root URL, without a stage prefix.
+    this.api = new HttpApi(this, 'HttpApi', { description: 'Svc audit event API', createDefaultStage: true });
+    const integration = new HttpLambdaIntegration('AuditIntegration', this.handler, {
+      payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+    });
+    for (const { path, method } of AUDIT_ROUTES) this.api.addRoutes({ path, methods: [method], integration });
+
+    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the audit API', value: this.api.apiEndpoint });
+    new CfnOutput(this, 'AuditEventUrl', { description: 'URL for the audit client', value: `${this.api.apiEndpoint}${AUDIT_EVENT_PATH}` });
+  }
+}

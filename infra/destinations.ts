@@ -1,0 +1,50 @@
+/**
+ * Which destinations the stack deploys, from the validated config: one queue and writer per
+ * enabled destination that can run on Lambda, batched as the config's maxBatchSize / writeFrequency
+ * say (within what an SQS event source allows).
+ */
+import { Duration } from 'aws-cdk-lib';
+import { CLOUD_DESTINATIONS } from '../functions/writers/destinations.js';
+import { auditDestinationTypes } from '../shared/config/rules.js';
+import type { SvcConfig } from '../shared/config/schema.js';
+import { MAX_BATCH_SIZE, MAX_BATCHING_WINDOW, type DestinationOptions } from './constructs/event-pipeline.js';
+
+export interface CloudDestination extends Required<DestinationOptions> {
+  name: string;
+}
+
+export interface DestinationPlan {
+  deployed: CloudDestination[];
+  /** Why a configured destination is not deployed, or deployed with other batching; for synth warnings. */
+  notes: string[];
+}
+
+/** The destinations of `config` that the stack deploys, and notes on the others. */
+export function planDestinations(config: SvcConfig): DestinationPlan {
+  const audit = config.auditEvents;
+  const plan: DestinationPlan = { deployed: [], notes: [] };
+  if (!audit.enable || !audit.destination.enable) return plan;
+  const cloud: readonly string[] = CLOUD_DESTINATIONS;
+  for (const name of auditDestinationTypes(audit.destination.type)) {
+    if (!cloud.includes(name)) {
+      plan.notes.push(`destination ${name} writes to a local directory, so it runs in local mode or on the edge only; the stack does not deploy it`);
+      continue;
+    }
+    if (name === 'parquet' && !audit.destination.parquet.s3.enable) {
+      plan.notes.push('destination parquet writes to a local directory (Svc.auditEvents.destination.parquet.s3.enable is false); the stack does not deploy it');
+      continue;
+    }
+    const settings = name === 'tsdb' ? audit.destination.tsdb : audit.destination.parquet;
+    plan.deployed.push({ name, ...batching(name, settings.maxBatchSize, settings.writeFrequency, plan.notes) });
+  }
+  return plan;
+}
+
+function batching(name: string, maxBatchSize: number, writeFrequencyMs: number, notes: string[]): Required<DestinationOptions> {
+  const batchSize = Math.min(maxBatchSize, MAX_BATCH_SIZE);
+  if (batchSize < maxBatchSize) notes.push(`destination ${name}: maxBatchSize ${maxBatchSize} exceeds the ${MAX_BATCH_SIZE} messages an SQS event source delivers at once; batches hold ${batchSize}`);
+  const maxSeconds = MAX_BATCHING_WINDOW.toSeconds();
+  const seconds = Math.min(Math.max(1, Math.ceil(writeFrequencyMs / 1000)), maxSeconds);
+  if (writeFrequencyMs > maxSeconds * 1000) notes.push(`destination ${name}: writeFrequency ${writeFrequencyMs} ms exceeds the ${maxSeconds} s batching window of an SQS event source; batches wait at most ${maxSeconds} s`);
+  return { batchSize, maxBatchingWindow: Duration.seconds(seconds) };
+}

@@ -1,0 +1,305 @@
+/**
+ * The CDK app, synthesized in-process with the context of cdk.json. Bundling runs the local esbuild
+ * for real (no Docker), so the stack is built once for the suite; the invalid-config cases fail
+ * before any bundling. One test also runs the real CDK CLI against the compiled app in dist/.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
+import { buildSvcApp, readSettings, SynthSettingsError } from '../../infra/app.js';
+import { AUDIT_API_TOKEN_ENV } from '../../infra/constructs/ingest-api.js';
+import { copyFileCommand } from '../../infra/constructs/svc-function.js';
+import { planDestinations } from '../../infra/destinations.js';
+import type { SvcStack } from '../../infra/stack.js';
+import { ConfigError } from '../../shared/config/errors.js';
+import { loadConfigFile } from '../../shared/config/load.js';
+import { REPO_ROOT } from '../support/build.js';
+
+const CDK_CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+
+const VALID_CONFIG = `Svc:
+  logLevel: warn
+  auditEvents:
+    enable: true
+    apiToken: \${env:${AUDIT_API_TOKEN_ENV}}
+    cors:
+      allowedOrigins:
+        - https://analytics.example.com
+    rateLimit:
+      enable: false
+    destination:
+      enable: true
+      type: parquet, tablefile
+      parquet:
+        s3:
+          enable: true
+          bucket: svc-audit-exports
+`;
+
+/** Line 5, column 19: out of range. */
+const INVALID_CONFIG = `Svc:
+  logLevel: info
+  auditEvents:
+    enable: true
+    maxBodyBytes: 12
+`;
+const INVALID_AT = '5:19 Svc.auditEvents.maxBodyBytes: must be';
+
+const TOKEN_SECRET = 'svc/audit-api-token';
+
+let dir: string;
+let validFile: string;
+let invalidFile: string;
+let outdir: string;
+let stack: SvcStack;
+let template: Template;
+
+/**
+ * An app with cdk.json's context plus `context`, writing into the suite's temp directory. The
+ * built-in CloudFormation validation (a wasm engine, seconds per synth) is left to the CLI test.
+ */
+function makeApp(context: Record<string, unknown>): App {
+  return new App({ outdir, context: { ...CDK_CONTEXT, ...context }, builtinCloudFormationValidation: false });
+}
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+function functionsOf(t: Template): Resources {
+  return t.findResources('AWS::Lambda::Function', { Properties: { Runtime: Match.stringLikeRegexp('^nodejs') } }) as Resources;
+}
+
+function logicalIdOf(resources: Record<string, unknown>, prefix: string): string {
+  const id = Object.keys(resources).find((key) => key.startsWith(prefix));
+  if (!id) throw new Error(`no resource ${prefix}* among ${Object.keys(resources).join(', ')}`);
+  return id;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-infra-'));
+  outdir = join(dir, 'cdk.out');
+  validFile = join(dir, 'svc.yaml');
+  invalidFile = join(dir, 'invalid.yaml');
+  writeFileSync(validFile, VALID_CONFIG);
+  writeFileSync(invalidFile, INVALID_CONFIG);
+
+  stack = buildSvcApp(makeApp({ config: validFile, auditApiTokenSecret: TOKEN_SECRET }));
+  template = Template.fromStack(stack);
+}, 120_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SvcStack', () => {
+  it('runs every function on Node 22, arm64, ESM with source maps', () => {
+    const functions = functionsOf(template);
+    expect(Object.keys(functions)).toHaveLength(2);
+    for (const fn of Object.values(functions)) {
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', [LAMBDA_ENV.config]: `/var/task/${BUNDLED_CONFIG_FILE}` } },
+      });
+      expect(fn.Properties['TracingConfig']).toBeUndefined();
+    }
+    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 2);
+  });
+
+  it('gives the audit function the LAMBDA_ENV names, the queue URLs as JSON and the token as a dynamic reference', () => {
+    const functions = functionsOf(template);
+    const audit = functions[logicalIdOf(functions, 'IngestApiAuditFunction')];
+    const variables = (audit?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    const { destination, ...auditNames } = LAMBDA_ENV;
+    expect(Object.keys(variables)).toEqual(expect.arrayContaining(Object.values(auditNames)));
+    expect(variables[destination]).toBeUndefined();
+    expect(variables[AUDIT_API_TOKEN_ENV]).toBe(`{{resolve:secretsmanager:${TOKEN_SECRET}:SecretString:::}}`);
+    const queue = logicalIdOf(template.findResources('AWS::SQS::Queue'), 'EventPipelineParquetQueue');
+    expect(variables[LAMBDA_ENV.eventQueueUrls]).toEqual({ 'Fn::Join': ['', ['{"parquet":"', { Ref: queue }, '"}']] });
+    expect(variables[LAMBDA_ENV.rateLimitTable]).toEqual({ Ref: logicalIdOf(template.findResources('AWS::DynamoDB::Table'), 'IngestApiRateLimitTable') });
+    expect(variables[LAMBDA_ENV.claimCheckBucket]).toEqual({ Ref: logicalIdOf(template.findResources('AWS::S3::Bucket'), 'StorageBucket') });
+  });
+
+  it('routes the audit API paths to the function with payload format 2.0 and no gateway CORS', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP', CorsConfiguration: Match.absent() });
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey);
+    expect(routes.sort()).toEqual(['GET /api/v1/test-connection', 'OPTIONS /api/v1/audit-event', 'OPTIONS /api/v1/test-connection', 'POST /api/v1/audit-event']);
+    template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AutoDeploy: true });
+    expect(Object.keys(template.findOutputs('*')).some((id) => id.startsWith('IngestApiApiUrl'))).toBe(true);
+  });
+
+  it('keys the rate-limit table on pk with TTL on expiresAt', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+  });
+
+  it('gives each cloud destination a queue that sends failing events to its dead-letter queue after 5 receives', () => {
+    const queues = template.findResources('AWS::SQS::Queue');
+    expect(Object.keys(queues)).toHaveLength(2);
+    const dlq = logicalIdOf(queues, 'EventPipelineParquetDeadLetterQueue');
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 5 },
+      MaximumMessageSize: 1_048_576,
+      SqsManagedSseEnabled: true,
+      // 6 × the 60 s writer timeout + the 60 s batching window (parquet's writeFrequency).
+      VisibilityTimeout: 420,
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 14 * 24 * 3600, RedrivePolicy: Match.absent() });
+    // tablefile writes to a local directory: not deployed, and synth says so.
+    Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('destination tablefile writes to a local directory'));
+  });
+
+  it('feeds a writer from its queue in batches with partial batch failures', () => {
+    const functions = functionsOf(template);
+    const writer = logicalIdOf(functions, 'EventPipelineParquetWriter');
+    expect(functions[writer]?.Properties).toMatchObject({
+      MemorySize: 512,
+      Timeout: 60,
+      Environment: { Variables: { [LAMBDA_ENV.destination]: 'parquet', [LAMBDA_ENV.claimCheckBucket]: { Ref: logicalIdOf(template.findResources('AWS::S3::Bucket'), 'StorageBucket') } } },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: writer },
+      EventSourceArn: { 'Fn::GetAtt': [logicalIdOf(template.findResources('AWS::SQS::Queue'), 'EventPipelineParquetQueue'), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      // parquet's maxBatchSize and writeFrequency.
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 60,
+    });
+  });
+
+  it('keeps the bucket private, encrypted, TLS-only, and expires claim checks', () => {
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'claim-checks/', ExpirationInDays: 21, Status: 'Enabled' })]) },
+      },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('bundles a working index.mjs with the require banner and the config as svc.yaml', () => {
+    const functions = functionsOf(template);
+    const code = functions[logicalIdOf(functions, 'IngestApiAuditFunction')]?.Properties['Code'] as { S3Key: string };
+    const assetDir = join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    expect(readFileSync(join(assetDir, BUNDLED_CONFIG_FILE), 'utf8')).toBe(VALID_CONFIG);
+    const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+    expect(bundle.startsWith('import { createRequire as __svcCreateRequire }')).toBe(true);
+    expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
+
+    // The bundle loads as an ES module (the banner's require included) and answers a preflight.
+    // The rate limit is off in the test config, so nothing reaches for AWS.
+    const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(join(assetDir, 'index.mjs')).href)});
+const event = { version: '2.0', rawPath: '/api/v1/audit-event', headers: { origin: 'https://analytics.example.com' }, isBase64Encoded: false,
+  requestContext: { http: { method: 'OPTIONS', path: '/api/v1/audit-event', sourceIp: '192.0.2.1' } } };
+process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' })));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        [LAMBDA_ENV.config]: join(assetDir, BUNDLED_CONFIG_FILE),
+        [LAMBDA_ENV.eventQueueUrls]: JSON.stringify({ parquet: 'https://sqs.us-east-1.amazonaws.com/123456789012/parquet' }),
+        [LAMBDA_ENV.rateLimitTable]: 'rate-limit',
+        [LAMBDA_ENV.claimCheckBucket]: 'bucket',
+        [AUDIT_API_TOKEN_ENV]: 'token',
+        AWS_REGION: 'us-east-1',
+      },
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 204, headers: { 'Access-Control-Allow-Origin': 'https://analytics.example.com' } });
+  });
+});
+
+describe('the CDK app', () => {
+  it('fails synth on an invalid config with file:line:col', () => {
+    let caught: unknown;
+    try {
+      buildSvcApp(makeApp({ config: invalidFile }));
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).message).toContain(`${invalidFile}:${INVALID_AT}`);
+  });
+
+  it('checks ${env:NAME} against the functions\' environment, not the machine\'s', () => {
+    const previous = process.env[AUDIT_API_TOKEN_ENV];
+    process.env[AUDIT_API_TOKEN_ENV] = 'set-on-this-machine';
+    try {
+      // Without auditApiTokenSecret the deployed function would not have the variable.
+      expect(() => buildSvcApp(makeApp({ config: validFile }))).toThrow(`${validFile}:5:15 Svc.auditEvents.apiToken: environment variable ${AUDIT_API_TOKEN_ENV} is not set`);
+    } finally {
+      if (previous === undefined) delete process.env[AUDIT_API_TOKEN_ENV];
+      else process.env[AUDIT_API_TOKEN_ENV] = previous;
+    }
+  });
+
+  it('batches a destination within the limits of an SQS event source', () => {
+    const file = join(dir, 'tsdb.yaml');
+    writeFileSync(file, 'Svc:\n  tsdbConfig:\n    enable: true\n  auditEvents:\n    enable: true\n    destination:\n      enable: true\n      type: tsdb\n      tsdb:\n        maxBatchSize: 20000\n        writeFrequency: 600000\n');
+    const plan = planDestinations(loadConfigFile(file).config);
+    expect(plan.deployed.map((d) => [d.name, d.batchSize, d.maxBatchingWindow.toSeconds()])).toEqual([['tsdb', 10_000, 300]]);
+    expect(plan.notes).toHaveLength(2);
+  });
+
+  it('reads maxReceiveCount from cdk.json or as a -c string, and rejects nonsense', () => {
+    expect(readSettings(makeApp({})).maxReceiveCount).toBe(5);
+    expect(readSettings(makeApp({ maxReceiveCount: '3' })).maxReceiveCount).toBe(3);
+    expect(() => readSettings(makeApp({ maxReceiveCount: '0' }))).toThrow(SynthSettingsError);
+    expect(() => readSettings(makeApp({ maxReceiveCount: 'five' }))).toThrow(SynthSettingsError);
+  });
+
+  it('copies the config with a command that survives quotes in paths', () => {
+    const from = join(dir, "it's.yaml");
+    const to = join(dir, 'copy of "it".yaml');
+    writeFileSync(from, 'Svc: {}\n');
+    const run = spawnSync('bash', ['-c', copyFileCommand(from, to, 'linux')], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(readFileSync(to, 'utf8')).toBe('Svc: {}\n');
+    expect(() => copyFileCommand('C:\\a "b".yaml', 'C:\\out', 'win32')).toThrow(/must not contain/);
+    expect(copyFileCommand('C:\\svc config.yaml', 'C:\\out\\svc.yaml', 'win32')).toBe(
+      `node -e "require('node:fs').copyFileSync(process.argv[1], process.argv[2])" "C:\\svc config.yaml" "C:\\out\\svc.yaml"`,
+    );
+  });
+});
+
+describe('cdk synth (the real CLI, compiled app)', () => {
+  const cli = join(REPO_ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk');
+  const synth = (...args: string[]) =>
+    spawnSync(process.execPath, [cli, 'synth', '--quiet', ...args], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      // No AWS account here: keep the SDK from probing the EC2 instance metadata service.
+      env: { ...process.env, AWS_EC2_METADATA_DISABLED: 'true' },
+    });
+
+  it('synthesizes with a valid config', () => {
+    const run = synth('-c', `config=${validFile}`, '-c', `auditApiTokenSecret=${TOKEN_SECRET}`, '--output', join(dir, 'cli.out'));
+    expect(run.status, run.stderr).toBe(0);
+    expect(existsSync(join(dir, 'cli.out', 'Svc.template.json'))).toBe(true);
+  }, 120_000);
+
+  it('fails with the config problems listed', () => {
+    const run = synth('-c', `config=${invalidFile}`, '--output', join(dir, 'cli-invalid.out'));
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain(`${invalidFile}:${INVALID_AT}`);
+  }, 60_000);
+});
