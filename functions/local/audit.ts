@@ -7,6 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Logger } from '../../shared/logging/logger.js';
+import { PointClock } from '../../shared/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../shared/tsdb/writer.js';
 import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
@@ -31,7 +32,8 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
   const s3 = settings.destination.parquet.s3;
   const destinations = auditDestinations(config, log, {
     s3Client: () => new S3Client({ region: s3.region, ...(s3.endpoint ? { endpoint: s3.endpoint, forcePathStyle: true } : {}) }),
-    tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => errors.track(type, err, { module }) }),
+    clock: new PointClock(),
+  tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => errors.track(type, err, { module }) }),
   });
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({

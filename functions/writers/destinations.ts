@@ -11,6 +11,7 @@ import { JsonObjectDataDestination } from '../../shared/writers/json-destination
 import { JsonObjectDataWriter } from '../../shared/writers/json-objectdata.js';
 import { encodeParquet } from '../../shared/writers/parquet/encode.js';
 import { encodeQvd } from '../../shared/writers/tablefile/qvd.js';
+import type { PointClock } from '../../shared/tsdb/line-protocol.js';
 import type { TsdbWriter } from '../../shared/tsdb/writer.js';
 import { AuditTsdbDestination } from '../../shared/writers/audit-tsdb.js';
 import type { Destination } from './handler.js';
@@ -32,6 +33,8 @@ export interface DestinationDeps {
   s3Client: () => S3Client;
   /** The process's tsdb writer (Svc.tsdbConfig); asked for only when tsdb is a destination. */
   tsdb: () => TsdbWriter;
+  /** The process's point clock (platform-formats.md §0.3). */
+  clock: PointClock;
 }
 
 export function auditDestinations(config: SvcConfig, log: Logger, deps: DestinationDeps): ConfiguredDestination[] {
@@ -42,7 +45,7 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
     if (type === 'tsdb') {
       const t = settings.tsdb;
       out.push({
-        destination: new AuditTsdbDestination({ writer: deps.tsdb(), measurement: t.measurementName, staticTags: t.staticTags, log }),
+        destination: new AuditTsdbDestination({ writer: deps.tsdb(), clock: deps.clock, measurement: t.measurementName, staticTags: t.staticTags, log }),
         batchSize: t.maxBatchSize,
         batchWindowMs: t.writeFrequency,
       });

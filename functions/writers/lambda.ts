@@ -9,6 +9,7 @@ import { secretValues } from '../../shared/config/secrets.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger } from '../../shared/logging/logger.js';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
+import { PointClock } from '../../shared/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../shared/tsdb/writer.js';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
 import { auditDestinations, CLOUD_DESTINATIONS } from './destinations.js';
@@ -22,6 +23,7 @@ if (!(CLOUD_DESTINATIONS as readonly string[]).includes(name)) throw new Error(`
 const s3 = new S3Client({});
 const configured = auditDestinations(config, logger, {
   s3Client: () => s3,
+  clock: new PointClock(),
   tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module }) }),
 }).find((d) => d.destination.name === name);
 if (!configured) throw new Error(`destination ${name} is not enabled in the bundled config (Svc.auditEvents.destination)`);

@@ -13,6 +13,7 @@ import { parseConfigText } from '../../../shared/config/load.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
+import { PointClock } from '../../../shared/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../shared/tsdb/writer.js';
 import { AuditTsdbDestination } from '../../../shared/writers/audit-tsdb.js';
 import { captureLog, envelope } from '../../support/audit.js';
@@ -45,7 +46,7 @@ describe('tsdb outage under load', () => {
     const log = await captureLog('info');
     const errors = new ErrorTracker({ enabled: true, log: log.logger });
     const writer = new TsdbWriter({ config: config.tsdbConfig, log: log.logger, onError: (type, module, err) => errors.track(type, err, { module }), retryDelaysMs: [50, 100], requestTimeoutMs: 2000 });
-    const destination = new AuditTsdbDestination({ writer, measurement: 'audit_events', staticTags: [{ name: 'env', value: 'test' }], log: log.logger });
+    const destination = new AuditTsdbDestination({ writer, clock: new PointClock(), measurement: 'audit_events', staticTags: [{ name: 'env', value: 'test' }], log: log.logger });
     const queue = new LocalEventQueue({
       directory: mkdtempSync(join(tmpdir(), 'outage-queue-')),
       capacity: 100_000,
@@ -72,12 +73,12 @@ describe('tsdb outage under load', () => {
     await influx.startProcess();
     await load;
 
-    await expect.poll(() => count(influx), { timeout: 30_000, interval: 250 }).toBe(600);
+    await expect.poll(() => count(influx), { timeout: 60_000, interval: 250 }).toBe(600);
     await queue.stop();
     expect(sent).toHaveLength(600);
     expect(errors.summary().details['TSDB_V1_WRITE']?.total ?? 0).toBeGreaterThan(0);
     const rows = (await query(influx, "SELECT event_id, \"duration\", env FROM audit_events WHERE event_type = 'object.view.duration' LIMIT 1", 'svc_outage')) as { results: { series?: { columns: string[]; values: unknown[][] }[] }[] };
     expect(rows.results[0]?.series?.[0]?.columns).toEqual(['time', 'event_id', 'duration', 'env']);
     expect(rows.results[0]?.series?.[0]?.values[0]?.slice(2)).toEqual([12.5, 'test']);
-  });
+  }, 120_000);
 });

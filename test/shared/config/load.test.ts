@@ -245,6 +245,11 @@ describe('cross-field rules', () => {
     expect(issuesOf(dest('tsdb', true))).toEqual([]);
   });
 
+  it('refuses an audit static tag named like a built-in column', () => {
+    const text = yaml('Svc:', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      parquet:', '        staticTags: [{name: event_type, value: x}]');
+    expect(lines(text)).toEqual([expect.stringMatching(/^svc\.yaml:7:29 Svc\.auditEvents\.destination\.parquet\.staticTags\[0\]\.name: "event_type" is a built-in column/)]);
+  });
+
   it('parses schedules with @breejs/later and names the failing position', () => {
     expect(lines(yaml('Svc:', '  uptimeMonitor:', '    frequency: every 15 minuts'))).toEqual([
       'svc.yaml:3:16 Svc.uptimeMonitor.frequency: cannot be parsed as a text schedule from position 9 ("minuts")',
