@@ -10,10 +10,11 @@
  *                                        "d <seq>" (dead-lettered; counts as acknowledged)
  * A torn last line (a crash in the middle of a write) is cut off at open.
  */
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomically, writeFileSynced } from '../util/files.js';
 
 export interface JournalRecord {
   seq: number;
@@ -50,7 +51,7 @@ function takeLock(dir: string): void {
       throw new Error(`the queue directory ${dir} is in use by process ${pid}`);
     }
   }
-  writeFileDurably(dir, LOCK_FILE, `${process.pid}\n`);
+  writeFileSynced(join(dir, LOCK_FILE), `${process.pid}\n`);
 }
 const SEGMENT_BYTES = 64 * 1024 * 1024;
 
@@ -196,9 +197,7 @@ export class Journal {
       const path = join(this.dir, `acks-${name}.log`);
       if (!existsSync(path)) continue;
       const kept = readLines(path).filter((line) => live.has(Number(line.split(' ')[1])));
-      const temp = `${path}.tmp`;
-      writeFileDurably(this.dir, `acks-${name}.log.tmp`, kept.map((l) => `${l}\n`).join(''));
-      renameSync(temp, path);
+      writeFileAtomically(path, kept.map((l) => `${l}\n`).join(''));
     }
   }
 
@@ -298,18 +297,4 @@ export class Journal {
     this.writer = undefined;
     rmSync(join(this.dir, LOCK_FILE), { force: true });
   }
-}
-
-/** Writes a small file durably (synchronously: dead letters and ack-log rewrites are rare and must not be lost). */
-export function writeFileDurably(dir: string, name: string, content: string): string {
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, name);
-  const fd = openSync(path, 'w', 0o640);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  return path;
 }

@@ -11,7 +11,8 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
 import { packEvents } from './codec.js';
 import type { QueuedEvent } from './events.js';
-import { Journal, writeFileDurably, type JournalRecord } from './journal.js';
+import { writeFileSynced } from '../util/files.js';
+import { Journal, type JournalRecord } from './journal.js';
 import { QueueFullError, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
 
@@ -238,7 +239,8 @@ export class LocalEventQueue implements EventQueue, Component {
 
   private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): void {
     const letter: DeadLetter = { group: rt.group.name, seq: record.seq, attempts, deadAt: new Date().toISOString(), reason, events: record.events, body: record.body };
-    const path = writeFileDurably(join(this.options.directory, DEAD_LETTER_DIR, rt.group.name), `${String(record.seq).padStart(12, '0')}.json`, `${JSON.stringify(letter, null, 2)}\n`);
+    const path = join(this.options.directory, DEAD_LETTER_DIR, rt.group.name, `${String(record.seq).padStart(12, '0')}.json`);
+    writeFileSynced(path, `${JSON.stringify(letter, null, 2)}\n`);
     rt.deadLettered += 1;
     this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
   }

@@ -5,11 +5,11 @@
  * ever waits in a memory buffer.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { auditFileColumns, auditRow, type CellValue, type ColumnType } from '../datamodel/audit.js';
 import type { QueuedEvent } from '../queue/events.js';
+import { writeFileAtomically } from '../util/files.js';
 
 /** Where finished files go. */
 export interface FileSink {
@@ -30,16 +30,7 @@ export class DirectorySink implements FileSink {
 
   put(relativePath: string, data: Uint8Array): Promise<string> {
     const target = join(this.root, ...relativePath.split('/'));
-    mkdirSync(dirname(target), { recursive: true });
-    const temp = `${target}.${randomBytes(4).toString('hex')}.tmp`;
-    const fd = openSync(temp, 'wx', 0o640);
-    try {
-      writeSync(fd, data);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, target);
+    writeFileAtomically(target, data);
     return Promise.resolve(target);
   }
 }

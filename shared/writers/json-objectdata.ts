@@ -5,11 +5,12 @@
  * `<YYYYMMDDTHHmmssSSSZ>_<eventId>.json`. The same eventId twice makes no second file.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AuditEnvelope } from '../audit/envelope.js';
 import type { SvcConfig } from '../config/schema.js';
 import type { AuditQueuedEvent } from '../queue/events.js';
+import { writeFileSynced } from '../util/files.js';
 import { RecentIds } from '../util/recent-ids.js';
 
 export interface ObjectDataFile {
@@ -72,13 +73,7 @@ export class JsonObjectDataWriter {
     };
     const finalPath = join(this.dir, `${compactUtc(envelope.timestamp)}_${eventId}.json`);
     const tempPath = join(this.dir, `.${eventId}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    const fd = openSync(tempPath, 'wx', 0o640);
-    try {
-      writeSync(fd, `${JSON.stringify(file, null, 2)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeFileSynced(tempPath, `${JSON.stringify(file, null, 2)}\n`, { exclusive: true });
     let written: string | null = finalPath;
     try {
       linkSync(tempPath, finalPath);
