@@ -33,7 +33,8 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
   const destinations = auditDestinations(config, log, {
     s3Client: () => new S3Client({ region: s3.region, ...(s3.endpoint ? { endpoint: s3.endpoint, forcePathStyle: true } : {}) }),
     clock: new PointClock(),
-  tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => errors.track(type, err, { module }) }),
+    errors,
+    tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => errors.track(type, err, { module }) }),
   });
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({

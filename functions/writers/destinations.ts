@@ -13,6 +13,7 @@ import { encodeParquet } from '../../shared/writers/parquet/encode.js';
 import { encodeQvd } from '../../shared/writers/tablefile/qvd.js';
 import type { PointClock } from '../../shared/tsdb/line-protocol.js';
 import type { TsdbWriter } from '../../shared/tsdb/writer.js';
+import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import { AuditTsdbDestination } from '../../shared/writers/audit-tsdb.js';
 import type { Destination } from './handler.js';
 
@@ -35,6 +36,7 @@ export interface DestinationDeps {
   tsdb: () => TsdbWriter;
   /** The process's point clock (platform-formats.md §0.3). */
   clock: PointClock;
+  errors: ErrorTracker;
 }
 
 export function auditDestinations(config: SvcConfig, log: Logger, deps: DestinationDeps): ConfiguredDestination[] {
@@ -53,14 +55,14 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
       const p = settings.parquet;
       const sink: FileSink = p.s3.enable ? new S3Sink({ client: deps.s3Client(), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
       out.push({
-        destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log }),
+        destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
         batchSize: p.maxBatchSize,
         batchWindowMs: p.writeFrequency,
       });
     } else if (type === 'tablefile') {
       const t = settings.tablefile;
       out.push({
-        destination: new AuditFileDestination({ name: 'tablefile', extension: 'qvd', encode: (columns, rows) => encodeQvd({ name: 'audit_events', columns, rows }), sink: new DirectorySink(t.exportDirectory), staticTags: t.staticTags, log }),
+        destination: new AuditFileDestination({ name: 'tablefile', extension: 'qvd', encode: (columns, rows) => encodeQvd({ name: 'audit_events', columns, rows }), sink: new DirectorySink(t.exportDirectory), staticTags: t.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'TABLEFILE' }) }),
         batchSize: t.maxBatchSize,
         batchWindowMs: t.writeFrequency,
       });

@@ -24,6 +24,7 @@ const s3 = new S3Client({});
 const configured = auditDestinations(config, logger, {
   s3Client: () => s3,
   clock: new PointClock(),
+  errors,
   tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module }) }),
 }).find((d) => d.destination.name === name);
 if (!configured) throw new Error(`destination ${name} is not enabled in the bundled config (Svc.auditEvents.destination)`);

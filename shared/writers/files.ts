@@ -64,6 +64,8 @@ export interface AuditFileDestinationOptions {
   sink: FileSink;
   staticTags: readonly { name: string; value: string }[];
   log: FileDestinationLog;
+  /** Error tracking of a failed file (the events are retried). */
+  onError?: (err: unknown) => void;
 }
 
 /** `audit_events_<date>_<writer>_<sequence>.<ext>` under `<date>/`: the event date (UTC) and a sequence per writer. */
@@ -93,6 +95,7 @@ export class AuditFileDestination {
         this.options.log.info({ destination: this.name, file: where, rows: group.length }, `wrote ${group.length} audit event(s) to ${where}`);
       } catch (err) {
         for (const e of group) failed.add(e.id);
+        this.options.onError?.(err);
         this.options.log.error({ destination: this.name, err, rows: group.length, sink: this.options.sink.description }, `cannot write ${this.name} file ${path}; the events will be retried`);
       }
     }

@@ -4,6 +4,9 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { validateEnvelope } from '../../shared/audit/envelope.js';
+import { LocalEventQueue } from '../../shared/queue/local.js';
+import { envelope } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
@@ -108,4 +111,29 @@ describe('svc command line', () => {
       expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^svc ${mode} 15\\.0\\.0 running`)), 'received SIGTERM: shutting down', 'shutdown complete']));
     });
   }
+});
+
+describe('svc dlq replay', () => {
+  it('puts dead letters back on the queue for their destination, and says how many', async () => {
+    const { dir, file } = tempConfig('Svc:\n  localQueue:\n    directory: queue\n    maxReceiveCount: 1\n');
+    const checked = validateEnvelope(envelope());
+    if (!checked.ok) throw new Error('fixture envelope is invalid');
+    const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const queue = new LocalEventQueue({
+      directory: join(dir, 'queue'),
+      capacity: 10,
+      maxReceiveCount: 1,
+      log: silent,
+      groups: [{ name: 'tsdb', batchSize: 10, batchWindowMs: 0, handler: (e) => Promise.resolve({ batchItemFailures: e.Records.map((r) => ({ itemIdentifier: r.messageId })) }) }],
+    });
+    await queue.start();
+    await queue.send([{ kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } }]);
+    await expect.poll(() => queue.stats()['tsdb']?.deadLettered).toBe(1);
+    await queue.stop();
+    const run = svc(['dlq', 'replay', '--config', file], { cwd: dir });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe('tsdb: replayed 1 message(s) with 1 event(s)\n');
+    expect(svc(['dlq', 'replay', '--config', file], { cwd: dir }).stdout).toBe('tsdb: replayed 0 message(s) with 0 event(s)\n');
+  });
 });
