@@ -1,0 +1,103 @@
+/**
+ * Parser of UDP user-activity events (platform-formats.md §1.2, the parsing part of §1.3, §1.4 app id,
+ * §1.5 user-agent text). Pure, never throws. Exclusion, counting, the app-name lookup, user-agent
+ * parsing and publishing happen after this.
+ */
+import {
+  decodeDatagram,
+  failure,
+  internalError,
+  NOT_A_DATAGRAM,
+  prefixKey,
+  unknownPrefix,
+  userFull,
+  type Datagram,
+  type ParseResult,
+} from './common.js';
+import { decodeInto, USER_EVENT_LAYOUT, USER_EVENT_PREFIXES, type UserEventType } from './layouts.js';
+import { splitDatagram } from './split.js';
+import { uuid } from './validators.js';
+
+export type { UserEventType } from './layouts.js';
+
+export interface UserEvent {
+  /** `qseow-proxy-session` or `qseow-proxy-connection` (field 0, lower-case, slashes removed). */
+  messageType: UserEventType;
+  host: string;
+  /** `Start session`, `Stop session`, `Open connection`, `Close connection` (as sent). */
+  command: string;
+  user_directory: string;
+  user_id: string;
+  origin: string;
+  context: string;
+  message: string;
+  /** `dir\id` when both are non-empty, else `''`. */
+  user_full: string;
+  /** §1.4: the lower-case uuid after `/app/` in `context`; absent otherwise. */
+  appId?: string;
+  /** §1.5: the user-agent text of `message` (trimmed, `'` deleted); absent when there is none or it is empty. */
+  uaText?: string;
+  /** The instant the datagram was read from the socket (ms since the epoch); also the event time (§0.3). */
+  receivedAtMs: number;
+}
+
+/** §1.4: `/app/<id>` up to the first `/`, `?` or `#`, when `<id>` passes `uuid`. */
+export function extractAppId(context: string): string | undefined {
+  if (!context.startsWith('/app/')) return undefined;
+  const rest = context.slice('/app/'.length);
+  const end = rest.search(/[/?#]/);
+  const id = uuid(end === -1 ? rest : rest.slice(0, end));
+  return id === '' ? undefined : id;
+}
+
+const UA_MARK = 'UserAgent:';
+
+/**
+ * §1.5: the text after the first `UserAgent:` up to the next `UserAgent:` or the end, trimmed, with
+ * every `'` deleted (in that order). `undefined` when the message has no `UserAgent:` or the text is empty.
+ */
+export function extractUaText(message: string): string | undefined {
+  const at = message.indexOf(UA_MARK);
+  if (at === -1) return undefined;
+  const start = at + UA_MARK.length;
+  const next = message.indexOf(UA_MARK, start);
+  const ua = message
+    .slice(start, next === -1 ? undefined : next)
+    .trim()
+    .replaceAll("'", '');
+  return ua === '' ? undefined : ua;
+}
+
+function parse(text: string, receivedAtMs: number): ParseResult<UserEvent> {
+  const key = prefixKey(text);
+  const messageType = key === null ? undefined : USER_EVENT_PREFIXES.get(key);
+  if (messageType === undefined) return unknownPrefix(text);
+  const split = splitDatagram(text, USER_EVENT_LAYOUT);
+  if (!split.ok) {
+    return failure('malformed', `${messageType}: expected ${USER_EVENT_LAYOUT.n} fields, got ${split.parts}`, text);
+  }
+  const f = decodeInto({ messageType }, split.fields, USER_EVENT_LAYOUT.fields);
+  const event: UserEvent = Object.assign(f, {
+    user_full: userFull(f.user_directory, f.user_id),
+    receivedAtMs,
+  });
+  const appId = extractAppId(f.context);
+  if (appId !== undefined) event.appId = appId;
+  const uaText = extractUaText(f.message);
+  if (uaText !== undefined) event.uaText = uaText;
+  return { ok: true, event };
+}
+
+/**
+ * Parses one datagram of the user-activity listener. `receivedAtMs` is the instant it was read from
+ * the socket. Unknown field 0 → `unknown_prefix`; fewer than 8 fields → `malformed`.
+ */
+export function parseUserEvent(datagram: Datagram, receivedAtMs: number): ParseResult<UserEvent> {
+  const text = decodeDatagram(datagram);
+  if (text === null) return failure('malformed', NOT_A_DATAGRAM, '');
+  try {
+    return parse(text, receivedAtMs);
+  } catch (error) {
+    return internalError(error, text);
+  }
+}
