@@ -44,6 +44,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { fmt, option, pct, percentile, positive } from './lib.mjs';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -52,18 +53,6 @@ const CLIENT_VERSION = '0.3.2';
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
-
-function option(name, envName, fallback) {
-  const arg = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (arg !== undefined) return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : 'true';
-  return process.env[envName] ?? fallback;
-}
-
-function positive(name, envName, fallback) {
-  const value = Number(option(name, envName, String(fallback)));
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The request
@@ -114,11 +103,6 @@ function envelopeText(targetBytes = 2048) {
 // ---------------------------------------------------------------------------------------------
 // Client (child process)
 // ---------------------------------------------------------------------------------------------
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function runClient(job) {
   const { port, body, headers, concurrency, ips, warmupMs, durationMs, maxRequests } = job;
@@ -352,8 +336,6 @@ async function measure(name, server, job) {
   return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu };
 }
 
-const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-const pct = (n) => (Number.isFinite(n) ? `${Math.round(n * 100)} %` : 'n/a');
 
 function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');

@@ -64,6 +64,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
+import { fmt, int, median, nonNegative, option, pct, percentile, positive } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -74,24 +75,6 @@ const RETENTION_HOURS = 240; // the config default 10d
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
-
-function option(name, envName, fallback) {
-  const arg = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (arg !== undefined) return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : 'true';
-  return process.env[envName] ?? fallback;
-}
-
-function positive(name, envName, fallback) {
-  const value = Number(option(name, envName, String(fallback)));
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
-
-function nonNegative(name, envName, fallback) {
-  const value = Number(option(name, envName, String(fallback)));
-  if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} must be a number >= 0`);
-  return value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Built modules
@@ -277,20 +260,6 @@ function makeEvents(svc, n, seed) {
 // ---------------------------------------------------------------------------------------------
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-const pct = (n) => (Number.isFinite(n) ? `${Math.round(n * 100)} %` : 'n/a');
-const int = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function median(xs) {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 
 const tempDirs = new Set();
 function tempDir(prefix) {
