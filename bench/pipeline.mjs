@@ -576,14 +576,7 @@ function svcConfig(svc, { events, influx, dbName, dir, batchSize }) {
 function configuredDestination(svc, ctx, type, { influx, dbName, dir }) {
   const config = svcConfig(svc, { events: ctx.events.length, influx, dbName, dir, batchSize: ctx.batchSize });
   const found = svc
-    .auditDestinations(config, ctx.log, {
-      s3Client: () => {
-        throw new Error('no S3 in this benchmark');
-      },
-      tsdb: () => new svc.TsdbWriter({ config: config.tsdbConfig, log: ctx.log, onError: (errorType, module, err) => ctx.errors.track(errorType, err, { module }) }),
-      clock: new svc.PointClock(),
-      errors: ctx.errors,
-    })
+    .auditDestinations(config, ctx.log, { clock: new svc.PointClock(), errors: ctx.errors })
     .find((d) => d.destination.name === type);
   if (!found) throw new Error(`auditDestinations() built no ${type} destination`);
   return found;

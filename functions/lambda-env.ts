@@ -14,6 +14,9 @@ export const LAMBDA_ENV = {
   claimCheckBucket: 'SVC_CLAIM_CHECK_BUCKET',
 } as const;
 
+/** Key prefix of queue claim checks in the claim-check bucket (the stack expires it by lifecycle rule). */
+export const CLAIM_CHECK_PREFIX = 'claim-checks/';
+
 /** File name of the config inside a function bundle. */
 export const BUNDLED_CONFIG_FILE = 'svc.yaml';
 

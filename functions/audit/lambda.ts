@@ -6,18 +6,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadConfigFile } from '../../shared/config/load.js';
-import { secretValues } from '../../shared/config/secrets.js';
-import { createLogger } from '../../shared/logging/logger.js';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import { FanOutEventQueue } from '../../shared/queue/fanout.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
 import { DynamoDbRateLimiter } from '../../shared/ratelimit/dynamodb.js';
-import { BUNDLED_CONFIG_FILE, LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
+import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
+import { lambdaRuntime } from '../lambda-runtime.js';
 import { makeAuditHandler } from './handler.js';
 
-const { config } = loadConfigFile(process.env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG');
-const { logger } = await createLogger({ level: config.logLevel, pretty: false, secrets: secretValues(config) });
+const { config, logger } = await lambdaRuntime();
 const settings = config.auditEvents;
 if (settings.apiToken === '') logger.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
 
@@ -33,7 +30,7 @@ const rateLimiter = settings.rateLimit.enable
   : null;
 // One queue per destination (each with its own writer function); events go to all of them.
 const sqs = new SQSClient({});
-const claimCheck = new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: 'claim-checks/' });
+const claimCheck = new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: CLAIM_CHECK_PREFIX });
 const queue = new FanOutEventQueue(Object.values(queueUrls()).map((queueUrl) => new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log: logger })));
 
 export const handler = makeAuditHandler({ settings, rateLimiter, queue, log: logger });

@@ -3,12 +3,10 @@
  * behind it, and one writer handler per configured destination (the same handlers the writer
  * Lambdas run), each a consumer group of the queue.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Logger } from '../../shared/logging/logger.js';
 import { PointClock } from '../../shared/tsdb/line-protocol.js';
-import { TsdbWriter } from '../../shared/tsdb/writer.js';
 import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
@@ -29,13 +27,7 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
-  const s3 = settings.destination.parquet.s3;
-  const destinations = auditDestinations(config, log, {
-    s3Client: () => new S3Client({ region: s3.region, ...(s3.endpoint ? { endpoint: s3.endpoint, forcePathStyle: true } : {}) }),
-    clock: new PointClock(),
-    errors,
-    tsdb: () => new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => errors.track(type, err, { module }) }),
-  });
+  const destinations = auditDestinations(config, log, { clock: new PointClock(), errors });
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({
     name: destination.name,

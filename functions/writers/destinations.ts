@@ -2,7 +2,7 @@
  * The audit destinations a config asks for, each with its batching: the one place that maps
  * `Svc.auditEvents.destination` to writers, used by local mode and by the writer Lambdas.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { auditDestinationTypes } from '../../shared/config/rules.js';
 import type { Logger } from '../../shared/logging/logger.js';
@@ -12,7 +12,7 @@ import { JsonObjectDataWriter } from '../../shared/writers/json-objectdata.js';
 import { encodeParquet } from '../../shared/writers/parquet/encode.js';
 import { encodeQvd } from '../../shared/writers/tablefile/qvd.js';
 import type { PointClock } from '../../shared/tsdb/line-protocol.js';
-import type { TsdbWriter } from '../../shared/tsdb/writer.js';
+import { TsdbWriter } from '../../shared/tsdb/writer.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import { AuditTsdbDestination } from '../../shared/writers/audit-tsdb.js';
 import type { Destination } from './handler.js';
@@ -30,10 +30,8 @@ export interface ConfiguredDestination {
   batchWindowMs: number;
 }
 
+/** What the destinations share with the rest of the process. */
 export interface DestinationDeps {
-  s3Client: () => S3Client;
-  /** The process's tsdb writer (Svc.tsdbConfig); asked for only when tsdb is a destination. */
-  tsdb: () => TsdbWriter;
   /** The process's point clock (platform-formats.md §0.3). */
   clock: PointClock;
   errors: ErrorTracker;
@@ -47,13 +45,13 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
     if (type === 'tsdb') {
       const t = settings.tsdb;
       out.push({
-        destination: new AuditTsdbDestination({ writer: deps.tsdb(), clock: deps.clock, measurement: t.measurementName, staticTags: t.staticTags, log }),
+        destination: new AuditTsdbDestination({ writer: new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => deps.errors.track(type, err, { module }) }), clock: deps.clock, measurement: t.measurementName, staticTags: t.staticTags, log }),
         batchSize: t.maxBatchSize,
         batchWindowMs: t.writeFrequency,
       });
     } else if (type === 'parquet') {
       const p = settings.parquet;
-      const sink: FileSink = p.s3.enable ? new S3Sink({ client: deps.s3Client(), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
+      const sink: FileSink = p.s3.enable ? new S3Sink({ client: new S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
       out.push({
         destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
         batchSize: p.maxBatchSize,

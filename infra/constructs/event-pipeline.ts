@@ -9,9 +9,8 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LAMBDA_ENV } from '../../functions/lambda-env.js';
+import { CLAIM_CHECK_PREFIX, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../shared/queue/sqs.js';
-import { CLAIM_CHECK_PREFIX } from './storage.js';
 import { SvcFunction, type SvcFunctionProps } from './svc-function.js';
 
 export const DEFAULT_MAX_RECEIVE_COUNT = 5;

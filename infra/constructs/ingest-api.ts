@@ -10,9 +10,8 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../../functions/audit/handler.js';
-import { LAMBDA_ENV } from '../../functions/lambda-env.js';
+import { CLAIM_CHECK_PREFIX, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { RATE_LIMIT_TABLE_KEYS } from '../../shared/ratelimit/dynamodb.js';
-import { CLAIM_CHECK_PREFIX } from './storage.js';
 import { SvcFunction } from './svc-function.js';
 
 /** The audit Lambda's entry, relative to the repository root. */

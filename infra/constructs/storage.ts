@@ -6,9 +6,8 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { CLAIM_CHECK_PREFIX } from '../../functions/lambda-env.js';
 
-/** Key prefix of the queue's claim-check objects (the audit Lambda writes under it). */
-export const CLAIM_CHECK_PREFIX = 'claim-checks/';
 
 /**
  * Claim checks must outlive every message that can point at them. A message lives at most 4 days in
