@@ -12,7 +12,8 @@ import { emptyRequired, pruneDisabled } from './prune.js';
 import { checkRules, type RuleFinding } from './rules.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 import { validateConfigFile } from './validate.js';
-import { describeSchema, displayPath, getPath, isRecord, pointerToPath, schemaAt, type PathSegment, type SchemaNode } from './walk.js';
+import { getPath, isRecord } from '../util/records.js';
+import { describeSchema, displayPath, pointerToPath, schemaAt, type PathSegment, type SchemaNode } from './walk.js';
 
 export const DEFAULT_CONFIG_PATH = './config/svc.yaml';
 const ROOT_SCHEMA = ConfigFileSchema as SchemaNode;

@@ -3,7 +3,8 @@
  * convention 4). Before validation every disabled section is cut down to its switches; validation
  * then fills in the defaults, and problems reported inside a disabled section are dropped.
  */
-import { getPath, isRecord, type PathSegment, type SchemaNode } from './walk.js';
+import { getPath, isRecord } from '../util/records.js';
+import type { PathSegment, SchemaNode } from './walk.js';
 
 function switchValue(section: Record<string, unknown>, schema: SchemaNode, relPath: string): unknown {
   const segs = relPath.split('.');

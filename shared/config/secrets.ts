@@ -1,6 +1,7 @@
 /** Which config values are secrets, derived from the schema's `x-secret` annotations. */
 import { ConfigFileSchema } from './schema.js';
-import { isRecord, visitSchema, type SchemaNode } from './walk.js';
+import { isRecord } from '../util/records.js';
+import { visitSchema, type SchemaNode } from './walk.js';
 
 const ROOT = ConfigFileSchema as SchemaNode;
 

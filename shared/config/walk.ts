@@ -1,5 +1,7 @@
 /** Reading the config schema as plain JSON schema: sub-schemas by path, annotations, descriptions. */
 
+import { isRecord } from '../util/records.js';
+
 export type PathSegment = string | number;
 
 /** The subset of JSON schema the config schema uses, read structurally. */
@@ -24,10 +26,6 @@ export interface SchemaNode {
   'x-secret-values'?: boolean;
   'x-schedule'?: boolean;
   'x-expect'?: string;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The schema that governs the value at `path` below `root`, if any. */
@@ -62,15 +60,6 @@ export function pointerToPath(pointer: string, data: unknown): PathSegment[] {
     }
   }
   return out;
-}
-
-export function getPath(data: unknown, path: readonly PathSegment[]): unknown {
-  let cursor: unknown = data;
-  for (const seg of path) {
-    if (typeof seg === 'number') cursor = Array.isArray(cursor) ? cursor[seg] : undefined;
-    else cursor = isRecord(cursor) ? cursor[seg] : undefined;
-  }
-  return cursor;
 }
 
 /** Visits every schema node with its path; arrays are visited as `[]` (index -1). */

@@ -3,6 +3,7 @@
  * and table-file columns, and docs/data-model.md. A column added here appears everywhere.
  */
 import type { AuditQueuedEvent } from '../queue/events.js';
+import { getPath } from '../util/records.js';
 
 export type ColumnType = 'string' | 'int' | 'float' | 'timestamp';
 /** How a column goes to the tsdb: as a tag, a field, the point time, or not at all. */
@@ -20,14 +21,7 @@ export interface AuditColumn {
 }
 
 /** The payload is free-form per type: read members structurally. */
-function member(value: unknown, ...path: string[]): unknown {
-  let cursor = value;
-  for (const key of path) {
-    if (typeof cursor !== 'object' || cursor === null || Array.isArray(cursor)) return undefined;
-    cursor = (cursor as Record<string, unknown>)[key];
-  }
-  return cursor;
-}
+const member = (value: unknown, ...path: string[]): unknown => getPath(value, path);
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 const int = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) ? value : null);

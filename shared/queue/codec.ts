@@ -10,6 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AuditEnvelopeSchema, isRfc3339 } from '../audit/envelope.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
+import { isRecord } from '../util/records.js';
 
 const Timestamp = Type.String({ format: 'rfc3339' });
 
@@ -78,10 +79,6 @@ function describe(errors: readonly ErrorObject[] | null | undefined, prefix = ''
     return `${where}: ${e.message ?? 'is invalid'}`;
   });
   return texts.join('; ') || 'does not match the queue message schema';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Says which event of a packed message is invalid, and why. */

@@ -28,6 +28,7 @@ import { HttpError, InfluxDB as InfluxV2, RequestTimedOutError } from '@influxda
 import { InfluxDB as InfluxV1 } from 'influx';
 import type { SvcConfig } from '../config/schema.js';
 import { toLine, type Point } from './line-protocol.js';
+import { isRecord } from '../util/records.js';
 
 export type TsdbConfig = SvcConfig['tsdbConfig'];
 export type TsdbVersion = TsdbConfig['version'];
@@ -418,10 +419,6 @@ function chunksOf<T>(items: readonly T[], size: number): T[][] {
 function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   return Array.from(text).slice(0, max).join('');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `body[key]` as a list of objects (v2 API list responses). */

@@ -11,6 +11,7 @@ import type { AuditEnvelope } from '../audit/envelope.js';
 import type { SvcConfig } from '../config/schema.js';
 import type { AuditQueuedEvent } from '../queue/events.js';
 import { writeFileSynced } from '../util/files.js';
+import { getPath, isRecord } from '../util/records.js';
 import { RecentIds } from '../util/recent-ids.js';
 
 export interface ObjectDataFile {
@@ -24,13 +25,10 @@ export interface ObjectDataFile {
   objectData: Record<string, unknown>;
 }
 
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
 /** `payload.event.objectData` when it is an object. */
 export function objectDataOf(envelope: AuditEnvelope): Record<string, unknown> | undefined {
-  return record(record(envelope.payload['event'])?.['objectData']);
+  const objectData = getPath(envelope.payload, ['event', 'objectData']);
+  return isRecord(objectData) ? objectData : undefined;
 }
 
 /** `2026-11-22T10:15:22.123+01:00` → `20261122T091522123Z` (UTC, sortable, safe on every filesystem). */
@@ -60,7 +58,7 @@ export class JsonObjectDataWriter {
       mkdirSync(this.dir, { recursive: true });
       this.dirReady = true;
     }
-    const appId = record(envelope.payload['context'])?.['appId'];
+    const appId = getPath(envelope.payload, ['context', 'appId']);
     const file: ObjectDataFile = {
       eventId,
       type: envelope.type,

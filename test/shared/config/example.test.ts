@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { renderFullConfig } from '../../../shared/config/example.js';
 import { loadConfigFile } from '../../../shared/config/load.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';
-import { getPath, visitSchema } from '../../../shared/config/walk.js';
+import { visitSchema } from '../../../shared/config/walk.js';
+import { getPath } from '../../../shared/util/records.js';
 
 const fullYaml = new URL('../../../config/full.yaml', import.meta.url);
 
