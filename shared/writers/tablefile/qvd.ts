@@ -149,6 +149,11 @@ function encodeColumn(column: TableColumn, rows: readonly Record<string, CellVal
   // A row without the key is NULL; names such as `constructor` must not find Object.prototype.
   const ownOnly = column.name in OBJECT_PROTOTYPE;
   const name = column.name;
+  /** The row's value of this column; a name like `constructor` reads only the row's own property. */
+  const cell = (r: number): unknown => {
+    const row = rows[r];
+    return row === undefined || (ownOnly && !Object.hasOwn(row, name)) ? undefined : row[name];
+  };
   let hasNull = false;
   let ascii = true;
   let count = 0;
@@ -157,8 +162,7 @@ function encodeColumn(column: TableColumn, rows: readonly Record<string, CellVal
     // Raw and normalised text both map to the symbol index (normalising is idempotent).
     const seen = new Map<string, number>();
     for (let r = 0; r < n; r++) {
-      const row = rows[r];
-      const value: unknown = row === undefined || (ownOnly && !Object.hasOwn(row, name)) ? undefined : row[name];
+      const value = cell(r);
       if (value === null || value === undefined) {
         index[r] = -1;
         hasNull = true;
@@ -184,8 +188,7 @@ function encodeColumn(column: TableColumn, rows: readonly Record<string, CellVal
     // Numbers compare by value: Map keys are SameValueZero, so −0 and 0 are one key.
     const seen = new Map<number, number>();
     for (let r = 0; r < n; r++) {
-      const row = rows[r];
-      const value: unknown = row === undefined || (ownOnly && !Object.hasOwn(row, name)) ? undefined : row[name];
+      const value = cell(r);
       if (value === null || value === undefined) {
         index[r] = -1;
         hasNull = true;
