@@ -11,6 +11,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AuditEnvelopeSchema, isRfc3339 } from '../audit/envelope.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
 import { isRecord } from '../util/records.js';
+import { LogEventSchema, UserActivitySchema } from '../platform/events.js';
 
 const Timestamp = Type.String({ format: 'rfc3339' });
 
@@ -23,11 +24,58 @@ export const AuditQueuedEventSchema = Type.Object({
   event: AuditEnvelopeSchema,
 });
 
+const TimeNs = Type.String({ pattern: '^[0-9]{1,19}$' });
+
+/** `kind: 'user-event'`: a user-activity event from the UDP listener. */
+export const UserQueuedEventSchema = Type.Object({
+  kind: Type.Literal('user-event'),
+  id: Type.String({ minLength: 1 }),
+  receivedAt: Timestamp,
+  timeNs: TimeNs,
+  event: UserActivitySchema,
+});
+
+/** `kind: 'log-event'`: a log event from the UDP listener. */
+export const LogQueuedEventSchema = Type.Object({
+  kind: Type.Literal('log-event'),
+  id: Type.String({ minLength: 1 }),
+  receivedAt: Timestamp,
+  timeNs: TimeNs,
+  event: LogEventSchema,
+});
+
+const JsonFieldValueSchema = Type.Union([
+  Type.Object({ type: Type.Literal('int'), value: Type.Integer() }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('float'), value: Type.Number() }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('string'), value: Type.String() }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('bool'), value: Type.Boolean() }, { additionalProperties: false }),
+]);
+
+/** `kind: 'points'`: tsdb points the edge computed (counters, queue metrics). */
+export const PointsQueuedEventSchema = Type.Object({
+  kind: Type.Literal('points'),
+  id: Type.String({ minLength: 1 }),
+  receivedAt: Timestamp,
+  module: Type.String({ minLength: 1 }),
+  points: Type.Array(
+    Type.Object(
+      {
+        measurement: Type.String({ minLength: 1 }),
+        tags: Type.Record(Type.String(), Type.String()),
+        fields: Type.Record(Type.String(), JsonFieldValueSchema),
+        timeNs: TimeNs,
+      },
+      { additionalProperties: false },
+    ),
+    { minItems: 1 },
+  ),
+});
+
 /**
  * Every kind of queued event, one schema each, told apart by `kind`. A new kind is one more entry
  * here (plus its type in events.ts; the check below fails to compile until the two agree).
  */
-const EVENT_SCHEMAS = [AuditQueuedEventSchema] as const;
+const EVENT_SCHEMAS = [AuditQueuedEventSchema, UserQueuedEventSchema, LogQueuedEventSchema, PointsQueuedEventSchema] as const;
 
 /** Any queued event (the union of EVENT_SCHEMAS). */
 export const QueuedEventSchema = Type.Union([...EVENT_SCHEMAS]);

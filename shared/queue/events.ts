@@ -3,6 +3,7 @@
  * Adapters may pack several events into one queue message.
  */
 import type { AuditEnvelope } from '../audit/envelope.js';
+import type { PlatformLogEvent, UserActivity } from '../platform/events.js';
 
 export const QUEUE_FORMAT_VERSION = 1;
 
@@ -20,6 +21,57 @@ export interface AuditQueuedEvent extends QueuedBase {
   meta: { clientIp: string; clientVersion: string | null };
 }
 
+/**
+ * The point time of an edge event, decided once at the edge (platform-formats.md §0.3): the event's
+ * own millisecond × 1,000,000 + the process-wide counter, as a decimal string (JSON has no 64-bit
+ * integers). Every destination uses it, and a redelivered point overwrites itself.
+ */
+interface EdgeTimed {
+  timeNs: string;
+}
+
+/** A user-activity event from the UDP listener (§1), parsed and enriched at the edge. */
+export interface UserQueuedEvent extends QueuedBase, EdgeTimed {
+  kind: 'user-event';
+  event: UserActivity;
+}
+
+/** A log event from the UDP listener (§2), parsed, filtered and categorised at the edge. */
+export interface LogQueuedEvent extends QueuedBase, EdgeTimed {
+  kind: 'log-event';
+  event: PlatformLogEvent;
+}
+
+/** A field value of a JSON point (line protocol types of §6.0; integers within ±2^53). */
+export type JsonFieldValue =
+  | { type: 'int'; value: number }
+  | { type: 'float'; value: number }
+  | { type: 'string'; value: string }
+  | { type: 'bool'; value: boolean };
+
+/** A tsdb point as JSON: `timeNs` is nanoseconds since the epoch as a decimal string. */
+export interface JsonPoint {
+  measurement: string;
+  tags: Record<string, string>;
+  fields: Record<string, JsonFieldValue>;
+  timeNs: string;
+}
+
+/** Points the edge computes itself (event counts, rejected counts, listener queue metrics), for the tsdb only. */
+export interface PointsQueuedEvent extends QueuedBase {
+  kind: 'points';
+  /** The producing module, for error tracking (§6.0 step 5), e.g. `EVENT_COUNTS`. */
+  module: string;
+  points: JsonPoint[];
+}
+
 /** Every kind of event; later sources add theirs here. */
-export type QueuedEvent = AuditQueuedEvent;
+export type QueuedEvent = AuditQueuedEvent | UserQueuedEvent | LogQueuedEvent | PointsQueuedEvent;
 export type EventKind = QueuedEvent['kind'];
+
+export type QueuedEventOf<K extends EventKind> = Extract<QueuedEvent, { kind: K }>;
+
+/** The events of one kind: a destination takes the kinds it serves and leaves the others alone. */
+export function eventsOfKind<K extends EventKind>(events: readonly QueuedEvent[], kind: K): QueuedEventOf<K>[] {
+  return events.filter((e): e is QueuedEventOf<K> => e.kind === kind);
+}

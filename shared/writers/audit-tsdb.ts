@@ -7,7 +7,7 @@
  * a probability of about 16 %: a silent loss, which the outage test caught.)
  */
 import { AUDIT_COLUMNS, type AuditColumn } from '../datamodel/audit.js';
-import type { QueuedEvent } from '../queue/events.js';
+import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../queue/events.js';
 import { float, int, str, type FieldValue, type Point, type PointClock } from '../tsdb/line-protocol.js';
 import type { TsdbWriter } from '../tsdb/writer.js';
 
@@ -23,7 +23,7 @@ function fieldValue(column: AuditColumn, value: string | number): FieldValue {
   return str(String(value));
 }
 
-export function auditPoint(q: QueuedEvent, measurement: string, staticTags: readonly { name: string; value: string }[], clock: PointClock): Point {
+export function auditPoint(q: AuditQueuedEvent, measurement: string, staticTags: readonly { name: string; value: string }[], clock: PointClock): Point {
   const tags: Record<string, string | null> = {};
   const fields: Record<string, FieldValue | null> = {};
   let timeMs = Date.parse(q.receivedAt);
@@ -52,7 +52,8 @@ export class AuditTsdbDestination {
     },
   ) {}
 
-  async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+  async write(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const events = eventsOfKind(queued, 'audit');
     const all = new Set(events.map((e) => e.id));
     if (!this.ready) {
       try {

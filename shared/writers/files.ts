@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { auditFileColumns, auditRow, type CellValue, type ColumnType } from '../datamodel/audit.js';
-import type { QueuedEvent } from '../queue/events.js';
+import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../queue/events.js';
 import { writeFileAtomically } from '../util/files.js';
 
 /** Where finished files go. */
@@ -79,8 +79,8 @@ export class AuditFileDestination {
   }
 
   async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
-    const byDate = new Map<string, QueuedEvent[]>();
-    for (const e of events) {
+    const byDate = new Map<string, AuditQueuedEvent[]>();
+    for (const e of eventsOfKind(events, 'audit')) {
       const date = new Date(Date.parse(e.event.timestamp)).toISOString().slice(0, 10);
       byDate.set(date, [...(byDate.get(date) ?? []), e]);
     }

@@ -1,5 +1,5 @@
 /** The JSON object-data writer as a queue destination: each event written at once, failures retried. */
-import type { QueuedEvent } from '../queue/events.js';
+import { eventsOfKind, type QueuedEvent } from '../queue/events.js';
 import type { JsonObjectDataWriter } from './json-objectdata.js';
 
 export interface JsonDestinationLog {
@@ -17,7 +17,7 @@ export class JsonObjectDataDestination {
 
   write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
-    for (const queued of events) {
+    for (const queued of eventsOfKind(events, 'audit')) {
       try {
         const file = this.writer.write(queued);
         if (file) this.log.debug({ eventId: queued.id, file }, 'wrote audit object data');

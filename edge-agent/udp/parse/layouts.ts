@@ -3,6 +3,7 @@
  * free-text fields, and for every parsed key its field index and rule (sanitising cap or validator).
  * This is the single place these numbers live; the parsers, the splitter and the tests read them from here.
  */
+import { LOG_SOURCES, USER_EVENT_TYPES, type LogSource, type UserEventType } from '../../../shared/platform/events.js';
 import { stripControl, truncateCodePoints } from './sanitize.js';
 import { float, intAtLeast, int, ts, uuid } from './validators.js';
 
@@ -82,8 +83,7 @@ export function decodeInto<T extends object, F extends Readonly<Record<string, F
 // ---------------------------------------------------------------------------------------------
 // §1 user-activity events
 
-export const USER_EVENT_TYPES = ['qseow-proxy-session', 'qseow-proxy-connection'] as const;
-export type UserEventType = (typeof USER_EVENT_TYPES)[number];
+export { USER_EVENT_TYPES, type UserEventType };
 
 /** Field 0, lower-case (compared ASCII-case-insensitively) → `messageType`. */
 export const USER_EVENT_PREFIXES: ReadonlyMap<string, UserEventType> = new Map(
@@ -110,8 +110,7 @@ export const USER_EVENT_LAYOUT = {
 // ---------------------------------------------------------------------------------------------
 // §2 log events
 
-export const LOG_SOURCES = ['qseow-engine', 'qseow-proxy', 'qseow-repository', 'qseow-scheduler', 'qseow-qix-perf'] as const;
-export type LogSource = (typeof LOG_SOURCES)[number];
+export { LOG_SOURCES, type LogSource };
 
 /** §2.2 common head (fields 0–7 of every log source; field 0 is the prefix → `source`). */
 export const LOG_HEAD_FIELDS = {

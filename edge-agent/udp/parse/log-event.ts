@@ -29,97 +29,31 @@ import { SOURCE_CHECKS, splitDatagram, type SplitSpec } from './split.js';
 import { tsToInstantMs, uuid } from './validators.js';
 
 export type { LogSource } from './layouts.js';
+import type { EngineLog, ProxyLog, QixPerfLog, RepositoryLog, SchedulerLog } from '../../../shared/platform/events.js';
 
-/** Fields 0–7 of every log source plus the times. */
-export interface LogEventHead<S extends LogSource> {
-  /** Field 0, lower-case, slashes removed. */
-  source: S;
-  /** `%rownum`: int ≥ 1, else `null`. */
-  log_row: number | null;
-  /** `%longIso8601date` when a valid platform timestamp (kept as received), else `''`. */
-  ts_iso: string;
-  /** `%date` when a valid platform timestamp (kept as received), else `''`. */
-  ts_local: string;
-  level: string;
-  host: string;
-  subsystem: string;
-  windows_user: string;
+/** The times the parser adds to every log event (§0.3); they travel beside the §2.2 keys, not in them. */
+export interface ParsedTimes {
   /** §0.3: field 2 if a valid ISO timestamp, else field 3 if one, else `receivedAtMs` (ms since the epoch). */
   eventTimeMs: number;
   /** The instant the datagram was read from the socket (ms since the epoch). */
   receivedAtMs: number;
 }
 
-export interface EngineLogEvent extends LogEventHead<'qseow-engine'> {
-  message: string;
-  proxy_session_id: string;
-  user_directory: string;
-  user_id: string;
-  user_full: string;
-  engine_ts: string;
-  process_id: string;
-  engine_exe_version: string;
-  server_started: string;
-  entry_type: string;
-  session_id: string;
-  app_id: string;
-}
+/** Fields 0–7 of every log source plus the times. */
+export type LogEventHead<S extends LogSource> = Pick<EngineLog, 'log_row' | 'ts_iso' | 'ts_local' | 'level' | 'host' | 'subsystem' | 'windows_user'> & { source: S } & ParsedTimes;
 
+/** What the parser returns: the §2.2 keys (no categories yet, no engine-performance app name) and the times. */
+type Parsed<T> = Omit<T, 'category' | 'app_name'> & ParsedTimes;
+
+export type EngineLogEvent = Parsed<EngineLog>;
 /** The fields proxy and repository events share after the head. */
-export interface ProxyRepositoryFields {
-  message: string;
-  exception_message: string;
-  user_directory: string;
-  user_id: string;
-  user_full: string;
-  command: string;
-  result_code: string;
-  origin: string;
-  context: string;
-}
-
-export type ProxyLogEvent = LogEventHead<'qseow-proxy'> & ProxyRepositoryFields;
-export type RepositoryLogEvent = LogEventHead<'qseow-repository'> & ProxyRepositoryFields;
-
-export interface SchedulerLogEvent extends LogEventHead<'qseow-scheduler'> {
-  message: string;
-  exception_message: string;
-  user_directory: string;
-  user_id: string;
-  user_full: string;
-  task_name: string;
-  app_name: string;
-  task_id: string;
-  app_id: string;
-  execution_id: string;
-}
-
-export type EventActivitySource = 'user' | 'non-user';
-
+export type ProxyRepositoryFields = Omit<ProxyLog, keyof LogEventHead<'qseow-proxy'> | 'category'>;
+export type ProxyLogEvent = Parsed<ProxyLog>;
+export type RepositoryLogEvent = Parsed<RepositoryLog>;
+export type SchedulerLogEvent = Omit<SchedulerLog, 'category'> & ParsedTimes;
+export type EventActivitySource = QixPerfLog['event_activity_source'];
 /** Engine performance (`/qseow-qix-perf/`). `app_name` (app-list lookup) is added after parsing. */
-export interface QixPerfLogEvent extends LogEventHead<'qseow-qix-perf'> {
-  proxy_session_id: string;
-  /** `non-user` when field 8 is `0`, else `user`. */
-  event_activity_source: EventActivitySource;
-  user_directory: string;
-  user_id: string;
-  user_full: string;
-  engine_ts: string;
-  session_id: string;
-  app_id: string;
-  request_id: number | null;
-  method: string;
-  process_time: number | null;
-  work_time: number | null;
-  lock_time: number | null;
-  validate_time: number | null;
-  traverse_time: number | null;
-  handle: number | null;
-  object_id: string;
-  net_ram: number | null;
-  peak_ram: number | null;
-  object_type: string;
-}
+export type QixPerfLogEvent = Parsed<QixPerfLog>;
 
 export type LogEvent = EngineLogEvent | ProxyLogEvent | RepositoryLogEvent | SchedulerLogEvent | QixPerfLogEvent;
 

@@ -19,27 +19,15 @@ import { splitDatagram } from './split.js';
 import { uuid } from './validators.js';
 
 export type { UserEventType } from './layouts.js';
+import type { UserActivity } from '../../../shared/platform/events.js';
 
-export interface UserEvent {
-  /** `qseow-proxy-session` or `qseow-proxy-connection` (field 0, lower-case, slashes removed). */
-  messageType: UserEventType;
-  host: string;
-  /** `Start session`, `Stop session`, `Open connection`, `Close connection` (as sent). */
-  command: string;
-  user_directory: string;
-  user_id: string;
-  origin: string;
-  context: string;
-  message: string;
-  /** `dir\id` when both are non-empty, else `''`. */
-  user_full: string;
-  /** §1.4: the lower-case uuid after `/app/` in `context`; absent otherwise. */
-  appId?: string;
+/** What the parser returns: the §1.2 keys and §1.4 app id; the app name and user agent are enrichment. */
+export type UserEvent = Omit<UserActivity, 'appName' | 'uaBrowserName' | 'uaBrowserMajorVersion' | 'uaOsName' | 'uaOsVersion'> & {
   /** §1.5: the user-agent text of `message` (trimmed, `'` deleted); absent when there is none or it is empty. */
   uaText?: string;
   /** The instant the datagram was read from the socket (ms since the epoch); also the event time (§0.3). */
   receivedAtMs: number;
-}
+};
 
 /** §1.4: `/app/<id>` up to the first `/`, `?` or `#`, when `<id>` passes `uuid`. */
 export function extractAppId(context: string): string | undefined {
