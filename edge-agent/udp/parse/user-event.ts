@@ -14,7 +14,7 @@ import {
   type Datagram,
   type ParseResult,
 } from './common.js';
-import { decodeInto, USER_EVENT_LAYOUT, USER_EVENT_PREFIXES, type UserEventType } from './layouts.js';
+import { decodeInto, USER_EVENT_LAYOUT, USER_EVENT_PREFIXES } from './layouts.js';
 import { splitDatagram } from './split.js';
 import { uuid } from './validators.js';
 

@@ -3,16 +3,15 @@
  * Pure: no I/O, the only side effect is the optional `warn` callback for unknown filter types.
  */
 import type { SvcConfig } from '../../../shared/config/schema.js';
+import { firstValueTags } from '../../../shared/platform/categories.js';
+import type { Category } from '../../../shared/platform/events.js';
 
 export type CategoriseSettings = SvcConfig['logEvents']['categorise'];
 export type CategoriseRule = CategoriseSettings['rules'][number];
 export type CategoriseFilter = CategoriseRule['filter'][number];
 
-/** One `{name, value}` category (tsdb tag, MQTT `category[]` item, `raw_event.category[]`). */
-export interface Category {
-  name: string;
-  value: string;
-}
+export type { Category };
+export { firstValueTags };
 
 export type CategoriseResult = { action: 'drop' } | { action: 'keep'; categories: Category[] };
 
@@ -110,15 +109,4 @@ export function categorise(
   }
   if (!matched && settings.ruleDefault.enable) addUnique(categories, seen, settings.ruleDefault.category);
   return { action: 'keep', categories };
-}
-
-/**
- * §2.5 step 5: categories as tsdb tags. A point cannot carry a tag twice, so for names given more
- * than once the first value wins (MQTT and `raw_event` keep the full list).
- */
-export function firstValueTags(categories: readonly Category[]): Record<string, string> {
-  const tags = new Map<string, string>();
-  for (const { name, value } of categories) if (!tags.has(name)) tags.set(name, value);
-  // fromEntries defines own data properties, so a name such as `__proto__` stays an ordinary key.
-  return Object.fromEntries(tags);
 }
