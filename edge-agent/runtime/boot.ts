@@ -12,6 +12,9 @@ import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/l
 import type { AppContext } from '../../shared/runtime/context.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { localAuditComponents } from '../../functions/local/audit.js';
+import { NO_APP_NAMES } from '../../shared/platform/app-names.js';
+import { PointClock } from '../../shared/tsdb/line-protocol.js';
+import { udpComponents } from '../udp/compose.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -21,7 +24,9 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 /** The components each mode runs, in start order; later parts of Svc plug in here. */
 export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
   const components: Component[] = [];
-  if (mode === 'local') components.push(...(localAuditComponents(ctx.config, ctx.logger, ctx.errors)?.components ?? []));
+  if (mode === 'local') components.push(...(localAuditComponents(ctx.config, ctx.logger, ctx.errors, ctx.clock)?.components ?? []));
+  // App names come from the app-list poller once it exists; until then every name is unknown (§1.4).
+  components.push(...(udpComponents(ctx, { appNames: NO_APP_NAMES, clock: ctx.clock })?.components ?? []));
   return components;
 }
 
@@ -50,7 +55,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
 
   const errors = new ErrorTracker({ enabled: config.errorTracking.enable, log: logger });
-  const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors };
+  const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
   for (const component of composeComponents(ctx, mode)) lifecycle.add(component);
 

@@ -96,6 +96,8 @@ export interface LogEventHandlerDeps extends HandlerDeps {
   rejected: RejectedEventCounter | null;
   /** Count perf-filter rejections too (`enginePerformanceMonitor.trackRejectedEvents.enable`). */
   trackPerfRejections: boolean;
+  /** Whether some destination takes this event (monsaas takes only some sources and levels); default all. */
+  wants?: (event: Pick<PlatformLogEvent, 'source' | 'level'>) => boolean;
 }
 
 const SOURCE_FLAGS = {
@@ -151,7 +153,7 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
       }
       categories = outcome.categories;
     }
-    if (deps.queue === null) return 'processed';
+    if (deps.queue === null || deps.wants?.(parsed) === false) return 'processed';
     const q: LogQueuedEvent = { kind: 'log-event', ...queued(parsed.receivedAtMs, parsed.eventTimeMs, deps.clock), event: platformLogEvent(parsed, categories, appName) };
     await deps.queue.send([q]);
     return 'processed';

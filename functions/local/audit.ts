@@ -6,7 +6,7 @@
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Logger } from '../../shared/logging/logger.js';
-import { PointClock } from '../../shared/tsdb/line-protocol.js';
+import type { PointClock } from '../../shared/tsdb/line-protocol.js';
 import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
@@ -23,11 +23,11 @@ export interface LocalAudit {
 }
 
 /** The components of the audit path, in start order (queue before the gateway that feeds it). */
-export function localAuditComponents(config: SvcConfig, log: Logger, errors: ErrorTracker): LocalAudit | null {
+export function localAuditComponents(config: SvcConfig, log: Logger, errors: ErrorTracker, clock: PointClock): LocalAudit | null {
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
-  const destinations = auditDestinations(config, log, { clock: new PointClock(), errors });
+  const destinations = auditDestinations(config, log, { clock, errors });
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({
     name: destination.name,

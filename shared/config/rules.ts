@@ -3,6 +3,9 @@
  * with defaults. Errors stop the start; warnings are logged.
  */
 import { AUDIT_COLUMN_NAMES } from '../datamodel/audit.js';
+import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../platform/monsaas-events.js';
+import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../platform/tsdb-points.js';
+import { TAG_NAME_PATTERN } from './builders.js';
 import type { SvcConfig } from './schema.js';
 import type { PathSegment } from './walk.js';
 
@@ -84,6 +87,8 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     error(['monsaas', 'event', 'url'], 'must be set: user or log events are sent to the monitoring SaaS');
   }
 
+  checkPlatformNames(c, error);
+
   // Two enabled listeners cannot share a port.
   const listeners: [boolean, 'tcp' | 'udp', number, PathSegment[]][] = [
     [audit.enable, 'tcp', audit.port, ['auditEvents', 'port']],
@@ -107,4 +112,80 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
 /** The log-event listener runs when any log source is enabled (platform-formats.md §2.3). */
 export function logListenerEnabled(c: SvcConfig): boolean {
   return Object.values(c.logEvents.source).some((s) => s.enable);
+}
+
+const TAG_NAME = new RegExp(TAG_NAME_PATTERN);
+const USER_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_USER_EVENT_ATTRIBUTES);
+const LOG_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_LOG_EVENT_ATTRIBUTES);
+
+/**
+ * Configured names that become tsdb tags or monsaas attributes of the platform's UDP events
+ * (platform-formats.md §6.0 last row, §8.3 last line), checked for the features that are on:
+ * - `userEvents.tags[]` (when `userEvents.enable`), `logEvents.tags[]` and the category names of
+ *   `logEvents.categorise` rules and `ruleDefault` (when the log listener runs and categorisation,
+ *   resp. the default rule, is on) match `^[A-Za-z][A-Za-z0-9_]*$` and are not `time`;
+ * - when the events go to the tsdb (`sendToTsdb.enable`), none equals a built-in tag or field name of
+ *   `user_events` (§6.3) / `log_event` (§6.4);
+ * - when they go to monsaas (`sendToMonSaas.enable`), none equals a built-in attribute name of the
+ *   event (`eventType`, `timestamp`, `qs_…`, `svcVersion`), and neither does a
+ *   `monsaas.event.attribute.static[]` name (when `monsaas.enable`);
+ * - (Svc choice) a tag list names each tag once, and no category is named like a `logEvents.tags[]`
+ *   tag: a point or event cannot carry a name twice.
+ */
+function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: string) => void): void {
+  const nameRule = (path: PathSegment[], name: string): boolean => {
+    if (name === 'time') error(path, '"time" cannot be a tag name (it is the time column of the tsdb); choose another name');
+    else if (!TAG_NAME.test(name)) error(path, `"${name}" is not a valid tag name: use letters, digits and _, starting with a letter`);
+    else return true;
+    return false;
+  };
+  const builtIn = (path: PathSegment[], name: string, measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
+    const section = measurement === USER_EVENTS_MEASUREMENT ? '§6.3' : '§6.4';
+    if (toTsdb && BUILT_IN_POINT_NAMES[measurement].has(name)) {
+      error(path, `"${name}" is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`);
+    } else if (attributes !== null && attributes.has(name)) {
+      error(path, `"${name}" is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`);
+    }
+  };
+  const tagList = (base: PathSegment[], tags: readonly { name: string }[], measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
+    const seen = new Set<string>();
+    tags.forEach((tag, i) => {
+      const path = [...base, i, 'name'];
+      if (!nameRule(path, tag.name)) return;
+      if (seen.has(tag.name)) error(path, `tag "${tag.name}" is listed more than once`);
+      seen.add(tag.name);
+      builtIn(path, tag.name, measurement, toTsdb, attributes);
+    });
+  };
+
+  const monsaas = c.monsaas.enable;
+  const user = c.userEvents;
+  const userToMonSaas = user.enable && user.sendToMonSaas.enable;
+  if (user.enable) tagList(['userEvents', 'tags'], user.tags, USER_EVENTS_MEASUREMENT, user.sendToTsdb.enable, userToMonSaas ? USER_ATTRIBUTES : null);
+
+  const log = c.logEvents;
+  const logOn = logListenerEnabled(c);
+  const logToMonSaas = logOn && log.sendToMonSaas.enable;
+  if (logOn) {
+    const logAttributes = logToMonSaas ? LOG_ATTRIBUTES : null;
+    tagList(['logEvents', 'tags'], log.tags, LOG_EVENT_MEASUREMENT, log.sendToTsdb.enable, logAttributes);
+    const tagNames = new Set(log.tags.map((t) => t.name));
+    const category = (path: PathSegment[], name: string): void => {
+      if (!nameRule(path, name)) return;
+      if (tagNames.has(name)) error(path, `category "${name}" has the name of a tag in Svc.logEvents.tags; choose another name`);
+      else builtIn(path, name, LOG_EVENT_MEASUREMENT, log.sendToTsdb.enable, logAttributes);
+    };
+    const categorise = log.categorise;
+    if (categorise.enable) {
+      categorise.rules.forEach((rule, r) => rule.category.forEach((cat, k) => category(['logEvents', 'categorise', 'rules', r, 'category', k, 'name'], cat.name)));
+      if (categorise.ruleDefault.enable) categorise.ruleDefault.category.forEach((cat, k) => category(['logEvents', 'categorise', 'ruleDefault', 'category', k, 'name'], cat.name));
+    }
+  }
+
+  if (monsaas && (userToMonSaas || logToMonSaas)) {
+    const attributes = new Set([...(userToMonSaas ? USER_ATTRIBUTES : []), ...(logToMonSaas ? LOG_ATTRIBUTES : [])]);
+    c.monsaas.event.attribute.static.forEach((attribute, i) => {
+      if (attributes.has(attribute.name)) error(['monsaas', 'event', 'attribute', 'static', i, 'name'], `"${attribute.name}" is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`);
+    });
+  }
 }

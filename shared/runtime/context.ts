@@ -2,6 +2,7 @@
 import type { SvcConfig } from '../config/schema.js';
 import type { ErrorTracker } from '../errors/tracker.js';
 import type { Logger } from '../logging/logger.js';
+import type { PointClock } from '../tsdb/line-protocol.js';
 
 export interface AppContext {
   readonly config: SvcConfig;
@@ -10,4 +11,6 @@ export interface AppContext {
   readonly logger: Logger;
   /** The process's error tracker (Svc.errorTracking). */
   readonly errors: ErrorTracker;
+  /** The process-wide point counter of platform-formats.md §0.3, shared by everything that builds points. */
+  readonly clock: PointClock;
 }

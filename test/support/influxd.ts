@@ -320,3 +320,39 @@ export async function writeLines(handle: InfluxdHandle, db: string, lines: strin
   const body = await res.text();
   if (res.status !== 204) throw new Error(`influxd write failed: HTTP ${res.status}: ${body.trim()}`);
 }
+
+interface Series {
+  name?: string;
+  tags?: Record<string, string>;
+  columns: string[];
+  values: unknown[][];
+}
+
+async function allSeries(handle: InfluxdHandle, q: string, db: string, options: QueryOptions = {}): Promise<Series[]> {
+  const json = (await query(handle, q, db, options)) as { results?: { series?: Series[] }[] };
+  return json.results?.[0]?.series ?? [];
+}
+
+/** Runs a SELECT and returns its rows as objects (column → value, nulls dropped), all series together. */
+export async function queryRows(handle: InfluxdHandle, q: string, db: string, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (const series of await allSeries(handle, q, db, options)) {
+    for (const values of series.values) {
+      const row = Object.fromEntries(series.columns.map((c, i) => [c, values[i]]).filter(([, v]) => v !== null));
+      out.push({ ...(series.tags ?? {}), ...row });
+    }
+  }
+  return out;
+}
+
+/** `SHOW FIELD KEYS` of a measurement as name → type (`integer`, `float`, `string`, `boolean`). */
+export async function fieldTypes(handle: InfluxdHandle, measurement: string, db: string): Promise<Record<string, unknown>> {
+  const [first] = await allSeries(handle, `SHOW FIELD KEYS FROM "${measurement}"`, db);
+  return Object.fromEntries((first?.values ?? []).map((v) => [v[0], v[1]]));
+}
+
+/** `SHOW TAG KEYS` of a measurement. */
+export async function tagKeys(handle: InfluxdHandle, measurement: string, db: string): Promise<string[]> {
+  const [first] = await allSeries(handle, `SHOW TAG KEYS FROM "${measurement}"`, db);
+  return (first?.values ?? []).map((v) => String(v[0]));
+}

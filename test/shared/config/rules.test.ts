@@ -1,0 +1,151 @@
+/**
+ * Startup rules for the names the platform's UDP events carry (platform-formats.md §6.0 last row,
+ * §8.3 last line): configured tag, category and attribute names. Each refused name is reported with
+ * its key path; features that are off are not checked.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, formatIssue } from '../../../shared/config/errors.js';
+import { parseConfigText } from '../../../shared/config/load.js';
+import { checkRules } from '../../../shared/config/rules.js';
+
+/** The formatted issues of a config below `Svc:` (none when it loads). */
+function issues(...lines: string[]): string[] {
+  try {
+    parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {});
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues.map(formatIssue).map((l) => l.replace(/^svc\.yaml:\d+:\d+ /, ''));
+    throw err;
+  }
+}
+
+const MONSAAS = [
+  'monsaas:', '  enable: true', '  metric:', '    url: https://metrics.example.com/metric/v1', '  event:', '    url: https://events.example.com/',
+  'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+];
+const userEvents = (tags: string, ...rest: string[]) => ['userEvents:', '  enable: true', `  tags: ${tags}`, ...rest.map((l) => `  ${l}`)];
+const logEvents = (...rest: string[]) => ['logEvents:', '  source:', '    engine:', '      enable: true', ...rest.map((l) => `  ${l}`)];
+const TO_TSDB = ['sendToTsdb:', '  enable: true'];
+const TO_MONSAAS = ['sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]'];
+const categorise = (rule: string, ruleDefault = '[]') => [
+  'categorise:', '  enable: true',
+  `  rules: [{logLevel: [warn], action: categorise, category: ${rule}, filter: [{type: so, value: x}]}]`,
+  '  ruleDefault:', '    enable: true', `    category: ${ruleDefault}`,
+];
+
+describe('user event tag names (§6.0, §8.3)', () => {
+  it('refuses a built-in tag or field name of user_events when user events go to the tsdb', () => {
+    expect(issues(...userEvents('[{name: env, value: a}, {name: host, value: b}]', ...TO_TSDB))).toEqual([
+      'Svc.userEvents.tags[1].name: "host" is a built-in tag or field of the tsdb measurement user_events (platform-formats.md §6.3); choose another name',
+    ]);
+    expect(issues(...userEvents('[{name: userFull_field, value: a}]', ...TO_TSDB))).toEqual([expect.stringMatching(/^Svc\.userEvents\.tags\[0\]\.name: "userFull_field" is a built-in tag or field of the tsdb measurement user_events/)]);
+    expect(issues(...userEvents('[{name: uaOsVersion, value: a}]', ...TO_TSDB))).toEqual([expect.stringMatching(/^Svc\.userEvents\.tags\[0\]\.name: "uaOsVersion"/)]);
+  });
+
+  it('refuses a built-in monsaas attribute name when user events go to monsaas', () => {
+    expect(issues(...MONSAAS, ...userEvents('[{name: qs_userId, value: a}]', ...TO_MONSAAS))).toEqual([
+      'Svc.userEvents.tags[0].name: "qs_userId" is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name',
+    ]);
+    expect(issues(...MONSAAS, ...userEvents('[{name: svcVersion, value: a}]', ...TO_MONSAAS))).toEqual([expect.stringMatching(/^Svc\.userEvents\.tags\[0\]\.name: "svcVersion" is a built-in attribute/)]);
+  });
+
+  it('refuses a tag listed twice', () => {
+    expect(issues(...userEvents('[{name: env, value: a}, {name: env, value: b}]'))).toEqual(['Svc.userEvents.tags[1].name: tag "env" is listed more than once']);
+  });
+
+  it('refuses names that are not tag names (schema) and "time"', () => {
+    expect(issues(...userEvents('[{name: 1env, value: a}]'))).toEqual([expect.stringMatching(/^Svc\.userEvents\.tags\[0\]\.name: /)]);
+    expect(issues(...userEvents('[{name: time, value: a}]'))).toEqual([expect.stringMatching(/^Svc\.userEvents\.tags\[0\]\.name: /)]);
+  });
+
+  it('does not check what is off', () => {
+    // Only the tsdb or monsaas that the events go to reserve their names.
+    expect(issues(...userEvents('[{name: host, value: a}, {name: qs_userId, value: b}]'))).toEqual([]);
+    expect(issues('userEvents:', '  enable: false', '  tags: [{name: env, value: a}, {name: env, value: b}]', '  sendToTsdb:', '    enable: true')).toEqual([]);
+  });
+});
+
+describe('log event tag and category names (§6.0, §2.5, §8.3)', () => {
+  it('refuses a built-in tag or field name of log_event for logEvents.tags', () => {
+    expect(issues(...logEvents('tags: [{name: subsystem, value: a}, {name: raw_event, value: b}]', ...TO_TSDB))).toEqual([
+      'Svc.logEvents.tags[0].name: "subsystem" is a built-in tag or field of the tsdb measurement log_event (platform-formats.md §6.4); choose another name',
+      'Svc.logEvents.tags[1].name: "raw_event" is a built-in tag or field of the tsdb measurement log_event (platform-formats.md §6.4); choose another name',
+    ]);
+    expect(issues(...logEvents('tags: [{name: session_id_field, value: a}]', ...TO_TSDB))).toEqual([expect.stringMatching(/^Svc\.logEvents\.tags\[0\]\.name: "session_id_field"/)]);
+  });
+
+  it('refuses a built-in monsaas attribute name for logEvents.tags when log events go to monsaas', () => {
+    expect(issues(...MONSAAS, ...logEvents('tags: [{name: qs_log_level, value: a}]', ...TO_MONSAAS))).toEqual([
+      'Svc.logEvents.tags[0].name: "qs_log_level" is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name',
+    ]);
+  });
+
+  it('refuses category names of rules that are not tag names, "time", or built-in', () => {
+    expect(issues(...logEvents(...categorise('[{name: 9lives, value: a}]')))).toEqual([
+      'Svc.logEvents.categorise.rules[0].category[0].name: "9lives" is not a valid tag name: use letters, digits and _, starting with a letter',
+    ]);
+    expect(issues(...logEvents(...categorise('[{name: qs-cat, value: a}]')))).toEqual([expect.stringMatching(/^Svc\.logEvents\.categorise\.rules\[0\]\.category\[0\]\.name: "qs-cat" is not a valid tag name/)]);
+    expect(issues(...logEvents(...categorise('[{name: time, value: a}]')))).toEqual([
+      'Svc.logEvents.categorise.rules[0].category[0].name: "time" cannot be a tag name (it is the time column of the tsdb); choose another name',
+    ]);
+    expect(issues(...logEvents(...TO_TSDB, ...categorise('[{name: ok, value: a}, {name: user_id, value: b}]')))).toEqual([
+      'Svc.logEvents.categorise.rules[0].category[1].name: "user_id" is a built-in tag or field of the tsdb measurement log_event (platform-formats.md §6.4); choose another name',
+    ]);
+    expect(issues(...MONSAAS, ...logEvents(...TO_MONSAAS, ...categorise('[{name: qs_message, value: a}]')))).toEqual([
+      expect.stringMatching(/^Svc\.logEvents\.categorise\.rules\[0\]\.category\[0\]\.name: "qs_message" is a built-in attribute of the monitoring-SaaS event/),
+    ]);
+  });
+
+  it('refuses default-rule category names the same way', () => {
+    expect(issues(...logEvents(...TO_TSDB, ...categorise('[]', '[{name: level, value: a}]')))).toEqual([
+      'Svc.logEvents.categorise.ruleDefault.category[0].name: "level" is a built-in tag or field of the tsdb measurement log_event (platform-formats.md §6.4); choose another name',
+    ]);
+    expect(issues(...logEvents(...categorise('[]', '[{name: "a b", value: a}]')))).toEqual([expect.stringMatching(/^Svc\.logEvents\.categorise\.ruleDefault\.category\[0\]\.name: "a b" is not a valid tag name/)]);
+  });
+
+  it('refuses a category named like a configured log tag', () => {
+    expect(issues(...logEvents('tags: [{name: team, value: a}]', ...categorise('[{name: team, value: b}]')))).toEqual([
+      'Svc.logEvents.categorise.rules[0].category[0].name: category "team" has the name of a tag in Svc.logEvents.tags; choose another name',
+    ]);
+  });
+
+  it('accepts repeated category names (the first value becomes the tag, §2.5)', () => {
+    expect(issues(...logEvents(...TO_TSDB, ...categorise('[{name: qs_log_category, value: a}, {name: qs_log_category, value: b}]', '[{name: qs_log_category, value: c}]')))).toEqual([]);
+  });
+
+  it('does not check what is off', () => {
+    // No source enabled: the listener does not run.
+    expect(issues('logEvents:', '  tags: [{name: host, value: a}]', '  sendToTsdb:', '    enable: true')).toEqual([]);
+    // Categorisation off, default rule off.
+    expect(issues(...logEvents(...TO_TSDB, 'categorise:', '  enable: false', '  rules: [{logLevel: [warn], action: categorise, category: [{name: host, value: a}], filter: [{type: so, value: x}]}]'))).toEqual([]);
+    expect(issues(...logEvents(...TO_TSDB, 'categorise:', '  enable: true', '  ruleDefault:', '    enable: false', '    category: [{name: host, value: a}]'))).toEqual([]);
+  });
+});
+
+describe('monsaas static event attributes (§8.3)', () => {
+  it('refuses a built-in attribute name of the events sent', () => {
+    const withStatic = (name: string) => [
+      'monsaas:', '  enable: true', '  metric:', '    url: https://metrics.example.com/metric/v1', '  event:', '    url: https://events.example.com/', '    attribute:', `      static: [{name: team, value: a}, {name: ${name}, value: b}]`,
+      'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+    ];
+    expect(issues(...withStatic('timestamp'), ...userEvents('[]', ...TO_MONSAAS))).toEqual([
+      'Svc.monsaas.event.attribute.static[1].name: "timestamp" is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name',
+    ]);
+    expect(issues(...withStatic('qs_event_action'), ...userEvents('[]', ...TO_MONSAAS))).toEqual([expect.stringMatching(/^Svc\.monsaas\.event\.attribute\.static\[1\]\.name: "qs_event_action"/)]);
+    expect(issues(...withStatic('qs_task_name'), ...logEvents(...TO_MONSAAS))).toEqual([expect.stringMatching(/^Svc\.monsaas\.event\.attribute\.static\[1\]\.name: "qs_task_name"/)]);
+    // A log-event attribute name is free while only user events are sent, and none is checked without events.
+    expect(issues(...withStatic('qs_task_name'), ...userEvents('[]', ...TO_MONSAAS))).toEqual([]);
+    expect(issues(...withStatic('eventType'))).toEqual([]);
+  });
+});
+
+describe('checkRules directly', () => {
+  it('reports a tag name the schema would have refused, with its path', () => {
+    const { config } = parseConfigText('Svc:\n  userEvents:\n    enable: true\n', 'svc.yaml', {});
+    config.userEvents.tags.push({ name: 'time', value: 'x' }, { name: 'bad name', value: 'y' });
+    expect(checkRules(config)).toEqual([
+      { severity: 'error', path: ['userEvents', 'tags', 0, 'name'], message: '"time" cannot be a tag name (it is the time column of the tsdb); choose another name' },
+      { severity: 'error', path: ['userEvents', 'tags', 1, 'name'], message: '"bad name" is not a valid tag name: use letters, digits and _, starting with a letter' },
+    ]);
+  });
+});
