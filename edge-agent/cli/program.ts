@@ -5,8 +5,11 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, formatIssue } from '../../shared/config/errors.js';
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { SVC_VERSION } from '../../shared/version.js';
+import { existsSync } from 'node:fs';
 import { replayDeadLetters } from '../../shared/queue/local.js';
+import { platformQueueDirectory } from '../udp/compose.js';
 import { boot, type Mode } from '../runtime/boot.js';
+import { registerSimulateCommand } from '../simulate/command.js';
 
 export const EXIT_OK = 0;
 export const EXIT_STARTUP = 1;
@@ -77,16 +80,25 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
       const loaded = loadForCli(opts.config, io);
       if (!loaded) return setExitCode(EXIT_STARTUP);
       const directory = loaded.config.localQueue.directory;
+      // The audit API's queue, and the UDP events' queue below it.
+      const queues = [directory, platformQueueDirectory(directory)].filter((d) => existsSync(d));
       try {
-        const results = await replayDeadLetters(directory, opts.group);
-        if (results.length === 0) io.out(`no dead letters to replay in ${directory}${opts.group ? ` for ${opts.group}` : ''}\n`);
-        for (const r of results) io.out(`${r.group}: replayed ${r.messages} message(s) with ${r.events} event(s)\n`);
+        let replayed = 0;
+        for (const queue of queues) {
+          for (const r of await replayDeadLetters(queue, opts.group)) {
+            replayed += 1;
+            io.out(`${queue}: ${r.group}: replayed ${r.messages} message(s) with ${r.events} event(s)\n`);
+          }
+        }
+        if (replayed === 0) io.out(`no dead letters to replay in ${directory}${opts.group ? ` for ${opts.group}` : ''}\n`);
         setExitCode(EXIT_OK);
       } catch (err) {
         io.err(`svc: cannot replay dead letters: ${err instanceof Error ? err.message : String(err)}\n`);
         setExitCode(EXIT_STARTUP);
       }
     });
+
+  registerSimulateCommand(program, io, setExitCode);
 
   runCommand('local', 'run everything on this machine: audit API gateway, edge sources, durable local queue and writers');
   runCommand('edge', 'run the edge agent only: UDP listeners, pollers and local endpoints, forwarding to the queue');

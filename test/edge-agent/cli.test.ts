@@ -114,26 +114,30 @@ describe('svc command line', () => {
 });
 
 describe('svc dlq replay', () => {
-  it('puts dead letters back on the queue for their destination, and says how many', async () => {
+  it('puts dead letters of both queues (audit and UDP events) back for their destination, and says how many', async () => {
     const { dir, file } = tempConfig('Svc:\n  localQueue:\n    directory: queue\n    maxReceiveCount: 1\n');
     const checked = validateEnvelope(envelope());
     if (!checked.ok) throw new Error('fixture envelope is invalid');
     const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-    const queue = new LocalEventQueue({
-      directory: join(dir, 'queue'),
-      capacity: 10,
-      maxReceiveCount: 1,
-      log: silent,
-      groups: [{ name: 'tsdb', batchSize: 10, batchWindowMs: 0, handler: (e) => Promise.resolve({ batchItemFailures: e.Records.map((r) => ({ itemIdentifier: r.messageId })) }) }],
-    });
-    await queue.start();
-    await queue.send([{ kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } }]);
-    await expect.poll(() => queue.stats()['tsdb']?.deadLettered).toBe(1);
-    await queue.stop();
+    const deadLetterOne = async (directory: string, group: string) => {
+      const queue = new LocalEventQueue({
+        directory,
+        capacity: 10,
+        maxReceiveCount: 1,
+        log: silent,
+        groups: [{ name: group, batchSize: 10, batchWindowMs: 0, handler: (e) => Promise.resolve({ batchItemFailures: e.Records.map((r) => ({ itemIdentifier: r.messageId })) }) }],
+      });
+      await queue.start();
+      await queue.send([{ kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } }]);
+      await expect.poll(() => queue.stats()[group]?.deadLettered).toBe(1);
+      await queue.stop();
+    };
+    await deadLetterOne(join(dir, 'queue'), 'tsdb');
+    await deadLetterOne(join(dir, 'queue', 'platform'), 'mqtt');
     const run = svc(['dlq', 'replay', '--config', file], { cwd: dir });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toBe('tsdb: replayed 1 message(s) with 1 event(s)\n');
-    expect(svc(['dlq', 'replay', '--config', file], { cwd: dir }).stdout).toBe('tsdb: replayed 0 message(s) with 0 event(s)\n');
+    expect(run.stdout).toBe('queue: tsdb: replayed 1 message(s) with 1 event(s)\nqueue/platform: mqtt: replayed 1 message(s) with 1 event(s)\n');
+    expect(svc(['dlq', 'replay', '--config', file], { cwd: dir }).stdout).toBe('queue: tsdb: replayed 0 message(s) with 0 event(s)\nqueue/platform: mqtt: replayed 0 message(s) with 0 event(s)\n');
   });
 });
