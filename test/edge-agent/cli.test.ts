@@ -47,8 +47,8 @@ describe('svc command line', () => {
     expect(svc(['validate-config', '--config']).status).toBe(2);
   });
 
-  it('validates config/full.yaml and config/local.yaml', () => {
-    for (const file of ['config/full.yaml', 'config/local.yaml']) {
+  it('validates config/full.yaml, config/local.yaml and config/udp-demo.yaml', () => {
+    for (const file of ['config/full.yaml', 'config/local.yaml', 'config/udp-demo.yaml']) {
       const run = svc(['validate-config', '--config', file]);
       expect(run.stderr).toBe('');
       expect(run.status).toBe(0);
