@@ -4,10 +4,10 @@
  * (under `<localQueue.directory>/platform`) with one consumer group per platform destination, each
  * running the same writer handler a writer Lambda runs.
  *
- * Start order: destination clients (MQTT) → queue → counter and metrics writers → listeners. The
- * lifecycle stops in reverse: the listeners stop taking datagrams and finish what they accepted, the
- * writers write their last tick, the queue delivers what is pending (or keeps it on disk for the next
- * start), and the clients disconnect last.
+ * Start order: destination clients (MQTT) → queue → counter and metrics writers → spools →
+ * listeners. The lifecycle stops in reverse: the listeners stop taking datagrams and finish what they
+ * accepted, the spools write what they hold, the writers write their last tick, the queue delivers
+ * what is pending (or keeps it on disk for the next start), and the clients disconnect last.
  */
 import { join } from 'node:path';
 import { logListenerEnabled } from '../../shared/config/rules.js';
@@ -17,13 +17,17 @@ import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import type { PointClock } from '../../shared/tsdb/line-protocol.js';
 import { makeWriterHandler } from '../../functions/writers/handler.js';
-import { platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../functions/writers/platform-destinations.js';
+import { EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../functions/writers/platform-destinations.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
 import { UdpListener, type QueueType, type UdpServerSettings } from './listener.js';
 import type { MessageHandler } from './message-queue.js';
 import type { ReceivedDatagram } from './listener.js';
 import { RejectedEventCounter } from './rules/perf-filter.js';
+import { EventSpool } from './spool.js';
+
+/** Events a listener's spool holds before its handlers wait (about 1 MB of log events). */
+export const SPOOL_EVENTS = 1000;
 
 /** The directory of the UDP events' queue, below the audit queue's. */
 export function platformQueueDirectory(queueDirectory: string): string {
@@ -89,6 +93,14 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   const shared = { appNames: options.appNames, counter, clock: options.clock, log };
   const listeners: Partial<Record<QueueType, UdpListener>> = {};
   const metricsWriters: QueueMetricsWriter[] = [];
+  const spools: EventSpool[] = [];
+  /** The listener's way into the queue: a spool that writes its handlers' events in batches (spool.ts). */
+  const spoolFor = (name: string, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string): EventSpool | null => {
+    if (queue === null) return null;
+    const spool = new EventSpool({ name, queue, maxBuffered: SPOOL_EVENTS, maxPerMessage: EDGE_EVENTS_PER_MESSAGE, log, onWriteError: (err) => errors.track(errorType, err, { module }) });
+    spools.push(spool);
+    return spool;
+  };
   const addListener = (queueType: QueueType, port: number, settings: UdpServerSettings, handler: MessageHandler<ReceivedDatagram>, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string) => {
     const listener = new UdpListener({ queueType, port, settings, handler, log, errors, errorType, module });
     listeners[queueType] = listener;
@@ -99,7 +111,8 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   };
   if (userOn) {
     const settings = config.userEvents.udpServerConfig;
-    const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: wantsUserEvent(outputs) ? queue : null });
+    const spool = wantsUserEvent(outputs) ? spoolFor('user', 'UDP_USER_EVENT', 'UDP_USER_EVENTS') : null;
+    const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: spool });
     addListener('user_events', settings.portUserActivityEvents, settings, handler, 'UDP_USER_EVENT', 'UDP_USER_EVENTS');
   }
   if (logOn) {
@@ -110,12 +123,12 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
       settings: config.logEvents,
       rejected,
       trackPerfRejections: perfTracked,
-      queue,
+      queue: spoolFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS'),
       wants: (event) => wantsLogEvent(config, outputs, event),
     });
     addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');
   }
 
-  const components: Component[] = [...clients, ...(queue ? [queue] : []), ...(counterWriter ? [counterWriter] : []), ...metricsWriters, ...Object.values(listeners)];
+  const components: Component[] = [...clients, ...(queue ? [queue] : []), ...(counterWriter ? [counterWriter] : []), ...metricsWriters, ...spools, ...Object.values(listeners)];
   return { components, listeners, queue, counterWriter, metricsWriters };
 }

@@ -114,9 +114,15 @@ export interface PlatformDestinations {
   components: Component[];
 }
 
-/** Batching of the MQTT and monsaas destinations (events per delivery; no waiting). */
+/**
+ * Batching of the MQTT and monsaas destinations (queue messages per delivery; no waiting). The edge
+ * packs up to EDGE_EVENTS_PER_MESSAGE events in a message, and a destination sends the events of a
+ * delivery concurrently: 100 messages bound MQTT to 2,000 publishes in flight, 1 message bounds the
+ * monitoring SaaS to 20 POSTs in flight.
+ */
+export const EDGE_EVENTS_PER_MESSAGE = 20;
 export const MQTT_BATCH = { batchSize: 100, batchWindowMs: 0 } as const;
-export const MONSAAS_BATCH = { batchSize: 10, batchWindowMs: 0 } as const;
+export const MONSAAS_BATCH = { batchSize: 1, batchWindowMs: 0 } as const;
 /** §0.6: a tsdb chunk is sent at the latest 1 s after its first point. */
 export const TSDB_BATCH_WINDOW_MS = 1000;
 

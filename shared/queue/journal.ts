@@ -28,6 +28,20 @@ export interface JournalRecord {
 export interface GroupState {
   /** Unacknowledged records in seq order, with their failed attempts so far. */
   pending: Map<number, { record: JournalRecord; failures: number }>;
+  /** Events in `pending` (kept up to date, so the capacity check is O(1) per send). */
+  events: number;
+}
+
+function addPending(state: GroupState, record: JournalRecord, failures: number): void {
+  if (!state.pending.has(record.seq)) state.events += record.events;
+  state.pending.set(record.seq, { record, failures });
+}
+
+function removePending(state: GroupState, seq: number): void {
+  const entry = state.pending.get(seq);
+  if (!entry) return;
+  state.pending.delete(seq);
+  state.events -= entry.record.events;
 }
 
 const SEGMENT = /^segment-(\d{12})\.log$/;
@@ -135,7 +149,7 @@ export class Journal {
     readonly dir: string,
     groupNames: readonly string[],
   ) {
-    for (const name of groupNames) this.groups.set(name, { pending: new Map() });
+    for (const name of groupNames) this.groups.set(name, { pending: new Map(), events: 0 });
     this.commits = new GroupCommit((data) => this.writeSegment(data));
   }
 
@@ -184,7 +198,7 @@ export class Journal {
       }
       for (const record of records) {
         if (acked.has(record.seq) || (record.groups && !record.groups.includes(name))) continue;
-        state.pending.set(record.seq, { record, failures: failures.get(record.seq) ?? 0 });
+        addPending(state, record, failures.get(record.seq) ?? 0);
       }
     }
   }
@@ -205,12 +219,12 @@ export class Journal {
   async append(body: string, events: number, groups?: string[]): Promise<JournalRecord> {
     const record: JournalRecord = { seq: this.nextSeq++, events, body, ...(groups ? { groups } : {}) };
     for (const [name, state] of this.groups) {
-      if (!groups || groups.includes(name)) state.pending.set(record.seq, { record, failures: 0 });
+      if (!groups || groups.includes(name)) addPending(state, record, 0);
     }
     try {
       await this.commits.add(`${JSON.stringify({ s: record.seq, ...(groups ? { g: groups } : {}), n: events, b: body })}\n`);
     } catch (err) {
-      for (const state of this.groups.values()) state.pending.delete(record.seq);
+      for (const state of this.groups.values()) removePending(state, record.seq);
       throw err;
     }
     return record;
@@ -251,7 +265,7 @@ export class Journal {
     if (!state || !commit) throw new Error(`unknown consumer group ${group}`);
     const lines = [...acked.map((s) => `a ${s}\n`), ...failed.map((s) => `f ${s}\n`), ...dead.map((s) => `d ${s}\n`)].join('');
     if (lines !== '') await commit.add(lines);
-    for (const seq of [...acked, ...dead]) state.pending.delete(seq);
+    for (const seq of [...acked, ...dead]) removePending(state, seq);
     for (const seq of failed) {
       const entry = state.pending.get(seq);
       if (entry) entry.failures += 1;
@@ -262,11 +276,7 @@ export class Journal {
   /** Events not yet acknowledged by the slowest group. */
   get pendingEvents(): number {
     let max = 0;
-    for (const state of this.groups.values()) {
-      let n = 0;
-      for (const { record } of state.pending.values()) n += record.events;
-      max = Math.max(max, n);
-    }
+    for (const state of this.groups.values()) max = Math.max(max, state.events);
     return max;
   }
 

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { packEvents } from './codec.js';
+import { packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalRecord } from './journal.js';
@@ -68,6 +68,8 @@ interface GroupRuntime {
   inFlight: Set<number>;
   visibleAt: Map<number, number>;
   wake: (() => void) | undefined;
+  /** True while the consumer waits out its batching window (a new message need not wake it unless the batch may be full). */
+  inWindow: boolean;
   loop: Promise<void> | undefined;
   delivered: number;
   deadLettered: number;
@@ -83,7 +85,7 @@ export class LocalEventQueue implements EventQueue, Component {
 
   constructor(private readonly options: LocalQueueOptions) {
     for (const group of options.groups) {
-      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, loop: undefined, delivered: 0, deadLettered: 0 });
+      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, inWindow: false, loop: undefined, delivered: 0, deadLettered: 0 });
     }
   }
 
@@ -112,9 +114,13 @@ export class LocalEventQueue implements EventQueue, Component {
     const journal = this.journal;
     if (!journal || !this.accepting) throw new Error('the event queue is not running');
     if (journal.pendingEvents + events.length > this.options.capacity) throw new QueueFullError(this.options.capacity);
-    const bodies = packEvents(events, this.options.maxMessageBytes ?? 1_048_576);
-    await Promise.all(bodies.map((body) => journal.append(body, countEvents(body))));
-    for (const rt of this.runtimes.values()) rt.wake?.();
+    const bodies = packEventBodies(events, this.options.maxMessageBytes ?? 1_048_576);
+    await Promise.all(bodies.map((p) => journal.append(p.body, p.events.length)));
+    for (const rt of this.runtimes.values()) {
+      // Within its batching window a consumer wakes at the window's end anyway; earlier only when
+      // its batch may be full (each wake rescans the pending messages).
+      if (!rt.inWindow || (journal.groups.get(rt.group.name)?.pending.size ?? 0) >= rt.group.batchSize) rt.wake?.();
+    }
   }
 
   /** Stops taking events, delivers what is pending (up to the drain timeout), then closes. */
@@ -142,7 +148,7 @@ export class LocalEventQueue implements EventQueue, Component {
     });
   }
 
-  /** Visible messages of a group, in order, and when the next invisible one becomes visible. */
+  /** Visible messages of a group, in order (at most one batch), and when the next invisible one becomes visible (when none is visible). */
   private visible(rt: GroupRuntime, now: number): { records: JournalRecord[]; nextAt: number } {
     const state = this.journal?.groups.get(rt.group.name);
     const records: JournalRecord[] = [];
@@ -150,8 +156,10 @@ export class LocalEventQueue implements EventQueue, Component {
     for (const [seq, { record }] of state?.pending ?? []) {
       if (rt.inFlight.has(seq)) continue;
       const at = rt.visibleAt.get(seq) ?? 0;
-      if (at <= now) records.push(record);
-      else nextAt = Math.min(nextAt, at);
+      if (at <= now) {
+        records.push(record);
+        if (records.length >= rt.group.batchSize) break; // one batch is all the caller takes
+      } else nextAt = Math.min(nextAt, at);
     }
     return { records, nextAt };
   }
@@ -172,7 +180,9 @@ export class LocalEventQueue implements EventQueue, Component {
       const full = records.length >= rt.group.batchSize;
       const windowLeft = windowStart + rt.group.batchWindowMs - now;
       if (!full && windowLeft > 0 && !this.draining) {
+        rt.inWindow = true;
         await this.sleep(rt, windowLeft);
+        rt.inWindow = false;
         continue;
       }
       let batch = records.slice(0, rt.group.batchSize);
@@ -244,13 +254,6 @@ export class LocalEventQueue implements EventQueue, Component {
     rt.deadLettered += 1;
     this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
   }
-}
-
-function countEvents(body: string): number {
-  // The codec's packed form: {"v":1,"events":[…]} — counting needs no full decode.
-  const parsed: unknown = JSON.parse(body);
-  const events = typeof parsed === 'object' && parsed !== null && 'events' in parsed ? parsed.events : undefined;
-  return Array.isArray(events) ? events.length : 1;
 }
 
 function toSqsRecord(group: string, record: JournalRecord, receiveCount: number): SQSRecord {

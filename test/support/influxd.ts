@@ -338,7 +338,7 @@ export async function queryRows(handle: InfluxdHandle, q: string, db: string, op
   const out: Record<string, unknown>[] = [];
   for (const series of await allSeries(handle, q, db, options)) {
     for (const values of series.values) {
-      const row = Object.fromEntries(series.columns.map((c, i) => [c, values[i]]).filter(([, v]) => v !== null));
+      const row = Object.fromEntries(series.columns.map((c, i): [string, unknown] => [c, values[i]]).filter(([, v]) => v !== null));
       out.push({ ...(series.tags ?? {}), ...row });
     }
   }
@@ -348,7 +348,7 @@ export async function queryRows(handle: InfluxdHandle, q: string, db: string, op
 /** `SHOW FIELD KEYS` of a measurement as name → type (`integer`, `float`, `string`, `boolean`). */
 export async function fieldTypes(handle: InfluxdHandle, measurement: string, db: string): Promise<Record<string, unknown>> {
   const [first] = await allSeries(handle, `SHOW FIELD KEYS FROM "${measurement}"`, db);
-  return Object.fromEntries((first?.values ?? []).map((v) => [v[0], v[1]]));
+  return Object.fromEntries((first?.values ?? []).map((v): [string, unknown] => [String(v[0]), v[1]]));
 }
 
 /** `SHOW TAG KEYS` of a measurement. */

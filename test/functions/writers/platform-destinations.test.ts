@@ -134,7 +134,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
     expect(platformOutputs(config(...MONSAAS, ...send('engine', true, true))).logEvents.monsaas).toBe(false);
   });
 
-  it('batches: tsdb maxBatchSize within 1 s, MQTT 100 and monsaas 10 at once', () => {
+  it('batches: tsdb maxBatchSize within 1 s, MQTT 100 and monsaas 1 message (of up to 20 events) at once', () => {
     const c = config(
       'tsdbConfig:', '  enable: true', '  maxBatchSize: 250', ...MQTT, ...MONSAAS,
       ...USER('sendToTsdb:', '  enable: true', 'sendToMQTT:', '  enable: true', '  postTo:', '    everythingTopic:', '      enable: true', 'sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]'),
@@ -142,7 +142,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
     expect(platformDestinations(c, capture.logger, { errors }).destinations.map((d) => [d.destination.name, d.batchSize, d.batchWindowMs])).toEqual([
       ['tsdb', 250, 1000],
       ['mqtt', 100, 0],
-      ['monsaas', 10, 0],
+      ['monsaas', 1, 0],
     ]);
   });
 

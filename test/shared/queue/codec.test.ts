@@ -129,7 +129,15 @@ describe('decodeMessage refuses bad bodies with a clear error', () => {
   });
 
   it('an unknown event kind', () => {
-    expect(errorOf(JSON.stringify({ v: 1, events: [good, { ...good, kind: 'metrics' }] }))).toBe('invalid queue message: events[1]: unknown event kind "metrics" (known: audit)');
+    expect(errorOf(JSON.stringify({ v: 1, events: [good, { ...good, kind: 'metrics' }] }))).toBe('invalid queue message: events[1]: unknown event kind "metrics" (known: audit, user-event, log-event, points)');
+  });
+
+  it('edge events with a bad point time or a log event of an unknown shape', () => {
+    const user = { kind: 'user-event', id: 'u-1', receivedAt: '2026-11-22T10:00:00.000Z', timeNs: '17x', event: { messageType: 'qseow-proxy-session', host: 'N1', command: 'Start session', user_directory: 'LAB', user_id: 'goran', user_full: 'LAB\\goran', origin: '', context: '/hub/', message: '' } };
+    expect(errorOf(JSON.stringify({ v: 1, events: [user] }))).toBe('invalid queue message: events[0] (user-event id u-1) is invalid: /events/0/timeNs: must match pattern "^[0-9]{1,19}$"');
+    expect(decodeMessage(JSON.stringify({ v: 1, events: [{ ...user, timeNs: '1710233120000000004' }] })).ok).toBe(true);
+    const points = { kind: 'points', id: 'p-1', receivedAt: '2026-11-22T10:00:00.000Z', module: 'EVENT_COUNTS', points: [{ measurement: 'event_count', tags: {}, fields: { counter: { type: 'int', value: 1.5 } }, timeNs: '1' }] };
+    expect(errorOf(JSON.stringify({ v: 1, events: [points] }))).toMatch(/^invalid queue message: events\[0\] \(points id p-1\) is invalid: \/events\/0\/points\/0\/fields\/counter/);
   });
 
   it('no events, or unexpected members', () => {

@@ -1,0 +1,607 @@
+/**
+ * Zero-loss throughput of the UDP log-event listener: datagrams/s sustained with no loss through
+ * receive → parse → enqueue (durable local queue), against a bare node:dgram receive loop measured
+ * in the same run; then the drop counts by reason at twice the sustained rate.
+ *
+ *   npm run build && node bench/udp.mjs [--trial=3] [--start-rate=2000] [--max-rate=200000] [--steps=4]
+ *       [--settle=5] [--seed=42] [--max-size=200] [--max-concurrent=10]
+ *
+ * (or BENCH_TRIAL_S, BENCH_START_RATE, BENCH_MAX_RATE, BENCH_STEPS, BENCH_SETTLE_S, BENCH_SEED,
+ * BENCH_MAX_SIZE, BENCH_MAX_CONCURRENT). It imports the BUILT modules from ../dist (bench/ is not part
+ * of the build). Only 127.0.0.1 is used.
+ *
+ * Receivers, each fresh for every trial, in THIS process, bound to 127.0.0.1 on a free port:
+ *   baseline  a bare node:dgram socket with the same receive buffer (receiveBufferBytes) that only
+ *             counts its `message` events; kernel drops from /proc/net/udp (ProcNetUdpDrops).
+ *   Svc       UdpListener (log_events, settings = logEvents.udpServerConfig at their defaults but
+ *             serverHost 127.0.0.1 and --max-size / --max-concurrent) → logEventHandler (all five
+ *             sources on, enginePerformanceMonitor with monitorFilter.allApps) → LocalEventQueue
+ *             (journal + fdatasync group commit in a temp dir) with ONE consumer group that
+ *             acknowledges every batch at once.
+ *
+ * Sender: the traffic generator `svc simulate udp --kinds log --count N` (log kinds: engine, proxy,
+ * repository, scheduler, qix-perf), run as a CHILD PROCESS so it does not share the receiver's
+ * event loop. A trial sends exactly rate × trial seconds datagrams, paced at `rate`; its duration
+ * limit is 4 × the trial, so a sender that cannot keep up still sends them all, only slower (its
+ * achieved rate, from its summary line, then shows it: below 95 % of the asked rate = sender-bound).
+ *
+ * A trial passes when, after a settle wait (until the counts stop changing for 300 ms and the
+ * listener's queue is idle, at most --settle s): received == sent and every drop counter is 0
+ * (kernel included); for Svc also processed == sent, failed == 0, every event was enqueued (sends
+ * resolved) and the durable queue holds them all (consumer's acknowledged + pending == sent).
+ * Search per receiver: start at --start-rate, double while passing (capped at --max-rate), then
+ * bisect between the last pass and the first fail for --steps steps.
+ *
+ * Then Svc runs one trial at 2 × its sustained rate and the counts are printed: sent, received,
+ * processed, enqueued, dropped by reason (kernel, queue_full, size, rate_limit, source), and the
+ * checks received + kernel drops == sent (loss outside the socket otherwise: e.g. the loopback
+ * backlog, shown by the machine-wide /proc/net/softnet_stat and /proc/net/snmp deltas) and the
+ * listener's own accounting (received == queued + drops other than kernel; queued == processed + failed).
+ *
+ * Printed too: the machine (CPU model, cores, Node version), the temp-dir filesystem, and the load
+ * average at start and end. Other processes competing for the cores lower every figure: compare
+ * the ratio of one run. The exit code is 1 on an internal inconsistency (a receiver counted more
+ * than was sent, the listener's counters do not add up, the queue holds more than was processed)
+ * or when the sender fails.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import dgram from 'node:dgram';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { fmt, int, median, pct, positive } from './lib.mjs';
+
+const LOOPBACK = '127.0.0.1';
+const SVC_CLI = fileURLToPath(new URL('../edge-agent/bin/svc.js', import.meta.url));
+/** Counts unchanged for this long (and the listener idle) = settled. */
+const STABLE_MS = 300;
+/** Below this share of the asked rate, the sender, not the receiver, set the pace. */
+const SENDER_BOUND = 0.95;
+
+const dist = new URL('../dist/', import.meta.url);
+const load = (path) => import(new URL(path, dist).href);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const tempDirs = new Set();
+
+async function loadSvc() {
+  const [listener, handlers, counters, perf, appNames, lp, local, kernel, config, logger, messages, spool, compose, destinations] = await Promise.all([
+    load('edge-agent/udp/listener.js'),
+    load('edge-agent/udp/handlers.js'),
+    load('edge-agent/udp/counters.js'),
+    load('edge-agent/udp/rules/perf-filter.js'),
+    load('shared/platform/app-names.js'),
+    load('shared/tsdb/line-protocol.js'),
+    load('shared/queue/local.js'),
+    load('edge-agent/udp/kernel-drops.js'),
+    load('shared/config/load.js'),
+    load('shared/logging/logger.js'),
+    load('edge-agent/simulate/messages.js'),
+    load('edge-agent/udp/spool.js'),
+    load('edge-agent/udp/compose.js'),
+    load('functions/writers/platform-destinations.js'),
+  ]);
+  return {
+    UdpListener: listener.UdpListener,
+    logEventHandler: handlers.logEventHandler,
+    EventCounter: counters.EventCounter,
+    RejectedEventCounter: perf.RejectedEventCounter,
+    NO_APP_NAMES: appNames.NO_APP_NAMES,
+    PointClock: lp.PointClock,
+    LocalEventQueue: local.LocalEventQueue,
+    ProcNetUdpDrops: kernel.ProcNetUdpDrops,
+    parseConfigText: config.parseConfigText,
+    createLogger: logger.createLogger,
+    createDatagramGenerator: messages.createDatagramGenerator,
+    LOG_KINDS: messages.LOG_KINDS,
+    EventSpool: spool.EventSpool,
+    SPOOL_EVENTS: compose.SPOOL_EVENTS,
+    EDGE_EVENTS_PER_MESSAGE: destinations.EDGE_EVENTS_PER_MESSAGE,
+  };
+}
+
+function benchConfig(svc, maxSize, maxConcurrent) {
+  const yaml = [
+    'Svc:',
+    '  logEvents:',
+    '    udpServerConfig:',
+    `      serverHost: ${LOOPBACK}`,
+    '      messageQueue:',
+    `        maxSize: ${maxSize}`,
+    `        maxConcurrent: ${maxConcurrent}`,
+    '    source:',
+    '      engine: { enable: true }',
+    '      proxy: { enable: true }',
+    '      repository: { enable: true }',
+    '      scheduler: { enable: true }',
+    '      apiPerf: { enable: true }',
+    '    enginePerformanceMonitor:',
+    '      enable: true',
+    '      monitorFilter:',
+    '        allApps:',
+    '          enable: true',
+  ].join('\n');
+  return svc.parseConfigText(`${yaml}\n`, 'bench.yaml', {}).config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Machine-wide loss counters (other processes' UDP traffic counts too)
+// ---------------------------------------------------------------------------------------------
+
+/** Packets dropped at the per-CPU input backlog (the loopback path goes through it): column 2, hex. */
+function softnetDrops() {
+  try {
+    return readFileSync('/proc/net/softnet_stat', 'utf8')
+      .trim()
+      .split('\n')
+      .reduce((sum, line) => sum + Number.parseInt(line.trim().split(/\s+/)[1] ?? '0', 16), 0);
+  } catch {
+    return NaN;
+  }
+}
+
+/** Udp: InErrors and RcvbufErrors of /proc/net/snmp. */
+function snmpUdp() {
+  try {
+    const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Udp:'));
+    const names = lines[0].trim().split(/\s+/);
+    const values = lines[1].trim().split(/\s+/).map(Number);
+    const at = (name) => values[names.indexOf(name)];
+    return { inErrors: at('InErrors'), rcvbufErrors: at('RcvbufErrors') };
+  } catch {
+    return { inErrors: NaN, rcvbufErrors: NaN };
+  }
+}
+
+function machineCounters() {
+  return { softnet: softnetDrops(), ...snmpUdp() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receivers
+// ---------------------------------------------------------------------------------------------
+
+async function startBaseline(svc, receiveBufferBytes) {
+  const socket = dgram.createSocket({ type: 'udp4' });
+  let received = 0;
+  socket.on('message', () => {
+    received += 1;
+  });
+  await new Promise((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, LOOPBACK, () => {
+      socket.off('error', reject);
+      resolve();
+    });
+  });
+  socket.setRecvBufferSize(receiveBufferBytes);
+  const port = socket.address().port;
+  const kernel = new svc.ProcNetUdpDrops(LOOPBACK, port);
+  const kernelAtStart = (await kernel.read()) ?? 0;
+  return {
+    port,
+    granted: socket.getRecvBufferSize(),
+    received: () => received,
+    idle: () => true,
+    read: async () => {
+      const k = await kernel.read();
+      return { received, kernel: k === null ? NaN : k - kernelAtStart };
+    },
+    stop: () => new Promise((resolve) => socket.close(() => resolve())),
+  };
+}
+
+async function startSvc(svc, config) {
+  const warnings = [];
+  let logLines = 0;
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logLines += 1;
+      if (warnings.length < 5) {
+        try {
+          const line = JSON.parse(String(chunk));
+          warnings.push(`${line.level}: ${line.msg}`);
+        } catch {
+          warnings.push(String(chunk).slice(0, 200));
+        }
+      }
+      done();
+    },
+  });
+  const { logger: log } = await svc.createLogger({ level: 'warn', pretty: false, destination: sink });
+  let tracked = 0;
+  const errors = { track: () => void (tracked += 1) };
+
+  const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-'));
+  tempDirs.add(directory);
+  let consumed = 0;
+  const queue = new svc.LocalEventQueue({
+    directory,
+    capacity: 10_000_000,
+    maxReceiveCount: 3,
+    log,
+    groups: [
+      {
+        name: 'bench',
+        batchSize: 1000,
+        batchWindowMs: 100,
+        handler: async (event) => {
+          // Events, not messages: the edge's spool packs several events in one queue message.
+          for (const record of event.Records) consumed += JSON.parse(record.body).events.length;
+          return { batchItemFailures: [] };
+        },
+      },
+    ],
+  });
+  await queue.start();
+  // Counts the events whose send resolved (on disk); the spool in front writes them in batches, as in svc local.
+  let enqueued = 0;
+  const counting = {
+    send: async (events) => {
+      await queue.send(events);
+      enqueued += events.length;
+    },
+  };
+  const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, log });
+  const settings = config.logEvents;
+  const handler = svc.logEventHandler({
+    settings,
+    appNames: svc.NO_APP_NAMES,
+    counter: new svc.EventCounter(),
+    rejected: new svc.RejectedEventCounter(),
+    trackPerfRejections: settings.enginePerformanceMonitor.trackRejectedEvents.enable,
+    queue: spool,
+    clock: new svc.PointClock(),
+    log,
+  });
+  const listener = new svc.UdpListener({
+    queueType: 'log_events',
+    port: 0,
+    settings: settings.udpServerConfig,
+    handler,
+    log,
+    errors,
+    errorType: 'UDP_LOG_EVENT',
+    module: 'UDP_LOG_EVENTS',
+  });
+  await listener.start();
+  // The same counter read independently, to cross-check the listener's messages_dropped_kernel.
+  const kernel = new svc.ProcNetUdpDrops(LOOPBACK, listener.port);
+  const kernelAtStart = (await kernel.read()) ?? 0;
+  let stopped = false;
+  return {
+    port: listener.port,
+    received: () => listener.metrics().messages_received,
+    idle: () => listener.queue.size === 0 && listener.queue.running === 0 && spool.held === 0,
+    read: async () => {
+      await listener.refreshKernelDrops();
+      const m = listener.metrics();
+      return {
+        received: m.messages_received,
+        kernel: m.messages_dropped_kernel ?? NaN,
+        queue_full: m.messages_dropped_queue_full,
+        size: m.messages_dropped_size,
+        rate_limit: m.messages_dropped_rate_limit,
+        source: m.messages_dropped_source,
+        queued: m.messages_queued,
+        processed: m.messages_processed,
+        failed: m.messages_failed,
+        enqueued,
+        held: consumed + queue.pending,
+        consumed,
+        kernelProc: ((k) => (k === null ? NaN : k - kernelAtStart))(await kernel.read()),
+      };
+    },
+    info: () => ({ warnings, logLines, tracked }),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await listener.stop();
+      await spool.stop();
+      await queue.stop();
+      rmSync(directory, { recursive: true, force: true });
+      tempDirs.delete(directory);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sender (child process)
+// ---------------------------------------------------------------------------------------------
+
+const SUMMARY = /^sent (\d+) datagrams to \S+ in ([\d.]+) s \(([\d.]+)\/s, target [\d.]+\/s\): .*, malformed (\d+), (\d+) send errors/;
+
+function runSender({ port, rate, count, durationS, seed }) {
+  const args = [SVC_CLI, 'simulate', 'udp', '--target', `${LOOPBACK}:${port}`, '--rate', String(rate), '--duration', String(durationS), '--count', String(count), '--kinds', 'log', '--seed', String(seed)];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      const m = SUMMARY.exec(line);
+      if (code !== 0 || !m) {
+        reject(new Error(`the sender (svc simulate udp) exited with ${code}: ${(err || out).trim().slice(0, 500)}`));
+        return;
+      }
+      resolve({ sent: Number(m[1]), seconds: Number(m[2]), achieved: Number(m[3]), malformed: Number(m[4]), sendErrors: Number(m[5]), line, stderr: err.trim() });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// One trial
+// ---------------------------------------------------------------------------------------------
+
+/** Waits until the counts stop changing for STABLE_MS and the receiver is idle, at most `boundMs`. */
+async function settle(receiver, boundMs) {
+  const t0 = performance.now();
+  let last = await receiver.read();
+  let lastKey = JSON.stringify(last);
+  let stableSince = performance.now();
+  for (;;) {
+    await sleep(50);
+    const now = performance.now();
+    const counts = await receiver.read();
+    const key = JSON.stringify(counts);
+    if (key !== lastKey) {
+      last = counts;
+      lastKey = key;
+      stableSince = now;
+    } else if (now - stableSince >= STABLE_MS && receiver.idle()) {
+      return { counts: last, settled: true, ms: now - t0 };
+    }
+    if (now - t0 >= boundMs) return { counts, settled: false, ms: now - t0 };
+  }
+}
+
+async function trial(kind, start, rate, ctx) {
+  const receiver = await start();
+  const count = Math.max(1, Math.round(rate * ctx.trialS));
+  const machine0 = machineCounters();
+  let result;
+  try {
+    // The receiver's CPU and event-loop utilisation from the first datagram until the sender is done.
+    let firstAt = null;
+    const watch = setInterval(() => {
+      if (receiver.received() === 0) return;
+      firstAt = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), t: performance.now() };
+      clearInterval(watch);
+    }, 10);
+    const sender = await runSender({ port: receiver.port, rate, count, durationS: ctx.trialS * 4, seed: ctx.seed });
+    clearInterval(watch);
+    const load = firstAt ? { elu: performance.eventLoopUtilization(firstAt.elu).utilization, cpu: ((c) => (c.user + c.system) / 1000 / (performance.now() - firstAt.t))(process.cpuUsage(firstAt.cpu)) } : { elu: NaN, cpu: NaN };
+    const { counts, settled, ms } = await settle(receiver, ctx.settleMs);
+    const machine1 = machineCounters();
+    const machine = { softnet: machine1.softnet - machine0.softnet, inErrors: machine1.inErrors - machine0.inErrors, rcvbufErrors: machine1.rcvbufErrors - machine0.rcvbufErrors };
+    result = { kind, rate, count, sender, counts, settled, settleMs: ms, load, machine };
+  } finally {
+    await receiver.stop();
+  }
+  // After stop: the listener's last drop summary is logged there.
+  result.info = receiver.info?.();
+  return judge(result);
+}
+
+/** Pass/fail and internal inconsistencies of one trial. */
+function judge(r) {
+  const c = r.counts;
+  const sent = r.sender.sent;
+  const problems = [];
+  const inconsistent = [];
+  if (sent !== r.count) problems.push(`the sender sent ${int(sent)} of ${int(r.count)}`);
+  if (r.sender.sendErrors > 0) problems.push(`${int(r.sender.sendErrors)} send errors`);
+  if (!r.settled) problems.push('counts still changing at the settle bound');
+  if (c.received > sent) inconsistent.push(`received ${int(c.received)} > sent ${int(sent)}`);
+  if (c.received + c.kernel > sent) inconsistent.push(`received + kernel drops ${int(c.received + c.kernel)} > sent ${int(sent)}`);
+  const drops = { kernel: c.kernel, queue_full: c.queue_full ?? 0, size: c.size ?? 0, rate_limit: c.rate_limit ?? 0, source: c.source ?? 0 };
+  let lossless = c.received === sent && Object.values(drops).every((d) => d === 0);
+  if (r.kind === 'Svc') {
+    const listenerDrops = drops.queue_full + drops.size + drops.rate_limit + drops.source;
+    if (c.received !== c.queued + listenerDrops) inconsistent.push(`received ${int(c.received)} ≠ queued ${int(c.queued)} + drops ${int(listenerDrops)}`);
+    if (r.settled && c.queued !== c.processed + c.failed) inconsistent.push(`queued ${int(c.queued)} ≠ processed ${int(c.processed)} + failed ${int(c.failed)}`);
+    if (c.enqueued > c.processed) inconsistent.push(`enqueued ${int(c.enqueued)} > processed ${int(c.processed)}`);
+    if (c.held !== c.enqueued) inconsistent.push(`the durable queue holds ${int(c.held)} ≠ enqueued ${int(c.enqueued)}`);
+    if (Number.isFinite(c.kernelProc) && c.kernelProc !== c.kernel) problems.push(`messages_dropped_kernel ${int(c.kernel)} ≠ /proc/net/udp ${int(c.kernelProc)}`);
+    lossless = lossless && c.processed === sent && c.failed === 0 && c.enqueued === sent && c.held === sent;
+  }
+  const pass = lossless && r.settled && sent === r.count && r.sender.sendErrors === 0 && inconsistent.length === 0;
+  const senderBound = r.sender.achieved < r.rate * SENDER_BOUND;
+  return { ...r, drops, pass, senderBound, problems, inconsistent };
+}
+
+function printTrial(t, overload = false) {
+  const c = t.counts;
+  const d = t.drops;
+  const parts = [
+    `${t.kind.padEnd(8)} ${int(t.rate).padStart(8)}/s`,
+    `sent ${int(t.sender.sent).padStart(8)} (${int(t.sender.achieved).padStart(7)}/s${t.senderBound ? ' sender-bound' : ''})`,
+    `recv ${int(c.received).padStart(8)}`,
+    `kernel ${int(d.kernel).padStart(7)}`,
+  ];
+  if (t.kind === 'Svc') {
+    parts.push(`full ${int(d.queue_full).padStart(7)}`, `proc ${int(c.processed).padStart(8)}`, `failed ${int(c.failed)}`, `queued ${int(c.held).padStart(8)}`);
+  }
+  parts.push(`EL ${pct(t.load.elu).padStart(5)}`, `CPU ${pct(t.load.cpu).padStart(5)}`, overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL');
+  const notes = [...t.problems, ...t.inconsistent.map((i) => `INCONSISTENT: ${i}`)];
+  console.log(`${parts.join('  ')}${notes.length > 0 ? `   ${notes.join('; ')}` : ''}`);
+}
+
+/** Highest zero-loss rate: double from startRate while passing (capped), then bisect `steps` times. */
+async function search(kind, start, ctx) {
+  const trials = [];
+  const run = async (rate) => {
+    const t = await trial(kind, start, rate, ctx);
+    trials.push(t);
+    printTrial(t);
+    return t;
+  };
+  let lastPass = null;
+  let firstFail = null;
+  let capped = false;
+  for (let rate = ctx.startRate; ; rate *= 2) {
+    const r = Math.min(Math.round(rate), ctx.maxRate);
+    const t = await run(r);
+    if (!t.pass) {
+      firstFail = t;
+      break;
+    }
+    lastPass = t;
+    if (t.senderBound) break;
+    if (r >= ctx.maxRate) {
+      capped = true;
+      break;
+    }
+  }
+  if (firstFail) {
+    let lo = lastPass?.rate ?? 0;
+    let hi = firstFail.rate;
+    for (let step = 0; step < ctx.steps; step++) {
+      const mid = Math.round((lo + hi) / 2);
+      if (mid <= lo || mid >= hi) break;
+      const t = await run(mid);
+      if (t.pass) {
+        lo = mid;
+        lastPass = t;
+      } else {
+        hi = mid;
+        firstFail = t;
+      }
+    }
+  }
+  return { kind, trials, lastPass, firstFail, capped };
+}
+
+/** The rate a passing trial shows: the asked rate, or what the sender achieved when it could not keep up. */
+const sustained = (t) => (t.senderBound ? Math.round(t.sender.achieved) : t.rate);
+
+function describe(s) {
+  if (!s.lastPass) return `no rate passed (lowest tried ${int(s.firstFail?.rate)}/s)`;
+  const notes = [];
+  if (s.capped) notes.push('capped by --max-rate: at least this');
+  if (s.lastPass.senderBound) notes.push(`sender-bound: ${int(s.lastPass.rate)}/s asked, the sender achieved only this, all received: at least this`);
+  if (s.firstFail) notes.push(`first loss at ${int(s.firstFail.rate)}/s${s.firstFail.senderBound ? ` (sender-bound: achieved ${int(s.firstFail.sender.achieved)}/s)` : ''}`);
+  return `${int(sustained(s.lastPass))}/s${notes.length > 0 ? `   (${notes.join('; ')})` : ''}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const trialS = positive('trial', 'BENCH_TRIAL_S', 3);
+  const startRate = Math.round(positive('start-rate', 'BENCH_START_RATE', 2000));
+  const maxRate = Math.round(positive('max-rate', 'BENCH_MAX_RATE', 200_000));
+  const steps = Math.round(positive('steps', 'BENCH_STEPS', 4));
+  const settleMs = positive('settle', 'BENCH_SETTLE_S', 5) * 1000;
+  const seed = Math.round(positive('seed', 'BENCH_SEED', 42));
+  const maxSize = Math.round(positive('max-size', 'BENCH_MAX_SIZE', 200));
+  const maxConcurrent = Math.round(positive('max-concurrent', 'BENCH_MAX_CONCURRENT', 10));
+  if (maxRate > 1_000_000) throw new Error('--max-rate must be at most 1,000,000 (the sender\'s limit)');
+  if (startRate > maxRate) throw new Error('--start-rate must not exceed --max-rate');
+
+  const svc = await loadSvc();
+  const config = benchConfig(svc, maxSize, maxConcurrent);
+  const udp = config.logEvents.udpServerConfig;
+  const ctx = { trialS, startRate, maxRate, steps, settleMs, seed };
+
+  const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
+  const sizes = Array.from({ length: 2000 }, () => gen.next().data.length);
+  const cpu = cpus();
+  const loadAtStart = loadavg();
+  let fsType = 'unknown filesystem';
+  try {
+    fsType = execFileSync('stat', ['-f', '-c', '%T', tmpdir()], { encoding: 'utf8' }).trim();
+  } catch {
+    // no GNU stat
+  }
+  let rmemMax = 'n/a';
+  try {
+    rmemMax = int(Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8').trim()));
+  } catch {
+    // not Linux
+  }
+  const probe = await startBaseline(svc, udp.receiveBufferBytes);
+  const granted = probe.granted;
+  await probe.stop();
+
+  console.log('UDP listener benchmark: zero-loss datagrams/s, receive → parse → enqueue (durable local queue)');
+  console.log(`machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`);
+  console.log(`load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
+  console.log(`socket      ${LOOPBACK}, receiveBufferBytes ${int(udp.receiveBufferBytes)} requested, ${int(granted)} reported by the OS (net.core.rmem_max ${rmemMax})`);
+  console.log(`listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`);
+  console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
+  console.log(`sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`);
+  console.log(`search      trials of ${trialS} s (rate × ${trialS} datagrams), from ${int(startRate)}/s doubling up to ${int(maxRate)}/s, then ${steps} bisection steps; settle ≤ ${settleMs / 1000} s`);
+  console.log('');
+
+  let inconsistent = false;
+  const t0 = performance.now();
+  const base = await search('baseline', () => startBaseline(svc, udp.receiveBufferBytes), ctx);
+  console.log('');
+  const mine = await search('Svc', () => startSvc(svc, config), ctx);
+  for (const t of [...base.trials, ...mine.trials]) if (t.inconsistent.length > 0) inconsistent = true;
+
+  console.log('');
+  console.log(`sustained (zero loss)   baseline  ${describe(base)}`);
+  console.log(`                        Svc       ${describe(mine)}`);
+  const ratio = base.lastPass && mine.lastPass ? sustained(mine.lastPass) / sustained(base.lastPass) : NaN;
+  const lowerBound = (x) => Boolean(x.lastPass?.senderBound || x.capped);
+  const ratioNote = lowerBound(base) && lowerBound(mine) ? '  (both figures are lower bounds: the ratio says little)' : lowerBound(base) ? '  (the baseline figure is a lower bound, so the ratio is an upper bound)' : lowerBound(mine) ? '  (the Svc figure is a lower bound, so the ratio is a lower bound)' : '';
+  console.log(`Svc / baseline          ×${fmt(ratio)}${ratioNote}`);
+
+  if (mine.lastPass) {
+    const rate = Math.min(sustained(mine.lastPass) * 2, 1_000_000);
+    console.log('');
+    console.log(`overload: Svc at 2 × ${int(sustained(mine.lastPass))} = ${int(rate)}/s for ${trialS} s${rate < sustained(mine.lastPass) * 2 ? ' (capped at the sender\'s limit)' : ''}`);
+    const t = await trial('Svc', () => startSvc(svc, config), rate, ctx);
+    printTrial(t, true);
+    if (t.inconsistent.length > 0) inconsistent = true;
+    const c = t.counts;
+    const d = t.drops;
+    const sent = t.sender.sent;
+    console.log(`  sent                ${int(sent).padStart(9)}   (asked ${int(t.count)}, achieved ${int(t.sender.achieved)}/s${t.senderBound ? ', sender-bound' : ''}, ${int(t.sender.sendErrors)} send errors)`);
+    console.log(`  received            ${int(c.received).padStart(9)}   ${pct(c.received / sent)}`);
+    console.log(`  processed           ${int(c.processed).padStart(9)}   (failed ${int(c.failed)})`);
+    console.log(`  enqueued            ${int(c.enqueued).padStart(9)}   (durable queue holds ${int(c.held)})`);
+    console.log('  dropped');
+    for (const reason of ['kernel', 'queue_full', 'size', 'rate_limit', 'source']) console.log(`    ${reason.padEnd(18)}${int(d[reason]).padStart(9)}   ${pct(d[reason] / sent)}`);
+    const unaccounted = sent - c.received - d.kernel;
+    console.log(`  received + kernel == sent: ${unaccounted === 0 ? 'holds' : `does NOT hold (${int(c.received)} + ${int(d.kernel)} = ${int(c.received + d.kernel)}, ${int(unaccounted)} ${unaccounted > 0 ? 'lost outside the socket' : 'too many'})`}`);
+    if (unaccounted !== 0) console.log(`    machine-wide during the trial: softnet backlog drops ${int(t.machine.softnet)}, Udp InErrors ${int(t.machine.inErrors)}, RcvbufErrors ${int(t.machine.rcvbufErrors)}`);
+    const listenerDrops = d.queue_full + d.size + d.rate_limit + d.source;
+    console.log(`  listener accounting: received == queued + drops (${int(c.received)} == ${int(c.queued)} + ${int(listenerDrops)}): ${c.received === c.queued + listenerDrops ? 'holds' : 'does NOT hold'}; queued == processed + failed: ${c.queued === c.processed + c.failed ? 'holds' : 'does NOT hold'}`);
+    const info = t.info;
+    if (info && info.logLines > 0) console.log(`  log lines at WARN+  ${info.logLines}, first: ${info.warnings.map((w) => JSON.stringify(w)).join(', ')}`);
+    if (info && info.tracked > 0) console.log(`  tracked errors      ${info.tracked}`);
+  }
+
+  const loadAtEnd = loadavg();
+  console.log('');
+  console.log(`${base.trials.length + mine.trials.length + (mine.lastPass ? 1 : 0)} trials in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+  console.log(`load avg    ${loadAtEnd.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
+  if (inconsistent) {
+    console.log('INCONSISTENT counts (see above): exit code 1');
+    process.exitCode = 1;
+  }
+}
+
+function cleanupSync() {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+process.on('exit', cleanupSync);
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.once(signal, () => {
+    cleanupSync();
+    process.exit(code);
+  });
+}
+
+await main();
