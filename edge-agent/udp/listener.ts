@@ -106,6 +106,7 @@ export class UdpListener implements Component {
   private readonly rateLimit: FixedWindowRateLimit | null;
   private kernel: KernelDropSource | null = null;
   private kernelLast: number | null = null;
+  private polling: Promise<void> | undefined;
   private readonly now: () => number;
   private readonly senderWarn: PerKeyThrottle;
   private readonly sizeWarn: PerKeyThrottle;
@@ -328,7 +329,13 @@ export class UdpListener implements Component {
     }
   }
 
-  private async poll(): Promise<void> {
+  /** One read of the kernel counter at a time: two overlapping reads finishing out of order would miscount. */
+  private poll(): Promise<void> {
+    this.polling ??= this.pollOnce().finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async pollOnce(): Promise<void> {
     this.checkBackpressure(this.now());
     if (!this.kernel) return;
     const value = await this.kernel.read();
