@@ -1,6 +1,8 @@
 /**
- * What the benchmarks share: command-line/environment options, number formatting and statistics.
+ * What the benchmarks share: command-line/environment options, number formatting, statistics and
+ * clean-up at exit.
  */
+import { rmSync } from 'node:fs';
 
 /** `--name=value`, `--name` (true), else the environment variable, else the fallback. */
 export function option(name, envName, fallback) {
@@ -35,4 +37,23 @@ export function median(xs) {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
   if (s.length === 0) return NaN;
   return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/**
+ * Removes `dirs` (a Set the bench fills) when the process exits or is interrupted; `before` runs
+ * first (e.g. to kill a server the bench started).
+ */
+export function removeOnExit(dirs, before = () => {}) {
+  const cleanup = () => {
+    before();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    dirs.clear();
+  };
+  process.on('exit', cleanup);
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.once(signal, () => {
+      cleanup();
+      process.exit(code);
+    });
+  }
 }

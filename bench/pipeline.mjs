@@ -64,7 +64,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
-import { fmt, int, median, nonNegative, option, pct, percentile, positive } from './lib.mjs';
+import { fmt, int, median, nonNegative, option, pct, percentile, positive, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -84,7 +84,7 @@ const dist = new URL('../dist/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
 async function loadSvc() {
-  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs] = await Promise.all([
+  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages] = await Promise.all([
     load('shared/queue/local.js'),
     load('functions/writers/handler.js'),
     load('functions/writers/destinations.js'),
@@ -96,6 +96,7 @@ async function loadSvc() {
     load('shared/tsdb/writer.js'),
     load('shared/audit/envelope.js'),
     load('shared/queue/sqs.js'),
+    load('edge-agent/simulate/messages.js'),
   ]);
   return {
     LocalEventQueue: local.LocalEventQueue,
@@ -111,24 +112,13 @@ async function loadSvc() {
     validateEnvelope: envelope.validateEnvelope,
     checkContent: envelope.checkContent,
     SqsEventQueue: sqs.SqsEventQueue,
+    mulberry32: messages.mulberry32,
   };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Events: ~2 KB envelopes (the shape of test/support/audit.ts's envelope(), filled out)
 // ---------------------------------------------------------------------------------------------
-
-/** mulberry32: a small seeded generator, so every run sends the same mix. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function uuidFrom(random) {
   const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16));
@@ -239,7 +229,8 @@ function makeEnvelope(random, world, target, timeMs) {
 }
 
 function makeEvents(svc, n, seed) {
-  const random = rng(seed);
+  // mulberry32 (the traffic generator's): every run builds the same mix.
+  const random = svc.mulberry32(seed);
   const world = makeWorld(random);
   const now = Date.now();
   const events = [];
@@ -968,22 +959,13 @@ async function main() {
   if (failed) process.exitCode = 1;
 }
 
-function cleanupSync() {
+removeOnExit(tempDirs, () => {
   try {
     influxdChild?.kill('SIGKILL');
   } catch {
     // already gone
   }
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
-process.on('exit', cleanupSync);
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
-  process.once(signal, () => {
-    cleanupSync();
-    process.exit(code);
-  });
-}
+});
 
 // The SDK's notice that its releases after January 2027 need Node 22 says nothing about this run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -52,7 +52,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { fmt, int, median, pct, positive } from './lib.mjs';
+import { fmt, int, median, pct, positive, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const SVC_CLI = fileURLToPath(new URL('../edge-agent/bin/svc.js', import.meta.url));
@@ -592,16 +592,6 @@ async function main() {
   }
 }
 
-function cleanupSync() {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  tempDirs.clear();
-}
-process.on('exit', cleanupSync);
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
-  process.once(signal, () => {
-    cleanupSync();
-    process.exit(code);
-  });
-}
+removeOnExit(tempDirs);
 
 await main();
