@@ -6,7 +6,7 @@
  *   {"v":1,"claimCheck":{"bucket":"...","key":"...","events":3}}
  * Readers validate every body against the schemas below (one per event kind) before trusting it.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AuditEnvelopeSchema, isRfc3339 } from '../audit/envelope.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
@@ -26,23 +26,16 @@ export const AuditQueuedEventSchema = Type.Object({
 
 const TimeNs = Type.String({ pattern: '^[0-9]{1,19}$' });
 
+/** An event from a UDP listener: its kind, the parsed event, and the point time decided at the edge. */
+function edgeEventSchema<K extends string, E extends TSchema>(kind: K, event: E) {
+  return Type.Object({ kind: Type.Literal(kind), id: Type.String({ minLength: 1 }), receivedAt: Timestamp, timeNs: TimeNs, event });
+}
+
 /** `kind: 'user-event'`: a user-activity event from the UDP listener. */
-export const UserQueuedEventSchema = Type.Object({
-  kind: Type.Literal('user-event'),
-  id: Type.String({ minLength: 1 }),
-  receivedAt: Timestamp,
-  timeNs: TimeNs,
-  event: UserActivitySchema,
-});
+export const UserQueuedEventSchema = edgeEventSchema('user-event', UserActivitySchema);
 
 /** `kind: 'log-event'`: a log event from the UDP listener. */
-export const LogQueuedEventSchema = Type.Object({
-  kind: Type.Literal('log-event'),
-  id: Type.String({ minLength: 1 }),
-  receivedAt: Timestamp,
-  timeNs: TimeNs,
-  event: LogEventSchema,
-});
+export const LogQueuedEventSchema = edgeEventSchema('log-event', LogEventSchema);
 
 const JsonFieldValueSchema = Type.Union([
   Type.Object({ type: Type.Literal('int'), value: Type.Integer() }, { additionalProperties: false }),
