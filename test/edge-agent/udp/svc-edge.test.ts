@@ -3,6 +3,7 @@
  * mosquitto; malformed datagrams are counted, not published; SIGTERM stops it cleanly.
  */
 import { spawn } from 'node:child_process';
+import dgram from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,4 +77,17 @@ describe('svc edge with svc simulate udp', () => {
     expect(await edge.exited).toBe(0);
     expect(edge.output()).toContain('shutdown complete');
   }, 60_000);
+
+  it('stops with a clear error and exit code 1 when a listener port is taken', async () => {
+    const blocker = dgram.createSocket('udp4');
+    const port = await new Promise<number>((resolve) => blocker.bind(0, LOOPBACK, () => resolve(blocker.address().port)));
+    try {
+      writeFileSync(join(dir, 'taken.yaml'), ['Svc:', '  localQueue: { directory: queue-taken }', '  userEvents:', '    enable: true', `    udpServerConfig: { serverHost: ${LOOPBACK}, portUserActivityEvents: ${port} }`, ''].join('\n'));
+      const edge = run(['edge', '--config', 'taken.yaml'], dir);
+      expect(await edge.exited).toBe(1);
+      expect(edge.output()).toContain(`the user_events listener cannot bind UDP ${LOOPBACK}:${port}: bind EADDRINUSE`);
+    } finally {
+      blocker.close();
+    }
+  }, 30_000);
 });
