@@ -4,10 +4,8 @@
  * filter and app-name lookup, categorisation and publishing happen after this.
  */
 import {
-  decodeDatagram,
   failure,
-  internalError,
-  NOT_A_DATAGRAM,
+  parseDatagram,
   prefixKey,
   unknownPrefix,
   userFull,
@@ -174,11 +172,5 @@ function parse(text: string, receivedAtMs: number): ParseResult<LogEvent> {
  * too few fields, or surplus fields in an engine-performance event → `malformed`.
  */
 export function parseLogEvent(datagram: Datagram, receivedAtMs: number): ParseResult<LogEvent> {
-  const text = decodeDatagram(datagram);
-  if (text === null) return failure('malformed', NOT_A_DATAGRAM, '');
-  try {
-    return parse(text, receivedAtMs);
-  } catch (error) {
-    return internalError(error, text);
-  }
+  return parseDatagram(datagram, (text) => parse(text, receivedAtMs));
 }

@@ -4,10 +4,8 @@
  * parsing and publishing happen after this.
  */
 import {
-  decodeDatagram,
   failure,
-  internalError,
-  NOT_A_DATAGRAM,
+  parseDatagram,
   prefixKey,
   unknownPrefix,
   userFull,
@@ -81,11 +79,5 @@ function parse(text: string, receivedAtMs: number): ParseResult<UserEvent> {
  * the socket. Unknown field 0 → `unknown_prefix`; fewer than 8 fields → `malformed`.
  */
 export function parseUserEvent(datagram: Datagram, receivedAtMs: number): ParseResult<UserEvent> {
-  const text = decodeDatagram(datagram);
-  if (text === null) return failure('malformed', NOT_A_DATAGRAM, '');
-  try {
-    return parse(text, receivedAtMs);
-  } catch (error) {
-    return internalError(error, text);
-  }
+  return parseDatagram(datagram, (text) => parse(text, receivedAtMs));
 }
