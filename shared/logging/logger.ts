@@ -65,7 +65,10 @@ export interface LoggerOptions {
 
 export interface LoggerHandle {
   logger: Logger;
-  /** Writes buffered lines synchronously where the stream allows it; call right before exiting. */
+  /**
+   * Writes buffered lines synchronously where the stream allows it; call right before exiting. (A
+   * line whose asynchronous write is still in flight may then land after the lines behind it.)
+   */
   flush(): void;
   /** Flushes and closes the log files. The console stream stays open. */
   close(): Promise<void>;
@@ -106,7 +109,10 @@ export async function createLogger(options: LoggerOptions): Promise<LoggerHandle
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      flush();
+      // Not flushSync on the files: while an asynchronous write is in flight, SonicBoom's flushSync
+      // writes the lines queued behind it first, so the file would get them out of order. end()
+      // writes everything in order, then closes.
+      for (const boom of ownBooms) if (!fileBooms.includes(boom)) flushQuietly(boom);
       await Promise.all(fileBooms.map(endBoom));
     })();
     return closing;
