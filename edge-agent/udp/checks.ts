@@ -82,28 +82,3 @@ export async function resolveAllowedSources(enabled: boolean, entries: readonly 
 export function senderIPv4(address: string): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
-
-/**
- * At most one WARN per key (sender IP) per interval, DEBUG otherwise (§0.4, §3). The map is
- * pruned so that a flood of distinct senders cannot grow it without bound.
- */
-export class PerKeyThrottle {
-  private readonly last = new Map<string, number>();
-
-  constructor(
-    private readonly intervalMs = 60_000,
-    private readonly maxKeys = 10_000,
-  ) {}
-
-  /** True when a WARN for `key` is due at `nowMs` (and records it). */
-  due(key: string, nowMs: number): boolean {
-    const at = this.last.get(key);
-    if (at !== undefined && nowMs - at < this.intervalMs) return false;
-    if (this.last.size >= this.maxKeys) {
-      for (const [k, t] of this.last) if (nowMs - t >= this.intervalMs) this.last.delete(k);
-      if (this.last.size >= this.maxKeys) this.last.clear();
-    }
-    this.last.set(key, nowMs);
-    return true;
-  }
-}

@@ -12,7 +12,8 @@ import dgram from 'node:dgram';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import { FixedWindowRateLimit, PerKeyThrottle, resolveAllowedSources, senderIPv4, type Resolve4 } from './checks.js';
+import { LogThrottle } from '../../shared/logging/throttle.js';
+import { FixedWindowRateLimit, resolveAllowedSources, senderIPv4, type Resolve4 } from './checks.js';
 import { ProcNetUdpDrops, type KernelDropSource } from './kernel-drops.js';
 import { MessageQueue, type MessageHandler } from './message-queue.js';
 
@@ -108,8 +109,10 @@ export class UdpListener implements Component {
   private kernelLast: number | null = null;
   private polling: Promise<void> | undefined;
   private readonly now: () => number;
-  private readonly senderWarn: PerKeyThrottle;
-  private readonly sizeWarn: PerKeyThrottle;
+  /** Per sender IP (§3: one WARN per sender per 60 s, DEBUG otherwise), and for failing handlers. */
+  private readonly senderWarn: LogThrottle;
+  private readonly sizeWarn: LogThrottle;
+  private readonly handlerWarn: LogThrottle;
   private timers: NodeJS.Timeout[] = [];
   private rebindTimer: NodeJS.Timeout | undefined;
   private backpressure = false;
@@ -125,8 +128,9 @@ export class UdpListener implements Component {
     this.name = `UDP listener ${options.queueType} (${options.settings.serverHost}:${options.port})`;
     this.now = options.now ?? Date.now;
     const interval = options.summaryIntervalMs ?? 60_000;
-    this.senderWarn = new PerKeyThrottle(interval);
-    this.sizeWarn = new PerKeyThrottle(interval);
+    this.senderWarn = new LogThrottle(interval, this.now);
+    this.sizeWarn = new LogThrottle(interval, this.now);
+    this.handlerWarn = new LogThrottle(interval, this.now);
     this.rateLimit = options.settings.rateLimit.enable ? new FixedWindowRateLimit(options.settings.rateLimit.maxMessagesPerMinute) : null;
     this.queue = new MessageQueue({
       maxSize: options.settings.messageQueue.maxSize,
@@ -282,13 +286,13 @@ export class UdpListener implements Component {
     const nowMs = this.now();
     if (this.allowed !== null && !this.allowed.has(sender)) {
       this.drop('source');
-      const level = this.senderWarn.due(sender, nowMs) ? 'warn' : 'debug';
+      const level = this.senderWarn.take(sender).log ? 'warn' : 'debug';
       this.options.log[level]({ listener: this.options.queueType, sender }, `datagram from ${sender} dropped: not in allowedSources`);
       return;
     }
     if (data.length > this.options.settings.maxMessageSize) {
       this.drop('size');
-      const level = this.sizeWarn.due(sender, nowMs) ? 'warn' : 'debug';
+      const level = this.sizeWarn.take(sender).log ? 'warn' : 'debug';
       this.options.log[level]({ listener: this.options.queueType, sender, bytes: data.length, maxMessageSize: this.options.settings.maxMessageSize }, `datagram of ${data.length} bytes from ${sender} dropped: larger than maxMessageSize ${this.options.settings.maxMessageSize}`);
       return;
     }
@@ -382,8 +386,7 @@ export class UdpListener implements Component {
 
   private handlerFailed(err: unknown): void {
     this.options.errors.track(this.options.errorType, err, { module: this.options.module });
-    const now = this.now();
-    const level = this.senderWarn.due('#handler', now) ? 'error' : 'debug';
+    const level = this.handlerWarn.take('handler').log ? 'error' : 'debug';
     this.options.log[level]({ listener: this.options.queueType, err }, `${this.options.queueType} handler failed; the datagram is counted as failed`);
   }
 

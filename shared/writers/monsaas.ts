@@ -22,7 +22,8 @@
  */
 import type { SvcConfig } from '../config/schema.js';
 import type { ErrorTracker } from '../errors/tracker.js';
-import { LogThrottle, retryAfterMs, withRetries } from './retry.js';
+import { LogThrottle } from '../logging/throttle.js';
+import { retryAfterMs, withRetries } from './retry.js';
 
 export type MonSaasSettings = SvcConfig['monsaas'];
 export type MonSaasCredentials = SvcConfig['thirdPartyToolsCredentials']['monsaas'];

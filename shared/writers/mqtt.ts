@@ -21,7 +21,7 @@ import { connect, type MqttClient } from 'mqtt';
 import type { SvcConfig } from '../config/schema.js';
 import type { ErrorTracker } from '../errors/tracker.js';
 import type { Component } from '../runtime/lifecycle.js';
-import { LogThrottle } from './retry.js';
+import { LogThrottle } from '../logging/throttle.js';
 
 export type MqttSettings = SvcConfig['mqttConfig'];
 

@@ -3,8 +3,7 @@
  * - `withRetries`: platform-formats.md §6.0 step 2 — a request is retried on transient failure up to
  *   3 times after 1, 2 and 4 s, no wait longer than 10 s (a server's `Retry-After` may lengthen a wait
  *   up to that cap). What counts as transient is the caller's decision.
- * - `LogThrottle`: at most one log line per key and interval, so a destination that is down does not
- *   flood the log with one line per message; the next line says how many were left out.
+ * (Their log lines are throttled by `LogThrottle` of shared/logging/throttle.ts.)
  */
 
 /** §6.0 step 2: waits before the 1st, 2nd and 3rd retry. */
@@ -55,29 +54,4 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, options
 export function retryAfterMs(value: string | null | undefined): number | undefined {
   if (value === null || value === undefined || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined;
   return Math.round(Number(value) * 1_000);
-}
-
-/**
- * Decides whether a log line for `key` is written now: the first one always, then at most one per
- * `intervalMs`. `suppressed` is the number of lines left out since the last one written.
- */
-export class LogThrottle {
-  private readonly last = new Map<string, { at: number; suppressed: number }>();
-
-  constructor(
-    private readonly intervalMs = 60_000,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  take(key: string): { log: boolean; suppressed: number } {
-    const t = this.now();
-    const entry = this.last.get(key);
-    if (entry === undefined || t - entry.at >= this.intervalMs) {
-      const suppressed = entry?.suppressed ?? 0;
-      this.last.set(key, { at: t, suppressed: 0 });
-      return { log: true, suppressed };
-    }
-    entry.suppressed++;
-    return { log: false, suppressed: entry.suppressed };
-  }
 }

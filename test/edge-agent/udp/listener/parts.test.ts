@@ -1,6 +1,7 @@
 /** The listener's pure parts: the message queue, rate-limit window, source resolution, /proc/net/udp parsing. */
 import { describe, expect, it } from 'vitest';
-import { FixedWindowRateLimit, PerKeyThrottle, resolveAllowedSources, senderIPv4 } from '../../../../edge-agent/udp/checks.js';
+import { FixedWindowRateLimit, resolveAllowedSources, senderIPv4 } from '../../../../edge-agent/udp/checks.js';
+import { LogThrottle } from '../../../../shared/logging/throttle.js';
 import { parseProcNetUdp } from '../../../../edge-agent/udp/kernel-drops.js';
 import { DurationWindow, MessageQueue } from '../../../../edge-agent/udp/message-queue.js';
 
@@ -89,10 +90,15 @@ describe('resolveAllowedSources', () => {
   });
 });
 
-describe('PerKeyThrottle', () => {
-  it('says "due" once per key per interval', () => {
-    const t = new PerKeyThrottle(60_000);
-    expect([t.due('a', 0), t.due('a', 59_999), t.due('b', 1), t.due('a', 60_000)]).toEqual([true, false, true, true]);
+describe('LogThrottle', () => {
+  it('says "log" once per key per interval', () => {
+    let now = 0;
+    const t = new LogThrottle(60_000, () => now);
+    const at = (ms: number, key: string) => {
+      now = ms;
+      return t.take(key).log;
+    };
+    expect([at(0, 'a'), at(59_999, 'a'), at(1, 'b'), at(60_000, 'a')]).toEqual([true, false, true, true]);
   });
 });
 
