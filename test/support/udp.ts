@@ -1,6 +1,8 @@
-/** Helpers for UDP listener tests: configs, a loopback sender, polling until a condition holds. */
+/** Helpers for UDP listener tests: configs, a loopback sender, polling until a condition holds, a recording queue. */
 import dgram from 'node:dgram';
 import { parseConfigText } from '../../shared/config/load.js';
+import type { QueuedEvent } from '../../shared/queue/events.js';
+import { QueueFullError, type EventQueue } from '../../shared/queue/port.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { LOOPBACK, sleep } from './ports.js';
 
@@ -49,5 +51,19 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (await check()) return;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(20);
+  }
+}
+
+/**
+ * The EventQueue port's in-memory stand-in: records what it is given, or refuses it as a full
+ * queue does (`refuse`). Suites that need the real durable queue use LocalEventQueue.
+ */
+export class RecordingQueue implements EventQueue {
+  readonly events: QueuedEvent[] = [];
+  refuse = false;
+  send(events: readonly QueuedEvent[]): Promise<void> {
+    if (this.refuse) return Promise.reject(new QueueFullError(1));
+    this.events.push(...events);
+    return Promise.resolve();
   }
 }

@@ -8,19 +8,9 @@ import { CounterWriter, EventCounter, eventCountPoints, queueMetricsPoint, rejec
 import type { QueueMetrics } from '../../../edge-agent/udp/listener.js';
 import { RejectedEventCounter } from '../../../edge-agent/udp/rules/perf-filter.js';
 import { jsonPointToPoint } from '../../../shared/platform/tsdb-points.js';
-import type { PointsQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
-import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
+import type { PointsQueuedEvent } from '../../../shared/queue/events.js';
 import { PointClock, toLine } from '../../../shared/tsdb/line-protocol.js';
-
-class RecordingQueue implements EventQueue {
-  readonly events: QueuedEvent[] = [];
-  refuse = false;
-  send(events: readonly QueuedEvent[]): Promise<void> {
-    if (this.refuse) return Promise.reject(new QueueFullError(1));
-    this.events.push(...events);
-    return Promise.resolve();
-  }
-}
+import { RecordingQueue } from '../../support/udp.js';
 
 const silent = { debug: () => undefined, warn: () => undefined };
 const fixedTime = () => '1710233120000000004';

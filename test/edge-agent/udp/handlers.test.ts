@@ -10,23 +10,13 @@ import { logEventHandler, userEventHandler } from '../../../edge-agent/udp/handl
 import type { ReceivedDatagram } from '../../../edge-agent/udp/listener.js';
 import { RejectedEventCounter } from '../../../edge-agent/udp/rules/perf-filter.js';
 import { AppNameList, NO_APP_NAMES } from '../../../shared/platform/app-names.js';
-import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
+import type { LogQueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
 import { decodeMessage } from '../../../shared/queue/codec.js';
-import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
+import { QueueFullError } from '../../../shared/queue/port.js';
 import { PointClock } from '../../../shared/tsdb/line-protocol.js';
 import { captureLog } from '../../support/audit.js';
-import { svcConfig } from '../../support/udp.js';
+import { RecordingQueue, svcConfig } from '../../support/udp.js';
 import { LOG_EXAMPLES, USER_EXAMPLES } from './parse/fixtures.js';
-
-class RecordingQueue implements EventQueue {
-  readonly events: QueuedEvent[] = [];
-  full = false;
-  send(events: readonly QueuedEvent[]): Promise<void> {
-    if (this.full) return Promise.reject(new QueueFullError(1));
-    this.events.push(...events);
-    return Promise.resolve();
-  }
-}
 
 const RECEIVED_AT = Date.UTC(2024, 2, 12, 10, 0, 0);
 const datagram = (text: string, address = '10.0.0.7'): ReceivedDatagram => ({ data: Buffer.from(text, 'utf8'), address, port: 50000, receivedAtMs: RECEIVED_AT });
@@ -111,7 +101,7 @@ describe('user-event handler (§1.3)', () => {
 
   it('throws when the queue refuses the event (the listener counts it failed)', async () => {
     const { handle, queue } = await userSetup();
-    queue.full = true;
+    queue.refuse = true;
     await expect(handle(datagram(USER_EXAMPLES[0]))).rejects.toThrow(QueueFullError);
   });
 });
