@@ -17,7 +17,7 @@ import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import type { PointClock } from '../../shared/tsdb/line-protocol.js';
 import { makeWriterHandler } from '../../functions/writers/handler.js';
-import { EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../functions/writers/platform-destinations.js';
+import { anyOutput, EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../functions/writers/platform-destinations.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
 import { UdpListener, type QueueType, type UdpServerSettings } from './listener.js';
@@ -123,7 +123,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
       settings: config.logEvents,
       rejected,
       trackPerfRejections: perfTracked,
-      queue: spoolFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS'),
+      queue: anyOutput(outputs.logEvents) ? spoolFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS') : null,
       wants: (event) => wantsLogEvent(config, outputs, event),
     });
     addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');

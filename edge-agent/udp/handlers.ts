@@ -12,7 +12,7 @@ import type { Category, PlatformLogEvent, UserActivity } from '../../shared/plat
 import type { LogQueuedEvent, UserQueuedEvent } from '../../shared/queue/events.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import type { PointClock } from '../../shared/tsdb/line-protocol.js';
-import { PerKeyThrottle } from './checks.js';
+import { LogThrottle } from '../../shared/logging/throttle.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';
 import type { HandlerOutcome, MessageHandler } from './message-queue.js';
@@ -39,19 +39,25 @@ export interface HandlerDeps {
   log: HandlerLog;
 }
 
-/** §0.4: a malformed or unrecognised datagram: WARN with its first 512 characters at most once per sender per minute, DEBUG otherwise. */
-class ParseFailureLog {
-  private readonly throttle = new PerKeyThrottle();
+/**
+ * §0.4: a malformed or unrecognised datagram is logged (WARN with its first 512 characters at most
+ * once per sender per minute, DEBUG otherwise), counted as `unknown` (§6.5) and fails its handler.
+ */
+class ParseFailures {
+  private readonly throttle = new LogThrottle();
 
   constructor(
     private readonly listener: EventType,
     private readonly log: HandlerLog,
+    private readonly counter: EventCounter | null,
   ) {}
 
-  report(failure: ParseFailure, datagram: ReceivedDatagram): void {
+  fail(failure: ParseFailure, datagram: ReceivedDatagram): HandlerOutcome {
+    this.counter?.countUnknown(this.listener);
     const what = failure.reason === 'unknown_prefix' ? 'unrecognised' : 'malformed';
-    const level = this.throttle.due(datagram.address, datagram.receivedAtMs) ? 'warn' : 'debug';
+    const level = this.throttle.take(datagram.address).log ? 'warn' : 'debug';
     this.log[level]({ listener: this.listener, sender: datagram.address, reason: failure.reason, detail: failure.detail, datagram: failure.preview }, `${what} ${this.listener} event from ${datagram.address} (${failure.detail}): ${failure.preview}`);
+    return 'failed';
   }
 }
 
@@ -67,14 +73,10 @@ export interface UserEventHandlerDeps extends HandlerDeps {
 export function userEventHandler(deps: UserEventHandlerDeps): MessageHandler<ReceivedDatagram> {
   const excluded = exclusionMatcher(deps.settings.excludeUser);
   const ua = new UserAgentParser();
-  const failures = new ParseFailureLog('user', deps.log);
+  const failures = new ParseFailures('user', deps.log, deps.counter);
   return async (datagram): Promise<HandlerOutcome> => {
     const result = parseUserEvent(datagram.data, datagram.receivedAtMs);
-    if (!result.ok) {
-      failures.report(result, datagram);
-      deps.counter?.countUnknown('user');
-      return 'failed';
-    }
+    if (!result.ok) return failures.fail(result, datagram);
     const parsed = result.event;
     if (excluded(parsed.user_directory, parsed.user_id)) return 'processed';
     deps.counter?.count('user', parsed.messageType, parsed.host, parsed.origin);
@@ -122,15 +124,11 @@ function platformLogEvent(parsed: LogEvent, categories: readonly Category[], app
 export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<ReceivedDatagram> {
   const { settings } = deps;
   const perf = settings.enginePerformanceMonitor;
-  const failures = new ParseFailureLog('log', deps.log);
+  const failures = new ParseFailures('log', deps.log, deps.counter);
   const warnFilterType = onceEach((msg) => deps.log.warn({ listener: 'log' }, msg));
   return async (datagram): Promise<HandlerOutcome> => {
     const result = parseLogEvent(datagram.data, datagram.receivedAtMs);
-    if (!result.ok) {
-      failures.report(result, datagram);
-      deps.counter?.countUnknown('log');
-      return 'failed';
-    }
+    if (!result.ok) return failures.fail(result, datagram);
     const parsed = result.event;
     deps.counter?.count('log', parsed.source, parsed.host, parsed.subsystem);
     if (!settings.source[SOURCE_FLAGS[parsed.source]].enable) return 'processed';
