@@ -82,10 +82,13 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
       const directory = loaded.config.localQueue.directory;
       // The audit API's queue, and the UDP events' queue below it.
       const queues = [directory, platformQueueDirectory(directory)].filter((d) => existsSync(d));
+      // What the journal finds wrong while it opens (damaged records) goes to stderr.
+      const say = (_obj: object, msg: string) => io.err(`svc: ${msg}\n`);
+      const journalLog = { warn: say, error: say };
       try {
         let replayed = 0;
         for (const queue of queues) {
-          for (const r of await replayDeadLetters(queue, opts.group)) {
+          for (const r of await replayDeadLetters(queue, journalLog, opts.group)) {
             replayed += 1;
             io.out(`${queue}: ${r.group}: replayed ${r.messages} message(s) with ${r.events} event(s)\n`);
           }

@@ -28,6 +28,8 @@ export interface ConfiguredDestination {
   /** Messages per delivery and the longest wait for a fuller batch (maxBatchSize / writeFrequency). */
   batchSize: number;
   batchWindowMs: number;
+  /** The destination names its output after the batch: a batch must come again exactly as it was (local queue). */
+  stableBatches?: boolean;
 }
 
 /** What the destinations share with the rest of the process. */
@@ -56,6 +58,7 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
         destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
         batchSize: p.maxBatchSize,
         batchWindowMs: p.writeFrequency,
+        stableBatches: true,
       });
     } else if (type === 'tablefile') {
       const t = settings.tablefile;
@@ -63,6 +66,7 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
         destination: new AuditFileDestination({ name: 'tablefile', extension: 'qvd', encode: (columns, rows) => encodeQvd({ name: 'audit_events', columns, rows }), sink: new DirectorySink(t.exportDirectory), staticTags: t.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'TABLEFILE' }) }),
         batchSize: t.maxBatchSize,
         batchWindowMs: t.writeFrequency,
+        stableBatches: true,
       });
     } else if (type === 'json') {
       if (!settings.json.objectdata.enable) continue;

@@ -4,17 +4,19 @@
  * (written and fdatasync'ed, several appends sharing one sync). On open, the journal is replayed:
  * every message not yet acknowledged by a group is pending for that group again.
  *
- * Files under `dir`:
- *   segment-<number, 12 digits>.log      one JSON line per message {s: seq, g?: groups, n: events, b: body}
- *   acks-<group>.log                     lines "a <seq>" (acknowledged), "f <seq>" (a failed attempt),
- *                                        "d <seq>" (dead-lettered; counts as acknowledged)
- * A torn last line (a crash in the middle of a write) is cut off at open.
+ * Files under `dir` (every line a framed record, see append-log.ts):
+ *   segment-<number, 12 digits>.log      one record per message: JSON {s: seq, g?: groups, n: events, b: body}
+ *   acks-<group>.log                     "a <seq>" acknowledged, "f <seq>" a failed attempt,
+ *                                        "d <seq>" dead-lettered (counts as acknowledged),
+ *                                        "l <seq> <seq> …" a batch handed to the group (a lease)
+ *   damaged/                             copies of damaged records found at open, for inspection
+ * A directory is held by one process at a time (lock.ts).
  */
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-import { open } from 'node:fs/promises';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomically, writeFileSynced } from '../util/files.js';
+import { AppendLog, frame, GroupCommit, readRecords, type DamagedRegion } from './append-log.js';
+import { QueueLock } from './lock.js';
 
 export interface JournalRecord {
   seq: number;
@@ -30,6 +32,26 @@ export interface GroupState {
   pending: Map<number, { record: JournalRecord; failures: number }>;
   /** Events in `pending` (kept up to date, so the capacity check is O(1) per send). */
   events: number;
+  /**
+   * Batches handed to the group before the last stop or crash and never settled, in order: they
+   * are delivered again first, exactly as they were, so a destination that names its output after
+   * the batch (a file) replaces it instead of writing its events twice.
+   */
+  unsettledBatches: JournalRecord[][];
+}
+
+export interface JournalLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** What the last open found wrong in the files. */
+export interface JournalDamage {
+  /** Damaged message records: their events are not delivered (a copy is kept under damaged/). */
+  records: number;
+  bytes: number;
+  /** Damaged acknowledgement lines: their messages may be delivered again (destinations are idempotent). */
+  ackLines: number;
 }
 
 function addPending(state: GroupState, record: JournalRecord, failures: number): void {
@@ -45,83 +67,9 @@ function removePending(state: GroupState, seq: number): void {
 }
 
 const SEGMENT = /^segment-(\d{12})\.log$/;
-const LOCK_FILE = 'lock';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err instanceof Error && 'code' in err && err.code === 'EPERM';
-  }
-}
-
-/** One process per queue directory: a second Svc (or `svc dlq replay` while Svc runs) is refused. */
-function takeLock(dir: string): void {
-  const path = join(dir, LOCK_FILE);
-  if (existsSync(path)) {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new Error(`the queue directory ${dir} is in use by process ${pid}`);
-    }
-  }
-  writeFileSynced(join(dir, LOCK_FILE), `${process.pid}\n`);
-}
 const SEGMENT_BYTES = 64 * 1024 * 1024;
-
-interface Writer {
-  handle: FileHandle;
-  bytes: number;
-}
-
-/** Appends that wait together for one write + sync. */
-class GroupCommit {
-  private queue: { data: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private running: Promise<void> | undefined;
-
-  constructor(private readonly flush: (data: string) => Promise<void>) {}
-
-  add(data: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ data, resolve, reject });
-      this.running ??= this.drain();
-    });
-  }
-
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      try {
-        await this.flush(batch.map((b) => b.data).join(''));
-        for (const b of batch) b.resolve();
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }
-    this.running = undefined;
-  }
-}
-
-/** Reads a file of lines; a torn last line is cut off (and the file truncated to match). */
-function readLines(path: string): string[] {
-  const text = readFileSync(path, 'utf8');
-  const end = text.lastIndexOf('\n') + 1;
-  if (end < text.length) {
-    const fd = openSync(path, 'r+');
-    try {
-      ftruncateSync(fd, Buffer.byteLength(text.slice(0, end)));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  }
-  return text.slice(0, end).split('\n').filter((l) => l !== '');
-}
+const DAMAGED_DIR = 'damaged';
+const ACK_LINE = /^([adf]) (\d+)$|^l( \d+)+$/;
 
 function parseRecord(line: string): JournalRecord | null {
   try {
@@ -136,93 +84,159 @@ function parseRecord(line: string): JournalRecord | null {
   }
 }
 
+/** A line of a journal written before records were framed (Svc ≤ 15.0.0). */
+const legacySegmentLine = (line: string): boolean => line.startsWith('{') && parseRecord(line) !== null;
+const legacyAckLine = (line: string): boolean => /^[adf] \d+$/.test(line);
+
 export class Journal {
-  private segments: { index: number; path: string; last: number }[] = [];
-  private writer: Writer | undefined;
+  /** Segment files, oldest first, with the lowest and highest seq they hold (as far as known). */
+  private segments: { index: number; path: string; first: number; last: number }[] = [];
+  private writer: AppendLog | undefined;
   private readonly commits: GroupCommit;
   private readonly ackCommits = new Map<string, GroupCommit>();
-  private readonly ackHandles = new Map<string, FileHandle>();
+  private readonly ackLogs = new Map<string, AppendLog>();
   private nextSeq = 1;
   readonly groups = new Map<string, GroupState>();
+  readonly damage: JournalDamage = { records: 0, bytes: 0, ackLines: 0 };
 
   private constructor(
     readonly dir: string,
     groupNames: readonly string[],
+    private readonly lock: QueueLock,
+    private readonly log: JournalLog,
   ) {
-    for (const name of groupNames) this.groups.set(name, { pending: new Map(), events: 0 });
+    for (const name of groupNames) this.groups.set(name, { pending: new Map(), events: 0, unsettledBatches: [] });
     this.commits = new GroupCommit((data) => this.writeSegment(data));
   }
 
-  /** Opens (or creates) the journal and replays it. */
-  static async open(dir: string, groupNames: readonly string[]): Promise<Journal> {
+  /** Opens (or creates) the journal and replays it; refuses a directory another live process holds. */
+  static async open(dir: string, groupNames: readonly string[], log: JournalLog): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
-    takeLock(dir);
-    const journal = new Journal(dir, groupNames);
-    journal.replay();
-    journal.compactAckLogs();
-    for (const name of groupNames) {
-      journal.ackHandles.set(name, await open(join(dir, `acks-${name}.log`), 'a'));
-      journal.ackCommits.set(name, new GroupCommit((data) => journal.writeAcks(name, data)));
+    const lock = await QueueLock.acquire(dir);
+    try {
+      const journal = new Journal(dir, groupNames, lock, log);
+      const records = journal.replay();
+      journal.compact();
+      journal.rewriteAckLogs(records);
+      for (const name of groupNames) {
+        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`)));
+        journal.ackCommits.set(name, new GroupCommit((data) => journal.writeAcks(name, data)));
+      }
+      return journal;
+    } catch (err) {
+      await lock.release();
+      throw err;
     }
-    journal.compact();
-    return journal;
   }
 
-  private replay(): void {
+  /** Reads every segment and ack log; returns the records found, by seq. */
+  private replay(): Map<number, JournalRecord> {
     const names = readdirSync(this.dir).filter((f) => SEGMENT.test(f)).sort();
-    const records: JournalRecord[] = [];
+    const records = new Map<number, JournalRecord>();
     for (const name of names) {
       const path = join(this.dir, name);
-      const lines = readLines(path);
+      const scan = readRecords(path, legacySegmentLine);
       let last = 0;
-      for (const line of lines) {
-        const record = parseRecord(line);
+      let first = Number.POSITIVE_INFINITY;
+      for (const payload of scan.payloads) {
+        const record = parseRecord(payload);
         if (!record) continue;
-        records.push(record);
+        records.set(record.seq, record);
         last = Math.max(last, record.seq);
+        first = Math.min(first, record.seq);
       }
-      this.segments.push({ index: Number(SEGMENT.exec(name)?.[1] ?? 0), path, last });
+      if (scan.damaged.length > 0) this.reportDamagedSegment(name, path, scan.damaged);
+      this.segments.push({ index: Number(SEGMENT.exec(name)?.[1] ?? 0), path, first, last });
     }
-    for (const record of records) this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
+    for (const seq of records.keys()) this.nextSeq = Math.max(this.nextSeq, seq + 1);
     for (const [name, state] of this.groups) {
       const acked = new Set<number>();
       const failures = new Map<number, number>();
+      /** Open leases, by the seqs still unsettled in each. */
+      const leases: Set<number>[] = [];
       const ackPath = join(this.dir, `acks-${name}.log`);
       if (existsSync(ackPath)) {
-        for (const line of readLines(ackPath)) {
-          const [kind, seqText] = line.split(' ');
-          const seq = Number(seqText);
+        const scan = readRecords(ackPath, legacyAckLine);
+        for (const line of scan.payloads) {
+          if (!ACK_LINE.test(line)) continue;
+          const [kind, ...rest] = line.split(' ');
+          const seqs = rest.map(Number);
+          if (kind === 'l') {
+            leases.push(new Set(seqs));
+            continue;
+          }
+          const seq = seqs[0] ?? 0;
           if (kind === 'a' || kind === 'd') acked.add(seq);
-          else if (kind === 'f') failures.set(seq, (failures.get(seq) ?? 0) + 1);
+          else failures.set(seq, (failures.get(seq) ?? 0) + 1);
+          for (const lease of leases) lease.delete(seq);
+        }
+        if (scan.damaged.length > 0) {
+          const lines = scan.damaged.length;
+          this.damage.ackLines += lines;
+          this.log.warn({ file: ackPath, damaged: scan.damaged }, `acknowledgement log ${ackPath} has ${lines} damaged region(s) (first at byte ${scan.damaged[0]?.offset ?? 0}); their messages may be delivered again, which the destinations tolerate`);
         }
       }
-      for (const record of records) {
+      for (const record of records.values()) {
         if (acked.has(record.seq) || (record.groups && !record.groups.includes(name))) continue;
         addPending(state, record, failures.get(record.seq) ?? 0);
       }
+      for (const lease of leases) {
+        const batch = [...lease].flatMap((seq) => state.pending.get(seq)?.record ?? []).sort((a, b) => a.seq - b.seq);
+        if (batch.length > 0) state.unsettledBatches.push(batch);
+      }
+    }
+    return records;
+  }
+
+  /** Damaged records are reported loudly, counted, and kept aside; the records after them are replayed. */
+  private reportDamagedSegment(name: string, path: string, damaged: readonly DamagedRegion[]): void {
+    const data = readFileSync(path);
+    for (const region of damaged) {
+      const copy = join(this.dir, DAMAGED_DIR, `${name}.${region.offset}.bin`);
+      try {
+        writeFileSynced(copy, data.subarray(region.offset, region.offset + region.bytes));
+      } catch {
+        // The report below matters more than the copy.
+      }
+      const lines = data.subarray(region.offset, region.offset + region.bytes).reduce((n, byte) => (byte === 0x0a ? n + 1 : n), 0);
+      this.damage.records += lines;
+      this.damage.bytes += region.bytes;
+      this.log.error(
+        { file: path, offset: region.offset, bytes: region.bytes, records: lines, copy },
+        `queue journal ${path}: ${lines} damaged record(s) at byte ${region.offset} (${region.bytes} bytes) cannot be read and are NOT delivered; a copy is in ${copy}; the records after them are recovered`,
+      );
     }
   }
 
-  /** Rewrites each ack log with only the lines of messages still in a segment, so they do not grow forever. */
-  private compactAckLogs(): void {
-    const live = new Set<number>();
-    for (const state of this.groups.values()) for (const seq of state.pending.keys()) live.add(seq);
-    for (const name of this.groups.keys()) {
+  /**
+   * Rewrites each ack log with only what still matters, so the logs do not grow forever: the
+   * acknowledgements of records still in a segment (after `compact`), the failed attempts of
+   * pending messages, and open leases.
+   */
+  private rewriteAckLogs(records: ReadonlyMap<number, JournalRecord>): void {
+    const kept = this.segments[0] ? Math.min(...this.segments.map((s) => s.first)) : Number.POSITIVE_INFINITY;
+    for (const [name, state] of this.groups) {
       const path = join(this.dir, `acks-${name}.log`);
       if (!existsSync(path)) continue;
-      const kept = readLines(path).filter((line) => live.has(Number(line.split(' ')[1])));
-      writeFileAtomically(path, kept.map((l) => `${l}\n`).join(''));
+      const lines: string[] = [];
+      for (const record of records.values()) {
+        const mine = !record.groups || record.groups.includes(name);
+        if (mine && record.seq >= kept && !state.pending.has(record.seq)) lines.push(frame(`a ${record.seq}`));
+      }
+      for (const [seq, { failures }] of state.pending) for (let i = 0; i < failures; i++) lines.push(frame(`f ${seq}`));
+      for (const batch of state.unsettledBatches) lines.push(frame(`l ${batch.map((r) => r.seq).join(' ')}`));
+      writeFileAtomically(path, lines.join(''));
     }
   }
 
-  /** Appends a message; resolves once it is on disk. */
+  /** Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept. */
   async append(body: string, events: number, groups?: string[]): Promise<JournalRecord> {
     const record: JournalRecord = { seq: this.nextSeq++, events, body, ...(groups ? { groups } : {}) };
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);
     }
     try {
-      await this.commits.add(`${JSON.stringify({ s: record.seq, ...(groups ? { g: groups } : {}), n: events, b: body })}\n`);
+      await this.commits.add(frame(JSON.stringify({ s: record.seq, ...(groups ? { g: groups } : {}), n: events, b: body })));
     } catch (err) {
       for (const state of this.groups.values()) removePending(state, record.seq);
       throw err;
@@ -231,39 +245,45 @@ export class Journal {
   }
 
   private async writeSegment(data: string): Promise<void> {
-    if (!this.writer || this.writer.bytes >= SEGMENT_BYTES) await this.rotate();
-    const writer = this.writer as Writer;
-    await writer.handle.write(data);
-    await writer.handle.datasync();
-    writer.bytes += Buffer.byteLength(data);
+    if (!this.writer || this.writer.size >= SEGMENT_BYTES) await this.rotate();
+    const writer = this.writer as AppendLog;
+    await writer.append(data);
     const current = this.segments[this.segments.length - 1];
     // May overstate the last seq (appends still queued): a segment is then only kept longer.
     if (current) current.last = this.nextSeq - 1;
   }
 
   private async rotate(): Promise<void> {
-    await this.writer?.handle.close();
+    await this.writer?.close();
     // A new process starts a new segment, so replayed segments are never appended to.
     const index = (this.segments[this.segments.length - 1]?.index ?? 0) + 1;
     const path = join(this.dir, `segment-${String(index).padStart(12, '0')}.log`);
-    const handle = await open(path, 'a');
-    this.writer = { handle, bytes: 0 };
-    this.segments.push({ index, path, last: 0 });
+    this.writer = await AppendLog.open(path);
+    this.segments.push({ index, path, first: this.nextSeq, last: 0 });
   }
 
   private async writeAcks(group: string, data: string): Promise<void> {
-    const handle = this.ackHandles.get(group);
-    if (!handle) throw new Error(`unknown consumer group ${group}`);
-    await handle.write(data);
-    await handle.datasync();
+    const log = this.ackLogs.get(group);
+    if (!log) throw new Error(`unknown consumer group ${group}`);
+    await log.append(data);
   }
 
-  /** Records the outcome of one delivery to `group`. */
-  async settle(group: string, acked: readonly number[], failed: readonly number[], dead: readonly number[]): Promise<void> {
+  private commitFor(group: string): { state: GroupState; commit: GroupCommit } {
     const state = this.groups.get(group);
     const commit = this.ackCommits.get(group);
     if (!state || !commit) throw new Error(`unknown consumer group ${group}`);
-    const lines = [...acked.map((s) => `a ${s}\n`), ...failed.map((s) => `f ${s}\n`), ...dead.map((s) => `d ${s}\n`)].join('');
+    return { state, commit };
+  }
+
+  /** Records that `seqs` are handed to `group` as one batch (see GroupState.unsettledBatches). */
+  async lease(group: string, seqs: readonly number[]): Promise<void> {
+    await this.commitFor(group).commit.add(frame(`l ${seqs.join(' ')}`));
+  }
+
+  /** Records the outcome of one delivery to `group`; the state changes only once it is on disk. */
+  async settle(group: string, acked: readonly number[], failed: readonly number[], dead: readonly number[]): Promise<void> {
+    const { state, commit } = this.commitFor(group);
+    const lines = [...acked.map((s) => frame(`a ${s}`)), ...failed.map((s) => frame(`f ${s}`)), ...dead.map((s) => frame(`d ${s}`))].join('');
     if (lines !== '') await commit.add(lines);
     for (const seq of [...acked, ...dead]) removePending(state, seq);
     for (const seq of failed) {
@@ -302,9 +322,9 @@ export class Journal {
   async close(): Promise<void> {
     await this.commits.idle();
     for (const commit of this.ackCommits.values()) await commit.idle();
-    await this.writer?.handle.close();
-    for (const handle of this.ackHandles.values()) await handle.close();
+    await this.writer?.close();
+    for (const log of this.ackLogs.values()) await log.close();
     this.writer = undefined;
-    rmSync(join(this.dir, LOCK_FILE), { force: true });
+    await this.lock.release();
   }
 }

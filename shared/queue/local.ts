@@ -12,7 +12,7 @@ import type { Component } from '../runtime/lifecycle.js';
 import { packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
-import { Journal, type JournalRecord } from './journal.js';
+import { Journal, type JournalDamage, type JournalLog, type JournalRecord } from './journal.js';
 import { QueueFullError, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
 
@@ -27,6 +27,12 @@ export interface ConsumerGroup {
   /** Longest wait for a fuller batch once a message is available (SQS `maximumBatchingWindow`). */
   batchWindowMs: number;
   throttle?: Throttle | null;
+  /**
+   * Deliver a batch again exactly as it was after a crash or stop left it unsettled: for
+   * destinations that name what they write after the batch (files), so a redelivery replaces the
+   * file instead of adding a second one. Costs one synced log line per delivery.
+   */
+  stableBatches?: boolean;
 }
 
 export interface LocalQueueLog {
@@ -49,6 +55,11 @@ export interface LocalQueueOptions {
   retryCapMs?: number;
   /** Longest `stop()` keeps delivering what is pending before leaving it on disk for the next start. */
   drainTimeoutMs?: number;
+  /**
+   * Test hook, called after a group's handler returned and before its outcome is recorded: the
+   * crash tests kill the process here (functions/local/test-hooks.ts). Never set in production.
+   */
+  beforeSettle?: (group: string) => Promise<void> | void;
 }
 
 export interface DeadLetter {
@@ -62,6 +73,8 @@ export interface DeadLetter {
 }
 
 export const DEAD_LETTER_DIR = 'dead-letters';
+/** Pause before a delivery is tried again after the journal could not write (a full disk). */
+const STORAGE_RETRY_MS = 5000;
 
 interface GroupRuntime {
   group: ConsumerGroup;
@@ -73,6 +86,8 @@ interface GroupRuntime {
   loop: Promise<void> | undefined;
   delivered: number;
   deadLettered: number;
+  /** Batches left unsettled by the last run, delivered first and as they were. */
+  replay: JournalRecord[][];
 }
 
 export class LocalEventQueue implements EventQueue, Component {
@@ -85,13 +100,30 @@ export class LocalEventQueue implements EventQueue, Component {
 
   constructor(private readonly options: LocalQueueOptions) {
     for (const group of options.groups) {
-      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, inWindow: false, loop: undefined, delivered: 0, deadLettered: 0 });
+      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, inWindow: false, loop: undefined, delivered: 0, deadLettered: 0, replay: [] });
     }
   }
 
   /** Events waiting for the slowest group. */
   get pending(): number {
     return this.journal?.pendingEvents ?? 0;
+  }
+
+  /** Bodies of the messages some group has not acknowledged yet, each once, oldest first. */
+  *pendingBodies(): Iterable<string> {
+    const seen = new Set<number>();
+    for (const state of this.journal?.groups.values() ?? []) {
+      for (const [seq, { record }] of state.pending) {
+        if (seen.has(seq)) continue;
+        seen.add(seq);
+        yield record.body;
+      }
+    }
+  }
+
+  /** What the last start found damaged in the journal (journal.ts). */
+  get damage(): JournalDamage {
+    return this.journal?.damage ?? { records: 0, bytes: 0, ackLines: 0 };
   }
 
   stats(): Record<string, { pending: number; delivered: number; deadLettered: number }> {
@@ -103,7 +135,8 @@ export class LocalEventQueue implements EventQueue, Component {
   }
 
   async start(): Promise<void> {
-    this.journal = await Journal.open(this.options.directory, [...this.runtimes.keys()]);
+    this.journal = await Journal.open(this.options.directory, [...this.runtimes.keys()], this.options.log);
+    for (const [name, rt] of this.runtimes) rt.replay = rt.group.stableBatches ? [...(this.journal.groups.get(name)?.unsettledBatches ?? [])] : [];
     const recovered = this.journal.pendingEvents;
     if (recovered > 0) this.options.log.info({ events: recovered, directory: this.options.directory }, `event queue recovered ${recovered} undelivered event(s) from disk`);
     this.accepting = true;
@@ -169,6 +202,13 @@ export class LocalEventQueue implements EventQueue, Component {
     for (;;) {
       const now = Date.now();
       if (this.draining && now > this.drainDeadline) return;
+      const unsettled = rt.replay.shift();
+      if (unsettled) {
+        const state = this.journal?.groups.get(rt.group.name);
+        const batch = unsettled.filter((r) => state?.pending.has(r.seq));
+        if (batch.length > 0) await this.deliver(rt, batch);
+        continue;
+      }
       const { records, nextAt } = this.visible(rt, now);
       if (records.length === 0) {
         windowStart = undefined;
@@ -204,7 +244,17 @@ export class LocalEventQueue implements EventQueue, Component {
     const journal = this.journal;
     const state = journal?.groups.get(rt.group.name);
     if (!journal || !state) return;
-    for (const r of batch) rt.inFlight.add(r.seq);
+    const seqs = batch.map((r) => r.seq);
+    if (rt.group.stableBatches) {
+      try {
+        await journal.lease(rt.group.name, seqs);
+      } catch (err) {
+        // Without the lease a crash could regroup the batch; deliver it once the disk takes the line.
+        this.holdBack(rt, seqs, err, 'cannot record the batch before delivering it');
+        return;
+      }
+    }
+    for (const seq of seqs) rt.inFlight.add(seq);
     const event: SQSEvent = { Records: batch.map((r) => toSqsRecord(rt.group.name, r, (state.pending.get(r.seq)?.failures ?? 0) + 1)) };
     let failedIds: Set<string>;
     let reason = '';
@@ -221,6 +271,7 @@ export class LocalEventQueue implements EventQueue, Component {
       reason = err instanceof Error ? err.message : String(err);
       this.options.log.error({ group: rt.group.name, err }, `writer ${rt.group.name} failed a whole batch of ${batch.length} message(s)`);
     }
+    await this.options.beforeSettle?.(rt.group.name);
     const acked: number[] = [];
     const failed: number[] = [];
     const dead: number[] = [];
@@ -230,29 +281,52 @@ export class LocalEventQueue implements EventQueue, Component {
         continue;
       }
       const attempts = (state.pending.get(record.seq)?.failures ?? 0) + 1;
-      if (attempts >= this.options.maxReceiveCount) {
-        this.deadLetter(rt, record, attempts, reason);
-        dead.push(record.seq);
-      } else {
-        failed.push(record.seq);
-        const delay = Math.min(this.options.retryCapMs ?? 60_000, (this.options.retryBaseMs ?? 1000) * 2 ** (attempts - 1));
-        rt.visibleAt.set(record.seq, Date.now() + delay);
-      }
+      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reason)) dead.push(record.seq);
+      else failed.push(record.seq);
     }
-    await journal.settle(rt.group.name, acked, failed, dead);
-    for (const r of batch) {
-      rt.inFlight.delete(r.seq);
-      if (!failed.includes(r.seq)) rt.visibleAt.delete(r.seq);
+    try {
+      await journal.settle(rt.group.name, acked, failed, dead);
+    } catch (err) {
+      // The outcome is not on disk, so it did not happen: every message of the batch is delivered
+      // again later (destinations are idempotent by event id).
+      for (const seq of seqs) rt.inFlight.delete(seq);
+      this.holdBack(rt, seqs, err, 'cannot record the outcome of a delivery');
+      return;
+    }
+    for (const record of batch) {
+      rt.inFlight.delete(record.seq);
+      const attempts = state.pending.get(record.seq)?.failures;
+      if (attempts === undefined) rt.visibleAt.delete(record.seq);
+      else rt.visibleAt.set(record.seq, Date.now() + this.retryDelay(attempts));
     }
     rt.delivered += acked.length;
+    rt.deadLettered += dead.length;
   }
 
-  private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): void {
+  /** Delay before attempt n+1 of a message that failed n times: base × 2^(n-1), capped. */
+  private retryDelay(failures: number): number {
+    return Math.min(this.options.retryCapMs ?? 60_000, (this.options.retryBaseMs ?? 1000) * 2 ** (Math.max(1, failures) - 1));
+  }
+
+  /** The journal cannot write (full disk): the messages wait, visible again after a pause. */
+  private holdBack(rt: GroupRuntime, seqs: readonly number[], err: unknown, what: string): void {
+    const at = Date.now() + STORAGE_RETRY_MS;
+    for (const seq of seqs) rt.visibleAt.set(seq, at);
+    this.options.log.error({ group: rt.group.name, err, messages: seqs.length }, `event queue ${rt.group.name}: ${what}; the ${seqs.length} message(s) are delivered again in ${STORAGE_RETRY_MS / 1000} s`);
+  }
+
+  /** Moves a message to the dead-letter folder; false (and it stays pending) when the file cannot be written. */
+  private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): boolean {
     const letter: DeadLetter = { group: rt.group.name, seq: record.seq, attempts, deadAt: new Date().toISOString(), reason, events: record.events, body: record.body };
     const path = join(this.options.directory, DEAD_LETTER_DIR, rt.group.name, `${String(record.seq).padStart(12, '0')}.json`);
-    writeFileSynced(path, `${JSON.stringify(letter, null, 2)}\n`);
-    rt.deadLettered += 1;
+    try {
+      writeFileSynced(path, `${JSON.stringify(letter, null, 2)}\n`);
+    } catch (err) {
+      this.options.log.error({ group: rt.group.name, seq: record.seq, err, file: path }, `cannot write the dead letter ${path}; the message stays in the queue`);
+      return false;
+    }
     this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
+    return true;
   }
 }
 
@@ -280,11 +354,11 @@ function toSqsRecord(group: string, record: JournalRecord, receiveCount: number)
  * Puts dead letters back on the queue for their group (`svc dlq replay`). Needs the queue's
  * directory not to be in use by a running Svc. Returns how many messages were replayed.
  */
-export async function replayDeadLetters(directory: string, only?: string): Promise<{ group: string; messages: number; events: number }[]> {
+export async function replayDeadLetters(directory: string, log: JournalLog, only?: string): Promise<{ group: string; messages: number; events: number }[]> {
   // Every group the journal knows (its ack logs), so compaction keeps what any of them still needs.
   const groups = existsSync(directory) ? readdirSync(directory).flatMap((f) => /^acks-(.+)\.log$/.exec(f)?.[1] ?? []) : [];
   if (only && !groups.includes(only)) return [];
-  const journal = await Journal.open(directory, groups);
+  const journal = await Journal.open(directory, groups, log);
   const results: { group: string; messages: number; events: number }[] = [];
   try {
     for (const group of groups) {

@@ -21,3 +21,11 @@ export class QueueFullError extends Error {
 export class QueueUnavailableError extends Error {
   override readonly name: string = 'QueueUnavailableError';
 }
+
+/**
+ * The queue cannot store events on its disk now (full disk, I/O error): nothing of the refused
+ * events was kept, so the source answers 503 and the client's retry can succeed once there is room.
+ */
+export class QueueStorageError extends QueueUnavailableError {
+  override readonly name = 'QueueStorageError';
+}

@@ -14,11 +14,14 @@ import { LocalGateway, localContext } from '../../functions/local/gateway.js';
 import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { createLogger, type Logger } from '../../shared/logging/logger.js';
-import type { QueuedEvent } from '../../shared/queue/events.js';
+import type { AuditQueuedEvent, QueuedEvent } from '../../shared/queue/events.js';
+import { validateEnvelope } from '../../shared/audit/envelope.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import { makeWriterHandler } from '../../functions/writers/handler.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
+import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
+import { PointClock } from '../../shared/tsdb/line-protocol.js';
 
 export const CLIENT_VERSION = '0.3.2';
 
@@ -37,6 +40,13 @@ export function envelope(over: Record<string, unknown> = {}): Record<string, unk
     },
     ...over,
   };
+}
+
+/** An audit event as the audit API queues it, from a valid envelope (`over` replaces envelope members). */
+export function auditQueued(over: Record<string, unknown> = {}): AuditQueuedEvent {
+  const checked = validateEnvelope(envelope(over));
+  if (!checked.ok) throw new Error(`fixture envelope is invalid: ${JSON.stringify(checked.errors)}`);
+  return { kind: 'audit', id: checked.envelope.eventId.toLowerCase(), receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: CLIENT_VERSION } };
 }
 
 export interface ApiResponse {
@@ -176,8 +186,9 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
   const log = await captureLog();
   const delivered: QueuedEvent[] = [];
   // The real durable queue in a fresh directory; its one consumer records what it is given.
+  const directory = mkdtempSync(join(tmpdir(), 'svc-queue-'));
   const memory = new LocalEventQueue({
-    directory: mkdtempSync(join(tmpdir(), 'svc-queue-')),
+    directory,
     capacity: settings.queue.capacity,
     maxReceiveCount: 3,
     log: log.logger,
@@ -201,14 +212,25 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
     ],
   });
   await memory.start();
+  // The real local idempotency store, in the queue's directory as in `svc local`.
+  const idempotency = settings.idempotency.enable
+    ? new LocalIdempotencyStore({ directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log: log.logger })
+    : null;
+  await idempotency?.start();
   const handler = makeAuditHandler({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
+    idempotency,
     queue: options.queue ?? memory,
+    clock: new PointClock(),
     log: log.logger,
   });
+  const stopStores = async () => {
+    await idempotency?.stop();
+    await memory.stop();
+  };
   if (door === 'lambda') {
-    return { door, call: (req) => callLambda(handler, req), delivered, log, config, close: () => memory.stop() };
+    return { door, call: (req) => callLambda(handler, req), delivered, log, config, close: stopStores };
   }
   const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, handler, log: log.logger, maxBodyBytes: settings.maxBodyBytes });
   await gateway.start();
@@ -221,7 +243,7 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
     config,
     close: async () => {
       await gateway.stop();
-      await memory.stop();
+      await stopStores();
     },
   };
 }

@@ -1,13 +1,7 @@
 /** Queued events of the kinds the platform destinations do not serve, and `points` events, for the destination tests. */
-import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import type { AuditQueuedEvent, JsonPoint, PointsQueuedEvent } from '../../../shared/queue/events.js';
-import { envelope } from '../../support/audit.js';
+import type { JsonPoint, PointsQueuedEvent } from '../../../shared/queue/events.js';
 
-export function auditQueued(): AuditQueuedEvent {
-  const checked = validateEnvelope(envelope());
-  if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: '0.3.2' } };
-}
+export { auditQueued } from '../../support/audit.js';
 
 /** §6.11's event_count point. */
 export const EVENT_COUNT: JsonPoint = {

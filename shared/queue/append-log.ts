@@ -1,0 +1,200 @@
+/**
+ * The journal's files: append-only logs of framed records, written so that a full disk or a failed
+ * sync can never leave half a record behind for the next record to be glued onto.
+ *
+ * A record is one line `<payload bytes> <crc32, 8 hex> <payload>\n`; the payload never holds a
+ * newline (it is JSON, or a short ack line). On open every line is checked: length, checksum and
+ * terminator. A line that fails is damage (reported with its offset and skipped; the records after
+ * it are recovered), except an unterminated last line, which is a write a crash interrupted before
+ * it was synced (so before anything was acknowledged) and is cut off.
+ *
+ * An append resolves only when its whole record is written and synced. A short or failed write, or
+ * a failed sync, truncates the file back to the last good record before anything else is appended,
+ * and the append rejects with QueueStorageError (the audit API answers 503 with retry-after).
+ */
+import { crc32 } from 'node:zlib';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
+import { QueueStorageError } from './port.js';
+
+const NEWLINE = 0x0a;
+const HEADER = /^(\d{1,10}) ([0-9a-f]{8}) /;
+
+function checksum(payload: string | Uint8Array): string {
+  return crc32(payload).toString(16).padStart(8, '0');
+}
+
+/** One framed record (a line), for a payload without newlines. */
+export function frame(payload: string): string {
+  return `${Buffer.byteLength(payload)} ${checksum(payload)} ${payload}\n`;
+}
+
+/** A region of a file that holds no valid record. */
+export interface DamagedRegion {
+  offset: number;
+  bytes: number;
+}
+
+export interface ScanResult {
+  /** Payloads of the valid records, in file order. */
+  payloads: string[];
+  damaged: DamagedRegion[];
+  /** Bytes up to the end of the last complete line: an unterminated tail starts here. */
+  completeBytes: number;
+  /** Length of the file read. */
+  totalBytes: number;
+}
+
+/**
+ * Reads the records of `data`. `legacy` accepts a line written before records were framed (the
+ * line itself is its payload), so a queue written by an older Svc is still read.
+ */
+export function scanRecords(data: Buffer, legacy: (line: string) => boolean = () => false): ScanResult {
+  const payloads: string[] = [];
+  const damaged: DamagedRegion[] = [];
+  let pos = 0;
+  while (pos < data.length) {
+    const end = data.indexOf(NEWLINE, pos);
+    if (end === -1) break;
+    const payload = payloadOf(data.subarray(pos, end), legacy);
+    if (payload !== null) payloads.push(payload);
+    else {
+      const last = damaged[damaged.length - 1];
+      // Adjacent damaged lines are one region.
+      if (last && last.offset + last.bytes === pos) last.bytes += end + 1 - pos;
+      else damaged.push({ offset: pos, bytes: end + 1 - pos });
+    }
+    pos = end + 1;
+  }
+  return { payloads, damaged, completeBytes: pos, totalBytes: data.length };
+}
+
+function payloadOf(line: Buffer, legacy: (line: string) => boolean): string | null {
+  const head = HEADER.exec(line.subarray(0, 21).toString('latin1'));
+  if (head) {
+    const start = (head[0] ?? '').length;
+    const body = line.subarray(start);
+    if (body.length === Number(head[1]) && checksum(body) === head[2]) return body.toString('utf8');
+    return null;
+  }
+  const text = line.toString('utf8');
+  return legacy(text) ? text : null;
+}
+
+/** Reads and checks a log file; an unterminated tail is cut off (and the file truncated to match). */
+export function readRecords(path: string, legacy?: (line: string) => boolean): ScanResult {
+  const result = scanRecords(readFileSync(path), legacy);
+  if (result.completeBytes < result.totalBytes) {
+    const fd = openSync(path, 'r+');
+    try {
+      ftruncateSync(fd, result.completeBytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return result;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string') return err.code === 'ENOSPC' ? 'ENOSPC: no space left on device' : `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** An append-only file whose appends are whole and synced, or rolled back. */
+export class AppendLog {
+  /** Bytes of whole, synced records: the file is truncated back here after a failure. */
+  private good: number;
+  /** A rollback that failed: retried before the next append. */
+  private dirty = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    size: number,
+  ) {
+    this.good = size;
+  }
+
+  static async open(path: string): Promise<AppendLog> {
+    const handle = await open(path, 'a');
+    const { size } = await stat(path);
+    return new AppendLog(path, handle, size);
+  }
+
+  /** Bytes of whole records in the file. */
+  get size(): number {
+    return this.good;
+  }
+
+  /** Appends `data` (whole records) and syncs; on any failure the file is as it was before. */
+  async append(data: string): Promise<void> {
+    if (this.dirty) {
+      try {
+        await this.rollback();
+      } catch (err) {
+        throw new QueueStorageError(`cannot repair ${this.path} after a failed write (${describe(err)})`, { cause: err });
+      }
+    }
+    const bytes = Buffer.from(data, 'utf8');
+    try {
+      let written = 0;
+      while (written < bytes.length) {
+        const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
+        // No progress without an error: the device takes nothing more.
+        if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
+        written += bytesWritten;
+      }
+      await this.handle.datasync();
+    } catch (err) {
+      await this.rollback().catch(() => undefined);
+      throw new QueueStorageError(`cannot write to ${this.path} (${describe(err)})`, { cause: err });
+    }
+    this.good += bytes.length;
+  }
+
+  private async rollback(): Promise<void> {
+    this.dirty = true;
+    await this.handle.truncate(this.good);
+    await this.handle.datasync();
+    this.dirty = false;
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}
+
+/** Appends that wait together for one write + sync. */
+export class GroupCommit {
+  private queue: { data: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly flush: (data: string) => Promise<void>) {}
+
+  add(data: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ data, resolve, reject });
+      this.running ??= this.drain();
+    });
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        await this.flush(batch.map((b) => b.data).join(''));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.running = undefined;
+  }
+}
