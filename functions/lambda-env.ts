@@ -10,6 +10,8 @@ export const LAMBDA_ENV = {
   /** The destination a writer function serves (tsdb, parquet, …). */
   destination: 'SVC_DESTINATION',
   rateLimitTable: 'SVC_RATE_LIMIT_TABLE',
+  /** The audit API's idempotency table (set when `auditEvents.idempotency.enable`). */
+  idempotencyTable: 'SVC_IDEMPOTENCY_TABLE',
   /** Bucket for queue messages over the SQS size limit (claim checks). */
   claimCheckBucket: 'SVC_CLAIM_CHECK_BUCKET',
 } as const;

@@ -88,6 +88,7 @@ export function buildSvcApp(app: App): SvcStack {
     destinations: destinations.deployed,
     maxReceiveCount: settings.maxReceiveCount,
     auditApiTokenSecret: settings.auditApiTokenSecret,
+    idempotency: loaded.config.auditEvents.idempotency.enable,
     parquetBucket: loaded.config.auditEvents.destination.parquet.s3.enable ? loaded.config.auditEvents.destination.parquet.s3.bucket : undefined,
   });
   // One id per kind of warning, so acknowledging one (Annotations.acknowledgeWarning) keeps the others.

@@ -18,6 +18,8 @@ export interface SvcStackProps extends StackProps {
   parquetBucket?: string | undefined;
   /** Secrets Manager secret (name or ARN) holding the audit API token, if any. */
   auditApiTokenSecret?: string | undefined;
+  /** `auditEvents.idempotency.enable`: the audit API gets its idempotency table. */
+  idempotency: boolean;
 }
 
 export class SvcStack extends Stack {
@@ -44,6 +46,7 @@ export class SvcStack extends Stack {
       bucket: this.storage.bucket,
       configFile: props.configFile,
       auditApiTokenSecret: props.auditApiTokenSecret,
+      idempotency: props.idempotency,
     });
   }
 }

@@ -3,7 +3,8 @@
  * The same handler serves AWS (Lambda entry `lambda.ts`) and local mode (the gateway in
  * functions/local/gateway.ts turns each HTTP request into the same event).
  *
- * Order on the limited endpoints: rate limit → auth → body limits → schema → content and version → queue.
+ * Order on the limited endpoints: rate limit → auth → body limits → schema → content and version →
+ * idempotency (a repeated eventId is answered from its record) → queue.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import middy, { type MiddlewareObj } from '@middy/core';
@@ -16,7 +17,11 @@ import { evaluateClientVersion, normaliseVersionHeader } from '../../shared/audi
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent } from '../../shared/queue/events.js';
-import { QueueFullError, QueueUnavailableError, type EventQueue } from '../../shared/queue/port.js';
+import { auditTimeMs } from '../../shared/datamodel/audit.js';
+import type { Claim, IdempotencyStore } from '../../shared/idempotency/port.js';
+import type { PointClock } from '../../shared/tsdb/line-protocol.js';
+import { QueueFullError, QueueStorageError, QueueUnavailableError, type EventQueue } from '../../shared/queue/port.js';
+import { LogThrottle } from '../../shared/logging/throttle.js';
 import type { RateLimitDecision, RateLimiter } from '../../shared/ratelimit/port.js';
 import { SVC_VERSION } from '../../shared/version.js';
 
@@ -36,10 +41,27 @@ export interface AuditHandlerDeps {
   settings: SvcConfig['auditEvents'];
   /** null when `rateLimit.enable` is false. */
   rateLimiter: RateLimiter | null;
+  /** null when `idempotency.enable` is false. */
+  idempotency: IdempotencyStore | null;
   queue: EventQueue;
+  /** Decides each event's tsdb point time when it is queued (platform-formats.md §0.3). */
+  clock: PointClock;
   log: Logger;
+  /** What the API did, for the operator (counted here, reported by whoever runs the API). */
+  counters?: AuditCounters;
   now?: () => number;
 }
+
+export interface AuditCounters {
+  /** Repeated eventIds answered from the idempotency store instead of being queued again. */
+  duplicates: number;
+}
+
+/** How long a request waits for a concurrent request with the same eventId before answering 503. */
+export const IN_PROGRESS_WAIT_MS = 2000;
+const IN_PROGRESS_POLL_MS = 20;
+/** Suggested wait after a 503 for an eventId that another request is queueing right now. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
 
 type Outcome = 'processed' | 'dropped' | 'error';
 
@@ -85,12 +107,24 @@ function header(event: AuditRequest, name: string): string | undefined {
   return event.headers?.[name];
 }
 
+/** Claims `id`; while a concurrent request holds it, waits (bounded) for that request to finish. */
+async function claimEvent(store: IdempotencyStore, id: string, now: () => number): Promise<Claim> {
+  const until = now() + IN_PROGRESS_WAIT_MS;
+  for (;;) {
+    const claim = await store.claim(id, now());
+    if (claim.status !== 'in-progress' || now() >= until) return claim;
+    await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_POLL_MS));
+  }
+}
+
 /** The handler without middleware: routing and the spec's checks. */
 export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => Promise<AuditResponse> {
-  const { settings, rateLimiter, queue, log } = deps;
+  const { settings, rateLimiter, idempotency, queue, clock, log } = deps;
+  const counters = deps.counters ?? { duplicates: 0 };
   const now = deps.now ?? Date.now;
   const token = settings.apiToken;
   const missingVersion = new MissingVersionWarner(log, now);
+  const queueTrouble = new LogThrottle(10_000, now);
 
   const route = (event: AuditRequest): 'event' | 'test' | null => {
     const path = event.rawPath;
@@ -171,15 +205,33 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => 
     }
     if (version.from === 'none') missingVersion.record(ip, envelope.eventId);
 
-    // 5. Queue.
-    const queued: AuditQueuedEvent = { kind: 'audit', id: envelope.eventId.toLowerCase(), receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
+    // 5. Idempotency: a repeated eventId is answered from its record, not queued again.
+    const id = envelope.eventId.toLowerCase();
+    const claim = idempotency ? await claimEvent(idempotency, id, now) : null;
+    if (claim?.status === 'duplicate') {
+      counters.duplicates += 1;
+      log.debug({ clientIp: ip, eventId: id, firstReceivedAt: claim.receivedAt }, 'audit event repeated within the idempotency window: answered 202 without queueing it again');
+      return respond(202, { status: 'accepted', receivedAt: claim.receivedAt, outcome: 'processed' } satisfies IngestionBody, limitHeaders);
+    }
+    if (claim?.status === 'in-progress') {
+      return error(503, 'error', 'An event with this eventId is being processed by another request; retry shortly', undefined, { ...limitHeaders, 'retry-after': String(IN_PROGRESS_RETRY_AFTER_SECONDS) });
+    }
+
+    // 6. Queue.
+    const queued: AuditQueuedEvent = { kind: 'audit', id, receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
+    queued.timeNs = String(clock.next(auditTimeMs(queued)));
     try {
       await queue.send([queued]);
+      // Only a queued event leaves a record: a refused one (503) lets the client's retry through.
+      await idempotency?.complete(id, receivedAt, now());
     } catch (err) {
+      await idempotency?.release(id);
       if (err instanceof QueueFullError || err instanceof QueueUnavailableError) {
-        const full = err instanceof QueueFullError;
-        log.warn({ err }, full ? 'audit event queue full: answering 503' : 'audit event queue unavailable: answering 503');
-        const reason = full ? 'The audit event queue is full; retry in about 30 seconds' : 'The audit event queue is unavailable; retry in about 30 seconds';
+        const why = err instanceof QueueFullError ? 'full' : err instanceof QueueStorageError ? 'cannot store events (disk)' : 'unavailable';
+        // A full disk under load would otherwise write a line per request, onto the same full disk.
+        const { log: write, suppressed } = queueTrouble.take(why);
+        if (write) log.warn({ err, suppressed }, `audit event queue ${why}: answering 503${suppressed > 0 ? ` (${suppressed} more since the last line)` : ''}`);
+        const reason = `The audit event queue ${err instanceof QueueFullError ? 'is full' : err instanceof QueueStorageError ? 'cannot store the event now' : 'is unavailable'}; retry in about 30 seconds`;
         return error(503, 'error', reason, undefined, { ...limitHeaders, 'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS) });
       }
       throw err;

@@ -1,7 +1,8 @@
 /**
  * Local mode's audit path: the local gateway in front of the audit handler, the durable local queue
  * behind it, and one writer handler per configured destination (the same handlers the writer
- * Lambdas run), each a consumer group of the queue.
+ * Lambdas run), each a consumer group of the queue. The idempotency store keeps its records in the
+ * queue directory, which the queue's lock reserves for this process.
  */
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
@@ -13,36 +14,60 @@ import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { auditDestinations } from '../writers/destinations.js';
 import { makeWriterHandler } from '../writers/handler.js';
-import { makeAuditHandler } from '../audit/handler.js';
+import { makeAuditHandler, type AuditCounters } from '../audit/handler.js';
+import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
+import { decodeMessage } from '../../shared/queue/codec.js';
+import { eventsOfKind } from '../../shared/queue/events.js';
+import { crashBeforeSettle } from './test-hooks.js';
 import { LocalGateway } from './gateway.js';
 
 export interface LocalAudit {
   components: Component[];
   gateway: LocalGateway;
   queue: LocalEventQueue;
+  idempotency: LocalIdempotencyStore | null;
+  counters: AuditCounters;
 }
 
-/** The components of the audit path, in start order (queue before the gateway that feeds it). */
+/** The audit events still in the queue (id and receivedAt): the idempotency store counts them as recorded. */
+function* queuedAuditEvents(queue: LocalEventQueue): Iterable<{ key: string; receivedAtMs: number }> {
+  for (const body of queue.pendingBodies()) {
+    const decoded = decodeMessage(body);
+    if (!decoded.ok || !('events' in decoded.message)) continue;
+    for (const e of eventsOfKind(decoded.message.events, 'audit')) yield { key: e.id, receivedAtMs: Date.parse(e.receivedAt) };
+  }
+}
+
+/** The components of the audit path, in start order (queue, idempotency store, then the gateway that feeds them). */
 export function localAuditComponents(config: SvcConfig, log: Logger, errors: ErrorTracker, clock: PointClock): LocalAudit | null {
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
   const destinations = auditDestinations(config, log, { clock, errors });
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
-  const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs }) => ({
+  const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs, stableBatches }) => ({
     name: destination.name,
     handler: makeWriterHandler({ destination, claimCheck: null, log }),
     batchSize,
     batchWindowMs,
+    stableBatches: stableBatches ?? false,
     throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
   }));
-  const queue = new LocalEventQueue({ directory: config.localQueue.directory, capacity: settings.queue.capacity, maxReceiveCount: config.localQueue.maxReceiveCount, groups, log });
+  const beforeSettle = crashBeforeSettle();
+  const queue = new LocalEventQueue({ directory: config.localQueue.directory, capacity: settings.queue.capacity, maxReceiveCount: config.localQueue.maxReceiveCount, groups, log, ...(beforeSettle ? { beforeSettle } : {}) });
+  const idempotency = settings.idempotency.enable
+    ? new LocalIdempotencyStore({ directory: config.localQueue.directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log, recover: () => queuedAuditEvents(queue) })
+    : null;
+  const counters: AuditCounters = { duplicates: 0 };
   const handler = makeAuditHandler({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
+    idempotency,
     queue,
+    clock,
     log,
+    counters,
   });
   const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, handler, log, maxBodyBytes: settings.maxBodyBytes });
-  return { components: [queue, gateway], gateway, queue };
+  return { components: [queue, ...(idempotency ? [idempotency] : []), gateway], gateway, queue, idempotency, counters };
 }

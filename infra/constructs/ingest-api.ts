@@ -1,6 +1,6 @@
 /**
- * The ingest API: the audit API Lambda behind an API Gateway HTTP API, with the DynamoDB table that
- * holds its per-IP rate-limit counters. Accepted events go to the queue of every destination.
+ * The ingest API: the audit API Lambda behind an API Gateway HTTP API, with the DynamoDB tables that
+ * hold its per-IP rate-limit counters and its idempotency records. Accepted events go to the queue of every destination.
  */
 import { CfnOutput, RemovalPolicy, SecretValue, Stack } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../../functions/audit/handler.js';
 import { CLAIM_CHECK_PREFIX, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { RATE_LIMIT_TABLE_KEYS } from '../../shared/ratelimit/dynamodb.js';
+import { IDEMPOTENCY_TABLE_KEYS } from '../../shared/idempotency/dynamodb.js';
 import { SvcFunction } from './svc-function.js';
 
 /** The audit Lambda's entry, relative to the repository root. */
@@ -40,10 +41,13 @@ export interface IngestApiProps {
   configFile: string;
   /** Name or ARN of a Secrets Manager secret whose string is the audit API token. */
   auditApiTokenSecret?: string | undefined;
+  /** Create the idempotency table (one item per eventId, expired by TTL) and give it to the function. */
+  idempotency: boolean;
 }
 
 export class IngestApi extends Construct {
   readonly table: Table;
+  readonly idempotencyTable: Table | undefined;
   readonly handler: SvcFunction;
   readonly api: HttpApi;
 
@@ -57,11 +61,22 @@ export class IngestApi extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
+    this.idempotencyTable = props.idempotency
+      ? new Table(this, 'IdempotencyTable', {
+          billingMode: BillingMode.PAY_PER_REQUEST,
+          partitionKey: { name: IDEMPOTENCY_TABLE_KEYS.partitionKey, type: AttributeType.STRING },
+          timeToLiveAttribute: IDEMPOTENCY_TABLE_KEYS.ttlAttribute,
+          // Records expire after the idempotency window anyway.
+          removalPolicy: RemovalPolicy.DESTROY,
+        })
+      : undefined;
+
     const queues = Object.entries(props.queues);
     const environment: Record<string, string> = {
       [LAMBDA_ENV.eventQueueUrls]: Stack.of(this).toJsonString(Object.fromEntries(queues.map(([name, queue]) => [name, queue.queueUrl]))),
       [LAMBDA_ENV.rateLimitTable]: this.table.tableName,
       [LAMBDA_ENV.claimCheckBucket]: props.bucket.bucketName,
+      ...(this.idempotencyTable ? { [LAMBDA_ENV.idempotencyTable]: this.idempotencyTable.tableName } : {}),
     };
     if (props.auditApiTokenSecret) {
       // A CloudFormation dynamic reference: resolved at deploy time, so the token is in neither the
@@ -70,6 +85,7 @@ export class IngestApi extends Construct {
     }
     this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configFile: props.configFile, environment });
     this.table.grantReadWriteData(this.handler);
+    this.idempotencyTable?.grantReadWriteData(this.handler);
     for (const [, queue] of queues) queue.grantSendMessages(this.handler);
     props.bucket.grantPut(this.handler, `${CLAIM_CHECK_PREFIX}*`);
 

@@ -35,6 +35,10 @@ const auditEvents = Feature('Audit event HTTP ingest API (audit-event-api.md)', 
   cors: Section('CORS for browser callers', {
     allowedOrigins: StringList('Origins (scheme://host[:port]) allowed for browser callers; empty = no browser origin is allowed', ['https://analytics.example.com'], Type.String({ pattern: '^https?://[^/\\s]+$', 'x-expect': 'an origin such as https://analytics.example.com (no path)' })),
   }),
+  idempotency: Feature('One record per eventId, so a retried event is queued once (docs/audit-api.md)', true, 'Answer a repeated eventId from the record instead of queueing it again', {
+    windowSeconds: Int(86_400, 60, 31_536_000, 'How long a record is kept: a repeat within this many seconds of the first receipt is not queued again'),
+    maxEntries: Int(250_000, 1000, 50_000_000, 'Local mode: records held in memory (about 100 bytes each); past this the oldest are forgotten before their window ends'),
+  }),
   queue: Section('Internal queue between the API and the writers', {
     capacity: Int(10_000, 1, 10_000_000, 'Events the local queue holds before the API answers 503'),
     rateLimit: Feature('Global throughput limit of the queue (not per IP)', false, 'Enable the queue throughput limit', {

@@ -4,6 +4,7 @@
  */
 import type { AuditQueuedEvent } from '../queue/events.js';
 import { getPath } from '../util/records.js';
+import { MAX_POINT_MS } from '../tsdb/line-protocol.js';
 
 export type ColumnType = 'string' | 'int' | 'float' | 'timestamp';
 /** How a column goes to the tsdb: as a tag, a field, the point time, or not at all. */
@@ -57,6 +58,19 @@ export const AUDIT_COLUMNS: readonly AuditColumn[] = [
     get: (q) => JSON.stringify(q.event.payload).slice(0, MAX_PAYLOAD_JSON),
   },
 ];
+
+const TIME_COLUMN = AUDIT_COLUMNS.find((c) => c.tsdb === 'time');
+
+/**
+ * The millisecond of an audit event's tsdb point: the value of the column whose role is `time`, or
+ * when the tsdb cannot store that time (before 1970 or after 2262: RFC 3339 allows year 0000) the
+ * time Svc received the event.
+ */
+export function auditTimeMs(q: AuditQueuedEvent): number {
+  const value = TIME_COLUMN?.get(q);
+  return typeof value === 'number' && value >= 0 && value <= MAX_POINT_MS ? value : Date.parse(q.receivedAt);
+}
+
 
 /** Static tags become extra columns / tags after the built-in ones; their names must not clash. */
 export const AUDIT_COLUMN_NAMES: ReadonlySet<string> = new Set(AUDIT_COLUMNS.map((c) => c.name));

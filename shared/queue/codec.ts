@@ -16,15 +16,16 @@ import { LogEventSchema, UserActivitySchema } from '../platform/events.js';
 const Timestamp = Type.String({ format: 'rfc3339' });
 
 /** `kind: 'audit'`: an audit event accepted by the audit API. */
+const TimeNs = Type.String({ pattern: '^[0-9]{1,19}$' });
+
 export const AuditQueuedEventSchema = Type.Object({
   kind: Type.Literal('audit'),
   id: Type.String({ minLength: 1 }),
   receivedAt: Timestamp,
   meta: Type.Object({ clientIp: Type.String(), clientVersion: Type.Union([Type.String(), Type.Null()]) }),
   event: AuditEnvelopeSchema,
+  timeNs: Type.Optional(TimeNs),
 });
-
-const TimeNs = Type.String({ pattern: '^[0-9]{1,19}$' });
 
 /** An event from a UDP listener: its kind, the parsed event, and the point time decided at the edge. */
 function edgeEventSchema<K extends string, E extends TSchema>(kind: K, event: E) {

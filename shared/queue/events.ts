@@ -19,6 +19,12 @@ export interface AuditQueuedEvent extends QueuedBase {
   kind: 'audit';
   event: AuditEnvelope;
   meta: { clientIp: string; clientVersion: string | null };
+  /**
+   * The tsdb point time, decided once when the event is queued (as for edge events), so a
+   * redelivered point overwrites itself. Absent in events queued by Svc ≤ 15.0.0: the writer then
+   * decides it.
+   */
+  timeNs?: string;
 }
 
 /**

@@ -162,6 +162,8 @@ export function toLine(point: Point): string {
 }
 
 const NS_PER_MS = 1_000_000n;
+/** The last millisecond a point time can have: 2^63 - 1 nanoseconds after the epoch (2262-04-11). */
+export const MAX_POINT_MS = 9_223_372_036_854;
 const DISCRIMINATOR_MODULUS = 1_000_000n;
 
 /**

@@ -2,11 +2,13 @@
  * Audit events to the tsdb: one point per event in `destination.tsdb.measurementName`, built from the
  * audit data model table (tags, fields, time). The point time is the event's own time plus the
  * process-wide point counter of platform-formats.md §0.3, so two events of the same millisecond
- * and tags never overwrite each other. (A discriminator hashed from the event id would make
- * redeliveries overwrite themselves, but two of 600 same-millisecond events already collide with
- * a probability of about 16 %: a silent loss, which the outage test caught.)
+ * and tags never overwrite each other. It is decided once, when the audit API queues the event
+ * (`timeNs`), so a redelivered point overwrites itself; only events queued by an older Svc get
+ * theirs here. (A discriminator hashed from the event id would make redeliveries overwrite
+ * themselves too, but two of 600 same-millisecond events already collide with a probability of
+ * about 16 %: a silent loss, which the outage test caught.)
  */
-import { AUDIT_COLUMNS, type AuditColumn } from '../datamodel/audit.js';
+import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../datamodel/audit.js';
 import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../queue/events.js';
 import { float, int, str, type FieldValue, type Point, type PointClock } from '../tsdb/line-protocol.js';
 import type { TsdbWriter } from '../tsdb/writer.js';
@@ -26,15 +28,13 @@ function fieldValue(column: AuditColumn, value: string | number): FieldValue {
 export function auditPoint(q: AuditQueuedEvent, measurement: string, staticTags: readonly { name: string; value: string }[], clock: PointClock): Point {
   const tags: Record<string, string | null> = {};
   const fields: Record<string, FieldValue | null> = {};
-  let timeMs = Date.parse(q.receivedAt);
   for (const column of AUDIT_COLUMNS) {
     const value = column.get(q);
-    if (column.tsdb === 'time' && typeof value === 'number') timeMs = value;
-    else if (column.tsdb === 'tag') tags[column.name] = value === null ? null : String(value);
+    if (column.tsdb === 'tag') tags[column.name] = value === null ? null : String(value);
     else if (column.tsdb === 'field') fields[column.name] = value === null ? null : fieldValue(column, value);
   }
   for (const tag of staticTags) tags[tag.name] = tag.value;
-  return { measurement, tags, fields, timeNs: clock.next(timeMs) };
+  return { measurement, tags, fields, timeNs: q.timeNs === undefined ? clock.next(auditTimeMs(q)) : BigInt(q.timeNs) };
 }
 
 export class AuditTsdbDestination {

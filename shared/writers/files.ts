@@ -4,7 +4,7 @@
  * writeFrequency ms, whichever comes first) decides when a file is closed, so no acknowledged event
  * ever waits in a memory buffer.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { auditFileColumns, auditRow, type CellValue, type ColumnType } from '../datamodel/audit.js';
@@ -68,11 +68,19 @@ export interface AuditFileDestinationOptions {
   onError?: (err: unknown) => void;
 }
 
-/** `audit_events_<date>_<writer>_<sequence>.<ext>` under `<date>/`: the event date (UTC) and a sequence per writer. */
+/**
+ * The name of the file of one batch's events of one date: derived from their ids, so a batch that
+ * is delivered again (a crash between the write and its acknowledgement) replaces its file instead
+ * of adding a second one with the same rows.
+ */
+export function batchFileName(date: string, ids: readonly string[], extension: string): string {
+  const digest = createHash('sha256').update([...ids].sort().join('\n')).digest('hex').slice(0, 16);
+  return `${date}/audit_events_${date.replace(/-/g, '')}_${digest}.${extension}`;
+}
+
+/** `audit_events_<date>_<digest of the event ids>.<ext>` under `<date>/`, per event date (UTC). */
 export class AuditFileDestination {
   readonly name: string;
-  private readonly writerId = randomBytes(3).toString('hex');
-  private sequence = 0;
 
   constructor(private readonly options: AuditFileDestinationOptions) {
     this.name = options.name;
@@ -87,8 +95,7 @@ export class AuditFileDestination {
     const failed = new Set<string>();
     const columns = auditFileColumns(this.options.staticTags);
     for (const [date, group] of byDate) {
-      this.sequence += 1;
-      const path = `${date}/audit_events_${date.replace(/-/g, '')}_${this.writerId}_${String(this.sequence).padStart(6, '0')}.${this.options.extension}`;
+      const path = batchFileName(date, group.map((e) => e.id), this.options.extension);
       try {
         const data = this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
         const where = await this.options.sink.put(path, data);

@@ -137,6 +137,21 @@ describe('SvcStack', () => {
     expect(Object.keys(template.findOutputs('*')).some((id) => id.startsWith('IngestApiApiUrl'))).toBe(true);
   });
 
+  it('gives the audit function an idempotency table keyed on id with TTL on expiration, and read-write access to it', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+    });
+    const table = logicalIdOf(template.findResources('AWS::DynamoDB::Table'), 'IngestApiIdempotencyTable');
+    const functions = functionsOf(template);
+    const audit = functions[logicalIdOf(functions, 'IngestApiAuditFunction')];
+    expect((audit?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables[LAMBDA_ENV.idempotencyTable]).toEqual({ Ref: table });
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).toContain(`"Fn::GetAtt":["${table}","Arn"]`);
+    expect(policies).toContain('dynamodb:ConditionCheckItem');
+  });
+
   it('keys the rate-limit table on pk with TTL on expiresAt', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
@@ -217,6 +232,7 @@ process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' 
         [LAMBDA_ENV.config]: join(assetDir, BUNDLED_CONFIG_FILE),
         [LAMBDA_ENV.eventQueueUrls]: JSON.stringify({ parquet: 'https://sqs.us-east-1.amazonaws.com/123456789012/parquet' }),
         [LAMBDA_ENV.rateLimitTable]: 'rate-limit',
+        [LAMBDA_ENV.idempotencyTable]: 'idempotency',
         [LAMBDA_ENV.claimCheckBucket]: 'bucket',
         [AUDIT_API_TOKEN_ENV]: 'token',
         AWS_REGION: 'us-east-1',

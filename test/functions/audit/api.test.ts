@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueFullError, QueueUnavailableError, type EventQueue } from '../../../shared/queue/port.js';
+import { QueueFullError, QueueStorageError, QueueUnavailableError, type EventQueue } from '../../../shared/queue/port.js';
 import { CLIENT_VERSION, envelope, startAuditApi, type ApiResponse, type AuditApi } from '../../support/audit.js';
 
 const TOKEN = 'test-token-0123456789';
@@ -311,6 +311,19 @@ describe.each(['lambda', 'http'] as const)('limits and failures via %s', (door) 
     }
   });
 
+  it('answers 503 with retry-after when the queue cannot store the event (a full disk)', async () => {
+    const full: EventQueue = { send: () => Promise.reject(new QueueStorageError('cannot write to /var/lib/svc/queue/segment-1.log (ENOSPC: no space left on device)')) };
+    const api = await startAuditApi(door, { queue: full });
+    try {
+      const res = await api.call({ body: envelope() });
+      expectError(res, 503, 'The audit event queue cannot store the event now; retry in about 30 seconds', 'error');
+      expect(res.headers['retry-after']).toBe('30');
+      expect(res.text).not.toContain('ENOSPC');
+    } finally {
+      await api.close();
+    }
+  });
+
   it('answers 500 with only an error id, which the log line carries with the details', async () => {
     const broken: EventQueue = { send: () => Promise.reject(new Error('disk on fire at /var/lib/svc/queue')) };
     const api = await startAuditApi(door, { queue: broken });
@@ -334,6 +347,68 @@ describe.each(['lambda', 'http'] as const)('limits and failures via %s', (door) 
       expect((await api.call({ method: 'GET', path: '/api/v1/test-connection' })).status).toBe(200);
     } finally {
       await api.close();
+    }
+  });
+});
+
+describe.each(['lambda', 'http'] as const)('idempotency by eventId via %s', (door) => {
+  let api: AuditApi;
+  beforeAll(async () => {
+    api = await startAuditApi(door, { yaml: ['    rateLimit:', '      enable: false'] });
+  });
+  afterAll(() => api.close());
+
+  /** Deliveries of `id`, once a later sentinel event has arrived (the queue delivers in order). */
+  async function deliveredTimes(id: string): Promise<number> {
+    const sentinel = envelope();
+    expect((await api.call({ body: sentinel })).status).toBe(202);
+    await expect.poll(() => api.delivered.some((e) => e.id === String(sentinel['eventId']))).toBe(true);
+    return api.delivered.filter((e) => e.id === id).length;
+  }
+
+  it('answers a repeated eventId 202 with the first receivedAt, and queues it once (in any letter case)', async () => {
+    const id = randomUUID();
+    const first = await api.call({ body: envelope({ eventId: id }) });
+    const again = await api.call({ body: envelope({ eventId: id }) });
+    const upper = await api.call({ body: envelope({ eventId: id.toUpperCase() }) });
+    for (const res of [first, again, upper]) expect(res.json).toEqual({ status: 'accepted', receivedAt: first.json?.['receivedAt'], outcome: 'processed' });
+    expect(await deliveredTimes(id)).toBe(1);
+    expect(api.log.lines().filter((l) => l['eventId'] === id && String(l['msg']).includes('repeated within the idempotency window'))).toHaveLength(2);
+  });
+
+  it('queues one of many concurrent requests with the same eventId; all are answered 202', async () => {
+    const id = randomUUID();
+    const responses = await Promise.all(Array.from({ length: 10 }, () => api.call({ body: envelope({ eventId: id }) })));
+    expect(responses.map((r) => r.status)).toEqual(Array<number>(10).fill(202));
+    expect(new Set(responses.map((r) => r.json?.['receivedAt'])).size).toBe(1);
+    expect(await deliveredTimes(id)).toBe(1);
+  });
+
+  it('keeps no record of an event it answered 503, so the retry is queued', async () => {
+    let sends = 0;
+    const flaky: EventQueue = { send: () => (++sends === 1 ? Promise.reject(new QueueStorageError('disk full')) : Promise.resolve()) };
+    const other = await startAuditApi(door, { queue: flaky });
+    try {
+      const id = randomUUID();
+      expect((await other.call({ body: envelope({ eventId: id }) })).status).toBe(503);
+      expect((await other.call({ body: envelope({ eventId: id }) })).status).toBe(202);
+      expect((await other.call({ body: envelope({ eventId: id }) })).status).toBe(202);
+      expect(sends).toBe(2);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('queues every repeat when idempotency is switched off', async () => {
+    let sends = 0;
+    const counting: EventQueue = { send: () => Promise.resolve(void (sends += 1)) };
+    const off = await startAuditApi(door, { queue: counting, yaml: ['    idempotency:', '      enable: false'] });
+    try {
+      const id = randomUUID();
+      for (let i = 0; i < 2; i++) expect((await off.call({ body: envelope({ eventId: id }) })).status).toBe(202);
+      expect(sends).toBe(2);
+    } finally {
+      await off.close();
     }
   });
 });

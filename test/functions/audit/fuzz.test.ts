@@ -30,6 +30,7 @@ import { LocalGateway, localContext } from '../../../functions/local/gateway.js'
 import { KNOWN_TYPES, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
+import { PointClock } from '../../../shared/tsdb/line-protocol.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import { captureLog, envelope, startAuditApi, type AuditApi, type LogCapture } from '../../support/audit.js';
 
@@ -576,7 +577,8 @@ async function startRawDoor(): Promise<RawDoor> {
   const log = await captureLog();
   // The queue is not under test here: it takes every event and forgets it.
   const queue: EventQueue = { send: () => Promise.resolve() };
-  const handler = makeAuditHandler({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), queue, log: log.logger });
+  // Fuzzed ids are random, so the idempotency store would only add cost here (it has its own tests).
+  const handler = makeAuditHandler({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), idempotency: null, queue, clock: new PointClock(), log: log.logger });
   const gateway = new LocalGateway({ name: 'audit API (fuzz)', host: '127.0.0.1', port: 0, handler, log: log.logger, maxBodyBytes: settings.maxBodyBytes });
   await gateway.start();
   return {

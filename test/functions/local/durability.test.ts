@@ -2,38 +2,13 @@
  * Nothing acknowledged is lost: events answered 202 by `svc local` survive `kill -9` and are written
  * after the restart. Real processes, real HTTP, files read back with an independent parquet reader.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { envelope } from '../../support/audit.js';
-import { REPO_ROOT } from '../../support/build.js';
 import { freePort } from '../../support/ports.js';
-
-function startSvc(cwd: string): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(join(REPO_ROOT, 'node_modules/.bin/svc'), ['local', '--config', 'svc.yaml'], { cwd, env: { ...process.env, SVC_CONFIG: '' } });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  return { child, output: () => out, exited: new Promise((resolve) => child.on('exit', resolve)) };
-}
-
-function parquetFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.parquet')).map((f) => join(dir, f));
-}
-
-async function eventIdsIn(files: string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const file of files) {
-    const bytes = readFileSync(file);
-    const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength), columns: ['event_id'] });
-    for (const row of rows) ids.push(String(row['event_id']));
-  }
-  return ids;
-}
+import { filesIn, parquetEventIds, startSvc } from '../../support/svc-process.js';
 
 describe('svc local durability', () => {
   it('writes every event answered 202 after a kill -9 and a restart', async () => {
@@ -73,14 +48,14 @@ describe('svc local durability', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     expect(accepted).toHaveLength(200);
-    expect(parquetFiles(join(cwd, 'out/parquet'))).toEqual([]);
+    expect(filesIn(join(cwd, 'out/parquet'), '.parquet')).toEqual([]);
 
     // The restart finds the events on disk; a clean stop delivers them at once (batching window or not).
     const second = startSvc(cwd);
     await expect.poll(second.output, { timeout: 15_000 }).toContain('recovered 200 undelivered event(s)');
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-    const ids = await eventIdsIn(parquetFiles(join(cwd, 'out/parquet')));
+    const ids = await parquetEventIds(join(cwd, 'out/parquet'));
     expect(ids.sort()).toEqual(accepted.sort());
   });
 });

@@ -7,7 +7,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
-import { AuditFileDestination, DirectorySink, S3Sink, type FileSink } from '../../../shared/writers/files.js';
+import { AuditFileDestination, batchFileName, DirectorySink, S3Sink, type FileSink } from '../../../shared/writers/files.js';
 import { encodeParquet } from '../../../shared/writers/parquet/encode.js';
 import { captureLog, envelope } from '../../support/audit.js';
 import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
@@ -36,7 +36,7 @@ describe('AuditFileDestination', () => {
   });
   afterAll(() => faux.stop());
 
-  it('writes one file per event date into date folders, named by date and sequence', async () => {
+  it('writes one file per event date into date folders, named by date and a digest of the event ids', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'files-'));
     const dest = await destination(new DirectorySink(dir));
     const events = [queued('2026-11-21T23:59:59.999Z'), queued('2026-11-22T00:00:00.000Z'), queued('2026-11-22T10:00:00+01:00')];
@@ -44,11 +44,25 @@ describe('AuditFileDestination', () => {
     expect(readdirSync(dir).sort()).toEqual(['2026-11-21', '2026-11-22']);
     const [file21] = readdirSync(join(dir, '2026-11-21'));
     const [file22] = readdirSync(join(dir, '2026-11-22'));
-    expect(file21).toMatch(/^audit_events_20261121_[0-9a-f]{6}_000001\.parquet$/);
-    expect(file22).toMatch(/^audit_events_20261122_[0-9a-f]{6}_000002\.parquet$/);
+    expect(file21).toBe(batchFileName('2026-11-21', [events[0]?.id ?? ''], 'parquet').split('/')[1]);
+    expect(file22).toMatch(/^audit_events_20261122_[0-9a-f]{16}\.parquet$/);
     const read = await rows(readFileSync(join(dir, '2026-11-22', file22 ?? '')));
     expect(read.map((r) => r['event_id']).sort()).toEqual([events[1]?.id, events[2]?.id].sort());
     expect(read.every((r) => r['env'] === 'prod')).toBe(true);
+  });
+
+  it('writes a batch delivered again over its own file (the same events in any order: the same name)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'files-'));
+    const dest = await destination(new DirectorySink(dir));
+    const events = [queued('2026-11-22T10:00:00.000Z'), queued('2026-11-22T11:00:00.000Z')];
+    await dest.write(events);
+    await dest.write([...events].reverse());
+    const files = readdirSync(join(dir, '2026-11-22'));
+    expect(files).toHaveLength(1);
+    expect((await rows(readFileSync(join(dir, '2026-11-22', files[0] ?? '')))).map((r) => r['event_id']).sort()).toEqual(events.map((e) => e.id).sort());
+    // Another batch (one event more) is another file.
+    await dest.write([...events, queued('2026-11-22T12:00:00.000Z')]);
+    expect(readdirSync(join(dir, '2026-11-22'))).toHaveLength(2);
   });
 
   it('writes to S3 under the prefix', async () => {

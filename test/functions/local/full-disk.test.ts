@@ -1,0 +1,90 @@
+/**
+ * A full disk loses nothing that was acknowledged: `svc local` with its queue on a real, small
+ * filesystem (a tmpfs the test mounts; root only, skipped with the reason otherwise). Filled up, the
+ * API answers 503 with retry-after and keeps nothing of the refused events; freed, it accepts
+ * again; killed with -9 and restarted, it delivers every event it answered 202, once.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envelope } from '../../support/audit.js';
+import { freePort } from '../../support/ports.js';
+import { parquetEventIds, startSvc, type SvcProcess } from '../../support/svc-process.js';
+
+const cwd = mkdtempSync(join(tmpdir(), 'svc-full-disk-'));
+const queueDir = join(cwd, 'queue');
+let reason = '';
+
+beforeAll(() => {
+  mkdirSync(queueDir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', queueDir], { stdio: 'pipe' });
+  } catch (err) {
+    reason = `cannot mount a tmpfs here (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run the tests as root to include this`;
+    console.warn(`skipped: full-disk test of svc local: ${reason}`);
+  }
+});
+afterAll(() => {
+  if (!reason) execFileSync('umount', [queueDir]);
+});
+
+async function started(port: number): Promise<SvcProcess> {
+  const svc = startSvc(cwd);
+  await expect.poll(svc.output, { timeout: 15_000 }).toContain(`audit API listening on http://127.0.0.1:${port}`);
+  return svc;
+}
+
+describe('svc local on a full disk', () => {
+  it('answers 503 with retry-after while the queue cannot write, and delivers every event it answered 202 after kill -9', async ({ skip }) => {
+    if (reason) skip(reason);
+    const port = await freePort();
+    writeFileSync(
+      join(cwd, 'svc.yaml'),
+      ['Svc:', '  localQueue:', '    directory: queue', '  auditEvents:', '    enable: true', `    port: ${port}`, '    rateLimit:', '      enable: false', '    destination:', '      enable: true', '      type: parquet', '      parquet:', '        exportDirectory: out/parquet', '        writeFrequency: 60000', '        maxBatchSize: 100000', ''].join('\n'),
+    );
+    const accepted: string[] = [];
+    const refused: string[] = [];
+    const post = async (id: string = randomUUID()) => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope({ eventId: id })) });
+      const json = (await res.json()) as Record<string, unknown>;
+      if (res.status === 202) accepted.push(id);
+      else {
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('30');
+        expect(json).toMatchObject({ status: 'error', outcome: 'error', reason: 'The audit event queue cannot store the event now; retry in about 30 seconds' });
+        refused.push(id);
+      }
+      return res.status;
+    };
+
+    const first = await started(port);
+    for (let i = 0; i < 20; i++) await post();
+    // Fill the filesystem up to the last few KiB, then keep posting until the queue refuses.
+    const filler = join(queueDir, 'filler');
+    const { bavail, bsize } = statfsSync(queueDir);
+    writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 24 * 1024)));
+    for (let i = 0; i < 200 && refused.length < 5; i++) await post();
+    expect(refused.length).toBe(5);
+    expect(first.output()).toContain('audit event queue cannot store events (disk): answering 503');
+
+    // Room again: new events and the refused ones (the client's retries) are taken.
+    rmSync(filler);
+    for (let i = 0; i < 10; i++) expect(await post()).toBe(202);
+    const retried = refused.slice(0, 2);
+    for (const id of retried) expect(await post(id)).toBe(202);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = await started(port);
+    await expect.poll(second.output, { timeout: 10_000 }).toContain(`recovered ${accepted.length} undelivered event(s)`);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(second.output()).not.toContain('damaged record');
+    expect((await parquetEventIds(join(cwd, 'out/parquet'))).sort()).toEqual([...accepted].sort());
+    // Nothing of a refused event was kept: only the retried ones arrived, once.
+    for (const id of refused.slice(2)) expect(accepted).not.toContain(id);
+  });
+});

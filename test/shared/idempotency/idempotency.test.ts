@@ -1,0 +1,169 @@
+/**
+ * The IdempotencyStore contract against both adapters (the local log file, and DynamoDB on
+ * dynalite, the local stand-in for DynamoDB), plus what each adapter adds: the local store's file,
+ * its recovery of queued events, its memory bound; the DynamoDB item's TTL, the takeover of an
+ * abandoned claim, and failing open.
+ */
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotencyTable, DynamoDbIdempotencyStore, IDEMPOTENCY_TABLE_KEYS } from '../../../shared/idempotency/dynamodb.js';
+import { IDEMPOTENCY_FILE, LocalIdempotencyStore, type LocalIdempotencyOptions } from '../../../shared/idempotency/local.js';
+import { CLAIM_TIMEOUT_MS } from '../../../shared/idempotency/port.js';
+import { frame, scanRecords } from '../../../shared/queue/append-log.js';
+import { startDynalite, type DynaliteHandle } from '../../support/dynalite.js';
+import { freePort } from '../../support/ports.js';
+import { idempotencyContract, T0 } from './contract.js';
+
+const TABLE = 'svc-idempotency-test';
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const iso = (ms: number) => new Date(ms).toISOString();
+
+let dynamo: DynaliteHandle | undefined;
+function running(): DynaliteHandle {
+  if (dynamo === undefined) throw new Error('dynalite is not running (beforeAll failed?)');
+  return dynamo;
+}
+beforeAll(async () => {
+  dynamo = await startDynalite();
+  await createIdempotencyTable(dynamo.client, TABLE);
+});
+afterAll(async () => {
+  await dynamo?.stop();
+});
+
+async function localStore(over: Partial<LocalIdempotencyOptions> = {}): Promise<LocalIdempotencyStore> {
+  const store = new LocalIdempotencyStore({ directory: mkdtempSync(join(tmpdir(), 'idem-')), windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0, ...over });
+  await store.start();
+  return store;
+}
+
+idempotencyContract('local', async (windowSeconds) => {
+  const directory = mkdtempSync(join(tmpdir(), 'idem-'));
+  const options = { directory, windowSeconds, maxEntries: 1000, log: silent, now: () => T0 };
+  const store = new LocalIdempotencyStore(options);
+  await store.start();
+  let current = store;
+  return {
+    store,
+    reopen: async () => {
+      await store.stop();
+      current = new LocalIdempotencyStore(options);
+      await current.start();
+      return current;
+    },
+    close: () => current.stop(),
+  };
+});
+
+idempotencyContract('DynamoDB (dynalite)', (windowSeconds) => {
+  const store = new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds });
+  return Promise.resolve({
+    store,
+    reopen: () => Promise.resolve(new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds })),
+    close: () => Promise.resolve(),
+  });
+});
+
+describe('LocalIdempotencyStore', () => {
+  it('has the record on disk once complete resolves', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'idem-'));
+    const store = await localStore({ directory });
+    const key = randomUUID();
+    await store.claim(key, T0);
+    await store.complete(key, iso(T0), T0);
+    const file = join(directory, IDEMPOTENCY_FILE);
+    expect(scanRecords(readFileSync(file)).payloads).toEqual([`${key} ${T0}`]);
+    await store.stop();
+  });
+
+  it('counts the events still in the queue at start as recorded, and writes them to its file', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'idem-'));
+    const queued = [randomUUID(), randomUUID()];
+    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0, recover: () => queued.map((key) => ({ key, receivedAtMs: T0 - 5000 })) });
+    await store.start();
+    expect(await store.claim(queued[0] ?? '', T0)).toEqual({ status: 'duplicate', receivedAt: iso(T0 - 5000) });
+    await store.stop();
+    // The recovered records outlive the queue's copy of the events.
+    const again = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0 });
+    await again.start();
+    expect((await again.claim(queued[1] ?? '', T0)).status).toBe('duplicate');
+    await again.stop();
+  });
+
+  it('holds at most maxEntries records: the oldest are forgotten first', async () => {
+    const store = await localStore({ maxEntries: 1000 });
+    const keys = Array.from({ length: 1200 }, () => randomUUID());
+    for (const [i, key] of keys.entries()) {
+      await store.claim(key, T0 + i);
+      await store.complete(key, iso(T0 + i), T0 + i);
+    }
+    expect(store.size).toBe(1000);
+    expect((await store.claim(keys[0] ?? '', T0 + 2000)).status).toBe('claimed');
+    expect((await store.claim(keys[1199] ?? '', T0 + 2000)).status).toBe('duplicate');
+    await store.stop();
+  });
+
+  it('drops expired records from its file at start, and reports damaged lines without losing the others', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'idem-'));
+    const file = join(directory, IDEMPOTENCY_FILE);
+    const [old, fresh, other] = [randomUUID(), randomUUID(), randomUUID()];
+    appendFileSync(file, frame(`${old} ${T0 - 7_200_000}`) + frame(`${fresh} ${T0 - 60_000}`).replace(fresh.slice(0, 4), 'zzzz') + frame(`${other} ${T0 - 1000}`));
+    const warnings: string[] = [];
+    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: { ...silent, warn: (_o, msg) => warnings.push(msg) }, now: () => T0 });
+    await store.start();
+    expect(store.size).toBe(1);
+    expect((await store.claim(other, T0)).status).toBe('duplicate');
+    expect(warnings.join('\n')).toContain('1 damaged region(s)');
+    expect(scanRecords(readFileSync(file)).payloads).toEqual([`${other} ${T0 - 1000}`]);
+    await store.stop();
+  });
+
+  it('keeps the record in memory and logs, without failing the request, when its file cannot be written', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'idem-'));
+    const errors: string[] = [];
+    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: { ...silent, error: (_o, msg) => errors.push(msg) }, now: () => T0 });
+    await store.start();
+    await store.stop(); // its file handle is closed: every later write fails
+    const key = randomUUID();
+    await store.claim(key, T0);
+    await expect(store.complete(key, iso(T0), T0)).resolves.toBeUndefined();
+    expect((await store.claim(key, T0)).status).toBe('duplicate');
+    expect(errors.join('\n')).toContain('cannot write the idempotency log');
+    rmSync(directory, { recursive: true });
+  });
+});
+
+describe('DynamoDbIdempotencyStore', () => {
+  it('stores COMPLETED with the receivedAt and a TTL of receivedAt + window', async () => {
+    const store = new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds: 600 });
+    const key = randomUUID();
+    await store.claim(key, T0);
+    await store.complete(key, iso(T0));
+    const item = (await running().client.send(new GetItemCommand({ TableName: TABLE, Key: { [IDEMPOTENCY_TABLE_KEYS.partitionKey]: { S: key } }, ConsistentRead: true }))).Item;
+    expect(item?.['status']?.S).toBe('COMPLETED');
+    expect(item?.['receivedAt']?.S).toBe(iso(T0));
+    expect(item?.[IDEMPOTENCY_TABLE_KEYS.ttlAttribute]?.N).toBe(String(T0 / 1000 + 600));
+  });
+
+  it('lets a claim be taken over once its holder has not finished for CLAIM_TIMEOUT_MS (a crashed Lambda)', async () => {
+    const store = new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds: 3600 });
+    const key = randomUUID();
+    expect((await store.claim(key, T0)).status).toBe('claimed');
+    expect((await store.claim(key, T0 + CLAIM_TIMEOUT_MS - 1)).status).toBe('in-progress');
+    expect((await store.claim(key, T0 + CLAIM_TIMEOUT_MS)).status).toBe('claimed');
+  });
+
+  it('fails open when the table cannot be reached: the event is queued, the error reported', async () => {
+    const errors: unknown[] = [];
+    const client = new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+    const store = new DynamoDbIdempotencyStore({ client, tableName: TABLE, windowSeconds: 3600, onError: (err) => errors.push(err) });
+    expect(await store.claim(randomUUID(), T0)).toEqual({ status: 'claimed' });
+    await store.complete(randomUUID(), iso(T0));
+    expect(errors).toHaveLength(2);
+    client.destroy();
+  });
+});

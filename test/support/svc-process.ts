@@ -1,0 +1,51 @@
+/**
+ * `svc` as a real child process (the built CLI), and readers of what its file destinations wrote:
+ * for the end-to-end tests that kill, restart and fill up a running Svc.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parquetReadObjects } from 'hyparquet';
+import { REPO_ROOT } from './build.js';
+import { decodeQvd } from './qvd-reader.js';
+
+export const SVC_BIN = join(REPO_ROOT, 'node_modules/.bin/svc');
+
+export interface SvcProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `svc <mode> --config svc.yaml` in `cwd` (SVC_CONFIG cleared; `env` added). */
+export function startSvc(cwd: string, mode: 'local' | 'edge' = 'local', env: NodeJS.ProcessEnv = {}): SvcProcess {
+  const child = spawn(SVC_BIN, [mode, '--config', 'svc.yaml'], { cwd, env: { ...process.env, SVC_CONFIG: '', ...env } });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  return { child, output: () => out, exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal === null ? code : null))) };
+}
+
+/** Files under `dir` (recursively) ending in `extension`. */
+export function filesIn(dir: string, extension: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith(extension)).map((f) => join(dir, f));
+}
+
+/** The `event_id` column of every parquet file under `dir` (one entry per row). */
+export async function parquetEventIds(dir: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const file of filesIn(dir, '.parquet')) {
+    const bytes = readFileSync(file);
+    const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength), columns: ['event_id'] });
+    for (const row of rows) ids.push(String(row['event_id']));
+  }
+  return ids;
+}
+
+/** The `event_id` column of every table file (QVD) under `dir` (one entry per row). */
+export function tablefileEventIds(dir: string): string[] {
+  const ids: string[] = [];
+  for (const file of filesIn(dir, '.qvd')) for (const row of decodeQvd(readFileSync(file)).rows) ids.push(String(row['event_id']));
+  return ids;
+}
