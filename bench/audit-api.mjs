@@ -17,7 +17,11 @@
  *             event and discards it, so the figures are the API's, not a writer's.
  *   Svc+disk  (with --durable) the same with the durable local queue (LocalEventQueue: journal with
  *             fdatasync group commit in a temp directory) and a consumer group that acknowledges
- *             every batch.
+ *             every batch; the idempotency store OFF (the figure before it existed).
+ *   Svc+idem  (with --durable) Svc+disk with the idempotency store ON (a record per eventId, synced
+ *             before the 202), as `svc local` runs by default.
+ * The idempotency store is off in "Svc" and "Svc+disk"; every request carries a fresh eventId, so
+ * none is a duplicate.
  *
  * Load: a CHILD PROCESS (this file with --client), so the client's CPU does not share the server's
  * event loop; on a two-core machine the server and the client each have about one core. Fixed
@@ -106,7 +110,14 @@ function envelopeText(targetBytes = 2048) {
 
 async function runClient(job) {
   const { port, body, headers, concurrency, ips, warmupMs, durationMs, maxRequests } = job;
-  const payload = Buffer.from(body);
+  const template = Buffer.from(body);
+  // Every request gets a fresh eventId (same length, written in place into a copy of the body).
+  const idAt = template.indexOf(JSON.parse(body).eventId);
+  const payloadWithNewId = () => {
+    const payload = Buffer.from(template);
+    payload.write(randomUUID(), idAt, 'latin1');
+    return payload;
+  };
   const agents = Array.from({ length: ips }, (_, i) => {
     const localAddress = `127.0.0.${2 + i}`;
     return { localAddress, agent: new Agent({ keepAlive: true, maxSockets: Math.ceil(concurrency / ips), localAddress }) };
@@ -126,6 +137,7 @@ async function runClient(job) {
 
   const once = ({ agent, localAddress }) =>
     new Promise((resolve) => {
+      const payload = payloadWithNewId();
       const started = performance.now();
       const req = request({ host: '127.0.0.1', port, method: 'POST', path: PATH, agent, localAddress, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
         res.resume();
@@ -221,15 +233,17 @@ async function startBaseline() {
   };
 }
 
-async function startSvc({ durable }) {
+async function startSvc({ durable, idempotency }) {
   const dist = new URL('../dist/', import.meta.url);
   const load = (path) => import(new URL(path, dist).href);
-  const [{ makeAuditHandler }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }] = await Promise.all([
+  const [{ makeAuditHandler }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }, { PointClock }, { LocalIdempotencyStore }] = await Promise.all([
     load('functions/audit/handler.js'),
     load('functions/local/gateway.js'),
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('shared/ratelimit/memory.js'),
+    load('shared/tsdb/line-protocol.js'),
+    load('shared/idempotency/local.js'),
   ]);
   const yaml = [
     'Svc:',
@@ -252,9 +266,14 @@ async function startSvc({ durable }) {
 
   let queue = { send: () => Promise.resolve() };
   let stopQueue = () => Promise.resolve();
+  let store = null;
+  const directory = mkdtempSync(join(tmpdir(), 'svc-bench-queue-'));
+  if (idempotency) {
+    store = new LocalIdempotencyStore({ directory, windowSeconds: 86_400, maxEntries: settings.idempotency.maxEntries, log });
+    await store.start();
+  }
   if (durable) {
     const { LocalEventQueue } = await load('shared/queue/local.js');
-    const directory = mkdtempSync(join(tmpdir(), 'svc-bench-queue-'));
     const local = new LocalEventQueue({
       directory,
       capacity: settings.queue.capacity,
@@ -264,16 +283,15 @@ async function startSvc({ durable }) {
     });
     await local.start();
     queue = local;
-    stopQueue = async () => {
-      await local.stop();
-      rmSync(directory, { recursive: true, force: true });
-    };
+    stopQueue = () => local.stop();
   }
 
   const handler = makeAuditHandler({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
+    idempotency: store,
     queue,
+    clock: new PointClock(),
     log,
   });
   const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, handler, log, maxBodyBytes: settings.maxBodyBytes });
@@ -282,7 +300,9 @@ async function startSvc({ durable }) {
     port: gateway.address.port,
     stop: async () => {
       await gateway.stop();
+      await store?.stop();
       await stopQueue();
+      rmSync(directory, { recursive: true, force: true });
     },
   };
 }
@@ -371,8 +391,13 @@ async function main() {
   const results = [];
   const runs = [
     ['baseline', () => startBaseline()],
-    ['Svc', () => startSvc({ durable: false })],
-    ...(durable ? [['Svc+disk', () => startSvc({ durable: true })]] : []),
+    ['Svc', () => startSvc({ durable: false, idempotency: false })],
+    ...(durable
+      ? [
+          ['Svc+disk', () => startSvc({ durable: true, idempotency: false })],
+          ['Svc+idem', () => startSvc({ durable: true, idempotency: true })],
+        ]
+      : []),
   ];
   console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)}`);
   for (let round = 0; round < rounds; round++) {
@@ -406,6 +431,9 @@ async function main() {
   for (const r of rest) {
     console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}`);
   }
+  const disk = summary.find((m) => m.name === 'Svc+disk');
+  const idem = summary.find((m) => m.name === 'Svc+idem');
+  if (disk && idem) console.log(`${'Svc+idem/Svc+disk'.padEnd(19)} req/s ×${fmt(idem.rps / disk.rps)}   p50 ×${fmt(idem.p50 / disk.p50)}   p99 ×${fmt(idem.p99 / disk.p99)}   (the idempotency store's cost)`);
   console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
   const clientBound = results.filter((r) => r.clientCpu >= 0.9).map((r) => r.name);
   if (clientBound.length > 0) console.log(`note: the load generator used ≥ 90 % of a core during: ${clientBound.join(', ')} (those figures may be client-bound)`);

@@ -47,11 +47,13 @@ export function renderDataModelDocs(): string {
     '- No name is both a tag and a field of the measurement.',
     '- The point time is the event\'s own time in nanoseconds: `timestamp` in ms × 1,000,000 + the',
     '  process-wide point counter (modulo 1,000,000; platform-formats.md §0.3), so two events of the same',
-    '  millisecond and tags keep separate points. The writer handler does not write an event id it has',
-    '  written before; an event whose write succeeded but was reported failed (a lost response) can be',
-    '  stored twice — `event_id` tells the copies apart.',
-    '- Files are named `<date>/audit_events_<yyyymmdd>_<writer>_<sequence>.<parquet|qvd>` by the event date',
-    '  (UTC); one delivered batch makes one file per event date.',
+    '  millisecond and tags keep separate points. It is decided once, when the audit API queues the event,',
+    '  and travels with it, so an event delivered again overwrites its own point. An event whose',
+    '  `timestamp` the tsdb cannot store (before 1970 or after 2262-04-11) is written at the time Svc',
+    '  received it; its `timestamp` column in files keeps the original.',
+    '- Files are named `<date>/audit_events_<yyyymmdd>_<digest>.<parquet|qvd>` by the event date (UTC),',
+    '  where the digest is taken from the ids of the file\'s events: one delivered batch makes one file per',
+    '  event date, and the same batch delivered again (a crash before its acknowledgement) replaces its file.',
     '- `duration` is also an InfluxQL keyword: quote it in queries (`SELECT "duration" FROM audit_events`).',
   ].join('\n')}\n`;
 }
