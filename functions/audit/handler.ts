@@ -125,6 +125,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => 
   const token = settings.apiToken;
   const missingVersion = new MissingVersionWarner(log, now);
   const queueTrouble = new LogThrottle(10_000, now);
+  const duplicateSummary = new LogThrottle(60_000, now);
 
   const route = (event: AuditRequest): 'event' | 'test' | null => {
     const path = event.rawPath;
@@ -211,6 +212,8 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => 
     if (claim?.status === 'duplicate') {
       counters.duplicates += 1;
       log.debug({ clientIp: ip, eventId: id, firstReceivedAt: claim.receivedAt }, 'audit event repeated within the idempotency window: answered 202 without queueing it again');
+      // The operator's view: how many, at most once a minute.
+      if (duplicateSummary.take('duplicates').log) log.info({ duplicates: counters.duplicates }, `audit API: ${counters.duplicates} repeated eventId(s) answered from the idempotency store since start (not queued again)`);
       return respond(202, { status: 'accepted', receivedAt: claim.receivedAt, outcome: 'processed' } satisfies IngestionBody, limitHeaders);
     }
     if (claim?.status === 'in-progress') {

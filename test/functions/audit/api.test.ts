@@ -374,6 +374,8 @@ describe.each(['lambda', 'http'] as const)('idempotency by eventId via %s', (doo
     for (const res of [first, again, upper]) expect(res.json).toEqual({ status: 'accepted', receivedAt: first.json?.['receivedAt'], outcome: 'processed' });
     expect(await deliveredTimes(id)).toBe(1);
     expect(api.log.lines().filter((l) => l['eventId'] === id && String(l['msg']).includes('repeated within the idempotency window'))).toHaveLength(2);
+    // The count, for the operator: the first repeat since start is logged at info with the total.
+    expect(api.log.lines().find((l) => String(l['msg']).includes('repeated eventId(s) answered from the idempotency store'))).toMatchObject({ duplicates: 1 });
   });
 
   it('queues one of many concurrent requests with the same eventId; all are answered 202', async () => {
