@@ -13,7 +13,7 @@ import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { auditDestinations } from '../writers/destinations.js';
 import { makeWriterHandler } from '../writers/handler.js';
-import { makeAuditHandler } from '../audit/handler.js';
+import { makeAuditHandlers } from '../audit/handler.js';
 import { LocalGateway } from './gateway.js';
 
 export interface LocalAudit {
@@ -37,12 +37,12 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
     throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
   }));
   const queue = new LocalEventQueue({ directory: config.localQueue.directory, capacity: settings.queue.capacity, maxReceiveCount: config.localQueue.maxReceiveCount, groups, log });
-  const handler = makeAuditHandler({
+  const handlers = makeAuditHandlers({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
     queue,
     log,
   });
-  const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, handler, log, maxBodyBytes: settings.maxBodyBytes });
+  const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, ...handlers, log, limits: settings });
   return { components: [queue, gateway], gateway, queue };
 }

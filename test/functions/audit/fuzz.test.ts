@@ -25,7 +25,7 @@ import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuditHandler, type AuditHandler } from '../../../functions/audit/handler.js';
+import { makeAuditHandlers, type AuditHandler } from '../../../functions/audit/handler.js';
 import { LocalGateway, localContext } from '../../../functions/local/gateway.js';
 import { KNOWN_TYPES, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
 import { parseConfigText } from '../../../shared/config/load.js';
@@ -576,11 +576,11 @@ async function startRawDoor(): Promise<RawDoor> {
   const log = await captureLog();
   // The queue is not under test here: it takes every event and forgets it.
   const queue: EventQueue = { send: () => Promise.resolve() };
-  const handler = makeAuditHandler({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), queue, log: log.logger });
-  const gateway = new LocalGateway({ name: 'audit API (fuzz)', host: '127.0.0.1', port: 0, handler, log: log.logger, maxBodyBytes: settings.maxBodyBytes });
+  const handlers = makeAuditHandlers({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), queue, log: log.logger });
+  const gateway = new LocalGateway({ name: 'audit API (fuzz)', host: '127.0.0.1', port: 0, ...handlers, log: log.logger, limits: settings });
   await gateway.start();
   return {
-    handler,
+    handler: handlers.handler,
     port: gateway.address.port,
     log,
     close: () => gateway.stop(),
