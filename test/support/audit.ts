@@ -127,8 +127,6 @@ function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayProxyEve
   };
 }
 
-const lambdaContext = localContext('svc-audit-test', 'test-request');
-
 function bodyText(req: ApiRequest): string | undefined {
   if (req.body === undefined) return undefined;
   return typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
@@ -144,7 +142,8 @@ export function toApiResponse(status: number, headers: Record<string, string>, t
 
 async function callLambda(handler: AuditHandler, req: ApiRequest): Promise<ApiResponse> {
   const body = bodyText(req);
-  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), lambdaContext);
+  // A fresh context per call, as Lambda gives: one made once runs out of time 30 s later, and middy answers 500.
+  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), localContext('svc-audit-test', randomUUID()));
   const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
   return toApiResponse(result.statusCode ?? 200, headers, result.body ?? '');
 }

@@ -587,8 +587,6 @@ async function startRawDoor(): Promise<RawDoor> {
   };
 }
 
-const lambdaContext = localContext('svc-audit-fuzz', 'fuzz-request');
-
 async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } }): Promise<Reply> {
   const path = '/api/v1/audit-event';
   const event: APIGatewayProxyEventV2 = {
@@ -612,7 +610,8 @@ async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } })
     body: c.body.base64,
     isBase64Encoded: true,
   };
-  const result = await door.handler(event, lambdaContext);
+  // A fresh context per call, as Lambda gives: one made once runs out of time 30 s later, and middy answers 500.
+  const result = await door.handler(event, localContext('svc-audit-fuzz', 'fuzz-request'));
   return { status: result.statusCode ?? 200, headers: lowerCaseHeaders(result.headers), text: result.body ?? '' };
 }
 
