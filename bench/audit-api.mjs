@@ -12,7 +12,7 @@
  * Servers, one after the other, each in THIS process, listening on 127.0.0.1:
  *   baseline  a bare node:http server: reads the body, JSON.parse, answers 202 with a small JSON body.
  *   Svc       the real local gateway (functions/local/gateway.ts) in front of the real audit handler
- *             (makeAuditHandler: middy, CORS, rate limit ON, bearer token, ajv schema + content checks,
+ *             (makeAuditHandlers: middy, CORS, rate limit ON, bearer token, ajv schema + content checks,
  *             version check), composed like functions/local/audit.ts, with a queue that takes each
  *             event and discards it, so the figures are the API's, not a writer's.
  *   Svc+disk  (with --durable) the same with the durable local queue (LocalEventQueue: journal with
@@ -236,7 +236,7 @@ async function startBaseline() {
 async function startSvc({ durable, idempotency }) {
   const dist = new URL('../dist/', import.meta.url);
   const load = (path) => import(new URL(path, dist).href);
-  const [{ makeAuditHandler }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }, { PointClock }, { LocalIdempotencyStore }] = await Promise.all([
+  const [{ makeAuditHandlers }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }, { PointClock }, { LocalIdempotencyStore }] = await Promise.all([
     load('functions/audit/handler.js'),
     load('functions/local/gateway.js'),
     load('shared/config/load.js'),
@@ -286,7 +286,7 @@ async function startSvc({ durable, idempotency }) {
     stopQueue = () => local.stop();
   }
 
-  const handler = makeAuditHandler({
+  const handlers = makeAuditHandlers({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
     idempotency: store,
@@ -294,7 +294,7 @@ async function startSvc({ durable, idempotency }) {
     clock: new PointClock(),
     log,
   });
-  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, handler, log, maxBodyBytes: settings.maxBodyBytes });
+  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, ...handlers, log, limits: settings });
   await gateway.start();
   return {
     port: gateway.address.port,

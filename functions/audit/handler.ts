@@ -9,10 +9,11 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpCors from '@middy/http-cors';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { clientIp } from '../../shared/audit/client-ip.js';
-import { checkContent, validateEnvelope, type EnvelopeError } from '../../shared/audit/envelope.js';
+import { checkContent, validateEnvelope } from '../../shared/audit/envelope.js';
 import { MissingVersionWarner } from '../../shared/audit/missing-version.js';
+import { ingestionError, internalError, respond, type AuditResponse, type IngestionBody, type Outcome } from '../../shared/audit/response.js';
 import { evaluateClientVersion, normaliseVersionHeader } from '../../shared/audit/versions.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Logger } from '../../shared/logging/logger.js';
@@ -35,7 +36,7 @@ export const CORS_MAX_AGE_SECONDS = 3600;
 export const QUEUE_FULL_RETRY_AFTER_SECONDS = 30;
 
 export type AuditRequest = APIGatewayProxyEventV2;
-export type AuditResponse = APIGatewayProxyStructuredResultV2;
+export type { AuditResponse };
 
 export interface AuditHandlerDeps {
   settings: SvcConfig['auditEvents'];
@@ -62,20 +63,6 @@ export const IN_PROGRESS_WAIT_MS = 2000;
 const IN_PROGRESS_POLL_MS = 20;
 /** Suggested wait after a 503 for an eventId that another request is queueing right now. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
-
-type Outcome = 'processed' | 'dropped' | 'error';
-
-interface IngestionBody {
-  status: 'accepted' | 'error';
-  receivedAt: string;
-  outcome: Outcome;
-  reason?: string;
-  details?: { errors?: EnvelopeError[] | { message: string }[]; errorId?: string; retryAfterSeconds?: number };
-}
-
-function respond(statusCode: number, body: object, headers: Record<string, string> = {}): AuditResponse {
-  return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers }, body: JSON.stringify(body) };
-}
 
 function rateLimitHeaders(decision: RateLimitDecision | null): Record<string, string> {
   if (!decision) return {};
@@ -117,8 +104,17 @@ async function claimEvent(store: IdempotencyStore, id: string, now: () => number
   }
 }
 
+/** How the front door received a request. */
+export interface Arrival {
+  /**
+   * The body passed maxBodyBytes and was not read (local mode's gateway): the event has no body,
+   * and the checks end in 413 where the body would be measured.
+   */
+  bodyTooLarge: boolean;
+}
+
 /** The handler without middleware: routing and the spec's checks. */
-export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => Promise<AuditResponse> {
+export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arrival?: Arrival) => Promise<AuditResponse> {
   const { settings, rateLimiter, idempotency, queue, clock, log } = deps;
   const counters = deps.counters ?? { duplicates: 0 };
   const now = deps.now ?? Date.now;
@@ -134,12 +130,12 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => 
     return null;
   };
 
-  return async (event) => {
+  return async (event, arrival) => {
     const receivedAt = new Date(now()).toISOString();
     const method = event.requestContext.http.method.toUpperCase();
     const target = route(event);
     const error = (status: number, outcome: Outcome, reason: string, details?: IngestionBody['details'], headers?: Record<string, string>) =>
-      respond(status, { status: 'error', receivedAt, outcome, reason, ...(details ? { details } : {}) } satisfies IngestionBody, headers);
+      ingestionError(receivedAt, status, outcome, reason, details, headers);
 
     if (target === null) return error(404, 'dropped', 'Not found');
     const allowed = target === 'event' ? ['POST', 'OPTIONS'] : ['GET', 'OPTIONS'];
@@ -179,7 +175,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest) => 
 
     // 3. Body limits and schema.
     const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    if (Buffer.byteLength(raw, 'utf8') > settings.maxBodyBytes) {
+    if (arrival?.bodyTooLarge === true || Buffer.byteLength(raw, 'utf8') > settings.maxBodyBytes) {
       return error(413, 'dropped', 'Payload too large', { errors: [{ message: `the body exceeds ${settings.maxBodyBytes} bytes` }] }, limitHeaders);
     }
     if (!isJsonContentType(header(event, 'content-type'))) {
@@ -249,35 +245,47 @@ function errorBoundary(log: Logger): MiddlewareObj<AuditRequest, AuditResponse> 
     onError: (request) => {
       const errorId = randomUUID();
       log.error({ errorId, err: request.error, path: request.event.rawPath }, 'audit API request failed');
-      request.response = respond(500, {
-        status: 'error',
-        receivedAt: new Date().toISOString(),
-        outcome: 'error',
-        reason: 'Internal server error; retry in 30 to 60 seconds',
-        details: { errorId },
-      } satisfies IngestionBody);
+      request.response = internalError(new Date().toISOString(), errorId);
     },
   };
 }
 
 export type AuditHandler = (event: AuditRequest, context: Context) => Promise<AuditResponse>;
 
-/** The Lambda handler: core + CORS + error boundary, composed with middy. */
-export function makeAuditHandler(deps: AuditHandlerDeps): AuditHandler {
+export interface AuditHandlers {
+  /** The Lambda handler, and local mode's for every request whose body arrived whole. */
+  handler: AuditHandler;
+  /**
+   * Local mode's gateway calls this, with no body, for a request whose body passes maxBodyBytes:
+   * the same checks in the same order (rate limit, token, …), then 413, with the same CORS and
+   * rate-limit headers, so the body never has to be read.
+   */
+  oversized: AuditHandler;
+}
+
+/** Both handlers over one core (one rate limiter, one warner): core + CORS + error boundary, composed with middy. */
+export function makeAuditHandlers(deps: AuditHandlerDeps): AuditHandlers {
   const core = makeAuditCore(deps);
   // A Set, not middy's own lookup in a plain object, so an Origin such as "constructor" is not "listed".
   const allowed = new Set(deps.settings.cors.allowedOrigins);
-  return middy<AuditRequest, AuditResponse>()
-    .use(
-      httpCors({
-        origins: deps.settings.cors.allowedOrigins,
-        getOrigin: (incoming) => (allowed.has(incoming) ? incoming : ''),
-        methods: CORS_ALLOW_METHODS,
-        headers: CORS_ALLOW_HEADERS,
-        exposeHeaders: CORS_EXPOSE_HEADERS,
-        maxAge: CORS_MAX_AGE_SECONDS,
-      }),
-    )
-    .use(errorBoundary(deps.log))
-    .handler((event) => core(event));
+  const compose = (serve: (event: AuditRequest) => Promise<AuditResponse>): AuditHandler =>
+    middy<AuditRequest, AuditResponse>()
+      .use(
+        httpCors({
+          origins: deps.settings.cors.allowedOrigins,
+          getOrigin: (incoming) => (allowed.has(incoming) ? incoming : ''),
+          methods: CORS_ALLOW_METHODS,
+          headers: CORS_ALLOW_HEADERS,
+          exposeHeaders: CORS_EXPOSE_HEADERS,
+          maxAge: CORS_MAX_AGE_SECONDS,
+        }),
+      )
+      .use(errorBoundary(deps.log))
+      .handler(serve);
+  return { handler: compose((event) => core(event)), oversized: compose((event) => core(event, { bodyTooLarge: true })) };
+}
+
+/** The Lambda handler. */
+export function makeAuditHandler(deps: AuditHandlerDeps): AuditHandler {
+  return makeAuditHandlers(deps).handler;
 }

@@ -14,7 +14,7 @@ import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { auditDestinations } from '../writers/destinations.js';
 import { makeWriterHandler } from '../writers/handler.js';
-import { makeAuditHandler, type AuditCounters } from '../audit/handler.js';
+import { makeAuditHandlers, type AuditCounters } from '../audit/handler.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
 import { eventsOfKind } from '../../shared/queue/events.js';
@@ -59,7 +59,7 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
     ? new LocalIdempotencyStore({ directory: config.localQueue.directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log, recover: () => queuedAuditEvents(queue) })
     : null;
   const counters: AuditCounters = { duplicates: 0 };
-  const handler = makeAuditHandler({
+  const handlers = makeAuditHandlers({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
     idempotency,
@@ -68,6 +68,6 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
     log,
     counters,
   });
-  const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, handler, log, maxBodyBytes: settings.maxBodyBytes });
+  const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, ...handlers, log, limits: settings });
   return { components: [queue, ...(idempotency ? [idempotency] : []), gateway], gateway, queue, idempotency, counters };
 }

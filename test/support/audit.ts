@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
+import { expect } from 'vitest';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { makeAuditHandler, type AuditHandler } from '../../functions/audit/handler.js';
+import { makeAuditHandlers, type AuditHandler } from '../../functions/audit/handler.js';
 import { LocalGateway, localContext } from '../../functions/local/gateway.js';
 import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
@@ -136,8 +137,6 @@ function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayProxyEve
   };
 }
 
-const lambdaContext = localContext('svc-audit-test', 'test-request');
-
 function bodyText(req: ApiRequest): string | undefined {
   if (req.body === undefined) return undefined;
   return typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
@@ -147,15 +146,16 @@ function defaultHeaders(req: ApiRequest): Record<string, string> {
   return req.body === undefined ? {} : { 'content-type': 'application/json' };
 }
 
-function parse(status: number, headers: Record<string, string>, text: string): ApiResponse {
+export function toApiResponse(status: number, headers: Record<string, string>, text: string): ApiResponse {
   return { status, headers, text, json: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
 }
 
 async function callLambda(handler: AuditHandler, req: ApiRequest): Promise<ApiResponse> {
   const body = bodyText(req);
-  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), lambdaContext);
+  // A fresh context per call, as Lambda gives: one made once runs out of time 30 s later, and middy answers 500.
+  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), localContext('svc-audit-test', randomUUID()));
   const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
-  return parse(result.statusCode ?? 200, headers, result.body ?? '');
+  return toApiResponse(result.statusCode ?? 200, headers, result.body ?? '');
 }
 
 function callHttp(port: number, req: ApiRequest): Promise<ApiResponse> {
@@ -170,7 +170,7 @@ function callHttp(port: number, req: ApiRequest): Promise<ApiResponse> {
         res.on('end', () => {
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-          resolve(parse(res.statusCode ?? 0, headers, text));
+          resolve(toApiResponse(res.statusCode ?? 0, headers, text));
         });
       },
     );
@@ -179,8 +179,25 @@ function callHttp(port: number, req: ApiRequest): Promise<ApiResponse> {
   });
 }
 
+export interface GatewayApi extends AuditApi {
+  door: 'http';
+  gateway: LocalGateway;
+  port: number;
+}
+
 /** The audit API with a memory queue that records deliveries, behind the chosen door. */
 export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions = {}): Promise<AuditApi> {
+  return door === 'http' ? startGatewayApi(options) : startApi(options, 'lambda');
+}
+
+/** The audit API behind the local gateway, which the caller can reach over raw sockets too. */
+export function startGatewayApi(options: ApiOptions = {}): Promise<GatewayApi> {
+  return startApi(options, 'http');
+}
+
+async function startApi(options: ApiOptions, door: 'lambda'): Promise<AuditApi>;
+async function startApi(options: ApiOptions, door: 'http'): Promise<GatewayApi>;
+async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<AuditApi | GatewayApi> {
   const config = configFor(options.yaml ?? []);
   const settings = config.auditEvents;
   const log = await captureLog();
@@ -217,7 +234,7 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
     ? new LocalIdempotencyStore({ directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log: log.logger })
     : null;
   await idempotency?.start();
-  const handler = makeAuditHandler({
+  const handlers = makeAuditHandlers({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
     idempotency,
@@ -230,13 +247,15 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
     await memory.stop();
   };
   if (door === 'lambda') {
-    return { door, call: (req) => callLambda(handler, req), delivered, log, config, close: stopStores };
+    return { door, call: (req) => callLambda(handlers.handler, req), delivered, log, config, close: stopStores };
   }
-  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, handler, log: log.logger, maxBodyBytes: settings.maxBodyBytes });
+  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, ...handlers, log: log.logger, limits: settings });
   await gateway.start();
   const port = gateway.address.port;
   return {
     door,
+    gateway,
+    port,
     call: (req) => callHttp(port, req),
     delivered,
     log,
@@ -246,4 +265,14 @@ export async function startAuditApi(door: 'lambda' | 'http', options: ApiOptions
       await stopStores();
     },
   };
+}
+
+/** Asserts the ingestion response shape of an error and returns its errors' messages. */
+export function expectError(res: ApiResponse, status: number, reason: string, outcome = 'dropped'): string[] {
+  expect(res.status, res.text).toBe(status);
+  expect(res.json).toMatchObject({ status: 'error', outcome, reason });
+  expect(Date.parse(String(res.json?.['receivedAt']))).not.toBeNaN();
+  expect(res.text).not.toMatch(/\bat .*:\d+:\d+|\/work\/|node_modules|Error:/);
+  const details = res.json?.['details'] as { errors?: { message: string }[] } | undefined;
+  return (details?.errors ?? []).map((e) => e.message);
 }

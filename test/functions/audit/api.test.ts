@@ -5,21 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueFullError, QueueStorageError, QueueUnavailableError, type EventQueue } from '../../../shared/queue/port.js';
-import { CLIENT_VERSION, envelope, startAuditApi, type ApiResponse, type AuditApi } from '../../support/audit.js';
+import { CLIENT_VERSION, envelope, expectError, startAuditApi, type ApiResponse, type AuditApi } from '../../support/audit.js';
 
 const TOKEN = 'test-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
 const ORIGIN = 'https://analytics.example.com';
-
-/** Asserts the ingestion response shape of an error and returns its errors' messages. */
-function expectError(res: ApiResponse, status: number, reason: string, outcome = 'dropped'): string[] {
-  expect(res.status, res.text).toBe(status);
-  expect(res.json).toMatchObject({ status: 'error', outcome, reason });
-  expect(Date.parse(String(res.json?.['receivedAt']))).not.toBeNaN();
-  expect(res.text).not.toMatch(/\bat .*:\d+:\d+|\/work\/|node_modules|Error:/);
-  const details = res.json?.['details'] as { errors?: { message: string }[] } | undefined;
-  return (details?.errors ?? []).map((e) => e.message);
-}
 
 function errorsOf(res: ApiResponse): { instancePath?: string; message: string }[] {
   return ((res.json?.['details'] as { errors?: { instancePath?: string; message: string }[] } | undefined)?.errors ?? []);

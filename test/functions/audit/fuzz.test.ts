@@ -25,7 +25,7 @@ import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuditHandler, type AuditHandler } from '../../../functions/audit/handler.js';
+import { makeAuditHandlers, type AuditHandler } from '../../../functions/audit/handler.js';
 import { LocalGateway, localContext } from '../../../functions/local/gateway.js';
 import { KNOWN_TYPES, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
 import { parseConfigText } from '../../../shared/config/load.js';
@@ -578,18 +578,16 @@ async function startRawDoor(): Promise<RawDoor> {
   // The queue is not under test here: it takes every event and forgets it.
   const queue: EventQueue = { send: () => Promise.resolve() };
   // Fuzzed ids are random, so the idempotency store would only add cost here (it has its own tests).
-  const handler = makeAuditHandler({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), idempotency: null, queue, clock: new PointClock(), log: log.logger });
-  const gateway = new LocalGateway({ name: 'audit API (fuzz)', host: '127.0.0.1', port: 0, handler, log: log.logger, maxBodyBytes: settings.maxBodyBytes });
+  const handlers = makeAuditHandlers({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), idempotency: null, queue, clock: new PointClock(), log: log.logger });
+  const gateway = new LocalGateway({ name: 'audit API (fuzz)', host: '127.0.0.1', port: 0, ...handlers, log: log.logger, limits: settings });
   await gateway.start();
   return {
-    handler,
+    handler: handlers.handler,
     port: gateway.address.port,
     log,
     close: () => gateway.stop(),
   };
 }
-
-const lambdaContext = localContext('svc-audit-fuzz', 'fuzz-request');
 
 async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } }): Promise<Reply> {
   const path = '/api/v1/audit-event';
@@ -614,7 +612,8 @@ async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } })
     body: c.body.base64,
     isBase64Encoded: true,
   };
-  const result = await door.handler(event, lambdaContext);
+  // A fresh context per call, as Lambda gives: one made once runs out of time 30 s later, and middy answers 500.
+  const result = await door.handler(event, localContext('svc-audit-fuzz', 'fuzz-request'));
   return { status: result.statusCode ?? 200, headers: lowerCaseHeaders(result.headers), text: result.body ?? '' };
 }
 
