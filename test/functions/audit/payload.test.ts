@@ -9,20 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditRow } from '../../../shared/datamodel/audit.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
-import { getPath } from '../../../shared/util/records.js';
+import { getPath, isRecord } from '../../../shared/util/records.js';
 import { CLIENT_VERSION, envelope, payloadContext, startAuditApi, typedEvents, type ApiResponse, type AuditApi } from '../../support/audit.js';
-
-/** One code point, two UTF-16 units. */
-const EMOJI = '\u{1F600}';
-/** `n` code points: ASCII, or the emoji (twice as many UTF-16 units). */
-const ascii = (n: number) => 'a'.repeat(n);
-const emoji = (n: number) => EMOJI.repeat(n);
-
-/** An absolute URI of exactly `n` characters. */
-function uriOf(n: number): string {
-  const head = 'https://shots.example.com/';
-  return head + 'p'.repeat(n - head.length);
-}
+import { ascii, edgeValues, EMOJI, emoji, MEMBER_RULES, pointer, RULED_TYPES, SOURCE_MESSAGES, type MemberRule } from '../../support/audit-rules.js';
 
 type Errors = { instancePath: string; message: string }[];
 
@@ -36,149 +25,39 @@ function errorsOf(res: ApiResponse): Errors {
 /** A short label for a probe value in assertion messages. */
 function label(value: unknown): string {
   if (value === undefined) return '(missing)';
-  if (typeof value !== 'string') return JSON.stringify(value);
-  if (value.length <= 40) return JSON.stringify(value);
-  const unit = [...value][0] ?? '';
-  const n = [...value].length;
-  return value === unit.repeat(n) ? `${JSON.stringify(unit)} × ${n} code points` : `${JSON.stringify(value.slice(0, 30))}… (${n} code points)`;
-}
-
-/**
- * One member rule: the values on each side of its edges. `place` puts the value into an envelope;
- * `undefined` means the member is left out.
- */
-interface Rule {
-  path: string;
-  instancePath: string;
-  place: (value: unknown) => Record<string, unknown>;
-  valid: unknown[];
-  invalid: unknown[];
-  message: string;
-  /** The message when the member is missing, for a required member. */
-  requiredMessage?: string;
+  if (typeof value !== 'string') return JSON.stringify(value).slice(0, 60);
+  const points = [...value];
+  if (points.length <= 40) return JSON.stringify(value);
+  const unit = points[0] ?? '';
+  return value === unit.repeat(points.length) ? `${JSON.stringify(unit)} × ${points.length} code points` : `${JSON.stringify(value.slice(0, 30))}… (${points.length} code points)`;
 }
 
 const TYPED = typedEvents();
 
-/** A valid minimal event of `type` with `member` set to `value` (or removed, for undefined). */
-function withEventMember(type: string, member: string, value: unknown): Record<string, unknown> {
-  const event: Record<string, unknown> = { ...TYPED[type]?.minimal };
-  if (value === undefined) delete event[member];
-  else event[member] = value;
-  return envelope({ type, payload: { context: payloadContext(), event } });
+/**
+ * A valid envelope of the rule's type (navigation.sheet.loaded for payload.context) with the rule's
+ * member set to `value`, or left out for undefined. A nested member's parent (payload.event.crop)
+ * starts from the type's full valid event.
+ */
+function place(rule: MemberRule, value: unknown): Record<string, unknown> {
+  const type = rule.type ?? 'navigation.sheet.loaded';
+  const event: Record<string, unknown> = structuredClone(TYPED[type]?.minimal ?? { sheetTitle: 'Overview' });
+  const context = payloadContext();
+  const [, holder, ...rest] = rule.path;
+  let parent = holder === 'context' ? context : event;
+  for (const name of rest.slice(0, -1)) {
+    const start = getPath(TYPED[type]?.full, [name]);
+    const child: Record<string, unknown> = isRecord(start) ? structuredClone(start) : {};
+    parent[name] = child;
+    parent = child;
+  }
+  const leaf = rest[rest.length - 1] ?? '';
+  if (value === undefined) delete parent[leaf];
+  else parent[leaf] = value;
+  return envelope({ type, payload: { context, event } });
 }
 
-function eventRule(type: string, member: string, valid: unknown[], invalid: unknown[], message: string, required = false): Rule {
-  return {
-    path: `${type}: payload.event.${member}`,
-    instancePath: `/payload/event/${member}`,
-    place: (value) => withEventMember(type, member, value),
-    valid: required ? valid : [undefined, ...valid],
-    invalid,
-    message,
-    ...(required ? { requiredMessage: `payload.event.${member} is required for this type` } : {}),
-  };
-}
-
-function contextRule(member: string, max: number): Rule {
-  return {
-    path: `payload.context.${member}`,
-    instancePath: `/payload/context/${member}`,
-    place: (value) => {
-      const context = payloadContext();
-      if (value === undefined) delete context[member];
-      else context[member] = value;
-      return envelope({ payload: { context, event: { sheetTitle: 'Overview' } } });
-    },
-    valid: [undefined, '', 'x', ascii(max), emoji(max), `${emoji(max - 1)}a`],
-    invalid: [ascii(max + 1), emoji(max + 1), `${emoji(max)}a`, null, 7, true, { directory: 'LAB', id: 'goran' }, ['x']],
-    message: `payload.context.${member} must be a string of at most ${max} characters`,
-  };
-}
-
-function cropRule(member: string, valid: unknown[], invalid: unknown[], message: string, required: boolean): Rule {
-  const screenshot = TYPED['screenshot.url.received']?.minimal ?? {};
-  return {
-    path: `screenshot.url.received: payload.event.crop.${member}`,
-    instancePath: `/payload/event/crop/${member}`,
-    place: (value) => {
-      const crop: Record<string, unknown> = { width: 100, height: 50 };
-      if (value === undefined) delete crop[member];
-      else crop[member] = value;
-      return envelope({ type: 'screenshot.url.received', payload: { event: { ...screenshot, crop } } });
-    },
-    valid: required ? valid : [undefined, ...valid],
-    invalid,
-    message,
-    ...(required ? { requiredMessage: `payload.event.crop.${member} is required when payload.event.crop is sent` } : {}),
-  };
-}
-
-const textOrNullProbes = (max: number) => ({
-  valid: [null, '', 'x', ascii(max), emoji(max)],
-  invalid: [ascii(max + 1), emoji(max + 1), 7, false, {}, []],
-});
-const CROP_SIZE = { valid: [0.001, 1, 640.5, 32_767], invalid: [0, -1, 32_767.5, 32_768, '100', null, true] };
-const CROP_OFFSET = { valid: [0, 0.5, 12, 32_767], invalid: [-0.5, -1, 32_767.01, 32_768, '0', null, false] };
-
-const RULES: Rule[] = [
-  // payload.context: every type.
-  contextRule('appName', 64),
-  contextRule('sheetId', 64),
-  contextRule('sheetName', 64),
-  contextRule('user', 256),
-  contextRule('userAgent', 512),
-
-  // screenshot.url.received
-  eventRule(
-    'screenshot.url.received',
-    'screenshotUrl',
-    ['https://a.example.com/x.png', 'http://10.0.0.7:8080/print?id=1&w=640#top', 'urn:uuid:6f1c1a40-0a5e-4c39-9d55-3b0f8e0f8f11', 'https://[::1]/x', 'https://a.example.com/%C3%BC.png', uriOf(2048)],
-    ['', uriOf(2049), '/relative.png', 'shots.example.com/a.png', 'https://a.example.com/a b.png', 'https://a.example.com/ü.png', 'https://a.example.com/x.png\n', ' https://a.example.com/x.png', 'https://a.example.com:99999/x', 'https://', 'https://a.example.com/x#a#b', null, 42],
-    'payload.event.screenshotUrl must be an absolute URI (RFC 3986) of 1 to 2048 characters',
-    true,
-  ),
-  eventRule('screenshot.url.received', 'objectId', textOrNullProbes(64).valid, textOrNullProbes(64).invalid, 'payload.event.objectId must be a string of at most 64 characters, or null'),
-  cropRule('width', CROP_SIZE.valid, CROP_SIZE.invalid, 'payload.event.crop.width must be a number greater than 0 and at most 32767', true),
-  cropRule('height', CROP_SIZE.valid, CROP_SIZE.invalid, 'payload.event.crop.height must be a number greater than 0 and at most 32767', true),
-  ...['top', 'left', 'scrollTop', 'scrollAreaOffsetY', 'renderingOverflow'].map((m) =>
-    cropRule(m, CROP_OFFSET.valid, CROP_OFFSET.invalid, `payload.event.crop.${m} must be a number from 0 to 32767`, false),
-  ),
-
-  // event.unsupported.visualization
-  eventRule('event.unsupported.visualization', 'vizType', ['x', ascii(64), emoji(64)], ['', ascii(65), emoji(65), null, 7], 'payload.event.vizType must be a string of 1 to 64 characters', true),
-  ...['objectId', 'title', 'trigger'].map((m) =>
-    eventRule('event.unsupported.visualization', m, textOrNullProbes(64).valid, textOrNullProbes(64).invalid, `payload.event.${m} must be a string of at most 64 characters, or null`),
-  ),
-
-  // object.view.duration
-  eventRule('object.view.duration', 'objectId', ['x', ascii(64), emoji(64)], ['', ascii(65), emoji(65), null, 7], 'payload.event.objectId must be a string of 1 to 64 characters', true),
-  ...['selectionTxnId', 'enterSelectionTxnId', 'leaveSelectionTxnId'].map((m) =>
-    eventRule(
-      'object.view.duration',
-      m,
-      [...textOrNullProbes(36).valid, randomUUID(), randomUUID().toUpperCase(), 'txn-42', 'not a uuid at all'],
-      [...textOrNullProbes(36).invalid, `${randomUUID()}x`],
-      `payload.event.${m} must be a string of at most 36 characters, or null`,
-    ),
-  ),
-  eventRule(
-    'object.view.duration',
-    'enteredAt',
-    [null, '2026-11-22T10:15:02Z', '2026-11-22T10:15:02.123456+05:30', '2028-02-29t23:59:59-08:00'],
-    ['', '2026-11-22T10:15:02', '2026-11-22 10:15:02Z', '2026-02-30T10:00:00Z', '2026-11-22T24:00:00Z', 'yesterday', 1_732_270_502_000, true],
-    'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null',
-  ),
-  eventRule('object.view.duration', 'visible', [true, false, null], ['true', 0, 1, {}], 'payload.event.visible must be a boolean or null'),
-  eventRule('object.view.duration', 'dataStateId', [null, 0, -5, 1_732_270_502_000, Number.MAX_SAFE_INTEGER], [1.5, '17', true, {}], 'payload.event.dataStateId must be an integer or null'),
-
-  // app.model.validated
-  eventRule('app.model.validated', 'captureScheduled', [true, false, null], ['true', 0, 1, []], 'payload.event.captureScheduled must be a boolean or null'),
-
-  // selection.state.changed (rules outside the issue's list, unchanged)
-  eventRule('selection.state.changed', 'selectionTxnId', [randomUUID(), randomUUID().toUpperCase()], ['nope', '', 7, null], 'payload.event.selectionTxnId must be a UUID', true),
-  eventRule('selection.state.changed', 'details', [[], new Array<number>(500).fill(0)], [new Array<number>(501).fill(0), 'x', {}, null], 'payload.event.details must be a list of at most 500 items', true),
-];
+const ruleName = (rule: MemberRule) => `${rule.type ?? 'every type'}: ${rule.path.join('.')}`;
 
 describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) => {
   let api: AuditApi;
@@ -212,14 +91,19 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
   }
 
   describe('member rules: each valid edge is accepted, each invalid one is one 422 entry naming the member and its rule', () => {
-    it.each(RULES.map((r) => [r.path, r] as const))('%s', async (_path, rule) => {
-      for (const value of rule.valid) await expectAccepted(rule.place(value), `${rule.path} = ${label(value)}`);
-      for (const value of rule.invalid) {
-        await expectRejected(rule.place(value), 422, [{ instancePath: rule.instancePath, message: rule.message }], `${rule.path} = ${label(value)}`);
+    it.each(MEMBER_RULES.map((r) => [ruleName(r), r] as const))('%s', async (name, rule) => {
+      const { valid, invalid } = edgeValues(rule.check);
+      for (const value of rule.required ? valid : [undefined, ...valid]) await expectAccepted(place(rule, value), `${name} = ${label(value)}`);
+      for (const value of invalid) {
+        await expectRejected(place(rule, value), 422, [{ instancePath: pointer(rule.path), message: rule.message }], `${name} = ${label(value)}`);
       }
-      if (rule.requiredMessage !== undefined) {
-        await expectRejected(rule.place(undefined), 422, [{ instancePath: rule.instancePath, message: rule.requiredMessage }], `${rule.path} missing`);
+      if (rule.required) {
+        await expectRejected(place(rule, undefined), 422, [{ instancePath: pointer(rule.path), message: rule.requiredMessage ?? '' }], `${name} missing`);
       }
+    });
+
+    it('covers every type with payload rules', () => {
+      expect([...RULED_TYPES].sort()).toEqual(Object.keys(TYPED).sort());
     });
   });
 
@@ -339,23 +223,24 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
     });
 
     it('rejects a present member that breaks its rule with 400, one entry per member', async () => {
+      const { notObject, kind, name, versionEmpty, versionNotString } = SOURCE_MESSAGES;
       const cases: [unknown, Errors][] = [
-        [{ kind: 'browser' }, [{ instancePath: '/source/kind', message: 'must be "qlik-sense-extension"' }]],
-        [{ kind: null }, [{ instancePath: '/source/kind', message: 'must be "qlik-sense-extension"' }]],
-        [{ name: 'audit-qs2' }, [{ instancePath: '/source/name', message: 'must be "audit-qs"' }]],
-        [{ name: 7 }, [{ instancePath: '/source/name', message: 'must be "audit-qs"' }]],
-        [{ version: '' }, [{ instancePath: '/source/version', message: 'must be a non-empty string' }]],
-        [{ version: 3 }, [{ instancePath: '/source/version', message: 'must be string' }]],
+        [{ kind: 'browser' }, [{ instancePath: '/source/kind', message: kind }]],
+        [{ kind: null }, [{ instancePath: '/source/kind', message: kind }]],
+        [{ name: 'audit-qs2' }, [{ instancePath: '/source/name', message: name }]],
+        [{ name: 7 }, [{ instancePath: '/source/name', message: name }]],
+        [{ version: '' }, [{ instancePath: '/source/version', message: versionEmpty }]],
+        [{ version: 3 }, [{ instancePath: '/source/version', message: versionNotString }]],
         [
           { kind: 'QLIK-SENSE-EXTENSION', name: '', version: null },
           [
-            { instancePath: '/source/kind', message: 'must be "qlik-sense-extension"' },
-            { instancePath: '/source/name', message: 'must be "audit-qs"' },
-            { instancePath: '/source/version', message: 'must be string' },
+            { instancePath: '/source/kind', message: kind },
+            { instancePath: '/source/name', message: name },
+            { instancePath: '/source/version', message: versionNotString },
           ],
         ],
-        ['audit-qs', [{ instancePath: '/source', message: 'must be object' }]],
-        [null, [{ instancePath: '/source', message: 'must be object' }]],
+        ['audit-qs', [{ instancePath: '/source', message: notObject }]],
+        [null, [{ instancePath: '/source', message: notObject }]],
       ];
       for (const [source, errors] of cases) await expectRejected(envelope({ source }), 400, errors, `source = ${label(source)}`);
     });
