@@ -174,7 +174,6 @@ function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayProxyEve
   };
 }
 
-const lambdaContext = localContext('svc-audit-test', 'test-request');
 
 function bodyText(req: ApiRequest): string | undefined {
   if (req.body === undefined) return undefined;
@@ -191,7 +190,9 @@ function parse(status: number, headers: Record<string, string>, text: string): A
 
 async function callLambda(handler: AuditHandler, req: ApiRequest): Promise<ApiResponse> {
   const body = bodyText(req);
-  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), lambdaContext);
+  // One context per invocation, as Lambda gives: its deadline (30 s) counts from this call, so middy's
+  // early timeout never fires for a test file that runs longer than that.
+  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), localContext('svc-audit-test', randomUUID()));
   const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
   return parse(result.statusCode ?? 200, headers, result.body ?? '');
 }

@@ -799,7 +799,6 @@ async function startRawDoor(): Promise<RawDoor> {
   };
 }
 
-const lambdaContext = localContext('svc-audit-fuzz', 'fuzz-request');
 
 async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } }): Promise<Reply> {
   const path = '/api/v1/audit-event';
@@ -824,7 +823,8 @@ async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } })
     body: c.body.base64,
     isBase64Encoded: true,
   };
-  const result = await door.handler(event, lambdaContext);
+  // A fresh context per invocation (its 30 s deadline counts from here), as Lambda gives.
+  const result = await door.handler(event, localContext('svc-audit-fuzz', 'fuzz-request'));
   return { status: result.statusCode ?? 200, headers: lowerCaseHeaders(result.headers), text: result.body ?? '' };
 }
 
