@@ -77,8 +77,9 @@ function envelopeText(targetBytes = 2048) {
         appId: randomUUID(),
         appName: 'Sales Analysis 2026',
         sheetId: 'a1b2c3d4-overview',
-        sheetTitle: 'Overview',
-        user: { directory: 'LAB', id: 'goran', name: 'Göran Sander' },
+        sheetName: 'Overview',
+        // The audit client sends the user as one string (docs/audit-api.md, payload.context.user).
+        user: 'UserDirectory=LAB; UserId=goran',
         host: 'analytics.example.com',
         client: {
           userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',

@@ -186,8 +186,9 @@ function makeEnvelope(random, world, target, timeMs) {
         appId: app.id,
         appName: app.name,
         sheetId: sheet.id,
-        sheetTitle: sheet.title,
-        user,
+        sheetName: sheet.title,
+        // The audit client sends the user as one string (docs/audit-api.md, payload.context.user).
+        user: `UserDirectory=${user.directory}; UserId=${user.id}`,
         host: 'analytics.example.com',
         client: { userAgent: pick(random, USER_AGENTS), language: 'en-GB', viewport: { width: 1920, height: 969 }, timezone: 'Europe/Stockholm' },
       },

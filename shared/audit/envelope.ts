@@ -22,9 +22,26 @@ export function isRfc3339(text: string): boolean {
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && zoneOk;
 }
 
+/** One URI character (RFC 3986 §2: unreserved, reserved but "#", "[" and "]", or a percent-encoded octet). */
+const URI_CHAR = "(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})";
+/** RFC 3986 §3: scheme ":" hier-part [ "?" query ] [ "#" fragment ]; brackets only before the fragment (IP literals). */
+const ABSOLUTE_URI = new RegExp(`^[A-Za-z][A-Za-z0-9+.-]*:(?:${URI_CHAR}|[\\[\\]])*(?:#${URI_CHAR}*)?$`);
+
+/**
+ * An absolute URI: a scheme, only characters RFC 3986 allows (no spaces, no raw non-ASCII), and a
+ * URL that parses (a real host and port where the scheme has them). The WHATWG parser alone is too
+ * lenient: it drops tabs and newlines and trims spaces instead of refusing them.
+ */
+export function isAbsoluteUri(text: string): boolean {
+  return ABSOLUTE_URI.test(text) && URL.canParse(text);
+}
+
 /** The values the audit client sends in `source` (our decision; the spec leaves them open). */
 export const SOURCE_KIND = 'qlik-sense-extension';
 export const SOURCE_NAME = 'audit-qs';
+
+/** A constant without Type.Literal's extra `type`, so a wrong value is one error (`must be "…"`), not two. */
+const exactly = <T extends string>(value: T) => Type.Unsafe<T>({ const: value });
 
 export const AuditEnvelopeSchema = Type.Object(
   {
@@ -34,10 +51,11 @@ export const AuditEnvelopeSchema = Type.Object(
     type: Type.String(),
     payload: Type.Record(Type.String(), Type.Unknown()),
     correlationId: Type.Optional(Type.String()),
+    // Every member of `source` is optional; only a present one is checked (the audit client may send `{}`).
     source: Type.Optional(
       Type.Object({
-        kind: Type.Literal(SOURCE_KIND),
-        name: Type.Literal(SOURCE_NAME),
+        kind: Type.Optional(exactly(SOURCE_KIND)),
+        name: Type.Optional(exactly(SOURCE_NAME)),
         version: Type.Optional(Type.String({ minLength: 1 })),
       }),
     ),
@@ -65,52 +83,108 @@ export function isKnownType(type: string): boolean {
   return (KNOWN_TYPES as readonly string[]).includes(type) || CUSTOM_TYPE.test(type);
 }
 
-/** Each content rule carries the message a client sees (`x-message`). */
-const uuid = (what: string) => Type.String({ pattern: UUID_PATTERN, 'x-message': `${what} must be a UUID` });
-const text = (what: string) => Type.String({ minLength: 1, 'x-message': `${what} must be a non-empty string` });
-/** `payload.event` with the given members; members not wrapped in Type.Optional are required. */
-const event = (properties: Record<string, TSchema>) =>
-  Type.Object({ event: Type.Object(properties, { 'x-message': 'payload.event must be an object' }) }, { 'x-message': 'payload.event is required for this type' });
+/**
+ * Each content rule carries the message a client sees (`x-message`): the member's path and its rule.
+ * Lengths are counted in Unicode code points (ajv's default `unicode: true`), so an emoji is one.
+ */
+const uuid = (path: string) => Type.String({ pattern: UUID_PATTERN, 'x-message': `${path} must be a UUID` });
+/** A string of `min`..`max` code points. */
+const text = (path: string, max: number, min = 0) =>
+  Type.String({ ...(min > 0 ? { minLength: min } : {}), maxLength: max, 'x-message': min > 0 ? `${path} must be a string of ${min} to ${max} characters` : `${path} must be a string of at most ${max} characters` });
+/** A string of at most `max` code points, or null. */
+const textOrNull = (path: string, max: number) =>
+  Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: max, 'x-message': `${path} must be a string of at most ${max} characters, or null` });
+const booleanOrNull = (path: string) => Type.Unsafe<boolean | null>({ type: ['boolean', 'null'], 'x-message': `${path} must be a boolean or null` });
+const integerOrNull = (path: string) => Type.Unsafe<number | null>({ type: ['integer', 'null'], 'x-message': `${path} must be an integer or null` });
 
-/** Per-type payload rules; a type not listed here only needs `payload` to be an object. */
+/** The largest crop coordinate or size, in CSS pixels (the largest 16-bit signed integer). */
+export const MAX_CROP_PIXELS = 32_767;
+const cropSize = (name: string) =>
+  Type.Number({ exclusiveMinimum: 0, maximum: MAX_CROP_PIXELS, 'x-message': `payload.event.crop.${name} must be a number greater than 0 and at most ${MAX_CROP_PIXELS}` });
+const cropOffset = (name: string) =>
+  Type.Optional(Type.Number({ minimum: 0, maximum: MAX_CROP_PIXELS, 'x-message': `payload.event.crop.${name} must be a number from 0 to ${MAX_CROP_PIXELS}` }));
+
+/**
+ * `payload.event` with the given members; members not wrapped in Type.Optional are required. The
+ * event itself is required when it has a required member; when present it must be an object.
+ */
+function event(properties: Record<string, TSchema>): TSchema {
+  const members = Type.Object(properties, { 'x-message': 'payload.event must be an object' });
+  const required = (members.required ?? []).length > 0;
+  return Type.Object({ event: required ? members : Type.Optional(members) });
+}
+
+/**
+ * Per-type payload rules (the rules the audit client is validated against; docs/audit-api.md lists
+ * them). A type not listed here only needs `payload` to be an object. Members a rule does not name
+ * are accepted, whatever they hold, so a newer client's additions do not break ingestion.
+ */
 export const PAYLOAD_RULES: Record<string, TSchema> = {
-  'selection.state.changed': event(
-    {
-      selectionTxnId: uuid('payload.event.selectionTxnId'),
-      details: Type.Array(Type.Unknown(), { maxItems: 500, 'x-message': 'payload.event.details must be a list of at most 500 items' }),
-    },
-  ),
-  'app.model.validated': event(
-    {
-      selectionTxnId: uuid('payload.event.selectionTxnId'),
-      dataStateId: Type.Unsafe<number | null>({ type: ['integer', 'null'], 'x-message': 'payload.event.dataStateId must be an integer or null' }),
-    },
-  ),
-  'screenshot.url.received': event(
-    {
-      screenshotUrl: Type.String({ maxLength: 2048, format: 'absolute-uri', 'x-message': 'payload.event.screenshotUrl must be an absolute URL of at most 2048 characters' }),
-      selectionTxnId: uuid('payload.event.selectionTxnId'),
-      crop: Type.Optional(Type.Record(Type.String(), Type.Number({ 'x-message': 'payload.event.crop must be an object of numbers' }), { 'x-message': 'payload.event.crop must be an object of numbers' })),
-    },
-  ),
-  'event.unsupported.visualization': event(
-    { vizType: text('payload.event.vizType'), selectionTxnId: uuid('payload.event.selectionTxnId') },
-  ),
-  'object.view.duration': event(
-    {
-      objectId: text('payload.event.objectId'),
-      duration: Type.Number({ minimum: 0, 'x-message': 'payload.event.duration must be a number >= 0' }),
-      leftAt: Type.String({ format: 'rfc3339', 'x-message': 'payload.event.leftAt must be an RFC 3339 date-time with a zone' }),
-    },
-  ),
+  'selection.state.changed': event({
+    selectionTxnId: uuid('payload.event.selectionTxnId'),
+    details: Type.Array(Type.Unknown(), { maxItems: 500, 'x-message': 'payload.event.details must be a list of at most 500 items' }),
+  }),
+  'app.model.validated': event({ captureScheduled: Type.Optional(booleanOrNull('payload.event.captureScheduled')) }),
+  'screenshot.url.received': event({
+    screenshotUrl: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      format: 'absolute-uri',
+      'x-message': 'payload.event.screenshotUrl must be an absolute URI (RFC 3986) of 1 to 2048 characters',
+    }),
+    objectId: Type.Optional(textOrNull('payload.event.objectId', 64)),
+    crop: Type.Optional(
+      Type.Object(
+        {
+          width: cropSize('width'),
+          height: cropSize('height'),
+          top: cropOffset('top'),
+          left: cropOffset('left'),
+          scrollTop: cropOffset('scrollTop'),
+          scrollAreaOffsetY: cropOffset('scrollAreaOffsetY'),
+          renderingOverflow: cropOffset('renderingOverflow'),
+        },
+        { 'x-message': 'payload.event.crop must be an object', 'x-required': 'is required when payload.event.crop is sent' },
+      ),
+    ),
+  }),
+  'event.unsupported.visualization': event({
+    vizType: text('payload.event.vizType', 64, 1),
+    objectId: Type.Optional(textOrNull('payload.event.objectId', 64)),
+    title: Type.Optional(textOrNull('payload.event.title', 64)),
+    trigger: Type.Optional(textOrNull('payload.event.trigger', 64)),
+  }),
+  'object.view.duration': event({
+    objectId: text('payload.event.objectId', 64, 1),
+    // Opaque ids of at most a UUID's length; the audit client need not send UUIDs here.
+    selectionTxnId: Type.Optional(textOrNull('payload.event.selectionTxnId', 36)),
+    enterSelectionTxnId: Type.Optional(textOrNull('payload.event.enterSelectionTxnId', 36)),
+    leaveSelectionTxnId: Type.Optional(textOrNull('payload.event.leaveSelectionTxnId', 36)),
+    enteredAt: Type.Optional(
+      Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'rfc3339', 'x-message': 'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null' }),
+    ),
+    visible: Type.Optional(booleanOrNull('payload.event.visible')),
+    dataStateId: Type.Optional(integerOrNull('payload.event.dataStateId')),
+  }),
 };
+
+/** `payload.context`, for every type: optional members, each checked only when present. */
+const ContextSchema = Type.Object(
+  {
+    appId: Type.Optional(uuid('payload.context.appId')),
+    appName: Type.Optional(text('payload.context.appName', 64)),
+    sheetId: Type.Optional(text('payload.context.sheetId', 64)),
+    sheetName: Type.Optional(text('payload.context.sheetName', 64)),
+    user: Type.Optional(text('payload.context.user', 256)),
+    userAgent: Type.Optional(text('payload.context.userAgent', 512)),
+  },
+  { 'x-message': 'payload.context must be an object' },
+);
 
 const ContentSchema = Type.Object({
   eventId: uuid('eventId'),
   correlationId: Type.Optional(Type.String({ maxLength: 64, 'x-message': 'correlationId must be at most 64 characters' })),
-  payload: Type.Object({
-    context: Type.Optional(Type.Object({ appId: Type.Optional(uuid('payload.context.appId')) })),
-  }),
+  payload: Type.Object({ context: Type.Optional(ContextSchema) }),
 });
 
 /** One reported problem: `instancePath` is a JSON pointer into the body. */
@@ -122,14 +196,9 @@ export interface EnvelopeError {
 function makeAjv(): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes: false, verbose: true, strict: true, allowUnionTypes: true });
   ajv.addFormat('rfc3339', isRfc3339);
-  ajv.addFormat('absolute-uri', (value: string) => {
-    try {
-      return new URL(value).protocol.length > 1 && /^[A-Za-z][A-Za-z0-9+.-]*:/.test(value);
-    } catch {
-      return false;
-    }
-  });
-  ajv.addKeyword({ keyword: 'x-message' });
+  ajv.addFormat('absolute-uri', isAbsoluteUri);
+  // Annotations read by contentErrors: the message of a rule, and why a member is required.
+  for (const keyword of ['x-message', 'x-required']) ajv.addKeyword({ keyword });
   return ajv;
 }
 
@@ -142,6 +211,7 @@ function schemaMessage(err: ErrorObject): string {
   if (err.keyword === 'required') return `must have required property '${String(err.params['missingProperty'])}'`;
   if (err.keyword === 'format' && err.params['format'] === 'rfc3339') return 'must be an RFC 3339 date-time with a zone, such as 2026-11-22T10:15:22.123Z';
   if (err.keyword === 'const') return `must be ${JSON.stringify(err.params['allowedValue'])}`;
+  if (err.keyword === 'minLength' && err.params['limit'] === 1) return 'must be a non-empty string';
   return err.message ?? 'is invalid';
 }
 
@@ -179,12 +249,13 @@ function contentErrors(errors: readonly ErrorObject[] | null | undefined, prefix
   const seen = new Set<string>();
   const out: EnvelopeError[] = [];
   for (const err of errors ?? []) {
-    const parent = err.parentSchema as { 'x-message'?: string } | undefined;
+    const parent = err.parentSchema as { 'x-message'?: string; 'x-required'?: string } | undefined;
     const path = err.keyword === 'required' ? `${prefix}${err.instancePath}/${String(err.params['missingProperty'])}` : `${prefix}${err.instancePath}`;
+    const member = path.slice(1).replace(/\//g, '.');
     const message =
       err.keyword === 'required'
-        ? `${path.slice(1).replace(/\//g, '.')} is required for this type`
-        : (parent?.['x-message'] ?? `${path.slice(1).replace(/\//g, '.')} ${err.message ?? 'is invalid'}`);
+        ? `${member} ${parent?.['x-required'] ?? 'is required for this type'}`
+        : (parent?.['x-message'] ?? `${member} ${err.message ?? 'is invalid'}`);
     const key = `${path}\n${message}`;
     if (seen.has(key)) continue;
     seen.add(key);

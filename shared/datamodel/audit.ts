@@ -2,6 +2,7 @@
  * The audit event data model: ONE table that yields the tsdb point (tags and fields), the parquet
  * and table-file columns, and docs/data-model.md. A column added here appears everywhere.
  */
+import { UUID_PATTERN } from '../audit/envelope.js';
 import type { AuditQueuedEvent } from '../queue/events.js';
 import { getPath } from '../util/records.js';
 import { MAX_POINT_MS } from '../tsdb/line-protocol.js';
@@ -27,6 +28,9 @@ const str = (value: unknown): string | null => (typeof value === 'string' && val
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 const int = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) ? value : null);
 const lower = (value: string | null): string | null => value?.toLowerCase() ?? null;
+const UUID = new RegExp(UUID_PATTERN);
+/** UUIDs are compared case-insensitively; other ids (object.view.duration sends any) are opaque and kept. */
+const uuidLower = (value: string | null): string | null => (value !== null && UUID.test(value) ? value.toLowerCase() : value);
 
 /** The largest payload kept as JSON text in one cell. */
 export const MAX_PAYLOAD_JSON = 32_768;
@@ -41,11 +45,16 @@ export const AUDIT_COLUMNS: readonly AuditColumn[] = [
   { name: 'app_id', type: 'string', tsdb: 'tag', doc: '`payload.context.appId`, lower-case', get: (q) => lower(str(member(q.event.payload, 'context', 'appId'))) },
   { name: 'sheet_id', type: 'string', tsdb: 'tag', doc: '`payload.context.sheetId`', get: (q) => str(member(q.event.payload, 'context', 'sheetId')) },
   { name: 'object_id', type: 'string', tsdb: 'tag', doc: '`payload.event.objectId`, else `payload.context.objectId`', get: (q) => str(member(q.event.payload, 'event', 'objectId')) ?? str(member(q.event.payload, 'context', 'objectId')) },
-  { name: 'user_directory', type: 'string', tsdb: 'tag', doc: '`payload.context.user.directory`', get: (q) => str(member(q.event.payload, 'context', 'user', 'directory')) },
-  { name: 'user_id', type: 'string', tsdb: 'tag', doc: '`payload.context.user.id`', get: (q) => str(member(q.event.payload, 'context', 'user', 'id')) },
+  { name: 'user_id', type: 'string', tsdb: 'tag', doc: '`payload.context.user`, as the audit client sends it', get: (q) => str(member(q.event.payload, 'context', 'user')) },
   { name: 'source_name', type: 'string', tsdb: 'tag', doc: 'envelope `source.name`', get: (q) => str(q.event.source?.name) },
   { name: 'client_version', type: 'string', tsdb: 'tag', doc: 'audit client version (header, else `source.version`)', get: (q) => q.meta.clientVersion },
-  { name: 'selection_txn_id', type: 'string', tsdb: 'field', doc: '`payload.event.selectionTxnId`, lower-case', get: (q) => lower(str(member(q.event.payload, 'event', 'selectionTxnId'))) },
+  {
+    name: 'selection_txn_id',
+    type: 'string',
+    tsdb: 'field',
+    doc: '`payload.event.selectionTxnId`; a UUID lower-case, any other id as sent',
+    get: (q) => uuidLower(str(member(q.event.payload, 'event', 'selectionTxnId'))),
+  },
   { name: 'data_state_id', type: 'int', tsdb: 'field', doc: '`payload.event.dataStateId`', get: (q) => int(member(q.event.payload, 'event', 'dataStateId')) },
   { name: 'duration', type: 'float', tsdb: 'field', doc: '`payload.event.duration` (object.view.duration)', get: (q) => num(member(q.event.payload, 'event', 'duration')) },
   { name: 'viz_type', type: 'string', tsdb: 'field', doc: '`payload.event.vizType`', get: (q) => str(member(q.event.payload, 'event', 'vizType')) },

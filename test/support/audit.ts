@@ -26,6 +26,19 @@ import { PointClock } from '../../shared/tsdb/line-protocol.js';
 
 export const CLIENT_VERSION = '0.3.2';
 
+/** A `payload.context` with every member the rules name (docs/audit-api.md), each valid. */
+export function payloadContext(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    appId: randomUUID(),
+    appName: 'Sales Analysis 2026',
+    sheetId: 'a1b2c3',
+    sheetName: 'Overview',
+    user: 'UserDirectory=LAB; UserId=goran',
+    userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    ...over,
+  };
+}
+
 /** A valid envelope of type navigation.sheet.loaded; `over` replaces top-level members. */
 export function envelope(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -35,10 +48,7 @@ export function envelope(over: Record<string, unknown> = {}): Record<string, unk
     type: 'navigation.sheet.loaded',
     correlationId: '42',
     source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: CLIENT_VERSION },
-    payload: {
-      context: { appId: randomUUID(), sheetId: 'a1b2c3', user: { directory: 'LAB', id: 'goran' } },
-      event: { sheetTitle: 'Overview' },
-    },
+    payload: { context: payloadContext(), event: { sheetTitle: 'Overview' } },
     ...over,
   };
 }
@@ -48,6 +58,44 @@ export function auditQueued(over: Record<string, unknown> = {}): AuditQueuedEven
   const checked = validateEnvelope(envelope(over));
   if (!checked.ok) throw new Error(`fixture envelope is invalid: ${JSON.stringify(checked.errors)}`);
   return { kind: 'audit', id: checked.envelope.eventId.toLowerCase(), receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: CLIENT_VERSION } };
+}
+
+/**
+ * A valid `payload.event` for each type with payload rules, with every member the rules name
+ * (`full`), or with only the required ones (`minimal`; undefined: the type needs no payload.event).
+ */
+export function typedEvents(): Record<string, { full: Record<string, unknown>; minimal: Record<string, unknown> | undefined }> {
+  const txn = randomUUID();
+  return {
+    'selection.state.changed': {
+      full: { selectionTxnId: txn, details: [{ field: 'Region', values: ['EU'] }] },
+      minimal: { selectionTxnId: txn, details: [] },
+    },
+    'app.model.validated': { full: { captureScheduled: true, selectionTxnId: txn, dataStateId: 17 }, minimal: undefined },
+    'screenshot.url.received': {
+      full: {
+        screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png?serverNodeId=n1',
+        objectId: 'kPjmXq',
+        crop: { width: 640.5, height: 480, top: 0, left: 12.25, scrollTop: 0, scrollAreaOffsetY: 3, renderingOverflow: 0 },
+      },
+      minimal: { screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png' },
+    },
+    'event.unsupported.visualization': { full: { vizType: 'sn-sankey-chart', objectId: 'kPjmXq', title: 'Flows', trigger: 'selection' }, minimal: { vizType: 'sn-sankey-chart' } },
+    'object.view.duration': {
+      full: {
+        objectId: 'kPjmXq',
+        selectionTxnId: txn,
+        enterSelectionTxnId: 'txn-7',
+        leaveSelectionTxnId: null,
+        enteredAt: '2026-11-22T10:15:02.000Z',
+        visible: true,
+        dataStateId: 1732270502000,
+        duration: 20_123,
+        leftAt: '2026-11-22T10:15:22.123Z',
+      },
+      minimal: { objectId: 'kPjmXq' },
+    },
+  };
 }
 
 export interface ApiResponse {

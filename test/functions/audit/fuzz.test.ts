@@ -6,12 +6,16 @@
  * never a 5xx and never a thrown error; every non-empty body is the JSON ingestion response
  * (`status`, `outcome`), 400/413/422 carry `details.errors` (400: each with `instancePath`), and no
  * body shows a stack trace or a file path. A light oracle checks the order of the checks (rate
- * limit → token → size → media type → schema) from what the generator knows it sent, and valid
- * envelopes with valid headers must be accepted. At the end Object.prototype must be untouched.
+ * limit → token → size → media type → schema) from what the generator knows it sent, valid
+ * envelopes with valid headers must be accepted, and a valid envelope with one payload or source
+ * rule broken must get 422 (400 for source) with exactly that rule's error. Valid and broken
+ * payload members come from the rule table in test/support/audit-rules.ts. At the end
+ * Object.prototype must be untouched.
  *
  * Generators and their runs (× FUZZ_SCALE):
  *   Lambda door (test/support/audit.ts `startAuditApi('lambda')`, string bodies):
  *     arbitrary JSON values 2000 · mutated valid envelopes 4000 · raw strings 1500 · valid envelopes 1000
+ *     · valid envelopes with one rule broken 1500
  *   Lambda door, own composition (same handler; `isBase64Encoded: true`, invalid UTF-8): 1500
  *   HTTP door (`startAuditApi('http')`, a mix of the string generators): 400
  *   HTTP door, own gateway (raw bytes, invalid UTF-8): 100
@@ -19,7 +23,8 @@
  * Environment: FUZZ_SCALE (default 1) multiplies every numRuns; FUZZ_SEED and FUZZ_PATH replay a
  * failure fast-check reported; FUZZ_STATS=1 prints the status histogram of each generator.
  *
- * Time (two cores, a busy machine): about 13–15 s for the tests, 42,000 requests (FUZZ_SCALE=4) about 26 s.
+ * Time (two cores, a busy machine at load 8–10): about 18–28 s for the tests (12,000 requests);
+ * FUZZ_SCALE=2 (24,000 requests) about 61 s.
  */
 import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -28,11 +33,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAuditHandlers, type AuditHandler } from '../../../functions/audit/handler.js';
 import { LocalGateway, localContext } from '../../../functions/local/gateway.js';
 import { KNOWN_TYPES, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
+import { getPath } from '../../../shared/util/records.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import { PointClock } from '../../../shared/tsdb/line-protocol.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import { captureLog, envelope, startAuditApi, type AuditApi, type LogCapture } from '../../support/audit.js';
+import { EMOJI, edgeValues, MEMBER_RULES, RULED_TYPES, SOURCE_MESSAGES, type Check, type MemberRule } from '../../support/audit-rules.js';
 
 // ---------------------------------------------------------------------------------------------
 // Configuration and run counts
@@ -65,6 +72,7 @@ const RUNS = {
   mutated: 4000,
   raw: 1500,
   valid: 1000,
+  broken: 1500,
   base64: 1500,
   http: 400,
   httpBytes: 100,
@@ -126,7 +134,10 @@ function cloneTree(value: unknown): unknown {
 // ---------------------------------------------------------------------------------------------
 
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', '__lookupSetter__', 'isPrototypeOf'];
-const MEMBER_NAMES = ['schemaVersion', 'eventId', 'timestamp', 'type', 'payload', 'correlationId', 'source', 'kind', 'name', 'version', 'context', 'appId', 'event', 'selectionTxnId', 'details', 'crop'];
+/** Member names the mutations add or replace: the envelope's, and every member a payload rule names. */
+const MEMBER_NAMES = [
+  ...new Set(['schemaVersion', 'eventId', 'timestamp', 'type', 'payload', 'correlationId', 'source', 'kind', 'name', 'version', 'context', 'event', ...MEMBER_RULES.flatMap((r) => r.path.slice(1))]),
+];
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 const isLeapYear = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
@@ -155,7 +166,6 @@ const timestampArb: fc.Arbitrary<string> = fc
 
 const uuidArb = fc.oneof(fc.uuid(), fc.uuid().map((u) => u.toUpperCase()));
 const shortText = fc.string({ maxLength: 20 });
-const nonEmptyText = fc.string({ minLength: 1, maxLength: 20 });
 const finiteNumber = fc.double({ noNaN: true, noDefaultInfinity: true });
 /** Any UTF-16 code unit, lone surrogates included. */
 const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
@@ -164,64 +174,265 @@ const looseObject = fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ m
 const compatibleVersion = fc.integer({ min: 0, max: 99 }).map((n) => `0.3.${n}`);
 const customType = fc.stringMatching(/^event\.[A-Za-z0-9_.:-]{1,30}$/).filter((t) => !Object.hasOwn(PAYLOAD_RULES, t));
 
+// ---------------------------------------------------------------------------------------------
+// Generators: the payload member rules (test/support/audit-rules.ts), valid and broken
+// ---------------------------------------------------------------------------------------------
+
+/** One code point: mostly ASCII, some from every plane (an astral one is two UTF-16 units, a lone surrogate one). */
+const codePoint = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('a', 'Z', '0', ' ', '-', '_', '/', '"', '\\') },
+  { weight: 2, arbitrary: fc.constantFrom('é', 'ß', '日', 'İ', EMOJI, '\u{10FFFF}', '\u0000', '\ufeff', '\u2028') },
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)) },
+);
+/** Strings of `min`..`max` code points, often exactly `min` or `max` long. */
+const textOf = (min: number, max: number): fc.Arbitrary<string> =>
+  fc.oneof(
+    fc.string({ unit: codePoint, minLength: min, maxLength: Math.min(max, min + 20) }),
+    fc.constantFrom(min, max).chain((n) => fc.string({ unit: codePoint, minLength: n, maxLength: n })),
+  );
+
+const aBoolean = fc.boolean();
+const aNumber = fc.oneof(fc.integer(), finiteNumber);
+const aString = fc.string({ maxLength: 12 });
+const anObject = fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 });
+const anArray = fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 });
+/** The UUID form, written here independently of shared/audit/envelope.ts. */
+const UUID_FORM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Characters RFC 3986 never allows in a URI. */
+const NOT_URI_CHARS = [' ', '\n', '\t', 'ü', '"', '<', '>', '\\', '^', '`', '{', '|', '}', EMOJI];
+
+/** Values a member's rule accepts: its edges, and random ones inside them. */
+function validValue(check: Check): fc.Arbitrary<unknown> {
+  const edges = fc.constantFrom(...edgeValues(check).valid);
+  switch (check.kind) {
+    case 'text':
+      return fc.oneof(edges, textOf(check.min, check.max), ...(check.nullable ? [fc.constant(null)] : []));
+    case 'absoluteUri': {
+      const max = check.max;
+      return fc.oneof(edges, fc.webUrl({ withQueryParameters: true, withFragments: true }).filter((u) => u.length <= max));
+    }
+    case 'number':
+      return fc.oneof(edges, fc.double({ min: check.above ?? check.min ?? 0, minExcluded: check.above !== undefined, max: check.max, noNaN: true }));
+    case 'dateTimeOrNull':
+      return fc.oneof(edges, timestampArb);
+    case 'booleanOrNull':
+      return edges;
+    case 'integerOrNull':
+      return fc.oneof(edges, fc.integer(), fc.maxSafeInteger());
+    case 'uuid':
+      return fc.oneof(edges, uuidArb);
+    case 'list':
+      return fc.oneof(edges, fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 5 }));
+  }
+}
+
+/** Values a member's rule refuses: its edges, wrong types, and random ones outside them. */
+function invalidValue(check: Check): fc.Arbitrary<unknown> {
+  const edges = fc.constantFrom(...edgeValues(check).invalid);
+  switch (check.kind) {
+    case 'text':
+      return fc.oneof(edges, textOf(check.max + 1, check.max + 40), ...(check.min > 0 ? [fc.constant('')] : []), ...(check.nullable ? [] : [fc.constant(null)]), aBoolean, aNumber, anObject, anArray);
+    case 'absoluteUri': {
+      const max = check.max;
+      return fc.oneof(
+        edges,
+        fc.tuple(fc.webUrl({ withQueryParameters: true }), fc.nat(), fc.constantFrom(...NOT_URI_CHARS)).map(([u, at, bad]) => u.slice(0, at % (u.length + 1)) + bad + u.slice(at % (u.length + 1))),
+        fc.webUrl().map((u) => u + '/'.repeat(Math.max(0, max + 1 - u.length))),
+        fc.webPath(),
+        aBoolean,
+        aNumber,
+        anObject,
+        fc.constant(null),
+      );
+    }
+    case 'number': {
+      const low = check.above ?? check.min ?? 0;
+      return fc.oneof(
+        edges,
+        fc.double({ min: check.max, minExcluded: true, max: 1e9, noNaN: true }),
+        fc.double({ min: -1e9, max: low, maxExcluded: check.above === undefined, noNaN: true }),
+        aString,
+        aBoolean,
+        anObject,
+        anArray,
+        fc.constant(null),
+      );
+    }
+    case 'dateTimeOrNull':
+      return fc.oneof(edges, timestampArb.map((t) => t.replace(/([Zz]|[+-]\d\d:\d\d)$/, '')), timestampArb.map((t) => t.replace(/[Tt]/, ' ')), aNumber, aBoolean, anObject, anArray);
+    case 'booleanOrNull':
+      return fc.oneof(edges, aNumber, aString, anObject, anArray);
+    case 'integerOrNull':
+      return fc.oneof(edges, finiteNumber.filter((n) => !Number.isInteger(n)), aString, aBoolean, anObject, anArray);
+    case 'uuid':
+      return fc.oneof(edges, aString.filter((t) => !UUID_FORM.test(t)), uuidArb.map((u) => `{${u}}`), aNumber, aBoolean, anObject, fc.constant(null));
+    case 'list':
+      return fc.oneof(edges, fc.constant(new Array<number>(check.max + 1).fill(1)), aString, aNumber, aBoolean, anObject, fc.constant(null));
+  }
+}
+
+const rulesOf = (type: string | undefined): MemberRule[] => MEMBER_RULES.filter((r) => r.type === type);
+
+/** Names the rules do not give: the object keeps them, whatever they hold (old members, prototype keys, additions). */
+const UNNAMED = ['duration', 'leftAt', 'selectionTxnId', 'dataStateId', 'objectData', 'host', 'client', 'x_note', ...PROTO_KEYS];
+function unnamedMembers(named: readonly string[]): fc.Arbitrary<[string, unknown][]> {
+  const names = UNNAMED.filter((n) => !named.includes(n));
+  return fc.array(fc.tuple(fc.constantFrom(...names), fc.jsonValue({ maxDepth: 2 })), { maxLength: 2 });
+}
+
+/**
+ * A valid object for the rules below `depth` path segments: required members always, optional
+ * ones sometimes, nested objects (payload.event.crop) sometimes, plus unnamed members.
+ */
+function validObject(rules: readonly MemberRule[], depth: number): fc.Arbitrary<Record<string, unknown>> {
+  const model: Record<string, fc.Arbitrary<unknown>> = {};
+  const required: string[] = [];
+  for (const rule of rules) {
+    const name = rule.path[depth] ?? '';
+    if (rule.path.length === depth + 1) {
+      model[name] = validValue(rule.check);
+      if (rule.required) required.push(name);
+    } else if (!Object.hasOwn(model, name)) {
+      model[name] = validObject(rules.filter((r) => r.path[depth] === name && r.path.length > depth + 1), depth + 1);
+    }
+  }
+  return fc.tuple(fc.record(model, { requiredKeys: required }), unnamedMembers(Object.keys(model))).map(([named, unnamed]) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of unnamed) setOwn(out, k, v);
+    for (const [k, v] of Object.entries(named)) setOwn(out, k, v);
+    return out;
+  });
+}
+
+/** payload.event of a type with rules: present whenever the type has a required member. */
+function ruledEvent(type: string): fc.Arbitrary<{ type: string; event: unknown }> {
+  const rules = rulesOf(type);
+  const event = validObject(rules, 2);
+  const required = rules.some((r) => r.required && r.path.length === 3);
+  return fc.record({ type: fc.constant(type), event: required ? event : fc.option(event, { nil: undefined }) });
+}
+
 /** A type with a payload.event its rules accept. */
 const typedEvent: fc.Arbitrary<{ type: string; event: unknown }> = fc.oneof(
   fc.record({ type: fc.constant('navigation.sheet.loaded'), event: fc.option(fc.record({ sheetTitle: shortText }), { nil: undefined }) }),
-  fc.record({
-    type: fc.constant('selection.state.changed'),
-    event: fc.record({ selectionTxnId: uuidArb, details: fc.array(fc.record({ field: shortText, values: fc.array(shortText, { maxLength: 3 }) }), { maxLength: 5 }) }),
-  }),
   fc.record({ type: fc.constant('object.visibility.changed'), event: fc.option(fc.record({ objectId: shortText, visible: fc.boolean() }), { nil: undefined }) }),
-  fc.record({
-    type: fc.constant('object.view.duration'),
-    event: fc.record({ objectId: nonEmptyText, duration: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }), leftAt: timestampArb }),
-  }),
-  fc.record({ type: fc.constant('app.model.validated'), event: fc.record({ selectionTxnId: uuidArb, dataStateId: fc.oneof(fc.integer(), fc.constant(null)) }) }),
-  fc.record({
-    type: fc.constant('screenshot.url.received'),
-    event: fc.record(
-      { screenshotUrl: fc.webUrl().filter((u) => u.length <= 2048), selectionTxnId: uuidArb, crop: fc.dictionary(fc.constantFrom('x', 'y', 'width', 'height'), finiteNumber) },
-      { requiredKeys: ['screenshotUrl', 'selectionTxnId'] },
-    ),
-  }),
-  fc.record({ type: fc.constant('event.unsupported.visualization'), event: fc.record({ vizType: nonEmptyText, selectionTxnId: uuidArb }) }),
+  ...RULED_TYPES.map(ruledEvent),
   fc.record({ type: fc.constantFrom('event.bookmark', 'audit.event'), event: fc.option(looseObject, { nil: undefined }) }),
   fc.record({ type: customType, event: fc.option(looseObject, { nil: undefined }) }),
 );
 
+/** payload.context: every member optional, each valid when present. */
+const contextArb = validObject(rulesOf(undefined), 2);
+
+/** source: every member optional, each valid when present (the version compatible), plus unnamed members. */
+const sourceArb = fc
+  .tuple(fc.record({ kind: fc.constant('qlik-sense-extension'), name: fc.constant('audit-qs'), version: compatibleVersion }, { requiredKeys: [] }), unnamedMembers(['kind', 'name', 'version']))
+  .map(([named, unnamed]) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of unnamed) setOwn(out, k, v);
+    for (const [k, v] of Object.entries(named)) setOwn(out, k, v);
+    return out;
+  });
+
 const extraMembers = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...PROTO_KEYS), fc.string({ maxLength: 10 }).map((s) => `x_${s}`)), fc.jsonValue({ maxDepth: 2 })), { maxLength: 3 });
 
-/** Envelopes the spec accepts: every required member, valid content, a compatible version or none. */
-const validEnvelope: fc.Arbitrary<Record<string, unknown>> = fc
-  .record({
-    typed: typedEvent,
-    schemaVersion: fc.integer({ min: 1, max: 1000 }),
-    eventId: uuidArb,
-    timestamp: timestampArb,
-    correlationId: fc.option(fc.string({ unit: 'binary', maxLength: 64 }), { nil: undefined }),
-    source: fc.option(
-      fc.record({ kind: fc.constant('qlik-sense-extension'), name: fc.constant('audit-qs'), version: fc.option(compatibleVersion, { nil: undefined }) }),
-      { nil: undefined },
+/** Envelopes the spec accepts, of the given types: every required member, valid content, a compatible version or none. */
+function envelopeOf(typed: fc.Arbitrary<{ type: string; event: unknown }>): fc.Arbitrary<Record<string, unknown>> {
+  return fc
+    .record({
+      typed,
+      schemaVersion: fc.integer({ min: 1, max: 1000 }),
+      eventId: uuidArb,
+      timestamp: timestampArb,
+      correlationId: fc.option(fc.string({ unit: 'binary', maxLength: 64 }), { nil: undefined }),
+      source: fc.option(sourceArb, { nil: undefined }),
+      context: fc.option(contextArb, { nil: undefined }),
+      extras: extraMembers,
+      payloadExtras: extraMembers,
+    })
+    .map((r) => {
+      const env: Record<string, unknown> = {};
+      for (const [k, v] of r.extras) setOwn(env, k, v);
+      const payload: Record<string, unknown> = {};
+      for (const [k, v] of r.payloadExtras) setOwn(payload, k, v);
+      if (r.context !== undefined) setOwn(payload, 'context', r.context);
+      if (r.typed.event !== undefined) setOwn(payload, 'event', r.typed.event);
+      setOwn(env, 'schemaVersion', r.schemaVersion);
+      setOwn(env, 'eventId', r.eventId);
+      setOwn(env, 'timestamp', r.timestamp);
+      setOwn(env, 'type', r.typed.type);
+      setOwn(env, 'payload', payload);
+      if (r.correlationId !== undefined) setOwn(env, 'correlationId', r.correlationId);
+      if (r.source !== undefined) setOwn(env, 'source', r.source);
+      return env;
+    });
+}
+
+const validEnvelope = envelopeOf(typedEvent);
+
+/** A valid envelope with exactly one rule broken, and the one error the API must report for it. */
+interface Broken {
+  env: Record<string, unknown>;
+  status: 400 | 422;
+  error: { instancePath: string; message: string };
+}
+
+const MISSING = Symbol('missing');
+
+/**
+ * The object at `path` in `root`, created where it is missing: a created object gets the required
+ * members of its rules (their first valid edge), so the only error is the one being planted.
+ */
+function objectAt(root: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
+  let cursor = root;
+  path.forEach((name, i) => {
+    const existing = cursor[name];
+    if (isRecord(existing)) {
+      cursor = existing;
+      return;
+    }
+    const created: Record<string, unknown> = {};
+    const here = path.slice(0, i + 1);
+    for (const rule of MEMBER_RULES) {
+      const atHere = rule.path.length === here.length + 1 && here.every((seg, j) => rule.path[j] === seg);
+      if (atHere && rule.required) created[rule.path[here.length] ?? ''] = edgeValues(rule.check).valid[0];
+    }
+    setOwn(cursor, name, created);
+    cursor = created;
+  });
+  return cursor;
+}
+
+/** One member rule broken: an invalid value, or a required member left out. */
+const brokenMember: fc.Arbitrary<Broken> = fc.constantFrom(...MEMBER_RULES).chain((rule) => {
+  const typed = rule.type === undefined ? typedEvent : ruledEvent(rule.type);
+  const value: fc.Arbitrary<unknown> = rule.required ? fc.oneof({ weight: 4, arbitrary: invalidValue(rule.check) }, { weight: 1, arbitrary: fc.constant(MISSING) }) : invalidValue(rule.check);
+  return fc.tuple(envelopeOf(typed), value).map(([env, v]): Broken => {
+    const parent = objectAt(env, rule.path.slice(0, -1));
+    const name = rule.path[rule.path.length - 1] ?? '';
+    if (v === MISSING) Reflect.deleteProperty(parent, name);
+    else setOwn(parent, name, v);
+    const message = v === MISSING ? (rule.requiredMessage ?? '') : rule.message;
+    return { env, status: 422, error: { instancePath: `/${rule.path.join('/')}`, message } };
+  });
+});
+
+/** One `source` rule broken (structural: 400). */
+const brokenSource: fc.Arbitrary<Broken> = fc
+  .tuple(
+    validEnvelope,
+    fc.oneof(
+      fc.record({ at: fc.constant('kind'), value: fc.oneof(aString.filter((t) => t !== 'qlik-sense-extension'), aNumber, aBoolean, anObject, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.kind) }),
+      fc.record({ at: fc.constant('name'), value: fc.oneof(aString.filter((t) => t !== 'audit-qs'), aNumber, aBoolean, anArray, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.name) }),
+      fc.record({ at: fc.constant('version'), value: fc.constant(''), message: fc.constant(SOURCE_MESSAGES.versionEmpty) }),
+      fc.record({ at: fc.constant('version'), value: fc.oneof(aNumber, aBoolean, anObject, anArray, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.versionNotString) }),
+      fc.record({ at: fc.constant(''), value: fc.oneof(aString, aNumber, aBoolean, anArray, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.notObject) }),
     ),
-    context: fc.option(fc.record({ appId: uuidArb, sheetId: shortText, user: fc.record({ directory: shortText, id: shortText }) }, { requiredKeys: [] }), { nil: undefined }),
-    extras: extraMembers,
-    payloadExtras: extraMembers,
-  })
-  .map((r) => {
-    const env: Record<string, unknown> = {};
-    for (const [k, v] of r.extras) setOwn(env, k, v);
-    const payload: Record<string, unknown> = {};
-    for (const [k, v] of r.payloadExtras) setOwn(payload, k, v);
-    if (r.context !== undefined) setOwn(payload, 'context', r.context);
-    if (r.typed.event !== undefined) setOwn(payload, 'event', r.typed.event);
-    setOwn(env, 'schemaVersion', r.schemaVersion);
-    setOwn(env, 'eventId', r.eventId);
-    setOwn(env, 'timestamp', r.timestamp);
-    setOwn(env, 'type', r.typed.type);
-    setOwn(env, 'payload', payload);
-    if (r.correlationId !== undefined) setOwn(env, 'correlationId', r.correlationId);
-    if (r.source !== undefined) setOwn(env, 'source', r.source);
-    return env;
+  )
+  .map(([env, b]): Broken => {
+    if (b.at === '') setOwn(env, 'source', b.value);
+    else setOwn(objectAt(env, ['source']), b.at, b.value);
+    return { env, status: 400, error: { instancePath: b.at === '' ? '/source' : `/source/${b.at}`, message: b.message } };
   });
 
 const oddNumbers = fc.constantFrom(
@@ -537,6 +748,8 @@ interface Case {
   sourceIp: string;
   /** A valid envelope with good headers: must be 202 (or 429). */
   valid?: boolean;
+  /** A valid envelope with one rule broken, with good headers: must be this status with exactly this one error (or 429). */
+  broken?: { status: 400 | 422; error: { instancePath: string; message: string } };
 }
 
 function decodedText(c: Case): string {
@@ -674,6 +887,10 @@ function checkReply(c: Case, res: Reply, harnessDefault: boolean): void {
   else if (ctOk === false) expect(res.status, what).toBe(415);
   else if (ctOk === true) expect([202, 400, 422], what).toContain(res.status);
   if (c.valid === true && res.status !== 429) expect(res.status, what).toBe(202);
+  if (c.broken !== undefined && res.status !== 429) {
+    expect(res.status, what).toBe(c.broken.status);
+    expect(getPath(JSON.parse(res.text), ['details', 'errors']), what).toEqual([c.broken.error]);
+  }
 
   // CORS: only the configured origin is ever allowed.
   const allowOrigin = res.headers['access-control-allow-origin'];
@@ -805,6 +1022,17 @@ describe('audit API fuzzing', () => {
           .record({ env: validEnvelope, headers: goodHeaderSet, sourceIp: fc.nat(255).map((n) => `198.51.100.${n}`) })
           .map((r): Case => ({ body: { kind: 'text', text: toJson(r.env) }, headers: r.headers, sourceIp: r.sourceIp, valid: true }));
         await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda valid', c, send, true)), params(RUNS.valid));
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'answers a valid envelope with one payload or source rule broken with 422 or 400 and exactly that one error',
+      async () => {
+        const arb = fc
+          .record({ broken: fc.oneof({ weight: 5, arbitrary: brokenMember }, { weight: 1, arbitrary: brokenSource }), headers: goodHeaderSet, sourceIp: fc.nat(255).map((n) => `198.18.0.${n}`) })
+          .map((r): Case => ({ body: { kind: 'text', text: toJson(r.broken.env) }, headers: r.headers, sourceIp: r.sourceIp, broken: { status: r.broken.status, error: r.broken.error } }));
+        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda broken', c, send, true)), params(RUNS.broken));
       },
       TEST_TIMEOUT_MS,
     );

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWriterHandler } from '../../../functions/writers/handler.js';
-import { validateEnvelope } from '../../../shared/audit/envelope.js';
+import { auditTimeMs } from '../../../shared/datamodel/audit.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
@@ -16,13 +16,17 @@ import { LocalEventQueue } from '../../../shared/queue/local.js';
 import { PointClock } from '../../../shared/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../shared/tsdb/writer.js';
 import { AuditTsdbDestination } from '../../../shared/writers/audit-tsdb.js';
-import { captureLog, envelope } from '../../support/audit.js';
+import { auditQueued, captureLog } from '../../support/audit.js';
 import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
 
+/** The audit API's clock: it decides each event's point time when the event is queued. */
+const apiClock = new PointClock();
+
 function queued(): QueuedEvent {
-  const checked = validateEnvelope(envelope({ type: 'object.view.duration', payload: { context: { sheetId: 's1' }, event: { objectId: 'o1', duration: 12.5, leftAt: '2026-11-22T10:16:00Z' } } }));
-  if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: '0.3.2' } };
+  const q = auditQueued({ type: 'object.view.duration', payload: { context: { sheetId: 's1' }, event: { objectId: 'o1', duration: 12.5, leftAt: '2026-11-22T10:16:00Z' } } });
+  // As the audit API does: a write that succeeded but was reported failed (a lost response) is
+  // delivered again and overwrites its own point instead of adding one.
+  return { ...q, timeNs: String(apiClock.next(auditTimeMs(q))) };
 }
 
 async function count(influx: InfluxdHandle): Promise<number> {

@@ -37,7 +37,7 @@ afterAll(async () => {
 
 /** A queued audit event around a valid envelope; `event` members go into payload.event. */
 function queued(event: Record<string, unknown> = { sheetTitle: 'Übersicht — 日本語' }): AuditQueuedEvent {
-  const checked = validateEnvelope(envelope({ payload: { context: { appId: randomUUID(), user: { directory: 'LAB', id: 'goran' } }, event } }));
+  const checked = validateEnvelope(envelope({ payload: { context: { appId: randomUUID(), user: 'UserDirectory=LAB; UserId=goran' }, event } }));
   if (!checked.ok) throw new Error(`invalid test envelope: ${JSON.stringify(checked.errors)}`);
   return { kind: 'audit', id: randomUUID(), receivedAt: '2026-11-22T10:15:23.001Z', meta: { clientIp: '10.1.2.3', clientVersion: '0.3.2' }, event: checked.envelope };
 }

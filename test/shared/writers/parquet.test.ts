@@ -222,7 +222,7 @@ describe('encodeParquet', () => {
         type: 'object.view.duration',
         timestamp: '2026-11-22T11:15:22.5+01:00',
         correlationId: undefined,
-        payload: { context: { appId: 'E7AF59A0-C243-480D-9571-08727551A66F', user: { directory: 'LAB', id: 'göran' } }, event: { objectId: 'obj-7', duration: 1234.567, leftAt: '2026-11-22T10:16:00Z' } },
+        payload: { context: { appId: 'E7AF59A0-C243-480D-9571-08727551A66F', user: 'UserDirectory=LAB; UserId=göran' }, event: { objectId: 'obj-7', duration: 1234.567, leftAt: '2026-11-22T10:16:00Z' } },
       }),
       queued({
         type: 'app.model.validated',
@@ -241,7 +241,7 @@ describe('encodeParquet', () => {
     expect(columns.map((c) => c.name)).toEqual([...AUDIT_COLUMNS.map((c) => c.name), 'env', 'site']);
     const back = await roundTrip(columns, rows);
     // Spot checks against the data model, through DuckDB.
-    expect(back.duckdb[1]).toMatchObject({ event_type: 'object.view.duration', duration: 1234.567, object_id: 'obj-7', correlation_id: null, app_id: 'e7af59a0-c243-480d-9571-08727551a66f', timestamp: Date.parse('2026-11-22T10:15:22.500Z') });
+    expect(back.duckdb[1]).toMatchObject({ event_type: 'object.view.duration', duration: 1234.567, object_id: 'obj-7', user_id: 'UserDirectory=LAB; UserId=göran', correlation_id: null, app_id: 'e7af59a0-c243-480d-9571-08727551a66f', timestamp: Date.parse('2026-11-22T10:15:22.500Z') });
     expect(back.duckdb[2]).toMatchObject({ data_state_id: BigInt(Number.MAX_SAFE_INTEGER), selection_txn_id: 'a0b1c2d3-0000-4000-8000-000000000001', client_version: null, duration: null });
     expect(back.duckdb[3]).toMatchObject({ source_name: null, screenshot_url: 'https://example.com/shot.png?x=1', env: 'prod', site: 'Malmö' });
     expect(String(back.duckdb[4]?.['payload'])).toHaveLength(32_768);
