@@ -2,7 +2,7 @@
  * The `svc` command line. Exit codes: 0 ok, 1 config or startup error, 2 usage error.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, formatIssue } from '../../shared/config/errors.js';
+import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { existsSync } from 'node:fs';
@@ -28,8 +28,8 @@ export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig 
     return loadConfigFile(file, source, io.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    io.err(`svc: the configuration in ${file} cannot be used (${err.issues.length} problem${err.issues.length === 1 ? '' : 's'}):\n`);
-    for (const issue of err.issues) io.err(`  ${formatIssue(issue)}\n`);
+    io.err(`svc: the configuration in ${file} cannot be used (${problemCount(err.issues.length)}):\n`);
+    for (const line of formatIssues(err.issues)) io.err(`  ${line}\n`);
     return undefined;
   }
 }

@@ -6,6 +6,7 @@ import { AUDIT_COLUMN_NAMES } from '../datamodel/audit.js';
 import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../platform/monsaas-events.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../platform/tsdb-points.js';
 import { TAG_NAME_PATTERN } from './builders.js';
+import { quote } from './errors.js';
 import type { SvcConfig } from './schema.js';
 import type { PathSegment } from './walk.js';
 
@@ -21,6 +22,12 @@ export function auditDestinationTypes(type: string): string[] {
   return [...new Set(type.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
 }
 
+/** Names from the file in a message: each quoted (so bounded), at most five, then how many more. */
+function names(list: readonly string[]): string {
+  const shown = list.slice(0, 5).map(quote).join(', ');
+  return list.length > 5 ? `${shown} and ${list.length - 5} more` : shown;
+}
+
 export function checkRules(c: SvcConfig): RuleFinding[] {
   const out: RuleFinding[] = [];
   const error = (path: PathSegment[], message: string) => out.push({ severity: 'error', path, message });
@@ -31,26 +38,28 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   }
 
   const defined = c.serversToMonitor.serverTagsDefinition;
+  const definedSet = new Set(defined);
   c.serversToMonitor.servers.forEach((server, i) => {
     const given = Object.keys(server.serverTags);
-    const missing = defined.filter((name) => !given.includes(name));
-    const extra = given.filter((name) => !defined.includes(name));
-    if (missing.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags'], `misses the tag${missing.length > 1 ? 's' : ''} ${missing.join(', ')} named in serverTagsDefinition`);
-    if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${extra.join(', ')} not named in serverTagsDefinition`);
+    const missing = defined.filter((name) => !Object.hasOwn(server.serverTags, name));
+    const extra = given.filter((name) => !definedSet.has(name));
+    if (missing.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags'], `misses the tag${missing.length > 1 ? 's' : ''} ${names(missing)} named in serverTagsDefinition`);
+    if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${names(extra)} not named in serverTagsDefinition`);
   });
 
   const audit = c.auditEvents;
   if (audit.enable && audit.destination.enable) {
-    const listed = audit.destination.type.split(',').map((t) => t.trim());
-    const dupes = listed.filter((t, i) => listed.indexOf(t) !== i);
-    if (dupes.length > 0) error(['auditEvents', 'destination', 'type'], `lists ${dupes.join(', ')} more than once`);
+    const once = new Set<string>();
+    const dupes = new Set<string>();
+    for (const t of audit.destination.type.split(',').map((w) => w.trim())) (once.has(t) ? dupes : once).add(t);
+    if (dupes.size > 0) error(['auditEvents', 'destination', 'type'], `lists ${names([...dupes])} more than once`);
     if (auditDestinationTypes(audit.destination.type).includes('tsdb') && !c.tsdbConfig.enable) {
       error(['auditEvents', 'destination', 'type'], 'includes tsdb but Svc.tsdbConfig.enable is false');
     }
     // A static tag becomes a tag or column next to the built-in ones: a name cannot be both.
     for (const writer of ['tsdb', 'parquet', 'tablefile'] as const) {
       audit.destination[writer].staticTags.forEach((tag, i) => {
-        if (AUDIT_COLUMN_NAMES.has(tag.name)) error(['auditEvents', 'destination', writer, 'staticTags', i, 'name'], `"${tag.name}" is a built-in column of audit events (docs/data-model.md); choose another name`);
+        if (AUDIT_COLUMN_NAMES.has(tag.name)) error(['auditEvents', 'destination', writer, 'staticTags', i, 'name'], `${quote(tag.name)} is a built-in column of audit events (docs/data-model.md); choose another name`);
       });
     }
   }
@@ -79,7 +88,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   for (const [on, names, path] of accountLists) {
     if (!on) continue;
     names.forEach((name, i) => {
-      if (!accounts.has(name)) error([...path, i], `account "${name}" has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
+      if (!accounts.has(name)) error([...path, i], `account ${quote(name)} has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
     });
   }
   const sendsEvents = (c.userEvents.enable && c.userEvents.sendToMonSaas.enable) || c.logEvents.sendToMonSaas.enable;
@@ -135,16 +144,16 @@ const LOG_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_LOG_EVENT_ATTRIBUTES
 function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: string) => void): void {
   const nameRule = (path: PathSegment[], name: string): boolean => {
     if (name === 'time') error(path, '"time" cannot be a tag name (it is the time column of the tsdb); choose another name');
-    else if (!TAG_NAME.test(name)) error(path, `"${name}" is not a valid tag name: use letters, digits and _, starting with a letter`);
+    else if (!TAG_NAME.test(name)) error(path, `${quote(name)} is not a valid tag name: use letters, digits and _, starting with a letter`);
     else return true;
     return false;
   };
   const builtIn = (path: PathSegment[], name: string, measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
     const section = measurement === USER_EVENTS_MEASUREMENT ? '§6.3' : '§6.4';
     if (toTsdb && BUILT_IN_POINT_NAMES[measurement].has(name)) {
-      error(path, `"${name}" is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`);
+      error(path, `${quote(name)} is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`);
     } else if (attributes !== null && attributes.has(name)) {
-      error(path, `"${name}" is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`);
+      error(path, `${quote(name)} is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`);
     }
   };
   const tagList = (base: PathSegment[], tags: readonly { name: string }[], measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
@@ -152,7 +161,7 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
     tags.forEach((tag, i) => {
       const path = [...base, i, 'name'];
       if (!nameRule(path, tag.name)) return;
-      if (seen.has(tag.name)) error(path, `tag "${tag.name}" is listed more than once`);
+      if (seen.has(tag.name)) error(path, `tag ${quote(tag.name)} is listed more than once`);
       seen.add(tag.name);
       builtIn(path, tag.name, measurement, toTsdb, attributes);
     });
@@ -172,7 +181,7 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
     const tagNames = new Set(log.tags.map((t) => t.name));
     const category = (path: PathSegment[], name: string): void => {
       if (!nameRule(path, name)) return;
-      if (tagNames.has(name)) error(path, `category "${name}" has the name of a tag in Svc.logEvents.tags; choose another name`);
+      if (tagNames.has(name)) error(path, `category ${quote(name)} has the name of a tag in Svc.logEvents.tags; choose another name`);
       else builtIn(path, name, LOG_EVENT_MEASUREMENT, log.sendToTsdb.enable, logAttributes);
     };
     const categorise = log.categorise;
@@ -185,7 +194,8 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
   if (monsaas && (userToMonSaas || logToMonSaas)) {
     const attributes = new Set([...(userToMonSaas ? USER_ATTRIBUTES : []), ...(logToMonSaas ? LOG_ATTRIBUTES : [])]);
     c.monsaas.event.attribute.static.forEach((attribute, i) => {
-      if (attributes.has(attribute.name)) error(['monsaas', 'event', 'attribute', 'static', i, 'name'], `"${attribute.name}" is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`);
+      if (attributes.has(attribute.name)) error(['monsaas', 'event', 'attribute', 'static', i, 'name'], `${quote(attribute.name)} is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`);
     });
   }
 }
+

@@ -1,5 +1,6 @@
 /** The `svc` command as a user runs it: the linked bin in node_modules/.bin, real child processes. */
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +112,44 @@ describe('svc command line', () => {
       expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^svc ${mode} 15\\.0\\.0 running`)), 'received SIGTERM: shutting down', 'shutdown complete']));
     });
   }
+});
+
+describe('hostile config files are config errors: exit 1, `file:line:column Svc.path: problem`, no stack', () => {
+  const noStack = (text: string) => expect(text).not.toMatch(/^\s+at |Error:|node:internal/m);
+
+  it('answers an alias bomb, 10 MB of random bytes and a file of 40,000 unknown keys each with a short report', () => {
+    const bomb = tempConfig(['Svc:', '  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]', ...'bcdefghi'.split('').map((k, i) => `  ${k}: &${k} [${Array(9).fill(`*${'abcdefgh'[i] ?? ''}`).join(', ')}]`), ''].join('\n'));
+    const bombRun = svc(['validate-config', '--config', bomb.file]);
+    expect(bombRun.status).toBe(1);
+    expect(bombRun.stderr).toMatch(new RegExp(`^svc: the configuration in .* cannot be used \\(1 problem\\):\\n  ${bomb.file}:\\d+:\\d+ Svc\\.[a-i]\\[\\d+\\]: aliases expand to more than 10,000 values in total \\(a guard against alias bombs\\)\\n$`));
+
+    const random = tempConfig('');
+    writeFileSync(random.file, randomBytes(10 * 1024 * 1024));
+    const randomRun = svc(['validate-config', '--config', random.file]);
+    expect(randomRun.status).toBe(1);
+    expect(randomRun.stderr).toBe(`svc: the configuration in ${random.file} cannot be used (1 problem):\n  ${random.file} the file is 10.0 MiB; a config file may be at most 1.0 MiB (1,048,576 bytes)\n`);
+
+    const many = tempConfig(`Svc:\n${Array.from({ length: 40_000 }, (_, i) => `  unknownKey${i}: ${i}\n`).join('')}`);
+    const manyRun = svc(['validate-config', '--config', many.file]);
+    expect(manyRun.status).toBe(1);
+    const lines = manyRun.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe(`svc: the configuration in ${many.file} cannot be used (40,000 problems):`);
+    expect(lines).toHaveLength(52);
+    expect(lines[1]).toMatch(new RegExp(`^  ${many.file}:2:3 Svc\\.unknownKey0: unknown key \\(known keys here: logLevel, `));
+    expect(lines[51]).toBe('  … and 39,950 more problems (fix these and check again)');
+    expect(manyRun.stderr.length).toBeLessThan(40_000);
+    for (const run of [bombRun, randomRun, manyRun]) {
+      noStack(run.stderr);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('never prints the value of a secret key', () => {
+    const { file } = tempConfig('Svc:\n  auditEvents:\n    enable: true\n    apiToken: 94970565497315\n');
+    const run = svc(['validate-config', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`svc: the configuration in ${file} cannot be used (1 problem):\n  ${file}:4:15 Svc.auditEvents.apiToken: must be a string (got a number; the value of a secret is not shown)\n`);
+  });
 });
 
 describe('svc dlq replay', () => {
