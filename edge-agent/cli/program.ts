@@ -8,7 +8,7 @@ import { SVC_VERSION } from '../../shared/version.js';
 import { existsSync } from 'node:fs';
 import { replayDeadLetters } from '../../shared/queue/local.js';
 import { platformQueueDirectory } from '../udp/compose.js';
-import { boot, type Mode } from '../runtime/boot.js';
+import { boot, StartupError, type Mode } from '../runtime/boot.js';
 import { registerSimulateCommand } from '../simulate/command.js';
 
 export const EXIT_OK = 0;
@@ -67,7 +67,13 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
         const loaded = loadForCli(opts.config, io);
         if (!loaded) return setExitCode(EXIT_STARTUP);
         // boot() owns the process from here: it exits on a signal or a startup failure.
-        setExitCode(await boot(loaded, mode));
+        try {
+          setExitCode(await boot(loaded, mode));
+        } catch (err) {
+          if (!(err instanceof StartupError)) throw err;
+          io.err(`svc: cannot start: ${err.message}\n`);
+          setExitCode(EXIT_STARTUP);
+        }
       });
   program
     .command('dlq')

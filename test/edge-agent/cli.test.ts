@@ -150,6 +150,18 @@ describe('hostile config files are config errors: exit 1, `file:line:column Svc.
     expect(run.status).toBe(1);
     expect(run.stderr).toBe(`svc: the configuration in ${file} cannot be used (1 problem):\n  ${file}:4:15 Svc.auditEvents.apiToken: must be a string (got a number; the value of a secret is not shown)\n`);
   });
+
+  for (const mode of ['edge', 'local'] as const) {
+    it(`\`svc ${mode}\` refuses to start when Svc.logDirectory cannot take log files, naming the key and the path`, () => {
+      // Below a regular file: no directory can be made there, whoever runs the test (root included).
+      const { dir, file } = tempConfig('Svc:\n  fileLogging: true\n  logDirectory: not-a-dir/log\n');
+      writeFileSync(join(dir, 'not-a-dir'), 'a regular file');
+      const run = svc([mode, '--config', file], { cwd: dir });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(`svc: cannot start: ${file} Svc.logDirectory: cannot write log files in ${join(dir, 'not-a-dir', 'log')}: a part of the path is a file, not a directory (Svc.fileLogging is true)\n`);
+      expect(run.stdout).toBe('');
+    });
+  }
 });
 
 describe('svc dlq replay', () => {
