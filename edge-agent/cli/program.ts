@@ -53,7 +53,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
     .action((opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
       if (!loaded) return setExitCode(EXIT_STARTUP);
-      for (const warning of loaded.warnings) io.err(`warning: ${warning}\n`);
+      for (const warning of [...loaded.warnings, ...loaded.notBuilt]) io.err(`warning: ${warning}\n`);
       io.out(`${loaded.file}: configuration is valid\n`);
       setExitCode(EXIT_OK);
     });

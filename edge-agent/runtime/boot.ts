@@ -67,6 +67,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   const how = { option: '--config', SVC_CONFIG: 'the SVC_CONFIG variable', default: 'the default location' }[loaded.source];
   logger.info({ file: loaded.absoluteFile, chosenBy: loaded.source }, `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`);
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
+  for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
 
   const errors = new ErrorTracker({ enabled: config.errorTracking.enable, log: logger });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };

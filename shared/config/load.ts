@@ -11,7 +11,7 @@ import type { ErrorObject } from 'ajv';
 import { ConfigError, quote, type ConfigIssue } from './errors.js';
 import { emptyRequired, pruneDisabled } from './prune.js';
 import { documentData, keyText, MAX_CONFIG_BYTES, readConfigBytes, tooLarge, yamlProblems } from './read.js';
-import { checkRules, type RuleFinding } from './rules.js';
+import { checkRules, notBuiltFindings, type RuleFinding } from './rules.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 import { isSecretPath, secretValues } from './secrets.js';
 import { validateConfigFile } from './validate.js';
@@ -31,6 +31,11 @@ export interface LoadedConfig {
   config: SvcConfig;
   /** Valid but probably unintended settings, for the log. */
   warnings: string[];
+  /**
+   * Switches that are on for features not built yet (rules.ts NOT_BUILT), each `Svc.key: …`: for
+   * `svc validate-config` and the start-up log of the edge agent, which would run those features.
+   */
+  notBuilt: string[];
 }
 
 /** `--config`, else `SVC_CONFIG`, else `./config/svc.yaml`. */
@@ -48,12 +53,12 @@ export function loadConfigFile(file: string, source: LoadedConfig['source'] = 'o
   if (ext !== '.yaml' && ext !== '.yml') throw fileIssue(`a config file must end in .yaml or .yml (got ${quote(ext || 'no extension')})`);
   const read = readConfigBytes(file);
   if (!read.ok) throw fileIssue(read.problem, read.line, read.column);
-  const { config, warnings } = parseConfigText(read.text, file, env);
-  return { file, absoluteFile: resolve(file), source, config, warnings };
+  const { config, warnings, notBuilt } = parseConfigText(read.text, file, env);
+  return { file, absoluteFile: resolve(file), source, config, warnings, notBuilt };
 }
 
 /** Parses and validates config text; `file` is used in messages only. */
-export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: SvcConfig; warnings: string[] } {
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: SvcConfig; warnings: string[]; notBuilt: string[] } {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_CONFIG_BYTES) throw new ConfigError([{ file, line: 0, column: 0, path: '', message: tooLarge(bytes) }]);
   const lineCounter = new LineCounter();
@@ -93,6 +98,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   return {
     config: result.value.Svc,
     warnings: findings.filter((f) => f.severity === 'warning').map(line),
+    notBuilt: notBuiltFindings(result.value.Svc).map(line),
   };
 }
 

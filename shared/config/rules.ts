@@ -7,8 +7,9 @@ import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../platform/tsdb-points.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';
-import type { SvcConfig } from './schema.js';
-import type { PathSegment } from './walk.js';
+import { ConfigFileSchema, type SvcConfig } from './schema.js';
+import { getPath, isRecord } from '../util/records.js';
+import { schemaAt, type PathSegment, type SchemaNode } from './walk.js';
 
 export interface RuleFinding {
   severity: 'error' | 'warning';
@@ -199,3 +200,63 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
   }
 }
 
+/** A feature the schema has settings for but Svc does not have yet. */
+export interface NotBuilt {
+  /** The feature's key or section below `Svc`; the docs mark it and everything below it. */
+  key: readonly string[];
+  /** The key (or section of keys) that turns it on, when not `key` itself. */
+  switches?: readonly string[];
+  /** The feature, as it reads in "…, but <feature> is not built yet". */
+  feature: string;
+}
+
+/**
+ * Every feature switch whose feature is not built yet: THE list. `svc validate-config` prints a
+ * warning for each one a file turns on (defaults included), start-up logs the same at WARN, the
+ * generated docs mark the keys, and the README's "Not built yet" list is checked against it.
+ * Building a feature removes its entry.
+ */
+export const NOT_BUILT: readonly NotBuilt[] = [
+  { key: ['anonTelemetry'], feature: 'anonymous telemetry' },
+  { key: ['systemInfo'], switches: ['systemInfo', 'enable'], feature: 'gathering host information' },
+  { key: ['configVisualisation'], switches: ['configVisualisation', 'enable'], feature: 'the config web view' },
+  { key: ['heartbeat'], switches: ['heartbeat', 'enable'], feature: 'the heartbeat' },
+  { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
+  { key: ['uptimeMonitor'], switches: ['uptimeMonitor', 'enable'], feature: 'the uptime monitor' },
+  { key: ['metricsEndpoint'], switches: ['metricsEndpoint', 'enable'], feature: 'the metrics endpoint' },
+  { key: ['errorTracking', 'logSummary'], switches: ['errorTracking', 'logSummary', 'enable'], feature: 'the daily error summary' },
+  { key: ['errorTracking', 'tsdb'], switches: ['errorTracking', 'tsdb', 'enable'], feature: 'writing error events to the tsdb' },
+  { key: ['serversToMonitor'], switches: ['serversToMonitor', 'servers'], feature: 'the health poller' },
+  { key: ['userSessions'], switches: ['userSessions', 'enableSessionExtract'], feature: 'the user-session poller' },
+  { key: ['appNames'], switches: ['appNames', 'enableAppNameExtract'], feature: 'the app-name poller' },
+  { key: ['logEvents', 'enginePerformanceMonitor', 'appNameLookup'], switches: ['logEvents', 'enginePerformanceMonitor', 'appNameLookup', 'enable'], feature: 'the app-name poller it takes names from' },
+  { key: ['monsaas', 'metric', 'dynamic'], feature: 'the health poller these metrics come from' },
+  { key: ['tsdbConfig', 'includeFields'], feature: 'the health poller these app lists come from' },
+  { key: ['cert'], feature: 'the platform polling that would present this certificate' },
+];
+
+const ROOT = ConfigFileSchema as SchemaNode;
+
+/** The keys at or below `path` that are on: true, a non-empty text or a non-empty list. */
+function onAt(value: unknown, path: PathSegment[]): PathSegment[][] {
+  if (value === true || (typeof value === 'string' && value !== '') || (Array.isArray(value) && value.length > 0)) return [path];
+  if (isRecord(value)) return Object.entries(value).flatMap(([key, child]) => onAt(child, [...path, key]));
+  return [];
+}
+
+/** A warning for every switch of NOT_BUILT this config turns on; a default that is on says so. */
+export function notBuiltFindings(c: SvcConfig): RuleFinding[] {
+  return NOT_BUILT.flatMap(({ key, switches = key, feature }) =>
+    onAt(getPath(c, switches), [...switches]).map((path): RuleFinding => {
+      const value = getPath(c, path);
+      const byDefault = schemaAt(ROOT, ['Svc', ...path])?.default === value ? ' (the default)' : '';
+      const state = value === true ? `is true${byDefault}` : Array.isArray(value) ? `lists ${value.length} item${value.length === 1 ? '' : 's'}` : 'is set';
+      return { severity: 'warning', path, message: `${state}, but ${feature} is not built yet: this setting has no effect` };
+    }),
+  );
+}
+
+/** For the generated docs: the not-built feature whose key is exactly `path` (below Svc), if any. */
+export function notBuiltFeature(path: readonly string[]): string | undefined {
+  return NOT_BUILT.find(({ key }) => key.length === path.length && key.every((seg, i) => seg === path[i]))?.feature;
+}
