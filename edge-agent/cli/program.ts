@@ -48,7 +48,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 
   program
     .command('validate-config')
-    .description('check a config file and report every problem; starts nothing')
+    .description('check a config file and report every problem, and warn about each switch of a feature not built yet; starts nothing')
     .addOption(configOption())
     .action((opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
@@ -106,8 +106,8 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 
   registerSimulateCommand(program, io, setExitCode);
 
-  runCommand('local', 'run everything on this machine: audit API gateway, edge sources, durable local queue and writers');
-  runCommand('edge', 'run the edge agent only: UDP listeners, pollers and local endpoints, forwarding to the queue');
+  runCommand('local', 'run on this machine: the audit API gateway and the UDP listeners, with the durable local queue and the writers behind them');
+  runCommand('edge', 'run the edge agent: the UDP listeners, with the durable local queue and the writers behind them (no audit API)');
   return program;
 }
 

@@ -93,6 +93,20 @@ describe('svc command line', () => {
     ]);
   });
 
+  it('--help describes only what is built: no pollers, local endpoints or forwarding to the cloud', () => {
+    const help = (args: string[]) => {
+      const run = svc(args);
+      expect(run.status, args.join(' ')).toBe(0);
+      return run.stdout.replace(/\s+/g, ' ');
+    };
+    for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help']]) {
+      expect(help(args), args.join(' ')).not.toMatch(/poll|endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    }
+    const edge = help(['edge', '--help']);
+    expect(edge).not.toMatch(/poll|endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    expect(edge).toContain('run the edge agent: the UDP listeners, with the durable local queue and the writers behind them (no audit API)');
+  });
+
   it('reports all problems of a bad file with line and column and exits 1', () => {
     const { file } = tempConfig('Svc:\n  logLevel: loud\n  tsdbConfig:\n    enable: true\n    port: eighty\n    hots: x\n');
     const run = svc(['validate-config', '--config', file]);
