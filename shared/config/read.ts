@@ -10,7 +10,7 @@
  * number of aliases. Its `uniqueKeys` check is quadratic in the keys of a mapping, so duplicate keys
  * are found here too, with a Set.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { isAlias, isMap, isNode, isScalar, isSeq, type Document, type ErrorCode, type YAMLError } from 'yaml';
 import type { PathSegment } from './walk.js';
@@ -49,7 +49,9 @@ export type ReadResult = { ok: true; text: string } | { ok: false; problem: stri
 export function readConfigBytes(file: string): ReadResult {
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    // Non-blocking, so that a FIFO is refused below instead of waiting for a writer (no effect on
+    // regular files; the flag does not exist on Windows, where it is 0 here).
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     return { ok: false, problem: `cannot read the config file: ${fsReason(err)}` };
   }

@@ -196,6 +196,16 @@ describe('hostile config files are config errors: exit 1, `file:line:column Svc.
     }
   });
 
+  // In a child process: the old loader blocked in open() until a writer came, which no test timeout interrupts.
+  it.skipIf(process.platform === 'win32')('refuses a named pipe at once instead of waiting for a writer', () => {
+    const { dir } = tempConfig('');
+    const fifo = join(dir, 'pipe.yaml');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const run = svc(['validate-config', '--config', fifo]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`svc: the configuration in ${fifo} cannot be used (1 problem):\n  ${fifo} cannot read the config file: not a regular file\n`);
+  });
+
   it('never prints the value of a secret key', () => {
     const { file } = tempConfig('Svc:\n  auditEvents:\n    enable: true\n    apiToken: 94970565497315\n');
     const run = svc(['validate-config', '--config', file]);
