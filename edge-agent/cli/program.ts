@@ -2,13 +2,13 @@
  * The `svc` command line. Exit codes: 0 ok, 1 config or startup error, 2 usage error.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, formatIssue } from '../../shared/config/errors.js';
+import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { existsSync } from 'node:fs';
 import { replayDeadLetters } from '../../shared/queue/local.js';
 import { platformQueueDirectory } from '../udp/compose.js';
-import { boot, type Mode } from '../runtime/boot.js';
+import { boot, StartupError, type Mode } from '../runtime/boot.js';
 import { registerSimulateCommand } from '../simulate/command.js';
 
 export const EXIT_OK = 0;
@@ -28,8 +28,8 @@ export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig 
     return loadConfigFile(file, source, io.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    io.err(`svc: the configuration in ${file} cannot be used (${err.issues.length} problem${err.issues.length === 1 ? '' : 's'}):\n`);
-    for (const issue of err.issues) io.err(`  ${formatIssue(issue)}\n`);
+    io.err(`svc: the configuration in ${file} cannot be used (${problemCount(err.issues.length)}):\n`);
+    for (const line of formatIssues(err.issues)) io.err(`  ${line}\n`);
     return undefined;
   }
 }
@@ -48,12 +48,12 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 
   program
     .command('validate-config')
-    .description('check a config file and report every problem; starts nothing')
+    .description('check a config file and report every problem, and warn about each switch of a feature not built yet; starts nothing')
     .addOption(configOption())
     .action((opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
       if (!loaded) return setExitCode(EXIT_STARTUP);
-      for (const warning of loaded.warnings) io.err(`warning: ${warning}\n`);
+      for (const warning of [...loaded.warnings, ...loaded.notBuilt]) io.err(`warning: ${warning}\n`);
       io.out(`${loaded.file}: configuration is valid\n`);
       setExitCode(EXIT_OK);
     });
@@ -67,7 +67,13 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
         const loaded = loadForCli(opts.config, io);
         if (!loaded) return setExitCode(EXIT_STARTUP);
         // boot() owns the process from here: it exits on a signal or a startup failure.
-        setExitCode(await boot(loaded, mode));
+        try {
+          setExitCode(await boot(loaded, mode));
+        } catch (err) {
+          if (!(err instanceof StartupError)) throw err;
+          io.err(`svc: cannot start: ${err.message}\n`);
+          setExitCode(EXIT_STARTUP);
+        }
       });
   program
     .command('dlq')
@@ -103,8 +109,8 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 
   registerSimulateCommand(program, io, setExitCode);
 
-  runCommand('local', 'run everything on this machine: audit API gateway, edge sources, durable local queue and writers');
-  runCommand('edge', 'run the edge agent only: UDP listeners, pollers and local endpoints, forwarding to the queue');
+  runCommand('local', 'run on this machine: the audit API gateway and the UDP listeners, with the durable local queue and the writers behind them');
+  runCommand('edge', 'run the edge agent: the UDP listeners, with the durable local queue and the writers behind them (no audit API)');
   return program;
 }
 

@@ -7,7 +7,7 @@ import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
-import { createLogger } from '../../shared/logging/logger.js';
+import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
 import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import { SVC_VERSION } from '../../shared/version.js';
@@ -30,16 +30,30 @@ export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
   return components;
 }
 
-/** Runs the service until a signal stops it; resolves to the process exit code. */
+/**
+ * A start-up problem the operator fixes in the environment or the config (not a bug): printed as one
+ * line naming the key, without a stack, and the process exits 1.
+ */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** The logger of the config; an unusable log directory is a StartupError naming the key and the path. */
+async function startLogging(loaded: LoadedConfig, secrets: string[]): Promise<LoggerHandle> {
+  const { config } = loaded;
+  try {
+    return await createLogger({ level: config.logLevel, fileLogging: config.fileLogging, logDirectory: config.logDirectory, secrets });
+  } catch (err) {
+    if (!(err instanceof LogDirectoryError)) throw err;
+    throw new StartupError(`${loaded.file} Svc.logDirectory: ${err.message} (Svc.fileLogging is true)`);
+  }
+}
+
+/** Runs the service until a signal stops it; resolves to the process exit code. Rejects with StartupError before anything runs. */
 export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   const { config } = loaded;
   const secrets = secretValues(config);
-  const logging = await createLogger({
-    level: config.logLevel,
-    fileLogging: config.fileLogging,
-    logDirectory: config.logDirectory,
-    secrets,
-  });
+  const logging = await startLogging(loaded, secrets);
   const { logger } = logging;
   const exit = (code: number) => {
     logging.flush();
@@ -53,6 +67,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   const how = { option: '--config', SVC_CONFIG: 'the SVC_CONFIG variable', default: 'the default location' }[loaded.source];
   logger.info({ file: loaded.absoluteFile, chosenBy: loaded.source }, `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`);
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
+  for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
 
   const errors = new ErrorTracker({ enabled: config.errorTracking.enable, log: logger });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };

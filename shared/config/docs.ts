@@ -1,4 +1,7 @@
 /** Renders docs/configuration.md from the config schema (a test fails when the file is stale). */
+import { MAX_PRINTED_ISSUES, MAX_QUOTED_CHARS } from './errors.js';
+import { MAX_ALIAS_VALUES, MAX_CONFIG_BYTES, MAX_NESTING } from './read.js';
+import { notBuiltFeature } from './rules.js';
 import { ConfigFileSchema } from './schema.js';
 import { describeSchema, type SchemaNode } from './walk.js';
 
@@ -10,6 +13,10 @@ function renderDefault(node: SchemaNode, inList: boolean): string {
   const value = node.default;
   if (typeof value === 'string') return value === '' ? "`''` (empty)" : `\`${value}\``;
   return `\`${JSON.stringify(value)}\``;
+}
+
+function notBuiltNote(feature: string): string {
+  return `**not built yet** (${feature}): no effect`;
 }
 
 function escapeCell(text: string): string {
@@ -27,6 +34,8 @@ function rows(node: SchemaNode, prefix: string, inList: boolean, out: Row[]): vo
   for (const [key, child] of Object.entries(node.properties ?? {})) {
     const path = prefix === '' ? key : `${prefix}.${key}`;
     const notes: string[] = [];
+    const notBuilt = notBuiltFeature(path.split('.'));
+    if (notBuilt) notes.push(notBuiltNote(notBuilt));
     if (child['x-secret']) notes.push('secret: may be written `${env:NAME}`; never logged');
     if (child['x-only-when']) notes.push(`used only when \`${child['x-only-when'].key}\` is ${String(child['x-only-when'].value)}`);
     if (child['x-gate'] && !(child['x-gate'].length === 1 && child['x-gate'][0] === 'enable')) {
@@ -75,6 +84,12 @@ export function renderConfigDocs(): string {
     '  hold letters, digits and `_`, and are not `time`.',
     '- Durations in milliseconds are whole numbers; schedules are texts such as `every 15 minutes`',
     '  (`@breejs/later`, evaluated in UTC); relative directories resolve from the working directory.',
+    `- Limits: a file holds at most ${MAX_CONFIG_BYTES.toLocaleString('en-US')} bytes (${MAX_CONFIG_BYTES / 1_048_576} MiB) of UTF-8 text; aliases (\`*name\`) add at most`,
+    `  ${MAX_ALIAS_VALUES.toLocaleString('en-US')} values in total, each a copy of its anchor; lists and mappings nest at most ${MAX_NESTING} levels. A report`,
+    `  prints the first ${MAX_PRINTED_ISSUES} problems and how many more there are; a message quotes at most ${MAX_QUOTED_CHARS} characters of`,
+    '  the file and never the value of a secret.',
+    '- Settings marked **not built yet** belong to features Svc does not have yet: they are checked but have',
+    '  no effect, and `svc validate-config` and the start-up log warn about each such switch that is on.',
     '',
     'Cross-field rules checked at start: `anonTelemetry: true` needs `systemInfo.enable: true`; every',
     'name in `serversToMonitor.serverTagsDefinition` is present in every server\'s `serverTags` and no',
@@ -92,7 +107,10 @@ export function renderConfigDocs(): string {
   const sections = Object.entries(ROOT.properties ?? {});
   const topLevel: Row[] = [];
   for (const [key, node] of sections) {
-    if (node.type !== 'object') topLevel.push({ key, accepts: describeSchema(node), def: renderDefault(node, false), meaning: node.description ?? '' });
+    if (node.type !== 'object') {
+      const notBuilt = notBuiltFeature([key]);
+      topLevel.push({ key, accepts: describeSchema(node), def: renderDefault(node, false), meaning: [node.description ?? '', ...(notBuilt ? [notBuiltNote(notBuilt)] : [])].join('; ') });
+    }
   }
   lines.push('## Top level', '');
   table(topLevel);
@@ -101,10 +119,12 @@ export function renderConfigDocs(): string {
     const out: Row[] = [];
     rows(node, section, false, out);
     lines.push(`## ${section}`, '');
+    const notBuilt = notBuiltFeature([section]);
     if (node.description) {
       const gate = node['x-gate'];
       lines.push(`${node.description}.${gate ? ` In use when ${gate.map((g) => `\`${g}\``).join(' or ')} is true.` : ''}`, '');
     }
+    if (notBuilt) lines.push(`**Not built yet** (${notBuilt}): these settings are checked but have no effect.`, '');
     table(out);
   }
   return `${lines.join('\n').trimEnd()}\n`;

@@ -3,6 +3,7 @@
  * with a commented example item. A test fails when the file is stale.
  */
 import { stringify } from 'yaml';
+import { notBuiltFeature } from './rules.js';
 import { ConfigFileSchema } from './schema.js';
 import { describeSchema, type SchemaNode } from './walk.js';
 
@@ -30,8 +31,10 @@ function exampleItem(item: SchemaNode | undefined): unknown {
   return item.type === 'string' ? '<value>' : 0;
 }
 
-function comment(node: SchemaNode, indent: string): string[] {
+function comment(node: SchemaNode, indent: string, path: readonly string[]): string[] {
   const parts = [node.description ?? ''];
+  const notBuilt = notBuiltFeature(path);
+  if (notBuilt) parts.push(`not built yet (${notBuilt}): no effect`);
   if (node.type !== 'object') parts.push(`accepts ${describeSchema(node)}`);
   if (node['x-secret']) parts.push('secret: write ${env:NAME} to take it from the environment');
   if (node['x-required']) parts.push('must be set when this section is used');
@@ -39,12 +42,12 @@ function comment(node: SchemaNode, indent: string): string[] {
   return [`${indent}# ${parts.filter(Boolean).join('; ')}`];
 }
 
-function section(node: SchemaNode, indent: string): string[] {
+function section(node: SchemaNode, indent: string, path: readonly string[] = []): string[] {
   const out: string[] = [];
   for (const [key, child] of Object.entries(node.properties ?? {})) {
-    out.push(...comment(child, indent));
+    out.push(...comment(child, indent, [...path, key]));
     if (child.type === 'object' && child.properties) {
-      out.push(`${indent}${key}:`, ...section(child, `${indent}  `));
+      out.push(`${indent}${key}:`, ...section(child, `${indent}  `, [...path, key]));
     } else if (child.type === 'array') {
       out.push(`${indent}${key}: []`);
       const example = stringify({ [key]: exampleList(child) }, { lineWidth: 0 }).trimEnd().split('\n');

@@ -1,16 +1,19 @@
 /**
- * Loads the YAML config file: parse with positions, resolve `${env:NAME}` secrets, cut disabled
- * sections, validate against the schema (defaults filled in), then the cross-field rules. Every
- * problem is collected and reported at once with `file:line:column` and the key path.
+ * Loads the YAML config file: read it within bounds (read.ts), parse with positions, resolve
+ * `${env:NAME}` secrets, cut disabled sections, validate against the schema (defaults filled in),
+ * then the cross-field rules. Every problem is collected and reported at once with
+ * `file:line:column` and the key path. Every step is linear in the size of the file, and no message
+ * shows the value of a secret.
  */
-import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ErrorObject } from 'ajv';
-import { ConfigError, type ConfigIssue } from './errors.js';
+import { ConfigError, quote, type ConfigIssue } from './errors.js';
 import { emptyRequired, pruneDisabled } from './prune.js';
-import { checkRules, type RuleFinding } from './rules.js';
+import { documentData, keyText, MAX_CONFIG_BYTES, readConfigBytes, tooLarge, yamlProblems } from './read.js';
+import { checkRules, notBuiltFindings, type RuleFinding } from './rules.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
+import { isSecretPath, secretValues } from './secrets.js';
 import { validateConfigFile } from './validate.js';
 import { getPath, isRecord } from '../util/records.js';
 import { describeSchema, displayPath, pointerToPath, schemaAt, type PathSegment, type SchemaNode } from './walk.js';
@@ -28,6 +31,11 @@ export interface LoadedConfig {
   config: SvcConfig;
   /** Valid but probably unintended settings, for the log. */
   warnings: string[];
+  /**
+   * Switches that are on for features not built yet (rules.ts NOT_BUILT), each `Svc.key: …`: for
+   * `svc validate-config` and the start-up log of the edge agent, which would run those features.
+   */
+  notBuilt: string[];
 }
 
 /** `--config`, else `SVC_CONFIG`, else `./config/svc.yaml`. */
@@ -40,36 +48,33 @@ export function chooseConfigFile(option: string | undefined, env: NodeJS.Process
 
 /** Reads and validates a config file; throws ConfigError listing every problem. */
 export function loadConfigFile(file: string, source: LoadedConfig['source'] = 'option', env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const fileIssue = (message: string, line = 0, column = 0): ConfigError => new ConfigError([{ file, line, column, path: '', message }]);
   const ext = extname(file).toLowerCase();
-  if (ext !== '.yaml' && ext !== '.yml') {
-    throw new ConfigError([{ file, line: 0, column: 0, path: '', message: `a config file must end in .yaml or .yml (got "${ext || 'no extension'}")` }]);
-  }
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = isRecord(err) && typeof err['code'] === 'string' ? err['code'] : 'unknown error';
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : code;
-    throw new ConfigError([{ file, line: 0, column: 0, path: '', message: `cannot read the config file: ${why}` }]);
-  }
-  const { config, warnings } = parseConfigText(text, file, env);
-  return { file, absoluteFile: resolve(file), source, config, warnings };
+  if (ext !== '.yaml' && ext !== '.yml') throw fileIssue(`a config file must end in .yaml or .yml (got ${quote(ext || 'no extension')})`);
+  const read = readConfigBytes(file);
+  if (!read.ok) throw fileIssue(read.problem, read.line, read.column);
+  const { config, warnings, notBuilt } = parseConfigText(read.text, file, env);
+  return { file, absoluteFile: resolve(file), source, config, warnings, notBuilt };
 }
 
 /** Parses and validates config text; `file` is used in messages only. */
-export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: SvcConfig; warnings: string[] } {
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: SvcConfig; warnings: string[]; notBuilt: string[] } {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_CONFIG_BYTES) throw new ConfigError([{ file, line: 0, column: 0, path: '', message: tooLarge(bytes) }]);
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  // uniqueKeys off: the library's check compares every key with every other; documentData uses a Set.
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false });
   const at = (offset: number, path: PathSegment[], message: string): ConfigIssue => {
     const pos = lineCounter.linePos(offset);
-    return { file, line: pos.line, column: pos.col, path: displayPath(path), message };
+    return { file, line: pos.line, column: pos.col, path: issuePath(path), message };
   };
-  if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((e) => at(e.pos[0], [], `YAML syntax error: ${(e.message.split('\n')[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, '')}`)));
-  }
-  const issueAt: IssueAt = (path, message, key = false) => at(nodeOffset(doc, path, key), path, message);
+  const syntax = yamlProblems(doc);
+  if (syntax.length > 0) throw new ConfigError(sortIssues(syntax.map((p) => at(p.offset, p.path, p.message))));
+  const { data, problems } = documentData(doc);
+  if (problems.length > 0) throw new ConfigError(sortIssues(problems.map((p) => at(p.offset, p.path, p.message))));
 
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  const offsetOf = nodeOffsets(doc);
+  const issueAt: IssueAt = (path, message, key = false) => at(offsetOf(path, key), path, message);
   if (!isRecord(data) || !('Svc' in data)) {
     throw new ConfigError([issueAt([], 'the file must hold a mapping with the root key "Svc" (an empty section is written "Svc: {}")')]);
   }
@@ -77,18 +82,45 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
 
   const issues: ConfigIssue[] = [];
   resolveEnvRefs(data, [], env, (path, name) => issues.push(issueAt(path, `environment variable ${name} is not set (referenced as \${env:${name}})`)));
+  // Taken before validation, so a secret is recognised even where it has the wrong type or shape.
+  const scrub = secretScrubber(data['Svc']);
   const disabled = pruneDisabled(data, ROOT_SCHEMA);
   const result = validateConfigFile(data);
   if (!result.ok) issues.push(...schemaIssues(result.errors, data, issueAt));
   // Defaults are filled in even when validation failed, so empty required settings are found either way.
   for (const path of emptyRequired(data, ROOT_SCHEMA, disabled)) issues.push(issueAt(path, `must be set ${whyInUse(path, data)}`));
-  if (issues.length > 0 || !result.ok) throw new ConfigError(sortIssues(issues));
+  if (issues.length > 0 || !result.ok) throw new ConfigError(sortIssues(issues).map(scrub));
 
   const findings = checkRules(result.value.Svc);
-  const ruleErrors = findings.filter((f) => f.severity === 'error').map((f: RuleFinding) => issueAt(['Svc', ...f.path], f.message));
+  const ruleErrors = findings.filter((f) => f.severity === 'error').map((f: RuleFinding) => scrub(issueAt(['Svc', ...f.path], f.message)));
   if (ruleErrors.length > 0) throw new ConfigError(sortIssues(ruleErrors));
-  const warnings = findings.filter((f) => f.severity === 'warning').map((f) => `${displayPath(['Svc', ...f.path])}: ${f.message}`);
-  return { config: result.value.Svc, warnings };
+  const line = (f: RuleFinding) => `${displayPath(['Svc', ...f.path])}: ${scrub({ file, line: 0, column: 0, path: '', message: f.message }).message}`;
+  return {
+    config: result.value.Svc,
+    warnings: findings.filter((f) => f.severity === 'warning').map(line),
+    notBuilt: notBuiltFindings(result.value.Svc).map(line),
+  };
+}
+
+/**
+ * The key path of an issue as one line: control characters in keys taken from the file are shown
+ * escaped, so a quoted key holding a newline cannot start a line of its own.
+ */
+function issuePath(path: readonly PathSegment[]): string {
+  return displayPath(path).replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+}
+
+/**
+ * Hides a secret of the file wherever a message quotes it (messages quote file text only through
+ * `quote`, so the quoted form is what to look for). The schema messages never quote a secret key's
+ * value in the first place; this also covers rule messages that quote a name which happens to be a
+ * secret, such as an API key pasted as an account name.
+ */
+function secretScrubber(svc: unknown): (issue: ConfigIssue) => ConfigIssue {
+  const quoted = new Set(secretValues(svc, 1).map(quote));
+  if (quoted.size === 0) return (issue) => issue;
+  const QUOTED = /"(?:[^"\\]|\\.)*"/g;
+  return (issue) => ({ ...issue, message: issue.message.replace(QUOTED, (q) => (quoted.has(q) ? '"[REDACTED]"' : q)) });
 }
 
 /** Names the switch that puts the section holding `path` in use: "because Svc.heartbeat.enable is true". */
@@ -109,33 +141,50 @@ function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
 }
 
 /**
- * Character offset of the node at `path` (of its key when `key`). A path that is not in the file
- * (a missing setting) points at the key of its nearest ancestor that is.
+ * Finds the character offset of the node at `path` (of its key when `key`). A path that is not in
+ * the file (a missing setting, or one inside an alias) points at the key of its nearest ancestor
+ * that is. Each mapping's keys are indexed on first use, so a lookup costs the path's length, not
+ * the mapping's size.
  */
-function nodeOffset(doc: Document, path: PathSegment[], key: boolean): number {
-  let node: unknown = doc.contents;
-  let offset = (doc.contents)?.range?.[0] ?? 0;
-  let keyOffset = offset;
-  for (let i = 0; i < path.length; i++) {
-    const seg = path[i];
-    let next: Node | null | undefined;
-    if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
-      if (!pair) return keyOffset;
-      keyOffset = (pair.key as Node).range?.[0] ?? keyOffset;
-      next = pair.value as Node | null;
-      if (i === path.length - 1 && key) return keyOffset;
-    } else if (isSeq(node) && typeof seg === 'number') {
-      next = node.items[seg] as Node | undefined;
-      if (!next?.range) return keyOffset;
-      keyOffset = next.range[0];
-    } else {
-      return keyOffset;
+function nodeOffsets(doc: Document): (path: PathSegment[], key: boolean) => number {
+  const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+  const pairOf = (map: YAMLMap, seg: PathSegment): Pair | undefined => {
+    let index = indexes.get(map);
+    if (index === undefined) {
+      index = new Map();
+      for (const pair of map.items) {
+        const text = keyText(pair.key);
+        if (text !== undefined && !index.has(text)) index.set(text, pair);
+      }
+      indexes.set(map, index);
     }
-    offset = next?.range?.[0] ?? keyOffset;
-    node = next;
-  }
-  return offset;
+    return index.get(String(seg));
+  };
+  return (path, key) => {
+    let node: unknown = doc.contents;
+    let offset = doc.contents?.range?.[0] ?? 0;
+    let keyOffset = offset;
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i] ?? '';
+      let next: Node | null | undefined;
+      if (isMap(node)) {
+        const pair = pairOf(node, seg);
+        if (!pair) return keyOffset;
+        keyOffset = (pair.key as Node).range?.[0] ?? keyOffset;
+        next = pair.value as Node | null;
+        if (i === path.length - 1 && key) return keyOffset;
+      } else if (isSeq(node) && typeof seg === 'number') {
+        next = node.items[seg] as Node | undefined;
+        if (!next?.range) return keyOffset;
+        keyOffset = next.range[0];
+      } else {
+        return keyOffset;
+      }
+      offset = next?.range?.[0] ?? keyOffset;
+      node = next;
+    }
+    return offset;
+  };
 }
 
 /** Replaces every string value `${env:NAME}` by the variable; numbers and booleans are converted where the schema wants them. */
@@ -193,7 +242,7 @@ function schemaIssues(errors: ErrorObject[], data: unknown, issueAt: IssueAt): C
       message = `must give at least one of: ${Object.keys(schemaAt(ROOT_SCHEMA, base)?.properties ?? {}).join(', ')}`;
     } else {
       const schema = schemaAt(ROOT_SCHEMA, base) ?? (err.parentSchema as SchemaNode | undefined);
-      message = `must be ${schema ? describeSchema(schema) : (err.message ?? 'valid')} (got ${preview(getPath(data, base))})`;
+      message = `must be ${schema ? describeSchema(schema) : (err.message ?? 'valid')} (got ${preview(getPath(data, base), isSecretPath(base))})`;
     }
     const display = displayPath(path);
     if (!byPath.has(display)) byPath.set(display, issueAt(path, message, onKey));
@@ -201,12 +250,17 @@ function schemaIssues(errors: ErrorObject[], data: unknown, issueAt: IssueAt): C
   return [...byPath.values()];
 }
 
-function preview(value: unknown): string {
+/** What a wrong value was: quoted, or for a secret only its kind (and a text's length, which helps find a cut-off paste). */
+function preview(value: unknown, secret: boolean): string {
   if (value === null || value === undefined) return 'nothing';
-  if (typeof value === 'string') return value.length > 40 ? `"${value.slice(0, 40)}…"` : `"${value}"`;
   if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return 'a section';
+  if (typeof value === 'object') return 'a section';
+  if (secret) {
+    const kind = typeof value === 'string' ? `a text of ${value.length} character${value.length === 1 ? '' : 's'}` : typeof value === 'number' ? 'a number' : 'true or false';
+    return `${kind}; the value of a secret is not shown`;
+  }
+  if (typeof value === 'string') return quote(value);
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : 'a value of another kind';
 }
 
 /** The known key a likely typo was meant to be: same letters in another case, or an edit distance of at most 2. */
@@ -216,24 +270,37 @@ export function closest(name: string, known: readonly string[]): string | undefi
   if (sameCase) return sameCase;
   let best: { key: string; d: number } | undefined;
   for (const key of known) {
-    const d = editDistance(lower, key.toLowerCase());
     const limit = Math.max(1, Math.min(2, Math.floor(Math.max(name.length, key.length) / 3)));
+    // The distance is at least the difference in length: a long key from the file costs nothing.
+    if (Math.abs(name.length - key.length) > limit) continue;
+    const d = editDistance(lower, key.toLowerCase(), limit);
     if (d <= limit && (!best || d < best.d)) best = { key, d };
   }
   return best?.key;
 }
 
-/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  const at = (i: number, j: number) => d[i]?.[j] ?? Number.MAX_SAFE_INTEGER;
+/**
+ * Optimal string alignment distance (insertions, deletions, substitutions and swaps of neighbours),
+ * or `limit + 1` as soon as it is certain to exceed `limit`. Three rolling rows: a file of thousands
+ * of unknown keys compares each with every known key of similar length.
+ */
+function editDistance(a: string, b: string, limit: number): number {
+  let before = new Int32Array(b.length + 1);
+  let previous = Int32Array.from({ length: b.length + 1 }, (_, j) => j);
+  let current = new Int32Array(b.length + 1);
   for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
-      (d[i] as number[])[j] = best;
+      let best = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] ?? 0) + 1);
+      current[j] = best;
+      rowMin = Math.min(rowMin, best);
     }
+    // Row minima never decrease further down, so the distance is at least this one.
+    if (rowMin > limit) return limit + 1;
+    [before, previous, current] = [previous, current, before];
   }
-  return at(a.length, b.length);
+  return Math.min(previous[b.length] ?? limit + 1, limit + 1);
 }

@@ -66,19 +66,24 @@ export function pruneDisabled(data: unknown, schema: SchemaNode, path: PathSegme
   return disabled;
 }
 
-/** True when `path` lies at or below one of the `disabled` section paths. */
-export function isUnder(path: readonly PathSegment[], disabled: readonly PathSegment[][]): boolean {
-  return disabled.some((prefix) => prefix.length <= path.length && prefix.every((seg, i) => seg === path[i]));
-}
-
-/** Paths of the `x-required` strings left empty in the sections that are in use. */
-export function emptyRequired(data: unknown, schema: SchemaNode, disabled: readonly PathSegment[][], path: PathSegment[] = []): PathSegment[][] {
-  if (isUnder(path, disabled)) return [];
-  if (schema['x-required'] && data === '') return [path];
-  if (Array.isArray(data) && schema.items) {
-    const items = schema.items;
-    return data.flatMap((item, i) => emptyRequired(item, items, disabled, [...path, i]));
-  }
-  if (!isRecord(data) || !schema.properties) return [];
-  return Object.entries(schema.properties).flatMap(([key, child]) => emptyRequired(data[key], child, disabled, [...path, key]));
+/**
+ * Paths of the `x-required` strings left empty in the sections that are in use. The walk goes top
+ * down and stops at a disabled section, so one lookup per node (not one per disabled section)
+ * decides: linear however many list items were disabled.
+ */
+export function emptyRequired(data: unknown, schema: SchemaNode, disabled: readonly PathSegment[][]): PathSegment[][] {
+  const skip = new Set(disabled.map((path) => JSON.stringify(path)));
+  const out: PathSegment[][] = [];
+  const walk = (value: unknown, node: SchemaNode, path: PathSegment[]): void => {
+    if (skip.has(JSON.stringify(path))) return;
+    if (node['x-required'] && value === '') out.push(path);
+    else if (Array.isArray(value) && node.items) {
+      const items = node.items;
+      value.forEach((item, i) => walk(item, items, [...path, i]));
+    } else if (isRecord(value) && node.properties) {
+      for (const [key, child] of Object.entries(node.properties)) walk(value[key], child, [...path, key]);
+    }
+  };
+  walk(data, schema, []);
+  return out;
 }

@@ -6,8 +6,10 @@ import { AUDIT_COLUMN_NAMES } from '../datamodel/audit.js';
 import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../platform/monsaas-events.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../platform/tsdb-points.js';
 import { TAG_NAME_PATTERN } from './builders.js';
-import type { SvcConfig } from './schema.js';
-import type { PathSegment } from './walk.js';
+import { quote } from './errors.js';
+import { ConfigFileSchema, type SvcConfig } from './schema.js';
+import { getPath, isRecord } from '../util/records.js';
+import { schemaAt, type PathSegment, type SchemaNode } from './walk.js';
 
 export interface RuleFinding {
   severity: 'error' | 'warning';
@@ -21,6 +23,12 @@ export function auditDestinationTypes(type: string): string[] {
   return [...new Set(type.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
 }
 
+/** Names from the file in a message: each quoted (so bounded), at most five, then how many more. */
+function names(list: readonly string[]): string {
+  const shown = list.slice(0, 5).map(quote).join(', ');
+  return list.length > 5 ? `${shown} and ${list.length - 5} more` : shown;
+}
+
 export function checkRules(c: SvcConfig): RuleFinding[] {
   const out: RuleFinding[] = [];
   const error = (path: PathSegment[], message: string) => out.push({ severity: 'error', path, message });
@@ -31,26 +39,28 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   }
 
   const defined = c.serversToMonitor.serverTagsDefinition;
+  const definedSet = new Set(defined);
   c.serversToMonitor.servers.forEach((server, i) => {
     const given = Object.keys(server.serverTags);
-    const missing = defined.filter((name) => !given.includes(name));
-    const extra = given.filter((name) => !defined.includes(name));
-    if (missing.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags'], `misses the tag${missing.length > 1 ? 's' : ''} ${missing.join(', ')} named in serverTagsDefinition`);
-    if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${extra.join(', ')} not named in serverTagsDefinition`);
+    const missing = defined.filter((name) => !Object.hasOwn(server.serverTags, name));
+    const extra = given.filter((name) => !definedSet.has(name));
+    if (missing.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags'], `misses the tag${missing.length > 1 ? 's' : ''} ${names(missing)} named in serverTagsDefinition`);
+    if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${names(extra)} not named in serverTagsDefinition`);
   });
 
   const audit = c.auditEvents;
   if (audit.enable && audit.destination.enable) {
-    const listed = audit.destination.type.split(',').map((t) => t.trim());
-    const dupes = listed.filter((t, i) => listed.indexOf(t) !== i);
-    if (dupes.length > 0) error(['auditEvents', 'destination', 'type'], `lists ${dupes.join(', ')} more than once`);
+    const once = new Set<string>();
+    const dupes = new Set<string>();
+    for (const t of audit.destination.type.split(',').map((w) => w.trim())) (once.has(t) ? dupes : once).add(t);
+    if (dupes.size > 0) error(['auditEvents', 'destination', 'type'], `lists ${names([...dupes])} more than once`);
     if (auditDestinationTypes(audit.destination.type).includes('tsdb') && !c.tsdbConfig.enable) {
       error(['auditEvents', 'destination', 'type'], 'includes tsdb but Svc.tsdbConfig.enable is false');
     }
     // A static tag becomes a tag or column next to the built-in ones: a name cannot be both.
     for (const writer of ['tsdb', 'parquet', 'tablefile'] as const) {
       audit.destination[writer].staticTags.forEach((tag, i) => {
-        if (AUDIT_COLUMN_NAMES.has(tag.name)) error(['auditEvents', 'destination', writer, 'staticTags', i, 'name'], `"${tag.name}" is a built-in column of audit events (docs/data-model.md); choose another name`);
+        if (AUDIT_COLUMN_NAMES.has(tag.name)) error(['auditEvents', 'destination', writer, 'staticTags', i, 'name'], `${quote(tag.name)} is a built-in column of audit events (docs/data-model.md); choose another name`);
       });
     }
   }
@@ -79,7 +89,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   for (const [on, names, path] of accountLists) {
     if (!on) continue;
     names.forEach((name, i) => {
-      if (!accounts.has(name)) error([...path, i], `account "${name}" has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
+      if (!accounts.has(name)) error([...path, i], `account ${quote(name)} has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
     });
   }
   const sendsEvents = (c.userEvents.enable && c.userEvents.sendToMonSaas.enable) || c.logEvents.sendToMonSaas.enable;
@@ -135,16 +145,16 @@ const LOG_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_LOG_EVENT_ATTRIBUTES
 function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: string) => void): void {
   const nameRule = (path: PathSegment[], name: string): boolean => {
     if (name === 'time') error(path, '"time" cannot be a tag name (it is the time column of the tsdb); choose another name');
-    else if (!TAG_NAME.test(name)) error(path, `"${name}" is not a valid tag name: use letters, digits and _, starting with a letter`);
+    else if (!TAG_NAME.test(name)) error(path, `${quote(name)} is not a valid tag name: use letters, digits and _, starting with a letter`);
     else return true;
     return false;
   };
   const builtIn = (path: PathSegment[], name: string, measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
     const section = measurement === USER_EVENTS_MEASUREMENT ? '§6.3' : '§6.4';
     if (toTsdb && BUILT_IN_POINT_NAMES[measurement].has(name)) {
-      error(path, `"${name}" is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`);
+      error(path, `${quote(name)} is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`);
     } else if (attributes !== null && attributes.has(name)) {
-      error(path, `"${name}" is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`);
+      error(path, `${quote(name)} is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`);
     }
   };
   const tagList = (base: PathSegment[], tags: readonly { name: string }[], measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
@@ -152,7 +162,7 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
     tags.forEach((tag, i) => {
       const path = [...base, i, 'name'];
       if (!nameRule(path, tag.name)) return;
-      if (seen.has(tag.name)) error(path, `tag "${tag.name}" is listed more than once`);
+      if (seen.has(tag.name)) error(path, `tag ${quote(tag.name)} is listed more than once`);
       seen.add(tag.name);
       builtIn(path, tag.name, measurement, toTsdb, attributes);
     });
@@ -172,7 +182,7 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
     const tagNames = new Set(log.tags.map((t) => t.name));
     const category = (path: PathSegment[], name: string): void => {
       if (!nameRule(path, name)) return;
-      if (tagNames.has(name)) error(path, `category "${name}" has the name of a tag in Svc.logEvents.tags; choose another name`);
+      if (tagNames.has(name)) error(path, `category ${quote(name)} has the name of a tag in Svc.logEvents.tags; choose another name`);
       else builtIn(path, name, LOG_EVENT_MEASUREMENT, log.sendToTsdb.enable, logAttributes);
     };
     const categorise = log.categorise;
@@ -185,7 +195,68 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
   if (monsaas && (userToMonSaas || logToMonSaas)) {
     const attributes = new Set([...(userToMonSaas ? USER_ATTRIBUTES : []), ...(logToMonSaas ? LOG_ATTRIBUTES : [])]);
     c.monsaas.event.attribute.static.forEach((attribute, i) => {
-      if (attributes.has(attribute.name)) error(['monsaas', 'event', 'attribute', 'static', i, 'name'], `"${attribute.name}" is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`);
+      if (attributes.has(attribute.name)) error(['monsaas', 'event', 'attribute', 'static', i, 'name'], `${quote(attribute.name)} is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`);
     });
   }
+}
+
+/** A feature the schema has settings for but Svc does not have yet. */
+export interface NotBuilt {
+  /** The feature's key or section below `Svc`; the docs mark it and everything below it. */
+  key: readonly string[];
+  /** The key (or section of keys) that turns it on, when not `key` itself. */
+  switches?: readonly string[];
+  /** The feature, as it reads in "…, but <feature> is not built yet". */
+  feature: string;
+}
+
+/**
+ * Every feature switch whose feature is not built yet: THE list. `svc validate-config` prints a
+ * warning for each one a file turns on (defaults included), start-up logs the same at WARN, the
+ * generated docs mark the keys, and the README's "Not built yet" list is checked against it.
+ * Building a feature removes its entry.
+ */
+export const NOT_BUILT: readonly NotBuilt[] = [
+  { key: ['anonTelemetry'], feature: 'anonymous telemetry' },
+  { key: ['systemInfo'], switches: ['systemInfo', 'enable'], feature: 'gathering host information' },
+  { key: ['configVisualisation'], switches: ['configVisualisation', 'enable'], feature: 'the config web view' },
+  { key: ['heartbeat'], switches: ['heartbeat', 'enable'], feature: 'the heartbeat' },
+  { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
+  { key: ['uptimeMonitor'], switches: ['uptimeMonitor', 'enable'], feature: 'the uptime monitor' },
+  { key: ['metricsEndpoint'], switches: ['metricsEndpoint', 'enable'], feature: 'the metrics endpoint' },
+  { key: ['errorTracking', 'logSummary'], switches: ['errorTracking', 'logSummary', 'enable'], feature: 'the daily error summary' },
+  { key: ['errorTracking', 'tsdb'], switches: ['errorTracking', 'tsdb', 'enable'], feature: 'writing error events to the tsdb' },
+  { key: ['serversToMonitor'], switches: ['serversToMonitor', 'servers'], feature: 'the health poller' },
+  { key: ['userSessions'], switches: ['userSessions', 'enableSessionExtract'], feature: 'the user-session poller' },
+  { key: ['appNames'], switches: ['appNames', 'enableAppNameExtract'], feature: 'the app-name poller' },
+  { key: ['logEvents', 'enginePerformanceMonitor', 'appNameLookup'], switches: ['logEvents', 'enginePerformanceMonitor', 'appNameLookup', 'enable'], feature: 'the app-name poller it takes names from' },
+  { key: ['monsaas', 'metric', 'dynamic'], feature: 'the health poller these metrics come from' },
+  { key: ['tsdbConfig', 'includeFields'], feature: 'the health poller these app lists come from' },
+  { key: ['cert'], feature: 'the platform polling that would present this certificate' },
+];
+
+const ROOT = ConfigFileSchema as SchemaNode;
+
+/** The keys at or below `path` that are on: true, a non-empty text or a non-empty list. */
+function onAt(value: unknown, path: PathSegment[]): PathSegment[][] {
+  if (value === true || (typeof value === 'string' && value !== '') || (Array.isArray(value) && value.length > 0)) return [path];
+  if (isRecord(value)) return Object.entries(value).flatMap(([key, child]) => onAt(child, [...path, key]));
+  return [];
+}
+
+/** A warning for every switch of NOT_BUILT this config turns on; a default that is on says so. */
+export function notBuiltFindings(c: SvcConfig): RuleFinding[] {
+  return NOT_BUILT.flatMap(({ key, switches = key, feature }) =>
+    onAt(getPath(c, switches), [...switches]).map((path): RuleFinding => {
+      const value = getPath(c, path);
+      const byDefault = schemaAt(ROOT, ['Svc', ...path])?.default === value ? ' (the default)' : '';
+      const state = value === true ? `is true${byDefault}` : Array.isArray(value) ? `lists ${value.length} item${value.length === 1 ? '' : 's'}` : 'is set';
+      return { severity: 'warning', path, message: `${state}, but ${feature} is not built yet: this setting has no effect` };
+    }),
+  );
+}
+
+/** For the generated docs: the not-built feature whose key is exactly `path` (below Svc), if any. */
+export function notBuiltFeature(path: readonly string[]): string | undefined {
+  return NOT_BUILT.find(({ key }) => key.length === path.length && key.every((seg, i) => seg === path[i]))?.feature;
 }

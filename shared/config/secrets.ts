@@ -1,7 +1,7 @@
 /** Which config values are secrets, derived from the schema's `x-secret` annotations. */
 import { ConfigFileSchema } from './schema.js';
 import { isRecord } from '../util/records.js';
-import { visitSchema, type SchemaNode } from './walk.js';
+import { childSchema, visitSchema, type PathSegment, type SchemaNode } from './walk.js';
 
 const ROOT = ConfigFileSchema as SchemaNode;
 
@@ -15,20 +15,38 @@ export const SECRET_KEYS: readonly string[] = (() => {
   return [...names].sort();
 })();
 
-/** Every non-empty secret value of a loaded config, longest first, so logs and dumps can scrub them from free text. */
-export function secretValues(config: unknown): string[] {
+/**
+ * Whether the value at `path` (below the file's root, `Svc` first) is a secret: a key marked
+ * `x-secret`, or any value inside a mapping marked `x-secret-values` (server headers).
+ */
+export function isSecretPath(path: readonly PathSegment[]): boolean {
+  let node: SchemaNode | undefined = ROOT;
+  for (const seg of path) {
+    if (node === undefined) return false;
+    if (node['x-secret'] || (node['x-secret-values'] && typeof seg === 'string')) return true;
+    node = childSchema(node, seg);
+  }
+  return node?.['x-secret'] === true;
+}
+
+/**
+ * Every secret value of a loaded config of at least `minLength` characters, longest first, so logs
+ * and dumps can scrub them from free text. (Free-text scrubbing skips shorter ones by default: a
+ * 2-character secret would be replaced inside ordinary words.)
+ */
+export function secretValues(config: unknown, minLength = 4): string[] {
   const found = new Set<string>();
   const walk = (value: unknown, schema: SchemaNode | undefined): void => {
     if (schema === undefined) return;
     if (typeof value === 'string') {
-      if (schema['x-secret'] && value.length >= 4) found.add(value);
+      if (schema['x-secret'] && value.length >= minLength) found.add(value);
       return;
     }
     if (Array.isArray(value)) return value.forEach((item) => walk(item, schema.items));
     if (!isRecord(value)) return;
     for (const [key, child] of Object.entries(value)) {
-      const sub = schema.properties?.[key] ?? Object.values(schema.patternProperties ?? {})[0];
-      if (schema['x-secret-values'] && typeof child === 'string' && child.length >= 4) found.add(child);
+      const sub = childSchema(schema, key);
+      if (schema['x-secret-values'] && typeof child === 'string' && child.length >= minLength) found.add(child);
       walk(child, sub);
     }
   };

@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import later from '@breejs/later';
+import { MAX_QUOTED_CHARS, quote } from './errors.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 
 export interface ConfigFile {
@@ -21,7 +22,7 @@ function makeAjv(): Ajv {
     const position = scheduleErrorPosition(data);
     if (position === -1) return true;
     validateSchedule.errors = [
-      { keyword: 'x-schedule', message: `cannot be parsed as a text schedule from position ${position} ("${data.slice(position, position + 20)}")`, params: { position } },
+      { keyword: 'x-schedule', message: `cannot be parsed as a text schedule from position ${position} (${quote(data.slice(position, position + MAX_QUOTED_CHARS + 1))})`, params: { position } },
     ];
     return false;
   };

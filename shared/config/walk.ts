@@ -28,13 +28,18 @@ export interface SchemaNode {
   'x-expect'?: string;
 }
 
+/** The schema of the value at `seg` inside a value that `node` governs, if any. */
+export function childSchema(node: SchemaNode, seg: PathSegment): SchemaNode | undefined {
+  if (typeof seg === 'number') return node.items;
+  return node.properties?.[seg] ?? Object.values(node.patternProperties ?? {})[0];
+}
+
 /** The schema that governs the value at `path` below `root`, if any. */
 export function schemaAt(root: SchemaNode, path: readonly PathSegment[]): SchemaNode | undefined {
   let node: SchemaNode | undefined = root;
   for (const seg of path) {
     if (node === undefined) return undefined;
-    if (typeof seg === 'number') node = node.items;
-    else node = node.properties?.[seg] ?? Object.values(node.patternProperties ?? {})[0];
+    node = childSchema(node, seg);
   }
   return node;
 }

@@ -153,7 +153,45 @@ function isTty(stream: NodeJS.WritableStream): boolean {
   return 'isTTY' in stream && stream.isTTY === true;
 }
 
+/** The log directory cannot take log files: it cannot be created, or a file in it cannot be opened. */
+export class LogDirectoryError extends Error {
+  override readonly name = 'LogDirectoryError';
+  constructor(
+    /** The directory, resolved. */
+    readonly directory: string,
+    /** Why, in words (from the error code): "a part of the path is a file, not a directory". */
+    readonly reason: string,
+  ) {
+    super(`cannot write log files in ${directory}: ${reason}`);
+  }
+}
+
+const FS_REASONS: Readonly<Record<string, string>> = {
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'it exists and is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EISDIR: 'the log file name is taken by a directory',
+};
+
+function fsReason(err: unknown): string {
+  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  if (code !== undefined) return FS_REASONS[code] ?? code;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Opens today's log file in `directory` (created if missing); rejects with LogDirectoryError. */
 async function openLogFile(directory: string): Promise<SonicBoom> {
+  try {
+    return await openRollingFile(directory);
+  } catch (err) {
+    throw new LogDirectoryError(directory, fsReason(err));
+  }
+}
+
+async function openRollingFile(directory: string): Promise<SonicBoom> {
   await mkdir(directory, { recursive: true });
   const boom = await pinoRoll({
     file: join(directory, FILE_BASE),

@@ -1,5 +1,6 @@
 /** The `svc` command as a user runs it: the linked bin in node_modules/.bin, real child processes. */
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,11 @@ import { envelope } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
+/** The not-built-yet warnings every config gets unless it switches these defaults off. */
+const DEFAULT_NOT_BUILT = [
+  'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',
+  'Svc.uptimeMonitor.enable: is true (the default), but the uptime monitor is not built yet: this setting has no effect',
+];
 
 function svc(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
   return spawnSync(SVC, args, { cwd: opts.cwd ?? REPO_ROOT, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '', ...opts.env }, timeout: 20_000 });
@@ -47,13 +53,58 @@ describe('svc command line', () => {
     expect(svc(['validate-config', '--config']).status).toBe(2);
   });
 
-  it('validates config/full.yaml, config/local.yaml and config/udp-demo.yaml', () => {
+  it('validates config/full.yaml, config/local.yaml and config/udp-demo.yaml (warning only about the not-built features on by default)', () => {
     for (const file of ['config/full.yaml', 'config/local.yaml', 'config/udp-demo.yaml']) {
       const run = svc(['validate-config', '--config', file]);
-      expect(run.stderr).toBe('');
+      expect(run.stderr).toBe(DEFAULT_NOT_BUILT.map((w) => `warning: ${w}\n`).join(''));
       expect(run.status).toBe(0);
       expect(run.stdout).toBe(`${file}: configuration is valid\n`);
     }
+  });
+
+  it('warns about every switch of a feature that is not built yet, naming the key, and still exits 0', () => {
+    const { file } = tempConfig(
+      [
+        'Svc:',
+        '  heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}',
+        '  metricsEndpoint: {enable: true}',
+        '  containerHealthCheck: {enable: true}',
+        '  configVisualisation: {enable: true}',
+        '  appNames: {enableAppNameExtract: true, hostIP: platform.example.com}',
+        '  userSessions: {enableSessionExtract: true}',
+        '  serversToMonitor: {servers: [{host: "n1:4747", serverName: n1}]}',
+        '',
+      ].join('\n'),
+    );
+    const run = svc(['validate-config', '--config', file]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(`${file}: configuration is valid\n`);
+    const keys = run.stderr.trimEnd().split('\n').map((line) => /^warning: (Svc\.[\w.]+): .* is not built yet: this setting has no effect$/.exec(line)?.[1]);
+    expect(keys).toEqual([
+      'Svc.systemInfo.enable',
+      'Svc.configVisualisation.enable',
+      'Svc.heartbeat.enable',
+      'Svc.containerHealthCheck.enable',
+      'Svc.uptimeMonitor.enable',
+      'Svc.metricsEndpoint.enable',
+      'Svc.serversToMonitor.servers',
+      'Svc.userSessions.enableSessionExtract',
+      'Svc.appNames.enableAppNameExtract',
+    ]);
+  });
+
+  it('--help describes only what is built: no pollers, local endpoints or forwarding to the cloud', () => {
+    const help = (args: string[]) => {
+      const run = svc(args);
+      expect(run.status, args.join(' ')).toBe(0);
+      return run.stdout.replace(/\s+/g, ' ');
+    };
+    for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help']]) {
+      expect(help(args), args.join(' ')).not.toMatch(/poll|endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    }
+    const edge = help(['edge', '--help']);
+    expect(edge).not.toMatch(/poll|endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    expect(edge).toContain('run the edge agent: the UDP listeners, with the durable local queue and the writers behind them (no audit API)');
   });
 
   it('reports all problems of a bad file with line and column and exits 1', () => {
@@ -109,6 +160,68 @@ describe('svc command line', () => {
       const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string; file?: string; chosenBy?: string });
       expect(lines[0]).toMatchObject({ level: 'info', file, chosenBy: 'option', msg: `loaded configuration from ${file} (chosen by --config)` });
       expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^svc ${mode} 15\\.0\\.0 running`)), 'received SIGTERM: shutting down', 'shutdown complete']));
+      // The same warnings as validate-config, at WARN, for the not-built features on by default.
+      expect(lines.filter((l) => l.level === 'warn' && l.msg.includes('is not built yet')).map((l) => l.msg)).toEqual(DEFAULT_NOT_BUILT);
+    });
+  }
+});
+
+describe('hostile config files are config errors: exit 1, `file:line:column Svc.path: problem`, no stack', () => {
+  const noStack = (text: string) => expect(text).not.toMatch(/^\s+at |Error:|node:internal/m);
+
+  it('answers an alias bomb, 10 MB of random bytes and a file of 40,000 unknown keys each with a short report', () => {
+    const bomb = tempConfig(['Svc:', '  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]', ...'bcdefghi'.split('').map((k, i) => `  ${k}: &${k} [${Array(9).fill(`*${'abcdefgh'[i] ?? ''}`).join(', ')}]`), ''].join('\n'));
+    const bombRun = svc(['validate-config', '--config', bomb.file]);
+    expect(bombRun.status).toBe(1);
+    expect(bombRun.stderr).toMatch(new RegExp(`^svc: the configuration in .* cannot be used \\(1 problem\\):\\n  ${bomb.file}:\\d+:\\d+ Svc\\.[a-i]\\[\\d+\\]: aliases expand to more than 10,000 values in total \\(a guard against alias bombs\\)\\n$`));
+
+    const random = tempConfig('');
+    writeFileSync(random.file, randomBytes(10 * 1024 * 1024));
+    const randomRun = svc(['validate-config', '--config', random.file]);
+    expect(randomRun.status).toBe(1);
+    expect(randomRun.stderr).toBe(`svc: the configuration in ${random.file} cannot be used (1 problem):\n  ${random.file} the file is 10.0 MiB; a config file may be at most 1.0 MiB (1,048,576 bytes)\n`);
+
+    const many = tempConfig(`Svc:\n${Array.from({ length: 40_000 }, (_, i) => `  unknownKey${i}: ${i}\n`).join('')}`);
+    const manyRun = svc(['validate-config', '--config', many.file]);
+    expect(manyRun.status).toBe(1);
+    const lines = manyRun.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe(`svc: the configuration in ${many.file} cannot be used (40,000 problems):`);
+    expect(lines).toHaveLength(52);
+    expect(lines[1]).toMatch(new RegExp(`^  ${many.file}:2:3 Svc\\.unknownKey0: unknown key \\(known keys here: logLevel, `));
+    expect(lines[51]).toBe('  … and 39,950 more problems (fix these and check again)');
+    expect(manyRun.stderr.length).toBeLessThan(40_000);
+    for (const run of [bombRun, randomRun, manyRun]) {
+      noStack(run.stderr);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  // In a child process: the old loader blocked in open() until a writer came, which no test timeout interrupts.
+  it.skipIf(process.platform === 'win32')('refuses a named pipe at once instead of waiting for a writer', () => {
+    const { dir } = tempConfig('');
+    const fifo = join(dir, 'pipe.yaml');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const run = svc(['validate-config', '--config', fifo]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`svc: the configuration in ${fifo} cannot be used (1 problem):\n  ${fifo} cannot read the config file: not a regular file\n`);
+  });
+
+  it('never prints the value of a secret key', () => {
+    const { file } = tempConfig('Svc:\n  auditEvents:\n    enable: true\n    apiToken: 94970565497315\n');
+    const run = svc(['validate-config', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`svc: the configuration in ${file} cannot be used (1 problem):\n  ${file}:4:15 Svc.auditEvents.apiToken: must be a string (got a number; the value of a secret is not shown)\n`);
+  });
+
+  for (const mode of ['edge', 'local'] as const) {
+    it(`\`svc ${mode}\` refuses to start when Svc.logDirectory cannot take log files, naming the key and the path`, () => {
+      // Below a regular file: no directory can be made there, whoever runs the test (root included).
+      const { dir, file } = tempConfig('Svc:\n  fileLogging: true\n  logDirectory: not-a-dir/log\n');
+      writeFileSync(join(dir, 'not-a-dir'), 'a regular file');
+      const run = svc([mode, '--config', file], { cwd: dir });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(`svc: cannot start: ${file} Svc.logDirectory: cannot write log files in ${join(dir, 'not-a-dir', 'log')}: a part of the path is a file, not a directory (Svc.fileLogging is true)\n`);
+      expect(run.stdout).toBe('');
     });
   }
 });

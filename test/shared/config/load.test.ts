@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, formatIssue, type ConfigIssue } from '../../../shared/config/errors.js';
+import { ConfigError, formatIssue, formatIssues, MAX_MESSAGE_CHARS, MAX_PATH_CHARS, MAX_PRINTED_ISSUES, type ConfigIssue } from '../../../shared/config/errors.js';
 import { chooseConfigFile, closest, loadConfigFile, parseConfigText } from '../../../shared/config/load.js';
+import { MAX_CONFIG_BYTES } from '../../../shared/config/read.js';
 
 /** The issues a config text produces (none when valid). */
 function issuesOf(text: string, env: NodeJS.ProcessEnv = {}): ConfigIssue[] {
@@ -85,8 +86,8 @@ describe('errors are reported all at once with file:line:column and the key path
     expect(formatIssue(found[0] as ConfigIssue)).toBe('svc.yaml:2:13 YAML syntax error: Nested mappings are not allowed in compact mappings');
   });
 
-  it('reports a duplicated key as a syntax error', () => {
-    expect(lines('Svc:\n  logLevel: info\n  logLevel: debug\n')[0]).toMatch(/^svc\.yaml:3:3 YAML syntax error: .*unique/i);
+  it('reports a duplicated key at its second place, with its path', () => {
+    expect(lines('Svc:\n  logLevel: info\n  logLevel: debug\n')).toEqual(['svc.yaml:3:3 Svc.logLevel: the same key is set twice in this mapping; keys must be unique']);
   });
 
   it('suggests the known key for likely typos, including case', () => {
@@ -230,8 +231,8 @@ describe('cross-field rules', () => {
       '          rack: r1',
     );
     expect(lines(text)).toEqual([
-      'svc.yaml:11:11 Svc.serversToMonitor.servers[1].serverTags: misses the tag role named in serverTagsDefinition',
-      'svc.yaml:12:17 Svc.serversToMonitor.servers[1].serverTags.rack: tag rack not named in serverTagsDefinition',
+      'svc.yaml:11:11 Svc.serversToMonitor.servers[1].serverTags: misses the tag "role" named in serverTagsDefinition',
+      'svc.yaml:12:17 Svc.serversToMonitor.servers[1].serverTags.rack: tag "rack" not named in serverTagsDefinition',
     ]);
   });
 
@@ -240,7 +241,7 @@ describe('cross-field rules', () => {
       yaml('Svc:', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', `      type: ${type}`, ...(tsdb ? ['  tsdbConfig:', '    enable: true'] : []));
     expect(issuesOf(dest('parquet, json, tablefile'))).toEqual([]);
     expect(lines(dest('parquet, csv'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: must be a comma-delimited list of tsdb, parquet, tablefile, json (got "parquet, csv")']);
-    expect(lines(dest('json,json'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: lists json more than once']);
+    expect(lines(dest('json,json'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: lists "json" more than once']);
     expect(lines(dest('tsdb'))).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: includes tsdb but Svc.tsdbConfig.enable is false']);
     expect(issuesOf(dest('tsdb', true))).toEqual([]);
   });
@@ -283,5 +284,129 @@ describe('choosing and reading the file', () => {
   it('refuses other extensions and missing files clearly', () => {
     expect(() => loadConfigFile('config.json')).toThrow(/must end in \.yaml or \.yml \(got "\.json"\)/);
     expect(() => loadConfigFile(join(tmpdir(), 'does-not-exist.yaml'))).toThrow(/cannot read the config file: no such file/);
+  });
+});
+
+describe('large files: every check is linear and the report is bounded', () => {
+  /** A generated file just under MAX_CONFIG_BYTES: `count` unknown keys in Svc. */
+  const unknownKeys = (count: number) => `Svc:\n${Array.from({ length: count }, (_, i) => `  unknownKey${String(i).padStart(6, '0')}: ${i}\n`).join('')}`;
+
+  it('reports every one of 40,000 unknown keys, and prints the first 50 and how many more', () => {
+    const text = unknownKeys(40_000);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_CONFIG_BYTES);
+    let error: unknown;
+    try {
+      parseConfigText(text, 'big.yaml', {});
+    } catch (err) {
+      error = err;
+    }
+    if (!(error instanceof ConfigError)) throw new Error('expected a ConfigError');
+    expect(error.issues).toHaveLength(40_000);
+    expect(formatIssue(error.issues[39_999] as ConfigIssue)).toMatch(/^big\.yaml:40001:3 Svc\.unknownKey039999: unknown key \(known keys here: logLevel,/);
+    const printed = formatIssues(error.issues);
+    expect(printed).toHaveLength(MAX_PRINTED_ISSUES + 1);
+    expect(printed[MAX_PRINTED_ISSUES]).toBe('… and 39,950 more problems (fix these and check again)');
+    expect(error.message.split('\n')).toHaveLength(MAX_PRINTED_ISSUES + 2);
+    expect(error.message.length).toBeLessThan(MAX_PRINTED_ISSUES * 600);
+  });
+
+  it('checks 10,000 servers with user sessions switched off (one lookup per key, not one per disabled section)', () => {
+    const servers = Array.from({ length: 10_000 }, (_, i) => `      - {host: "n${i}:4747", serverName: n${i}, userSessions: {enable: false, host: <unused>}}`);
+    const { config } = parseConfigText(yaml('Svc:', '  serversToMonitor:', '    servers:', ...servers), 'svc.yaml', {});
+    expect(config.serversToMonitor.servers).toHaveLength(10_000);
+    expect(config.serversToMonitor.servers[9_999]?.userSessions).toEqual({ enable: false, host: '', virtualProxies: [] });
+  });
+
+  it('finds a repeated audit writer and missing server tags among tens of thousands of names', () => {
+    const many = Array.from({ length: 30_000 }, () => 'json').join(',');
+    const dest = lines(yaml('Svc:', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', `      type: ${many}`));
+    expect(dest).toEqual(['svc.yaml:6:13 Svc.auditEvents.destination.type: lists "json" more than once']);
+    const tagNames = Array.from({ length: 20_000 }, (_, i) => `t${i}`);
+    const tags = lines(yaml('Svc:', '  serversToMonitor:', `    serverTagsDefinition: [${tagNames.join(', ')}]`, '    servers:', '      - {host: "n1:4747", serverName: n1}'));
+    expect(tags).toEqual(['svc.yaml:5:9 Svc.serversToMonitor.servers[0].serverTags: misses the tags "t0", "t1", "t2", "t3", "t4" and 19995 more named in serverTagsDefinition']);
+  });
+
+  it('rejects a 500,000-character URL ending in a space (the URL pattern backtracks linearly)', () => {
+    const url = `https://${'a'.repeat(500_000)} `;
+    expect(lines(yaml('Svc:', '  heartbeat:', '    enable: true', `    remoteURL: "${url}"`))).toEqual([
+      `svc.yaml:4:16 Svc.heartbeat.remoteURL: must be an absolute http:// or https:// URL (got "https://${'a'.repeat(31)}…")`,
+    ]);
+  });
+
+  it('quotes at most 40 characters of any value, key or name from the file', () => {
+    const long = 'x'.repeat(100_000);
+    // YAML itself caps a key at 1024 characters.
+    const found = lines(yaml('Svc:', `  logLevel: ${long}`, `  ${long.slice(0, 1000)}: 1`, '  userEvents:', '    enable: true', `    tags: [{name: "${long} y", value: a}]`));
+    expect(found).toEqual([
+      `svc.yaml:2:13 Svc.logLevel: must be one of silly, debug, verbose, info, warn, error (got "${'x'.repeat(39)}…")`,
+      expect.stringMatching(/^svc\.yaml:3:3 Svc\.x{195}…: unknown key \(known keys here: /),
+      `svc.yaml:6:19 Svc.userEvents.tags[0].name: must be a name of letters, digits and _ that starts with a letter and is not "time" (got "${'x'.repeat(39)}…")`,
+    ]);
+    for (const line of found) expect(line.length).toBeLessThan(MAX_PATH_CHARS + MAX_MESSAGE_CHARS + 40);
+  });
+});
+
+describe('no message shows the value of a secret', () => {
+  const SECRET = 'Zx9-not-for-your-eyes-94970565497315';
+  const expectHidden = (found: string[], ...hidden: string[]) => {
+    expect(found.length).toBeGreaterThan(0);
+    for (const line of found) for (const value of [SECRET, ...hidden]) expect(line).not.toContain(value);
+  };
+
+  it('says a secret has the wrong type without quoting it (the tester\'s apiToken: 94970565497315)', () => {
+    const found = lines(yaml('Svc:', '  auditEvents:', '    enable: true', '    apiToken: 94970565497315'));
+    expect(found).toEqual(['svc.yaml:4:15 Svc.auditEvents.apiToken: must be a string (got a number; the value of a secret is not shown)']);
+  });
+
+  it('says a secret breaks its pattern by its length only', () => {
+    const found = lines(yaml('Svc:', '  userEvents:', '    enable: true', '    sendToMonSaas:', '      enable: true', '      scrambleSecret: Zx9-short'));
+    expect(found).toEqual(['svc.yaml:6:23 Svc.userEvents.sendToMonSaas.scrambleSecret: must be empty or at least 16 characters (got a text of 9 characters; the value of a secret is not shown)']);
+  });
+
+  it('hides secrets inside lists and secret-valued mappings, and secrets from the environment', () => {
+    const found = lines(
+      yaml(
+        'Svc:',
+        '  thirdPartyToolsCredentials:',
+        `    monsaas: [{accountName: ops, accountId: "1", insertApiKey: [${SECRET}]}]`,
+        '  serversToMonitor:',
+        '    servers:',
+        `      - {host: "n1:4747", serverName: n1, headers: {X-Api-Key: 94970565497315}}`,
+        '  userEvents:',
+        '    enable: true',
+        '    sendToMonSaas:',
+        '      enable: true',
+        '      scrambleSecret: ${env:SCRAMBLE}',
+      ),
+      { SCRAMBLE: 'Zx9-from-env' },
+    );
+    expect(found).toEqual([
+      'svc.yaml:3:64 Svc.thirdPartyToolsCredentials.monsaas[0].insertApiKey: must be a non-empty string (got a list)',
+      'svc.yaml:6:64 Svc.serversToMonitor.servers[0].headers.X-Api-Key: must be a string (got a number; the value of a secret is not shown)',
+      'svc.yaml:11:23 Svc.userEvents.sendToMonSaas.scrambleSecret: must be empty or at least 16 characters (got a text of 12 characters; the value of a secret is not shown)',
+    ]);
+    expectHidden(found, '94970565497315', 'Zx9-from-env');
+  });
+
+  it('does not echo the value of a misspelled secret key ("did you mean")', () => {
+    const found = lines(yaml('Svc:', '  auditEvents:', '    enable: true', `    apitoken: ${SECRET}`));
+    expect(found).toEqual(['svc.yaml:4:5 Svc.auditEvents.apitoken: unknown key; did you mean "apiToken"?']);
+    expectHidden(found);
+  });
+
+  it('redacts a secret that a rule would quote as a name (an API key pasted as the account name)', () => {
+    const found = lines(
+      yaml(
+        'Svc:',
+        '  thirdPartyToolsCredentials:',
+        `    monsaas: [{accountName: ops, accountId: "1", insertApiKey: ${SECRET}}]`,
+        '  monsaas:',
+        '    enable: true',
+        '    metric:',
+        '      url: https://metrics.example.com/v1',
+        `      destinationAccount: [${SECRET}]`,
+      ),
+    );
+    expect(found).toEqual(['svc.yaml:8:28 Svc.monsaas.metric.destinationAccount[0]: account "[REDACTED]" has no credentials in Svc.thirdPartyToolsCredentials.monsaas']);
   });
 });

@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatIssue } from '../../../shared/config/errors.js';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { checkRules } from '../../../shared/config/rules.js';
+import { checkRules, NOT_BUILT, notBuiltFindings } from '../../../shared/config/rules.js';
+import { ConfigFileSchema } from '../../../shared/config/schema.js';
+import { schemaAt, type SchemaNode } from '../../../shared/config/walk.js';
 
 /** The formatted issues of a config below `Svc:` (none when it loads). */
 function issues(...lines: string[]): string[] {
@@ -147,5 +149,76 @@ describe('checkRules directly', () => {
       { severity: 'error', path: ['userEvents', 'tags', 0, 'name'], message: '"time" cannot be a tag name (it is the time column of the tsdb); choose another name' },
       { severity: 'error', path: ['userEvents', 'tags', 1, 'name'], message: '"bad name" is not a valid tag name: use letters, digits and _, starting with a letter' },
     ]);
+  });
+});
+
+describe('switches of features that are not built yet', () => {
+  const notBuilt = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).notBuilt;
+
+  it('warns about the two that are on by default, saying so', () => {
+    expect(notBuilt()).toEqual([
+      'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',
+      'Svc.uptimeMonitor.enable: is true (the default), but the uptime monitor is not built yet: this setting has no effect',
+    ]);
+    expect(notBuilt('systemInfo: {enable: false}', 'uptimeMonitor: {enable: false}')).toEqual([]);
+  });
+
+  it('names every key that turns one on: flags, metric groups, server lists and certificate files', () => {
+    const found = notBuilt(
+      'systemInfo: {enable: false}',
+      'uptimeMonitor: {enable: false}',
+      'anonTelemetry: false',
+      'heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}',
+      'metricsEndpoint: {enable: true}',
+      'containerHealthCheck: {enable: true}',
+      'configVisualisation: {enable: true}',
+      'errorTracking: {enable: true, logSummary: {enable: true}, tsdb: {enable: true}}',
+      'appNames: {enableAppNameExtract: true, hostIP: platform.example.com}',
+      'userSessions: {enableSessionExtract: true}',
+      'serversToMonitor: {servers: [{host: "n1:4747", serverName: n1}]}',
+      'monsaas: {enable: true, metric: {url: "https://m.example.com/", dynamic: {engine: {cpu: {enable: true}}, cache: {cache: {enable: true}}}}}',
+      'tsdbConfig: {enable: true, includeFields: {loadedDocs: true}}',
+      'cert: {clientCert: /etc/svc/client.pem}',
+      'logEvents: {source: {engine: {enable: true}}, enginePerformanceMonitor: {enable: true, appNameLookup: {enable: true}}}',
+    );
+    expect(found.map((line) => line.slice(0, line.indexOf(':')))).toEqual([
+      'Svc.configVisualisation.enable',
+      'Svc.heartbeat.enable',
+      'Svc.containerHealthCheck.enable',
+      'Svc.metricsEndpoint.enable',
+      'Svc.errorTracking.logSummary.enable',
+      'Svc.errorTracking.tsdb.enable',
+      'Svc.serversToMonitor.servers',
+      'Svc.userSessions.enableSessionExtract',
+      'Svc.appNames.enableAppNameExtract',
+      'Svc.logEvents.enginePerformanceMonitor.appNameLookup.enable',
+      'Svc.monsaas.metric.dynamic.engine.cpu.enable',
+      'Svc.monsaas.metric.dynamic.cache.cache.enable',
+      'Svc.tsdbConfig.includeFields.loadedDocs',
+      'Svc.cert.clientCert',
+    ]);
+    expect(found).toContain('Svc.serversToMonitor.servers: lists 1 item, but the health poller is not built yet: this setting has no effect');
+    expect(found).toContain('Svc.cert.clientCert: is set, but the platform polling that would present this certificate is not built yet: this setting has no effect');
+    expect(notBuilt('uptimeMonitor: {enable: false}', 'anonTelemetry: true')).toEqual([
+      'Svc.anonTelemetry: is true, but anonymous telemetry is not built yet: this setting has no effect',
+      'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',
+    ]);
+  });
+
+  it('says nothing about a switch inside a section that is off (its settings are not used)', () => {
+    expect(notBuilt('systemInfo: {enable: false}', 'uptimeMonitor: {enable: false}', 'errorTracking: {enable: false, logSummary: {enable: true}}', 'monsaas: {enable: false, metric: {dynamic: {engine: {cpu: {enable: true}}}}}')).toEqual([]);
+  });
+
+  it('names only keys that exist in the schema', () => {
+    const root = ConfigFileSchema as SchemaNode;
+    for (const { key, switches = key } of NOT_BUILT) {
+      expect(schemaAt(root, ['Svc', ...key]), key.join('.')).toBeDefined();
+      expect(schemaAt(root, ['Svc', ...switches]), switches.join('.')).toBeDefined();
+    }
+  });
+
+  it('is computed from the loaded config by notBuiltFindings', () => {
+    const { config } = parseConfigText('Svc:\n  uptimeMonitor:\n    enable: false\n', 'svc.yaml', {});
+    expect(notBuiltFindings(config)).toEqual([{ severity: 'warning', path: ['systemInfo', 'enable'], message: 'is true (the default), but gathering host information is not built yet: this setting has no effect' }]);
   });
 });

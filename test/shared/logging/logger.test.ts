@@ -1,10 +1,11 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it, expect, afterEach } from 'vitest';
 import { LOG_LEVELS, type LogLevelName } from '../../../shared/config/builders.js';
 import { createLogger, LOG_LEVEL_VALUES, type LoggerHandle, type LoggerOptions } from '../../../shared/logging/index.js';
+import { LogDirectoryError } from '../../../shared/logging/logger.js';
 
 /** A real writable stream that keeps what it receives. */
 function sink() {
@@ -218,6 +219,27 @@ describe('file logging', () => {
     handle.logger.info('console only');
     await handle.close();
     expect(await readdir(base)).toEqual([]);
+  });
+
+  it('refuses a log directory that cannot be created with a LogDirectoryError naming the path and the reason', async () => {
+    // A path below a regular file cannot be a directory, for root too (permission bits do not stop root).
+    const base = await tempDir();
+    await writeFile(join(base, 'a-file'), 'not a directory');
+    const below = join(base, 'a-file', 'log');
+    await expect(open({ level: 'info', fileLogging: true, logDirectory: below })).rejects.toEqual(new LogDirectoryError(below, 'a part of the path is a file, not a directory'));
+    const isFile = join(base, 'a-file');
+    const refused = open({ level: 'info', fileLogging: true, logDirectory: isFile });
+    await expect(refused).rejects.toBeInstanceOf(LogDirectoryError);
+    await expect(refused).rejects.toMatchObject({ directory: isFile, reason: 'it exists and is not a directory', message: `cannot write log files in ${isFile}: it exists and is not a directory` });
+  });
+
+  // Root writes into a read-only directory all the same, so this one runs only as another user.
+  it.skipIf(process.getuid?.() === 0)('refuses a read-only log directory (permission denied)', async () => {
+    const dir = join(await tempDir(), 'read-only');
+    await mkdir(dir);
+    await chmod(dir, 0o500);
+    await expect(open({ level: 'info', fileLogging: true, logDirectory: dir })).rejects.toMatchObject({ name: 'LogDirectoryError', directory: dir, reason: 'permission denied' });
+    await chmod(dir, 0o700);
   });
 
   it('close() may be called twice and flush() after close() does not throw', async () => {
