@@ -29,9 +29,9 @@ export interface LocalAudit {
   counters: AuditCounters;
 }
 
-/** The audit events still in the queue (id and receivedAt): the idempotency store counts them as recorded. */
-function* queuedAuditEvents(queue: LocalEventQueue): Iterable<{ key: string; receivedAtMs: number }> {
-  for (const body of queue.pendingBodies()) {
+/** The audit events in queue message bodies (id and receivedAt): what the idempotency store recovers. */
+function* auditEventsIn(bodies: Iterable<string>): Iterable<{ key: string; receivedAtMs: number }> {
+  for (const body of bodies) {
     const decoded = decodeMessage(body);
     if (!decoded.ok || !('events' in decoded.message)) continue;
     for (const e of eventsOfKind(decoded.message.events, 'audit')) yield { key: e.id, receivedAtMs: Date.parse(e.receivedAt) };
@@ -54,10 +54,18 @@ export function localAuditComponents(config: SvcConfig, log: Logger, errors: Err
     throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
   }));
   const beforeSettle = crashBeforeSettle();
-  const queue = new LocalEventQueue({ directory: config.localQueue.directory, capacity: settings.queue.capacity, maxReceiveCount: config.localQueue.maxReceiveCount, groups, log, ...(beforeSettle ? { beforeSettle } : {}) });
   const idempotency = settings.idempotency.enable
-    ? new LocalIdempotencyStore({ directory: config.localQueue.directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log, recover: () => queuedAuditEvents(queue) })
+    ? new LocalIdempotencyStore({ directory: config.localQueue.directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log })
     : null;
+  const queue = new LocalEventQueue({
+    directory: config.localQueue.directory,
+    capacity: settings.queue.capacity,
+    maxReceiveCount: config.localQueue.maxReceiveCount,
+    groups,
+    log,
+    ...(idempotency ? { onReplay: (bodies: Iterable<string>) => idempotency.recover(auditEventsIn(bodies)) } : {}),
+    ...(beforeSettle ? { beforeSettle } : {}),
+  });
   const counters: AuditCounters = { duplicates: 0 };
   const handlers = makeAuditHandlers({
     settings,

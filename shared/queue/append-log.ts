@@ -128,8 +128,12 @@ export class AppendLog {
     return this.good;
   }
 
-  /** Appends `data` (whole records) and syncs; on any failure the file is as it was before. */
-  async append(data: string): Promise<void> {
+  /**
+   * Appends `data` (whole records) and syncs; on any failure the file is as it was before. With
+   * `sync: false` the records are written but not synced (see `sync`): they survive the process,
+   * not a power loss.
+   */
+  async append(data: string, options: { sync?: boolean } = {}): Promise<void> {
     if (this.dirty) {
       try {
         await this.rollback();
@@ -146,12 +150,17 @@ export class AppendLog {
         if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
         written += bytesWritten;
       }
-      await this.handle.datasync();
+      if (options.sync !== false) await this.handle.datasync();
     } catch (err) {
       await this.rollback().catch(() => undefined);
       throw new QueueStorageError(`cannot write to ${this.path} (${describe(err)})`, { cause: err });
     }
     this.good += bytes.length;
+  }
+
+  /** Syncs what earlier `append(…, { sync: false })` calls wrote. */
+  async sync(): Promise<void> {
+    await this.handle.datasync();
   }
 
   private async rollback(): Promise<void> {

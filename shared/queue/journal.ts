@@ -109,13 +109,17 @@ export class Journal {
     this.commits = new GroupCommit((data) => this.writeSegment(data));
   }
 
-  /** Opens (or creates) the journal and replays it; refuses a directory another live process holds. */
-  static async open(dir: string, groupNames: readonly string[], log: JournalLog): Promise<Journal> {
+  /**
+   * Opens (or creates) the journal and replays it; refuses a directory another live process holds.
+   * `onReplay` sees every record found, acknowledged or not, before acknowledged segments are deleted.
+   */
+  static async open(dir: string, groupNames: readonly string[], log: JournalLog, onReplay?: (records: Iterable<JournalRecord>) => void): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
     const lock = await QueueLock.acquire(dir);
     try {
       const journal = new Journal(dir, groupNames, lock, log);
       const records = journal.replay();
+      onReplay?.(records.values());
       journal.compact();
       journal.rewriteAckLogs(records);
       for (const name of groupNames) {

@@ -56,6 +56,11 @@ export interface LocalQueueOptions {
   /** Longest `stop()` keeps delivering what is pending before leaving it on disk for the next start. */
   drainTimeoutMs?: number;
   /**
+   * Sees the body of every message found on disk at start, delivered or not, before delivered ones
+   * are deleted: what the audit API's idempotency store learns from (idempotency/local.ts).
+   */
+  onReplay?: (bodies: Iterable<string>) => void;
+  /**
    * Test hook, called after a group's handler returned and before its outcome is recorded: the
    * crash tests kill the process here (functions/local/test-hooks.ts). Never set in production.
    */
@@ -109,18 +114,6 @@ export class LocalEventQueue implements EventQueue, Component {
     return this.journal?.pendingEvents ?? 0;
   }
 
-  /** Bodies of the messages some group has not acknowledged yet, each once, oldest first. */
-  *pendingBodies(): Iterable<string> {
-    const seen = new Set<number>();
-    for (const state of this.journal?.groups.values() ?? []) {
-      for (const [seq, { record }] of state.pending) {
-        if (seen.has(seq)) continue;
-        seen.add(seq);
-        yield record.body;
-      }
-    }
-  }
-
   /** What the last start found damaged in the journal (journal.ts). */
   get damage(): JournalDamage {
     return this.journal?.damage ?? { records: 0, bytes: 0, ackLines: 0 };
@@ -135,7 +128,8 @@ export class LocalEventQueue implements EventQueue, Component {
   }
 
   async start(): Promise<void> {
-    this.journal = await Journal.open(this.options.directory, [...this.runtimes.keys()], this.options.log);
+    const onReplay = this.options.onReplay;
+    this.journal = await Journal.open(this.options.directory, [...this.runtimes.keys()], this.options.log, onReplay ? (records) => onReplay(bodiesOf(records)) : undefined);
     for (const [name, rt] of this.runtimes) rt.replay = rt.group.stableBatches ? [...(this.journal.groups.get(name)?.unsettledBatches ?? [])] : [];
     const recovered = this.journal.pendingEvents;
     if (recovered > 0) this.options.log.info({ events: recovered, directory: this.options.directory }, `event queue recovered ${recovered} undelivered event(s) from disk`);
@@ -328,6 +322,10 @@ export class LocalEventQueue implements EventQueue, Component {
     this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
     return true;
   }
+}
+
+function* bodiesOf(records: Iterable<JournalRecord>): Iterable<string> {
+  for (const record of records) yield record.body;
 }
 
 function toSqsRecord(group: string, record: JournalRecord, receiveCount: number): SQSRecord {

@@ -128,6 +128,26 @@ describe('exactly once per eventId, in every destination', () => {
     expect(await recorded(s)).toEqual(once([twice, concurrent, afterRestart]));
   });
 
+  it('remembers an eventId it answered just before a kill -9 (its record not yet in the idempotency file)', async () => {
+    const s = await setup();
+    const id = randomUUID();
+    const first = await started(s);
+    const a = await post(s, body(id));
+    expect(a.status).toBe(202);
+    // Wait until every destination has it (and acknowledged it), then kill at once: most often
+    // inside the second in which the store's own line is still only in memory, so only the journal,
+    // shown to the store as the queue opens, still knows the event.
+    await expect.poll(() => recorded(s), { timeout: 5000 }).toEqual(once([id]));
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await started(s);
+    const again = await post(s, body(id));
+    expect(again.json).toEqual({ status: 'accepted', receivedAt: a.json['receivedAt'], outcome: 'processed' });
+    await stopped(second);
+    expect(await recorded(s)).toEqual(once([id]));
+  });
+
   it('writes once when Svc is killed between the destinations\' writes and their acknowledgements', async () => {
     const s = await setup();
     const ids = [randomUUID(), randomUUID(), randomUUID()];

@@ -4,32 +4,24 @@
  * API answers 503 with retry-after and keeps nothing of the refused events; freed, it accepts
  * again; killed with -9 and restarted, it delivers every event it answered 202, once.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelope } from '../../support/audit.js';
 import { freePort } from '../../support/ports.js';
 import { parquetEventIds, startSvc, type SvcProcess } from '../../support/svc-process.js';
+import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 
 const cwd = mkdtempSync(join(tmpdir(), 'svc-full-disk-'));
 const queueDir = join(cwd, 'queue');
-let reason = '';
+let fs: Tmpfs;
 
 beforeAll(() => {
-  mkdirSync(queueDir);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', queueDir], { stdio: 'pipe' });
-  } catch (err) {
-    reason = `cannot mount a tmpfs here (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run the tests as root to include this`;
-    console.warn(`skipped: full-disk test of svc local: ${reason}`);
-  }
+  fs = mountTmpfs('1m', 'the full-disk test of svc local', queueDir);
 });
-afterAll(() => {
-  if (!reason) execFileSync('umount', [queueDir]);
-});
+afterAll(() => fs.unmount());
 
 async function started(port: number): Promise<SvcProcess> {
   const svc = startSvc(cwd);
@@ -39,7 +31,7 @@ async function started(port: number): Promise<SvcProcess> {
 
 describe('svc local on a full disk', () => {
   it('answers 503 with retry-after while the queue cannot write, and delivers every event it answered 202 after kill -9', async ({ skip }) => {
-    if (reason) skip(reason);
+    if (fs.reason) skip(fs.reason);
     const port = await freePort();
     writeFileSync(
       join(cwd, 'svc.yaml'),

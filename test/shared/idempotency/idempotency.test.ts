@@ -5,17 +5,18 @@
  * abandoned claim, and failing open.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotencyTable, DynamoDbIdempotencyStore, IDEMPOTENCY_TABLE_KEYS } from '../../../shared/idempotency/dynamodb.js';
-import { IDEMPOTENCY_FILE, LocalIdempotencyStore, type LocalIdempotencyOptions } from '../../../shared/idempotency/local.js';
+import { IDEMPOTENCY_FILE, LocalIdempotencyStore, SYNC_INTERVAL_MS, type LocalIdempotencyOptions } from '../../../shared/idempotency/local.js';
 import { CLAIM_TIMEOUT_MS } from '../../../shared/idempotency/port.js';
 import { frame, scanRecords } from '../../../shared/queue/append-log.js';
 import { startDynalite, type DynaliteHandle } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
+import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 import { idempotencyContract, T0 } from './contract.js';
 
 const TABLE = 'svc-idempotency-test';
@@ -69,25 +70,32 @@ idempotencyContract('DynamoDB (dynalite)', (windowSeconds) => {
 });
 
 describe('LocalIdempotencyStore', () => {
-  it('has the record on disk once complete resolves', async () => {
+  it('writes and syncs its records in the background, all of them by the time it stops', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'idem-'));
     const store = await localStore({ directory });
-    const key = randomUUID();
-    await store.claim(key, T0);
-    await store.complete(key, iso(T0), T0);
+    const keys = [randomUUID(), randomUUID()];
+    for (const key of keys) {
+      await store.claim(key, T0);
+      await store.complete(key, iso(T0), T0);
+    }
     const file = join(directory, IDEMPOTENCY_FILE);
-    expect(scanRecords(readFileSync(file)).payloads).toEqual([`${key} ${T0}`]);
+    await expect.poll(() => scanRecords(readFileSync(file)).payloads, { timeout: 3 * SYNC_INTERVAL_MS }).toEqual(keys.map((k) => `${k} ${T0}`));
+    const late = randomUUID();
+    await store.complete(late, iso(T0), T0);
     await store.stop();
+    expect(scanRecords(readFileSync(file)).payloads).toContain(`${late} ${T0}`);
   });
 
-  it('counts the events still in the queue at start as recorded, and writes them to its file', async () => {
+  it('takes the events the queue found on disk at start as recorded, before it starts, and keeps them in its file', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'idem-'));
     const queued = [randomUUID(), randomUUID()];
-    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0, recover: () => queued.map((key) => ({ key, receivedAtMs: T0 - 5000 })) });
+    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0 });
+    // The queue calls this while it opens, before it deletes the events it delivered.
+    store.recover([...queued.map((key) => ({ key, receivedAtMs: T0 - 5000 })), { key: randomUUID(), receivedAtMs: T0 - 7_200_000 }]);
+    expect(scanRecords(readFileSync(join(directory, IDEMPOTENCY_FILE))).payloads).toEqual(queued.map((k) => `${k} ${T0 - 5000}`));
     await store.start();
     expect(await store.claim(queued[0] ?? '', T0)).toEqual({ status: 'duplicate', receivedAt: iso(T0 - 5000) });
     await store.stop();
-    // The recovered records outlive the queue's copy of the events.
     const again = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0 });
     await again.start();
     expect((await again.claim(queued[1] ?? '', T0)).status).toBe('duplicate');
@@ -122,18 +130,33 @@ describe('LocalIdempotencyStore', () => {
     await store.stop();
   });
 
-  it('keeps the record in memory and logs, without failing the request, when its file cannot be written', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'idem-'));
-    const errors: string[] = [];
-    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: { ...silent, error: (_o, msg) => errors.push(msg) }, now: () => T0 });
-    await store.start();
-    await store.stop(); // its file handle is closed: every later write fails
-    const key = randomUUID();
-    await store.claim(key, T0);
-    await expect(store.complete(key, iso(T0), T0)).resolves.toBeUndefined();
-    expect((await store.claim(key, T0)).status).toBe('duplicate');
-    expect(errors.join('\n')).toContain('cannot write the idempotency log');
-    rmSync(directory, { recursive: true });
+  describe('on a full filesystem (tmpfs)', () => {
+    let fs: Tmpfs;
+    beforeAll(() => {
+      fs = mountTmpfs('64k', 'the idempotency store on a full filesystem');
+    });
+    afterAll(() => fs.unmount());
+
+    it('keeps its records in memory, logs, and writes them once there is room; never fails a request for it', async ({ skip }) => {
+      if (fs.reason) skip(fs.reason);
+      const errors: string[] = [];
+      const store = new LocalIdempotencyStore({ directory: fs.path, windowSeconds: 3600, maxEntries: 100_000, log: { ...silent, error: (_o, msg) => errors.push(msg) }, now: () => T0 });
+      await store.start();
+      const filler = join(fs.path, 'filler');
+      writeFileSync(filler, Buffer.alloc(60 * 1024));
+      const keys = Array.from({ length: 200 }, () => randomUUID());
+      for (const key of keys) {
+        await store.claim(key, T0);
+        await expect(store.complete(key, iso(T0), T0)).resolves.toBeUndefined();
+      }
+      expect((await store.claim(keys[0] ?? '', T0)).status).toBe('duplicate');
+      await expect.poll(() => errors.join('\n'), { timeout: 3 * SYNC_INTERVAL_MS }).toContain('cannot write the idempotency log');
+      rmSync(filler);
+      await store.stop();
+      const lines = scanRecords(readFileSync(join(fs.path, IDEMPOTENCY_FILE)));
+      expect(lines.payloads).toEqual(keys.map((k) => `${k} ${T0}`));
+      expect(lines.damaged).toEqual([]);
+    });
   });
 });
 

@@ -4,7 +4,6 @@
  * older versions still read, a full filesystem rolled back (a real tmpfs), and a batch that a crash
  * left unsettled delivered again exactly as it was.
  */
-import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { LocalEventQueue } from '../../../shared/queue/local.js';
 import { QueueStorageError } from '../../../shared/queue/port.js';
 import { auditQueued } from '../../support/audit.js';
 import { spawnQueueHolder, startQueueHolder } from '../../support/queue-holder.js';
+import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'journal-'));
 
@@ -139,6 +139,27 @@ describe('Journal on disk', () => {
     }
   });
 
+  it('shows every record it finds at open, delivered or not, before it deletes the delivered ones', async () => {
+    const directory = dir();
+    const events = [auditQueued(), auditQueued()];
+    const first = await Journal.open(directory, ['g'], capture().log);
+    const records = [];
+    for (const e of events) records.push(await first.append(encodePacked([e]), 1));
+    await first.settle('g', records.map((r) => r?.seq ?? 0), [], []);
+    await first.close();
+    const seen: string[] = [];
+    const second = await Journal.open(directory, ['g'], capture().log, (found) => {
+      for (const r of found) {
+        const decoded = decodeMessage(r.body);
+        if (decoded.ok && 'events' in decoded.message) seen.push(...decoded.message.events.map((e) => e.id));
+      }
+    });
+    expect(seen).toEqual(events.map((e) => e.id));
+    // The fully delivered segment is gone once the journal is open.
+    expect(readdirSync(directory).filter((f) => f.startsWith('segment-'))).toEqual([]);
+    await second.close();
+  });
+
   it('delivers a batch that a crash left between its write and its acknowledgement again first, exactly as it was', async () => {
     const directory = dir();
     const record = join(dir(), 'batches.jsonl');
@@ -173,23 +194,15 @@ describe('Journal on disk', () => {
  * writes, which no stand-in reproduces faithfully.
  */
 describe('AppendLog on a full filesystem (tmpfs)', () => {
-  let mount = '';
-  let reason = '';
+  let fs: Tmpfs;
   beforeAll(() => {
-    mount = dir();
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mount], { stdio: 'pipe' });
-    } catch (err) {
-      reason = `cannot mount a tmpfs here (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run the tests as root to include this`;
-      console.warn(`skipped: full-filesystem journal tests: ${reason}`);
-    }
+    fs = mountTmpfs('64k', 'the full-filesystem journal tests');
   });
-  afterAll(() => {
-    if (!reason) execFileSync('umount', [mount]);
-  });
+  afterAll(() => fs.unmount());
 
   it('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room', async ({ skip }) => {
-    if (reason) skip(reason);
+    if (fs.reason) skip(fs.reason);
+    const mount = fs.path;
     const path = join(mount, 'log');
     const log = await AppendLog.open(path);
     await log.append(frame('first'));
