@@ -11,11 +11,10 @@
  */
 import {
   ConditionalCheckFailedException,
-  CreateTableCommand,
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
-  waitUntilTableExists,
+  type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { assertValidWindow, CLAIM_TIMEOUT_MS, type Claim, type IdempotencyStore } from './port.js';
@@ -44,6 +43,11 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
     return { [IDEMPOTENCY_TABLE_KEYS.partitionKey]: { S: key } };
   }
 
+  /** The item of `key` in `status`, expiring (TTL) `windowSeconds` after `fromSeconds`. */
+  private item(key: string, status: string, fromSeconds: number, more: Record<string, AttributeValue>) {
+    return { ...this.key(key), status: { S: status }, [IDEMPOTENCY_TABLE_KEYS.ttlAttribute]: { N: String(fromSeconds + this.options.windowSeconds) }, ...more };
+  }
+
   async claim(key: string, nowMs: number): Promise<Claim> {
     const nowSeconds = Math.floor(nowMs / 1000);
     try {
@@ -52,12 +56,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
           await this.options.client.send(
             new PutItemCommand({
               TableName: this.options.tableName,
-              Item: {
-                ...this.key(key),
-                status: { S: IN_PROGRESS },
-                [IDEMPOTENCY_TABLE_KEYS.ttlAttribute]: { N: String(nowSeconds + this.options.windowSeconds) },
-                claimExpiresAt: { N: String(nowMs + CLAIM_TIMEOUT_MS) },
-              },
+              Item: this.item(key, IN_PROGRESS, nowSeconds, { claimExpiresAt: { N: String(nowMs + CLAIM_TIMEOUT_MS) } }),
               ConditionExpression: 'attribute_not_exists(#id) OR #exp <= :now OR (#status = :inProgress AND claimExpiresAt <= :nowMs)',
               ExpressionAttributeNames: { '#id': IDEMPOTENCY_TABLE_KEYS.partitionKey, '#exp': IDEMPOTENCY_TABLE_KEYS.ttlAttribute, '#status': 'status' },
               ExpressionAttributeValues: { ':now': { N: String(nowSeconds) }, ':inProgress': { S: IN_PROGRESS }, ':nowMs': { N: String(nowMs) } },
@@ -86,12 +85,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
       await this.options.client.send(
         new PutItemCommand({
           TableName: this.options.tableName,
-          Item: {
-            ...this.key(key),
-            status: { S: COMPLETED },
-            receivedAt: { S: receivedAt },
-            [IDEMPOTENCY_TABLE_KEYS.ttlAttribute]: { N: String(Math.floor(Date.parse(receivedAt) / 1000) + this.options.windowSeconds) },
-          },
+          Item: this.item(key, COMPLETED, Math.floor(Date.parse(receivedAt) / 1000), { receivedAt: { S: receivedAt } }),
         }),
       );
     } catch (err) {
@@ -122,17 +116,4 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
       // A throwing callback must not undo failing open.
     }
   }
-}
-
-/** Creates the idempotency table and waits until it is ACTIVE (tests; on AWS the CDK stack owns it, with TTL on). */
-export async function createIdempotencyTable(client: DynamoDBClient, tableName: string, maxWaitSeconds = 120): Promise<void> {
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE_KEYS.partitionKey, AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE_KEYS.partitionKey, KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
-  await waitUntilTableExists({ client, maxWaitTime: maxWaitSeconds, minDelay: 1, maxDelay: 5 }, { TableName: tableName });
 }

@@ -18,9 +18,7 @@
  * (maxAttempts, requestHandler timeouts) bound how long a failing call takes before that happens.
  */
 import {
-  CreateTableCommand,
   UpdateItemCommand,
-  waitUntilTableExists,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { assertValidLimit, decide, windowOf, type RateLimitDecision, type RateLimiter } from './port.js';
@@ -108,21 +106,4 @@ export class DynamoDbRateLimiter implements RateLimiter {
       // A throwing error callback must not undo failing open.
     }
   }
-}
-
-/**
- * Creates the rate-limit table (string partition key `pk`, on-demand billing) and waits until it is
- * ACTIVE. Used by tests; in AWS the CDK stack owns the table and also enables TTL on `expiresAt`.
- */
-export async function createRateLimitTable(client: DynamoDBClient, tableName: string, maxWaitSeconds = 120): Promise<void> {
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      AttributeDefinitions: [{ AttributeName: RATE_LIMIT_TABLE_KEYS.partitionKey, AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: RATE_LIMIT_TABLE_KEYS.partitionKey, KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
-  // The waiter polls DescribeTable immediately, then backs off between minDelay and maxDelay.
-  await waitUntilTableExists({ client, maxWaitTime: maxWaitSeconds, minDelay: 1, maxDelay: 5 }, { TableName: tableName });
 }

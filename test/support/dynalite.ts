@@ -7,7 +7,8 @@
  * DISABLED), no auth (any credentials are accepted).
  */
 import type { Server } from 'node:http';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll } from 'vitest';
 import dynalite from 'dynalite';
 import { LOOPBACK, freePort, isAddressInUse } from './ports.js';
 
@@ -76,4 +77,37 @@ export async function startDynalite(): Promise<DynaliteHandle> {
     return stopped;
   };
   return { endpoint, client, stop };
+}
+
+/**
+ * Creates a table keyed on the string attribute `partitionKey` (on-demand billing) and waits until it
+ * is ACTIVE. On AWS the CDK stack owns the tables (and turns on their TTL, which dynalite lacks).
+ */
+export async function createTable(client: DynamoDBClient, tableName: string, partitionKey: string): Promise<void> {
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: [{ AttributeName: partitionKey, AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: partitionKey, KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  // The waiter polls DescribeTable immediately, then backs off between minDelay and maxDelay.
+  await waitUntilTableExists({ client, maxWaitTime: 120, minDelay: 1, maxDelay: 5 }, { TableName: tableName });
+}
+
+/** One dynalite for the calling suite, with `tables` (name → partition key) created; the getter throws until it runs. */
+export function useDynalite(tables: Record<string, string>): () => DynaliteHandle {
+  let dynamo: DynaliteHandle | undefined;
+  beforeAll(async () => {
+    dynamo = await startDynalite();
+    for (const [name, key] of Object.entries(tables)) await createTable(dynamo.client, name, key);
+  });
+  afterAll(async () => {
+    await dynamo?.stop();
+  });
+  return () => {
+    if (dynamo === undefined) throw new Error('dynalite is not running (beforeAll failed?)');
+    return dynamo;
+  };
 }

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotencyTable, DynamoDbIdempotencyStore, IDEMPOTENCY_TABLE_KEYS } from '../../../shared/idempotency/dynamodb.js';
+import { DynamoDbIdempotencyStore, IDEMPOTENCY_TABLE_KEYS } from '../../../shared/idempotency/dynamodb.js';
 import { IDEMPOTENCY_FILE, LocalIdempotencyStore, SYNC_INTERVAL_MS, type LocalIdempotencyOptions } from '../../../shared/idempotency/local.js';
 import { CLAIM_TIMEOUT_MS } from '../../../shared/idempotency/port.js';
 import { frame, scanRecords } from '../../../shared/queue/append-log.js';
-import { startDynalite, type DynaliteHandle } from '../../support/dynalite.js';
+import { useDynalite } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
 import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 import { idempotencyContract, T0 } from './contract.js';
@@ -23,18 +23,7 @@ const TABLE = 'svc-idempotency-test';
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const iso = (ms: number) => new Date(ms).toISOString();
 
-let dynamo: DynaliteHandle | undefined;
-function running(): DynaliteHandle {
-  if (dynamo === undefined) throw new Error('dynalite is not running (beforeAll failed?)');
-  return dynamo;
-}
-beforeAll(async () => {
-  dynamo = await startDynalite();
-  await createIdempotencyTable(dynamo.client, TABLE);
-});
-afterAll(async () => {
-  await dynamo?.stop();
-});
+const running = useDynalite({ [TABLE]: IDEMPOTENCY_TABLE_KEYS.partitionKey });
 
 async function localStore(over: Partial<LocalIdempotencyOptions> = {}): Promise<LocalIdempotencyStore> {
   const store = new LocalIdempotencyStore({ directory: mkdtempSync(join(tmpdir(), 'idem-')), windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0, ...over });

@@ -5,36 +5,21 @@
  * and the memory adapter's bounded map.
  */
 import { GetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DynamoDbRateLimiter,
   RATE_LIMIT_TABLE_KEYS,
-  createRateLimitTable,
   rateLimitItemKey,
 } from '../../../shared/ratelimit/dynamodb.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import { WINDOW_MS, decide, windowOf } from '../../../shared/ratelimit/port.js';
-import { startDynalite, type DynaliteHandle } from '../../support/dynalite.js';
+import { useDynalite } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
 import { BASE_WINDOW_START, ManualClock, rateLimiterContract, uniqueKey } from './contract.js';
 
 const TABLE = 'svc-ratelimit-test';
 
-let dynamo: DynaliteHandle | undefined;
-
-function running(): DynaliteHandle {
-  if (dynamo === undefined) throw new Error('dynalite is not running (beforeAll failed?)');
-  return dynamo;
-}
-
-beforeAll(async () => {
-  dynamo = await startDynalite();
-  await createRateLimitTable(dynamo.client, TABLE);
-});
-
-afterAll(async () => {
-  await dynamo?.stop();
-});
+const running = useDynalite({ [TABLE]: RATE_LIMIT_TABLE_KEYS.partitionKey });
 
 describe('port arithmetic', () => {
   it('windowOf gives [start, start + 60 s) aligned to epoch minutes', () => {
