@@ -238,12 +238,12 @@ async function startSvc({ durable, idempotency }) {
   const dist = new URL('../dist/', import.meta.url);
   const load = (path) => import(new URL(path, dist).href);
   const [{ makeAuditHandlers }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }, { PointClock }, { LocalIdempotencyStore }] = await Promise.all([
-    load('functions/audit/handler.js'),
+    load('shared/audit/handler.js'),
     load('functions/local/gateway.js'),
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('shared/ratelimit/memory.js'),
-    load('shared/tsdb/line-protocol.js'),
+    load('shared/destinations/tsdb/line-protocol.js'),
     load('shared/idempotency/local.js'),
   ]);
   const yaml = [

@@ -69,20 +69,20 @@ const tempDirs = new Set();
 
 async function loadSvc() {
   const [listener, handlers, counters, perf, appNames, lp, local, kernel, config, logger, messages, spool, compose, destinations] = await Promise.all([
-    load('edge-agent/udp/listener.js'),
-    load('edge-agent/udp/handlers.js'),
-    load('edge-agent/udp/counters.js'),
-    load('edge-agent/udp/rules/perf-filter.js'),
+    load('edge-agent/sources/udp/listener.js'),
+    load('edge-agent/sources/udp/handlers.js'),
+    load('edge-agent/sources/udp/counters.js'),
+    load('edge-agent/sources/udp/rules/perf-filter.js'),
     load('shared/platform/app-names.js'),
-    load('shared/tsdb/line-protocol.js'),
+    load('shared/destinations/tsdb/line-protocol.js'),
     load('shared/queue/local.js'),
-    load('edge-agent/udp/kernel-drops.js'),
+    load('edge-agent/sources/udp/kernel-drops.js'),
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('edge-agent/simulate/messages.js'),
-    load('edge-agent/udp/spool.js'),
-    load('edge-agent/udp/compose.js'),
-    load('functions/writers/platform-destinations.js'),
+    load('edge-agent/sources/udp/spool.js'),
+    load('edge-agent/sources/udp/compose.js'),
+    load('shared/destinations/platform-registry.js'),
   ]);
   return {
     UdpListener: listener.UdpListener,

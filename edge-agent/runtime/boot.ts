@@ -13,8 +13,8 @@ import type { AppContext } from '../../shared/runtime/context.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { localAuditComponents } from '../../functions/local/audit.js';
 import { NO_APP_NAMES } from '../../shared/platform/app-names.js';
-import { PointClock } from '../../shared/tsdb/line-protocol.js';
-import { udpComponents } from '../udp/compose.js';
+import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
+import { udpComponents } from '../sources/udp/compose.js';
 
 export type Mode = 'local' | 'edge';
 

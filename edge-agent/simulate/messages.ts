@@ -4,7 +4,7 @@
  * request. Pure and deterministic: the same options give the same stream, byte for byte (the clock
  * the timestamps come from is simulated too).
  */
-import type { LogSource, UserEventType } from '../udp/parse/layouts.js';
+import type { LogSource, UserEventType } from '../sources/udp/parse/layouts.js';
 
 /** Every kind of datagram the generator makes, in this (stable) order. */
 export const SIMULATE_KINDS = ['user-session', 'user-connection', 'engine', 'proxy', 'repository', 'scheduler', 'qix-perf'] as const;

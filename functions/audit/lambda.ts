@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbIdempotencyStore } from '../../shared/idempotency/dynamodb.js';
-import { PointClock } from '../../shared/tsdb/line-protocol.js';
+import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
@@ -15,7 +15,7 @@ import { SqsEventQueue } from '../../shared/queue/sqs.js';
 import { DynamoDbRateLimiter } from '../../shared/ratelimit/dynamodb.js';
 import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
 import { lambdaRuntime } from '../lambda-runtime.js';
-import { makeAuditHandler } from './handler.js';
+import { makeAuditHandler } from '../../shared/audit/handler.js';
 
 const { config, logger } = await lambdaRuntime();
 const settings = config.auditEvents;

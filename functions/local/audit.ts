@@ -7,14 +7,14 @@
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Logger } from '../../shared/logging/logger.js';
-import type { PointClock } from '../../shared/tsdb/line-protocol.js';
+import type { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import { auditDestinations } from '../writers/destinations.js';
-import { makeWriterHandler } from '../writers/handler.js';
-import { makeAuditHandlers, type AuditCounters } from '../audit/handler.js';
+import { auditDestinations } from '../../shared/destinations/registry.js';
+import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import { makeAuditHandlers, type AuditCounters } from '../../shared/audit/handler.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
 import { eventsOfKind } from '../../shared/queue/events.js';

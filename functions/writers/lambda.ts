@@ -5,11 +5,11 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
-import { PointClock } from '../../shared/tsdb/line-protocol.js';
+import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
 import { lambdaRuntime } from '../lambda-runtime.js';
-import { auditDestinations, CLOUD_DESTINATIONS } from './destinations.js';
-import { makeWriterHandler } from './handler.js';
+import { auditDestinations, CLOUD_DESTINATIONS } from '../../shared/destinations/registry.js';
+import { makeWriterHandler } from '../../shared/destinations/handler.js';
 
 const { config, logger, errors } = await lambdaRuntime();
 const name = requiredEnv(LAMBDA_ENV.destination);

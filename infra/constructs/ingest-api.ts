@@ -9,7 +9,7 @@ import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../../functions/audit/handler.js';
+import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../../shared/audit/handler.js';
 import { CLAIM_CHECK_PREFIX, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { RATE_LIMIT_TABLE_KEYS } from '../../shared/ratelimit/dynamodb.js';
 import { IDEMPOTENCY_TABLE_KEYS } from '../../shared/idempotency/dynamodb.js';

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { renderConfigDocs } from './docs.js';
 import { renderFullConfig } from './example.js';
-import { renderDataModelDocs } from '../datamodel/docs.js';
+import { renderDataModelDocs } from '../audit/datamodel-docs.js';
 
 const root = new URL('../../../', import.meta.url);
 writeFileSync(new URL('docs/configuration.md', root), renderConfigDocs());

@@ -2,9 +2,9 @@
  * Cross-field rules: what one key alone cannot say. Run after the schema passed, on the config
  * with defaults. Errors stop the start; warnings are logged.
  */
-import { AUDIT_COLUMN_NAMES } from '../datamodel/audit.js';
-import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../platform/monsaas-events.js';
-import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../platform/tsdb-points.js';
+import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
+import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/events.js';
+import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/platform-points.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';

@@ -2,7 +2,7 @@
 import type { SvcConfig } from '../config/schema.js';
 import type { ErrorTracker } from '../errors/tracker.js';
 import type { Logger } from '../logging/logger.js';
-import type { PointClock } from '../tsdb/line-protocol.js';
+import type { PointClock } from '../destinations/tsdb/line-protocol.js';
 
 export interface AppContext {
   readonly config: SvcConfig;

@@ -1,8 +1,8 @@
 /**
  * The content rules of docs/audit-api.md that check one payload member (payload.context and the
  * per-type rules), and the messages of the `source` rules, written once as the tests' oracle: the edge-by-edge test
- * (test/functions/audit/payload.test.ts) takes its edges from here, and the fuzz test
- * (test/functions/audit/fuzz.test.ts) its generators of valid and broken members.
+ * (test/shared/audit/payload.test.ts) takes its edges from here, and the fuzz test
+ * (test/shared/audit/fuzz.test.ts) its generators of valid and broken members.
  *
  * Deliberately independent of shared/audit/envelope.ts: a rule changed there without the docs and
  * this table fails the tests.

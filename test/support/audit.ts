@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { expect } from 'vitest';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { makeAuditHandlers, type AuditHandler } from '../../functions/audit/handler.js';
+import { makeAuditHandlers, type AuditHandler } from '../../shared/audit/handler.js';
 import { LocalGateway, localContext } from '../../functions/local/gateway.js';
 import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
@@ -18,11 +18,11 @@ import { createLogger, type Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../shared/queue/events.js';
 import { validateEnvelope } from '../../shared/audit/envelope.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
-import { makeWriterHandler } from '../../functions/writers/handler.js';
+import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
-import { PointClock } from '../../shared/tsdb/line-protocol.js';
+import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 
 export const CLIENT_VERSION = '0.3.2';
 

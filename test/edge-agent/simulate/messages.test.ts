@@ -18,9 +18,9 @@ import {
   type SimDatagram,
   type SimulateKind,
 } from '../../../edge-agent/simulate/messages.js';
-import { parseLogEvent, parseUserEvent, type LogEvent, type ParseResult, type UserEvent } from '../../../edge-agent/udp/parse/index.js';
-import { countParts } from '../../../edge-agent/udp/parse/split.js';
-import { timestampForm, tsToInstantMs } from '../../../edge-agent/udp/parse/validators.js';
+import { parseLogEvent, parseUserEvent, type LogEvent, type ParseResult, type UserEvent } from '../../../edge-agent/sources/udp/parse/index.js';
+import { countParts } from '../../../edge-agent/sources/udp/parse/split.js';
+import { timestampForm, tsToInstantMs } from '../../../edge-agent/sources/udp/parse/validators.js';
 
 const RECEIVED_AT = Date.parse('2024-03-12T12:00:00.000Z');
 const SEEDS = [1, 42, 0xdeadbeef];

@@ -1,0 +1,134 @@
+/**
+ * The UDP side of the edge (platform-formats.md §1–§3, §6.5–§6.8): the two listeners, their
+ * handlers, the event counters and queue-metrics writers, and behind them a durable local queue
+ * (under `<localQueue.directory>/platform`) with one consumer group per platform destination, each
+ * running the same writer handler a writer Lambda runs.
+ *
+ * Start order: destination clients (MQTT) → queue → counter and metrics writers → spools →
+ * listeners. The lifecycle stops in reverse: the listeners stop taking datagrams and finish what they
+ * accepted, the spools write what they hold, the writers write their last tick, the queue delivers
+ * what is pending (or keeps it on disk for the next start), and the clients disconnect last.
+ */
+import { join } from 'node:path';
+import { logListenerEnabled } from '../../../shared/config/rules.js';
+import type { AppNameLookup } from '../../../shared/platform/app-names.js';
+import { LocalEventQueue } from '../../../shared/queue/local.js';
+import type { AppContext } from '../../../shared/runtime/context.js';
+import type { Component } from '../../../shared/runtime/lifecycle.js';
+import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import { makeWriterHandler } from '../../../shared/destinations/handler.js';
+import { anyOutput, EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/platform-registry.js';
+import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
+import { logEventHandler, userEventHandler } from './handlers.js';
+import { UdpListener, type QueueType, type UdpServerSettings } from './listener.js';
+import type { MessageHandler } from './message-queue.js';
+import type { ReceivedDatagram } from './listener.js';
+import { RejectedEventCounter } from './rules/perf-filter.js';
+import { EventSpool } from './spool.js';
+
+/** Events a listener's spool holds before its handlers wait (about 1 MB of log events). */
+export const SPOOL_EVENTS = 1000;
+
+/** The directory of the UDP events' queue, below the audit queue's. */
+export function platformQueueDirectory(queueDirectory: string): string {
+  return join(queueDirectory, 'platform');
+}
+
+export interface UdpEdge {
+  components: Component[];
+  listeners: Partial<Record<QueueType, UdpListener>>;
+  queue: LocalEventQueue | null;
+  counterWriter: CounterWriter | null;
+  metricsWriters: QueueMetricsWriter[];
+}
+
+export interface UdpEdgeOptions {
+  appNames: AppNameLookup;
+  /** The process's point clock (§0.3). */
+  clock: PointClock;
+}
+
+/** The UDP components a config asks for; null when neither listener is enabled. */
+export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge | null {
+  const { config, logger: log, errors } = ctx;
+  const userOn = config.userEvents.enable;
+  const logOn = logListenerEnabled(config);
+  if (!userOn && !logOn) return null;
+
+  const outputs = platformOutputs(config);
+  const { destinations, components: clients } = platformDestinations(config, log, { errors });
+  const queue =
+    destinations.length === 0
+      ? null
+      : new LocalEventQueue({
+          directory: platformQueueDirectory(config.localQueue.directory),
+          capacity: config.localQueue.udpEventCapacity,
+          maxReceiveCount: config.localQueue.maxReceiveCount,
+          groups: destinations.map(({ destination, batchSize, batchWindowMs }) => ({
+            name: destination.name,
+            handler: makeWriterHandler({ destination, claimCheck: null, log }),
+            batchSize,
+            batchWindowMs,
+          })),
+          log,
+        });
+  if (queue === null) log.warn({}, 'no destination takes UDP events (tsdb, MQTT or monitoring SaaS with their sendTo… switches): events are received and counted, not stored');
+
+  const pe = config.platformEvents;
+  const countersOn = config.tsdbConfig.enable && pe.tsdb.enable && queue !== null;
+  const counter = countersOn && pe.eventCount.enable ? new EventCounter() : null;
+  const rejected = countersOn && pe.rejectedEventCount.enable ? new RejectedEventCounter() : null;
+  const counterWriter =
+    queue !== null && (counter !== null || rejected !== null)
+      ? new CounterWriter({
+          queue,
+          clock: options.clock,
+          intervalMs: pe.tsdb.writeFrequency,
+          events: counter && { counter, measurement: pe.eventCount.tsdb.measurementName, tags: pe.eventCount.tsdb.tags },
+          rejected: rejected && { counter: rejected, measurement: pe.rejectedEventCount.tsdb.measurementName, perfTags: config.logEvents.enginePerformanceMonitor.trackRejectedEvents.tags },
+          log,
+        })
+      : null;
+
+  const shared = { appNames: options.appNames, counter, clock: options.clock, log };
+  const listeners: Partial<Record<QueueType, UdpListener>> = {};
+  const metricsWriters: QueueMetricsWriter[] = [];
+  const spools: EventSpool[] = [];
+  /** The listener's way into the queue: a spool that writes its handlers' events in batches (spool.ts). */
+  const spoolFor = (name: string, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string): EventSpool | null => {
+    if (queue === null) return null;
+    const spool = new EventSpool({ name, queue, maxBuffered: SPOOL_EVENTS, maxPerMessage: EDGE_EVENTS_PER_MESSAGE, log, onWriteError: (err) => errors.track(errorType, err, { module }) });
+    spools.push(spool);
+    return spool;
+  };
+  const addListener = (queueType: QueueType, port: number, settings: UdpServerSettings, handler: MessageHandler<ReceivedDatagram>, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string) => {
+    const listener = new UdpListener({ queueType, port, settings, handler, log, errors, errorType, module });
+    listeners[queueType] = listener;
+    const m = settings.queueMetrics.tsdb;
+    if (m.enable && config.tsdbConfig.enable && queue !== null) {
+      metricsWriters.push(new QueueMetricsWriter({ listener, queue, clock: options.clock, intervalMs: m.writeFrequency, measurement: m.measurementName, tags: m.tags, log }));
+    }
+  };
+  if (userOn) {
+    const settings = config.userEvents.udpServerConfig;
+    const spool = wantsUserEvent(outputs) ? spoolFor('user', 'UDP_USER_EVENT', 'UDP_USER_EVENTS') : null;
+    const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: spool });
+    addListener('user_events', settings.portUserActivityEvents, settings, handler, 'UDP_USER_EVENT', 'UDP_USER_EVENTS');
+  }
+  if (logOn) {
+    const settings = config.logEvents.udpServerConfig;
+    const perfTracked = config.logEvents.enginePerformanceMonitor.trackRejectedEvents.enable;
+    const handler = logEventHandler({
+      ...shared,
+      settings: config.logEvents,
+      rejected,
+      trackPerfRejections: perfTracked,
+      queue: anyOutput(outputs.logEvents) ? spoolFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS') : null,
+      wants: (event) => wantsLogEvent(config, outputs, event),
+    });
+    addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');
+  }
+
+  const components: Component[] = [...clients, ...(queue ? [queue] : []), ...(counterWriter ? [counterWriter] : []), ...metricsWriters, ...spools, ...Object.values(listeners)];
+  return { components, listeners, queue, counterWriter, metricsWriters };
+}

@@ -1,0 +1,291 @@
+/**
+ * The audit event API (audit-event-api.md) as one API Gateway HTTP API handler (payload format 2.0).
+ * The same handler serves AWS (Lambda entry `lambda.ts`) and local mode (the gateway in
+ * functions/local/gateway.ts turns each HTTP request into the same event).
+ *
+ * Order on the limited endpoints: rate limit → auth → body limits → schema → content and version →
+ * idempotency (a repeated eventId is answered from its record) → queue.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpCors from '@middy/http-cors';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { clientIp } from './client-ip.js';
+import { checkContent, validateEnvelope } from './envelope.js';
+import { MissingVersionWarner } from './missing-version.js';
+import { ingestionError, internalError, respond, type AuditResponse, type IngestionBody, type Outcome } from './response.js';
+import { evaluateClientVersion, normaliseVersionHeader } from './versions.js';
+import type { SvcConfig } from '../config/schema.js';
+import type { Logger } from '../logging/logger.js';
+import type { AuditQueuedEvent } from '../queue/events.js';
+import { auditTimeMs } from './datamodel.js';
+import type { Claim, IdempotencyStore } from '../idempotency/port.js';
+import type { PointClock } from '../destinations/tsdb/line-protocol.js';
+import { QueueFullError, QueueStorageError, QueueUnavailableError, type EventQueue } from '../queue/port.js';
+import { LogThrottle } from '../logging/throttle.js';
+import type { RateLimitDecision, RateLimiter } from '../ratelimit/port.js';
+import { SVC_VERSION } from '../version.js';
+
+export const AUDIT_EVENT_PATH = '/api/v1/audit-event';
+export const TEST_CONNECTION_PATH = '/api/v1/test-connection';
+export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, X-Audit-Client-Version';
+export const CORS_EXPOSE_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';
+export const CORS_MAX_AGE_SECONDS = 3600;
+/** Suggested wait after a 503 (queue full), per the spec's "retry after about 30 seconds". */
+export const QUEUE_FULL_RETRY_AFTER_SECONDS = 30;
+
+export type AuditRequest = APIGatewayProxyEventV2;
+export type { AuditResponse };
+
+export interface AuditHandlerDeps {
+  settings: SvcConfig['auditEvents'];
+  /** null when `rateLimit.enable` is false. */
+  rateLimiter: RateLimiter | null;
+  /** null when `idempotency.enable` is false. */
+  idempotency: IdempotencyStore | null;
+  queue: EventQueue;
+  /** Decides each event's tsdb point time when it is queued (platform-formats.md §0.3). */
+  clock: PointClock;
+  log: Logger;
+  /** What the API did, for the operator (counted here, reported by whoever runs the API). */
+  counters?: AuditCounters;
+  now?: () => number;
+}
+
+export interface AuditCounters {
+  /** Repeated eventIds answered from the idempotency store instead of being queued again. */
+  duplicates: number;
+}
+
+/** How long a request waits for a concurrent request with the same eventId before answering 503. */
+export const IN_PROGRESS_WAIT_MS = 2000;
+const IN_PROGRESS_POLL_MS = 20;
+/** Suggested wait after a 503 for an eventId that another request is queueing right now. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
+
+function rateLimitHeaders(decision: RateLimitDecision | null): Record<string, string> {
+  if (!decision) return {};
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+  };
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** `Authorization: Bearer <token>`, compared in constant time (hashes make the lengths equal). */
+function authorised(header: string | undefined, token: string): boolean {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+  const given = match?.[1] ?? '';
+  return timingSafeEqual(digest(given), digest(token)) && given !== '';
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const mediaType = value.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+}
+
+function header(event: AuditRequest, name: string): string | undefined {
+  return event.headers?.[name];
+}
+
+/** Claims `id`; while a concurrent request holds it, waits (bounded) for that request to finish. */
+async function claimEvent(store: IdempotencyStore, id: string, now: () => number): Promise<Claim> {
+  const until = now() + IN_PROGRESS_WAIT_MS;
+  for (;;) {
+    const claim = await store.claim(id, now());
+    if (claim.status !== 'in-progress' || now() >= until) return claim;
+    await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_POLL_MS));
+  }
+}
+
+/** How the front door received a request. */
+export interface Arrival {
+  /**
+   * The body passed maxBodyBytes and was not read (local mode's gateway): the event has no body,
+   * and the checks end in 413 where the body would be measured.
+   */
+  bodyTooLarge: boolean;
+}
+
+/** The handler without middleware: routing and the spec's checks. */
+export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arrival?: Arrival) => Promise<AuditResponse> {
+  const { settings, rateLimiter, idempotency, queue, clock, log } = deps;
+  const counters = deps.counters ?? { duplicates: 0 };
+  const now = deps.now ?? Date.now;
+  const token = settings.apiToken;
+  const missingVersion = new MissingVersionWarner(log, now);
+  const queueTrouble = new LogThrottle(10_000, now);
+  const duplicateSummary = new LogThrottle(60_000, now);
+
+  const route = (event: AuditRequest): 'event' | 'test' | null => {
+    const path = event.rawPath;
+    if (path === AUDIT_EVENT_PATH || path.endsWith(AUDIT_EVENT_PATH)) return 'event';
+    if (path === TEST_CONNECTION_PATH || path.endsWith(TEST_CONNECTION_PATH)) return 'test';
+    return null;
+  };
+
+  return async (event, arrival) => {
+    const receivedAt = new Date(now()).toISOString();
+    const method = event.requestContext.http.method.toUpperCase();
+    const target = route(event);
+    const error = (status: number, outcome: Outcome, reason: string, details?: IngestionBody['details'], headers?: Record<string, string>) =>
+      ingestionError(receivedAt, status, outcome, reason, details, headers);
+
+    if (target === null) return error(404, 'dropped', 'Not found');
+    const allowed = target === 'event' ? ['POST', 'OPTIONS'] : ['GET', 'OPTIONS'];
+    if (method === 'OPTIONS') return { statusCode: 204, headers: {}, body: '' };
+    if (!allowed.includes(method)) return error(405, 'dropped', 'Method not allowed', undefined, { allow: allowed.join(', ') });
+
+    // 1. Rate limit, per client IP.
+    const ip = clientIp(event.requestContext.http.sourceIp, header(event, 'x-forwarded-for'), settings.trustedProxies);
+    const decision = rateLimiter ? await rateLimiter.consume(ip, now()) : null;
+    const limitHeaders = rateLimitHeaders(decision);
+    if (decision && !decision.allowed) {
+      log.warn({ clientIp: ip, limit: decision.limit }, 'audit API rate limit exceeded');
+      return error(429, 'dropped', 'Too many requests', { retryAfterSeconds: decision.retryAfterSeconds }, { ...limitHeaders, 'retry-after': String(decision.retryAfterSeconds) });
+    }
+
+    // 2. Authentication.
+    if (token !== '' && !authorised(header(event, 'authorization'), token)) {
+      log.warn({ clientIp: ip, path: event.rawPath }, 'audit API request without a valid bearer token');
+      return error(401, 'dropped', 'Unauthorized', undefined, limitHeaders);
+    }
+
+    const versionHeader = header(event, 'x-audit-client-version');
+    if (target === 'test') {
+      const headerVersion = normaliseVersionHeader(versionHeader);
+      const verdict = headerVersion ? evaluateClientVersion(headerVersion, undefined) : null;
+      return respond(
+        200,
+        {
+          status: 'ok',
+          message: 'The audit API is reachable',
+          timestamp: receivedAt,
+          ...(verdict ? { svcVersion: SVC_VERSION, auditClientVersion: verdict.clientVersion, compatible: verdict.compatible } : {}),
+        },
+        limitHeaders,
+      );
+    }
+
+    // 3. Body limits and schema.
+    const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    if (arrival?.bodyTooLarge === true || Buffer.byteLength(raw, 'utf8') > settings.maxBodyBytes) {
+      return error(413, 'dropped', 'Payload too large', { errors: [{ message: `the body exceeds ${settings.maxBodyBytes} bytes` }] }, limitHeaders);
+    }
+    if (!isJsonContentType(header(event, 'content-type'))) {
+      return error(415, 'dropped', 'Unsupported media type', { errors: [{ message: 'Content-Type must be application/json' }] }, limitHeaders);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch (err) {
+      const why = err instanceof SyntaxError ? err.message.replace(/\s+in JSON at position.*$/, '').slice(0, 120) : 'invalid JSON';
+      return error(400, 'dropped', 'Schema validation failed', { errors: [{ instancePath: '', message: `the body is not valid JSON (${why})` }] }, limitHeaders);
+    }
+    const structural = validateEnvelope(body);
+    if (!structural.ok) return error(400, 'dropped', 'Schema validation failed', { errors: structural.errors }, limitHeaders);
+    const envelope = structural.envelope;
+
+    // 4. Content and version, all evaluated.
+    const violations = checkContent(envelope);
+    const version = evaluateClientVersion(versionHeader, envelope.source?.version);
+    if (!version.compatible) violations.push({ instancePath: version.from === 'header' ? '' : '/source/version', message: version.reason ?? 'incompatible audit client version' });
+    if (violations.length > 0) {
+      log.info({ clientIp: ip, eventId: envelope.eventId.slice(0, 64), violations: violations.length }, 'audit event rejected: constraint violations');
+      return error(422, 'dropped', 'One or more constraint violations', { errors: violations }, limitHeaders);
+    }
+    if (version.from === 'none') missingVersion.record(ip, envelope.eventId);
+
+    // 5. Idempotency: a repeated eventId is answered from its record, not queued again.
+    const id = envelope.eventId.toLowerCase();
+    const claim = idempotency ? await claimEvent(idempotency, id, now) : null;
+    if (claim?.status === 'duplicate') {
+      counters.duplicates += 1;
+      log.debug({ clientIp: ip, eventId: id, firstReceivedAt: claim.receivedAt }, 'audit event repeated within the idempotency window: answered 202 without queueing it again');
+      // The operator's view: how many, at most once a minute.
+      if (duplicateSummary.take('duplicates').log) log.info({ duplicates: counters.duplicates }, `audit API: ${counters.duplicates} repeated eventId(s) answered from the idempotency store since start (not queued again)`);
+      return respond(202, { status: 'accepted', receivedAt: claim.receivedAt, outcome: 'processed' } satisfies IngestionBody, limitHeaders);
+    }
+    if (claim?.status === 'in-progress') {
+      return error(503, 'error', 'An event with this eventId is being processed by another request; retry shortly', undefined, { ...limitHeaders, 'retry-after': String(IN_PROGRESS_RETRY_AFTER_SECONDS) });
+    }
+
+    // 6. Queue.
+    const queued: AuditQueuedEvent = { kind: 'audit', id, receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
+    queued.timeNs = String(clock.next(auditTimeMs(queued)));
+    try {
+      await queue.send([queued]);
+      // Only a queued event leaves a record: a refused one (503) lets the client's retry through.
+      await idempotency?.complete(id, receivedAt, now());
+    } catch (err) {
+      await idempotency?.release(id);
+      if (err instanceof QueueFullError || err instanceof QueueUnavailableError) {
+        const why = err instanceof QueueFullError ? 'full' : err instanceof QueueStorageError ? 'cannot store events (disk)' : 'unavailable';
+        // A full disk under load would otherwise write a line per request, onto the same full disk.
+        const { log: write, suppressed } = queueTrouble.take(why);
+        if (write) log.warn({ err, suppressed }, `audit event queue ${why}: answering 503${suppressed > 0 ? ` (${suppressed} more since the last line)` : ''}`);
+        const reason = `The audit event queue ${err instanceof QueueFullError ? 'is full' : err instanceof QueueStorageError ? 'cannot store the event now' : 'is unavailable'}; retry in about 30 seconds`;
+        return error(503, 'error', reason, undefined, { ...limitHeaders, 'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS) });
+      }
+      throw err;
+    }
+    return respond(202, { status: 'accepted', receivedAt, outcome: 'processed' } satisfies IngestionBody, limitHeaders);
+  };
+}
+
+/** Turns any failure into a 500 that carries only an error id; the log line has the details. */
+function errorBoundary(log: Logger): MiddlewareObj<AuditRequest, AuditResponse> {
+  return {
+    onError: (request) => {
+      const errorId = randomUUID();
+      log.error({ errorId, err: request.error, path: request.event.rawPath }, 'audit API request failed');
+      request.response = internalError(new Date().toISOString(), errorId);
+    },
+  };
+}
+
+export type AuditHandler = (event: AuditRequest, context: Context) => Promise<AuditResponse>;
+
+export interface AuditHandlers {
+  /** The Lambda handler, and local mode's for every request whose body arrived whole. */
+  handler: AuditHandler;
+  /**
+   * Local mode's gateway calls this, with no body, for a request whose body passes maxBodyBytes:
+   * the same checks in the same order (rate limit, token, …), then 413, with the same CORS and
+   * rate-limit headers, so the body never has to be read.
+   */
+  oversized: AuditHandler;
+}
+
+/** Both handlers over one core (one rate limiter, one warner): core + CORS + error boundary, composed with middy. */
+export function makeAuditHandlers(deps: AuditHandlerDeps): AuditHandlers {
+  const core = makeAuditCore(deps);
+  // A Set, not middy's own lookup in a plain object, so an Origin such as "constructor" is not "listed".
+  const allowed = new Set(deps.settings.cors.allowedOrigins);
+  const compose = (serve: (event: AuditRequest) => Promise<AuditResponse>): AuditHandler =>
+    middy<AuditRequest, AuditResponse>()
+      .use(
+        httpCors({
+          origins: deps.settings.cors.allowedOrigins,
+          getOrigin: (incoming) => (allowed.has(incoming) ? incoming : ''),
+          methods: CORS_ALLOW_METHODS,
+          headers: CORS_ALLOW_HEADERS,
+          exposeHeaders: CORS_EXPOSE_HEADERS,
+          maxAge: CORS_MAX_AGE_SECONDS,
+        }),
+      )
+      .use(errorBoundary(deps.log))
+      .handler(serve);
+  return { handler: compose((event) => core(event)), oversized: compose((event) => core(event, { bodyTooLarge: true })) };
+}
+
+/** The Lambda handler. */
+export function makeAuditHandler(deps: AuditHandlerDeps): AuditHandler {
+  return makeAuditHandlers(deps).handler;
+}

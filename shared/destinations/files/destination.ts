@@ -1,0 +1,111 @@
+/**
+ * File destinations of audit events (parquet, table file): each delivered batch becomes one file per
+ * event date, written to a local directory or to S3. The queue's batching (maxBatchSize messages or
+ * writeFrequency ms, whichever comes first) decides when a file is closed, so no acknowledged event
+ * ever waits in a memory buffer.
+ */
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { auditFileColumns, auditRow, type CellValue, type ColumnType } from '../../audit/datamodel.js';
+import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
+import { writeFileAtomically } from '../../util/files.js';
+
+/** Where finished files go. */
+export interface FileSink {
+  readonly description: string;
+  /** Stores `data` under `relativePath` (forward slashes); resolves to where it went. */
+  put(relativePath: string, data: Uint8Array): Promise<string>;
+}
+
+/** A directory on local disk; a file appears complete or not at all (temp file, sync, rename). */
+export class DirectorySink implements FileSink {
+  private readonly root: string;
+  readonly description: string;
+
+  constructor(directory: string) {
+    this.root = resolve(directory);
+    this.description = this.root;
+  }
+
+  put(relativePath: string, data: Uint8Array): Promise<string> {
+    const target = join(this.root, ...relativePath.split('/'));
+    writeFileAtomically(target, data);
+    return Promise.resolve(target);
+  }
+}
+
+/** An S3 bucket (or an S3-compatible service). */
+export class S3Sink implements FileSink {
+  readonly description: string;
+
+  constructor(private readonly options: { client: S3Client; bucket: string; prefix: string }) {
+    this.description = `s3://${options.bucket}/${options.prefix}`;
+  }
+
+  async put(relativePath: string, data: Uint8Array): Promise<string> {
+    const key = `${this.options.prefix}${relativePath}`;
+    await this.options.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: data }));
+    return `s3://${this.options.bucket}/${key}`;
+  }
+}
+
+export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => Uint8Array;
+
+export interface FileDestinationLog {
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface AuditFileDestinationOptions {
+  name: string;
+  extension: string;
+  encode: TableEncoder;
+  sink: FileSink;
+  staticTags: readonly { name: string; value: string }[];
+  log: FileDestinationLog;
+  /** Error tracking of a failed file (the events are retried). */
+  onError?: (err: unknown) => void;
+}
+
+/**
+ * The name of the file of one batch's events of one date: derived from their ids, so a batch that
+ * is delivered again (a crash between the write and its acknowledgement) replaces its file instead
+ * of adding a second one with the same rows.
+ */
+export function batchFileName(date: string, ids: readonly string[], extension: string): string {
+  const digest = createHash('sha256').update([...ids].sort().join('\n')).digest('hex').slice(0, 16);
+  return `${date}/audit_events_${date.replace(/-/g, '')}_${digest}.${extension}`;
+}
+
+/** `audit_events_<date>_<digest of the event ids>.<ext>` under `<date>/`, per event date (UTC). */
+export class AuditFileDestination {
+  readonly name: string;
+
+  constructor(private readonly options: AuditFileDestinationOptions) {
+    this.name = options.name;
+  }
+
+  async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const byDate = new Map<string, AuditQueuedEvent[]>();
+    for (const e of eventsOfKind(events, 'audit')) {
+      const date = new Date(Date.parse(e.event.timestamp)).toISOString().slice(0, 10);
+      byDate.set(date, [...(byDate.get(date) ?? []), e]);
+    }
+    const failed = new Set<string>();
+    const columns = auditFileColumns(this.options.staticTags);
+    for (const [date, group] of byDate) {
+      const path = batchFileName(date, group.map((e) => e.id), this.options.extension);
+      try {
+        const data = this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
+        const where = await this.options.sink.put(path, data);
+        this.options.log.info({ destination: this.name, file: where, rows: group.length }, `wrote ${group.length} audit event(s) to ${where}`);
+      } catch (err) {
+        for (const e of group) failed.add(e.id);
+        this.options.onError?.(err);
+        this.options.log.error({ destination: this.name, err, rows: group.length, sink: this.options.sink.description }, `cannot write ${this.name} file ${path}; the events will be retried`);
+      }
+    }
+    return failed;
+  }
+}

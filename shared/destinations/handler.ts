@@ -1,0 +1,103 @@
+/**
+ * The queue-triggered writer handler: one per destination. It takes a batch in the SQS event shape
+ * (from SQS on Lambda, or from the durable local queue), decodes every message (fetching claim
+ * checks), writes all their events to the destination in one go, and reports the messages whose
+ * events were not written as partial batch failures (Powertools batch), so only those come back.
+ * Idempotent by event id: events written before (a redelivery) are not written again.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { ClaimCheckStore } from '../queue/claim-check.js';
+import { decodeMessage } from '../queue/codec.js';
+import type { QueuedEvent } from '../queue/events.js';
+import { RecentIds } from '../util/recent-ids.js';
+
+/** A destination (the Writer port): writes events, and names those that should be delivered again. */
+export interface Destination {
+  readonly name: string;
+  /** Resolves to the ids of events NOT written that a later delivery may write (e.g. the destination was down). */
+  write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
+}
+
+export interface WriterLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface WriterHandlerDeps {
+  destination: Destination;
+  claimCheck: ClaimCheckStore | null;
+  log: WriterLog;
+  /** How many written ids to remember for idempotency (default 100,000). */
+  rememberIds?: number;
+}
+
+export type WriterHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+/** A message whose body cannot be decoded fails (it goes to the dead-letter queue after its retries). */
+export class UndecodableMessageError extends Error {
+  override readonly name = 'UndecodableMessageError';
+}
+
+export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
+  const { destination, claimCheck, log } = deps;
+  const written = new RecentIds(deps.rememberIds ?? 100_000);
+
+  const decode = async (record: SQSRecord): Promise<QueuedEvent[]> => {
+    const first = decodeMessage(record.body);
+    if (!first.ok) throw new UndecodableMessageError(`message ${record.messageId}: ${first.error}`);
+    if ('events' in first.message) return first.message.events;
+    if (!claimCheck) throw new UndecodableMessageError(`message ${record.messageId} is a claim check, but no claim-check store is configured`);
+    const body = await claimCheck.get(first.message.claimCheck);
+    const inner = decodeMessage(body);
+    if (!inner.ok || !('events' in inner.message)) throw new UndecodableMessageError(`claim check of message ${record.messageId}: ${inner.ok ? 'holds another claim check' : inner.error}`);
+    return inner.message.events;
+  };
+
+  return async (event, context) => {
+    const total = event.Records.length;
+    const arrivals: QueuedEvent[][] = [];
+    let arrived = 0;
+    let release: () => void = () => undefined;
+    const allArrived = new Promise<void>((resolve) => (release = resolve));
+    const arrive = () => {
+      arrived += 1;
+      if (arrived === total) release();
+    };
+    let outcome: Promise<ReadonlySet<string>> | undefined;
+    const writeAll = async (): Promise<ReadonlySet<string>> => {
+      const fresh = arrivals.flat().filter((e) => !written.has(e.id));
+      if (fresh.length === 0) return new Set();
+      const failed = await destination.write(fresh);
+      for (const e of fresh) if (!failed.has(e.id)) written.add(e.id);
+      return failed;
+    };
+
+    // Powertools runs the record handlers in parallel: each decodes its message, then all wait for
+    // one write of every event of the batch, then each fails if any of its events was not written.
+    const recordHandler = async (record: SQSRecord): Promise<void> => {
+      let events: QueuedEvent[];
+      try {
+        events = await decode(record);
+      } catch (err) {
+        arrive();
+        log.error({ destination: destination.name, messageId: record.messageId, err }, 'queue message cannot be decoded');
+        throw err;
+      }
+      arrivals.push(events);
+      arrive();
+      await allArrived;
+      outcome ??= writeAll();
+      const failed = await outcome;
+      const mine = events.filter((e) => failed.has(e.id)).length;
+      if (mine > 0) throw new Error(`${mine} of ${events.length} event(s) of message ${record.messageId} not written to ${destination.name}`);
+    };
+
+    return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+      ...(context ? { context } : {}),
+      // A batch where every message failed is answered, not thrown: the local queue and SQS then
+      // retry exactly the failed messages either way.
+      throwOnFullBatchFailure: false,
+    });
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * Monitoring-SaaS events of the platform's UDP events (platform-formats.md §8.3) and the scrambling
+ * of user names (§8.4): pure builders of the JSON object posted once per event;
+ * `PlatformMonSaasDestination` posts them with the `MonSaasWriter`.
+ *
+ * Choices where the spec is silent (Svc choice):
+ * - Attribute precedence: built-in attributes, then categories (log events; the first value of a
+ *   repeated name, as the tsdb tag), then `…tags[]`, then `monsaas.event.attribute.static[]`, then
+ *   `svcVersion`; a later one never replaces an earlier one of the same name. The startup rules
+ *   (shared/config/rules.ts) refuse configured names equal to a built-in attribute name.
+ * - Scrambling hashes non-empty values only: an empty directory or user id stays `""` (a hash of the
+ *   empty text would look like a user).
+ * - Log levels: `logLevel.error` covers `ERROR` and `FATAL`, `logLevel.warn` covers `WARN` (§8.3);
+ *   every other level (`INFO`, `DEBUG`, anything unexpected) is never sent: there is no flag for it,
+ *   and the shipped appenders send nothing below `WARN` except engine performance, which monsaas
+ *   does not take. Levels are compared case-insensitively.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { SvcConfig } from '../../config/schema.js';
+import type { LogQueuedEvent, UserQueuedEvent } from '../../queue/events.js';
+import { SVC_VERSION } from '../../version.js';
+import type { MonSaasEvent } from './client.js';
+import { firstValueTags } from '../../platform/categories.js';
+import type { PlatformLogEvent } from '../../platform/events.js';
+import { parseTimeNs, type TagItem } from '../tsdb/platform-points.js';
+
+export const USER_EVENT_TYPE = 'qs_userEvent';
+export const LOG_EVENT_TYPE = 'qs_logEvent';
+
+/** §8.3 user event: every built-in attribute name, in payload order. */
+export const MONSAAS_USER_EVENT_ATTRIBUTES = [
+  'eventType', 'timestamp', 'qs_host', 'qs_event_action', 'qs_userFull', 'qs_userDirectory', 'qs_userId', 'qs_origin',
+  'qs_appId', 'qs_appName', 'qs_uaBrowserName', 'qs_uaBrowserMajorVersion', 'qs_uaOsName', 'qs_uaOsVersion', 'svcVersion',
+] as const;
+
+/** §8.3 log event: each `qs_…` attribute and the parsed key (§2.2) it carries, in payload order. */
+const LOG_ATTRIBUTE_KEYS = [
+  ['qs_ts_iso', 'ts_iso'], ['qs_ts_local', 'ts_local'], ['qs_log_source', 'source'], ['qs_log_level', 'level'],
+  ['qs_host', 'host'], ['qs_subsystem', 'subsystem'], ['qs_windows_user', 'windows_user'], ['qs_message', 'message'],
+  ['qs_exception_message', 'exception_message'], ['qs_user_full', 'user_full'], ['qs_user_directory', 'user_directory'],
+  ['qs_user_id', 'user_id'], ['qs_command', 'command'], ['qs_result_code', 'result_code'], ['qs_origin', 'origin'],
+  ['qs_context', 'context'], ['qs_task_name', 'task_name'], ['qs_app_name', 'app_name'], ['qs_task_id', 'task_id'],
+  ['qs_app_id', 'app_id'], ['qs_execution_id', 'execution_id'], ['qs_proxy_session_id', 'proxy_session_id'],
+  ['qs_engine_ts', 'engine_ts'], ['qs_process_id', 'process_id'], ['qs_engine_exe_version', 'engine_exe_version'],
+  ['qs_server_started', 'server_started'], ['qs_entry_type', 'entry_type'], ['qs_session_id', 'session_id'],
+] as const;
+
+/** §8.3 log event: every built-in attribute name, in payload order. */
+export const MONSAAS_LOG_EVENT_ATTRIBUTES = ['eventType', 'timestamp', ...LOG_ATTRIBUTE_KEYS.map(([attribute]) => attribute), 'svcVersion'] as const;
+
+/** The log sources monsaas takes (§8.3: not engine performance), keyed to their `sendToMonSaas.source` entry. */
+export const MONSAAS_LOG_SOURCES = {
+  'qseow-engine': 'engine',
+  'qseow-proxy': 'proxy',
+  'qseow-repository': 'repository',
+  'qseow-scheduler': 'scheduler',
+} as const;
+
+export type MonSaasLogSourceSettings = SvcConfig['logEvents']['sendToMonSaas']['source'];
+
+/** §8.4: `hex(HMAC-SHA256(key, UTF-8 value))`, first 32 hex characters. */
+export function scrambleValue(key: Buffer | string, value: string): string {
+  return createHmac('sha256', key).update(value, 'utf8').digest('hex').slice(0, 32);
+}
+
+/**
+ * §8.4: the scrambling key: `scrambleSecret` when set, else a random 32-byte key for this process,
+ * with a WARN that pseudonyms then change at every restart.
+ */
+export function resolveScrambleKey(secret: string, log: { warn(obj: object, msg: string): void }): Buffer | string {
+  if (secret !== '') return secret;
+  log.warn(
+    { setting: 'Svc.userEvents.sendToMonSaas.scrambleSecret' },
+    'user names sent to the monitoring SaaS are scrambled with a random key generated at this start: pseudonyms change on every restart; set Svc.userEvents.sendToMonSaas.scrambleSecret (at least 16 characters) to keep them stable',
+  );
+  return randomBytes(32);
+}
+
+/** What both kinds of event append after their built-in attributes. */
+export interface MonSaasAttributeOptions {
+  /** The feature's `…tags[]` (`userEvents.tags` / `logEvents.tags`). */
+  tags: readonly TagItem[];
+  /** `monsaas.event.attribute.static[]`. */
+  staticAttributes: readonly TagItem[];
+  /** The Svc version when `monsaas.event.attribute.dynamic.svcVersion.enable`, else null. */
+  svcVersion: string | null;
+}
+
+export interface UserMonSaasOptions extends MonSaasAttributeOptions {
+  /** The key when `userEvents.sendToMonSaas.scramble` is on (see `resolveScrambleKey`), else null. */
+  scrambleKey: Buffer | string | null;
+}
+
+export interface LogMonSaasOptions extends MonSaasAttributeOptions {
+  /** `logEvents.sendToMonSaas.source`: per source its flag and level flags. */
+  sources: MonSaasLogSourceSettings;
+}
+
+/** The attribute options of the config (§8.3). */
+export function monSaasAttributeOptions(config: SvcConfig, tags: readonly TagItem[]): MonSaasAttributeOptions {
+  const attribute = config.monsaas.event.attribute;
+  return { tags, staticAttributes: attribute.static, svcVersion: attribute.dynamic.svcVersion.enable ? SVC_VERSION : null };
+}
+
+/** The §8.3 `timestamp` (ms) of a §0.3 point time in nanoseconds: floored. */
+export function timestampMs(timeNs: string): number {
+  const ns = parseTimeNs(timeNs);
+  const ms = ns / 1_000_000n;
+  return Number(ns < 0n && ms * 1_000_000n !== ns ? ms - 1n : ms);
+}
+
+/** Adds `name: value` unless the name is taken (the precedence of the file comment). */
+function put(event: Map<string, string | number>, name: string, value: string | number): void {
+  if (!event.has(name)) event.set(name, value);
+}
+
+function finish(event: Map<string, string | number>, options: MonSaasAttributeOptions): MonSaasEvent {
+  for (const tag of options.tags) put(event, tag.name, tag.value);
+  for (const attribute of options.staticAttributes) put(event, attribute.name, attribute.value);
+  if (options.svcVersion !== null) put(event, 'svcVersion', options.svcVersion);
+  // fromEntries keeps a name such as `__proto__` an ordinary key.
+  return Object.fromEntries(event);
+}
+
+/**
+ * §8.3 user event `qs_userEvent`: `eventType`, `timestamp` (ms of the §0.3 point time), `qs_host`,
+ * `qs_event_action`, `qs_userFull`, `qs_userDirectory`, `qs_userId`, `qs_origin`, the app and
+ * user-agent attributes when present, then tags, static attributes and `svcVersion`. With a
+ * scramble key the three user attributes are §8.4 pseudonyms of `DIR\id`, `DIR` and `id`.
+ */
+export function userMonSaasEvent(q: UserQueuedEvent, options: UserMonSaasOptions): MonSaasEvent {
+  const e = q.event;
+  const key = options.scrambleKey;
+  const user = (value: string): string => (key === null || value === '' ? value : scrambleValue(key, value));
+  const event = new Map<string, string | number>([
+    ['eventType', USER_EVENT_TYPE],
+    ['timestamp', timestampMs(q.timeNs)],
+    ['qs_host', e.host],
+    ['qs_event_action', e.command],
+    ['qs_userFull', user(e.user_full)],
+    ['qs_userDirectory', user(e.user_directory)],
+    ['qs_userId', user(e.user_id)],
+    ['qs_origin', e.origin],
+  ]);
+  const optional: [string, string | undefined][] = [
+    ['qs_appId', e.appId], ['qs_appName', e.appName], ['qs_uaBrowserName', e.uaBrowserName],
+    ['qs_uaBrowserMajorVersion', e.uaBrowserMajorVersion], ['qs_uaOsName', e.uaOsName], ['qs_uaOsVersion', e.uaOsVersion],
+  ];
+  for (const [name, value] of optional) if (value !== undefined && value !== '') event.set(name, value);
+  return finish(event, options);
+}
+
+/**
+ * Whether a log event goes to monsaas (§8.3): one of the four sources (never engine performance), its
+ * `sendToMonSaas.source.<x>.enable` on, and its level allowed: `ERROR`/`FATAL` by `logLevel.error`,
+ * `WARN` by `logLevel.warn`, nothing else.
+ */
+export function logMonSaasWanted(event: Pick<PlatformLogEvent, 'source' | 'level'>, sources: MonSaasLogSourceSettings): boolean {
+  if (event.source === 'qseow-qix-perf') return false;
+  const settings = sources[MONSAAS_LOG_SOURCES[event.source]];
+  if (!settings.enable) return false;
+  const level = event.level.toUpperCase();
+  if (level === 'ERROR' || level === 'FATAL') return settings.logLevel.error;
+  if (level === 'WARN') return settings.logLevel.warn;
+  return false;
+}
+
+/**
+ * §8.3 log event `qs_logEvent`, or null when the event is not sent (`logMonSaasWanted`): `eventType`,
+ * `timestamp`, the `qs_…` attributes the source has (empty ones omitted), the categories as
+ * `name: value`, then tags, static attributes and `svcVersion`. Never scrambled (§8.4).
+ */
+export function logMonSaasEvent(q: LogQueuedEvent, options: LogMonSaasOptions): MonSaasEvent | null {
+  const e = q.event;
+  if (e.source === 'qseow-qix-perf' || !logMonSaasWanted(e, options.sources)) return null;
+  const event = new Map<string, string | number>([
+    ['eventType', LOG_EVENT_TYPE],
+    ['timestamp', timestampMs(q.timeNs)],
+  ]);
+  const parsed: Readonly<Record<string, unknown>> = e;
+  for (const [attribute, key] of LOG_ATTRIBUTE_KEYS) {
+    const value = parsed[key];
+    if (typeof value === 'string' && value !== '') event.set(attribute, value);
+  }
+  for (const [name, value] of Object.entries(firstValueTags(e.category ?? []))) put(event, name, value);
+  return finish(event, options);
+}

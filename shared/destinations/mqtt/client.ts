@@ -1,0 +1,285 @@
+/**
+ * The MQTT writer (platform-formats.md §7): one client per process, connected to
+ * `mqtt://<brokerHost>:<brokerPort>`, publishing UTF-8 string payloads with QoS 0, not retained.
+ * The per-feature topics and payloads (§7.1–7.4) are built by the features; this is the transport.
+ *
+ * - A lifecycle component: `start()` connects and resolves once connected, or — with a WARN — when
+ *   the first connection attempt fails or `connectTimeoutMs` passes. A broker that is down at start
+ *   does not stop Svc: the client keeps reconnecting in the background (every `reconnectPeriodMs`).
+ * - `publish()` never throws. It resolves true once the message is written to the broker connection
+ *   (all QoS 0 promises), false when the writer is not connected, the topic is not publishable or the
+ *   write fails; every false is tracked as `MQTT_PUBLISH` with the caller's module, the error carrying
+ *   `host` = broker host, and logged at ERROR (at most one line per module and minute).
+ * - Nothing is queued while the broker is away (QoS 0: a message that cannot be sent now is lost).
+ * - `stop()` waits for the publishes in flight, then disconnects cleanly.
+ *
+ * The writer does not look at `mqttConfig.enable` or feature flags (§0.6): callers only create and
+ * use it when MQTT is enabled.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect, type MqttClient } from 'mqtt';
+import type { SvcConfig } from '../../config/schema.js';
+import type { ErrorTracker } from '../../errors/tracker.js';
+import type { Component } from '../../runtime/lifecycle.js';
+import { LogThrottle } from '../../logging/throttle.js';
+
+export type MqttSettings = SvcConfig['mqttConfig'];
+
+/** The part of the service logger (`Logger`) the writer uses. */
+export interface MqttWriterLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface MqttWriterOptions {
+  settings: MqttSettings;
+  log: MqttWriterLog;
+  errors: Pick<ErrorTracker, 'track'>;
+  /** How long `start()` waits for the first connection, also the CONNACK timeout; default 5 s. */
+  connectTimeoutMs?: number;
+  /** Wait between reconnection attempts; default 1 s. */
+  reconnectPeriodMs?: number;
+  /** Longest a publish may take to be written to the connection; default 10 s. */
+  publishTimeoutMs?: number;
+  /** Longest `stop()` waits for in-flight publishes and the clean disconnect; default 5 s. */
+  stopTimeoutMs?: number;
+  /** At most one ERROR line per module in this interval; default 60 s. */
+  errorLogIntervalMs?: number;
+}
+
+/** The error given to the error tracker for a failed publish (§10.9 metadata: `host`, `code`). */
+export class MqttPublishError extends Error {
+  override readonly name = 'MqttPublishError';
+  /** Broker host (`mqttConfig.brokerHost`). */
+  readonly host: string;
+  readonly port: number;
+  readonly topic: string;
+  /** Network error code when the client reported one (`ETIMEDOUT`, `ECONNRESET`, …). */
+  readonly code: string | undefined;
+
+  constructor(message: string, details: { host: string; port: number; topic: string; code?: string; cause?: unknown }) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.host = details.host;
+    this.port = details.port;
+    this.topic = details.topic;
+    this.code = details.code;
+  }
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_RECONNECT_PERIOD_MS = 1_000;
+const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
+const DEFAULT_STOP_TIMEOUT_MS = 5_000;
+const MAX_TOPIC_BYTES = 65_535;
+
+/** §7: a topic level built from data, with the wildcards `+` and `#` replaced by `_`. */
+export function topicLevel(text: string): string {
+  return text.replace(/[+#]/g, '_');
+}
+
+/** Why `topic` cannot be published to, or undefined when it can (MQTT 3.1.1 §4.7). */
+export function invalidTopicReason(topic: string): string | undefined {
+  if (topic === '') return 'the topic is empty';
+  if (/[+#]/.test(topic)) return 'the topic contains a wildcard (+ or #)';
+  if (topic.includes('\u0000')) return 'the topic contains U+0000';
+  if (Buffer.byteLength(topic, 'utf8') > MAX_TOPIC_BYTES) return `the topic is longer than ${MAX_TOPIC_BYTES} bytes`;
+  return undefined;
+}
+
+function errorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code: unknown = Reflect.get(err, 'code');
+  return typeof code === 'string' ? code : undefined;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class MqttWriter implements Component {
+  readonly name = 'mqtt-writer';
+  /** `mqtt://host:port` */
+  readonly url: string;
+  private readonly settings: MqttSettings;
+  private readonly log: MqttWriterLog;
+  private readonly errors: Pick<ErrorTracker, 'track'>;
+  private readonly connectTimeoutMs: number;
+  private readonly reconnectPeriodMs: number;
+  private readonly publishTimeoutMs: number;
+  private readonly stopTimeoutMs: number;
+  private readonly throttle: LogThrottle;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private client: MqttClient | undefined;
+  private stopping = false;
+  /** True after a connection was lost, until the next one is made (one WARN per outage). */
+  private outage = false;
+
+  constructor(options: MqttWriterOptions) {
+    this.settings = options.settings;
+    this.log = options.log;
+    this.errors = options.errors;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.reconnectPeriodMs = options.reconnectPeriodMs ?? DEFAULT_RECONNECT_PERIOD_MS;
+    this.publishTimeoutMs = options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS;
+    this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+    this.throttle = new LogThrottle(options.errorLogIntervalMs ?? 60_000);
+    const host = this.settings.brokerHost.includes(':') ? `[${this.settings.brokerHost}]` : this.settings.brokerHost;
+    this.url = `mqtt://${host}:${this.settings.brokerPort}`;
+  }
+
+  /** Whether the client is connected to the broker right now. */
+  get connected(): boolean {
+    return this.client?.connected === true;
+  }
+
+  start(): Promise<void> {
+    if (this.client !== undefined || this.stopping) return Promise.reject(new Error('MqttWriter.start() called twice or after stop()'));
+    const broker = { host: this.settings.brokerHost, port: this.settings.brokerPort };
+    const client = connect(this.url, {
+      clientId: `svc_${randomBytes(6).toString('hex')}`,
+      clean: true,
+      connectTimeout: this.connectTimeoutMs,
+      reconnectPeriod: this.reconnectPeriodMs,
+      // QoS 0 messages are not held back while disconnected: publish() fails at once instead.
+      queueQoSZero: false,
+    });
+    this.client = client;
+
+    let settled = false;
+    return new Promise<void>((resolve) => {
+      const finish = (): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        if (settled) return;
+        this.outage = true;
+        this.log.warn({ ...broker, timeoutMs: this.connectTimeoutMs }, 'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background');
+        finish();
+      }, this.connectTimeoutMs);
+
+      client.on('connect', () => {
+        if (!settled) {
+          this.log.info(broker, 'connected to the MQTT broker');
+        } else if (this.outage) {
+          this.log.info(broker, 'reconnected to the MQTT broker');
+        }
+        this.outage = false;
+        finish();
+      });
+      client.on('error', (err: Error) => {
+        const details = { ...broker, code: errorCode(err), reason: err.message };
+        if (!settled) {
+          this.outage = true;
+          this.log.warn(details, 'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background');
+          finish();
+        } else if (!this.outage) {
+          this.outage = true;
+          this.log.warn(details, 'MQTT connection error; reconnecting in the background');
+        } else {
+          this.log.debug(details, 'MQTT reconnection failed');
+        }
+      });
+      client.on('close', () => {
+        if (this.stopping || !settled || this.outage) return;
+        this.outage = true;
+        this.log.warn(broker, 'MQTT connection lost; reconnecting in the background');
+      });
+    });
+  }
+
+  /**
+   * Publishes `payload` (UTF-8) to `topic` with QoS 0, not retained. Resolves true once written to the
+   * broker connection; false (tracked as `MQTT_PUBLISH` with `module`, logged) otherwise. Never rejects.
+   */
+  async publish(topic: string, payload: string, module: string, serverName?: string): Promise<boolean> {
+    const client = this.client;
+    if (client === undefined || this.stopping) {
+      return this.fail(topic, module, serverName, this.stopping ? 'the MQTT writer is stopped' : 'the MQTT writer is not started');
+    }
+    const invalid = invalidTopicReason(topic);
+    if (invalid !== undefined) return this.fail(topic, module, serverName, invalid);
+    if (!client.connected) return this.fail(topic, module, serverName, 'not connected to the MQTT broker');
+
+    const sent = this.send(client, topic, payload);
+    this.inFlight.add(sent);
+    let err: unknown;
+    try {
+      err = await sent;
+    } finally {
+      this.inFlight.delete(sent);
+    }
+    if (err === undefined) return true;
+    return this.fail(topic, module, serverName, `publish failed: ${errorMessage(err)}`, err);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const client = this.client;
+    if (client === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.stopTimeoutMs);
+    });
+    try {
+      const graceful = (async () => {
+        await Promise.allSettled([...this.inFlight]);
+        // Connected: DISCONNECT after what is written; otherwise just stop reconnecting.
+        await client.endAsync(!client.connected);
+      })();
+      const outcome = await Promise.race([graceful.then(() => 'ok' as const), deadline]);
+      if (outcome === 'timeout') {
+        this.log.warn({ host: this.settings.brokerHost, port: this.settings.brokerPort, timeoutMs: this.stopTimeoutMs }, 'MQTT client did not end in time; closing it');
+        await client.endAsync(true);
+      }
+    } catch (err) {
+      this.log.warn({ host: this.settings.brokerHost, reason: errorMessage(err) }, 'error while ending the MQTT client');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The publish, resolving with the error or undefined; a write that never completes times out. */
+  private send(client: MqttClient, topic: string, payload: string): Promise<unknown> {
+    return new Promise<unknown>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve(Object.assign(new Error(`publish not written within ${this.publishTimeoutMs} ms (timeout)`), { code: 'ETIMEDOUT' }));
+      }, this.publishTimeoutMs);
+      const done = (err?: unknown): void => {
+        clearTimeout(timer);
+        resolve(err ?? undefined);
+      };
+      try {
+        client.publish(topic, payload, { qos: 0, retain: false }, (err) => done(err));
+      } catch (err) {
+        done(err ?? new Error('publish threw'));
+      }
+    });
+  }
+
+  private fail(topic: string, module: string, serverName: string | undefined, reason: string, cause?: unknown): false {
+    const host = this.settings.brokerHost;
+    const port = this.settings.brokerPort;
+    const code = errorCode(cause);
+    const err = new MqttPublishError(`MQTT publish to ${topic} on ${host}:${port} failed: ${reason}`, {
+      host,
+      port,
+      topic,
+      ...(code === undefined ? {} : { code }),
+      ...(cause === undefined ? {} : { cause }),
+    });
+    this.errors.track('MQTT_PUBLISH', err, { ...(serverName === undefined ? {} : { serverName }), module });
+    const { log, suppressed } = this.throttle.take(module);
+    if (log) {
+      this.log.error({ module, host, port, topic, reason, ...(suppressed > 0 ? { suppressed } : {}) }, 'MQTT publish failed');
+    } else {
+      this.log.debug({ module, host, port, topic, reason }, 'MQTT publish failed');
+    }
+    return false;
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * tsdb points of the platform's UDP events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`)
+ * and the JSON form of the points the edge computes itself (queue kind `points`: event counts,
+ * rejected counts, listener queue metrics). Pure functions: the writers call them per delivery, so a
+ * redelivered event gives the same point, with the same §0.3 time decided at the edge (`timeNs`),
+ * and overwrites itself instead of duplicating.
+ *
+ * Names are written exactly as §6.3/§6.4 list them. A field whose natural name is a tag anywhere in
+ * the measurement carries the `_field` suffix already here (`session_id_field` of an engine event,
+ * whose own point has no `session_id` tag), so the output does not depend on `toLine`'s per-point
+ * rename; that rename still protects against a configured tag named like a field.
+ *
+ * Tag precedence (a point cannot carry a tag twice): built-in tags, then categories (first value of
+ * a name, §2.5 step 5), then configured tags; a later one never replaces an earlier one of the same
+ * name. The startup rules (shared/config/rules.ts) refuse configured names that would collide, so
+ * this only matters for configs that bypassed them.
+ */
+import { firstValueTags } from '../../platform/categories.js';
+import type { Category, PlatformLogEvent } from '../../platform/events.js';
+import type { JsonFieldValue, JsonPoint, LogQueuedEvent, UserQueuedEvent } from '../../queue/events.js';
+import { float, int, str, type FieldValue, type Point } from './line-protocol.js';
+
+/** One `{name, value}` item of a configured tag list (§6.0 "Tag lists"). */
+export interface TagItem {
+  readonly name: string;
+  readonly value: string;
+}
+
+export const USER_EVENTS_MEASUREMENT = 'user_events';
+export const LOG_EVENT_MEASUREMENT = 'log_event';
+
+/** §6.3: every tag name `user_events` may carry before the configured ones. */
+export const USER_EVENTS_TAGS = [
+  'host', 'event_action', 'userFull', 'userDirectory', 'userId', 'origin',
+  'appId', 'appName', 'uaBrowserName', 'uaBrowserMajorVersion', 'uaOsName', 'uaOsVersion',
+] as const;
+/** §6.3: every field name of `user_events`. */
+export const USER_EVENTS_FIELDS = ['userFull_field', 'userId_field', 'appId_field', 'appName_field'] as const;
+
+/** §6.4: "Tag names used anywhere in `log_event`". */
+export const LOG_EVENT_TAGS = [
+  'host', 'level', 'source', 'log_row', 'subsystem', 'user_full', 'user_directory', 'user_id', 'windows_user',
+  'app_id', 'app_name', 'engine_exe_version', 'result_code', 'task_id', 'task_name', 'method', 'object_type',
+  'proxy_session_id', 'session_id', 'event_activity_source', 'object_id',
+] as const;
+/** §6.4: every field name of `log_event`, over all sources. */
+export const LOG_EVENT_FIELDS = [
+  'message', 'exception_message', 'command', 'result_code_field', 'origin', 'context', 'session_id_field',
+  'app_name_field', 'app_id_field', 'execution_id', 'process_time', 'work_time', 'lock_time', 'validate_time',
+  'traverse_time', 'handle', 'net_ram', 'peak_ram', 'raw_event',
+] as const;
+
+/**
+ * Built-in tag and field names per measurement: a configured tag or category name must not be one of
+ * them (§6.0 last row, checked at startup).
+ */
+export const BUILT_IN_POINT_NAMES: Readonly<Record<typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, ReadonlySet<string>>> = {
+  [USER_EVENTS_MEASUREMENT]: new Set<string>([...USER_EVENTS_TAGS, ...USER_EVENTS_FIELDS]),
+  [LOG_EVENT_MEASUREMENT]: new Set<string>([...LOG_EVENT_TAGS, ...LOG_EVENT_FIELDS]),
+};
+
+type TagValue = string | null | undefined;
+type Fields = Record<string, FieldValue | null>;
+
+const DECIMAL = /^-?\d+$/;
+
+/** A §0.3 point time as carried in the queue (a decimal string of nanoseconds). */
+export function parseTimeNs(timeNs: string): bigint {
+  // BigInt('') is 0n and BigInt(' 0x1f ') is 31n: only a plain decimal is a time.
+  if (!DECIMAL.test(timeNs)) throw new RangeError(`point time is not a decimal number of nanoseconds: ${JSON.stringify(timeNs)}`);
+  return BigInt(timeNs);
+}
+
+/**
+ * Tags in insertion order with the precedence of the file comment. Built through a Map so a name such
+ * as `__proto__` stays an ordinary key.
+ */
+class TagBuilder {
+  private readonly tags = new Map<string, TagValue>();
+
+  constructor(private readonly reserved: ReadonlySet<string>) {}
+
+  /** A built-in tag (absent when the value is empty: `toLine` omits it). */
+  builtIn(name: string, value: TagValue): this {
+    if (!this.tags.has(name)) this.tags.set(name, value);
+    return this;
+  }
+
+  /** A category or configured tag: never replaces a built-in or an earlier one. */
+  extra(name: string, value: string): this {
+    if (!this.reserved.has(name) && !this.tags.has(name)) this.tags.set(name, value);
+    return this;
+  }
+
+  record(): Record<string, TagValue> {
+    return Object.fromEntries(this.tags);
+  }
+}
+
+const optStr = (value: string | undefined): FieldValue | null => (value === undefined || value === '' ? null : str(value));
+const optFloat = (value: number | null): FieldValue | null => (value === null ? null : float(value));
+const optInt = (value: number | null): FieldValue | null => (value === null ? null : int(value));
+
+/**
+ * §6.3: one `user_events` point. Tags `host`, `event_action` (the command), `userFull`,
+ * `userDirectory`, `userId`, `origin` (an empty one is omitted, the point still written), then
+ * `appId`, `appName` and the user-agent tags when present, then `tags` (`userEvents.tags[]`). Fields
+ * `userFull_field`, `userId_field` always (may be `""`), `appId_field`, `appName_field` when present.
+ */
+export function userEventPoint(q: UserQueuedEvent, tags: readonly TagItem[]): Point {
+  const e = q.event;
+  const builder = new TagBuilder(BUILT_IN_POINT_NAMES[USER_EVENTS_MEASUREMENT])
+    .builtIn('host', e.host)
+    .builtIn('event_action', e.command)
+    .builtIn('userFull', e.user_full)
+    .builtIn('userDirectory', e.user_directory)
+    .builtIn('userId', e.user_id)
+    .builtIn('origin', e.origin)
+    .builtIn('appId', e.appId)
+    .builtIn('appName', e.appName)
+    .builtIn('uaBrowserName', e.uaBrowserName)
+    .builtIn('uaBrowserMajorVersion', e.uaBrowserMajorVersion)
+    .builtIn('uaOsName', e.uaOsName)
+    .builtIn('uaOsVersion', e.uaOsVersion);
+  for (const tag of tags) builder.extra(tag.name, tag.value);
+  const fields: Fields = {
+    userFull_field: str(e.user_full),
+    userId_field: str(e.user_id),
+    appId_field: optStr(e.appId),
+    appName_field: optStr(e.appName),
+  };
+  return { measurement: USER_EVENTS_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
+}
+
+/** The per-source part of §6.4's table: extra tags (in table order) and fields. */
+function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields: Fields } {
+  switch (e.source) {
+    case 'qseow-engine':
+      return {
+        tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['app_id', e.app_id], ['engine_exe_version', e.engine_exe_version]],
+        fields: { message: str(e.message), session_id_field: str(e.session_id) },
+      };
+    case 'qseow-proxy':
+    case 'qseow-repository':
+      return {
+        tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['result_code', e.result_code]],
+        fields: {
+          message: str(e.message),
+          exception_message: str(e.exception_message),
+          command: str(e.command),
+          result_code_field: str(e.result_code),
+          origin: str(e.origin),
+          context: str(e.context),
+        },
+      };
+    case 'qseow-scheduler':
+      return {
+        tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['task_id', e.task_id], ['task_name', e.task_name]],
+        fields: {
+          message: str(e.message),
+          exception_message: str(e.exception_message),
+          app_name_field: str(e.app_name),
+          app_id_field: str(e.app_id),
+          execution_id: str(e.execution_id),
+        },
+      };
+    case 'qseow-qix-perf':
+      return {
+        tags: [
+          ['event_activity_source', e.event_activity_source], ['method', e.method], ['object_type', e.object_type],
+          ['proxy_session_id', e.proxy_session_id], ['session_id', e.session_id], ['user_full', e.user_full],
+          ['user_directory', e.user_directory], ['user_id', e.user_id], ['app_id', e.app_id], ['app_name', e.app_name],
+          ['object_id', e.object_id],
+        ],
+        fields: {
+          app_id_field: str(e.app_id),
+          process_time: optFloat(e.process_time),
+          work_time: optFloat(e.work_time),
+          lock_time: optFloat(e.lock_time),
+          validate_time: optFloat(e.validate_time),
+          traverse_time: optFloat(e.traverse_time),
+          handle: optInt(e.handle),
+          net_ram: optInt(e.net_ram),
+          peak_ram: optInt(e.peak_ram),
+        },
+      };
+  }
+}
+
+/**
+ * §6.4: one `log_event` point. Tags `host`, `level`, `source`, `log_row`, `subsystem`, the category
+ * tags (first value of a repeated name), the source's extra tags, then `tags` (`logEvents.tags[]`);
+ * empty tags are omitted. Fields per source (`null` numbers omitted; the `*_time` fields float,
+ * `handle`/`net_ram`/`peak_ram` int), and `raw_event` = compact JSON of the parsed object (it holds
+ * exactly the §2.2 keys and `category`, never the configured tags).
+ */
+export function logEventPoint(q: LogQueuedEvent, tags: readonly TagItem[]): Point {
+  const e = q.event;
+  const parts = sourceParts(e);
+  const builder = new TagBuilder(BUILT_IN_POINT_NAMES[LOG_EVENT_MEASUREMENT])
+    .builtIn('host', e.host)
+    .builtIn('level', e.level)
+    .builtIn('source', e.source)
+    .builtIn('log_row', e.log_row === null ? null : String(e.log_row))
+    .builtIn('subsystem', e.subsystem);
+  const categories: readonly Category[] = 'category' in e && e.category !== undefined ? e.category : [];
+  for (const [name, value] of Object.entries(firstValueTags(categories))) builder.extra(name, value);
+  for (const [name, value] of parts.tags) builder.builtIn(name, value);
+  for (const tag of tags) builder.extra(tag.name, tag.value);
+  const fields: Fields = { ...parts.fields, raw_event: str(JSON.stringify(e)) };
+  return { measurement: LOG_EVENT_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
+}
+
+function safeInt(value: number | bigint, what: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || (typeof value === 'bigint' && BigInt(n) !== value)) throw new RangeError(`${what}: integer ${String(value)} is not within ±(2^53 − 1)`);
+  return n;
+}
+
+/**
+ * A queued JSON point (kind `points`) as a `Point`. Refuses (RangeError) what JSON cannot have carried
+ * faithfully: an int that is not a safe integer, a non-finite float, a time that is not a decimal.
+ */
+export function jsonPointToPoint(p: JsonPoint): Point {
+  const fields = new Map<string, FieldValue>();
+  for (const [key, f] of Object.entries(p.fields)) {
+    if (f.type === 'int') fields.set(key, int(safeInt(f.value, `${p.measurement}.${key}`)));
+    else if (f.type === 'float') {
+      if (!Number.isFinite(f.value)) throw new RangeError(`${p.measurement}.${key}: float ${f.value} is not finite`);
+      fields.set(key, float(f.value));
+    } else fields.set(key, f.type === 'string' ? str(f.value) : { type: 'bool', value: f.value });
+  }
+  return { measurement: p.measurement, tags: Object.fromEntries(Object.entries(p.tags)), fields: Object.fromEntries(fields), timeNs: parseTimeNs(p.timeNs) };
+}
+
+/**
+ * A `Point` as JSON for the queue (the edge's own points). `null`/`undefined` tags and fields are
+ * left out, as `toLine` would; an int must be a safe integer (JSON numbers are doubles) and a float
+ * finite, else RangeError.
+ */
+export function pointToJson(p: Point): JsonPoint {
+  const tags = new Map<string, string>();
+  for (const [key, value] of Object.entries(p.tags)) if (value !== null && value !== undefined) tags.set(key, value);
+  const fields = new Map<string, JsonFieldValue>();
+  for (const [key, f] of Object.entries(p.fields)) {
+    if (f === null || f === undefined) continue;
+    if (f.type === 'int') fields.set(key, { type: 'int', value: safeInt(f.value, `${p.measurement}.${key}`) });
+    else if (f.type === 'float') {
+      if (!Number.isFinite(f.value)) throw new RangeError(`${p.measurement}.${key}: float ${f.value} is not finite`);
+      fields.set(key, { type: 'float', value: f.value });
+    } else fields.set(key, f.type === 'string' ? { type: 'string', value: f.value } : { type: 'bool', value: f.value });
+  }
+  return { measurement: p.measurement, tags: Object.fromEntries(tags), fields: Object.fromEntries(fields), timeNs: p.timeNs.toString() };
+}

@@ -1,0 +1,122 @@
+/**
+ * The event spool between the handlers and the durable queue: batching, backpressure, retry of a
+ * refused batch, and what happens at stop. The first test runs on the real durable queue; the
+ * others use a controllable stand-in of the EventQueue port to make the queue slow or refuse.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EventSpool } from '../../../../edge-agent/sources/udp/spool.js';
+import type { PointsQueuedEvent, QueuedEvent } from '../../../../shared/queue/events.js';
+import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { QueueFullError, type EventQueue } from '../../../../shared/queue/port.js';
+import { captureLog } from '../../../support/audit.js';
+import { eventually } from '../../../support/udp.js';
+
+const event = (i: number): PointsQueuedEvent => ({ kind: 'points', id: `e${i}`, receivedAt: '2026-11-22T10:00:00.000Z', module: 'TEST', points: [{ measurement: 'm', tags: { t: 'x' }, fields: { n: { type: 'int', value: i } }, timeNs: String(i) }] });
+
+/** A queue whose sends wait for `release()` and may refuse. */
+class GatedQueue implements EventQueue {
+  readonly sends: QueuedEvent[][] = [];
+  refuse = false;
+  private gate: Promise<void> = Promise.resolve();
+  private open: () => void = () => undefined;
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+  release(): void {
+    this.open();
+  }
+  async send(events: readonly QueuedEvent[]): Promise<void> {
+    await this.gate;
+    if (this.refuse) throw new QueueFullError(1);
+    this.sends.push([...events]);
+  }
+}
+
+describe('EventSpool', () => {
+  it('writes what concurrent handlers hand it to the durable queue as packed messages, and all of it arrives once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-spool-'));
+    const delivered: string[] = [];
+    const log = await captureLog();
+    const queue = new LocalEventQueue({
+      directory: dir,
+      capacity: 100_000,
+      maxReceiveCount: 3,
+      log: log.logger,
+      groups: [{ name: 'g', batchSize: 1000, batchWindowMs: 0, handler: (e) => {
+        for (const r of e.Records) for (const ev of (JSON.parse(r.body) as { events: QueuedEvent[] }).events) delivered.push(ev.id);
+        return Promise.resolve({ batchItemFailures: [] });
+      } }],
+    });
+    await queue.start();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 500, maxPerMessage: 20, log: log.logger });
+    try {
+      await Promise.all(Array.from({ length: 2000 }, (_, i) => spool.send([event(i)])));
+      await spool.stop();
+      await eventually(() => delivered.length === 2000);
+      expect(new Set(delivered).size).toBe(2000);
+    } finally {
+      await queue.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('packs the events buffered while a write is in flight into the next round, at most maxPerMessage per message', async () => {
+    const queue = new GatedQueue();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 4, log: (await captureLog()).logger });
+    queue.hold();
+    await spool.send([event(0)]);
+    for (let i = 1; i <= 10; i++) await spool.send([event(i)]);
+    expect(spool.held).toBe(11);
+    queue.release();
+    await spool.stop();
+    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4'], ['e5', 'e6', 'e7', 'e8'], ['e9', 'e10']]);
+  });
+
+  it('makes handlers wait while it is full (backpressure), and lets them go when a write completes', async () => {
+    const queue = new GatedQueue();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 3, maxPerMessage: 10, log: (await captureLog()).logger });
+    queue.hold();
+    await spool.send([event(0), event(1), event(2)]);
+    let fourth = false;
+    const waiting = spool.send([event(3)]).then(() => (fourth = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fourth).toBe(false);
+    queue.release();
+    await waiting;
+    expect(fourth).toBe(true);
+    await spool.stop();
+    expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2', 'e3']);
+  });
+
+  it('keeps a refused batch and writes it when the queue takes events again, in order', async () => {
+    const queue = new GatedQueue();
+    const log = await captureLog();
+    const errors: unknown[] = [];
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 10, log: log.logger, retryDelayMs: 20, onWriteError: (err) => errors.push(err) });
+    queue.refuse = true;
+    await spool.send([event(0), event(1)]);
+    await eventually(() => errors.length >= 2);
+    await spool.send([event(2)]);
+    queue.refuse = false;
+    await eventually(() => spool.held === 0);
+    expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2']);
+    const lines = log.lines().map((l): [unknown, string] => [l['level'], String(l['msg'])]);
+    expect(lines.filter(([level]) => level === 'error')).toHaveLength(1);
+    expect(lines.some(([level, msg]) => level === 'info' && msg.includes('takes test events again'))).toBe(true);
+    await spool.stop();
+  });
+
+  it('says how many events are lost when the queue still refuses them at stop', async () => {
+    const queue = new GatedQueue();
+    const log = await captureLog();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 10, log: log.logger, retryDelayMs: 10 });
+    queue.refuse = true;
+    await spool.send([event(0), event(1), event(2)]);
+    await spool.stop();
+    expect(log.lines().some((l) => l['level'] === 'error' && String(l['msg']).startsWith('3 test event(s) could not be written'))).toBe(true);
+    await expect(spool.send([event(4)])).rejects.toThrow('event spool (test) is stopped');
+  });
+});

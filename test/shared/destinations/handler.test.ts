@@ -1,0 +1,112 @@
+/** The writer handler: SQS-shaped batches in, partial batch failures out, idempotent by event id. */
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeWriterHandler, type Destination } from '../../../shared/destinations/handler.js';
+import { validateEnvelope } from '../../../shared/audit/envelope.js';
+import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
+import { encodeClaimCheck, encodePacked } from '../../../shared/queue/codec.js';
+import type { QueuedEvent } from '../../../shared/queue/events.js';
+import { FanOutEventQueue } from '../../../shared/queue/fanout.js';
+import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
+import { captureLog, envelope } from '../../support/audit.js';
+import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
+
+function queued(): QueuedEvent {
+  const checked = validateEnvelope(envelope());
+  if (!checked.ok) throw new Error('fixture envelope is invalid');
+  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } };
+}
+
+function record(messageId: string, body: string): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: messageId,
+    body,
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test',
+    awsRegion: 'us-east-1',
+  };
+}
+
+/** A destination that records calls and fails the ids it is told to. */
+function destination(failIds: Set<string> = new Set()): Destination & { calls: QueuedEvent[][] } {
+  const calls: QueuedEvent[][] = [];
+  return {
+    name: 'recording',
+    calls,
+    write: (events) => {
+      calls.push([...events]);
+      return Promise.resolve(new Set(events.filter((e) => failIds.has(e.id)).map((e) => e.id)));
+    },
+  };
+}
+
+describe('writer handler', () => {
+  let faux: FauxqsHandle;
+  beforeAll(async () => {
+    faux = await startFauxqs();
+    await faux.createBucket('claims');
+  });
+  afterAll(() => faux.stop());
+
+  it('writes all events of a batch in one call and fails only the messages whose events failed', async () => {
+    const [a, b, c, d] = [queued(), queued(), queued(), queued()] as [QueuedEvent, QueuedEvent, QueuedEvent, QueuedEvent];
+    const dest = destination(new Set([c.id]));
+    const { logger } = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: logger });
+    const event: SQSEvent = { Records: [record('m1', encodePacked([a, b])), record('m2', encodePacked([c])), record('m3', encodePacked([d]))] };
+    expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }] });
+    expect(dest.calls).toHaveLength(1);
+    expect(dest.calls[0]?.map((e) => e.id).sort()).toEqual([a.id, b.id, c.id, d.id].sort());
+  });
+
+  it('does not write an event again on redelivery, but retries the one that failed', async () => {
+    const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
+    const failing = new Set([b.id]);
+    const dest = destination(failing);
+    const { logger } = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: logger });
+    const event: SQSEvent = { Records: [record('m1', encodePacked([a, b]))] };
+    expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    failing.clear();
+    expect(await handler(event)).toEqual({ batchItemFailures: [] });
+    expect(dest.calls.map((call) => call.map((e) => e.id))).toEqual([[a.id, b.id], [b.id]]);
+  });
+
+  it('fails an undecodable message alone and logs why', async () => {
+    const a = queued();
+    const dest = destination();
+    const log = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger });
+    const event: SQSEvent = { Records: [record('bad', '{"v":2,"events":[]}'), record('good', encodePacked([a]))] };
+    expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
+    expect(dest.calls).toEqual([[a]]);
+    expect(log.lines().some((l) => l['msg'] === 'queue message cannot be decoded' && l['messageId'] === 'bad')).toBe(true);
+  });
+
+  it('fetches a claim-checked message from S3', async () => {
+    const events = [queued(), queued()];
+    const store = new S3ClaimCheckStore({ client: faux.s3, bucket: 'claims', prefix: 'claim-checks/' });
+    const ref = await store.put(encodePacked(events));
+    const dest = destination();
+    const { logger } = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: store, log: logger });
+    expect(await handler({ Records: [record('m1', encodeClaimCheck(ref, 2))] })).toEqual({ batchItemFailures: [] });
+    expect(dest.calls[0]?.map((e) => e.id)).toEqual(events.map((e) => e.id));
+  });
+});
+
+describe('FanOutEventQueue', () => {
+  it('sends to every queue and fails when one of them fails', async () => {
+    const got: string[][] = [[], []];
+    const ok = (i: number): EventQueue => ({ send: (events) => (got[i]?.push(...events.map((e) => e.id)), Promise.resolve()) });
+    const e = queued();
+    await new FanOutEventQueue([ok(0), ok(1)]).send([e]);
+    expect(got).toEqual([[e.id], [e.id]]);
+    const full: EventQueue = { send: () => Promise.reject(new QueueFullError(1)) };
+    await expect(new FanOutEventQueue([ok(0), full]).send([e])).rejects.toBeInstanceOf(QueueFullError);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * platformDestinations / platformOutputs: the §0.6 gating of the platform's UDP events, one test per
+ * rule, the batching of each destination, and the whole wiring from a config to real servers
+ * (influxd, mosquitto, a recording HTTP server for the monitoring SaaS).
+ */
+import { connectAsync } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent, type PlatformOutputs } from '../../../shared/destinations/platform-registry.js';
+import { parseConfigText } from '../../../shared/config/load.js';
+import type { SvcConfig } from '../../../shared/config/schema.js';
+import { ErrorTracker } from '../../../shared/errors/tracker.js';
+import { captureLog, type LogCapture } from '../../support/audit.js';
+import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
+import { startMosquitto, type MosquittoHandle } from '../../support/mosquitto.js';
+import { sleep } from '../../support/ports.js';
+import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
+import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
+import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
+
+/** A config from YAML lines below `Svc:` (two-space indented). */
+function config(...lines: string[]): SvcConfig {
+  return parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'test.yaml', {}).config;
+}
+
+const TSDB = ['tsdbConfig:', '  enable: true'];
+const MQTT = ['mqttConfig:', '  enable: true'];
+const MONSAAS = [
+  'monsaas:',
+  '  enable: true',
+  '  metric:',
+  '    url: https://metrics.example.com/metric/v1',
+  '  event:',
+  '    url: https://events.example.com/',
+  'thirdPartyToolsCredentials:',
+  '  monsaas:',
+  '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+];
+const USER = (...rest: string[]) => ['userEvents:', '  enable: true', ...rest.map((l) => `  ${l}`)];
+const LOG = (...rest: string[]) => ['logEvents:', '  source:', '    proxy:', '      enable: true', ...rest.map((l) => `  ${l}`)];
+
+const NONE: PlatformOutputs = { userEvents: { tsdb: false, mqtt: false, monsaas: false }, logEvents: { tsdb: false, mqtt: false, monsaas: false }, points: false };
+
+let capture: LogCapture;
+const errors = new ErrorTracker({ enabled: true, log: { info: () => undefined } });
+
+function build(c: SvcConfig) {
+  const built = platformDestinations(c, capture.logger, { errors });
+  return { ...built, names: built.destinations.map((d) => d.destination.name), components: built.components.map((x) => x.name) };
+}
+
+beforeAll(async () => {
+  capture = await captureLog('info');
+});
+
+describe('platformOutputs / platformDestinations gating (§0.6)', () => {
+  it('creates nothing by default', () => {
+    const c = config();
+    expect(platformOutputs(c)).toEqual(NONE);
+    expect(build(c)).toMatchObject({ destinations: [], components: [] });
+  });
+
+  it('user events to the tsdb need userEvents.enable, tsdbConfig.enable and sendToTsdb.enable', () => {
+    const on = config(...TSDB, ...USER('sendToTsdb:', '  enable: true'));
+    expect(platformOutputs(on)).toEqual({ ...NONE, userEvents: { tsdb: true, mqtt: false, monsaas: false } });
+    expect(build(on).names).toEqual(['tsdb']);
+    expect(platformOutputs(config(...USER('sendToTsdb:', '  enable: true'))).userEvents.tsdb).toBe(false);
+    expect(platformOutputs(config(...TSDB, 'userEvents:', '  enable: false', '  sendToTsdb:', '    enable: true')).userEvents.tsdb).toBe(false);
+    expect(platformOutputs(config(...TSDB, ...USER())).userEvents.tsdb).toBe(false);
+    expect(build(config(...TSDB, ...USER())).names).toEqual([]);
+  });
+
+  it('log events to the tsdb need a log source, tsdbConfig.enable and sendToTsdb.enable', () => {
+    expect(platformOutputs(config(...TSDB, ...LOG('sendToTsdb:', '  enable: true'))).logEvents.tsdb).toBe(true);
+    expect(platformOutputs(config(...TSDB, 'logEvents:', '  sendToTsdb:', '    enable: true')).logEvents.tsdb).toBe(false);
+    expect(platformOutputs(config(...LOG('sendToTsdb:', '  enable: true'))).logEvents.tsdb).toBe(false);
+    // The engine-performance source alone runs the listener too.
+    expect(platformOutputs(config(...TSDB, 'logEvents:', '  source:', '    apiPerf:', '      enable: true', '  sendToTsdb:', '    enable: true')).logEvents.tsdb).toBe(true);
+  });
+
+  it('the tsdb destination also exists for event and rejected counts (platformEvents.tsdb + a counter)', () => {
+    const counts = (tsdb: boolean, eventCount: boolean, rejected: boolean, master = true) =>
+      platformOutputs(
+        config(
+          ...(master ? TSDB : []),
+          'platformEvents:', '  tsdb:', `    enable: ${tsdb}`, '  eventCount:', `    enable: ${eventCount}`, '  rejectedEventCount:', `    enable: ${rejected}`,
+        ),
+      ).points;
+    expect([counts(true, true, false), counts(true, false, true), counts(true, false, false), counts(false, true, true), counts(true, true, true, false)]).toEqual([true, true, false, false, false]);
+    const built = build(config(...TSDB, 'platformEvents:', '  tsdb:', '    enable: true', '  eventCount:', '    enable: true'));
+    expect(built.names).toEqual(['tsdb']);
+  });
+
+  it('the tsdb destination also exists for the queue metrics of a running listener', () => {
+    const qm = ['udpServerConfig:', '  queueMetrics:', '    tsdb:', '      enable: true'];
+    expect(platformOutputs(config(...TSDB, ...USER(...qm))).points).toBe(true);
+    expect(platformOutputs(config(...TSDB, ...LOG(...qm))).points).toBe(true);
+    expect(platformOutputs(config(...TSDB, 'logEvents:', ...qm.map((l) => `  ${l}`))).points).toBe(false);
+    expect(platformOutputs(config(...USER(...qm))).points).toBe(false);
+    expect(build(config(...TSDB, ...LOG(...qm))).names).toEqual(['tsdb']);
+  });
+
+  it('user events to MQTT need mqttConfig.enable, sendToMQTT.enable and an enabled topic; the MqttWriter is a component', () => {
+    const topic = ['sendToMQTT:', '  enable: true', '  postTo:', '    sessionStopTopic:', '      enable: true'];
+    const on = config(...MQTT, ...USER(...topic));
+    expect(platformOutputs(on).userEvents).toEqual({ tsdb: false, mqtt: true, monsaas: false });
+    expect(build(on)).toMatchObject({ names: ['mqtt'], components: ['mqtt-writer'] });
+    expect(platformOutputs(config(...USER(...topic))).userEvents.mqtt).toBe(false);
+    expect(platformOutputs(config(...MQTT, ...USER('sendToMQTT:', '  enable: true'))).userEvents.mqtt).toBe(false);
+    expect(build(config(...MQTT, ...USER('sendToMQTT:', '  enable: true')))).toMatchObject({ names: [], components: [] });
+  });
+
+  it('log events to MQTT need mqttConfig.enable, sendToMQTT.enable and a postTo flag', () => {
+    const to = (base: boolean, sub: boolean, master = true) =>
+      platformOutputs(config(...(master ? MQTT : []), ...LOG('sendToMQTT:', '  enable: true', '  postTo:', `    baseTopic: ${base}`, `    subsystemTopics: ${sub}`))).logEvents.mqtt;
+    expect([to(true, false), to(false, true), to(false, false), to(true, true, false)]).toEqual([true, true, false, false]);
+  });
+
+  it('user events to monsaas need monsaas.enable, sendToMonSaas.enable and an account', () => {
+    const send = (accounts: string) => USER('sendToMonSaas:', '  enable: true', `  destinationAccount: ${accounts}`);
+    const on = config(...MONSAAS, ...send('[ops]'));
+    expect(platformOutputs(on).userEvents).toEqual({ tsdb: false, mqtt: false, monsaas: true });
+    expect(build(on)).toMatchObject({ names: ['monsaas'], components: [] });
+    expect(platformOutputs(config(...MONSAAS, ...send('[]'))).userEvents.monsaas).toBe(false);
+    expect(platformOutputs(config(...MONSAAS, ...USER())).userEvents.monsaas).toBe(false);
+  });
+
+  it('log events to monsaas need a source that is both handled and sendable at some level', () => {
+    const send = (source: string, error: boolean, warn: boolean) =>
+      LOG('sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]', '  source:', `    ${source}:`, '      enable: true', '      logLevel:', `        error: ${error}`, `        warn: ${warn}`);
+    expect(platformOutputs(config(...MONSAAS, ...send('proxy', true, false))).logEvents.monsaas).toBe(true);
+    expect(platformOutputs(config(...MONSAAS, ...send('proxy', false, true))).logEvents.monsaas).toBe(true);
+    expect(platformOutputs(config(...MONSAAS, ...send('proxy', false, false))).logEvents.monsaas).toBe(false);
+    // The engine source is sendable, but only the proxy source is handled.
+    expect(platformOutputs(config(...MONSAAS, ...send('engine', true, true))).logEvents.monsaas).toBe(false);
+  });
+
+  it('batches: tsdb maxBatchSize within 1 s, MQTT 100 and monsaas 1 message (of up to 20 events) at once', () => {
+    const c = config(
+      'tsdbConfig:', '  enable: true', '  maxBatchSize: 250', ...MQTT, ...MONSAAS,
+      ...USER('sendToTsdb:', '  enable: true', 'sendToMQTT:', '  enable: true', '  postTo:', '    everythingTopic:', '      enable: true', 'sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]'),
+    );
+    expect(platformDestinations(c, capture.logger, { errors }).destinations.map((d) => [d.destination.name, d.batchSize, d.batchWindowMs])).toEqual([
+      ['tsdb', 250, 1000],
+      ['mqtt', 100, 0],
+      ['monsaas', 1, 0],
+    ]);
+  });
+
+  it('scrambling without a secret generates a key and warns once', () => {
+    const before = capture.lines().length;
+    build(config(...MONSAAS, ...USER('sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]', '  scramble: true')));
+    const warnings = capture.lines().slice(before).filter((l) => String(l['msg']).includes('pseudonyms change on every restart'));
+    expect(warnings).toHaveLength(1);
+    build(config(...MONSAAS, ...USER('sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]', '  scramble: true', '  scrambleSecret: example-secret-change-me-0123456789')));
+    expect(capture.lines().slice(before).filter((l) => String(l['msg']).includes('pseudonyms change on every restart'))).toHaveLength(1);
+  });
+
+  it('tells the listeners which events to enqueue', () => {
+    const none = config(...LOG());
+    expect(wantsUserEvent(platformOutputs(none))).toBe(false);
+    expect(wantsLogEvent(none, platformOutputs(none), PROXY)).toBe(false);
+    const c = config(...MONSAAS, ...USER(), ...LOG('sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]', '  source:', '    proxy:', '      enable: true', '      logLevel:', '        warn: false'));
+    const o = platformOutputs(c);
+    expect(wantsUserEvent(o)).toBe(false);
+    expect(wantsLogEvent(c, o, PROXY)).toBe(false);
+    expect(wantsLogEvent(c, o, { ...PROXY, level: 'ERROR' })).toBe(true);
+    expect(wantsLogEvent(c, o, QIX_PERF_USER)).toBe(false);
+  });
+});
+
+describe('platformDestinations against real servers', () => {
+  let influx: InfluxdHandle;
+  let broker: MosquittoHandle;
+  let monsaas: RecordingServer;
+  beforeAll(async () => {
+    [influx, broker, monsaas] = await Promise.all([startInfluxd(), startMosquitto(), startRecordingServer()]);
+  });
+  afterAll(async () => {
+    await Promise.all([influx?.stop(), broker?.stop(), monsaas?.stop()]);
+  });
+
+  it('writes user and log events and points where the config says, with the configured tags', async () => {
+    const c = config(
+      'tsdbConfig:', '  enable: true', '  host: 127.0.0.1', `  port: ${influx.port}`, '  v1Config:', '    dbName: platform_e2e', '    retentionPolicy:', '      duration: 5000w',
+      'mqttConfig:', '  enable: true', '  brokerHost: 127.0.0.1', `  brokerPort: ${broker.port}`,
+      'monsaas:', '  enable: true', '  metric:', `    url: ${monsaas.url}/metric/v1`, '  event:', `    url: ${monsaas.url}`, '    attribute:', '      static: [{name: team, value: platform}]',
+      'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+      'platformEvents:', '  tsdb:', '    enable: true', '  eventCount:', '    enable: true',
+      ...USER('tags: [{name: env, value: e2e}]', 'sendToTsdb:', '  enable: true', 'sendToMQTT:', '  enable: true', '  postTo:', '    sessionStartTopic:', '      enable: true', '      topic: e2e/start'),
+      'logEvents:', '  tags: [{name: site, value: lab}]', '  source:', '    proxy:', '      enable: true', '    repository:', '      enable: true',
+      '  sendToMonSaas:', '    enable: true', '    destinationAccount: [ops]', '    source:', '      repository:', '        enable: true',
+    );
+    const { destinations, components } = platformDestinations(c, capture.logger, { errors });
+    expect(destinations.map((d) => d.destination.name)).toEqual(['tsdb', 'mqtt', 'monsaas']);
+    const subscriber = await connectAsync(broker.url, { reconnectPeriod: 0 });
+    const received: string[] = [];
+    subscriber.on('message', (topic, payload) => received.push(`${topic} ${payload.toString('utf8')}`));
+    await subscriber.subscribeAsync('#', { qos: 1 });
+    for (const component of components) await component.start();
+    try {
+      const events = [userQueued(START_SESSION, '1710234000000000031'), logQueued(PROXY, '1710233101876000032'), logQueued(REPOSITORY, '1710233101876000033'), logQueued(ENGINE), pointsQueued('EVENT_COUNTS', [EVENT_COUNT])];
+      for (const d of destinations) expect(await d.destination.write(events), d.destination.name).toEqual(new Set());
+
+      // tsdb: user events with their tag; log events not (sendToTsdb off); the points.
+      const result = (await query(influx, 'SHOW MEASUREMENTS', 'platform_e2e')) as { results: { series?: { values: string[][] }[] }[] };
+      expect(result.results[0]?.series?.[0]?.values.flat().sort()).toEqual(['event_count', 'user_events']);
+      const env = (await query(influx, 'SELECT count(userId_field) FROM user_events WHERE env = \'e2e\'', 'platform_e2e')) as { results: { series?: { values: unknown[][] }[] }[] };
+      expect(env.results[0]?.series?.[0]?.values[0]?.[1]).toBe(1);
+
+      // MQTT: the session start on its topic, with the user tags.
+      const deadline = Date.now() + 5_000;
+      while (received.length === 0 && Date.now() < deadline) await sleep(20);
+      await sleep(100);
+      expect(received).toEqual(['e2e/start {"messageType":"qseow-proxy-session","host":"PLAT-N1","command":"Start session","userDir":"LAB","userId":"goran","origin":"AppAccess","context":"/hub/","message":"Start session for user \'LAB\\\\goran\'","tags":{"env":"e2e"}}']);
+
+      // monsaas: only the repository ERROR (proxy not enabled for monsaas, user events not sent there).
+      expect(monsaas.requests.map((r) => r.url)).toEqual(['/v1/accounts/111/events']);
+      expect(monsaas.requests[0]?.body).toMatchObject({ eventType: 'qs_logEvent', qs_log_source: 'qseow-repository', site: 'lab', team: 'platform', svcVersion: expect.any(String) as unknown });
+    } finally {
+      await subscriber.endAsync();
+      for (const component of components) await component.stop();
+    }
+  });
+});

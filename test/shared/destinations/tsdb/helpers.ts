@@ -1,0 +1,96 @@
+/** Shared pieces of the tsdb writer tests: a full tsdbConfig, a recording logger and error sink, rfc3339 times. */
+import type { TsdbConfig, TsdbErrorType, TsdbLog } from '../../../../shared/destinations/tsdb/writer.js';
+
+export interface ConfigParts {
+  version: 1 | 2 | 3;
+  host?: string;
+  port: number;
+  maxBatchSize?: number;
+  v1?: Partial<Omit<TsdbConfig['v1Config'], 'auth' | 'retentionPolicy'>> & {
+    auth?: TsdbConfig['v1Config']['auth'];
+    retentionPolicy?: TsdbConfig['v1Config']['retentionPolicy'];
+  };
+  v2?: Partial<TsdbConfig['v2Config']>;
+  v3?: Partial<TsdbConfig['v3Config']>;
+}
+
+/** A complete `SvcConfig['tsdbConfig']` with the schema's defaults and the given parts. */
+export function tsdbConfig(parts: ConfigParts): TsdbConfig {
+  return {
+    enable: true,
+    host: parts.host ?? '127.0.0.1',
+    port: parts.port,
+    version: parts.version,
+    maxBatchSize: parts.maxBatchSize ?? 1000,
+    v3Config: { database: 'svc', description: 'Svc data', token: '', retentionDuration: '10d', writeTimeout: 10_000, queryTimeout: 60_000, ...parts.v3 },
+    v2Config: { org: 'svc-org', bucket: 'svc', description: 'Svc data', token: 'v2-token', retentionDuration: '10d', ...parts.v2 },
+    v1Config: {
+      auth: parts.v1?.auth ?? { enable: false, username: '', password: '' },
+      dbName: parts.v1?.dbName ?? 'svc',
+      retentionPolicy: parts.v1?.retentionPolicy ?? { name: 'svc_rp', duration: '10d' },
+    },
+    includeFields: { activeDocs: false, loadedDocs: false, inMemoryDocs: false },
+  };
+}
+
+export interface LogEntry {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  obj: Record<string, unknown>;
+  msg: string;
+}
+
+export interface TrackedWriteError {
+  type: TsdbErrorType;
+  module: string;
+  err: unknown;
+}
+
+export interface Recorder {
+  log: TsdbLog;
+  entries: LogEntry[];
+  errors: TrackedWriteError[];
+  onError: (type: TsdbErrorType, module: string, err: unknown) => void;
+  at(level: LogEntry['level']): LogEntry[];
+  clear(): void;
+}
+
+export function recorder(): Recorder {
+  const entries: LogEntry[] = [];
+  const errors: TrackedWriteError[] = [];
+  const add = (level: LogEntry['level']) => (obj: object, msg: string) => {
+    entries.push({ level, obj: { ...obj }, msg });
+  };
+  return {
+    log: { debug: add('debug'), info: add('info'), warn: add('warn'), error: add('error') },
+    entries,
+    errors,
+    onError: (type, module, err) => {
+      errors.push({ type, module, err });
+    },
+    at: (level) => entries.filter((e) => e.level === level),
+    clear: () => {
+      entries.length = 0;
+      errors.length = 0;
+    },
+  };
+}
+
+/** A sleep that records the waits and returns at once. */
+export function recordingSleep(): { sleep: (ms: number) => Promise<void>; waits: number[] } {
+  const waits: number[] = [];
+  return {
+    waits,
+    sleep: (ms) => {
+      waits.push(ms);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** influxd's RFC3339Nano rendering of a nanosecond timestamp (trailing zeros of the fraction dropped). */
+export function rfc3339Nano(ns: bigint): string {
+  const ms = ns / 1_000_000n;
+  const iso = new Date(Number(ms)).toISOString(); // yyyy-mm-ddThh:mm:ss.mmmZ
+  const fraction = (ns % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
+  return `${iso.slice(0, 19)}${fraction === '' ? '' : `.${fraction}`}Z`;
+}
