@@ -90,7 +90,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
       const queues = [directory, platformQueueDirectory(directory)].filter((d) => existsSync(d));
       // What the journal finds wrong while it opens (damaged records) goes to stderr.
       const say = (_obj: object, msg: string) => io.err(`svc: ${msg}\n`);
-      const journalLog = { warn: say, error: say };
+      const journalLog = { debug: () => undefined, info: () => undefined, warn: say, error: say };
       try {
         let replayed = 0;
         for (const queue of queues) {

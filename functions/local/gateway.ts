@@ -21,14 +21,9 @@ import { ingestionError, internalError } from '../../shared/audit/response.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { LogThrottle } from '../../shared/logging/throttle.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
+import type { Log } from '../../shared/logging/log.js';
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-
-export interface GatewayLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 /** The settings of `Svc.auditEvents` the gateway enforces itself. */
 export type GatewayLimits = Pick<SvcConfig['auditEvents'], 'maxBodyBytes' | 'headersTimeout' | 'bodyTimeout' | 'maxConnectionsPerClient' | 'trustedProxies'>;
@@ -40,7 +35,7 @@ export interface LocalGatewayOptions {
   handler: HttpApiHandler;
   /** Answers, without the body, a request whose body passes `maxBodyBytes` (the audit handler's `oversized`). */
   oversized: HttpApiHandler;
-  log: GatewayLog;
+  log: Log;
   limits: GatewayLimits;
   /** At most one log line per client address and kind of rejection in this time; default 60 s. */
   logIntervalMs?: number;

@@ -4,17 +4,13 @@
  * `missingVersionCount`: how many such events that IP sent since its previous warning.
  */
 import { LogThrottle } from '../logging/throttle.js';
-
-export interface MissingVersionLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+import type { Log } from '../logging/log.js';
 
 export class MissingVersionWarner {
   private readonly throttle: LogThrottle;
 
   constructor(
-    private readonly log: MissingVersionLog,
+    private readonly log: Log,
     now: () => number = Date.now,
   ) {
     this.throttle = new LogThrottle(60_000, now);

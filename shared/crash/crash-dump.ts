@@ -21,6 +21,7 @@ import { types as utilTypes, inspect } from 'node:util';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { SvcConfig } from '../config/schema.js';
 import { SVC_NAME, SVC_VERSION } from '../version.js';
+import type { Log } from '../logging/log.js';
 
 /** The spec's bound on writing a dump. */
 export const CRASH_DUMP_TIMEOUT_MS = 5000;
@@ -480,16 +481,11 @@ export function writeCrashDump(error: unknown, input: CrashDumpInput): CrashDump
 // ---------------------------------------------------------------------------------------------------
 // Handlers
 
-/** What the crash path logs with; a pino logger fits. */
-export interface CrashLog {
-  error(obj: object, msg: string): void;
-  flush?(): void;
-}
-
 export interface CrashHandlerDeps {
   /** Everything but the source; called at crash time so it sees the config then loaded. */
   getInput: () => Omit<CrashDumpInput, 'source'>;
-  log: CrashLog;
+  /** A pino logger also has `flush`, called before the process exits. */
+  log: Log & { flush?(): void };
   /** Default `process.exit`. */
   exit?: (code: number) => void;
   /** Called after an unhandled rejection was logged. */
@@ -511,7 +507,7 @@ function inputOf(deps: CrashHandlerDeps): { input: Omit<CrashDumpInput, 'source'
   }
 }
 
-function safeLog(log: CrashLog, obj: object, msg: string): void {
+function safeLog(log: Log, obj: object, msg: string): void {
   try {
     log.error(obj, msg);
   } catch {
@@ -523,7 +519,7 @@ function safeLog(log: CrashLog, obj: object, msg: string): void {
   }
 }
 
-function safeFlush(log: CrashLog): void {
+function safeFlush(log: CrashHandlerDeps['log']): void {
   try {
     log.flush?.();
   } catch {

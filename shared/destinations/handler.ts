@@ -11,6 +11,7 @@ import type { ClaimCheckStore } from '../queue/claim-check.js';
 import { decodeMessage } from '../queue/codec.js';
 import type { QueuedEvent } from '../queue/events.js';
 import { RecentIds } from '../util/recent-ids.js';
+import type { Log } from '../logging/log.js';
 
 /** A destination (the Writer port): writes events, and names those that should be delivered again. */
 export interface Destination {
@@ -19,15 +20,10 @@ export interface Destination {
   write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
 }
 
-export interface WriterLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface WriterHandlerDeps {
   destination: Destination;
   claimCheck: ClaimCheckStore | null;
-  log: WriterLog;
+  log: Log;
   /** How many written ids to remember for idempotency (default 100,000). */
   rememberIds?: number;
 }

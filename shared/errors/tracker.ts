@@ -15,6 +15,7 @@ export type ErrorType =
   | 'UDP_LOG_EVENT'
   /** Svc's own addition: audit events that could not be written to a file destination. */
   | 'AUDIT_FILE_WRITE';
+import type { Log } from '../logging/log.js';
 
 export const NO_SERVER = '_no_server_context';
 
@@ -25,10 +26,6 @@ export interface TrackedError {
   category: string;
   at: Date;
   error: unknown;
-}
-
-export interface ErrorTrackerLog {
-  info(obj: object, msg: string): void;
 }
 
 function field(err: unknown, name: string): unknown {
@@ -62,7 +59,7 @@ export class ErrorTracker {
   private day: string;
 
   constructor(
-    private readonly options: { enabled: boolean; log: ErrorTrackerLog; sink?: (e: TrackedError) => void; now?: () => Date },
+    private readonly options: { enabled: boolean; log: Log; sink?: (e: TrackedError) => void; now?: () => Date },
   ) {
     this.day = this.today();
   }

@@ -23,23 +23,18 @@ import type { Component } from '../runtime/lifecycle.js';
 import { writeFileAtomically } from '../util/files.js';
 import { LogThrottle } from '../logging/throttle.js';
 import { assertValidWindow, type Claim, type IdempotencyStore } from './port.js';
+import type { Log } from '../logging/log.js';
 
 export const IDEMPOTENCY_FILE = 'idempotency.log';
 /** Longest time a record waits in memory before it is written and synced. */
 export const SYNC_INTERVAL_MS = 1000;
 const LINE = /^(\S{1,200}) (\d{1,16})$/;
 
-export interface LocalIdempotencyLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface LocalIdempotencyOptions {
   directory: string;
   windowSeconds: number;
   maxEntries: number;
-  log: LocalIdempotencyLog;
+  log: Log;
   now?: () => number;
 }
 

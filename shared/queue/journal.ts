@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { writeFileAtomically, writeFileSynced } from '../util/files.js';
 import { AppendLog, frame, GroupCommit, readRecords, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
+import type { Log } from '../logging/log.js';
 
 export interface JournalRecord {
   seq: number;
@@ -38,11 +39,6 @@ export interface GroupState {
    * the batch (a file) replaces it instead of writing its events twice.
    */
   unsettledBatches: JournalRecord[][];
-}
-
-export interface JournalLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 /** What the last open found wrong in the files. */
@@ -103,7 +99,7 @@ export class Journal {
     readonly dir: string,
     groupNames: readonly string[],
     private readonly lock: QueueLock,
-    private readonly log: JournalLog,
+    private readonly log: Log,
   ) {
     for (const name of groupNames) this.groups.set(name, { pending: new Map(), events: 0, unsettledBatches: [] });
     this.commits = new GroupCommit((data) => this.writeSegment(data));
@@ -113,7 +109,7 @@ export class Journal {
    * Opens (or creates) the journal and replays it; refuses a directory another live process holds.
    * `onReplay` sees every record found, acknowledged or not, before acknowledged segments are deleted.
    */
-  static async open(dir: string, groupNames: readonly string[], log: JournalLog, onReplay?: (records: Iterable<JournalRecord>) => void): Promise<Journal> {
+  static async open(dir: string, groupNames: readonly string[], log: Log, onReplay?: (records: Iterable<JournalRecord>) => void): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
     const lock = await QueueLock.acquire(dir);
     try {

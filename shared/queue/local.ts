@@ -12,9 +12,10 @@ import type { Component } from '../runtime/lifecycle.js';
 import { packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
-import { Journal, type JournalDamage, type JournalLog, type JournalRecord } from './journal.js';
+import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
 import { QueueFullError, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
+import type { Log } from '../logging/log.js';
 
 export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
@@ -35,19 +36,13 @@ export interface ConsumerGroup {
   stableBatches?: boolean;
 }
 
-export interface LocalQueueLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface LocalQueueOptions {
   directory: string;
   /** Events held (not yet acknowledged by every group) before `send` refuses with QueueFullError. */
   capacity: number;
   maxReceiveCount: number;
   groups: readonly ConsumerGroup[];
-  log: LocalQueueLog;
+  log: Log;
   /** Bodies larger than this are split (the same limit as SQS, so behaviour matches the cloud). */
   maxMessageBytes?: number;
   /** Delay before attempt n+1 of a failed message: base × 2^(n-1), capped. */
@@ -352,7 +347,7 @@ function toSqsRecord(group: string, record: JournalRecord, receiveCount: number)
  * Puts dead letters back on the queue for their group (`svc dlq replay`). Needs the queue's
  * directory not to be in use by a running Svc. Returns how many messages were replayed.
  */
-export async function replayDeadLetters(directory: string, log: JournalLog, only?: string): Promise<{ group: string; messages: number; events: number }[]> {
+export async function replayDeadLetters(directory: string, log: Log, only?: string): Promise<{ group: string; messages: number; events: number }[]> {
   // Every group the journal knows (its ack logs), so compaction keeps what any of them still needs.
   const groups = existsSync(directory) ? readdirSync(directory).flatMap((f) => /^acks-(.+)\.log$/.exec(f)?.[1] ?? []) : [];
   if (only && !groups.includes(only)) return [];

@@ -14,12 +14,7 @@ import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
 import { encodeClaimCheck, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { QueueUnavailableError, type EventQueue } from './port.js';
-
-/** The log calls the adapter makes; a pino logger fits. */
-export interface QueueLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../logging/log.js';
 
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 export const SQS_MAX_BATCH_BYTES = 1_048_576;
@@ -40,7 +35,7 @@ export interface SqsEventQueueOptions {
   maxDelayMs?: number;
   /** SendMessageBatch requests in flight at once (default 4). */
   concurrency?: number;
-  log?: QueueLog;
+  log?: Log;
 }
 
 /** What the adapter did, for metrics and tests. */
@@ -163,7 +158,7 @@ export class SqsEventQueue implements EventQueue {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
-  private readonly log: QueueLog | undefined;
+  private readonly log: Log | undefined;
   private readonly count: SqsQueueCounters = { requests: 0, messages: 0, events: 0, retries: 0, claimChecks: 0, unsentEvents: 0 };
 
   constructor(options: SqsEventQueueOptions) {

@@ -3,6 +3,7 @@
  * source stops taking input before the queue and writers behind it flush. No global state: the
  * process entry point owns one Lifecycle and passes components in.
  */
+import type { Log } from '../logging/log.js';
 
 /** A part of the running service (listener, queue, writer, endpoint …). */
 export interface Component {
@@ -12,15 +13,8 @@ export interface Component {
   stop(): Promise<void>;
 }
 
-/** The log calls the lifecycle needs; a pino logger fits. */
-export interface LifecycleLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface LifecycleOptions {
-  log: LifecycleLog;
+  log: Log;
   /** Longest a single component may take to stop before it is abandoned (default 30 s). */
   stopTimeoutMs?: number;
 }
@@ -33,7 +27,7 @@ export class Lifecycle {
   private state: State = 'idle';
   private stopping: Promise<boolean> | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
-  private readonly log: LifecycleLog;
+  private readonly log: Log;
   private readonly stopTimeoutMs: number;
 
   constructor(options: LifecycleOptions) {
@@ -114,7 +108,7 @@ export interface SignalSource {
 }
 
 export interface SignalOptions {
-  log: LifecycleLog;
+  log: Log;
   exit: (code: number) => void;
   /** Signal source; `process` in production, an EventEmitter in tests. */
   emitter?: SignalSource;

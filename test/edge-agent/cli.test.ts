@@ -9,6 +9,7 @@ import { validateEnvelope } from '../../shared/audit/envelope.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import { envelope } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
+import { silentLog } from '../support/log.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
 /** The not-built-yet warnings every config gets unless it switches these defaults off. */
@@ -231,7 +232,7 @@ describe('svc dlq replay', () => {
     const { dir, file } = tempConfig('Svc:\n  localQueue:\n    directory: queue\n    maxReceiveCount: 1\n');
     const checked = validateEnvelope(envelope());
     if (!checked.ok) throw new Error('fixture envelope is invalid');
-    const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const silent = silentLog;
     const deadLetterOne = async (directory: string, group: string) => {
       const queue = new LocalEventQueue({
         directory,

@@ -12,6 +12,7 @@ import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { rejectedEventTags, type RejectedEventCounter, type RejectedEventEntry } from './rules/perf-filter.js';
 import type { QueueMetrics, UdpListener } from './listener.js';
+import type { Log } from '../../../shared/logging/log.js';
 
 export type EventType = 'user' | 'log';
 
@@ -101,11 +102,6 @@ export function pointsEvent(module: string, points: JsonPoint[]): PointsQueuedEv
   return { kind: 'points', id: randomUUID(), receivedAt: new Date().toISOString(), module, points };
 }
 
-export interface TickLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 /** Runs `tick` every `intervalMs` (never at start, §0.7), one at a time; `stop` runs a last tick. */
 abstract class IntervalWriter implements Component {
   abstract readonly name: string;
@@ -142,7 +138,7 @@ export interface CounterWriterOptions {
   intervalMs: number;
   events: { counter: EventCounter; measurement: string; tags: readonly NameValue[] } | null;
   rejected: { counter: RejectedEventCounter; measurement: string; perfTags: readonly NameValue[] } | null;
-  log: TickLog;
+  log: Log;
 }
 
 /** §6.7: every interval, snapshot and reset the counters and enqueue their points; on failure add them back. */
@@ -182,7 +178,7 @@ export interface QueueMetricsWriterOptions {
   intervalMs: number;
   measurement: string;
   tags: readonly NameValue[];
-  log: TickLog;
+  log: Log;
   /** Svc's own host name (§6.8 `host` tag); default os.hostname(). */
   host?: string;
 }

@@ -21,11 +21,7 @@ import { categorise, onceEach } from './rules/categorise.js';
 import { exclusionMatcher } from './rules/exclude-user.js';
 import { acceptPerfEvent, type RejectedEventCounter } from './rules/perf-filter.js';
 import { UserAgentParser } from './user-agent.js';
-
-export interface HandlerLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+import type { Log } from '../../../shared/logging/log.js';
 
 /** What both handlers share. */
 export interface HandlerDeps {
@@ -36,7 +32,7 @@ export interface HandlerDeps {
   queue: EventQueue | null;
   /** The process's point clock (§0.3): the point time is decided here, once, for every destination. */
   clock: PointClock;
-  log: HandlerLog;
+  log: Log;
 }
 
 /**
@@ -48,7 +44,7 @@ class ParseFailures {
 
   constructor(
     private readonly listener: EventType,
-    private readonly log: HandlerLog,
+    private readonly log: Log,
     private readonly counter: EventCounter | null,
   ) {}
 

@@ -16,6 +16,7 @@ import { LogThrottle } from '../../../shared/logging/throttle.js';
 import { FixedWindowRateLimit, resolveAllowedSources, senderIPv4, type Resolve4 } from './checks.js';
 import { ProcNetUdpDrops, type KernelDropSource } from './kernel-drops.js';
 import { MessageQueue, type MessageHandler } from './message-queue.js';
+import type { Log } from '../../../shared/logging/log.js';
 
 /** The settings both listeners share (`…udpServerConfig`). */
 export type UdpServerSettings = Omit<SvcConfig['userEvents']['udpServerConfig'], 'portUserActivityEvents'>;
@@ -60,19 +61,12 @@ export interface QueueMetrics {
   backpressure_active: 0 | 1;
 }
 
-export interface ListenerLog {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface UdpListenerOptions {
   queueType: QueueType;
   port: number;
   settings: UdpServerSettings;
   handler: MessageHandler<ReceivedDatagram>;
-  log: ListenerLog;
+  log: Log;
   errors: Pick<ErrorTracker, 'track'>;
   /** Error type and module for a socket error or a handler that throws (§1.3 step 6, §2.3 step 7). */
   errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT';

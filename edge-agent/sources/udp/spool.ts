@@ -17,12 +17,7 @@
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-
-export interface SpoolLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../../../shared/logging/log.js';
 
 export interface SpoolOptions {
   name: string;
@@ -31,7 +26,7 @@ export interface SpoolOptions {
   maxBuffered: number;
   /** Most events per queue message (a destination's delivery is a batch of messages). */
   maxPerMessage: number;
-  log: SpoolLog;
+  log: Log;
   /** Called when a write to the queue fails (the events stay buffered). */
   onWriteError?: (err: unknown) => void;
   /** Wait before a refused batch is tried again; default 1 s. */

@@ -10,6 +10,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { auditFileColumns, auditRow, type CellValue, type ColumnType } from '../../audit/datamodel.js';
 import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
 import { writeFileAtomically } from '../../util/files.js';
+import type { Log } from '../../logging/log.js';
 
 /** Where finished files go. */
 export interface FileSink {
@@ -52,18 +53,13 @@ export class S3Sink implements FileSink {
 
 export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => Uint8Array;
 
-export interface FileDestinationLog {
-  info(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface AuditFileDestinationOptions {
   name: string;
   extension: string;
   encode: TableEncoder;
   sink: FileSink;
   staticTags: readonly { name: string; value: string }[];
-  log: FileDestinationLog;
+  log: Log;
   /** Error tracking of a failed file (the events are retried). */
   onError?: (err: unknown) => void;
 }

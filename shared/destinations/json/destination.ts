@@ -1,18 +1,14 @@
 /** The JSON object-data writer as a queue destination: each event written at once, failures retried. */
 import { eventsOfKind, type QueuedEvent } from '../../queue/events.js';
 import type { JsonObjectDataWriter } from './writer.js';
-
-export interface JsonDestinationLog {
-  debug(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+import type { Log } from '../../logging/log.js';
 
 export class JsonObjectDataDestination {
   readonly name = 'json';
 
   constructor(
     private readonly writer: JsonObjectDataWriter,
-    private readonly log: JsonDestinationLog,
+    private readonly log: Log,
   ) {}
 
   write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {

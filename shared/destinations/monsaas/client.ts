@@ -24,6 +24,7 @@ import type { SvcConfig } from '../../config/schema.js';
 import type { ErrorTracker } from '../../errors/tracker.js';
 import { LogThrottle } from '../../logging/throttle.js';
 import { retryAfterMs, withRetries } from '../retry.js';
+import type { Log } from '../../logging/log.js';
 
 export type MonSaasSettings = SvcConfig['monsaas'];
 export type MonSaasCredentials = SvcConfig['thirdPartyToolsCredentials']['monsaas'];
@@ -51,18 +52,10 @@ export type MonSaasEvent = Record<string, AttributeValue>;
 
 export type MonSaasKind = 'metric' | 'event';
 
-/** The part of the service logger (`Logger`) the writer uses. */
-export interface MonSaasLog {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface MonSaasWriterOptions {
   settings: MonSaasSettings;
   credentials: MonSaasCredentials;
-  log: MonSaasLog;
+  log: Log;
   errors: Pick<ErrorTracker, 'track'>;
   /** Default the global fetch. */
   fetch?: typeof fetch;
@@ -143,7 +136,7 @@ export function eventUrl(baseUrl: string, accountId: string): string {
 export class MonSaasWriter {
   private readonly settings: MonSaasSettings;
   private readonly accounts: Map<string, MonSaasCredential>;
-  private readonly log: MonSaasLog;
+  private readonly log: Log;
   private readonly errors: Pick<ErrorTracker, 'track'>;
   private readonly fetch: typeof fetch;
   private readonly retryDelaysMs: readonly number[] | undefined;

@@ -22,20 +22,13 @@ import type { SvcConfig } from '../../config/schema.js';
 import type { ErrorTracker } from '../../errors/tracker.js';
 import type { Component } from '../../runtime/lifecycle.js';
 import { LogThrottle } from '../../logging/throttle.js';
+import type { Log } from '../../logging/log.js';
 
 export type MqttSettings = SvcConfig['mqttConfig'];
 
-/** The part of the service logger (`Logger`) the writer uses. */
-export interface MqttWriterLog {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface MqttWriterOptions {
   settings: MqttSettings;
-  log: MqttWriterLog;
+  log: Log;
   errors: Pick<ErrorTracker, 'track'>;
   /** How long `start()` waits for the first connection, also the CONNACK timeout; default 5 s. */
   connectTimeoutMs?: number;
@@ -103,7 +96,7 @@ export class MqttWriter implements Component {
   /** `mqtt://host:port` */
   readonly url: string;
   private readonly settings: MqttSettings;
-  private readonly log: MqttWriterLog;
+  private readonly log: Log;
   private readonly errors: Pick<ErrorTracker, 'track'>;
   private readonly connectTimeoutMs: number;
   private readonly reconnectPeriodMs: number;

@@ -12,12 +12,9 @@ import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../../audit/datamo
 import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
 import { float, int, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
 import type { TsdbWriter } from './writer.js';
+import type { Log } from '../../logging/log.js';
 
 export const AUDIT_TSDB_MODULE = 'AUDIT_EVENTS';
-
-export interface AuditTsdbLog {
-  warn(obj: object, msg: string): void;
-}
 
 function fieldValue(column: AuditColumn, value: string | number): FieldValue {
   if (column.type === 'int' && typeof value === 'number') return int(value);
@@ -48,7 +45,7 @@ export class AuditTsdbDestination {
       clock: PointClock;
       measurement: string;
       staticTags: readonly { name: string; value: string }[];
-      log: AuditTsdbLog;
+      log: Log;
     },
   ) {}
 

@@ -19,14 +19,10 @@ import { jsonPointToPoint, logEventPoint, userEventPoint, type TagItem } from '.
 import type { QueuedEvent } from '../../queue/events.js';
 import type { Point } from './line-protocol.js';
 import type { TsdbWriter } from './writer.js';
+import type { Log } from '../../logging/log.js';
 
 export const USER_EVENTS_TSDB_MODULE = 'USER_EVENTS';
 export const LOG_EVENTS_TSDB_MODULE = 'LOG_EVENTS';
-
-export interface PlatformTsdbLog {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 export interface PlatformTsdbOptions {
   writer: Pick<TsdbWriter, 'ensureDatabase' | 'write'>;
@@ -34,7 +30,7 @@ export interface PlatformTsdbOptions {
   userEvents: { tags: readonly TagItem[] } | null;
   /** `logEvents.tags[]` when log events go to the tsdb (§0.6), else null: log events are ignored. */
   logEvents: { tags: readonly TagItem[] } | null;
-  log: PlatformTsdbLog;
+  log: Log;
 }
 
 interface Item {

@@ -29,6 +29,7 @@ import { InfluxDB as InfluxV1 } from 'influx';
 import type { SvcConfig } from '../../config/schema.js';
 import { toLine, type Point } from './line-protocol.js';
 import { isRecord } from '../../util/records.js';
+import type { Log } from '../../logging/log.js';
 
 export type TsdbConfig = SvcConfig['tsdbConfig'];
 export type TsdbVersion = TsdbConfig['version'];
@@ -36,17 +37,9 @@ export type TsdbErrorType = 'TSDB_V1_WRITE' | 'TSDB_V2_WRITE' | 'TSDB_V3_WRITE';
 /** Receives every tracked write failure; `module` is the producer passed to `write()`. */
 export type TsdbErrorSink = (type: TsdbErrorType, module: string, err: unknown) => void;
 
-/** The part of the service logger (`Logger`) the writer uses. */
-export interface TsdbLog {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 export interface TsdbWriterOptions {
   config: TsdbConfig;
-  log: TsdbLog;
+  log: Log;
   onError: TsdbErrorSink;
   /** Waits before the retries of a request (§6.0 rule 2); default 1, 2 and 4 s. Injectable for tests. */
   retryDelaysMs?: readonly number[];
@@ -158,7 +151,7 @@ interface Run {
 export class TsdbWriter {
   readonly version: TsdbVersion;
   private readonly config: TsdbConfig;
-  private readonly log: TsdbLog;
+  private readonly log: Log;
   private readonly onError: TsdbErrorSink;
   private readonly errorType: TsdbErrorType;
   private readonly retryDelaysMs: readonly number[];

@@ -5,20 +5,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../shared/config/load.js';
-import {
-  buildCrashReport,
-  crashConfigSummary,
-  crashDumpBaseName,
-  fatal,
-  installCrashHandlers,
-  redactText,
-  renderCrashText,
-  writeCrashDump,
-  type CrashDumpInput,
-  type CrashDumpResult,
-  type CrashLog,
-} from '../../../shared/crash/crash-dump.js';
+import { buildCrashReport, crashConfigSummary, crashDumpBaseName, fatal, installCrashHandlers, redactText, renderCrashText, writeCrashDump, type CrashDumpInput, type CrashDumpResult, type CrashHandlerDeps } from '../../../shared/crash/crash-dump.js';
 import { SVC_VERSION } from '../../../shared/version.js';
+import { silentLog } from '../../support/log.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, '');
 const CHILD = join(REPO, 'test/fixtures/crash/crash-child.mjs');
@@ -304,9 +293,10 @@ describe('writeCrashDump', () => {
 });
 
 describe('crash handlers', () => {
-  function recorder(): { log: CrashLog; rec: { lines: { obj: object; msg: string }[]; flushed: number } } {
+  function recorder(): { log: CrashHandlerDeps['log']; rec: { lines: { obj: object; msg: string }[]; flushed: number } } {
     const rec = { lines: [] as { obj: object; msg: string }[], flushed: 0 };
-    const log: CrashLog = {
+    const log: CrashHandlerDeps['log'] = {
+      ...silentLog,
       error: (obj, msg) => {
         rec.lines.push({ obj, msg });
       },

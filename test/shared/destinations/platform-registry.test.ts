@@ -16,6 +16,7 @@ import { sleep } from '../../support/ports.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
 import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
 import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
+import { silentLog } from '../../support/log.js';
 
 /** A config from YAML lines below `Svc:` (two-space indented). */
 function config(...lines: string[]): SvcConfig {
@@ -41,7 +42,7 @@ const LOG = (...rest: string[]) => ['logEvents:', '  source:', '    proxy:', '  
 const NONE: PlatformOutputs = { userEvents: { tsdb: false, mqtt: false, monsaas: false }, logEvents: { tsdb: false, mqtt: false, monsaas: false }, points: false };
 
 let capture: LogCapture;
-const errors = new ErrorTracker({ enabled: true, log: { info: () => undefined } });
+const errors = new ErrorTracker({ enabled: true, log: silentLog });
 
 function build(c: SvcConfig) {
   const built = platformDestinations(c, capture.logger, { errors });

@@ -18,9 +18,10 @@ import { useDynalite } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
 import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 import { idempotencyContract, T0 } from './contract.js';
+import { silentLog } from '../../support/log.js';
 
 const TABLE = 'svc-idempotency-test';
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = silentLog;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const running = useDynalite({ [TABLE]: IDEMPOTENCY_TABLE_KEYS.partitionKey });

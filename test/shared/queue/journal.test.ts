@@ -15,16 +15,13 @@ import { Journal } from '../../../shared/queue/journal.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
 import { QueueStorageError } from '../../../shared/queue/port.js';
 import { auditQueued } from '../../support/audit.js';
+import { recordingLog } from '../../support/log.js';
 import { spawnQueueHolder, startQueueHolder } from '../../support/queue-holder.js';
 import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'journal-'));
 
-function capture() {
-  const lines: { level: string; obj: object; msg: string }[] = [];
-  const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj, msg });
-  return { lines, log: { info: at('info'), warn: at('warn'), error: at('error') } };
-}
+const capture = recordingLog;
 
 function segmentOf(directory: string): string {
   const name = readdirSync(directory).find((f) => f.startsWith('segment-'));

@@ -10,8 +10,9 @@ import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { DEAD_LETTER_DIR, LocalEventQueue, replayDeadLetters, type ConsumerGroup, type SqsBatchHandler } from '../../../shared/queue/local.js';
 import { QueueFullError } from '../../../shared/queue/port.js';
 import { envelope } from '../../support/audit.js';
+import { silentLog } from '../../support/log.js';
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = silentLog;
 
 function event(): QueuedEvent {
   const checked = validateEnvelope(envelope());

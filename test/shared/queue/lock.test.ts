@@ -15,8 +15,9 @@ import { LOCK_INFO_FILE, lockAddress, QueueLock, QueueLockedError } from '../../
 import { REPO_ROOT } from '../../support/build.js';
 import { startQueueHolder, type Holder } from '../../support/queue-holder.js';
 import { auditQueued } from '../../support/audit.js';
+import { silentLog } from '../../support/log.js';
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = silentLog;
 const dir = () => mkdtempSync(join(tmpdir(), 'queue-lock-'));
 const holders: Holder[] = [];
 

@@ -1,12 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { exitOnSignals, Lifecycle, type Component, type LifecycleLog } from '../../../shared/runtime/lifecycle.js';
-
-function recordingLog(): LifecycleLog & { lines: string[] } {
-  const lines: string[] = [];
-  const push = (_obj: object, msg: string) => void lines.push(msg);
-  return { lines, info: push, warn: push, error: push };
-}
+import { exitOnSignals, Lifecycle, type Component } from '../../../shared/runtime/lifecycle.js';
+import { recordingLog } from '../../support/log.js';
 
 function component(name: string, events: string[], opts: { failStart?: boolean; stopMs?: number; failStop?: boolean } = {}): Component {
   return {
@@ -26,7 +21,7 @@ function component(name: string, events: string[], opts: { failStart?: boolean; 
 describe('Lifecycle', () => {
   it('starts in order and stops in reverse, once', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog() }).add(component('queue', events)).add(component('writer', events)).add(component('listener', events));
+    const lc = new Lifecycle({ log: recordingLog().log }).add(component('queue', events)).add(component('writer', events)).add(component('listener', events));
     await lc.start();
     expect(await lc.stop()).toBe(true);
     expect(await lc.stop()).toBe(true);
@@ -35,31 +30,31 @@ describe('Lifecycle', () => {
 
   it('stops what started when a later component fails to start, and rethrows', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog() }).add(component('a', events)).add(component('b', events, { failStart: true })).add(component('c', events));
+    const lc = new Lifecycle({ log: recordingLog().log }).add(component('a', events)).add(component('b', events, { failStart: true })).add(component('c', events));
     await expect(lc.start()).rejects.toThrow('b cannot start');
     expect(events).toEqual(['start a', 'start b', 'stop a']);
   });
 
   it('abandons a component that does not stop in time, and reports an unclean stop', async () => {
     const events: string[] = [];
-    const log = recordingLog();
+    const { log, lines } = recordingLog();
     const lc = new Lifecycle({ log, stopTimeoutMs: 20 }).add(component('a', events)).add(component('slow', events, { stopMs: 1000 }));
     await lc.start();
     expect(await lc.stop()).toBe(false);
     expect(events).toEqual(['start a', 'start slow', 'stop slow', 'stop a']);
-    expect(log.lines).toContain('slow did not stop in time; abandoned');
+    expect(lines.map((l) => l.msg)).toContain('slow did not stop in time; abandoned');
   });
 
   it('keeps stopping the others when one stop throws', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog() }).add(component('a', events)).add(component('b', events, { failStop: true }));
+    const lc = new Lifecycle({ log: recordingLog().log }).add(component('a', events)).add(component('b', events, { failStop: true }));
     await lc.start();
     expect(await lc.stop()).toBe(false);
     expect(events).toEqual(['start a', 'start b', 'stop b', 'stop a']);
   });
 
   it('refuses components added after start', async () => {
-    const lc = new Lifecycle({ log: recordingLog() });
+    const lc = new Lifecycle({ log: recordingLog().log });
     await lc.start();
     expect(() => lc.add(component('late', []))).toThrow(/cannot add component late/);
     await lc.stop();
@@ -69,21 +64,21 @@ describe('Lifecycle', () => {
 describe('exitOnSignals', () => {
   it('stops the lifecycle on the first signal and exits 0', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog() }).add(component('a', events));
+    const lc = new Lifecycle({ log: recordingLog().log }).add(component('a', events));
     await lc.start();
     const emitter = new EventEmitter();
-    const exited = new Promise<number>((resolve) => exitOnSignals(lc, { log: recordingLog(), exit: resolve, emitter }));
+    const exited = new Promise<number>((resolve) => exitOnSignals(lc, { log: recordingLog().log, exit: resolve, emitter }));
     emitter.emit('SIGTERM', 'SIGTERM');
     expect(await exited).toBe(0);
     expect(events).toEqual(['start a', 'stop a']);
   });
 
   it('forces exit 1 on a second signal while stopping', async () => {
-    const lc = new Lifecycle({ log: recordingLog() }).add(component('slow', [], { stopMs: 500 }));
+    const lc = new Lifecycle({ log: recordingLog().log }).add(component('slow', [], { stopMs: 500 }));
     await lc.start();
     const emitter = new EventEmitter();
     const codes: number[] = [];
-    exitOnSignals(lc, { log: recordingLog(), exit: (c) => codes.push(c), emitter });
+    exitOnSignals(lc, { log: recordingLog().log, exit: (c) => codes.push(c), emitter });
     emitter.emit('SIGINT', 'SIGINT');
     emitter.emit('SIGINT', 'SIGINT');
     expect(codes).toEqual([1]);
@@ -91,10 +86,10 @@ describe('exitOnSignals', () => {
   });
 
   it('exits 1 when a component fails to stop', async () => {
-    const lc = new Lifecycle({ log: recordingLog() }).add(component('bad', [], { failStop: true }));
+    const lc = new Lifecycle({ log: recordingLog().log }).add(component('bad', [], { failStop: true }));
     await lc.start();
     const emitter = new EventEmitter();
-    const exited = new Promise<number>((resolve) => exitOnSignals(lc, { log: recordingLog(), exit: resolve, emitter }));
+    const exited = new Promise<number>((resolve) => exitOnSignals(lc, { log: recordingLog().log, exit: resolve, emitter }));
     emitter.emit('SIGTERM', 'SIGTERM');
     expect(await exited).toBe(1);
   });

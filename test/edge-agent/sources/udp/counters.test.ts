@@ -11,8 +11,9 @@ import { jsonPointToPoint } from '../../../../shared/destinations/tsdb/platform-
 import type { PointsQueuedEvent } from '../../../../shared/queue/events.js';
 import { PointClock, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { RecordingQueue } from '../../../support/udp.js';
+import { silentLog } from '../../../support/log.js';
 
-const silent = { debug: () => undefined, warn: () => undefined };
+const silent = silentLog;
 const fixedTime = () => '1710233120000000004';
 
 describe('event counts', () => {

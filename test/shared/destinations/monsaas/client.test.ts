@@ -11,6 +11,7 @@ import { createLogger, type LoggerHandle } from '../../../../shared/logging/logg
 import { MonSaasPostError, MonSaasWriter, eventUrl, type MetricPayload, type MonSaasEvent, type MonSaasWriterOptions } from '../../../../shared/destinations/monsaas/client.js';
 import { freePort } from '../../../support/ports.js';
 import { startRecordingServer, type RecordingServer } from '../../../support/recording-http.js';
+import { silentLog } from '../../../support/log.js';
 
 const OPS_KEY = 'NRII-ops-secret-key-0123456789abcdef';
 const DEV_KEY = 'NRII-dev-secret-key-fedcba9876543210';
@@ -132,7 +133,7 @@ describe('MonSaasWriter (recording server standing in for the monitoring SaaS)',
     server.reset();
     chunks = [];
     tracked = [];
-    tracker = new ErrorTracker({ enabled: true, log: { info: () => undefined }, sink: (e) => tracked.push(e) });
+    tracker = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
   });
 
   afterEach(() => {

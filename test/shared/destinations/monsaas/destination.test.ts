@@ -9,13 +9,14 @@ import { parseConfigText } from '../../../../shared/config/load.js';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { logMonSaasEvent, userMonSaasEvent, type LogMonSaasOptions, type UserMonSaasOptions } from '../../../../shared/destinations/monsaas/events.js';
-import { MonSaasWriter, type MonSaasLog } from '../../../../shared/destinations/monsaas/client.js';
+import { MonSaasWriter } from '../../../../shared/destinations/monsaas/client.js';
 import { LOG_EVENTS_MONSAAS_MODULE, PlatformMonSaasDestination, USER_EVENTS_MONSAAS_MODULE } from '../../../../shared/destinations/monsaas/destination.js';
 import { startRecordingServer, type RecordingServer } from '../../../support/recording-http.js';
 import { ENGINE, OPEN_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
 import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
+import { silentLog } from '../../../support/log.js';
 
-const quiet: MonSaasLog = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet = silentLog;
 const CREDENTIALS: SvcConfig['thirdPartyToolsCredentials']['monsaas'] = [
   { accountName: 'ops', insertApiKey: 'ops-key-0123456789', accountId: '111' },
   { accountName: 'dev', insertApiKey: 'dev-key-0123456789', accountId: '222' },
@@ -38,7 +39,7 @@ describe('PlatformMonSaasDestination', () => {
 
   beforeAll(async () => {
     server = await startRecordingServer();
-    const errors = new ErrorTracker({ enabled: true, log: { info: () => undefined }, sink: (e) => tracked.push(e) });
+    const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
     writer = new MonSaasWriter({ settings: settings(server.url), credentials: CREDENTIALS, log: quiet, errors, retryDelaysMs: [10] });
     noRetries = new MonSaasWriter({ settings: settings(server.url), credentials: CREDENTIALS, log: quiet, errors, retryDelaysMs: [] });
   });

@@ -14,7 +14,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
-import { MqttPublishError, MqttWriter, invalidTopicReason, topicLevel, type MqttWriterLog, type MqttWriterOptions } from '../../../../shared/destinations/mqtt/client.js';
+import { MqttPublishError, MqttWriter, invalidTopicReason, topicLevel, type MqttWriterOptions } from '../../../../shared/destinations/mqtt/client.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
 import {
   LOOPBACK,
@@ -27,6 +27,8 @@ import {
   unregisterTempDir,
   waitUntilReady,
 } from '../../../support/ports.js';
+import type { Log } from '../../../../shared/logging/log.js';
+import { silentLog } from '../../../support/log.js';
 
 const MODULE = 'HEALTH_METRICS_MQTT';
 
@@ -43,7 +45,7 @@ interface LogEntry {
   msg: string;
 }
 
-function recordingLog(): { log: MqttWriterLog; entries: LogEntry[]; at(level: LogEntry['level']): LogEntry[] } {
+function recordingLog(): { log: Log; entries: LogEntry[]; at(level: LogEntry['level']): LogEntry[] } {
   const entries: LogEntry[] = [];
   const add = (level: LogEntry['level']) => (obj: object, msg: string) => {
     entries.push({ level, obj: { ...obj }, msg });
@@ -103,7 +105,7 @@ async function mosquittoOn(port: number): Promise<{ stop(): Promise<void> }> {
 
 function trackerWithSink(): { tracker: ErrorTracker; tracked: TrackedError[] } {
   const tracked: TrackedError[] = [];
-  const tracker = new ErrorTracker({ enabled: true, log: { info: () => undefined }, sink: (e) => tracked.push(e) });
+  const tracker = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
   return { tracker, tracked };
 }
 

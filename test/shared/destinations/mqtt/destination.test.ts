@@ -7,12 +7,13 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { logEventMessages, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/messages.js';
-import { MqttWriter, type MqttWriterLog } from '../../../../shared/destinations/mqtt/client.js';
+import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
 import { LOG_EVENTS_MQTT_MODULE, PlatformMqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
 import { LOOPBACK, sleep } from '../../../support/ports.js';
 import { CLOSE_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
 import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
+import { silentLog } from '../../../support/log.js';
 
 interface Received {
   topic: string;
@@ -20,7 +21,7 @@ interface Received {
   retain: boolean;
 }
 
-const quiet: MqttWriterLog = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet = silentLog;
 
 function userSettings(prefix: string, enabled: Partial<Record<keyof UserEventMqttSettings['postTo'], string>>): UserEventMqttSettings {
   const t = (key: keyof UserEventMqttSettings['postTo'], suffix: string) => ({ enable: enabled[key] !== undefined, topic: enabled[key] ?? `${prefix}/${suffix}` });
@@ -57,7 +58,7 @@ describe('PlatformMqttDestination', () => {
 
   beforeAll(async () => {
     broker = await startMosquitto();
-    const errors = new ErrorTracker({ enabled: true, log: { info: () => undefined }, sink: (e) => tracked.push(e) });
+    const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
     writer = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: quiet, errors });
     await writer.start();
     subscriber = await connectAsync(broker.url, { protocolVersion: 5, clientId: `sub_${Math.random().toString(16).slice(2)}`, reconnectPeriod: 0 });
@@ -130,7 +131,7 @@ describe('PlatformMqttDestination', () => {
   });
 
   it('returns every event it serves while the writer cannot publish, and the others not', async () => {
-    const errors = new ErrorTracker({ enabled: true, log: { info: () => undefined }, sink: (e) => tracked.push(e) });
+    const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
     const notStarted = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: quiet, errors });
     const destination = new PlatformMqttDestination({
       writer: notStarted,

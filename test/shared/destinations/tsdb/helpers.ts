@@ -1,5 +1,6 @@
 /** Shared pieces of the tsdb writer tests: a full tsdbConfig, a recording logger and error sink, rfc3339 times. */
-import type { TsdbConfig, TsdbErrorType, TsdbLog } from '../../../../shared/destinations/tsdb/writer.js';
+import type { TsdbConfig, TsdbErrorType } from '../../../../shared/destinations/tsdb/writer.js';
+import type { Log } from '../../../../shared/logging/log.js';
 
 export interface ConfigParts {
   version: 1 | 2 | 3;
@@ -46,7 +47,7 @@ export interface TrackedWriteError {
 }
 
 export interface Recorder {
-  log: TsdbLog;
+  log: Log;
   entries: LogEntry[];
   errors: TrackedWriteError[];
   onError: (type: TsdbErrorType, module: string, err: unknown) => void;
