@@ -2,6 +2,8 @@
  * The `svc` command line. Exit codes: 0 ok, 1 config or startup error, 2 usage error.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
+import type { CliIo } from './io.js';
 import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { SVC_VERSION } from '../../shared/version.js';
@@ -11,15 +13,7 @@ import { platformQueueDirectory } from '../sources/udp/compose.js';
 import { boot, StartupError, type Mode } from '../runtime/boot.js';
 import { registerSimulateCommand } from '../simulate/command.js';
 
-export const EXIT_OK = 0;
-export const EXIT_STARTUP = 1;
-export const EXIT_USAGE = 2;
 
-export interface CliIo {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
 
 /** Loads the config chosen by --config / SVC_CONFIG / default; on problems prints them all and returns undefined. */
 export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig | undefined {
@@ -52,7 +46,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
     .addOption(configOption())
     .action((opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
-      if (!loaded) return setExitCode(EXIT_STARTUP);
+      if (!loaded) return setExitCode(EXIT_ERROR);
       for (const warning of [...loaded.warnings, ...loaded.notBuilt]) io.err(`warning: ${warning}\n`);
       io.out(`${loaded.file}: configuration is valid\n`);
       setExitCode(EXIT_OK);
@@ -65,14 +59,14 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
       .addOption(configOption())
       .action(async (opts: { config?: string }) => {
         const loaded = loadForCli(opts.config, io);
-        if (!loaded) return setExitCode(EXIT_STARTUP);
+        if (!loaded) return setExitCode(EXIT_ERROR);
         // boot() owns the process from here: it exits on a signal or a startup failure.
         try {
           setExitCode(await boot(loaded, mode));
         } catch (err) {
           if (!(err instanceof StartupError)) throw err;
           io.err(`svc: cannot start: ${err.message}\n`);
-          setExitCode(EXIT_STARTUP);
+          setExitCode(EXIT_ERROR);
         }
       });
   program
@@ -84,7 +78,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
     .option('-g, --group <destination>', 'only this destination (e.g. tsdb, parquet)')
     .action(async (opts: { config?: string; group?: string }) => {
       const loaded = loadForCli(opts.config, io);
-      if (!loaded) return setExitCode(EXIT_STARTUP);
+      if (!loaded) return setExitCode(EXIT_ERROR);
       const directory = loaded.config.localQueue.directory;
       // The audit API's queue, and the UDP events' queue below it.
       const queues = [directory, platformQueueDirectory(directory)].filter((d) => existsSync(d));
@@ -103,7 +97,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
         setExitCode(EXIT_OK);
       } catch (err) {
         io.err(`svc: cannot replay dead letters: ${err instanceof Error ? err.message : String(err)}\n`);
-        setExitCode(EXIT_STARTUP);
+        setExitCode(EXIT_ERROR);
       }
     });
 

@@ -9,6 +9,7 @@ import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/cra
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
 import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
+import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { localAuditComponents } from '../../functions/local/audit.js';
@@ -24,9 +25,9 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 /** The components each mode runs, in start order; later parts of Svc plug in here. */
 export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
   const components: Component[] = [];
-  if (mode === 'local') components.push(...(localAuditComponents(ctx.config, ctx.logger, ctx.errors, ctx.clock)?.components ?? []));
+  if (mode === 'local') components.push(...(localAuditComponents(ctx)?.components ?? []));
   // App names come from the app-list poller once it exists; until then every name is unknown (§1.4).
-  components.push(...(udpComponents(ctx, { appNames: NO_APP_NAMES, clock: ctx.clock })?.components ?? []));
+  components.push(...(udpComponents(ctx, { appNames: NO_APP_NAMES })?.components ?? []));
   return components;
 }
 
@@ -81,7 +82,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
       (err: unknown) => {
         logger.error({ err }, `svc ${mode} failed to start`);
         logging.flush();
-        resolve(1);
+        resolve(EXIT_ERROR);
       },
     );
   });

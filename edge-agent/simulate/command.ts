@@ -6,7 +6,8 @@
 import { randomInt } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { EXIT_OK, EXIT_STARTUP, type CliIo } from '../cli/program.js';
+import { EXIT_ERROR, EXIT_OK } from '../../shared/runtime/exit-codes.js';
+import type { CliIo } from '../cli/io.js';
 import {
   createDatagramGenerator,
   DEFAULT_PORTS,
@@ -188,7 +189,7 @@ async function runSimulateUdp(opts: SimulateUdpOptions, io: CliIo): Promise<numb
     return EXIT_OK;
   } catch (err) {
     io.err(`svc: simulate udp: ${err instanceof Error ? err.message : String(err)}\n`);
-    return EXIT_STARTUP;
+    return EXIT_ERROR;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -4,10 +4,7 @@
  * Lambdas run), each a consumer group of the queue. The idempotency store keeps its records in the
  * queue directory, which the queue's lock reserves for this process.
  */
-import type { SvcConfig } from '../../shared/config/schema.js';
-import type { ErrorTracker } from '../../shared/errors/tracker.js';
-import type { Logger } from '../../shared/logging/logger.js';
-import type { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
+import type { AppContext } from '../../shared/runtime/context.js';
 import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
@@ -39,7 +36,8 @@ function* auditEventsIn(bodies: Iterable<string>): Iterable<{ key: string; recei
 }
 
 /** The components of the audit path, in start order (queue, idempotency store, then the gateway that feeds them). */
-export function localAuditComponents(config: SvcConfig, log: Logger, errors: ErrorTracker, clock: PointClock): LocalAudit | null {
+export function localAuditComponents(ctx: AppContext): LocalAudit | null {
+  const { config, logger: log, errors, clock } = ctx;
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');

@@ -22,6 +22,7 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 import type { SvcConfig } from '../config/schema.js';
 import { SVC_NAME, SVC_VERSION } from '../version.js';
 import type { Log } from '../logging/log.js';
+import { EXIT_ERROR } from '../runtime/exit-codes.js';
 
 /** The spec's bound on writing a dump. */
 export const CRASH_DUMP_TIMEOUT_MS = 5000;
@@ -546,7 +547,7 @@ function crashAndExit(error: unknown, source: CrashSource, deps: CrashHandlerDep
     `${what}: ${described.type}: ${redact(described.message)}; ${where}; exiting with code 1`,
   );
   safeFlush(deps.log);
-  (deps.exit ?? ((code: number) => process.exit(code)))(1);
+  (deps.exit ?? ((code: number) => process.exit(code)))(EXIT_ERROR);
   return result;
 }
 
@@ -568,7 +569,7 @@ export function installCrashHandlers(deps: CrashHandlerDeps): () => void {
     if (crashing) {
       // An exception while crashing (only possible when exit returns): no second dump.
       safeLog(deps.log, { source: 'uncaughtException' }, 'Uncaught exception while writing a crash dump; exiting with code 1');
-      (deps.exit ?? ((code: number) => process.exit(code)))(1);
+      (deps.exit ?? ((code: number) => process.exit(code)))(EXIT_ERROR);
       return;
     }
     crashing = true;

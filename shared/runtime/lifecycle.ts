@@ -4,6 +4,7 @@
  * process entry point owns one Lifecycle and passes components in.
  */
 import type { Log } from '../logging/log.js';
+import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
 
 /** A part of the running service (listener, queue, writer, endpoint …). */
 export interface Component {
@@ -126,7 +127,7 @@ export function exitOnSignals(lifecycle: Lifecycle, options: SignalOptions): () 
   const onSignal = (signal: NodeJS.Signals) => {
     if (received) {
       options.log.warn({ signal, first: received }, `received ${signal} while shutting down: forcing exit`);
-      options.exit(1);
+      options.exit(EXIT_ERROR);
       return;
     }
     received = signal;
@@ -134,11 +135,11 @@ export function exitOnSignals(lifecycle: Lifecycle, options: SignalOptions): () 
     lifecycle.stop().then(
       (clean) => {
         options.log.info({ clean }, clean ? 'shutdown complete' : 'shutdown finished with errors');
-        options.exit(clean ? 0 : 1);
+        options.exit(clean ? EXIT_OK : EXIT_ERROR);
       },
       (err: unknown) => {
         options.log.error({ err }, 'shutdown failed');
-        options.exit(1);
+        options.exit(EXIT_ERROR);
       },
     );
   };

@@ -15,7 +15,6 @@ import type { AppNameLookup } from '../../../shared/platform/app-names.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { anyOutput, EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/platform-registry.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
@@ -44,8 +43,6 @@ export interface UdpEdge {
 
 export interface UdpEdgeOptions {
   appNames: AppNameLookup;
-  /** The process's point clock (§0.3). */
-  clock: PointClock;
 }
 
 /** The UDP components a config asks for; null when neither listener is enabled. */
@@ -82,7 +79,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     queue !== null && (counter !== null || rejected !== null)
       ? new CounterWriter({
           queue,
-          clock: options.clock,
+          clock: ctx.clock,
           intervalMs: pe.tsdb.writeFrequency,
           events: counter && { counter, measurement: pe.eventCount.tsdb.measurementName, tags: pe.eventCount.tsdb.tags },
           rejected: rejected && { counter: rejected, measurement: pe.rejectedEventCount.tsdb.measurementName, perfTags: config.logEvents.enginePerformanceMonitor.trackRejectedEvents.tags },
@@ -90,7 +87,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
         })
       : null;
 
-  const shared = { appNames: options.appNames, counter, clock: options.clock, log };
+  const shared = { appNames: options.appNames, counter, clock: ctx.clock, log };
   const listeners: Partial<Record<QueueType, UdpListener>> = {};
   const metricsWriters: QueueMetricsWriter[] = [];
   const spools: EventSpool[] = [];
@@ -106,7 +103,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     listeners[queueType] = listener;
     const m = settings.queueMetrics.tsdb;
     if (m.enable && config.tsdbConfig.enable && queue !== null) {
-      metricsWriters.push(new QueueMetricsWriter({ listener, queue, clock: options.clock, intervalMs: m.writeFrequency, measurement: m.measurementName, tags: m.tags, log }));
+      metricsWriters.push(new QueueMetricsWriter({ listener, queue, clock: ctx.clock, intervalMs: m.writeFrequency, measurement: m.measurementName, tags: m.tags, log }));
     }
   };
   if (userOn) {

@@ -105,7 +105,7 @@ beforeAll(async () => {
   ]);
   log = await captureLog();
   const errors = new ErrorTracker({ enabled: true, log: log.logger });
-  const made = udpComponents({ config, configFile: 'test.yaml', logger: log.logger, errors, clock: new PointClock() }, { appNames: NO_APP_NAMES, clock: new PointClock() });
+  const made = udpComponents({ config, configFile: 'test.yaml', logger: log.logger, errors, clock: new PointClock() }, { appNames: NO_APP_NAMES });
   if (made === null) throw new Error('no UDP components');
   edge = made;
   lifecycle = new Lifecycle({ log: log.logger });
