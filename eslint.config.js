@@ -1,6 +1,19 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 
+/**
+ * One config block per folder rule: an import whose path matches one of `forbid` (regular
+ * expressions over the import string) is an error.
+ * @param {{ files: string[], ignores?: string[], forbid: string[], why: string }[]} rules
+ */
+function boundaries(rules) {
+  return rules.map(({ files, ignores, forbid, why }) => ({
+    files,
+    ...(ignores ? { ignores } : {}),
+    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map((regex) => ({ regex, message: `${why} (../shared/ARCHITECTURE.md, Folders).` })) }] },
+  }));
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'cdk.out/**', 'node_modules/**', '**/node_modules/**', 'coverage/**', 'data/**'] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -16,6 +29,24 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  // The folder table of ../shared/ARCHITECTURE.md ("Folders": who may import whom), held by the linter.
+  ...boundaries([
+    { files: ['shared/**/*.ts'], forbid: ['(^|/)(functions|edge-agent|infra)/'], why: 'shared/ is the domain: it imports npm libraries and shared/ only' },
+    { files: ['functions/**/*.ts'], forbid: ['(^|/)(edge-agent|infra)/'], why: 'functions/ imports shared/ only' },
+    {
+      files: ['edge-agent/**/*.ts'],
+      ignores: ['edge-agent/runtime/boot.ts'],
+      forbid: ['(^|/)(functions|infra)/'],
+      why: 'edge-agent/ imports shared/ only; the composition root (edge-agent/runtime/boot.ts) is the one exception',
+    },
+    // The one exception: `svc local` composes local mode's runners (functions/local/) into the edge agent's process.
+    { files: ['edge-agent/runtime/boot.ts'], forbid: ['(^|/)infra/', '(^|/)functions/(?!local/)'], why: 'the composition root may import functions/local/ and nothing else of functions/' },
+    {
+      files: ['infra/**/*.ts'],
+      forbid: ['(^|/)functions/(?!contract\\.js$)', '(^|/)shared/(?!config/)', '(^|/)edge-agent/'],
+      why: 'infra/ imports functions/contract.ts (names, routes, entry files) and the config loader only, so cdk synth loads none of the runtime libraries',
+    },
+  ]),
   {
     // Benchmarks are plain ESM scripts run against the built dist/: no type information to check.
     files: ['bench/**/*.mjs'],

@@ -1,26 +1,7 @@
-/**
- * The environment contract between the CDK stack (infra/) and the Lambda entry points: one list of
- * names, so the stack and the functions cannot drift apart.
- */
-export const LAMBDA_ENV = {
-  /** Path of the YAML config bundled with the function. */
-  config: 'SVC_CONFIG',
-  /** JSON object: destination name → URL of that destination's SQS queue (the audit API sends to all). */
-  eventQueueUrls: 'SVC_EVENT_QUEUE_URLS',
-  /** The destination a writer function serves (tsdb, parquet, …). */
-  destination: 'SVC_DESTINATION',
-  rateLimitTable: 'SVC_RATE_LIMIT_TABLE',
-  /** The audit API's idempotency table (set when `auditEvents.idempotency.enable`). */
-  idempotencyTable: 'SVC_IDEMPOTENCY_TABLE',
-  /** Bucket for queue messages over the SQS size limit (claim checks). */
-  claimCheckBucket: 'SVC_CLAIM_CHECK_BUCKET',
-} as const;
+/** Reading the environment the CDK stack gives the functions (the names are in contract.ts). */
+import { LAMBDA_ENV } from './contract.js';
 
-/** Key prefix of queue claim checks in the claim-check bucket (the stack expires it by lifecycle rule). */
-export const CLAIM_CHECK_PREFIX = 'claim-checks/';
-
-/** File name of the config inside a function bundle. */
-export const BUNDLED_CONFIG_FILE = 'svc.yaml';
+export { BUNDLED_CONFIG_FILE, CLAIM_CHECK_PREFIX, LAMBDA_ENV } from './contract.js';
 
 /** A required variable; a missing one is a deployment error worth a clear message at cold start. */
 export function requiredEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -10,7 +10,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Annotations, App } from 'aws-cdk-lib';
-import { LAMBDA_ENV } from '../functions/lambda-env.js';
+import { LAMBDA_ENV } from '../functions/contract.js';
 import { ConfigError } from '../shared/config/errors.js';
 import { loadConfigFile, type LoadedConfig } from '../shared/config/load.js';
 import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';

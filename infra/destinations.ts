@@ -4,7 +4,7 @@
  * say (within what an SQS event source allows).
  */
 import { Duration } from 'aws-cdk-lib';
-import { CLOUD_DESTINATIONS } from '../shared/destinations/registry.js';
+import { CLOUD_DESTINATIONS } from '../functions/contract.js';
 import { auditDestinationTypes } from '../shared/config/rules.js';
 import type { SvcConfig } from '../shared/config/schema.js';
 import { MAX_BATCH_SIZE, MAX_BATCHING_WINDOW, type DestinationOptions } from './constructs/event-pipeline.js';

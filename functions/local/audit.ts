@@ -37,11 +37,11 @@ function* auditEventsIn(bodies: Iterable<string>): Iterable<{ key: string; recei
 
 /** The components of the audit path, in start order (queue, idempotency store, then the gateway that feeds them). */
 export function localAuditComponents(ctx: AppContext): LocalAudit | null {
-  const { config, logger: log, errors, clock } = ctx;
+  const { config, logger: log, clock } = ctx;
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
-  const destinations = auditDestinations(config, log, { clock, errors });
+  const destinations = auditDestinations(ctx);
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs, stableBatches }) => ({
     name: destination.name,

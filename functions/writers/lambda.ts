@@ -8,13 +8,14 @@ import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
 import { lambdaRuntime } from '../lambda-runtime.js';
-import { auditDestinations, CLOUD_DESTINATIONS } from '../../shared/destinations/registry.js';
+import { auditDestinations } from '../../shared/destinations/registry.js';
+import { CLOUD_DESTINATIONS } from '../contract.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 
 const { config, logger, errors } = await lambdaRuntime();
 const name = requiredEnv(LAMBDA_ENV.destination);
 if (!(CLOUD_DESTINATIONS as readonly string[]).includes(name)) throw new Error(`${LAMBDA_ENV.destination}=${name}: writer functions serve ${CLOUD_DESTINATIONS.join(', ')}`);
-const configured = auditDestinations(config, logger, { clock: new PointClock(), errors }).find((d) => d.destination.name === name);
+const configured = auditDestinations({ config, logger, errors, clock: new PointClock() }).find((d) => d.destination.name === name);
 if (!configured) throw new Error(`destination ${name} is not enabled in the bundled config (Svc.auditEvents.destination)`);
 
 export const handler = makeWriterHandler({

@@ -9,8 +9,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CLAIM_CHECK_PREFIX, LAMBDA_ENV } from '../../functions/lambda-env.js';
-import { SQS_MAX_MESSAGE_BYTES } from '../../shared/queue/sqs.js';
+import { CLAIM_CHECK_PREFIX, ENTRIES, LAMBDA_ENV, SQS_MAX_MESSAGE_BYTES } from '../../functions/contract.js';
 import { SvcFunction, type SvcFunctionProps } from './svc-function.js';
 
 export const DEFAULT_MAX_RECEIVE_COUNT = 5;
@@ -19,7 +18,7 @@ export const DEFAULT_BATCH_SIZE = 100;
 export const DEFAULT_BATCHING_WINDOW = Duration.seconds(5);
 /** Limits of an SQS event source with a batching window. */
 /** The writer Lambda entry (one function per destination, told which by SVC_DESTINATION). */
-export const WRITER_ENTRY = 'functions/writers/lambda.ts';
+export const WRITER_ENTRY = ENTRIES.writer;
 
 export const MAX_BATCH_SIZE = 10_000;
 export const MAX_BATCHING_WINDOW = Duration.seconds(300);

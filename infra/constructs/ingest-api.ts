@@ -9,14 +9,11 @@ import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../../shared/audit/handler.js';
-import { CLAIM_CHECK_PREFIX, LAMBDA_ENV } from '../../functions/lambda-env.js';
-import { RATE_LIMIT_TABLE_KEYS } from '../../shared/ratelimit/dynamodb.js';
-import { IDEMPOTENCY_TABLE_KEYS } from '../../shared/idempotency/dynamodb.js';
+import { AUDIT_EVENT_PATH, CLAIM_CHECK_PREFIX, ENTRIES, IDEMPOTENCY_TABLE_KEYS, LAMBDA_ENV, RATE_LIMIT_TABLE_KEYS, TEST_CONNECTION_PATH } from '../../functions/contract.js';
 import { SvcFunction } from './svc-function.js';
 
 /** The audit Lambda's entry, relative to the repository root. */
-export const AUDIT_ENTRY = 'functions/audit/lambda.ts';
+export const AUDIT_ENTRY = ENTRIES.audit;
 
 /**
  * Variable that carries the audit API token when it comes from Secrets Manager; the config then

@@ -6,7 +6,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { CLAIM_CHECK_PREFIX } from '../../functions/lambda-env.js';
+import { CLAIM_CHECK_PREFIX } from '../../functions/contract.js';
 
 
 /**

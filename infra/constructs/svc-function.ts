@@ -9,7 +9,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
+import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/contract.js';
 import { LOCK_FILE, REPO_ROOT, repoPath } from '../paths.js';
 
 /**

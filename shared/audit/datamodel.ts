@@ -83,16 +83,3 @@ export function auditTimeMs(q: AuditQueuedEvent): number {
 
 /** Static tags become extra columns / tags after the built-in ones; their names must not clash. */
 export const AUDIT_COLUMN_NAMES: ReadonlySet<string> = new Set(AUDIT_COLUMNS.map((c) => c.name));
-
-/** One row: every column's value, then the static tags (as strings). */
-export function auditRow(q: AuditQueuedEvent, staticTags: readonly { name: string; value: string }[] = []): Record<string, CellValue> {
-  const row: Record<string, CellValue> = {};
-  for (const column of AUDIT_COLUMNS) row[column.name] = column.get(q);
-  for (const tag of staticTags) row[tag.name] = tag.value;
-  return row;
-}
-
-/** The columns of a file: the built-in ones, then one string column per static tag. */
-export function auditFileColumns(staticTags: readonly { name: string; value: string }[] = []): { name: string; type: ColumnType }[] {
-  return [...AUDIT_COLUMNS.map((c) => ({ name: c.name, type: c.type })), ...staticTags.map((t) => ({ name: t.name, type: 'string' as const }))];
-}

@@ -11,6 +11,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { clientIp } from './client-ip.js';
+import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from './routes.js';
 import { checkContent, validateEnvelope } from './envelope.js';
 import { MissingVersionWarner } from './missing-version.js';
 import { ingestionError, internalError, respond, type AuditResponse, type IngestionBody, type Outcome } from './response.js';
@@ -26,8 +27,6 @@ import { LogThrottle } from '../logging/throttle.js';
 import type { RateLimitDecision, RateLimiter } from '../ratelimit/port.js';
 import { SVC_VERSION } from '../version.js';
 
-export const AUDIT_EVENT_PATH = '/api/v1/audit-event';
-export const TEST_CONNECTION_PATH = '/api/v1/test-connection';
 export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
 export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, X-Audit-Client-Version';
 export const CORS_EXPOSE_HEADERS = 'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset';

@@ -3,8 +3,8 @@
  * with defaults. Errors stop the start; warnings are logged.
  */
 import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
-import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/events.js';
-import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/platform-points.js';
+import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/mappers.js';
+import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/mappers.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';

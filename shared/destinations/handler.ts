@@ -10,15 +10,10 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { ClaimCheckStore } from '../queue/claim-check.js';
 import { decodeMessage } from '../queue/codec.js';
 import type { QueuedEvent } from '../queue/events.js';
+import type { Destination } from './port.js';
 import { RecentIds } from '../util/recent-ids.js';
 import type { Log } from '../logging/log.js';
 
-/** A destination (the Writer port): writes events, and names those that should be delivered again. */
-export interface Destination {
-  readonly name: string;
-  /** Resolves to the ids of events NOT written that a later delivery may write (e.g. the destination was down). */
-  write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
-}
 
 export interface WriterHandlerDeps {
   destination: Destination;

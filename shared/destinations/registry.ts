@@ -1,27 +1,46 @@
 /**
- * The audit destinations a config asks for, each with its batching: the one place that maps
- * `Svc.auditEvents.destination` to writers, used by local mode and by the writer Lambdas.
+ * The one place that maps the config to destinations, each with its batching, used by local mode,
+ * the edge agent and the writer Lambdas:
+ * - `auditDestinations`: `Svc.auditEvents.destination` (tsdb, parquet, table file, JSON files);
+ * - `platformDestinations`: the platform's UDP events and the edge's own points, by the gating of
+ *   platform-formats.md §0.6 (`platformOutputs`), which the listeners use too (`wantsUserEvent`,
+ *   `wantsLogEvent`) so they do not enqueue an event no destination takes.
+ *
+ * Gating (§0.6): a feature writes to a destination only when the destination's master switch and the
+ * feature's own flag are both on; user events also need `userEvents.enable`, log events at least one
+ * `logEvents.source.*.enable`. Beyond the spec's switches (Svc choice), a destination that could not
+ * send anything is not created: MQTT needs at least one enabled topic, monsaas at least one
+ * destination account (and for log events one source that is both handled and sendable at some
+ * level).
+ *
+ * Batching: tsdb chunks of `tsdbConfig.maxBatchSize`, sent at the latest 1 s after the first event
+ * (§0.6: "a chunk is sent when full or at the latest 1 s after its first point"); MQTT and monsaas
+ * send at once (batches of 100 and 10 events only bound the concurrency). Audit destinations batch by
+ * their own `maxBatchSize` / `writeFrequency`.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { auditDestinationTypes, logListenerEnabled } from '../config/rules.js';
 import type { SvcConfig } from '../config/schema.js';
-import { auditDestinationTypes } from '../config/rules.js';
-import type { Logger } from '../logging/logger.js';
-import { AuditFileDestination, DirectorySink, S3Sink, type FileSink } from './files/destination.js';
+import type { PlatformLogEvent } from '../platform/events.js';
+import type { AppContext } from '../runtime/context.js';
+import type { Component } from '../runtime/lifecycle.js';
+import { AuditFileDestination } from './files/destination.js';
+import { encodeParquet } from './files/parquet.js';
+import { DirectorySink, S3Sink, type FileSink } from './files/sink.js';
+import { encodeQvd } from './files/tablefile/qvd.js';
 import { JsonObjectDataDestination } from './json/destination.js';
 import { JsonObjectDataWriter } from './json/writer.js';
-import { encodeParquet } from './files/parquet.js';
-import { encodeQvd } from './files/tablefile/qvd.js';
-import type { PointClock } from './tsdb/line-protocol.js';
+import { MonSaasWriter } from './monsaas/client.js';
+import { MonSaasDestination } from './monsaas/destination.js';
+import { MONSAAS_LOG_SOURCES, logMonSaasWanted, monSaasAttributeOptions, resolveScrambleKey } from './monsaas/mappers.js';
+import { MqttWriter } from './mqtt/client.js';
+import { MqttDestination } from './mqtt/destination.js';
+import type { Destination } from './port.js';
+import { TsdbDestination } from './tsdb/destination.js';
 import { TsdbWriter } from './tsdb/writer.js';
-import type { ErrorTracker } from '../errors/tracker.js';
-import { AuditTsdbDestination } from './tsdb/audit.js';
-import type { Destination } from './handler.js';
 
-/**
- * Destinations a writer Lambda can serve: tsdb, and parquet when it writes to S3. The table-file and
- * JSON writers write to a local directory, so they run in local mode (or on the edge) only.
- */
-export const CLOUD_DESTINATIONS = ['tsdb', 'parquet'] as const;
+/** What the registries build destinations from: the process's context (the Lambdas make one too). */
+export type DestinationContext = Pick<AppContext, 'config' | 'logger' | 'errors' | 'clock'>;
 
 export interface ConfiguredDestination {
   destination: Destination;
@@ -32,14 +51,14 @@ export interface ConfiguredDestination {
   stableBatches?: boolean;
 }
 
-/** What the destinations share with the rest of the process. */
-export interface DestinationDeps {
-  /** The process's point clock (platform-formats.md §0.3). */
-  clock: PointClock;
-  errors: ErrorTracker;
+/** The tsdb writer of `Svc.tsdbConfig`, its failures tracked with the producing module (§6.0 step 5). */
+function tsdbWriter({ config, logger, errors }: DestinationContext): TsdbWriter {
+  return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module }) });
 }
 
-export function auditDestinations(config: SvcConfig, log: Logger, deps: DestinationDeps): ConfiguredDestination[] {
+/** The audit destinations of `Svc.auditEvents.destination`, in the order the config lists them. */
+export function auditDestinations(ctx: DestinationContext): ConfiguredDestination[] {
+  const { config, logger: log, errors, clock } = ctx;
   const settings = config.auditEvents.destination;
   if (!config.auditEvents.enable || !settings.enable) return [];
   const out: ConfiguredDestination[] = [];
@@ -47,7 +66,7 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
     if (type === 'tsdb') {
       const t = settings.tsdb;
       out.push({
-        destination: new AuditTsdbDestination({ writer: new TsdbWriter({ config: config.tsdbConfig, log, onError: (type, module, err) => deps.errors.track(type, err, { module }) }), clock: deps.clock, measurement: t.measurementName, staticTags: t.staticTags, log }),
+        destination: new TsdbDestination({ writer: tsdbWriter(ctx), audit: { measurement: t.measurementName, staticTags: t.staticTags, clock }, userEvents: null, logEvents: null, points: false, log }),
         batchSize: t.maxBatchSize,
         batchWindowMs: t.writeFrequency,
       });
@@ -55,7 +74,7 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
       const p = settings.parquet;
       const sink: FileSink = p.s3.enable ? new S3Sink({ client: new S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
       out.push({
-        destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
+        destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
         batchSize: p.maxBatchSize,
         batchWindowMs: p.writeFrequency,
         stableBatches: true,
@@ -63,7 +82,7 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
     } else if (type === 'tablefile') {
       const t = settings.tablefile;
       out.push({
-        destination: new AuditFileDestination({ name: 'tablefile', extension: 'qvd', encode: (columns, rows) => encodeQvd({ name: 'audit_events', columns, rows }), sink: new DirectorySink(t.exportDirectory), staticTags: t.staticTags, log, onError: (err) => deps.errors.track('AUDIT_FILE_WRITE', err, { module: 'TABLEFILE' }) }),
+        destination: new AuditFileDestination({ name: 'tablefile', extension: 'qvd', encode: (columns, rows) => encodeQvd({ name: 'audit_events', columns, rows }), sink: new DirectorySink(t.exportDirectory), staticTags: t.staticTags, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'TABLEFILE' }) }),
         batchSize: t.maxBatchSize,
         batchWindowMs: t.writeFrequency,
         stableBatches: true,
@@ -74,4 +93,163 @@ export function auditDestinations(config: SvcConfig, log: Logger, deps: Destinat
     }
   }
   return out;
+}
+
+/** Where one kind of platform event goes. */
+export interface EventOutputs {
+  tsdb: boolean;
+  mqtt: boolean;
+  monsaas: boolean;
+}
+
+/** The gating decisions of §0.6 for the platform's UDP events and the edge's own points. */
+export interface PlatformOutputs {
+  userEvents: EventOutputs;
+  logEvents: EventOutputs;
+  /**
+   * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7) or either
+   * running listener's queue metrics (§6.8).
+   */
+  points: boolean;
+}
+
+/** Whether any destination takes this kind of event. */
+export function anyOutput(outputs: EventOutputs): boolean {
+  return outputs.tsdb || outputs.mqtt || outputs.monsaas;
+}
+
+/** §0.6 applied to the config: which destinations each kind of platform event goes to. */
+export function platformOutputs(config: SvcConfig): PlatformOutputs {
+  const tsdb = config.tsdbConfig.enable;
+  const mqtt = config.mqttConfig.enable;
+  const monsaas = config.monsaas.enable;
+  const user = config.userEvents;
+  const userOn = user.enable;
+  const log = config.logEvents;
+  const logOn = logListenerEnabled(config);
+
+  const userTopics = Object.values(user.sendToMQTT.postTo).some((t) => t.enable);
+  const logTopics = log.sendToMQTT.postTo.baseTopic || log.sendToMQTT.postTo.subsystemTopics;
+  const logMonSaasSource = Object.values(MONSAAS_LOG_SOURCES).some((key) => {
+    const send = log.sendToMonSaas.source[key];
+    return log.source[key].enable && send.enable && (send.logLevel.error || send.logLevel.warn);
+  });
+
+  const counters = config.platformEvents.tsdb.enable && (config.platformEvents.eventCount.enable || config.platformEvents.rejectedEventCount.enable);
+  const queueMetrics = (userOn && user.udpServerConfig.queueMetrics.tsdb.enable) || (logOn && log.udpServerConfig.queueMetrics.tsdb.enable);
+
+  return {
+    userEvents: {
+      tsdb: userOn && tsdb && user.sendToTsdb.enable,
+      mqtt: userOn && mqtt && user.sendToMQTT.enable && userTopics,
+      monsaas: userOn && monsaas && user.sendToMonSaas.enable && user.sendToMonSaas.destinationAccount.length > 0,
+    },
+    logEvents: {
+      tsdb: logOn && tsdb && log.sendToTsdb.enable,
+      mqtt: logOn && mqtt && log.sendToMQTT.enable && logTopics,
+      monsaas: logOn && monsaas && log.sendToMonSaas.enable && log.sendToMonSaas.destinationAccount.length > 0 && logMonSaasSource,
+    },
+    points: tsdb && (counters || queueMetrics),
+  };
+}
+
+/** Whether a user event should be enqueued at all: some destination takes user events. */
+export function wantsUserEvent(outputs: PlatformOutputs): boolean {
+  return anyOutput(outputs.userEvents);
+}
+
+/**
+ * Whether a log event should be enqueued at all: tsdb or MQTT take log events, or monsaas takes this
+ * one (its source and level, §8.3).
+ */
+export function wantsLogEvent(config: SvcConfig, outputs: PlatformOutputs, event: Pick<PlatformLogEvent, 'source' | 'level'>): boolean {
+  const o = outputs.logEvents;
+  return o.tsdb || o.mqtt || (o.monsaas && logMonSaasWanted(event, config.logEvents.sendToMonSaas.source));
+}
+
+export interface PlatformDestinations {
+  destinations: ConfiguredDestination[];
+  /** Lifecycle components the destinations need (the MQTT client): start before, stop after the queue. */
+  components: Component[];
+}
+
+/**
+ * Batching of the MQTT and monsaas destinations (queue messages per delivery; no waiting). The edge
+ * packs up to EDGE_EVENTS_PER_MESSAGE events in a message, and a destination sends the events of a
+ * delivery concurrently: 100 messages bound MQTT to 2,000 publishes in flight, 1 message bounds the
+ * monitoring SaaS to 20 POSTs in flight.
+ */
+export const EDGE_EVENTS_PER_MESSAGE = 20;
+export const MQTT_BATCH = { batchSize: 100, batchWindowMs: 0 } as const;
+export const MONSAAS_BATCH = { batchSize: 1, batchWindowMs: 0 } as const;
+/** §0.6: a tsdb chunk is sent at the latest 1 s after its first point. */
+export const TSDB_BATCH_WINDOW_MS = 1000;
+
+/**
+ * The platform destinations of `platformOutputs(config)`, in the order tsdb, mqtt, monsaas, each built
+ * with its own writer (errors tracked with the producing module). With scrambling on and no `scrambleSecret`, the random key is made here, once
+ * per process (§8.4, with its WARN).
+ */
+export function platformDestinations(ctx: DestinationContext): PlatformDestinations {
+  const { config, logger: log, errors } = ctx;
+  const outputs = platformOutputs(config);
+  const destinations: ConfiguredDestination[] = [];
+  const components: Component[] = [];
+  const userTags = config.userEvents.tags;
+  const logTags = config.logEvents.tags;
+
+  if (outputs.userEvents.tsdb || outputs.logEvents.tsdb || outputs.points) {
+    destinations.push({
+      destination: new TsdbDestination({
+        writer: tsdbWriter(ctx),
+        audit: null,
+        userEvents: outputs.userEvents.tsdb ? { tags: userTags } : null,
+        logEvents: outputs.logEvents.tsdb ? { tags: logTags } : null,
+        points: outputs.points,
+        log,
+      }),
+      batchSize: config.tsdbConfig.maxBatchSize,
+      batchWindowMs: TSDB_BATCH_WINDOW_MS,
+    });
+  }
+
+  if (outputs.userEvents.mqtt || outputs.logEvents.mqtt) {
+    const writer = new MqttWriter({ settings: config.mqttConfig, log, errors: errors });
+    components.push(writer);
+    destinations.push({
+      destination: new MqttDestination({
+        writer,
+        userEvents: outputs.userEvents.mqtt ? { settings: config.userEvents.sendToMQTT, tags: userTags } : null,
+        logEvents: outputs.logEvents.mqtt ? { settings: config.logEvents.sendToMQTT, tags: logTags } : null,
+        log,
+      }),
+      ...MQTT_BATCH,
+    });
+  }
+
+  if (outputs.userEvents.monsaas || outputs.logEvents.monsaas) {
+    const writer = new MonSaasWriter({ settings: config.monsaas, credentials: config.thirdPartyToolsCredentials.monsaas, log, errors: errors });
+    const userSend = config.userEvents.sendToMonSaas;
+    destinations.push({
+      destination: new MonSaasDestination({
+        writer,
+        userEvents: outputs.userEvents.monsaas
+          ? {
+              accounts: userSend.destinationAccount,
+              options: { ...monSaasAttributeOptions(config, userTags), scrambleKey: userSend.scramble ? resolveScrambleKey(userSend.scrambleSecret, log) : null },
+            }
+          : null,
+        logEvents: outputs.logEvents.monsaas
+          ? {
+              accounts: config.logEvents.sendToMonSaas.destinationAccount,
+              options: { ...monSaasAttributeOptions(config, logTags), sources: config.logEvents.sendToMonSaas.source },
+            }
+          : null,
+        log,
+      }),
+      ...MONSAAS_BATCH,
+    });
+  }
+
+  return { destinations, components };
 }

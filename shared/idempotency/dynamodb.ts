@@ -17,10 +17,10 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { assertValidWindow, CLAIM_TIMEOUT_MS, type Claim, type IdempotencyStore } from './port.js';
+import { assertValidWindow, CLAIM_TIMEOUT_MS, IDEMPOTENCY_TABLE_KEYS, type Claim, type IdempotencyStore } from './port.js';
 
-/** Attribute names of the idempotency table; the CDK stack uses the same ones. */
-export const IDEMPOTENCY_TABLE_KEYS = { partitionKey: 'id', ttlAttribute: 'expiration' } as const;
+export { IDEMPOTENCY_TABLE_KEYS };
+
 
 const IN_PROGRESS = 'INPROGRESS';
 const COMPLETED = 'COMPLETED';

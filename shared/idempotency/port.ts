@@ -26,6 +26,9 @@ export interface IdempotencyStore {
   release(key: string): Promise<void>;
 }
 
+/** Attribute names of the DynamoDB adapter's table; the CDK stack uses the same ones (functions/contract.ts). */
+export const IDEMPOTENCY_TABLE_KEYS = { partitionKey: 'id', ttlAttribute: 'expiration' } as const;
+
 /** A claim older than this is considered abandoned (its holder crashed) and may be taken over. */
 export const CLAIM_TIMEOUT_MS = 30_000;
 

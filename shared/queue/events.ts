@@ -81,3 +81,12 @@ export type QueuedEventOf<K extends EventKind> = Extract<QueuedEvent, { kind: K 
 export function eventsOfKind<K extends EventKind>(events: readonly QueuedEvent[], kind: K): QueuedEventOf<K>[] {
   return events.filter((e): e is QueuedEventOf<K> => e.kind === kind);
 }
+
+const DECIMAL = /^-?\d+$/;
+
+/** A §0.3 point time as carried in the queue (a decimal string of nanoseconds). */
+export function parseTimeNs(timeNs: string): bigint {
+  // BigInt('') is 0n and BigInt(' 0x1f ') is 31n: only a plain decimal is a time.
+  if (!DECIMAL.test(timeNs)) throw new RangeError(`point time is not a decimal number of nanoseconds: ${JSON.stringify(timeNs)}`);
+  return BigInt(timeNs);
+}

@@ -1,6 +1,9 @@
 /** The EventQueue port: sources hand accepted events to it; adapters are local (disk) or SQS. */
 import type { QueuedEvent } from './events.js';
 
+/** The largest SQS message body (and the local queue's, so both behave alike); larger bodies go out as claim checks. */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+
 export interface EventQueue {
   /**
    * Takes all of `events` or none. Resolves once they are held by the queue (durably, for a

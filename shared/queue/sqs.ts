@@ -13,10 +13,11 @@ import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } f
 import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
 import { encodeClaimCheck, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
-import { QueueUnavailableError, type EventQueue } from './port.js';
+import { QueueUnavailableError, type EventQueue, SQS_MAX_MESSAGE_BYTES } from './port.js';
+
+export { SQS_MAX_MESSAGE_BYTES };
 import type { Log } from '../logging/log.js';
 
-export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 export const SQS_MAX_BATCH_BYTES = 1_048_576;
 export const SQS_MAX_BATCH_ENTRIES = 10;
 

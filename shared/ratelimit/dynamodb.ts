@@ -21,10 +21,10 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { assertValidLimit, decide, windowOf, type RateLimitDecision, type RateLimiter } from './port.js';
+import { assertValidLimit, decide, RATE_LIMIT_TABLE_KEYS, windowOf, type RateLimitDecision, type RateLimiter } from './port.js';
 
-/** Attribute names of the rate-limit table; the CDK stack must use the same ones. */
-export const RATE_LIMIT_TABLE_KEYS = { partitionKey: 'pk', ttlAttribute: 'expiresAt' } as const;
+export { RATE_LIMIT_TABLE_KEYS };
+
 
 /** Counter attribute (`count` is a DynamoDB reserved word, hence the #count placeholder). */
 const COUNT_ATTRIBUTE = 'count';

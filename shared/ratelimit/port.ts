@@ -25,6 +25,9 @@ export interface RateLimiter {
 
 export const WINDOW_MS = 60_000;
 
+/** Attribute names of the DynamoDB adapter's table; the CDK stack uses the same ones (functions/contract.ts). */
+export const RATE_LIMIT_TABLE_KEYS = { partitionKey: 'pk', ttlAttribute: 'expiresAt' } as const;
+
 /** The fixed window containing `nowMs`: [start, end), aligned to epoch minutes. */
 export function windowOf(nowMs: number): { start: number; end: number } {
   const start = Math.floor(nowMs / WINDOW_MS) * WINDOW_MS;

@@ -16,7 +16,7 @@ import { LocalEventQueue } from '../../../shared/queue/local.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
-import { anyOutput, EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/platform-registry.js';
+import { anyOutput, EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
 import { UdpListener, type QueueType, type UdpServerSettings } from './listener.js';
@@ -53,7 +53,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   if (!userOn && !logOn) return null;
 
   const outputs = platformOutputs(config);
-  const { destinations, components: clients } = platformDestinations(config, log, { errors });
+  const { destinations, components: clients } = platformDestinations(ctx);
   const queue =
     destinations.length === 0
       ? null

@@ -5,51 +5,13 @@
  * ever waits in a memory buffer.
  */
 import { createHash } from 'node:crypto';
-import { join, resolve } from 'node:path';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { auditFileColumns, auditRow, type CellValue, type ColumnType } from '../../audit/datamodel.js';
-import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
-import { writeFileAtomically } from '../../util/files.js';
+import type { CellValue, ColumnType } from '../../audit/datamodel.js';
 import type { Log } from '../../logging/log.js';
-
-/** Where finished files go. */
-export interface FileSink {
-  readonly description: string;
-  /** Stores `data` under `relativePath` (forward slashes); resolves to where it went. */
-  put(relativePath: string, data: Uint8Array): Promise<string>;
-}
-
-/** A directory on local disk; a file appears complete or not at all (temp file, sync, rename). */
-export class DirectorySink implements FileSink {
-  private readonly root: string;
-  readonly description: string;
-
-  constructor(directory: string) {
-    this.root = resolve(directory);
-    this.description = this.root;
-  }
-
-  put(relativePath: string, data: Uint8Array): Promise<string> {
-    const target = join(this.root, ...relativePath.split('/'));
-    writeFileAtomically(target, data);
-    return Promise.resolve(target);
-  }
-}
-
-/** An S3 bucket (or an S3-compatible service). */
-export class S3Sink implements FileSink {
-  readonly description: string;
-
-  constructor(private readonly options: { client: S3Client; bucket: string; prefix: string }) {
-    this.description = `s3://${options.bucket}/${options.prefix}`;
-  }
-
-  async put(relativePath: string, data: Uint8Array): Promise<string> {
-    const key = `${this.options.prefix}${relativePath}`;
-    await this.options.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: data }));
-    return `s3://${this.options.bucket}/${key}`;
-  }
-}
+import type { TagItem } from '../../platform/tags.js';
+import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
+import { BaseDestination } from '../port.js';
+import { auditFileColumns, auditRow } from './mappers.js';
+import type { FileSink } from './sink.js';
 
 export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => Uint8Array;
 
@@ -58,7 +20,7 @@ export interface AuditFileDestinationOptions {
   extension: string;
   encode: TableEncoder;
   sink: FileSink;
-  staticTags: readonly { name: string; value: string }[];
+  staticTags: readonly TagItem[];
   log: Log;
   /** Error tracking of a failed file (the events are retried). */
   onError?: (err: unknown) => void;
@@ -75,14 +37,19 @@ export function batchFileName(date: string, ids: readonly string[], extension: s
 }
 
 /** `audit_events_<date>_<digest of the event ids>.<ext>` under `<date>/`, per event date (UTC). */
-export class AuditFileDestination {
+export class AuditFileDestination extends BaseDestination {
   readonly name: string;
 
   constructor(private readonly options: AuditFileDestinationOptions) {
+    super(options.log);
     this.name = options.name;
   }
 
-  async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+  protected takes(q: QueuedEvent): boolean {
+    return q.kind === 'audit';
+  }
+
+  protected async writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const byDate = new Map<string, AuditQueuedEvent[]>();
     for (const e of eventsOfKind(events, 'audit')) {
       const date = new Date(Date.parse(e.event.timestamp)).toISOString().slice(0, 10);

@@ -1,27 +1,32 @@
-/** The JSON object-data writer as a queue destination: each event written at once, failures retried. */
-import { eventsOfKind, type QueuedEvent } from '../../queue/events.js';
-import type { JsonObjectDataWriter } from './writer.js';
+/** The JSON object-data writer as a queue destination: each audit event written at once, failures retried. */
 import type { Log } from '../../logging/log.js';
+import type { QueuedEvent } from '../../queue/events.js';
+import { PerEventDestination } from '../port.js';
+import type { JsonObjectDataWriter } from './writer.js';
 
-export class JsonObjectDataDestination {
+export class JsonObjectDataDestination extends PerEventDestination {
   readonly name = 'json';
 
   constructor(
     private readonly writer: JsonObjectDataWriter,
-    private readonly log: Log,
-  ) {}
+    log: Log,
+  ) {
+    super(log);
+  }
 
-  write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
-    const failed = new Set<string>();
-    for (const queued of eventsOfKind(events, 'audit')) {
-      try {
-        const file = this.writer.write(queued);
-        if (file) this.log.debug({ eventId: queued.id, file }, 'wrote audit object data');
-      } catch (err) {
-        failed.add(queued.id);
-        this.log.error({ eventId: queued.id, err }, 'cannot write audit object data; the event will be retried');
-      }
+  protected takes(q: QueuedEvent): boolean {
+    return q.kind === 'audit';
+  }
+
+  protected writeEvent(q: QueuedEvent): Promise<boolean> {
+    if (q.kind !== 'audit') return Promise.resolve(true);
+    try {
+      const file = this.writer.write(q);
+      if (file) this.log.debug({ eventId: q.id, file }, 'wrote audit object data');
+      return Promise.resolve(true);
+    } catch (err) {
+      this.log.error({ eventId: q.id, err }, 'cannot write audit object data; the event will be retried');
+      return Promise.resolve(false);
     }
-    return Promise.resolve(failed);
   }
 }

@@ -15,14 +15,16 @@
  * - A log event that monsaas does not take (engine performance, a disabled source, a level the flags
  *   exclude) is not sent and not failed.
  */
-import { logMonSaasEvent, userMonSaasEvent, type LogMonSaasOptions, type UserMonSaasOptions } from './events.js';
+import { logMonSaasEvent, userMonSaasEvent, type LogMonSaasOptions, type UserMonSaasOptions } from './mappers.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import type { MonSaasEvent, MonSaasWriter } from './client.js';
+import type { Log } from '../../logging/log.js';
+import { PerEventDestination } from '../port.js';
 
 export const USER_EVENTS_MONSAAS_MODULE = 'USER_EVENTS_MONSAAS';
 export const LOG_EVENTS_MONSAAS_MODULE = 'LOG_EVENTS_MONSAAS';
 
-export interface PlatformMonSaasOptions {
+export interface MonSaasDestinationOptions {
   writer: Pick<MonSaasWriter, 'postEvent'>;
   /** Accounts and event options when user events go to monsaas (§0.6), else null. */
   userEvents: { accounts: readonly string[]; options: UserMonSaasOptions } | null;
@@ -30,25 +32,26 @@ export interface PlatformMonSaasOptions {
   logEvents: { accounts: readonly string[]; options: LogMonSaasOptions } | null;
   /** How many partly sent events to remember for redeliveries; default 10,000. */
   rememberPartial?: number;
+  log: Log;
 }
 
-export class PlatformMonSaasDestination {
+export class MonSaasDestination extends PerEventDestination {
   readonly name = 'monsaas';
   private readonly rememberPartial: number;
   /** Per event id: the accounts that took it, while some account has not. */
   private readonly sentTo = new Map<string, Set<string>>();
 
-  constructor(private readonly options: PlatformMonSaasOptions) {
+  constructor(private readonly options: MonSaasDestinationOptions) {
+    super(options.log);
     this.rememberPartial = options.rememberPartial ?? 10_000;
   }
 
-  async write(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
-    const outcomes = await Promise.all(queued.map(async (q) => ((await this.postEvent(q)) ? undefined : q.id)));
-    return new Set(outcomes.filter((id): id is string => id !== undefined));
+  protected takes(q: QueuedEvent): boolean {
+    return (q.kind === 'user-event' && this.options.userEvents !== null) || (q.kind === 'log-event' && this.options.logEvents !== null);
   }
 
   /** Posts one event to the accounts that did not take it yet; true when none has to be retried. */
-  private async postEvent(q: QueuedEvent): Promise<boolean> {
+  protected async writeEvent(q: QueuedEvent): Promise<boolean> {
     const { userEvents, logEvents } = this.options;
     let event: MonSaasEvent | null;
     let accounts: readonly string[];

@@ -8,16 +8,18 @@
  * topic that worked does not see the message twice. Publish failures are tracked and logged by the
  * `MqttWriter` (`MQTT_PUBLISH`, modules `USER_EVENTS_MQTT` / `LOG_EVENTS_MQTT`).
  */
-import { logEventMessages, userEventMessages, type LogEventMqttSettings, type MqttMessage, type UserEventMqttSettings } from './messages.js';
-import type { TagItem } from '../tsdb/platform-points.js';
+import { logEventMessages, userEventMessages, type LogEventMqttSettings, type MqttMessage, type UserEventMqttSettings } from './mappers.js';
+import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import { RecentIds } from '../../util/recent-ids.js';
 import type { MqttWriter } from './client.js';
+import type { Log } from '../../logging/log.js';
+import { PerEventDestination } from '../port.js';
 
 export const USER_EVENTS_MQTT_MODULE = 'USER_EVENTS_MQTT';
 export const LOG_EVENTS_MQTT_MODULE = 'LOG_EVENTS_MQTT';
 
-export interface PlatformMqttOptions {
+export interface MqttDestinationOptions {
   writer: Pick<MqttWriter, 'publish'>;
   /** `userEvents.sendToMQTT` and `userEvents.tags[]` when user events go to MQTT (§0.6), else null. */
   userEvents: { settings: UserEventMqttSettings; tags: readonly TagItem[] } | null;
@@ -25,23 +27,24 @@ export interface PlatformMqttOptions {
   logEvents: { settings: LogEventMqttSettings; tags: readonly TagItem[] } | null;
   /** How many published (event, topic) pairs to remember for redeliveries; default 10,000. */
   rememberPublished?: number;
+  log: Log;
 }
 
-export class PlatformMqttDestination {
+export class MqttDestination extends PerEventDestination {
   readonly name = 'mqtt';
   private readonly published: RecentIds;
 
-  constructor(private readonly options: PlatformMqttOptions) {
+  constructor(private readonly options: MqttDestinationOptions) {
+    super(options.log);
     this.published = new RecentIds(options.rememberPublished ?? 10_000);
   }
 
-  async write(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
-    const outcomes = await Promise.all(queued.map(async (q) => ((await this.publishEvent(q)) ? undefined : q.id)));
-    return new Set(outcomes.filter((id): id is string => id !== undefined));
+  protected takes(q: QueuedEvent): boolean {
+    return (q.kind === 'user-event' && this.options.userEvents !== null) || (q.kind === 'log-event' && this.options.logEvents !== null);
   }
 
   /** Publishes the messages of one event not published before; true when every one is published. */
-  private async publishEvent(q: QueuedEvent): Promise<boolean> {
+  protected async writeEvent(q: QueuedEvent): Promise<boolean> {
     const { userEvents, logEvents } = this.options;
     let messages: MqttMessage[];
     let module: string;

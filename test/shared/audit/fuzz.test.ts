@@ -250,7 +250,8 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
       return fc.oneof(
         edges,
         fc.double({ min: check.max, minExcluded: true, max: 1e9, noNaN: true }),
-        fc.double({ min: -1e9, max: low, maxExcluded: check.above === undefined, noNaN: true }),
+        // -0 is below 0 for fast-check but JSON writes it as 0, a valid value: leave it out.
+        fc.double({ min: -1e9, max: low, maxExcluded: check.above === undefined, noNaN: true }).filter((x) => !Object.is(x, -0)),
         aString,
         aBoolean,
         anObject,

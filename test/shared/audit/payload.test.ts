@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditRow } from '../../../shared/audit/datamodel.js';
+import { auditRow } from '../../../shared/destinations/files/mappers.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
 import { getPath, isRecord } from '../../../shared/util/records.js';
 import { CLIENT_VERSION, envelope, payloadContext, startAuditApi, typedEvents, type ApiResponse, type AuditApi } from '../../support/audit.js';

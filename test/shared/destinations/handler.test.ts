@@ -1,7 +1,8 @@
 /** The writer handler: SQS-shaped batches in, partial batch failures out, idempotent by event id. */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWriterHandler, type Destination } from '../../../shared/destinations/handler.js';
+import { makeWriterHandler } from '../../../shared/destinations/handler.js';
+import type { Destination } from '../../../shared/destinations/port.js';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { encodeClaimCheck, encodePacked } from '../../../shared/queue/codec.js';

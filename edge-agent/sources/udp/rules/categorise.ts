@@ -3,7 +3,7 @@
  * Pure: no I/O, the only side effect is the optional `warn` callback for unknown filter types.
  */
 import type { SvcConfig } from '../../../../shared/config/schema.js';
-import { firstValueTags } from '../../../../shared/platform/categories.js';
+import { firstValueTags } from '../../../../shared/platform/tags.js';
 import type { Category } from '../../../../shared/platform/events.js';
 
 export type CategoriseSettings = SvcConfig['logEvents']['categorise'];

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { CounterWriter, EventCounter, eventCountPoints, queueMetricsPoint, rejectedEventPoints } from '../../../../edge-agent/sources/udp/counters.js';
 import type { QueueMetrics } from '../../../../edge-agent/sources/udp/listener.js';
 import { RejectedEventCounter } from '../../../../edge-agent/sources/udp/rules/perf-filter.js';
-import { jsonPointToPoint } from '../../../../shared/destinations/tsdb/platform-points.js';
+import { jsonPointToPoint } from '../../../../shared/destinations/tsdb/mappers.js';
 import type { PointsQueuedEvent } from '../../../../shared/queue/events.js';
 import { PointClock, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { RecordingQueue } from '../../../support/udp.js';

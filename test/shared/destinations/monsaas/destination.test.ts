@@ -1,5 +1,5 @@
 /**
- * PlatformMonSaasDestination against a recording HTTP server standing in for the monitoring SaaS:
+ * MonSaasDestination against a recording HTTP server standing in for the monitoring SaaS:
  * one POST per event to each configured account with the §8.3 body; a 500 that outlasts the retries
  * makes the event come back; a redelivery goes only to the accounts that did not take it; log events
  * monsaas does not take and kinds it does not serve are neither sent nor failed.
@@ -8,9 +8,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../../shared/config/load.js';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
-import { logMonSaasEvent, userMonSaasEvent, type LogMonSaasOptions, type UserMonSaasOptions } from '../../../../shared/destinations/monsaas/events.js';
+import { logMonSaasEvent, userMonSaasEvent, type LogMonSaasOptions, type UserMonSaasOptions } from '../../../../shared/destinations/monsaas/mappers.js';
 import { MonSaasWriter } from '../../../../shared/destinations/monsaas/client.js';
-import { LOG_EVENTS_MONSAAS_MODULE, PlatformMonSaasDestination, USER_EVENTS_MONSAAS_MODULE } from '../../../../shared/destinations/monsaas/destination.js';
+import { LOG_EVENTS_MONSAAS_MODULE, MonSaasDestination, USER_EVENTS_MONSAAS_MODULE } from '../../../../shared/destinations/monsaas/destination.js';
 import { startRecordingServer, type RecordingServer } from '../../../support/recording-http.js';
 import { ENGINE, OPEN_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
 import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
@@ -31,7 +31,7 @@ const USER_OPTIONS: UserMonSaasOptions = { tags: [{ name: 'env', value: 'prod' }
 const source = (enable: boolean) => ({ enable, logLevel: { error: true, warn: true } });
 const LOG_OPTIONS: LogMonSaasOptions = { tags: [], staticAttributes: [], svcVersion: null, sources: { engine: source(false), proxy: source(true), repository: source(true), scheduler: source(true) } };
 
-describe('PlatformMonSaasDestination', () => {
+describe('MonSaasDestination', () => {
   let server: RecordingServer;
   const tracked: TrackedError[] = [];
   let writer: MonSaasWriter;
@@ -50,7 +50,7 @@ describe('PlatformMonSaasDestination', () => {
   afterAll(() => server.stop());
 
   it('posts one §8.3 event per event to the account, and ignores what monsaas does not take', async () => {
-    const destination = new PlatformMonSaasDestination({ writer, userEvents: { accounts: ['ops'], options: USER_OPTIONS }, logEvents: { accounts: ['ops'], options: LOG_OPTIONS } });
+    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['ops'], options: USER_OPTIONS }, logEvents: { accounts: ['ops'], options: LOG_OPTIONS }, log: quiet });
     const user = userQueued(OPEN_CONNECTION, '1710234000000000002');
     const proxy = logQueued(PROXY, '1710233101876000003');
     const events = [user, proxy, logQueued(QIX_PERF_USER), logQueued(ENGINE), pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()];
@@ -70,7 +70,7 @@ describe('PlatformMonSaasDestination', () => {
   });
 
   it('a 500 that outlasts the retries makes the event come back as failed; the redelivery is sent', async () => {
-    const destination = new PlatformMonSaasDestination({ writer, userEvents: { accounts: ['ops'], options: USER_OPTIONS }, logEvents: null });
+    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['ops'], options: USER_OPTIONS }, logEvents: null, log: quiet });
     const q = userQueued(START_SESSION);
     server.reply(500, 500);
     expect(await destination.write([q, logQueued(PROXY)])).toEqual(new Set([q.id]));
@@ -83,14 +83,14 @@ describe('PlatformMonSaasDestination', () => {
   });
 
   it('a transient 503 is retried by the writer and the event counts as written', async () => {
-    const destination = new PlatformMonSaasDestination({ writer, userEvents: null, logEvents: { accounts: ['ops'], options: LOG_OPTIONS } });
+    const destination = new MonSaasDestination({ writer, userEvents: null, logEvents: { accounts: ['ops'], options: LOG_OPTIONS }, log: quiet });
     server.reply(503);
     expect(await destination.write([logQueued(PROXY)])).toEqual(new Set());
     expect(server.requests.map((r) => r.url)).toEqual(['/events-api/v1/accounts/111/events', '/events-api/v1/accounts/111/events']);
   });
 
   it('sends a redelivered event only to the accounts that did not take it', async () => {
-    const destination = new PlatformMonSaasDestination({ writer: noRetries, userEvents: null, logEvents: { accounts: ['ops', 'dev'], options: LOG_OPTIONS } });
+    const destination = new MonSaasDestination({ writer: noRetries, userEvents: null, logEvents: { accounts: ['ops', 'dev'], options: LOG_OPTIONS }, log: quiet });
     const q = logQueued(PROXY);
     server.reply(500);
     expect(await destination.write([q])).toEqual(new Set([q.id]));
@@ -107,7 +107,7 @@ describe('PlatformMonSaasDestination', () => {
   });
 
   it('scrambles the user names with the key', async () => {
-    const destination = new PlatformMonSaasDestination({ writer, userEvents: { accounts: ['dev'], options: { ...USER_OPTIONS, scrambleKey: 'example-secret-change-me-0123456789' } }, logEvents: null });
+    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['dev'], options: { ...USER_OPTIONS, scrambleKey: 'example-secret-change-me-0123456789' } }, logEvents: null, log: quiet });
     expect(await destination.write([userQueued(START_SESSION)])).toEqual(new Set());
     expect(server.requests[0]?.url).toBe('/events-api/v1/accounts/222/events');
     expect(server.requests[0]?.body).toMatchObject({
@@ -118,7 +118,7 @@ describe('PlatformMonSaasDestination', () => {
   });
 
   it('an account without credentials is not retried (a config error, not a passing outage)', async () => {
-    const destination = new PlatformMonSaasDestination({ writer, userEvents: { accounts: ['nobody', 'ops'], options: USER_OPTIONS }, logEvents: null });
+    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['nobody', 'ops'], options: USER_OPTIONS }, logEvents: null, log: quiet });
     expect(await destination.write([userQueued(START_SESSION)])).toEqual(new Set());
     expect(server.requests).toHaveLength(1);
   });

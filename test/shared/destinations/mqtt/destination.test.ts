@@ -1,14 +1,14 @@
 /**
- * PlatformMqttDestination against a real mosquitto: the topics and payloads of §7.3/§7.4 arrive at a
+ * MqttDestination against a real mosquitto: the topics and payloads of §7.3/§7.4 arrive at a
  * subscriber; an event with a failed publish comes back for redelivery without republishing to the
  * topics it reached; kinds it does not serve are left alone.
  */
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
-import { logEventMessages, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/messages.js';
+import { logEventMessages, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/mappers.js';
 import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
-import { LOG_EVENTS_MQTT_MODULE, PlatformMqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
+import { LOG_EVENTS_MQTT_MODULE, MqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
 import { LOOPBACK, sleep } from '../../../support/ports.js';
 import { CLOSE_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
@@ -49,7 +49,7 @@ async function until(what: string, condition: () => boolean, timeoutMs = 5_000):
   }
 }
 
-describe('PlatformMqttDestination', () => {
+describe('MqttDestination', () => {
   let broker: MosquittoHandle;
   let writer: MqttWriter;
   let subscriber: MqttClient;
@@ -77,7 +77,7 @@ describe('PlatformMqttDestination', () => {
     const user = userSettings('t1', { everythingTopic: 't1/userevent', sessionStartTopic: 't1/userevent/session/start', connectionCloseTopic: 't1/userevent/connection/close' });
     const log = logSettings('t1/logevent');
     const tags = [{ name: 'env', value: 'dev' }];
-    const destination = new PlatformMqttDestination({ writer, userEvents: { settings: user, tags }, logEvents: { settings: log, tags: [{ name: 'site', value: 'lab' }] } });
+    const destination = new MqttDestination({ writer, userEvents: { settings: user, tags }, logEvents: { settings: log, tags: [{ name: 'site', value: 'lab' }] }, log: quiet });
     const events = [userQueued(START_SESSION), userQueued(CLOSE_CONNECTION), logQueued(PROXY), logQueued(QIX_PERF_USER), pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()];
     expect(await destination.write(events)).toEqual(new Set());
 
@@ -107,7 +107,7 @@ describe('PlatformMqttDestination', () => {
   });
 
   it('leaves user events alone when they do not go to MQTT (not published, not failed)', async () => {
-    const destination = new PlatformMqttDestination({ writer, userEvents: null, logEvents: { settings: logSettings('t2/logevent'), tags: [] } });
+    const destination = new MqttDestination({ writer, userEvents: null, logEvents: { settings: logSettings('t2/logevent'), tags: [] }, log: quiet });
     expect(await destination.write([userQueued(START_SESSION), logQueued(PROXY)])).toEqual(new Set());
     await until('2 messages', () => under('t2').length >= 2);
     await sleep(100);
@@ -117,7 +117,7 @@ describe('PlatformMqttDestination', () => {
   it('returns an event with a failed publish, and a redelivery does not republish to the topics it reached', async () => {
     // A wildcard in a configured topic makes that one publish fail (MqttWriter refuses it).
     const user = userSettings('t3', { everythingTopic: 't3/userevent', sessionStartTopic: 't3/bad/+' });
-    const destination = new PlatformMqttDestination({ writer, userEvents: { settings: user, tags: [] }, logEvents: null });
+    const destination = new MqttDestination({ writer, userEvents: { settings: user, tags: [] }, logEvents: null, log: quiet });
     const failing = userQueued(START_SESSION);
     const fine = userQueued(CLOSE_CONNECTION);
     expect(await destination.write([failing, fine])).toEqual(new Set([failing.id]));
@@ -133,10 +133,11 @@ describe('PlatformMqttDestination', () => {
   it('returns every event it serves while the writer cannot publish, and the others not', async () => {
     const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
     const notStarted = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: quiet, errors });
-    const destination = new PlatformMqttDestination({
+    const destination = new MqttDestination({
       writer: notStarted,
       userEvents: { settings: userSettings('t4', { everythingTopic: 't4/userevent' }), tags: [] },
       logEvents: { settings: logSettings('t4/logevent'), tags: [] },
+      log: quiet,
     });
     const user = userQueued(START_SESSION);
     const log = logQueued(PROXY);

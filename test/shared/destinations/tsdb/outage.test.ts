@@ -15,7 +15,7 @@ import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
-import { AuditTsdbDestination } from '../../../../shared/destinations/tsdb/audit.js';
+import { TsdbDestination } from '../../../../shared/destinations/tsdb/destination.js';
 import { auditQueued, captureLog } from '../../../support/audit.js';
 import { query, startInfluxd, type InfluxdHandle } from '../../../support/influxd.js';
 
@@ -50,7 +50,7 @@ describe('tsdb outage under load', () => {
     const log = await captureLog('info');
     const errors = new ErrorTracker({ enabled: true, log: log.logger });
     const writer = new TsdbWriter({ config: config.tsdbConfig, log: log.logger, onError: (type, module, err) => errors.track(type, err, { module }), retryDelaysMs: [50, 100], requestTimeoutMs: 2000 });
-    const destination = new AuditTsdbDestination({ writer, clock: new PointClock(), measurement: 'audit_events', staticTags: [{ name: 'env', value: 'test' }], log: log.logger });
+    const destination = new TsdbDestination({ writer, audit: { measurement: 'audit_events', staticTags: [{ name: 'env', value: 'test' }], clock: new PointClock() }, userEvents: null, logEvents: null, points: false, log: log.logger });
     const queue = new LocalEventQueue({
       directory: mkdtempSync(join(tmpdir(), 'outage-queue-')),
       capacity: 100_000,

@@ -5,7 +5,7 @@
  */
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent, type PlatformOutputs } from '../../../shared/destinations/platform-registry.js';
+import { platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent, type PlatformOutputs } from '../../../shared/destinations/registry.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
@@ -16,6 +16,7 @@ import { sleep } from '../../support/ports.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
 import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
 import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
+import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { silentLog } from '../../support/log.js';
 
 /** A config from YAML lines below `Svc:` (two-space indented). */
@@ -45,7 +46,7 @@ let capture: LogCapture;
 const errors = new ErrorTracker({ enabled: true, log: silentLog });
 
 function build(c: SvcConfig) {
-  const built = platformDestinations(c, capture.logger, { errors });
+  const built = platformDestinations({ config: c, logger: capture.logger, errors, clock: new PointClock() });
   return { ...built, names: built.destinations.map((d) => d.destination.name), components: built.components.map((x) => x.name) };
 }
 
@@ -140,7 +141,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
       'tsdbConfig:', '  enable: true', '  maxBatchSize: 250', ...MQTT, ...MONSAAS,
       ...USER('sendToTsdb:', '  enable: true', 'sendToMQTT:', '  enable: true', '  postTo:', '    everythingTopic:', '      enable: true', 'sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]'),
     );
-    expect(platformDestinations(c, capture.logger, { errors }).destinations.map((d) => [d.destination.name, d.batchSize, d.batchWindowMs])).toEqual([
+    expect(platformDestinations({ config: c, logger: capture.logger, errors, clock: new PointClock() }).destinations.map((d) => [d.destination.name, d.batchSize, d.batchWindowMs])).toEqual([
       ['tsdb', 250, 1000],
       ['mqtt', 100, 0],
       ['monsaas', 1, 0],
@@ -191,7 +192,7 @@ describe('platformDestinations against real servers', () => {
       'logEvents:', '  tags: [{name: site, value: lab}]', '  source:', '    proxy:', '      enable: true', '    repository:', '      enable: true',
       '  sendToMonSaas:', '    enable: true', '    destinationAccount: [ops]', '    source:', '      repository:', '        enable: true',
     );
-    const { destinations, components } = platformDestinations(c, capture.logger, { errors });
+    const { destinations, components } = platformDestinations({ config: c, logger: capture.logger, errors, clock: new PointClock() });
     expect(destinations.map((d) => d.destination.name)).toEqual(['tsdb', 'mqtt', 'monsaas']);
     const subscriber = await connectAsync(broker.url, { reconnectPeriod: 0 });
     const received: string[] = [];

@@ -20,9 +20,10 @@ import type { SvcConfig } from '../../config/schema.js';
 import type { LogQueuedEvent, UserQueuedEvent } from '../../queue/events.js';
 import { SVC_VERSION } from '../../version.js';
 import type { MonSaasEvent } from './client.js';
-import { firstValueTags } from '../../platform/categories.js';
+import { firstValueTags } from '../../platform/tags.js';
 import type { PlatformLogEvent } from '../../platform/events.js';
-import { parseTimeNs, type TagItem } from '../tsdb/platform-points.js';
+import { parseTimeNs } from '../../queue/events.js';
+import type { TagItem } from '../../platform/tags.js';
 
 export const USER_EVENT_TYPE = 'qs_userEvent';
 export const LOG_EVENT_TYPE = 'qs_logEvent';

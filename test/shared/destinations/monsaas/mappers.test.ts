@@ -14,7 +14,7 @@ import {
   type LogMonSaasOptions,
   type MonSaasLogSourceSettings,
   type UserMonSaasOptions,
-} from '../../../../shared/destinations/monsaas/events.js';
+} from '../../../../shared/destinations/monsaas/mappers.js';
 import { ENGINE, OPEN_CONNECTION, PROXY, QIX_PERF_USER, REPOSITORY, SCHEDULER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
 
 const SECRET = 'example-secret-change-me-0123456789';

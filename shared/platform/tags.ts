@@ -1,5 +1,11 @@
-/** Categories of log events (platform-formats.md §2.5) as the destinations use them. */
+/** Configured tag lists, and categories of log events (platform-formats.md §2.5), as the destinations use them. */
 import type { Category } from './events.js';
+
+/** One `{name, value}` item of a configured tag list (§6.0 "Tag lists"). */
+export interface TagItem {
+  readonly name: string;
+  readonly value: string;
+}
 
 /**
  * §2.5 step 5: categories as tsdb tags. A point cannot carry a tag twice, so for names given more

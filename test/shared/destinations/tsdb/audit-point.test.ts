@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditTimeMs } from '../../../../shared/audit/datamodel.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
-import { auditPoint } from '../../../../shared/destinations/tsdb/audit.js';
+import { auditPoint } from '../../../../shared/destinations/tsdb/mappers.js';
 import { auditQueued } from '../../../support/audit.js';
 
 describe('audit point time', () => {

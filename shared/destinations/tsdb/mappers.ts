@@ -1,6 +1,6 @@
 /**
- * tsdb points of the platform's UDP events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`)
- * and the JSON form of the points the edge computes itself (queue kind `points`: event counts,
+ * The tsdb mappers: points of audit events (below, from the audit data model), of the platform's UDP
+ * events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`) and the JSON form of the points the edge computes itself (queue kind `points`: event counts,
  * rejected counts, listener queue metrics). Pure functions: the writers call them per delivery, so a
  * redelivered event gives the same point, with the same §0.3 time decided at the edge (`timeNs`),
  * and overwrites itself instead of duplicating.
@@ -15,16 +15,11 @@
  * name. The startup rules (shared/config/rules.ts) refuse configured names that would collide, so
  * this only matters for configs that bypassed them.
  */
-import { firstValueTags } from '../../platform/categories.js';
+import { firstValueTags, type TagItem } from '../../platform/tags.js';
 import type { Category, PlatformLogEvent } from '../../platform/events.js';
-import type { JsonFieldValue, JsonPoint, LogQueuedEvent, UserQueuedEvent } from '../../queue/events.js';
-import { float, int, str, type FieldValue, type Point } from './line-protocol.js';
-
-/** One `{name, value}` item of a configured tag list (§6.0 "Tag lists"). */
-export interface TagItem {
-  readonly name: string;
-  readonly value: string;
-}
+import { parseTimeNs, type AuditQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
+import { float, int, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
+import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../../audit/datamodel.js';
 
 export const USER_EVENTS_MEASUREMENT = 'user_events';
 export const LOG_EVENT_MEASUREMENT = 'log_event';
@@ -62,14 +57,6 @@ export const BUILT_IN_POINT_NAMES: Readonly<Record<typeof USER_EVENTS_MEASUREMEN
 type TagValue = string | null | undefined;
 type Fields = Record<string, FieldValue | null>;
 
-const DECIMAL = /^-?\d+$/;
-
-/** A §0.3 point time as carried in the queue (a decimal string of nanoseconds). */
-export function parseTimeNs(timeNs: string): bigint {
-  // BigInt('') is 0n and BigInt(' 0x1f ') is 31n: only a plain decimal is a time.
-  if (!DECIMAL.test(timeNs)) throw new RangeError(`point time is not a decimal number of nanoseconds: ${JSON.stringify(timeNs)}`);
-  return BigInt(timeNs);
-}
 
 /**
  * Tags in insertion order with the precedence of the file comment. Built through a Map so a name such
@@ -251,4 +238,32 @@ export function pointToJson(p: Point): JsonPoint {
     } else fields.set(key, f.type === 'string' ? { type: 'string', value: f.value } : { type: 'bool', value: f.value });
   }
   return { measurement: p.measurement, tags: Object.fromEntries(tags), fields: Object.fromEntries(fields), timeNs: p.timeNs.toString() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Audit events: one point per event in `auditEvents.destination.tsdb.measurementName`, built from
+// the audit data model table (tags, fields, time). The point time is the event's own time plus the
+// process-wide point counter of §0.3, so two events of the same millisecond and tags never
+// overwrite each other. It is decided once, when the audit API queues the event (`timeNs`), so a
+// redelivered point overwrites itself; only events queued by an older Svc get theirs here. (A
+// discriminator hashed from the event id would make redeliveries overwrite themselves too, but two
+// of 600 same-millisecond events already collide with a probability of about 16 %: a silent loss,
+// which the outage test caught.)
+
+function auditFieldValue(column: AuditColumn, value: string | number): FieldValue {
+  if (column.type === 'int' && typeof value === 'number') return int(value);
+  if (column.type === 'float' && typeof value === 'number') return float(value);
+  return str(String(value));
+}
+
+export function auditPoint(q: AuditQueuedEvent, measurement: string, staticTags: readonly TagItem[], clock: PointClock): Point {
+  const tags: Record<string, string | null> = {};
+  const fields: Record<string, FieldValue | null> = {};
+  for (const column of AUDIT_COLUMNS) {
+    const value = column.get(q);
+    if (column.tsdb === 'tag') tags[column.name] = value === null ? null : String(value);
+    else if (column.tsdb === 'field') fields[column.name] = value === null ? null : auditFieldValue(column, value);
+  }
+  for (const tag of staticTags) tags[tag.name] = tag.value;
+  return { measurement, tags, fields, timeNs: q.timeNs === undefined ? clock.next(auditTimeMs(q)) : BigInt(q.timeNs) };
 }

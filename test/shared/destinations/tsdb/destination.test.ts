@@ -1,5 +1,5 @@
 /**
- * PlatformTsdbDestination against a real influxd (version 1): user events, log events and the edge's
+ * TsdbDestination against a real influxd (version 1): user events, log events and the edge's
  * own points are stored with their measurement, tags, field types and §0.3 times; kinds it does not
  * serve are left alone; a tsdb that is away sends the events back for redelivery.
  */
@@ -10,7 +10,7 @@ import { ErrorTracker, type TrackedError } from '../../../../shared/errors/track
 import type { Logger } from '../../../../shared/logging/logger.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
-import { LOG_EVENTS_TSDB_MODULE, PlatformTsdbDestination, USER_EVENTS_TSDB_MODULE } from '../../../../shared/destinations/tsdb/platform.js';
+import { LOG_EVENTS_TSDB_MODULE, TsdbDestination, USER_EVENTS_TSDB_MODULE, type TsdbDestinationOptions } from '../../../../shared/destinations/tsdb/destination.js';
 import { captureLog, type LogCapture } from '../../../support/audit.js';
 import { fieldTypes, queryRows, startInfluxd, tagKeys as tagKeysOf, type InfluxdHandle } from '../../../support/influxd.js';
 import { freePort } from '../../../support/ports.js';
@@ -31,7 +31,12 @@ function tsdbConfig(port: number, dbName: string): SvcConfig['tsdbConfig'] {
   return config.tsdbConfig;
 }
 
-describe('PlatformTsdbDestination', () => {
+/** The platform side of the destination: no audit events, the edge's points taken. */
+function platform(options: Pick<TsdbDestinationOptions, 'writer' | 'userEvents' | 'logEvents' | 'log'>): TsdbDestination {
+  return new TsdbDestination({ ...options, audit: null, points: true });
+}
+
+describe('TsdbDestination (platform events)', () => {
   let influx: InfluxdHandle;
   let capture: LogCapture;
   let log: Logger;
@@ -51,7 +56,7 @@ describe('PlatformTsdbDestination', () => {
 
   it('stores user events, log events and points exactly, and ignores other kinds', async () => {
     const db = 'platform_all';
-    const destination = new PlatformTsdbDestination({ writer: writer(db), userEvents: { tags: [{ name: 'env', value: 'test' }] }, logEvents: { tags: [{ name: 'site', value: 'lab' }] }, log });
+    const destination = platform({ writer: writer(db), userEvents: { tags: [{ name: 'env', value: 'test' }] }, logEvents: { tags: [{ name: 'site', value: 'lab' }] }, log });
     const batch: QueuedEvent[] = [
       userQueued(OPEN_CONNECTION, '1710234000000000002'),
       userQueued(START_SESSION, '1710234000000000003'),
@@ -96,7 +101,7 @@ describe('PlatformTsdbDestination', () => {
 
   it('a redelivered event overwrites its point instead of duplicating it', async () => {
     const db = 'platform_redelivery';
-    const destination = new PlatformTsdbDestination({ writer: writer(db), userEvents: { tags: [] }, logEvents: null, log });
+    const destination = platform({ writer: writer(db), userEvents: { tags: [] }, logEvents: null, log });
     const q = userQueued(START_SESSION, '1710234000000000009');
     expect(await destination.write([q])).toEqual(new Set());
     expect(await destination.write([q])).toEqual(new Set());
@@ -105,23 +110,23 @@ describe('PlatformTsdbDestination', () => {
 
   it('takes user and log events only when they go to the tsdb, points always', async () => {
     const db = 'platform_gated';
-    const destination = new PlatformTsdbDestination({ writer: writer(db), userEvents: null, logEvents: null, log });
+    const destination = platform({ writer: writer(db), userEvents: null, logEvents: null, log });
     expect(await destination.write([userQueued(START_SESSION), logQueued(PROXY), pointsQueued('EVENT_COUNTS', [EVENT_COUNT])])).toEqual(new Set());
     expect(await measurements(influx, db)).toEqual(['event_count']);
 
-    const logsOnly = new PlatformTsdbDestination({ writer: writer('platform_logs_only'), userEvents: null, logEvents: { tags: [] }, log });
+    const logsOnly = platform({ writer: writer('platform_logs_only'), userEvents: null, logEvents: { tags: [] }, log });
     expect(await logsOnly.write([userQueued(START_SESSION), logQueued(PROXY)])).toEqual(new Set());
     expect(await measurements(influx, 'platform_logs_only')).toEqual(['log_event']);
   });
 
   it('sends every event it serves back when the database cannot be prepared, and the others not', async () => {
     const closed = await freePort();
-    const destination = new PlatformTsdbDestination({ writer: writer('never', closed, { requestTimeoutMs: 1000 }), userEvents: null, logEvents: { tags: [] }, log });
+    const destination = platform({ writer: writer('never', closed, { requestTimeoutMs: 1000 }), userEvents: null, logEvents: { tags: [] }, log });
     const user = userQueued(START_SESSION);
     const logEvent = logQueued(PROXY);
     const points = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
     expect(await destination.write([user, logEvent, points, auditQueued()])).toEqual(new Set([logEvent.id, points.id]));
-    expect(capture.lines().some((l) => l['msg'] === 'the tsdb cannot be prepared (database/bucket); platform events will be retried')).toBe(true);
+    expect(capture.lines().some((l) => l['msg'] === 'tsdb cannot be prepared yet; its 2 event(s) are delivered again')).toBe(true);
   });
 
   it('returns the events of a batch that failed whole, and does not send the next module once one failed', async () => {
@@ -135,7 +140,7 @@ describe('PlatformTsdbDestination', () => {
         return real.write(...args);
       },
     };
-    const destination = new PlatformTsdbDestination({ writer: counting, userEvents: { tags: [] }, logEvents: { tags: [] }, log });
+    const destination = platform({ writer: counting, userEvents: { tags: [] }, logEvents: { tags: [] }, log });
     expect(await destination.write([userQueued(START_SESSION, '1710234000000000011')])).toEqual(new Set());
     modules.length = 0;
 
@@ -160,7 +165,7 @@ describe('PlatformTsdbDestination', () => {
   });
 
   it('drops (does not redeliver) a queued event that cannot become a point', async () => {
-    const destination = new PlatformTsdbDestination({ writer: writer('platform_bad'), userEvents: { tags: [] }, logEvents: null, log });
+    const destination = platform({ writer: writer('platform_bad'), userEvents: { tags: [] }, logEvents: null, log });
     const bad = userQueued(START_SESSION, 'not-a-time');
     const good = userQueued(START_SESSION, '1710234000000000021');
     expect(await destination.write([bad, good])).toEqual(new Set());

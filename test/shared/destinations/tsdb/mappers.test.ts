@@ -4,16 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JsonPoint } from '../../../../shared/queue/events.js';
-import {
-  BUILT_IN_POINT_NAMES,
-  LOG_EVENT_FIELDS,
-  LOG_EVENT_TAGS,
-  jsonPointToPoint,
-  logEventPoint,
-  parseTimeNs,
-  pointToJson,
-  userEventPoint,
-} from '../../../../shared/destinations/tsdb/platform-points.js';
+import { BUILT_IN_POINT_NAMES, LOG_EVENT_FIELDS, LOG_EVENT_TAGS, jsonPointToPoint, logEventPoint, pointToJson, userEventPoint } from '../../../../shared/destinations/tsdb/mappers.js';
+import { parseTimeNs } from '../../../../shared/queue/events.js';
 import { float, int, str, toLine, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import {
   APP_ID,

@@ -15,9 +15,9 @@
  */
 import type { SvcConfig } from '../../config/schema.js';
 import { topicLevel } from './client.js';
-import { firstValueTags } from '../../platform/categories.js';
+import { firstValueTags } from '../../platform/tags.js';
 import type { PlatformLogEvent, UserActivity } from '../../platform/events.js';
-import type { TagItem } from '../tsdb/platform-points.js';
+import type { TagItem } from '../../platform/tags.js';
 
 /** One MQTT publish: topic and UTF-8 payload. */
 export interface MqttMessage {

@@ -3,7 +3,7 @@
  * topics per command and per enabled flag, subsystem topics.
  */
 import { describe, expect, it } from 'vitest';
-import { logEventMessages, subsystemTopic, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/messages.js';
+import { logEventMessages, subsystemTopic, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/mappers.js';
 import { CLOSE_CONNECTION, OPEN_CONNECTION, PROXY, QIX_PERF_INTERNAL, START_SESSION } from '../../platform/fixtures.js';
 
 function userSettings(enabled: Partial<Record<keyof UserEventMqttSettings['postTo'], boolean>>): UserEventMqttSettings {

@@ -1,0 +1,46 @@
+/**
+ * The contract between the CDK stack (infra/) and the functions: entry files, environment names,
+ * routes, table keys, limits and the destinations a writer Lambda can serve. It has no runtime
+ * dependencies (it re-exports only constants from dependency-free modules), so `cdk synth` loads
+ * none of the functions' libraries. infra/ imports this file and nothing else of functions/ or
+ * shared/ but the config loader (an eslint rule holds it so).
+ */
+export { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from '../shared/audit/routes.js';
+export { IDEMPOTENCY_TABLE_KEYS } from '../shared/idempotency/port.js';
+export { SQS_MAX_MESSAGE_BYTES } from '../shared/queue/port.js';
+export { RATE_LIMIT_TABLE_KEYS } from '../shared/ratelimit/port.js';
+
+/** The Lambda entry files, relative to the repository root. */
+export const ENTRIES = {
+  audit: 'functions/audit/lambda.ts',
+  writer: 'functions/writers/lambda.ts',
+} as const;
+
+/**
+ * Destinations a writer Lambda can serve: tsdb, and parquet when it writes to S3. The table-file and
+ * JSON writers write to a local directory, so they run in local mode (or on the edge) only.
+ */
+export const CLOUD_DESTINATIONS = ['tsdb', 'parquet'] as const;
+export type CloudDestinationName = (typeof CLOUD_DESTINATIONS)[number];
+
+/** The environment of the functions: one list of names, so the stack and the functions cannot drift apart. */
+export const LAMBDA_ENV = {
+  /** Path of the YAML config bundled with the function. */
+  config: 'SVC_CONFIG',
+  /** JSON object: destination name → URL of that destination's SQS queue (the audit API sends to all). */
+  eventQueueUrls: 'SVC_EVENT_QUEUE_URLS',
+  /** The destination a writer function serves (tsdb, parquet, …). */
+  destination: 'SVC_DESTINATION',
+  rateLimitTable: 'SVC_RATE_LIMIT_TABLE',
+  /** The audit API's idempotency table (set when `auditEvents.idempotency.enable`). */
+  idempotencyTable: 'SVC_IDEMPOTENCY_TABLE',
+  /** Bucket for queue messages over the SQS size limit (claim checks). */
+  claimCheckBucket: 'SVC_CLAIM_CHECK_BUCKET',
+} as const;
+
+/** Key prefix of queue claim checks in the claim-check bucket (the stack expires it by lifecycle rule). */
+export const CLAIM_CHECK_PREFIX = 'claim-checks/';
+
+/** File name of the config inside a function bundle. */
+export const BUNDLED_CONFIG_FILE = 'svc.yaml';
+

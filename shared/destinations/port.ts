@@ -1,0 +1,72 @@
+/**
+ * The Destination port: what the writer handler (handler.ts) writes a batch's events to. Every
+ * destination extends `BaseDestination`, so a reader finds them all from here, and so what they
+ * share lives once:
+ * - a destination takes the events it serves (`takes`) and leaves the others alone: they are neither
+ *   written nor failed by it;
+ * - it prepares itself once before its first write (a database, a bucket), and again before each
+ *   batch until that succeeds; meanwhile its events come back;
+ * - it answers with the redelivery set: the ids of the events it did not write and that a later
+ *   delivery may write. An error it throws fails every event it took, instead of the whole batch.
+ */
+import type { Log } from '../logging/log.js';
+import type { QueuedEvent } from '../queue/events.js';
+
+export interface Destination {
+  /** Also the name of its consumer group (and dead-letter folder) in the local queue. */
+  readonly name: string;
+  /** Resolves to the ids of events NOT written that a later delivery may write (e.g. the destination was down). */
+  write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+export abstract class BaseDestination implements Destination {
+  abstract readonly name: string;
+  private prepared = false;
+
+  protected constructor(protected readonly log: Log) {}
+
+  /** Whether this destination writes `event` (its kind, and the config's switches for that kind). */
+  protected abstract takes(event: QueuedEvent): boolean;
+
+  /** Writes events it takes; resolves to the ids to deliver again. */
+  protected abstract writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
+
+  /** Creates what the destination needs before its first write. None by default. */
+  protected prepare(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const mine = events.filter((e) => this.takes(e));
+    if (mine.length === 0) return NONE;
+    const all = () => new Set(mine.map((e) => e.id));
+    if (!this.prepared) {
+      try {
+        await this.prepare();
+        this.prepared = true;
+      } catch (err) {
+        this.log.warn({ err, destination: this.name, events: mine.length }, `${this.name} cannot be prepared yet; its ${mine.length} event(s) are delivered again`);
+        return all();
+      }
+    }
+    try {
+      return await this.writeEvents(mine);
+    } catch (err) {
+      this.log.error({ err, destination: this.name, events: mine.length }, `${this.name} failed to write a batch; its ${mine.length} event(s) are delivered again`);
+      return all();
+    }
+  }
+}
+
+/** A destination that sends each event on its own (MQTT, monsaas, JSON files): all of a batch at once. */
+export abstract class PerEventDestination extends BaseDestination {
+  /** Writes one event; true when it is written (or has nothing to write), false to deliver it again. */
+  protected abstract writeEvent(event: QueuedEvent): Promise<boolean>;
+
+  protected async writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const written = await Promise.all(events.map((e) => this.writeEvent(e)));
+    return new Set(events.filter((_, i) => !written[i]).map((e) => e.id));
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Events to the tsdb, whatever their kind (platform-formats.md §6): audit events as points of
+ * `auditEvents.destination.tsdb.measurementName`, user events as `user_events` (§6.3), log events as
+ * `log_event` (§6.4), and `points` events (event counts, rejected counts, queue metrics, §6.5–6.8) as
+ * the edge computed them. Which kinds it takes is the config's (§0.6 gating, in the registry). Every
+ * point carries its §0.3 time decided when the event was queued, so a redelivered event overwrites
+ * itself.
+ *
+ * The database is prepared before the first write and again before each batch until that succeeds
+ * (BaseDestination). The events whose points the writer reports as failed whole (tsdb unreachable,
+ * credentials refused) are returned for redelivery. Points the tsdb refuses for good (dropped at
+ * chunk size 1, beyond retention) are not: the writer has logged and tracked them.
+ *
+ * One `write()` call per producing module (`AUDIT_EVENTS`, `USER_EVENTS`, `LOG_EVENTS`, each `points`
+ * event's own module), so failures are tracked with the right module (§6.0 step 5). Once one call
+ * fails whole, the remaining groups are not sent (each would wait through its retries against the
+ * same down tsdb) and come back for redelivery.
+ */
+import type { Log } from '../../logging/log.js';
+import type { TagItem } from '../../platform/tags.js';
+import type { QueuedEvent } from '../../queue/events.js';
+import { BaseDestination } from '../port.js';
+import type { Point, PointClock } from './line-protocol.js';
+import { auditPoint, jsonPointToPoint, logEventPoint, userEventPoint } from './mappers.js';
+import type { TsdbWriter } from './writer.js';
+
+export const AUDIT_TSDB_MODULE = 'AUDIT_EVENTS';
+export const USER_EVENTS_TSDB_MODULE = 'USER_EVENTS';
+export const LOG_EVENTS_TSDB_MODULE = 'LOG_EVENTS';
+
+export interface TsdbDestinationOptions {
+  writer: Pick<TsdbWriter, 'ensureDatabase' | 'write'>;
+  /** Audit events (`auditEvents.destination.tsdb`), else null: audit events are not taken. */
+  audit: { measurement: string; staticTags: readonly TagItem[]; clock: PointClock } | null;
+  /** `userEvents.tags[]` when user events go to the tsdb (§0.6), else null. */
+  userEvents: { tags: readonly TagItem[] } | null;
+  /** `logEvents.tags[]` when log events go to the tsdb (§0.6), else null. */
+  logEvents: { tags: readonly TagItem[] } | null;
+  /** Whether the edge's own points (kind `points`) are taken. */
+  points: boolean;
+  log: Log;
+}
+
+interface Item {
+  id: string;
+  points: Point[];
+}
+
+export class TsdbDestination extends BaseDestination {
+  readonly name = 'tsdb';
+
+  constructor(private readonly options: TsdbDestinationOptions) {
+    super(options.log);
+  }
+
+  protected takes(q: QueuedEvent): boolean {
+    const o = this.options;
+    return (q.kind === 'audit' && o.audit !== null) || (q.kind === 'user-event' && o.userEvents !== null) || (q.kind === 'log-event' && o.logEvents !== null) || (q.kind === 'points' && o.points && q.points.length > 0);
+  }
+
+  /** Creates the database (bucket) at first start. */
+  protected override prepare(): Promise<void> {
+    return this.options.writer.ensureDatabase();
+  }
+
+  protected async writeEvents(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const failed = new Set<string>();
+    let aborted = false;
+    for (const [module, group] of this.group(queued)) {
+      if (aborted) {
+        for (const item of group) failed.add(item.id);
+        continue;
+      }
+      const report = await this.options.writer.write(group.flatMap((i) => i.points), module);
+      if (report.failedWhole.length === 0) continue;
+      aborted = true;
+      const failedPoints = new Set(report.failedWhole);
+      for (const item of group) if (item.points.some((p) => failedPoints.has(p))) failed.add(item.id);
+    }
+    return failed;
+  }
+
+  /** The points of the events, grouped by module in arrival order. */
+  private group(queued: readonly QueuedEvent[]): Map<string, Item[]> {
+    const groups = new Map<string, Item[]>();
+    const add = (module: string, item: Item): void => {
+      const group = groups.get(module);
+      if (group === undefined) groups.set(module, [item]);
+      else group.push(item);
+    };
+    const { audit, userEvents, logEvents } = this.options;
+    for (const q of queued) {
+      try {
+        if (q.kind === 'audit' && audit !== null) add(AUDIT_TSDB_MODULE, { id: q.id, points: [auditPoint(q, audit.measurement, audit.staticTags, audit.clock)] });
+        else if (q.kind === 'user-event' && userEvents !== null) add(USER_EVENTS_TSDB_MODULE, { id: q.id, points: [userEventPoint(q, userEvents.tags)] });
+        else if (q.kind === 'log-event' && logEvents !== null) add(LOG_EVENTS_TSDB_MODULE, { id: q.id, points: [logEventPoint(q, logEvents.tags)] });
+        else if (q.kind === 'points') add(q.module, { id: q.id, points: q.points.map(jsonPointToPoint) });
+      } catch (err) {
+        // Only a malformed queued event gets here (a time that is not a decimal, an unsafe integer):
+        // a redelivery would fail the same way, so it is dropped, not returned.
+        this.log.error({ err, id: q.id, kind: q.kind }, 'queued event cannot be turned into tsdb points; dropped');
+      }
+    }
+    return groups;
+  }
+}
