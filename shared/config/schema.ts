@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import {
-  Bool, Enum, Feature, Flag, Gated, Int, List, LogLevel, LOG_LEVELS, Millis, NameValues, Port, Required,
+  Bool, Enum, Feature, Flag, Gated, HTTP_URL, Int, List, LogLevel, LOG_LEVELS, Millis, NameValues, Port, Required,
   Schedule, Secret, Section, Str, StringList, StringMap, Tags, UserRef,
 } from './builders.js';
 
@@ -14,9 +14,6 @@ const AUDIT_DESTINATION_TYPES = ['tsdb', 'parquet', 'tablefile', 'json'] as cons
 export { AUDIT_DESTINATION_TYPES };
 
 const RETENTION = { pattern: '^[1-9][0-9]*[hdw]$', 'x-expect': 'a duration of whole hours, days or weeks such as 10d' };
-// One host character, then anything but white space: the same language as `[^\s/?#]+[^\s]*`,
-// whose two overlapping repetitions made a long value with a space at its end take quadratic time.
-const HTTP_URL = { pattern: '^(|https?://[^\\s/?#][^\\s]*)$', 'x-expect': 'an absolute http:// or https:// URL' };
 
 const batching = (what: string, directory: string | null, writeFrequency: number) => ({
   ...(directory === null ? {} : { exportDirectory: Str(directory, `Directory for the ${what} files; relative paths resolve from the working directory`) }),
