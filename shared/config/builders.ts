@@ -9,6 +9,7 @@
  * - `x-only-when`: on a property, `{ key, value }`: the property is used (and validated) only when
  *   the sibling `key` equals `value` (tsdbConfig.v1Config/v2Config/v3Config by `version`).
  * - `x-secret`: the value is a secret: redacted in logs, crash dumps and the config view.
+ * - `x-secret-values`: on a string mapping, every value is a secret (server headers).
  * - `x-schedule`: the string is a text schedule for `@breejs/later`.
  * - `x-required`: the string must not be empty when its section is in use.
  * - `x-expect`: how the docs and error messages describe a value that a pattern checks.
@@ -17,6 +18,13 @@ import { Type, type TSchema, type TProperties, type TObject, type TArray, type T
 
 /** Name rule of every configured tag name (platform-formats.md §6.0). */
 export const TAG_NAME_PATTERN = '^(?!time$)[A-Za-z][A-Za-z0-9_]*$';
+
+/**
+ * An http(s) URL, or '' for a placeholder (heartbeat.remoteURL, monsaas.metric.url).
+ * One host character, then anything but white space: the same language as `[^\s/?#]+[^\s]*`,
+ * whose two overlapping repetitions made a long value with a space at its end take quadratic time.
+ */
+export const HTTP_URL = { pattern: '^(|https?://[^\\s/?#][^\\s]*)$', 'x-expect': 'an absolute http:// or https:// URL' };
 
 export interface Annotations {
   'x-secret'?: true;

@@ -1,0 +1,35 @@
+/**
+ * What the service tells about itself and its host: host information (`systemInfo`), anonymous
+ * telemetry (`anonTelemetry`, a key of the root itself), heartbeats and uptime messages.
+ */
+import { Bool, Feature, Flag, HTTP_URL, LogLevel, NameValues, Required, Schedule, Section, Str, StringList } from '../builders.js';
+
+export const systemInfo = Flag(true, 'Gather detailed host information by running OS commands; false where command execution is restricted');
+export const anonTelemetry = Bool(false, 'Share anonymous data about the service with its project; requires systemInfo.enable');
+
+export const heartbeat = Feature("'Alive' calls to a URL", false, 'Send heartbeats', {
+  remoteURL: Required('URL called at each heartbeat (GET)', HTTP_URL),
+  frequency: Schedule('every 1 hour', 'How often (text schedule)'),
+});
+
+export const uptimeMonitor = Feature('Uptime and memory messages', true, 'Log uptime and memory use', {
+  frequency: Schedule('every 15 minutes', 'How often (text schedule)'),
+  logLevel: LogLevel('verbose', 'Level of the messages'),
+  storeInTsdb: Section('Memory use in the tsdb', {
+    svcMemoryUsage: Bool(false, "Store the service's own memory use in the tsdb"),
+    instanceTag: Str('svc', 'Tag distinguishing several instances', { minLength: 1 }),
+  }),
+  storeMonSaas: Feature('Uptime data to the monitoring SaaS', false, 'Send uptime data to the monitoring SaaS', {
+    destinationAccount: StringList('Account names', ['ops']),
+    metric: Section('Metrics', {
+      dynamic: Section('Metric groups', {
+        svcMemoryUsage: Flag(true, 'Send memory metrics'),
+        svcUptime: Flag(true, 'Send the uptime metric'),
+      }),
+    }),
+    attribute: Section('Attributes', {
+      static: NameValues('Attributes added to all uptime metrics'),
+      dynamic: Section('Computed attributes', { svcVersion: Flag(true, 'Tag metrics with the service version') }),
+    }),
+  }),
+});
