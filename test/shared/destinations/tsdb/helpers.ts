@@ -1,6 +1,11 @@
-/** Shared pieces of the tsdb writer tests: a full tsdbConfig, a recording logger and error sink, rfc3339 times. */
-import type { TsdbConfig, TsdbErrorType } from '../../../../shared/destinations/tsdb/writer.js';
+/**
+ * Shared pieces of the tsdb writer tests: a full tsdbConfig, a recording logger and error sink,
+ * rfc3339 times, and points and writers for the fake InfluxDB.
+ */
+import { int, str, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { TsdbWriter, type TsdbConfig, type TsdbErrorType, type TsdbWriterOptions } from '../../../../shared/destinations/tsdb/writer.js';
 import type { Log } from '../../../../shared/logging/log.js';
+import type { FakeInflux } from '../../../support/fake-influx.js';
 
 export interface ConfigParts {
   version: 1 | 2 | 3;
@@ -94,4 +99,34 @@ export function rfc3339Nano(ns: bigint): string {
   const iso = new Date(Number(ms)).toISOString(); // yyyy-mm-ddThh:mm:ss.mmmZ
   const fraction = (ns % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
   return `${iso.slice(0, 19)}${fraction === '' ? '' : `.${fraction}`}Z`;
+}
+
+const BASE_MS = 1_760_000_000_000;
+
+/** `count` points `<measurement>,host=h1,seq=s<i> n=<i>i,text="value <i>"` at distinct nanosecond times. */
+export function points(count: number, measurement = 'm'): Point[] {
+  return Array.from({ length: count }, (_, i) => ({
+    measurement,
+    tags: { host: 'h1', seq: `s${i}` },
+    fields: { n: int(i), text: str(`value ${i}`) },
+    timeNs: BigInt(BASE_MS + i) * 1_000_000n + BigInt(i),
+  }));
+}
+
+/** The line count of every write request the fake received, in order. */
+export const lineCounts = (fake: FakeInflux): number[] => fake.writes().map((r) => r.body.split('\n').length);
+
+/**
+ * A writer for `fake` (org `acme` and token `v2-token` for version 2, token `v3-token` for version 3,
+ * as the fakes of the tests are started) that records into `rec` and retries after 1 ms.
+ */
+export function fakeWriter(fake: FakeInflux, rec: Recorder, parts: Partial<ConfigParts> = {}, options: Partial<TsdbWriterOptions> = {}): TsdbWriter {
+  const config = tsdbConfig({
+    version: fake.version,
+    port: fake.port,
+    ...parts,
+    v2: { org: 'acme', token: 'v2-token', ...parts.v2 },
+    v3: { token: 'v3-token', ...parts.v3 },
+  });
+  return new TsdbWriter({ config, log: rec.log, onError: rec.onError, retryDelaysMs: [1, 1, 1], ...options });
 }

@@ -1,13 +1,15 @@
 /**
  * TsdbWriter version 1 against a real influxd 1.6 (test/support/influxd.ts), started once.
  * The tests run in order; each uses its own database. The last one turns authentication on.
+ * The request line and headers, which influxd does not show, against the fake (test/support/fake-influx.ts).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bool, float, int, PointClock, str, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
+import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
 import { query, startInfluxd, type InfluxdHandle } from '../../../support/influxd.js';
-import { recorder, rfc3339Nano, tsdbConfig, type ConfigParts, type Recorder } from './helpers.js';
+import { fakeWriter, points, recorder, rfc3339Nano, tsdbConfig, type ConfigParts, type Recorder } from './helpers.js';
 
 const MODULE = 'v1-test';
 let influx: InfluxdHandle;
@@ -208,5 +210,24 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
     expect(rec.errors.at(-1)?.err).toMatchObject({ status: 401 });
     await expect(wrong.ensureDatabase()).rejects.toThrow();
     await expect(writer('secured').write(pts, MODULE)).resolves.toMatchObject({ failedWhole: pts, requests: 1 });
+  });
+});
+
+describe('version 1 (fake): request line', () => {
+  let v1: FakeInflux;
+  beforeAll(async () => {
+    v1 = await startFakeInflux({ version: 1, existing: ['svc'] });
+  });
+  afterAll(async () => {
+    await v1.close();
+  });
+
+  it('POST /write?db=&precision=ns, Basic auth only when v1Config.auth.enable', async () => {
+    await fakeWriter(v1, rec).write(points(1), MODULE);
+    await fakeWriter(v1, rec, { v1: { auth: { enable: true, username: 'svc', password: 'p:w' } } }).write(points(1), MODULE);
+    const [plain, auth] = v1.writes();
+    expect(`${plain?.path}?${plain?.rawQuery}`).toBe('/write?db=svc&precision=ns');
+    expect(plain?.headers.authorization).toBeUndefined();
+    expect(auth?.headers.authorization).toBe(`Basic ${Buffer.from('svc:p:w').toString('base64')}`);
   });
 });
