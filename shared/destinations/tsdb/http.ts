@@ -121,3 +121,16 @@ export class FetchTransport {
     };
   }
 }
+
+/** Versions 1 and 3 write with fetch: the write half of their client is the transport. */
+export abstract class FetchClient {
+  protected constructor(protected readonly transport: FetchTransport) {}
+
+  get writeUrl(): string {
+    return this.transport.url;
+  }
+
+  send(lines: readonly string[]): Promise<Outcome> {
+    return this.transport.send(lines);
+  }
+}

@@ -11,35 +11,29 @@
  * loaded by `ensureDatabase()` only.
  */
 import type { Log } from '../../logging/log.js';
-import type { Outcome, TsdbClient, TsdbClientOptions, TsdbConfig } from './client.js';
-import { FetchTransport, retentionHours, serverUrl } from './http.js';
+import type { TsdbClient, TsdbClientOptions, TsdbConfig } from './client.js';
+import { FetchClient, FetchTransport, retentionHours, serverUrl } from './http.js';
 
-export class V1Client implements TsdbClient {
+/** `POST /write?db=&precision=ns`, with HTTP Basic when `v1Config.auth.enable`. */
+function writeTransport({ config, requestTimeoutMs }: TsdbClientOptions): FetchTransport {
+  const { auth, dbName } = config.v1Config;
+  const headers: Record<string, string> = auth.enable ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
+  const query = new URLSearchParams({ db: dbName, precision: 'ns' });
+  return new FetchTransport(`${serverUrl(config)}/write?${query.toString()}`, headers, requestTimeoutMs);
+}
+
+export class V1Client extends FetchClient implements TsdbClient {
   private readonly config: TsdbConfig;
   private readonly v1: TsdbConfig['v1Config'];
   private readonly log: Log;
   private readonly requestTimeoutMs: number;
-  private readonly transport: FetchTransport;
 
   constructor(options: TsdbClientOptions) {
+    super(writeTransport(options));
     this.config = options.config;
     this.v1 = options.config.v1Config;
     this.log = options.log;
     this.requestTimeoutMs = options.requestTimeoutMs;
-    const headers: Record<string, string> = {};
-    if (this.v1.auth.enable) {
-      headers.authorization = `Basic ${Buffer.from(`${this.v1.auth.username}:${this.v1.auth.password}`).toString('base64')}`;
-    }
-    const query = new URLSearchParams({ db: this.v1.dbName, precision: 'ns' });
-    this.transport = new FetchTransport(`${serverUrl(this.config)}/write?${query.toString()}`, headers, this.requestTimeoutMs);
-  }
-
-  get writeUrl(): string {
-    return this.transport.url;
-  }
-
-  send(lines: readonly string[]): Promise<Outcome> {
-    return this.transport.send(lines);
   }
 
   async ensureDatabase(): Promise<void> {
