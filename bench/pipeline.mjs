@@ -28,7 +28,7 @@
  *                       the clock starts; the build time is printed separately) POSTed straight to
  *                       influxd's /write?db=…&precision=ns with fetch, in chunks of 1,000, one request
  *                       at a time (like the writer: one batch in flight per consumer group).
- *   queue → tsdb        the queue and writer handler into AuditTsdbDestination + TsdbWriter (v1),
+ *   queue → tsdb        the queue and writer handler into TsdbDestination + TsdbWriter (v1),
  *                       built by auditDestinations() from a config parsed with parseConfigText.
  *   queue → parquet     the same into AuditFileDestination + encodeParquet + DirectorySink.
  *   queue → tablefile   the same into AuditFileDestination + encodeQvd + DirectorySink.
@@ -499,7 +499,7 @@ function svcConfig(svc, { events, influx, dbName, dir, batchSize }) {
 function configuredDestination(svc, ctx, type, { influx, dbName, dir }) {
   const config = svcConfig(svc, { events: ctx.events.length, influx, dbName, dir, batchSize: ctx.batchSize });
   const found = svc
-    .auditDestinations(config, ctx.log, { clock: new svc.PointClock(), errors: ctx.errors })
+    .auditDestinations({ config, logger: ctx.log, errors: ctx.errors, clock: new svc.PointClock() })
     .find((d) => d.destination.name === type);
   if (!found) throw new Error(`auditDestinations() built no ${type} destination`);
   return found;

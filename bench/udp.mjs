@@ -82,7 +82,7 @@ async function loadSvc() {
     load('edge-agent/simulate/messages.js'),
     load('edge-agent/sources/udp/spool.js'),
     load('edge-agent/sources/udp/compose.js'),
-    load('shared/destinations/platform-registry.js'),
+    load('shared/destinations/registry.js'),
   ]);
   return {
     UdpListener: listener.UdpListener,

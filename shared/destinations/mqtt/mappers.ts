@@ -3,7 +3,7 @@
  * pure builders of `{topic, payload}`; `PlatformMqttDestination` publishes them with the `MqttWriter`.
  *
  * The builders look at the topic settings only. Whether MQTT is used at all (`mqttConfig.enable` +
- * `…sendToMQTT.enable`, §0.6) is decided by `platformOutputs` (shared/destinations/platform-registry.ts),
+ * `…sendToMQTT.enable`, §0.6) is decided by `platformOutputs` (shared/destinations/registry.ts),
  * which does not create the destination otherwise.
  *
  * Choices where the spec is silent (Svc choice):
