@@ -9,7 +9,7 @@ import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../share
 import { SVC_VERSION } from '../../shared/version.js';
 import { existsSync } from 'node:fs';
 import { replayDeadLetters } from '../../shared/queue/local.js';
-import { platformQueueDirectory } from '../sources/udp/compose.js';
+import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
 import { boot, StartupError, type Mode } from '../runtime/boot.js';
 import { registerSimulateCommand } from '../simulate/command.js';
 

@@ -16,6 +16,7 @@ import { localAuditComponents } from '../../functions/local/audit.js';
 import { NO_APP_NAMES } from '../../shared/platform/app-names.js';
 import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { udpComponents } from '../sources/udp/compose.js';
+import { platformPipeline, platformSourcesOn } from './platform-pipeline.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -26,8 +27,13 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
   const components: Component[] = [];
   if (mode === 'local') components.push(...(localAuditComponents(ctx)?.components ?? []));
-  // App names come from the app-list poller once it exists; until then every name is unknown (§1.4).
-  components.push(...(udpComponents(ctx, { appNames: NO_APP_NAMES })?.components ?? []));
+  // Every platform source writes through one pipeline, which starts before them and stops after.
+  if (platformSourcesOn(ctx.config)) {
+    const pipeline = platformPipeline(ctx);
+    components.push(...pipeline.components);
+    // App names come from the app-list poller once it exists; until then every name is unknown (§1.4).
+    components.push(...(udpComponents(ctx, { appNames: NO_APP_NAMES, pipeline })?.components ?? []));
+  }
   return components;
 }
 

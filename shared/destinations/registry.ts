@@ -106,6 +106,10 @@ export interface EventOutputs {
 export interface PlatformOutputs {
   userEvents: EventOutputs;
   logEvents: EventOutputs;
+  /** Health polls (§4): the destinations' master switches only (§0.6); monsaas also needs a metric flag (§8.2) and an account. */
+  health: EventOutputs;
+  /** Session polls (§5.1): as health; monsaas needs `metric.dynamic.proxy.sessions.enable`. */
+  sessions: EventOutputs;
   /**
    * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7) or either
    * running listener's queue metrics (§6.8).
@@ -136,6 +140,12 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
   });
 
   const counters = config.platformEvents.tsdb.enable && (config.platformEvents.eventCount.enable || config.platformEvents.rejectedEventCount.enable);
+  const healthOn = config.serversToMonitor.servers.length > 0;
+  const sessionsOn = config.userSessions.enableSessionExtract && config.serversToMonitor.servers.some((s) => s.userSessions.enable && s.userSessions.virtualProxies.length > 0);
+  const metric = config.monsaas.metric;
+  const metricAccounts = metric.destinationAccount.length > 0;
+  const { engine, apps, cache } = metric.dynamic;
+  const healthMetric = [...Object.values(engine), apps.docCount, apps.activeDocs, apps.loadedDocs, apps.inMemoryDocs, cache.cache].some((flag) => flag.enable);
   const queueMetrics = (userOn && user.udpServerConfig.queueMetrics.tsdb.enable) || (logOn && log.udpServerConfig.queueMetrics.tsdb.enable);
 
   return {
@@ -149,6 +159,8 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
       mqtt: logOn && mqtt && log.sendToMQTT.enable && logTopics,
       monsaas: logOn && monsaas && log.sendToMonSaas.enable && log.sendToMonSaas.destinationAccount.length > 0 && logMonSaasSource,
     },
+    health: { tsdb: healthOn && tsdb, mqtt: healthOn && mqtt, monsaas: healthOn && monsaas && metricAccounts && healthMetric },
+    sessions: { tsdb: sessionsOn && tsdb, mqtt: sessionsOn && mqtt, monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable },
     points: tsdb && (counters || queueMetrics),
   };
 }

@@ -12,6 +12,7 @@ import { AuditEnvelopeSchema, isRfc3339 } from '../audit/envelope.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
 import { isRecord } from '../util/records.js';
 import { LogEventSchema, UserActivitySchema } from '../platform/events.js';
+import { HealthSampleSchema, SessionSampleSchema } from '../platform/polled.js';
 
 const Timestamp = Type.String({ format: 'rfc3339' });
 
@@ -37,6 +38,10 @@ export const UserQueuedEventSchema = edgeEventSchema('user-event', UserActivityS
 
 /** `kind: 'log-event'`: a log event from the UDP listener. */
 export const LogQueuedEventSchema = edgeEventSchema('log-event', LogEventSchema);
+
+/** `kind: 'health'` and `'user-sessions'`: one successful poll, with the values the edge derived. */
+export const HealthQueuedEventSchema = Type.Object({ kind: Type.Literal('health'), id: Type.String({ minLength: 1 }), receivedAt: Timestamp, timeNs: TimeNs, sample: HealthSampleSchema });
+export const SessionsQueuedEventSchema = Type.Object({ kind: Type.Literal('user-sessions'), id: Type.String({ minLength: 1 }), receivedAt: Timestamp, timeNs: TimeNs, sample: SessionSampleSchema });
 
 const JsonFieldValueSchema = Type.Union([
   Type.Object({ type: Type.Literal('int'), value: Type.Integer() }, { additionalProperties: false }),
@@ -69,7 +74,7 @@ export const PointsQueuedEventSchema = Type.Object({
  * Every kind of queued event, one schema each, told apart by `kind`. A new kind is one more entry
  * here (plus its type in events.ts; the check below fails to compile until the two agree).
  */
-const EVENT_SCHEMAS = [AuditQueuedEventSchema, UserQueuedEventSchema, LogQueuedEventSchema, PointsQueuedEventSchema] as const;
+const EVENT_SCHEMAS = [AuditQueuedEventSchema, UserQueuedEventSchema, LogQueuedEventSchema, PointsQueuedEventSchema, HealthQueuedEventSchema, SessionsQueuedEventSchema] as const;
 
 /** Any queued event (the union of EVENT_SCHEMAS). */
 export const QueuedEventSchema = Type.Union([...EVENT_SCHEMAS]);

@@ -4,6 +4,7 @@
  */
 import type { AuditEnvelope } from '../audit/envelope.js';
 import type { PlatformLogEvent, UserActivity } from '../platform/events.js';
+import type { HealthSample, SessionSample } from '../platform/polled.js';
 
 export const QUEUE_FORMAT_VERSION = 1;
 
@@ -71,8 +72,23 @@ export interface PointsQueuedEvent extends QueuedBase {
   points: JsonPoint[];
 }
 
+/**
+ * One successful health poll of one server (§4). `timeNs` is the time of its first point; the
+ * others take the next counter values (the edge reserved them: PointClock.reserve).
+ */
+export interface HealthQueuedEvent extends QueuedBase, EdgeTimed {
+  kind: 'health';
+  sample: HealthSample;
+}
+
+/** One successful session poll of one server and virtual proxy (§5.1); `timeNs` as for `health`. */
+export interface SessionsQueuedEvent extends QueuedBase, EdgeTimed {
+  kind: 'user-sessions';
+  sample: SessionSample;
+}
+
 /** Every kind of event; later sources add theirs here. */
-export type QueuedEvent = AuditQueuedEvent | UserQueuedEvent | LogQueuedEvent | PointsQueuedEvent;
+export type QueuedEvent = AuditQueuedEvent | UserQueuedEvent | LogQueuedEvent | PointsQueuedEvent | HealthQueuedEvent | SessionsQueuedEvent;
 export type EventKind = QueuedEvent['kind'];
 
 export type QueuedEventOf<K extends EventKind> = Extract<QueuedEvent, { kind: K }>;

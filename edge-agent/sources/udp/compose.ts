@@ -1,22 +1,20 @@
 /**
  * The UDP side of the edge (platform-formats.md §1–§3, §6.5–§6.8): the two listeners, their
- * handlers, the event counters and queue-metrics writers, and behind them a durable local queue
- * (under `<localQueue.directory>/platform`) with one consumer group per platform destination, each
- * running the same writer handler a writer Lambda runs.
+ * handlers, the event counters and queue-metrics writers, feeding the platform pipeline's durable
+ * queue (edge-agent/runtime/platform-pipeline.ts).
  *
- * Start order: destination clients (MQTT) → queue → counter and metrics writers → spools →
- * listeners. The lifecycle stops in reverse: the listeners stop taking datagrams and finish what they
- * accepted, the spools write what they hold, the writers write their last tick, the queue delivers
- * what is pending (or keeps it on disk for the next start), and the clients disconnect last.
+ * Start order (after the pipeline): counter and metrics writers → spools → listeners. The lifecycle
+ * stops in reverse: the listeners stop taking datagrams and finish what they accepted, the spools
+ * write what they hold, the writers write their last tick; then the pipeline's queue delivers what
+ * is pending (or keeps it on disk for the next start).
  */
-import { join } from 'node:path';
 import { logListenerEnabled } from '../../../shared/config/rules.js';
 import type { AppNameLookup } from '../../../shared/platform/app-names.js';
-import { LocalEventQueue } from '../../../shared/queue/local.js';
+import type { LocalEventQueue } from '../../../shared/queue/local.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { makeWriterHandler } from '../../../shared/destinations/handler.js';
-import { anyOutput, EDGE_EVENTS_PER_MESSAGE, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
+import { anyOutput, EDGE_EVENTS_PER_MESSAGE, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
+import type { PlatformPipeline } from '../../runtime/platform-pipeline.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
 import { UdpListener, type QueueType, type UdpServerSettings } from './listener.js';
@@ -28,11 +26,6 @@ import { EventSpool } from './spool.js';
 /** Events a listener's spool holds before its handlers wait (about 1 MB of log events). */
 export const SPOOL_EVENTS = 1000;
 
-/** The directory of the UDP events' queue, below the audit queue's. */
-export function platformQueueDirectory(queueDirectory: string): string {
-  return join(queueDirectory, 'platform');
-}
-
 export interface UdpEdge {
   components: Component[];
   listeners: Partial<Record<QueueType, UdpListener>>;
@@ -43,6 +36,8 @@ export interface UdpEdge {
 
 export interface UdpEdgeOptions {
   appNames: AppNameLookup;
+  /** Where accepted events go (shared with the other platform sources). */
+  pipeline: PlatformPipeline;
 }
 
 /** The UDP components a config asks for; null when neither listener is enabled. */
@@ -52,23 +47,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   const logOn = logListenerEnabled(config);
   if (!userOn && !logOn) return null;
 
-  const outputs = platformOutputs(config);
-  const { destinations, components: clients } = platformDestinations(ctx);
-  const queue =
-    destinations.length === 0
-      ? null
-      : new LocalEventQueue({
-          directory: platformQueueDirectory(config.localQueue.directory),
-          capacity: config.localQueue.udpEventCapacity,
-          maxReceiveCount: config.localQueue.maxReceiveCount,
-          groups: destinations.map(({ destination, batchSize, batchWindowMs }) => ({
-            name: destination.name,
-            handler: makeWriterHandler({ destination, claimCheck: null, log }),
-            batchSize,
-            batchWindowMs,
-          })),
-          log,
-        });
+  const { queue, outputs } = options.pipeline;
   if (queue === null) log.warn({}, 'no destination takes UDP events (tsdb, MQTT or monitoring SaaS with their sendTo… switches): events are received and counted, not stored');
 
   const pe = config.platformEvents;
@@ -126,6 +105,6 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');
   }
 
-  const components: Component[] = [...clients, ...(queue ? [queue] : []), ...(counterWriter ? [counterWriter] : []), ...metricsWriters, ...spools, ...Object.values(listeners)];
+  const components: Component[] = [...(counterWriter ? [counterWriter] : []), ...metricsWriters, ...spools, ...Object.values(listeners)];
   return { components, listeners, queue, counterWriter, metricsWriters };
 }

@@ -192,8 +192,23 @@ export class PointClock {
 
   /** The timestamp of the next point built for an event at `eventMs`. */
   next(eventMs: number): bigint {
+    return this.reserve(eventMs, 1);
+  }
+
+  /**
+   * The timestamp of the first of `points` points of one event at `eventMs`, taking that many counter
+   * values; the others are `nthPointTime(first, i)`. (A poll's points are built at the writers,
+   * after the queue, from the one time the edge decided.)
+   */
+  reserve(eventMs: number, points: number): bigint {
     const time = pointTime(eventMs, this.counter);
-    this.counter = (this.counter + 1) % 1_000_000;
+    this.counter = (this.counter + points) % 1_000_000;
     return time;
   }
+}
+
+/** The time of point `i` of an event whose first point is at `first` (see PointClock.reserve). */
+export function nthPointTime(first: bigint, i: number): bigint {
+  const ms = first / NS_PER_MS;
+  return pointTime(Number(ms), Number(first % NS_PER_MS) + i);
 }

@@ -40,7 +40,8 @@ const MONSAAS = [
 const USER = (...rest: string[]) => ['userEvents:', '  enable: true', ...rest.map((l) => `  ${l}`)];
 const LOG = (...rest: string[]) => ['logEvents:', '  source:', '    proxy:', '      enable: true', ...rest.map((l) => `  ${l}`)];
 
-const NONE: PlatformOutputs = { userEvents: { tsdb: false, mqtt: false, monsaas: false }, logEvents: { tsdb: false, mqtt: false, monsaas: false }, points: false };
+const OFF = { tsdb: false, mqtt: false, monsaas: false };
+const NONE: PlatformOutputs = { userEvents: OFF, logEvents: OFF, health: OFF, sessions: OFF, points: false };
 
 let capture: LogCapture;
 const errors = new ErrorTracker({ enabled: true, log: silentLog });

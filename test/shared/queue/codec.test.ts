@@ -129,7 +129,7 @@ describe('decodeMessage refuses bad bodies with a clear error', () => {
   });
 
   it('an unknown event kind', () => {
-    expect(errorOf(JSON.stringify({ v: 1, events: [good, { ...good, kind: 'metrics' }] }))).toBe('invalid queue message: events[1]: unknown event kind "metrics" (known: audit, user-event, log-event, points)');
+    expect(errorOf(JSON.stringify({ v: 1, events: [good, { ...good, kind: 'metrics' }] }))).toBe('invalid queue message: events[1]: unknown event kind "metrics" (known: audit, user-event, log-event, points, health, user-sessions)');
   });
 
   it('edge events with a bad point time or a log event of an unknown shape', () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { platformPipeline } from '../../../../edge-agent/runtime/platform-pipeline.js';
 import { udpComponents, type UdpEdge } from '../../../../edge-agent/sources/udp/compose.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
@@ -105,11 +106,13 @@ beforeAll(async () => {
   ]);
   log = await captureLog();
   const errors = new ErrorTracker({ enabled: true, log: log.logger });
-  const made = udpComponents({ config, configFile: 'test.yaml', logger: log.logger, errors, clock: new PointClock() }, { appNames: NO_APP_NAMES });
+  const ctx = { config, configFile: 'test.yaml', logger: log.logger, errors, clock: new PointClock() };
+  const pipeline = platformPipeline(ctx);
+  const made = udpComponents(ctx, { appNames: NO_APP_NAMES, pipeline });
   if (made === null) throw new Error('no UDP components');
   edge = made;
   lifecycle = new Lifecycle({ log: log.logger });
-  for (const c of edge.components) lifecycle.add(c);
+  for (const c of [...pipeline.components, ...edge.components]) lifecycle.add(c);
   await lifecycle.start();
 
   sentAt = Date.now();
