@@ -19,31 +19,24 @@ import { firstValueTags, type TagItem } from '../../platform/tags.js';
 import type { Category, PlatformLogEvent } from '../../platform/events.js';
 import { parseTimeNs, type AuditQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
 import { float, int, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
+import { LOG_EVENT, USER_EVENTS, fieldsOf, tagNames, type FieldValues } from './datamodel.js';
 import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../../audit/datamodel.js';
 
-export const USER_EVENTS_MEASUREMENT = 'user_events';
-export const LOG_EVENT_MEASUREMENT = 'log_event';
+export const USER_EVENTS_MEASUREMENT = USER_EVENTS.names[0];
+export const LOG_EVENT_MEASUREMENT = LOG_EVENT.names[0];
 
-/** §6.3: every tag name `user_events` may carry before the configured ones. */
-export const USER_EVENTS_TAGS = [
-  'host', 'event_action', 'userFull', 'userDirectory', 'userId', 'origin',
-  'appId', 'appName', 'uaBrowserName', 'uaBrowserMajorVersion', 'uaOsName', 'uaOsVersion',
-] as const;
+type UserEventsTag = keyof typeof USER_EVENTS.tags;
+type LogEventTag = keyof typeof LOG_EVENT.tags;
+
+/** §6.3: every tag name `user_events` may carry before the configured ones (from the data model). */
+export const USER_EVENTS_TAGS: readonly UserEventsTag[] = tagNames(USER_EVENTS);
 /** §6.3: every field name of `user_events`. */
-export const USER_EVENTS_FIELDS = ['userFull_field', 'userId_field', 'appId_field', 'appName_field'] as const;
+export const USER_EVENTS_FIELDS: readonly string[] = Object.keys(USER_EVENTS.fields);
 
 /** §6.4: "Tag names used anywhere in `log_event`". */
-export const LOG_EVENT_TAGS = [
-  'host', 'level', 'source', 'log_row', 'subsystem', 'user_full', 'user_directory', 'user_id', 'windows_user',
-  'app_id', 'app_name', 'engine_exe_version', 'result_code', 'task_id', 'task_name', 'method', 'object_type',
-  'proxy_session_id', 'session_id', 'event_activity_source', 'object_id',
-] as const;
+export const LOG_EVENT_TAGS: readonly LogEventTag[] = tagNames(LOG_EVENT);
 /** §6.4: every field name of `log_event`, over all sources. */
-export const LOG_EVENT_FIELDS = [
-  'message', 'exception_message', 'command', 'result_code_field', 'origin', 'context', 'session_id_field',
-  'app_name_field', 'app_id_field', 'execution_id', 'process_time', 'work_time', 'lock_time', 'validate_time',
-  'traverse_time', 'handle', 'net_ram', 'peak_ram', 'raw_event',
-] as const;
+export const LOG_EVENT_FIELDS: readonly string[] = Object.keys(LOG_EVENT.fields);
 
 /**
  * Built-in tag and field names per measurement: a configured tag or category name must not be one of
@@ -55,20 +48,18 @@ export const BUILT_IN_POINT_NAMES: Readonly<Record<typeof USER_EVENTS_MEASUREMEN
 };
 
 type TagValue = string | null | undefined;
-type Fields = Record<string, FieldValue | null>;
-
 
 /**
- * Tags in insertion order with the precedence of the file comment. Built through a Map so a name such
- * as `__proto__` stays an ordinary key.
+ * Tags in insertion order with the precedence of the file comment, built-in names checked against
+ * the measurement's table. Built through a Map so a name such as `__proto__` stays an ordinary key.
  */
-class TagBuilder {
+class TagBuilder<T extends string> {
   private readonly tags = new Map<string, TagValue>();
 
   constructor(private readonly reserved: ReadonlySet<string>) {}
 
   /** A built-in tag (absent when the value is empty: `toLine` omits it). */
-  builtIn(name: string, value: TagValue): this {
+  builtIn(name: T, value: TagValue): this {
     if (!this.tags.has(name)) this.tags.set(name, value);
     return this;
   }
@@ -84,9 +75,7 @@ class TagBuilder {
   }
 }
 
-const optStr = (value: string | undefined): FieldValue | null => (value === undefined || value === '' ? null : str(value));
-const optFloat = (value: number | null): FieldValue | null => (value === null ? null : float(value));
-const optInt = (value: number | null): FieldValue | null => (value === null ? null : int(value));
+const nonEmpty = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
 
 /**
  * §6.3: one `user_events` point. Tags `host`, `event_action` (the command), `userFull`,
@@ -96,7 +85,7 @@ const optInt = (value: number | null): FieldValue | null => (value === null ? nu
  */
 export function userEventPoint(q: UserQueuedEvent, tags: readonly TagItem[]): Point {
   const e = q.event;
-  const builder = new TagBuilder(BUILT_IN_POINT_NAMES[USER_EVENTS_MEASUREMENT])
+  const builder = new TagBuilder<UserEventsTag>(BUILT_IN_POINT_NAMES[USER_EVENTS_MEASUREMENT])
     .builtIn('host', e.host)
     .builtIn('event_action', e.command)
     .builtIn('userFull', e.user_full)
@@ -110,45 +99,47 @@ export function userEventPoint(q: UserQueuedEvent, tags: readonly TagItem[]): Po
     .builtIn('uaOsName', e.uaOsName)
     .builtIn('uaOsVersion', e.uaOsVersion);
   for (const tag of tags) builder.extra(tag.name, tag.value);
-  const fields: Fields = {
-    userFull_field: str(e.user_full),
-    userId_field: str(e.user_id),
-    appId_field: optStr(e.appId),
-    appName_field: optStr(e.appName),
-  };
+  const fields = fieldsOf(USER_EVENTS, {
+    userFull_field: e.user_full,
+    userId_field: e.user_id,
+    appId_field: nonEmpty(e.appId),
+    appName_field: nonEmpty(e.appName),
+  });
   return { measurement: USER_EVENTS_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
 }
 
+type LogFields = FieldValues<typeof LOG_EVENT.fields>;
+
 /** The per-source part of §6.4's table: extra tags (in table order) and fields. */
-function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields: Fields } {
+function sourceParts(e: PlatformLogEvent): { tags: [LogEventTag, TagValue][]; fields: LogFields } {
   switch (e.source) {
     case 'qseow-engine':
       return {
         tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['app_id', e.app_id], ['engine_exe_version', e.engine_exe_version]],
-        fields: { message: str(e.message), session_id_field: str(e.session_id) },
+        fields: { message: e.message, session_id_field: e.session_id },
       };
     case 'qseow-proxy':
     case 'qseow-repository':
       return {
         tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['result_code', e.result_code]],
         fields: {
-          message: str(e.message),
-          exception_message: str(e.exception_message),
-          command: str(e.command),
-          result_code_field: str(e.result_code),
-          origin: str(e.origin),
-          context: str(e.context),
+          message: e.message,
+          exception_message: e.exception_message,
+          command: e.command,
+          result_code_field: e.result_code,
+          origin: e.origin,
+          context: e.context,
         },
       };
     case 'qseow-scheduler':
       return {
         tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['task_id', e.task_id], ['task_name', e.task_name]],
         fields: {
-          message: str(e.message),
-          exception_message: str(e.exception_message),
-          app_name_field: str(e.app_name),
-          app_id_field: str(e.app_id),
-          execution_id: str(e.execution_id),
+          message: e.message,
+          exception_message: e.exception_message,
+          app_name_field: e.app_name,
+          app_id_field: e.app_id,
+          execution_id: e.execution_id,
         },
       };
     case 'qseow-qix-perf':
@@ -160,15 +151,15 @@ function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields:
           ['object_id', e.object_id],
         ],
         fields: {
-          app_id_field: str(e.app_id),
-          process_time: optFloat(e.process_time),
-          work_time: optFloat(e.work_time),
-          lock_time: optFloat(e.lock_time),
-          validate_time: optFloat(e.validate_time),
-          traverse_time: optFloat(e.traverse_time),
-          handle: optInt(e.handle),
-          net_ram: optInt(e.net_ram),
-          peak_ram: optInt(e.peak_ram),
+          app_id_field: e.app_id,
+          process_time: e.process_time,
+          work_time: e.work_time,
+          lock_time: e.lock_time,
+          validate_time: e.validate_time,
+          traverse_time: e.traverse_time,
+          handle: e.handle,
+          net_ram: e.net_ram,
+          peak_ram: e.peak_ram,
         },
       };
   }
@@ -177,14 +168,14 @@ function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields:
 /**
  * §6.4: one `log_event` point. Tags `host`, `level`, `source`, `log_row`, `subsystem`, the category
  * tags (first value of a repeated name), the source's extra tags, then `tags` (`logEvents.tags[]`);
- * empty tags are omitted. Fields per source (`null` numbers omitted; the `*_time` fields float,
- * `handle`/`net_ram`/`peak_ram` int), and `raw_event` = compact JSON of the parsed object (it holds
- * exactly the §2.2 keys and `category`, never the configured tags).
+ * empty tags are omitted. Fields per source (`null` numbers omitted; types from the table: the
+ * `*_time` fields float, `handle`/`net_ram`/`peak_ram` int), and `raw_event` = compact JSON of the
+ * parsed object (it holds exactly the §2.2 keys and `category`, never the configured tags).
  */
 export function logEventPoint(q: LogQueuedEvent, tags: readonly TagItem[]): Point {
   const e = q.event;
   const parts = sourceParts(e);
-  const builder = new TagBuilder(BUILT_IN_POINT_NAMES[LOG_EVENT_MEASUREMENT])
+  const builder = new TagBuilder<LogEventTag>(BUILT_IN_POINT_NAMES[LOG_EVENT_MEASUREMENT])
     .builtIn('host', e.host)
     .builtIn('level', e.level)
     .builtIn('source', e.source)
@@ -194,7 +185,7 @@ export function logEventPoint(q: LogQueuedEvent, tags: readonly TagItem[]): Poin
   for (const [name, value] of Object.entries(firstValueTags(categories))) builder.extra(name, value);
   for (const [name, value] of parts.tags) builder.builtIn(name, value);
   for (const tag of tags) builder.extra(tag.name, tag.value);
-  const fields: Fields = { ...parts.fields, raw_event: str(JSON.stringify(e)) };
+  const fields = fieldsOf(LOG_EVENT, { ...parts.fields, raw_event: JSON.stringify(e) });
   return { measurement: LOG_EVENT_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
 }
 
