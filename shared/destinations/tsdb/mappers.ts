@@ -1,7 +1,9 @@
 /**
  * The tsdb mappers: points of audit events (below, from the audit data model), of the platform's UDP
- * events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`) and the JSON form of the points the edge computes itself (queue kind `points`: event counts,
- * rejected counts, listener queue metrics). Pure functions: the writers call them per delivery, so a
+ * events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`), of polled data (§6.1 health,
+ * §6.2 sessions) and the JSON form of the points the edge computes itself (queue kind `points`: event
+ * counts, rejected counts, listener queue metrics). Measurement, tag and field names and field types
+ * come from the data model tables (datamodel.ts), which also yield docs/data-model.md. Pure functions: the writers call them per delivery, so a
  * redelivered event gives the same point, with the same §0.3 time decided at the edge (`timeNs`),
  * and overwrites itself instead of duplicating.
  *
@@ -17,9 +19,13 @@
  */
 import { firstValueTags, type TagItem } from '../../platform/tags.js';
 import type { Category, PlatformLogEvent } from '../../platform/events.js';
-import { parseTimeNs, type AuditQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
-import { float, int, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
-import { LOG_EVENT, USER_EVENTS, fieldsOf, tagNames, type FieldValues } from './datamodel.js';
+import { parseTimeNs, type AuditQueuedEvent, type HealthQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type SessionsQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
+import { float, int, nthPointTime, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
+import {
+  APPS, CACHE, CPU, HEALTH_MEASUREMENTS, LOG_EVENT, MEM, SATURATED, SERVER_INFO, SESSION, USER_EVENTS, USER_SESSION_DETAILS, USER_SESSION_SUMMARY, USERS,
+  fieldsOf, tagNames, tagsOf, type FieldValues, type MeasurementModel,
+} from './datamodel.js';
+import type { DocNames } from '../../platform/polled.js';
 import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../../audit/datamodel.js';
 
 export const USER_EVENTS_MEASUREMENT = USER_EVENTS.names[0];
@@ -187,6 +193,97 @@ export function logEventPoint(q: LogQueuedEvent, tags: readonly TagItem[]): Poin
   for (const tag of tags) builder.extra(tag.name, tag.value);
   const fields = fieldsOf(LOG_EVENT, { ...parts.fields, raw_event: JSON.stringify(e) });
   return { measurement: LOG_EVENT_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Polled data: §6.1 health and §6.2 sessions. All points of one sample share the millisecond the
+// response arrived; the edge reserved one §0.3 counter value per point (PointClock.reserve), so point
+// `i` is at `nthPointTime(timeNs, i)` and a redelivered sample overwrites its own points.
+
+/**
+ * Points of one health sample, one per §6.1 measurement. The edge reserves this many point times per
+ * sample (the pollers export the same count; one constant at the merge).
+ */
+export const HEALTH_POINTS_PER_SAMPLE = HEALTH_MEASUREMENTS.length;
+/** Points of one session sample before its details: the summary (the edge reserves 1 + sessions.length). */
+export const SESSION_SUMMARY_POINTS = 1;
+
+/** `tsdbConfig.includeFields`: which app lists go into `apps`. */
+export type IncludeFields = Readonly<Record<'activeDocs' | 'loadedDocs' | 'inMemoryDocs', boolean>>;
+
+/** One app list of `apps` (§6.1): ids, and names when the sample has them; nothing when its include flag is off. */
+function docList(include: boolean, ids: readonly string[], names: DocNames | undefined): { ids: string | null; names: string | null; sessionNames: string | null } {
+  if (!include) return { ids: null, names: null, sessionNames: null };
+  return { ids: ids.join(','), names: names === undefined ? null : names.names.join(','), sessionNames: names === undefined ? null : names.sessionApps.join(',') };
+}
+
+/**
+ * §6.1: the points of one health poll, in the order of `HEALTH_MEASUREMENTS` (`server_info`, `mem`,
+ * `apps`, `cpu`, `session`, `users`, `cache`, `saturated`), each tagged with the server tags. The
+ * app lists of `apps` follow `tsdbConfig.includeFields`; an included list that is empty is written as
+ * `""` (Svc choice: the field says "none" instead of disappearing from the series).
+ */
+export function healthPoints(q: HealthQueuedEvent, include: IncludeFields): Point[] {
+  const { body, tags, uptime, docNames } = q.sample;
+  const active = docList(include.activeDocs, body.apps.active_docs, docNames?.active);
+  const loaded = docList(include.loadedDocs, body.apps.loaded_docs, docNames?.loaded);
+  const inMemory = docList(include.inMemoryDocs, body.apps.in_memory_docs, docNames?.inMemory);
+  const parts: [MeasurementModel, Record<string, FieldValue>][] = [
+    [SERVER_INFO, fieldsOf(SERVER_INFO, { version: body.version, started: body.started, uptime })],
+    [MEM, fieldsOf(MEM, { committed: body.mem.committed, allocated: body.mem.allocated, free: body.mem.free })],
+    [
+      APPS,
+      fieldsOf(APPS, {
+        active_docs_count: body.apps.active_docs.length,
+        loaded_docs_count: body.apps.loaded_docs.length,
+        in_memory_docs_count: body.apps.in_memory_docs.length,
+        calls: body.apps.calls,
+        selections: body.apps.selections,
+        active_docs: active.ids,
+        active_docs_names: active.names,
+        active_session_docs_names: active.sessionNames,
+        loaded_docs: loaded.ids,
+        loaded_docs_names: loaded.names,
+        loaded_session_docs_names: loaded.sessionNames,
+        in_memory_docs: inMemory.ids,
+        in_memory_docs_names: inMemory.names,
+        in_memory_session_docs_names: inMemory.sessionNames,
+      }),
+    ],
+    [CPU, fieldsOf(CPU, { total: body.cpu.total })],
+    [SESSION, fieldsOf(SESSION, { active: body.session.active, total: body.session.total })],
+    [USERS, fieldsOf(USERS, { active: body.users.active, total: body.users.total })],
+    [CACHE, fieldsOf(CACHE, { hits: body.cache.hits, lookups: body.cache.lookups, added: body.cache.added, replaced: body.cache.replaced, bytes_added: body.cache.bytes_added })],
+    [SATURATED, fieldsOf(SATURATED, { saturated: body.saturated })],
+  ];
+  const first = parseTimeNs(q.timeNs);
+  return parts.map(([model, fields], i) => ({ measurement: model.names[0], tags: { ...tags }, fields, timeNs: nthPointTime(first, i) }));
+}
+
+/**
+ * §6.2: the points of one session poll: `user_session_summary` (session tags; `session_count`,
+ * `session_user_id_list`), then one `user_session_details` per session after exclusion, in the order
+ * of the session API's answer (summary tags + the session's id, directory and user id as tags, and
+ * the same three as fields).
+ */
+export function sessionPoints(q: SessionsQueuedEvent): Point[] {
+  const { tags, sessions, userIdList } = q.sample;
+  const first = parseTimeNs(q.timeNs);
+  const summary: Point = {
+    measurement: USER_SESSION_SUMMARY.names[0],
+    tags: { ...tags },
+    fields: fieldsOf(USER_SESSION_SUMMARY, { session_count: sessions.length, session_user_id_list: userIdList }),
+    timeNs: nthPointTime(first, 0),
+  };
+  const details = sessions.map(
+    (s, i): Point => ({
+      measurement: USER_SESSION_DETAILS.names[0],
+      tags: { ...tags, ...tagsOf(USER_SESSION_DETAILS, { user_session_id: s.SessionId, user_session_user_directory: s.UserDirectory, user_session_user_id: s.UserId }) },
+      fields: fieldsOf(USER_SESSION_DETAILS, { session_id: s.SessionId, user_directory: s.UserDirectory, user_id: s.UserId }),
+      timeNs: nthPointTime(first, SESSION_SUMMARY_POINTS + i),
+    }),
+  );
+  return [summary, ...details];
 }
 
 function safeInt(value: number | bigint, what: string): number {
