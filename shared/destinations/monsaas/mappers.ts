@@ -235,6 +235,8 @@ export const BYTES_PER_MB = 1_048_576;
 export interface MetricGroup {
   /** The flag under `monsaas.metric.dynamic` (docs). */
   flag: string;
+  /** What the gauges hold (docs). */
+  doc: string;
   enabled: (flags: MetricFlags) => boolean;
   /** Gauge name and value, in payload order. */
   metrics: readonly (readonly [name: string, value: (b: HealthBody) => number])[];
@@ -244,6 +246,7 @@ export interface MetricGroup {
 export const HEALTH_METRIC_GROUPS: readonly MetricGroup[] = [
   {
     flag: 'engine.memory',
+    doc: 'bytes (MB × 1,048,576)',
     enabled: (f) => f.engine.memory.enable,
     metrics: [
       ['qs_memCommitted', (b) => b.mem.committed * BYTES_PER_MB],
@@ -251,22 +254,25 @@ export const HEALTH_METRIC_GROUPS: readonly MetricGroup[] = [
       ['qs_memFree', (b) => b.mem.free * BYTES_PER_MB],
     ],
   },
-  { flag: 'engine.cpu', enabled: (f) => f.engine.cpu.enable, metrics: [['qs_cpuTotal', (b) => b.cpu.total]] },
-  { flag: 'engine.calls', enabled: (f) => f.engine.calls.enable, metrics: [['qs_engineCalls', (b) => b.apps.calls]] },
-  { flag: 'engine.selections', enabled: (f) => f.engine.selections.enable, metrics: [['qs_engineSelections', (b) => b.apps.selections]] },
+  { flag: 'engine.cpu', doc: 'CPU %', enabled: (f) => f.engine.cpu.enable, metrics: [['qs_cpuTotal', (b) => b.cpu.total]] },
+  { flag: 'engine.calls', doc: 'engine calls', enabled: (f) => f.engine.calls.enable, metrics: [['qs_engineCalls', (b) => b.apps.calls]] },
+  { flag: 'engine.selections', doc: 'engine selections', enabled: (f) => f.engine.selections.enable, metrics: [['qs_engineSelections', (b) => b.apps.selections]] },
   {
     flag: 'engine.sessions',
+    doc: 'engine sessions',
     enabled: (f) => f.engine.sessions.enable,
     metrics: [['qs_engineSessionsActive', (b) => b.session.active], ['qs_engineSessionsTotal', (b) => b.session.total]],
   },
   {
     flag: 'engine.users',
+    doc: 'users',
     enabled: (f) => f.engine.users.enable,
     metrics: [['qs_engineUsersActive', (b) => b.users.active], ['qs_engineUsersTotal', (b) => b.users.total]],
   },
-  { flag: 'engine.saturated', enabled: (f) => f.engine.saturated.enable, metrics: [['qs_engineSaturated', (b) => (b.saturated ? 1 : 0)]] },
+  { flag: 'engine.saturated', doc: '1 when saturated, else 0', enabled: (f) => f.engine.saturated.enable, metrics: [['qs_engineSaturated', (b) => (b.saturated ? 1 : 0)]] },
   {
     flag: 'apps.docCount',
+    doc: 'numbers of apps',
     enabled: (f) => f.apps.docCount.enable,
     metrics: [
       ['qs_docsActiveCount', (b) => b.apps.active_docs.length],
@@ -276,6 +282,7 @@ export const HEALTH_METRIC_GROUPS: readonly MetricGroup[] = [
   },
   {
     flag: 'cache.cache',
+    doc: 'as the health API reports them; `qs_cacheBytesAdded` in bytes',
     enabled: (f) => f.cache.cache.enable,
     metrics: [
       ['qs_cacheHits', (b) => b.cache.hits],

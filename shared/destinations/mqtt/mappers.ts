@@ -128,33 +128,46 @@ export function cacheHitRatio(cache: Pick<HealthBody['cache'], 'hits' | 'lookups
 const text = (value: number | boolean): string => String(value);
 const list = (ids: readonly string[]): string => ids.join(',');
 
-/** §7.1: each health value's topic suffix and payload, in publish order; null = not published. */
-export const HEALTH_MQTT_VALUES: readonly (readonly [suffix: string, payload: (b: HealthBody) => string | null])[] = [
-  ['/version', (b) => b.version],
-  ['/started', (b) => b.started],
-  ['/mem/committed', (b) => text(b.mem.committed)],
-  ['/mem/allocated', (b) => text(b.mem.allocated)],
-  ['/mem/free', (b) => text(b.mem.free)],
-  ['/cpu/total', (b) => text(b.cpu.total)],
-  ['/session/active', (b) => text(b.session.active)],
-  ['/session/total', (b) => text(b.session.total)],
-  ['/users/active', (b) => text(b.users.active)],
-  ['/users/total', (b) => text(b.users.total)],
-  ['/apps/active_docs', (b) => list(b.apps.active_docs)],
-  ['/apps/loaded_docs', (b) => list(b.apps.loaded_docs)],
-  ['/apps/in_memory_docs', (b) => list(b.apps.in_memory_docs)],
-  ['/apps/calls', (b) => text(b.apps.calls)],
-  ['/apps/selections', (b) => text(b.apps.selections)],
-  ['/cache/hits', (b) => text(b.cache.hits)],
-  ['/cache/lookups', (b) => text(b.cache.lookups)],
-  ['/cache/added', (b) => text(b.cache.added)],
-  ['/cache/replaced', (b) => text(b.cache.replaced)],
-  ['/cache/bytes_added', (b) => text(b.cache.bytes_added)],
-  ['/cache/hit_ratio', (b) => {
-    const ratio = cacheHitRatio(b.cache);
-    return ratio === null ? null : text(ratio);
-  }],
-  ['/saturated', (b) => text(b.saturated)],
+export interface HealthMqttValue {
+  /** After `<baseTopic><host>`. */
+  suffix: string;
+  /** What the payload holds (docs). */
+  doc: string;
+  /** The payload; null = not published. */
+  payload: (b: HealthBody) => string | null;
+}
+
+/** §7.1: each health value's topic suffix and payload, in publish order. */
+export const HEALTH_MQTT_VALUES: readonly HealthMqttValue[] = [
+  { suffix: '/version', doc: 'engine version', payload: (b) => b.version },
+  { suffix: '/started', doc: 'engine start time as reported', payload: (b) => b.started },
+  { suffix: '/mem/committed', doc: 'MB', payload: (b) => text(b.mem.committed) },
+  { suffix: '/mem/allocated', doc: 'MB', payload: (b) => text(b.mem.allocated) },
+  { suffix: '/mem/free', doc: 'MB', payload: (b) => text(b.mem.free) },
+  { suffix: '/cpu/total', doc: 'CPU %', payload: (b) => text(b.cpu.total) },
+  { suffix: '/session/active', doc: 'active engine sessions', payload: (b) => text(b.session.active) },
+  { suffix: '/session/total', doc: 'engine sessions', payload: (b) => text(b.session.total) },
+  { suffix: '/users/active', doc: 'active users', payload: (b) => text(b.users.active) },
+  { suffix: '/users/total', doc: 'users', payload: (b) => text(b.users.total) },
+  { suffix: '/apps/active_docs', doc: 'ids of the active apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.active_docs) },
+  { suffix: '/apps/loaded_docs', doc: 'ids of the loaded apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.loaded_docs) },
+  { suffix: '/apps/in_memory_docs', doc: 'ids of the in-memory apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.in_memory_docs) },
+  { suffix: '/apps/calls', doc: 'engine calls', payload: (b) => text(b.apps.calls) },
+  { suffix: '/apps/selections', doc: 'engine selections', payload: (b) => text(b.apps.selections) },
+  { suffix: '/cache/hits', doc: 'cache hits', payload: (b) => text(b.cache.hits) },
+  { suffix: '/cache/lookups', doc: 'cache lookups', payload: (b) => text(b.cache.lookups) },
+  { suffix: '/cache/added', doc: 'entries added', payload: (b) => text(b.cache.added) },
+  { suffix: '/cache/replaced', doc: 'entries replaced', payload: (b) => text(b.cache.replaced) },
+  { suffix: '/cache/bytes_added', doc: 'bytes added', payload: (b) => text(b.cache.bytes_added) },
+  {
+    suffix: '/cache/hit_ratio',
+    doc: '`floor(hits × 100 / lookups)`; only when lookups > 0',
+    payload: (b) => {
+      const ratio = cacheHitRatio(b.cache);
+      return ratio === null ? null : text(ratio);
+    },
+  },
+  { suffix: '/saturated', doc: '`true` / `false`', payload: (b) => text(b.saturated) },
 ];
 
 /** The server's topic level: its `host` tag (never absent in a sample; the server name otherwise). */
@@ -169,7 +182,7 @@ function hostLevel(sample: Pick<HealthSample, 'tags' | 'serverName'>): string {
 export function healthMessages(sample: HealthSample, baseTopic: string): MqttMessage[] {
   const prefix = `${baseTopic}${hostLevel(sample)}`;
   const out: MqttMessage[] = [];
-  for (const [suffix, payload] of HEALTH_MQTT_VALUES) {
+  for (const { suffix, payload } of HEALTH_MQTT_VALUES) {
     const value = payload(sample.body);
     if (value !== null) out.push({ topic: `${prefix}${suffix}`, payload: value });
   }

@@ -22,10 +22,10 @@ export interface FieldDef {
 }
 
 export interface MeasurementModel<N extends string = string, T extends string = string, F extends Record<string, FieldDef> = Record<string, FieldDef>> {
-  /** The measurement names: fixed, or the defaults of `nameKey` (one model may describe several measurements of one layout). */
+  /** The measurement names: fixed, or the defaults of `nameKeys` (one model may describe several measurements of one layout). */
   readonly names: readonly [N, ...string[]];
-  /** The config key(s) that name the measurement, when it is configurable. */
-  readonly nameKey?: string;
+  /** The config key(s) that name the measurement, when it is configurable (one per name). */
+  readonly nameKeys?: readonly string[];
   /** The section of platform-formats.md. */
   readonly section: string;
   /** When a point is written. */
@@ -291,7 +291,7 @@ export const LOG_EVENT = defineMeasurement({
 
 export const EVENT_COUNT = defineMeasurement({
   names: ['event_count'],
-  nameKey: 'platformEvents.eventCount.tsdb.measurementName',
+  nameKeys: ['platformEvents.eventCount.tsdb.measurementName'],
   section: '6.5',
   written: 'every `platformEvents.tsdb.writeFrequency` ms, one point per distinct tag set counted in the window (`platformEvents.eventCount.enable`)',
   tags: {
@@ -306,7 +306,7 @@ export const EVENT_COUNT = defineMeasurement({
 
 export const REJECTED_EVENT_COUNT = defineMeasurement({
   names: ['rejected_event_count'],
-  nameKey: 'platformEvents.rejectedEventCount.tsdb.measurementName',
+  nameKeys: ['platformEvents.rejectedEventCount.tsdb.measurementName'],
   section: '6.6',
   written: 'every `platformEvents.tsdb.writeFrequency` ms, one point per distinct tag set rejected in the window (`platformEvents.rejectedEventCount.enable`)',
   tags: {
@@ -330,7 +330,7 @@ export const REJECTED_EVENT_COUNT = defineMeasurement({
 
 export const QUEUE_METRICS = defineMeasurement({
   names: ['user_events_queue', 'log_events_queue'],
-  nameKey: '`userEvents.udpServerConfig.queueMetrics.tsdb.measurementName` / `logEvents.udpServerConfig.queueMetrics.tsdb.measurementName`',
+  nameKeys: ['userEvents.udpServerConfig.queueMetrics.tsdb.measurementName', 'logEvents.udpServerConfig.queueMetrics.tsdb.measurementName'],
   section: '6.8',
   written: 'every `…udpServerConfig.queueMetrics.tsdb.writeFrequency` ms per running listener (`…queueMetrics.tsdb.enable`)',
   tags: {
@@ -382,7 +382,7 @@ export const SVC_MEMORY_USAGE = defineMeasurement({
 
 export const SVC_ERRORS = defineMeasurement({
   names: ['svc_errors'],
-  nameKey: 'errorTracking.tsdb.measurementName',
+  nameKeys: ['errorTracking.tsdb.measurementName'],
   section: '6.10',
   written: 'one point per tracked error, at the time it happened (`errorTracking.enable` and `errorTracking.tsdb.enable`)',
   tags: {
