@@ -192,8 +192,9 @@ export interface PlatformDestinations {
 /**
  * Batching of the MQTT and monsaas destinations (queue messages per delivery; no waiting). The edge
  * packs up to EDGE_EVENTS_PER_MESSAGE events in a message, and a destination sends the events of a
- * delivery concurrently: 100 messages bound MQTT to 2,000 publishes in flight, 1 message bounds the
- * monitoring SaaS to 20 POSTs in flight.
+ * delivery concurrently: 100 messages bound MQTT to 2,000 events in flight (a UDP event is one to five
+ * publishes, a health sample 22: the pollers make at most one per server and interval), 1 message
+ * bounds the monitoring SaaS to 20 POSTs per account in flight.
  */
 export const EDGE_EVENTS_PER_MESSAGE = 20;
 export const MQTT_BATCH = { batchSize: 100, batchWindowMs: 0 } as const;
