@@ -10,7 +10,8 @@
  *   (shared/config/rules.ts) refuse configured names equal to a built-in attribute name.
  * - Scrambling hashes non-empty values only: an empty directory or user id stays `""` (a hash of the
  *   empty text would look like a user).
- * - Metric attributes (§8.2): server tags (health) or session tags (sessions), then the app-list
+ * - Metric attributes (§8.2): server tags (health) or session tags (sessions; empty values left out,
+ *   as the tsdb leaves out an empty tag), then the app-list
  *   attributes `qs_activeDocs` / `qs_loadedDocs` / `qs_inMemoryDocs`, then
  *   `monsaas.metric.attribute.static[]`, then `svcVersion`; a later one never replaces an earlier one.
  * - App-list attributes hold the app names when the sample has them (names, then session-app ids,
@@ -333,6 +334,11 @@ export function anyHealthMetric(flags: MetricFlags): boolean {
   return HEALTH_METRIC_GROUPS.some((g) => g.enabled(flags));
 }
 
+/** Server or session tags as attributes; an empty value is left out, as the tsdb leaves out an empty tag. */
+function tagAttributes(tags: Readonly<Record<string, string>>): Map<string, AttributeValue> {
+  return new Map<string, AttributeValue>(Object.entries(tags).filter(([, value]) => value !== ''));
+}
+
 function metricBlock(timeNs: string, attributes: Map<string, AttributeValue>, options: MetricOptions, metrics: MetricBlock['metrics']): MetricPayload {
   for (const a of options.staticAttributes) if (!attributes.has(a.name)) attributes.set(a.name, a.value);
   if (options.svcVersion !== null && !attributes.has('svcVersion')) attributes.set('svcVersion', options.svcVersion);
@@ -349,7 +355,7 @@ export function healthMetricPayload(q: HealthQueuedEvent, options: HealthMetricO
   const { body, tags, docNames } = q.sample;
   const metrics: MetricBlock['metrics'] = HEALTH_METRIC_GROUPS.filter((g) => g.enabled(options.flags)).flatMap((g) => g.metrics.map(([name, value]) => ({ name, type: 'gauge', value: value(body) })));
   if (metrics.length === 0) return null;
-  const attributes = new Map<string, AttributeValue>(Object.entries(tags));
+  const attributes = tagAttributes(tags);
   for (const list of HEALTH_LIST_ATTRIBUTES) {
     if (!list.enabled(options.flags) || attributes.has(list.attribute)) continue;
     const names = docNames === undefined ? list.ids(body) : [...list.names(docNames).names, ...list.names(docNames).sessionApps];
@@ -366,6 +372,6 @@ export const PROXY_SESSIONS_METRIC = 'qs_proxySessions';
  * with the session tags, static attributes and `svcVersion`; `interval.ms` = `userSessions.pollingInterval`.
  */
 export function sessionMetricPayload(q: SessionsQueuedEvent, options: MetricOptions): MetricPayload {
-  const attributes = new Map<string, AttributeValue>(Object.entries(q.sample.tags));
+  const attributes = tagAttributes(q.sample.tags);
   return metricBlock(q.timeNs, attributes, options, [{ name: PROXY_SESSIONS_METRIC, type: 'gauge', value: q.sample.sessions.length }]);
 }

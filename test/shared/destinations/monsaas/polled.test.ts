@@ -104,6 +104,11 @@ describe('health metric payload (§8.1, §8.2)', () => {
     expect([saturated(true), saturated(false)]).toEqual([1, 0]);
   });
 
+  it('leaves out a server tag with an empty value (as the tsdb does)', () => {
+    const tags = { host: 'node2', server_name: 'Node2', server_description: '', site: 'lab' };
+    expect(healthMetricPayload(healthQueued(healthSample({ tags })), health('engine.cpu'))?.[0]?.common.attributes).toEqual({ host: 'node2', server_name: 'Node2', site: 'lab', team: 'platform', svcVersion: '15.0.0' });
+  });
+
   it('sends nothing when no metric group is on, whatever the app-list flags say', () => {
     expect(healthMetricPayload(healthQueued(healthSample({ docNames: DOC_NAMES })), health(...LISTS, 'proxy.sessions'))).toBeNull();
   });
