@@ -1,5 +1,6 @@
 /** Renders docs/data-model.md from the data model tables (a test fails when the file is stale). */
 import { AUDIT_COLUMNS, type ColumnType } from './datamodel.js';
+import { renderPlatformDataModelDocs } from '../destinations/datamodel-docs.js';
 
 const PARQUET: Record<ColumnType, string> = {
   string: 'BYTE_ARRAY (STRING)',
@@ -23,11 +24,12 @@ export function renderDataModelDocs(): string {
   return `${[
     '# Data model',
     '',
-    '<!-- Generated from shared/audit/datamodel.ts by `npm run docs:config`; do not edit by hand. -->',
+    '<!-- Generated from shared/audit/datamodel.ts, shared/destinations/tsdb/datamodel.ts and the MQTT and monitoring-SaaS mappers by `npm run docs:config`; do not edit by hand. -->',
     '',
-    'One table per kind of data yields the tsdb points, the parquet and table-file columns, and this page.',
-    'The platform data written by the edge agent (health, sessions, user and log events, counters) follows',
-    '`../shared/spec/platform-formats.md` §6.',
+    'One table per kind of data yields the tsdb points, the parquet and table-file columns, and this page:',
+    'audit events first, then the platform data the edge agent writes (health, sessions, user and log',
+    'events, counts, queue metrics, Svc\'s own data; `../shared/spec/platform-formats.md` §6), then the',
+    'MQTT topics and monitoring-SaaS metrics of health and session polls.',
     '',
     '## Audit events',
     '',
@@ -55,5 +57,7 @@ export function renderDataModelDocs(): string {
     '  where the digest is taken from the ids of the file\'s events: one delivered batch makes one file per',
     '  event date, and the same batch delivered again (a crash before its acknowledgement) replaces its file.',
     '- `duration` is also an InfluxQL keyword: quote it in queries (`SELECT "duration" FROM audit_events`).',
-  ].join('\n')}\n`;
+    '',
+    ...renderPlatformDataModelDocs(),
+  ].join('\n').replace(/\n+$/, '')}\n`;
 }

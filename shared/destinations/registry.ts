@@ -2,9 +2,10 @@
  * The one place that maps the config to destinations, each with its batching, used by local mode,
  * the edge agent and the writer Lambdas:
  * - `auditDestinations`: `Svc.auditEvents.destination` (tsdb, parquet, table file, JSON files);
- * - `platformDestinations`: the platform's UDP events and the edge's own points, by the gating of
- *   platform-formats.md §0.6 (`platformOutputs`), which the listeners use too (`wantsUserEvent`,
- *   `wantsLogEvent`) so they do not enqueue an event no destination takes.
+ * - `platformDestinations`: the platform's UDP events, polled data (health and session samples) and
+ *   the edge's own points, by the gating of platform-formats.md §0.6 (`platformOutputs`), which the
+ *   sources use too (`wantsUserEvent`, `wantsLogEvent`, `anyOutput(outputs.health)`) so they do not
+ *   enqueue an event no destination takes. A destination is created when any kind goes to it.
  *
  * Gating (§0.6): a feature writes to a destination only when the destination's master switch and the
  * feature's own flag are both on; user events also need `userEvents.enable`, log events at least one
@@ -32,7 +33,7 @@ import { JsonObjectDataDestination } from './json/destination.js';
 import { JsonObjectDataWriter } from './json/writer.js';
 import { MonSaasWriter } from './monsaas/client.js';
 import { MonSaasDestination } from './monsaas/destination.js';
-import { MONSAAS_LOG_SOURCES, logMonSaasWanted, monSaasAttributeOptions, resolveScrambleKey } from './monsaas/mappers.js';
+import { MONSAAS_LOG_SOURCES, anyHealthMetric, logMonSaasWanted, monSaasAttributeOptions, monSaasMetricOptions, resolveScrambleKey } from './monsaas/mappers.js';
 import { MqttWriter } from './mqtt/client.js';
 import { MqttDestination } from './mqtt/destination.js';
 import type { Destination } from './port.js';
@@ -106,7 +107,10 @@ export interface EventOutputs {
 export interface PlatformOutputs {
   userEvents: EventOutputs;
   logEvents: EventOutputs;
-  /** Health polls (§4): the destinations' master switches only (§0.6); monsaas also needs a metric flag (§8.2) and an account. */
+  /**
+   * Health polls (§4): the destinations' master switches only (§0.6); monsaas also needs a metric group
+   * flag (§8.2; the app-list flags only add attributes to those metrics) and an account.
+   */
   health: EventOutputs;
   /** Session polls (§5.1): as health; monsaas needs `metric.dynamic.proxy.sessions.enable`. */
   sessions: EventOutputs;
@@ -144,8 +148,8 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
   const sessionsOn = config.userSessions.enableSessionExtract && config.serversToMonitor.servers.some((s) => s.userSessions.enable && s.userSessions.virtualProxies.length > 0);
   const metric = config.monsaas.metric;
   const metricAccounts = metric.destinationAccount.length > 0;
-  const { engine, apps, cache } = metric.dynamic;
-  const healthMetric = [...Object.values(engine), apps.docCount, apps.activeDocs, apps.loadedDocs, apps.inMemoryDocs, cache.cache].some((flag) => flag.enable);
+  // The app lists (apps.activeDocs …) are attributes of the health metrics: alone they send nothing.
+  const healthMetric = anyHealthMetric(metric.dynamic);
   const queueMetrics = (userOn && user.udpServerConfig.queueMetrics.tsdb.enable) || (logOn && log.udpServerConfig.queueMetrics.tsdb.enable);
 
   return {
@@ -188,8 +192,9 @@ export interface PlatformDestinations {
 /**
  * Batching of the MQTT and monsaas destinations (queue messages per delivery; no waiting). The edge
  * packs up to EDGE_EVENTS_PER_MESSAGE events in a message, and a destination sends the events of a
- * delivery concurrently: 100 messages bound MQTT to 2,000 publishes in flight, 1 message bounds the
- * monitoring SaaS to 20 POSTs in flight.
+ * delivery concurrently: 100 messages bound MQTT to 2,000 events in flight (a UDP event is one to five
+ * publishes, a health sample 22: the pollers make at most one per server and interval), 1 message
+ * bounds the monitoring SaaS to 20 POSTs per account in flight.
  */
 export const EDGE_EVENTS_PER_MESSAGE = 20;
 export const MQTT_BATCH = { batchSize: 100, batchWindowMs: 0 } as const;
@@ -210,7 +215,7 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
   const userTags = config.userEvents.tags;
   const logTags = config.logEvents.tags;
 
-  if (outputs.userEvents.tsdb || outputs.logEvents.tsdb || outputs.points) {
+  if (outputs.userEvents.tsdb || outputs.logEvents.tsdb || outputs.points || outputs.health.tsdb || outputs.sessions.tsdb) {
     destinations.push({
       destination: new TsdbDestination({
         writer: tsdbWriter(ctx),
@@ -218,6 +223,8 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
         userEvents: outputs.userEvents.tsdb ? { tags: userTags } : null,
         logEvents: outputs.logEvents.tsdb ? { tags: logTags } : null,
         points: outputs.points,
+        health: outputs.health.tsdb ? { includeFields: config.tsdbConfig.includeFields } : null,
+        sessions: outputs.sessions.tsdb,
         log,
       }),
       batchSize: config.tsdbConfig.maxBatchSize,
@@ -225,23 +232,27 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
     });
   }
 
-  if (outputs.userEvents.mqtt || outputs.logEvents.mqtt) {
+  if (outputs.userEvents.mqtt || outputs.logEvents.mqtt || outputs.health.mqtt || outputs.sessions.mqtt) {
     const writer = new MqttWriter({ settings: config.mqttConfig, log, errors: errors });
+    const baseTopic = { baseTopic: config.mqttConfig.baseTopic };
     components.push(writer);
     destinations.push({
       destination: new MqttDestination({
         writer,
         userEvents: outputs.userEvents.mqtt ? { settings: config.userEvents.sendToMQTT, tags: userTags } : null,
         logEvents: outputs.logEvents.mqtt ? { settings: config.logEvents.sendToMQTT, tags: logTags } : null,
+        health: outputs.health.mqtt ? baseTopic : null,
+        sessions: outputs.sessions.mqtt ? baseTopic : null,
         log,
       }),
       ...MQTT_BATCH,
     });
   }
 
-  if (outputs.userEvents.monsaas || outputs.logEvents.monsaas) {
+  if (outputs.userEvents.monsaas || outputs.logEvents.monsaas || outputs.health.monsaas || outputs.sessions.monsaas) {
     const writer = new MonSaasWriter({ settings: config.monsaas, credentials: config.thirdPartyToolsCredentials.monsaas, log, errors: errors });
     const userSend = config.userEvents.sendToMonSaas;
+    const metricAccounts = config.monsaas.metric.destinationAccount;
     destinations.push({
       destination: new MonSaasDestination({
         writer,
@@ -257,6 +268,8 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
               options: { ...monSaasAttributeOptions(config, logTags), sources: config.logEvents.sendToMonSaas.source },
             }
           : null,
+        health: outputs.health.monsaas ? { accounts: metricAccounts, options: { ...monSaasMetricOptions(config, 'health'), flags: config.monsaas.metric.dynamic } } : null,
+        sessions: outputs.sessions.monsaas ? { accounts: metricAccounts, options: monSaasMetricOptions(config, 'sessions') } : null,
         log,
       }),
       ...MONSAAS_BATCH,

@@ -1,14 +1,15 @@
 /**
- * The platform's UDP events to MQTT (platform-formats.md §7.3 user events, §7.4 log events): every
- * message of an event is published at once (the events of a batch too); an event with a failed
- * publish is returned so the queue delivers it again.
+ * Polled data and the platform's UDP events to MQTT (platform-formats.md §7.1 health, §7.2 sessions,
+ * §7.3 user events, §7.4 log events): every message of an event is published at once (the events of
+ * a batch too); an event with a failed publish is returned so the queue delivers it again.
  *
  * A redelivered event is not published again to the topics it already reached (Svc choice): the
  * destination remembers the (event id, topic) pairs published recently, so a subscriber of the
  * topic that worked does not see the message twice. Publish failures are tracked and logged by the
- * `MqttWriter` (`MQTT_PUBLISH`, modules `USER_EVENTS_MQTT` / `LOG_EVENTS_MQTT`).
+ * `MqttWriter` (`MQTT_PUBLISH`, modules `HEALTH_METRICS_MQTT` / `PROXY_SESSIONS_MQTT` with the server's
+ * name, `USER_EVENTS_MQTT` / `LOG_EVENTS_MQTT`).
  */
-import { logEventMessages, userEventMessages, type LogEventMqttSettings, type MqttMessage, type UserEventMqttSettings } from './mappers.js';
+import { healthMessages, logEventMessages, sessionMessages, userEventMessages, type LogEventMqttSettings, type MqttMessage, type UserEventMqttSettings } from './mappers.js';
 import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import { RecentIds } from '../../util/recent-ids.js';
@@ -18,6 +19,8 @@ import { PerEventDestination } from '../port.js';
 
 export const USER_EVENTS_MQTT_MODULE = 'USER_EVENTS_MQTT';
 export const LOG_EVENTS_MQTT_MODULE = 'LOG_EVENTS_MQTT';
+export const HEALTH_MQTT_MODULE = 'HEALTH_METRICS_MQTT';
+export const SESSIONS_MQTT_MODULE = 'PROXY_SESSIONS_MQTT';
 
 export interface MqttDestinationOptions {
   writer: Pick<MqttWriter, 'publish'>;
@@ -25,6 +28,10 @@ export interface MqttDestinationOptions {
   userEvents: { settings: UserEventMqttSettings; tags: readonly TagItem[] } | null;
   /** `logEvents.sendToMQTT` and `logEvents.tags[]` when log events go to MQTT (§0.6), else null. */
   logEvents: { settings: LogEventMqttSettings; tags: readonly TagItem[] } | null;
+  /** `mqttConfig.baseTopic` when health samples go to MQTT (§0.6), else null or absent. */
+  health?: { baseTopic: string } | null;
+  /** `mqttConfig.baseTopic` when session samples go to MQTT (§0.6), else null or absent. */
+  sessions?: { baseTopic: string } | null;
   /** How many published (event, topic) pairs to remember for redeliveries; default 10,000. */
   rememberPublished?: number;
   log: Log;
@@ -40,15 +47,30 @@ export class MqttDestination extends PerEventDestination {
   }
 
   protected takes(q: QueuedEvent): boolean {
-    return (q.kind === 'user-event' && this.options.userEvents !== null) || (q.kind === 'log-event' && this.options.logEvents !== null);
+    const o = this.options;
+    return (
+      (q.kind === 'user-event' && o.userEvents !== null) ||
+      (q.kind === 'log-event' && o.logEvents !== null) ||
+      (q.kind === 'health' && (o.health ?? null) !== null) ||
+      (q.kind === 'user-sessions' && (o.sessions ?? null) !== null)
+    );
   }
 
   /** Publishes the messages of one event not published before; true when every one is published. */
   protected async writeEvent(q: QueuedEvent): Promise<boolean> {
-    const { userEvents, logEvents } = this.options;
+    const { userEvents, logEvents, health, sessions } = this.options;
     let messages: MqttMessage[];
     let module: string;
-    if (q.kind === 'user-event' && userEvents !== null) {
+    let serverName: string | undefined;
+    if (q.kind === 'health' && health !== undefined && health !== null) {
+      messages = healthMessages(q.sample, health.baseTopic);
+      module = HEALTH_MQTT_MODULE;
+      serverName = q.sample.serverName;
+    } else if (q.kind === 'user-sessions' && sessions !== undefined && sessions !== null) {
+      messages = sessionMessages(q.sample, sessions.baseTopic);
+      module = SESSIONS_MQTT_MODULE;
+      serverName = q.sample.serverName;
+    } else if (q.kind === 'user-event' && userEvents !== null) {
       messages = userEventMessages(q.event, userEvents.settings, userEvents.tags);
       module = USER_EVENTS_MQTT_MODULE;
     } else if (q.kind === 'log-event' && logEvents !== null) {
@@ -61,7 +83,7 @@ export class MqttDestination extends PerEventDestination {
       messages.map(async ({ topic, payload }) => {
         const key = `${q.id}\u0000${topic}`;
         if (this.published.has(key)) return true;
-        const ok = await this.options.writer.publish(topic, payload, module);
+        const ok = await this.options.writer.publish(topic, payload, module, serverName);
         if (ok) this.published.add(key);
         return ok;
       }),

@@ -1,6 +1,7 @@
 /**
- * MQTT messages of the platform's UDP events (platform-formats.md §7.3 user events, §7.4 log events):
- * pure builders of `{topic, payload}`; `PlatformMqttDestination` publishes them with the `MqttWriter`.
+ * MQTT messages of polled data (platform-formats.md §7.1 health, §7.2 sessions) and of the platform's
+ * UDP events (§7.3 user events, §7.4 log events): pure builders of `{topic, payload}`;
+ * `MqttDestination` publishes them with the `MqttWriter`.
  *
  * The builders look at the topic settings only. Whether MQTT is used at all (`mqttConfig.enable` +
  * `…sendToMQTT.enable`, §0.6) is decided by `platformOutputs` (shared/destinations/registry.ts),
@@ -9,6 +10,13 @@
  * Choices where the spec is silent (Svc choice):
  * - Two enabled topics with the same text get the message once (the same subscriber would otherwise
  *   see it twice).
+ * - Health values (§7.1): an empty app list is published as an empty payload (the list is empty now;
+ *   skipping it would leave a subscriber with the last non-empty list). Numbers are written as
+ *   JavaScript prints them (`4213.6`, `7`); the cache hit ratio is computed in integers
+ *   (`floor(hits × 100 / lookups)`), so 29 hits of 100 lookups give `29`, not the `28` that
+ *   `hits / lookups × 100` in floating point would.
+ * - A topic level built from data (the server's host, the virtual proxy) has `+`/`#` replaced by `_`;
+ *   `mqttConfig.baseTopic` is used as configured.
  * - Subsystem topics (§7.4): empty parts of the subsystem (`A..B`, a leading or trailing `.`) are
  *   dropped, MQTT empty levels being easy to miss in a subscription; an empty subsystem gives the level
  *   `unknown`, the word the event counts use for an empty subsystem (§2.3 step 2).
@@ -17,6 +25,7 @@ import type { SvcConfig } from '../../config/schema.js';
 import { topicLevel } from './client.js';
 import { firstValueTags } from '../../platform/tags.js';
 import type { PlatformLogEvent, UserActivity } from '../../platform/events.js';
+import type { HealthBody, HealthSample, SessionSample } from '../../platform/polled.js';
 import type { TagItem } from '../../platform/tags.js';
 
 /** One MQTT publish: topic and UTF-8 payload. */
@@ -109,4 +118,81 @@ export function logEventMessages(event: PlatformLogEvent, settings: LogEventMqtt
   if (topics.length === 0) return [];
   const text = JSON.stringify({ ...event, tags: tagObject(tags) });
   return unique(topics).map((topic) => ({ topic, payload: text }));
+}
+
+/** §4 cache hit ratio: `floor(hits / lookups × 100)` in integer arithmetic; null when there were no lookups. */
+export function cacheHitRatio(cache: Pick<HealthBody['cache'], 'hits' | 'lookups'>): number | null {
+  return cache.lookups > 0 ? Math.floor((cache.hits * 100) / cache.lookups) : null;
+}
+
+const text = (value: number | boolean): string => String(value);
+const list = (ids: readonly string[]): string => ids.join(',');
+
+export interface HealthMqttValue {
+  /** After `<baseTopic><host>`. */
+  suffix: string;
+  /** What the payload holds (docs). */
+  doc: string;
+  /** The payload; null = not published. */
+  payload: (b: HealthBody) => string | null;
+}
+
+/** §7.1: each health value's topic suffix and payload, in publish order. */
+export const HEALTH_MQTT_VALUES: readonly HealthMqttValue[] = [
+  { suffix: '/version', doc: 'engine version', payload: (b) => b.version },
+  { suffix: '/started', doc: 'engine start time as reported', payload: (b) => b.started },
+  { suffix: '/mem/committed', doc: 'MB', payload: (b) => text(b.mem.committed) },
+  { suffix: '/mem/allocated', doc: 'MB', payload: (b) => text(b.mem.allocated) },
+  { suffix: '/mem/free', doc: 'MB', payload: (b) => text(b.mem.free) },
+  { suffix: '/cpu/total', doc: 'CPU %', payload: (b) => text(b.cpu.total) },
+  { suffix: '/session/active', doc: 'active engine sessions', payload: (b) => text(b.session.active) },
+  { suffix: '/session/total', doc: 'engine sessions', payload: (b) => text(b.session.total) },
+  { suffix: '/users/active', doc: 'active users', payload: (b) => text(b.users.active) },
+  { suffix: '/users/total', doc: 'users', payload: (b) => text(b.users.total) },
+  { suffix: '/apps/active_docs', doc: 'ids of the active apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.active_docs) },
+  { suffix: '/apps/loaded_docs', doc: 'ids of the loaded apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.loaded_docs) },
+  { suffix: '/apps/in_memory_docs', doc: 'ids of the in-memory apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.in_memory_docs) },
+  { suffix: '/apps/calls', doc: 'engine calls', payload: (b) => text(b.apps.calls) },
+  { suffix: '/apps/selections', doc: 'engine selections', payload: (b) => text(b.apps.selections) },
+  { suffix: '/cache/hits', doc: 'cache hits', payload: (b) => text(b.cache.hits) },
+  { suffix: '/cache/lookups', doc: 'cache lookups', payload: (b) => text(b.cache.lookups) },
+  { suffix: '/cache/added', doc: 'entries added', payload: (b) => text(b.cache.added) },
+  { suffix: '/cache/replaced', doc: 'entries replaced', payload: (b) => text(b.cache.replaced) },
+  { suffix: '/cache/bytes_added', doc: 'bytes added', payload: (b) => text(b.cache.bytes_added) },
+  {
+    suffix: '/cache/hit_ratio',
+    doc: '`floor(hits × 100 / lookups)`; only when lookups > 0',
+    payload: (b) => {
+      const ratio = cacheHitRatio(b.cache);
+      return ratio === null ? null : text(ratio);
+    },
+  },
+  { suffix: '/saturated', doc: '`true` / `false`', payload: (b) => text(b.saturated) },
+];
+
+/** The server's topic level: its `host` tag (never absent in a sample; the server name otherwise). */
+function hostLevel(sample: Pick<HealthSample, 'tags' | 'serverName'>): string {
+  return topicLevel(sample.tags['host'] ?? sample.serverName);
+}
+
+/**
+ * §7.1: one message per health value to `<baseTopic><host><suffix>` (`svc/node1.lab.local/mem/committed`
+ * → `4213.6`); app lists joined by `,`, booleans `true`/`false`, `/cache/hit_ratio` only when lookups > 0.
+ */
+export function healthMessages(sample: HealthSample, baseTopic: string): MqttMessage[] {
+  const prefix = `${baseTopic}${hostLevel(sample)}`;
+  const out: MqttMessage[] = [];
+  for (const { suffix, payload } of HEALTH_MQTT_VALUES) {
+    const value = payload(sample.body);
+    if (value !== null) out.push({ topic: `${prefix}${suffix}`, payload: value });
+  }
+  return out;
+}
+
+/**
+ * §7.2: the sessions after exclusion as JSON with 2-space indent, to
+ * `<baseTopic><host>/usersession<vp as configured>` (`/` → `…/usersession/`, `/hdr` → `…/usersession/hdr`).
+ */
+export function sessionMessages(sample: SessionSample, baseTopic: string): MqttMessage[] {
+  return [{ topic: `${baseTopic}${hostLevel(sample)}/usersession${topicLevel(sample.virtualProxy)}`, payload: JSON.stringify(sample.sessions, null, 2) }];
 }

@@ -1,8 +1,9 @@
 /**
  * Events to the tsdb, whatever their kind (platform-formats.md §6): audit events as points of
- * `auditEvents.destination.tsdb.measurementName`, user events as `user_events` (§6.3), log events as
- * `log_event` (§6.4), and `points` events (event counts, rejected counts, queue metrics, §6.5–6.8) as
- * the edge computed them. Which kinds it takes is the config's (§0.6 gating, in the registry). Every
+ * `auditEvents.destination.tsdb.measurementName`, health samples as the eight §6.1 measurements,
+ * session samples as `user_session_summary` and `user_session_details` (§6.2), user events as
+ * `user_events` (§6.3), log events as `log_event` (§6.4), and `points` events (event counts, rejected
+ * counts, queue metrics, §6.5–6.8) as the edge computed them. Which kinds it takes is the config's (§0.6 gating, in the registry). Every
  * point carries its §0.3 time decided when the event was queued, so a redelivered event overwrites
  * itself.
  *
@@ -11,8 +12,8 @@
  * credentials refused) are returned for redelivery. Points the tsdb refuses for good (dropped at
  * chunk size 1, beyond retention) are not: the writer has logged and tracked them.
  *
- * One `write()` call per producing module (`AUDIT_EVENTS`, `USER_EVENTS`, `LOG_EVENTS`, each `points`
- * event's own module), so failures are tracked with the right module (§6.0 step 5). Once one call
+ * One `write()` call per producing module (`AUDIT_EVENTS`, `HEALTH_METRICS`, `PROXY_SESSIONS`,
+ * `USER_EVENTS`, `LOG_EVENTS`, each `points` event's own module), so failures are tracked with the right module (§6.0 step 5). Once one call
  * fails whole, the remaining groups are not sent (each would wait through its retries against the
  * same down tsdb) and come back for redelivery.
  */
@@ -21,12 +22,15 @@ import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import { BaseDestination } from '../port.js';
 import type { Point, PointClock } from './line-protocol.js';
-import { auditPoint, jsonPointToPoint, logEventPoint, userEventPoint } from './mappers.js';
+import { auditPoint, healthPoints, jsonPointToPoint, logEventPoint, sessionPoints, userEventPoint, type IncludeFields } from './mappers.js';
 import type { TsdbWriter } from './writer.js';
 
 export const AUDIT_TSDB_MODULE = 'AUDIT_EVENTS';
 export const USER_EVENTS_TSDB_MODULE = 'USER_EVENTS';
 export const LOG_EVENTS_TSDB_MODULE = 'LOG_EVENTS';
+/** §10.9 modules of polled data. */
+export const HEALTH_TSDB_MODULE = 'HEALTH_METRICS';
+export const SESSIONS_TSDB_MODULE = 'PROXY_SESSIONS';
 
 export interface TsdbDestinationOptions {
   writer: Pick<TsdbWriter, 'ensureDatabase' | 'write'>;
@@ -38,6 +42,10 @@ export interface TsdbDestinationOptions {
   logEvents: { tags: readonly TagItem[] } | null;
   /** Whether the edge's own points (kind `points`) are taken. */
   points: boolean;
+  /** `tsdbConfig.includeFields` when health samples go to the tsdb (§0.6), else null or absent. */
+  health?: { includeFields: IncludeFields } | null;
+  /** Whether session samples go to the tsdb (§0.6). */
+  sessions?: boolean;
   log: Log;
 }
 
@@ -55,7 +63,14 @@ export class TsdbDestination extends BaseDestination {
 
   protected takes(q: QueuedEvent): boolean {
     const o = this.options;
-    return (q.kind === 'audit' && o.audit !== null) || (q.kind === 'user-event' && o.userEvents !== null) || (q.kind === 'log-event' && o.logEvents !== null) || (q.kind === 'points' && o.points && q.points.length > 0);
+    return (
+      (q.kind === 'audit' && o.audit !== null) ||
+      (q.kind === 'user-event' && o.userEvents !== null) ||
+      (q.kind === 'log-event' && o.logEvents !== null) ||
+      (q.kind === 'points' && o.points && q.points.length > 0) ||
+      (q.kind === 'health' && (o.health ?? null) !== null) ||
+      (q.kind === 'user-sessions' && o.sessions === true)
+    );
   }
 
   /** Creates the database (bucket) at first start. */
@@ -88,13 +103,15 @@ export class TsdbDestination extends BaseDestination {
       if (group === undefined) groups.set(module, [item]);
       else group.push(item);
     };
-    const { audit, userEvents, logEvents } = this.options;
+    const { audit, userEvents, logEvents, health, sessions } = this.options;
     for (const q of queued) {
       try {
         if (q.kind === 'audit' && audit !== null) add(AUDIT_TSDB_MODULE, { id: q.id, points: [auditPoint(q, audit.measurement, audit.staticTags, audit.clock)] });
         else if (q.kind === 'user-event' && userEvents !== null) add(USER_EVENTS_TSDB_MODULE, { id: q.id, points: [userEventPoint(q, userEvents.tags)] });
         else if (q.kind === 'log-event' && logEvents !== null) add(LOG_EVENTS_TSDB_MODULE, { id: q.id, points: [logEventPoint(q, logEvents.tags)] });
         else if (q.kind === 'points') add(q.module, { id: q.id, points: q.points.map(jsonPointToPoint) });
+        else if (q.kind === 'health' && health !== undefined && health !== null) add(HEALTH_TSDB_MODULE, { id: q.id, points: healthPoints(q, health.includeFields) });
+        else if (q.kind === 'user-sessions' && sessions === true) add(SESSIONS_TSDB_MODULE, { id: q.id, points: sessionPoints(q) });
       } catch (err) {
         // Only a malformed queued event gets here (a time that is not a decimal, an unsafe integer):
         // a redelivery would fail the same way, so it is dropped, not returned.

@@ -1,7 +1,9 @@
 /**
  * The tsdb mappers: points of audit events (below, from the audit data model), of the platform's UDP
- * events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`) and the JSON form of the points the edge computes itself (queue kind `points`: event counts,
- * rejected counts, listener queue metrics). Pure functions: the writers call them per delivery, so a
+ * events (platform-formats.md §6.3 `user_events`, §6.4 `log_event`), of polled data (§6.1 health,
+ * §6.2 sessions) and the JSON form of the points the edge computes itself (queue kind `points`: event
+ * counts, rejected counts, listener queue metrics). Measurement, tag and field names and field types
+ * come from the data model tables (datamodel.ts), which also yield docs/data-model.md. Pure functions: the writers call them per delivery, so a
  * redelivered event gives the same point, with the same §0.3 time decided at the edge (`timeNs`),
  * and overwrites itself instead of duplicating.
  *
@@ -17,33 +19,30 @@
  */
 import { firstValueTags, type TagItem } from '../../platform/tags.js';
 import type { Category, PlatformLogEvent } from '../../platform/events.js';
-import { parseTimeNs, type AuditQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
-import { float, int, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
+import { parseTimeNs, type AuditQueuedEvent, type HealthQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type SessionsQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
+import { float, int, nthPointTime, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
+import {
+  APPS, CACHE, CPU, HEALTH_MEASUREMENTS, LOG_EVENT, MEM, SATURATED, SERVER_INFO, SESSION, USER_EVENTS, USER_SESSION_DETAILS, USER_SESSION_SUMMARY, USERS,
+  fieldsOf, tagNames, tagsOf, type FieldValues, type MeasurementModel,
+} from './datamodel.js';
+import type { DocNames } from '../../platform/polled.js';
 import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../../audit/datamodel.js';
 
-export const USER_EVENTS_MEASUREMENT = 'user_events';
-export const LOG_EVENT_MEASUREMENT = 'log_event';
+export const USER_EVENTS_MEASUREMENT = USER_EVENTS.names[0];
+export const LOG_EVENT_MEASUREMENT = LOG_EVENT.names[0];
 
-/** §6.3: every tag name `user_events` may carry before the configured ones. */
-export const USER_EVENTS_TAGS = [
-  'host', 'event_action', 'userFull', 'userDirectory', 'userId', 'origin',
-  'appId', 'appName', 'uaBrowserName', 'uaBrowserMajorVersion', 'uaOsName', 'uaOsVersion',
-] as const;
+type UserEventsTag = keyof typeof USER_EVENTS.tags;
+type LogEventTag = keyof typeof LOG_EVENT.tags;
+
+/** §6.3: every tag name `user_events` may carry before the configured ones (from the data model). */
+export const USER_EVENTS_TAGS: readonly UserEventsTag[] = tagNames(USER_EVENTS);
 /** §6.3: every field name of `user_events`. */
-export const USER_EVENTS_FIELDS = ['userFull_field', 'userId_field', 'appId_field', 'appName_field'] as const;
+export const USER_EVENTS_FIELDS: readonly string[] = Object.keys(USER_EVENTS.fields);
 
 /** §6.4: "Tag names used anywhere in `log_event`". */
-export const LOG_EVENT_TAGS = [
-  'host', 'level', 'source', 'log_row', 'subsystem', 'user_full', 'user_directory', 'user_id', 'windows_user',
-  'app_id', 'app_name', 'engine_exe_version', 'result_code', 'task_id', 'task_name', 'method', 'object_type',
-  'proxy_session_id', 'session_id', 'event_activity_source', 'object_id',
-] as const;
+export const LOG_EVENT_TAGS: readonly LogEventTag[] = tagNames(LOG_EVENT);
 /** §6.4: every field name of `log_event`, over all sources. */
-export const LOG_EVENT_FIELDS = [
-  'message', 'exception_message', 'command', 'result_code_field', 'origin', 'context', 'session_id_field',
-  'app_name_field', 'app_id_field', 'execution_id', 'process_time', 'work_time', 'lock_time', 'validate_time',
-  'traverse_time', 'handle', 'net_ram', 'peak_ram', 'raw_event',
-] as const;
+export const LOG_EVENT_FIELDS: readonly string[] = Object.keys(LOG_EVENT.fields);
 
 /**
  * Built-in tag and field names per measurement: a configured tag or category name must not be one of
@@ -55,20 +54,18 @@ export const BUILT_IN_POINT_NAMES: Readonly<Record<typeof USER_EVENTS_MEASUREMEN
 };
 
 type TagValue = string | null | undefined;
-type Fields = Record<string, FieldValue | null>;
-
 
 /**
- * Tags in insertion order with the precedence of the file comment. Built through a Map so a name such
- * as `__proto__` stays an ordinary key.
+ * Tags in insertion order with the precedence of the file comment, built-in names checked against
+ * the measurement's table. Built through a Map so a name such as `__proto__` stays an ordinary key.
  */
-class TagBuilder {
+class TagBuilder<T extends string> {
   private readonly tags = new Map<string, TagValue>();
 
   constructor(private readonly reserved: ReadonlySet<string>) {}
 
   /** A built-in tag (absent when the value is empty: `toLine` omits it). */
-  builtIn(name: string, value: TagValue): this {
+  builtIn(name: T, value: TagValue): this {
     if (!this.tags.has(name)) this.tags.set(name, value);
     return this;
   }
@@ -84,9 +81,7 @@ class TagBuilder {
   }
 }
 
-const optStr = (value: string | undefined): FieldValue | null => (value === undefined || value === '' ? null : str(value));
-const optFloat = (value: number | null): FieldValue | null => (value === null ? null : float(value));
-const optInt = (value: number | null): FieldValue | null => (value === null ? null : int(value));
+const nonEmpty = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
 
 /**
  * §6.3: one `user_events` point. Tags `host`, `event_action` (the command), `userFull`,
@@ -96,7 +91,7 @@ const optInt = (value: number | null): FieldValue | null => (value === null ? nu
  */
 export function userEventPoint(q: UserQueuedEvent, tags: readonly TagItem[]): Point {
   const e = q.event;
-  const builder = new TagBuilder(BUILT_IN_POINT_NAMES[USER_EVENTS_MEASUREMENT])
+  const builder = new TagBuilder<UserEventsTag>(BUILT_IN_POINT_NAMES[USER_EVENTS_MEASUREMENT])
     .builtIn('host', e.host)
     .builtIn('event_action', e.command)
     .builtIn('userFull', e.user_full)
@@ -110,45 +105,47 @@ export function userEventPoint(q: UserQueuedEvent, tags: readonly TagItem[]): Po
     .builtIn('uaOsName', e.uaOsName)
     .builtIn('uaOsVersion', e.uaOsVersion);
   for (const tag of tags) builder.extra(tag.name, tag.value);
-  const fields: Fields = {
-    userFull_field: str(e.user_full),
-    userId_field: str(e.user_id),
-    appId_field: optStr(e.appId),
-    appName_field: optStr(e.appName),
-  };
+  const fields = fieldsOf(USER_EVENTS, {
+    userFull_field: e.user_full,
+    userId_field: e.user_id,
+    appId_field: nonEmpty(e.appId),
+    appName_field: nonEmpty(e.appName),
+  });
   return { measurement: USER_EVENTS_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
 }
 
+type LogFields = FieldValues<typeof LOG_EVENT.fields>;
+
 /** The per-source part of §6.4's table: extra tags (in table order) and fields. */
-function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields: Fields } {
+function sourceParts(e: PlatformLogEvent): { tags: [LogEventTag, TagValue][]; fields: LogFields } {
   switch (e.source) {
     case 'qseow-engine':
       return {
         tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['app_id', e.app_id], ['engine_exe_version', e.engine_exe_version]],
-        fields: { message: str(e.message), session_id_field: str(e.session_id) },
+        fields: { message: e.message, session_id_field: e.session_id },
       };
     case 'qseow-proxy':
     case 'qseow-repository':
       return {
         tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['result_code', e.result_code]],
         fields: {
-          message: str(e.message),
-          exception_message: str(e.exception_message),
-          command: str(e.command),
-          result_code_field: str(e.result_code),
-          origin: str(e.origin),
-          context: str(e.context),
+          message: e.message,
+          exception_message: e.exception_message,
+          command: e.command,
+          result_code_field: e.result_code,
+          origin: e.origin,
+          context: e.context,
         },
       };
     case 'qseow-scheduler':
       return {
         tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['task_id', e.task_id], ['task_name', e.task_name]],
         fields: {
-          message: str(e.message),
-          exception_message: str(e.exception_message),
-          app_name_field: str(e.app_name),
-          app_id_field: str(e.app_id),
-          execution_id: str(e.execution_id),
+          message: e.message,
+          exception_message: e.exception_message,
+          app_name_field: e.app_name,
+          app_id_field: e.app_id,
+          execution_id: e.execution_id,
         },
       };
     case 'qseow-qix-perf':
@@ -160,15 +157,15 @@ function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields:
           ['object_id', e.object_id],
         ],
         fields: {
-          app_id_field: str(e.app_id),
-          process_time: optFloat(e.process_time),
-          work_time: optFloat(e.work_time),
-          lock_time: optFloat(e.lock_time),
-          validate_time: optFloat(e.validate_time),
-          traverse_time: optFloat(e.traverse_time),
-          handle: optInt(e.handle),
-          net_ram: optInt(e.net_ram),
-          peak_ram: optInt(e.peak_ram),
+          app_id_field: e.app_id,
+          process_time: e.process_time,
+          work_time: e.work_time,
+          lock_time: e.lock_time,
+          validate_time: e.validate_time,
+          traverse_time: e.traverse_time,
+          handle: e.handle,
+          net_ram: e.net_ram,
+          peak_ram: e.peak_ram,
         },
       };
   }
@@ -177,14 +174,14 @@ function sourceParts(e: PlatformLogEvent): { tags: [string, TagValue][]; fields:
 /**
  * §6.4: one `log_event` point. Tags `host`, `level`, `source`, `log_row`, `subsystem`, the category
  * tags (first value of a repeated name), the source's extra tags, then `tags` (`logEvents.tags[]`);
- * empty tags are omitted. Fields per source (`null` numbers omitted; the `*_time` fields float,
- * `handle`/`net_ram`/`peak_ram` int), and `raw_event` = compact JSON of the parsed object (it holds
- * exactly the §2.2 keys and `category`, never the configured tags).
+ * empty tags are omitted. Fields per source (`null` numbers omitted; types from the table: the
+ * `*_time` fields float, `handle`/`net_ram`/`peak_ram` int), and `raw_event` = compact JSON of the
+ * parsed object (it holds exactly the §2.2 keys and `category`, never the configured tags).
  */
 export function logEventPoint(q: LogQueuedEvent, tags: readonly TagItem[]): Point {
   const e = q.event;
   const parts = sourceParts(e);
-  const builder = new TagBuilder(BUILT_IN_POINT_NAMES[LOG_EVENT_MEASUREMENT])
+  const builder = new TagBuilder<LogEventTag>(BUILT_IN_POINT_NAMES[LOG_EVENT_MEASUREMENT])
     .builtIn('host', e.host)
     .builtIn('level', e.level)
     .builtIn('source', e.source)
@@ -194,8 +191,99 @@ export function logEventPoint(q: LogQueuedEvent, tags: readonly TagItem[]): Poin
   for (const [name, value] of Object.entries(firstValueTags(categories))) builder.extra(name, value);
   for (const [name, value] of parts.tags) builder.builtIn(name, value);
   for (const tag of tags) builder.extra(tag.name, tag.value);
-  const fields: Fields = { ...parts.fields, raw_event: str(JSON.stringify(e)) };
+  const fields = fieldsOf(LOG_EVENT, { ...parts.fields, raw_event: JSON.stringify(e) });
   return { measurement: LOG_EVENT_MEASUREMENT, tags: builder.record(), fields, timeNs: parseTimeNs(q.timeNs) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Polled data: §6.1 health and §6.2 sessions. All points of one sample share the millisecond the
+// response arrived; the edge reserved one §0.3 counter value per point (PointClock.reserve), so point
+// `i` is at `nthPointTime(timeNs, i)` and a redelivered sample overwrites its own points.
+
+/**
+ * Points of one health sample, one per §6.1 measurement. The edge reserves this many point times per
+ * sample (the pollers export the same count; one constant at the merge).
+ */
+export const HEALTH_POINTS_PER_SAMPLE = HEALTH_MEASUREMENTS.length;
+/** Points of one session sample before its details: the summary (the edge reserves 1 + sessions.length). */
+export const SESSION_SUMMARY_POINTS = 1;
+
+/** `tsdbConfig.includeFields`: which app lists go into `apps`. */
+export type IncludeFields = Readonly<Record<'activeDocs' | 'loadedDocs' | 'inMemoryDocs', boolean>>;
+
+/** One app list of `apps` (§6.1): ids, and names when the sample has them; nothing when its include flag is off. */
+function docList(include: boolean, ids: readonly string[], names: DocNames | undefined): { ids: string | null; names: string | null; sessionNames: string | null } {
+  if (!include) return { ids: null, names: null, sessionNames: null };
+  return { ids: ids.join(','), names: names === undefined ? null : names.names.join(','), sessionNames: names === undefined ? null : names.sessionApps.join(',') };
+}
+
+/**
+ * §6.1: the points of one health poll, in the order of `HEALTH_MEASUREMENTS` (`server_info`, `mem`,
+ * `apps`, `cpu`, `session`, `users`, `cache`, `saturated`), each tagged with the server tags. The
+ * app lists of `apps` follow `tsdbConfig.includeFields`; an included list that is empty is written as
+ * `""` (Svc choice: the field says "none" instead of disappearing from the series).
+ */
+export function healthPoints(q: HealthQueuedEvent, include: IncludeFields): Point[] {
+  const { body, tags, uptime, docNames } = q.sample;
+  const active = docList(include.activeDocs, body.apps.active_docs, docNames?.active);
+  const loaded = docList(include.loadedDocs, body.apps.loaded_docs, docNames?.loaded);
+  const inMemory = docList(include.inMemoryDocs, body.apps.in_memory_docs, docNames?.inMemory);
+  const parts: [MeasurementModel, Record<string, FieldValue>][] = [
+    [SERVER_INFO, fieldsOf(SERVER_INFO, { version: body.version, started: body.started, uptime })],
+    [MEM, fieldsOf(MEM, { committed: body.mem.committed, allocated: body.mem.allocated, free: body.mem.free })],
+    [
+      APPS,
+      fieldsOf(APPS, {
+        active_docs_count: body.apps.active_docs.length,
+        loaded_docs_count: body.apps.loaded_docs.length,
+        in_memory_docs_count: body.apps.in_memory_docs.length,
+        calls: body.apps.calls,
+        selections: body.apps.selections,
+        active_docs: active.ids,
+        active_docs_names: active.names,
+        active_session_docs_names: active.sessionNames,
+        loaded_docs: loaded.ids,
+        loaded_docs_names: loaded.names,
+        loaded_session_docs_names: loaded.sessionNames,
+        in_memory_docs: inMemory.ids,
+        in_memory_docs_names: inMemory.names,
+        in_memory_session_docs_names: inMemory.sessionNames,
+      }),
+    ],
+    [CPU, fieldsOf(CPU, { total: body.cpu.total })],
+    [SESSION, fieldsOf(SESSION, { active: body.session.active, total: body.session.total })],
+    [USERS, fieldsOf(USERS, { active: body.users.active, total: body.users.total })],
+    [CACHE, fieldsOf(CACHE, { hits: body.cache.hits, lookups: body.cache.lookups, added: body.cache.added, replaced: body.cache.replaced, bytes_added: body.cache.bytes_added })],
+    [SATURATED, fieldsOf(SATURATED, { saturated: body.saturated })],
+  ];
+  const first = parseTimeNs(q.timeNs);
+  return parts.map(([model, fields], i) => ({ measurement: model.names[0], tags: { ...tags }, fields, timeNs: nthPointTime(first, i) }));
+}
+
+/**
+ * §6.2: the points of one session poll: `user_session_summary` (session tags; `session_count`,
+ * `session_user_id_list`), then one `user_session_details` per session after exclusion, in the order
+ * of the session API's answer (summary tags + the session's id, directory and user id as tags, and
+ * the same three as fields).
+ */
+export function sessionPoints(q: SessionsQueuedEvent): Point[] {
+  const { tags, sessions, userIdList } = q.sample;
+  const first = parseTimeNs(q.timeNs);
+  const summary: Point = {
+    measurement: USER_SESSION_SUMMARY.names[0],
+    tags: { ...tags },
+    fields: fieldsOf(USER_SESSION_SUMMARY, { session_count: sessions.length, session_user_id_list: userIdList }),
+    timeNs: nthPointTime(first, 0),
+  };
+  const details = sessions.map(
+    (s, i): Point => ({
+      measurement: USER_SESSION_DETAILS.names[0],
+      tags: { ...tags, ...tagsOf(USER_SESSION_DETAILS, { user_session_id: s.SessionId, user_session_user_directory: s.UserDirectory, user_session_user_id: s.UserId }) },
+      fields: fieldsOf(USER_SESSION_DETAILS, { session_id: s.SessionId, user_directory: s.UserDirectory, user_id: s.UserId }),
+      timeNs: nthPointTime(first, SESSION_SUMMARY_POINTS + i),
+    }),
+  );
+  return [summary, ...details];
 }
 
 function safeInt(value: number | bigint, what: string): number {

@@ -10,12 +10,13 @@ import { parseConfigText } from '../../../shared/config/load.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { captureLog, type LogCapture } from '../../support/audit.js';
-import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
+import { fieldTypes, query, queryRows, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
 import { startMosquitto, type MosquittoHandle } from '../../support/mosquitto.js';
 import { sleep } from '../../support/ports.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
 import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
 import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
+import { healthQueued, sessionsQueued } from './polled.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { silentLog } from '../../support/log.js';
 
@@ -36,6 +37,24 @@ const MONSAAS = [
   'thirdPartyToolsCredentials:',
   '  monsaas:',
   '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+];
+/** monsaas with metrics: `monsaas.metric.dynamic` lines (relative to `dynamic:`), the accounts, the credentials. */
+const METRICS = (dynamic: string[], accounts = '[ops]', enable = true) => [
+  'monsaas:', `  enable: ${enable}`, '  metric:', '    url: https://metrics.example.com/metric/v1', `    destinationAccount: ${accounts}`, '    dynamic:', ...dynamic.map((l) => `      ${l}`),
+  'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+];
+/** One monitored server; with `sessions`, user sessions per the arguments. */
+const SERVERS = (sessions?: { extract: boolean; enable: boolean; proxies: string; intervals?: [health: number, sessions: number] }) => [
+  ...(sessions ? ['userSessions:', `  enableSessionExtract: ${sessions.extract}`] : []),
+  ...(sessions?.intervals ? [`  pollingInterval: ${sessions.intervals[1]}`] : []),
+  'serversToMonitor:',
+  ...(sessions?.intervals ? [`  pollingInterval: ${sessions.intervals[0]}`] : []),
+  '  serverTagsDefinition: []',
+  '  servers:',
+  '    - host: node1.lab.local:4747',
+  '      serverName: Node1',
+  '      serverDescription: Central node',
+  ...(sessions ? ['      userSessions:', `        enable: ${sessions.enable}`, '        host: node1.lab.local:4243', `        virtualProxies: ${sessions.proxies}`] : []),
 ];
 const USER = (...rest: string[]) => ['userEvents:', '  enable: true', ...rest.map((l) => `  ${l}`)];
 const LOG = (...rest: string[]) => ['logEvents:', '  source:', '    proxy:', '      enable: true', ...rest.map((l) => `  ${l}`)];
@@ -158,6 +177,41 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
     expect(capture.lines().slice(before).filter((l) => String(l['msg']).includes('pseudonyms change on every restart'))).toHaveLength(1);
   });
 
+  it('health polls go to each destination by its master switch alone; a destination exists for them alone', () => {
+    expect(platformOutputs(config(...TSDB, ...MQTT, ...METRICS(['engine:', '  cpu:', '    enable: true']))).health).toEqual(OFF);
+    const tsdbOnly = config(...TSDB, ...SERVERS());
+    expect(platformOutputs(tsdbOnly)).toEqual({ ...NONE, health: { tsdb: true, mqtt: false, monsaas: false } });
+    expect(build(tsdbOnly)).toMatchObject({ names: ['tsdb'], components: [] });
+    expect(build(config(...MQTT, ...SERVERS()))).toMatchObject({ names: ['mqtt'], components: ['mqtt-writer'] });
+    expect(platformOutputs(config(...SERVERS())).health).toEqual(OFF);
+  });
+
+  it('health polls to monsaas need monsaas.enable, a metric group flag and a metric account; app-list flags alone are not enough', () => {
+    const cpu = ['engine:', '  cpu:', '    enable: true'];
+    const on = config(...SERVERS(), ...METRICS(cpu));
+    expect(platformOutputs(on).health).toEqual({ tsdb: false, mqtt: false, monsaas: true });
+    expect(build(on)).toMatchObject({ names: ['monsaas'], components: [] });
+    for (const group of [['engine:', '  memory:', '    enable: true'], ['engine:', '  saturated:', '    enable: true'], ['apps:', '  docCount:', '    enable: true'], ['cache:', '  cache:', '    enable: true']]) {
+      expect(platformOutputs(config(...SERVERS(), ...METRICS(group))).health.monsaas, group.join(' ')).toBe(true);
+    }
+    const lists = ['apps:', '  activeDocs:', '    enable: true', '  loadedDocs:', '    enable: true', '  inMemoryDocs:', '    enable: true'];
+    expect(platformOutputs(config(...SERVERS(), ...METRICS(lists))).health.monsaas).toBe(false);
+    expect(build(config(...SERVERS(), ...METRICS(lists))).names).toEqual([]);
+    expect(platformOutputs(config(...SERVERS(), ...METRICS(cpu, '[]'))).health.monsaas).toBe(false);
+    expect(platformOutputs(config(...SERVERS(), ...METRICS(cpu, '[ops]', false))).health.monsaas).toBe(false);
+  });
+
+  it('session polls need userSessions.enableSessionExtract and a server with sessions and a virtual proxy; monsaas also proxy.sessions', () => {
+    const sessions = (extract: boolean, enable: boolean, proxies: string) => config(...TSDB, ...MQTT, ...METRICS(['proxy:', '  sessions:', '    enable: true']), ...SERVERS({ extract, enable, proxies }));
+    expect(platformOutputs(sessions(true, true, '[{virtualProxy: /}]')).sessions).toEqual({ tsdb: true, mqtt: true, monsaas: true });
+    expect(platformOutputs(sessions(false, true, '[{virtualProxy: /}]')).sessions).toEqual(OFF);
+    expect(platformOutputs(sessions(true, false, '[{virtualProxy: /}]')).sessions).toEqual(OFF);
+    expect(platformOutputs(sessions(true, true, '[]')).sessions).toEqual(OFF);
+    const noFlag = config(...METRICS(['engine:', '  cpu:', '    enable: true']), ...SERVERS({ extract: true, enable: true, proxies: '[{virtualProxy: /hdr}]' }));
+    expect(platformOutputs(noFlag).sessions.monsaas).toBe(false);
+    expect(build(sessions(true, true, '[{virtualProxy: /}]')).names).toEqual(['tsdb', 'mqtt', 'monsaas']);
+  });
+
   it('tells the listeners which events to enqueue', () => {
     const none = config(...LOG());
     expect(wantsUserEvent(platformOutputs(none))).toBe(false);
@@ -219,6 +273,50 @@ describe('platformDestinations against real servers', () => {
       // monsaas: only the repository ERROR (proxy not enabled for monsaas, user events not sent there).
       expect(monsaas.requests.map((r) => r.url)).toEqual(['/v1/accounts/111/events']);
       expect(monsaas.requests[0]?.body).toMatchObject({ eventType: 'qs_logEvent', qs_log_source: 'qseow-repository', site: 'lab', team: 'platform', svcVersion: expect.any(String) as unknown });
+    } finally {
+      await subscriber.endAsync();
+      for (const component of components) await component.stop();
+    }
+  });
+  it('writes health and session polls to the tsdb, MQTT and monsaas as the config says', async () => {
+    const c = config(
+      'tsdbConfig:', '  enable: true', '  host: 127.0.0.1', `  port: ${influx.port}`, '  v1Config:', '    dbName: polled_e2e', '    retentionPolicy:', '      duration: 5000w',
+      '  includeFields:', '    activeDocs: true',
+      'mqttConfig:', '  enable: true', '  brokerHost: 127.0.0.1', `  brokerPort: ${broker.port}`, '  baseTopic: e2e-polled/',
+      'monsaas:', '  enable: true', '  metric:', `    url: ${monsaas.url}/metric/v1`, '    destinationAccount: [ops]', '    dynamic:', '      engine:', '        cpu:', '          enable: true', '      proxy:', '        sessions:', '          enable: true',
+      'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+      ...SERVERS({ extract: true, enable: true, proxies: '[{virtualProxy: /hdr}]', intervals: [20_000, 40_000] }),
+    );
+    monsaas.reset();
+    const { destinations, components } = platformDestinations({ config: c, logger: capture.logger, errors, clock: new PointClock() });
+    expect(destinations.map((d) => d.destination.name)).toEqual(['tsdb', 'mqtt', 'monsaas']);
+    const subscriber = await connectAsync(broker.url, { reconnectPeriod: 0 });
+    const received: string[] = [];
+    subscriber.on('message', (topic) => received.push(topic));
+    await subscriber.subscribeAsync('e2e-polled/#', { qos: 1 });
+    for (const component of components) await component.start();
+    try {
+      const events = [healthQueued(), sessionsQueued()];
+      for (const d of destinations) expect(await d.destination.write(events), d.destination.name).toEqual(new Set());
+
+      const measurements = (await queryRows(influx, 'SHOW MEASUREMENTS', 'polled_e2e')).map((r) => r['name']);
+      expect(measurements).toEqual(['apps', 'cache', 'cpu', 'mem', 'saturated', 'server_info', 'session', 'user_session_details', 'user_session_summary', 'users']);
+      const apps = Object.keys(await fieldTypes(influx, 'apps', 'polled_e2e'));
+      expect(apps).toContain('active_docs');
+      expect(apps).not.toContain('loaded_docs');
+
+      const deadline = Date.now() + 5_000;
+      while (received.length < 23 && Date.now() < deadline) await sleep(20);
+      await sleep(100);
+      expect(received).toHaveLength(23);
+      expect(received).toContain('e2e-polled/node1.lab.local/cpu/total');
+      expect(received).toContain('e2e-polled/node1.lab.local/usersession/hdr');
+
+      expect(monsaas.requests.map((r) => r.url)).toEqual(['/metric/v1', '/metric/v1']);
+      const bodies = monsaas.requests.map((r) => r.rawBody).sort();
+      expect(bodies.find((b) => b.includes('qs_cpuTotal'))).toContain('"interval.ms":20000');
+      expect(bodies.find((b) => b.includes('qs_proxySessions'))).toContain('"interval.ms":40000');
+      expect(bodies.some((b) => b.includes('qs_memCommitted'))).toBe(false);
     } finally {
       await subscriber.endAsync();
       for (const component of components) await component.stop();
