@@ -43,8 +43,9 @@ export interface StubRequest {
 export type Route = StubReply | ((req: StubRequest) => StubReply);
 
 export interface HttpsStub {
+  readonly host: string;
   readonly port: number;
-  /** `127.0.0.1:<port>` */
+  /** `<host>:<port>` */
   readonly hostPort: string;
   readonly requests: StubRequest[];
   /** Sets the answer of a path (query ignored); other paths get 404. */
@@ -54,8 +55,12 @@ export interface HttpsStub {
   stop(): Promise<void>;
 }
 
-/** Starts the stub. `requestCert: false` makes a server that does not ask for a client certificate. */
-export async function startHttpsStub(certs: CertificateSet, options: { requestCert?: boolean } = {}): Promise<HttpsStub> {
+/**
+ * Starts the stub on 127.0.0.1 and a free port, or on `host` / `port` (another 127.0.0.0/8 address
+ * lets a test use a platform port such as 4242 without colliding with anything).
+ * `requestCert: false` makes a server that does not ask for a client certificate.
+ */
+export async function startHttpsStub(certs: CertificateSet, options: { requestCert?: boolean; host?: string; port?: number } = {}): Promise<HttpsStub> {
   const routes = new Map<string, Route>();
   const requests: StubRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -87,15 +92,16 @@ export async function startHttpsStub(certs: CertificateSet, options: { requestCe
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: LOOPBACK, port: 0 }, () => resolve());
+    server.listen({ host: options.host ?? LOOPBACK, port: options.port ?? 0 }, () => resolve());
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error(`unexpected server address: ${String(address)}`);
   const { port } = address;
   let stopping: Promise<void> | undefined;
   return {
+    host: options.host ?? LOOPBACK,
     port,
-    hostPort: `${LOOPBACK}:${port}`,
+    hostPort: `${options.host ?? LOOPBACK}:${port}`,
     requests,
     route: (pathname, reply) => void routes.set(pathname, reply),
     to: (pathname) => requests.filter((r) => r.pathname === pathname),

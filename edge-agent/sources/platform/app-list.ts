@@ -86,7 +86,7 @@ export class AppListPoller implements Component {
     const { hostIP, extractInterval } = deps.settings;
     this.name = `app-name poller (${hostIP}:${deps.port ?? APP_LIST_PORT}, every ${extractInterval} ms)`;
     this.firstPoll = new Promise((resolve) => (this.firstPollDone = resolve));
-    this.group = new PollGroup({ name: this.name, what: 'app list poll', intervalMs: extractInterval, targets: [{ label: hostIP, poll: () => this.poll() }], log: deps.log });
+    this.group = new PollGroup({ name: this.name, what: 'app list poll', intervalMs: extractInterval, targets: [{ label: hostIP, poll: (signal) => this.poll(signal) }], log: deps.log });
   }
 
   /** The apps of the last complete success (empty before one). */
@@ -112,8 +112,8 @@ export class AppListPoller implements Component {
     await this.group.stop();
   }
 
-  /** One poll: the list replaced after a complete success, else the failure reported. Never rejects. */
-  async poll(): Promise<void> {
+  /** One poll: the list replaced after a complete success, else the failure reported. Never rejects; `signal` cancels it. */
+  async poll(signal?: AbortSignal): Promise<void> {
     const { hostIP, extractInterval } = this.deps.settings;
     const first = this.polls === 0;
     this.polls += 1;
@@ -122,7 +122,7 @@ export class AppListPoller implements Component {
     try {
       const url = new URL(`https://${hostIP}:${this.deps.port ?? APP_LIST_PORT}${APP_LIST_PATH}`);
       url.searchParams.set('xrfkey', key);
-      const response = await getJson({ url, headers: appListHeaders(key), tls: this.deps.tls, timeoutMs, maxBodyBytes: APP_LIST_MAX_BODY_BYTES, family: 4 });
+      const response = await getJson({ url, headers: appListHeaders(key), tls: this.deps.tls, timeoutMs, maxBodyBytes: APP_LIST_MAX_BODY_BYTES, family: 4, ...(signal ? { signal } : {}) });
       const apps = checkApps(response, timeoutMs).map((app) => ({ id: app.id.toLowerCase(), name: s(app.name, APP_NAME_MAX), description: s(app.description ?? '', APP_DESCRIPTION_MAX) }));
       const before = this.list.loaded ? this.list.size : null;
       this.list.replace(apps);

@@ -7,7 +7,7 @@
  */
 import { categorise, type ErrorTracker, type ErrorType } from '../../../shared/errors/tracker.js';
 import type { Log } from '../../../shared/logging/log.js';
-import { HttpStatusError, PlatformRequestError } from './http.js';
+import { HttpStatusError, PlatformRequestError, RequestCancelledError } from './http.js';
 
 /** §10.9: the context of a poll's error (`{host}`, `{host, virtualProxy}`). */
 export interface PollContext {
@@ -28,9 +28,16 @@ export interface PollFailure {
   consequence?: string;
 }
 
-/** Logs and tracks one failed poll. */
-export function reportPollFailure(failure: PollFailure, log: Log, errors: ErrorTracker): void {
+/**
+ * Logs and tracks one failed poll. A poll cancelled because Svc is stopping is no failure of the
+ * platform: one DEBUG line, nothing tracked. Returns whether it was a failure (the sink is told).
+ */
+export function reportPollFailure(failure: PollFailure, log: Log, errors: ErrorTracker): boolean {
   const { type, err, serverName, context, what } = failure;
+  if (err instanceof RequestCancelledError) {
+    log.debug({ server: serverName, ...context }, `${what} cancelled: Svc is stopping`);
+    return false;
+  }
   const known = err instanceof PlatformRequestError;
   if (known) {
     err.host = context.host;
@@ -48,4 +55,5 @@ export function reportPollFailure(failure: PollFailure, log: Log, errors: ErrorT
   const where = known ? ` (${err.url})` : '';
   log[failure.level ?? 'error'](fields, `${what} failed${where}: ${message} [${category}]${failure.consequence ? `; ${failure.consequence}` : ''}`);
   errors.track(type, err, { serverName });
+  return true;
 }

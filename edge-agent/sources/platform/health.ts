@@ -117,8 +117,8 @@ export interface HealthPollerDeps {
   timeoutMs?: number;
 }
 
-/** One health poll of one server, its outcome handed to the sink. Never rejects. */
-export async function pollHealth(server: MonitoredServer, deps: HealthPollerDeps): Promise<void> {
+/** One health poll of one server, its outcome handed to the sink. Never rejects; `signal` cancels it (Svc stops). */
+export async function pollHealth(server: MonitoredServer, deps: HealthPollerDeps, signal?: AbortSignal): Promise<void> {
   const timeoutMs = deps.timeoutMs ?? HEALTH_TIMEOUT_MS;
   let sample: HealthSample;
   let receivedAtMs: number;
@@ -131,12 +131,13 @@ export async function pollHealth(server: MonitoredServer, deps: HealthPollerDeps
       timeoutMs,
       maxRedirects: HEALTH_MAX_REDIRECTS,
       maxBodyBytes: HEALTH_MAX_BODY_BYTES,
+      ...(signal ? { signal } : {}),
     });
     receivedAtMs = response.receivedAtMs;
     sample = healthSample(server, checkHealthBody(response, timeoutMs), receivedAtMs, deps.appNames);
   } catch (err) {
-    reportPollFailure({ type: 'HEALTH_API', err, serverName: server.serverName, context: { host: server.host }, what: `health poll of ${server.serverName}` }, deps.log, deps.errors);
-    deps.sink.healthFailed(server.serverName, serverTags(server));
+    const failed = reportPollFailure({ type: 'HEALTH_API', err, serverName: server.serverName, context: { host: server.host }, what: `health poll of ${server.serverName}` }, deps.log, deps.errors);
+    if (failed) deps.sink.healthFailed(server.serverName, serverTags(server));
     return;
   }
   deps.log.debug({ server: server.serverName, host: server.host }, `health poll of ${server.serverName} succeeded`);
@@ -150,7 +151,7 @@ export function healthPoller(deps: HealthPollerDeps): PollGroup {
     name: `health poller (${servers.length} server${servers.length === 1 ? '' : 's'}, every ${pollingInterval} ms)`,
     what: 'health poll',
     intervalMs: pollingInterval,
-    targets: servers.map((server) => ({ label: server.serverName, poll: () => pollHealth(server, deps) })),
+    targets: servers.map((server) => ({ label: server.serverName, poll: (signal) => pollHealth(server, deps, signal) })),
     log: deps.log,
   });
 }

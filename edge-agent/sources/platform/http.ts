@@ -42,6 +42,8 @@ export interface GetJsonRequest {
   maxBodyBytes: number;
   /** 4: connect over IPv4 only (the app list, §5.2). */
   family?: 4;
+  /** Aborts the request (Svc is stopping): it rejects with RequestCancelledError. */
+  signal?: AbortSignal;
 }
 
 export interface JsonResponse {
@@ -151,6 +153,14 @@ export class InvalidResponseError extends PlatformRequestError {
   }
 }
 
+/** The request was cancelled because Svc is stopping: not a failure of the platform, never tracked. */
+export class RequestCancelledError extends PlatformRequestError {
+  override readonly name = 'RequestCancelledError';
+  constructor(context: RequestContext) {
+    super('cancelled: Svc is stopping', context);
+  }
+}
+
 /** A response body of a wrong shape, found by the caller's validation after the request. */
 export function invalidBody(response: JsonResponse, problem: string, timeoutMs: number): InvalidResponseError {
   return new InvalidResponseError(problem, requestContext(response.url, timeoutMs));
@@ -235,7 +245,10 @@ export async function getJson(req: GetJsonRequest): Promise<JsonResponse> {
     timedOut = true;
     controller.abort();
   }, req.timeoutMs);
+  const cancel = () => controller.abort();
+  req.signal?.addEventListener('abort', cancel, { once: true });
   try {
+    if (req.signal?.aborted) throw new RequestCancelledError(requestContext(req.url, req.timeoutMs));
     let url = req.url;
     const origin = url.origin;
     for (let redirects = 0; ; redirects++) {
@@ -245,6 +258,7 @@ export async function getJson(req: GetJsonRequest): Promise<JsonResponse> {
       try {
         answer = await getOnce(url, headers, req, controller.signal);
       } catch (err) {
+        if (req.signal?.aborted) throw new RequestCancelledError(context);
         throw timedOut ? new RequestTimeoutError(context) : classify(err, context);
       }
       const { status } = answer;
@@ -274,6 +288,7 @@ export async function getJson(req: GetJsonRequest): Promise<JsonResponse> {
     }
   } finally {
     clearTimeout(timer);
+    req.signal?.removeEventListener('abort', cancel);
   }
 }
 

@@ -81,8 +81,8 @@ export interface SessionPollerDeps {
   timeoutMs?: number;
 }
 
-/** One session poll of one server and virtual proxy, its outcome handed to the sink. Never rejects. */
-export async function pollSessions(server: MonitoredServer, virtualProxy: string, deps: SessionPollerDeps & { excluded: (directory: string, userId: string) => boolean }): Promise<void> {
+/** One session poll of one server and virtual proxy, its outcome handed to the sink. Never rejects; `signal` cancels it. */
+export async function pollSessions(server: MonitoredServer, virtualProxy: string, deps: SessionPollerDeps & { excluded: (directory: string, userId: string) => boolean }, signal?: AbortSignal): Promise<void> {
   const timeoutMs = deps.timeoutMs ?? SESSION_TIMEOUT_MS;
   const key = xrfkey();
   let sample: SessionSample;
@@ -90,16 +90,16 @@ export async function pollSessions(server: MonitoredServer, virtualProxy: string
   try {
     const url = new URL(`https://${server.userSessions.host}${sessionPath(virtualProxy)}`);
     url.searchParams.set('Xrfkey', key);
-    const response = await getJson({ url, headers: sessionHeaders(key), tls: deps.tls, timeoutMs, maxBodyBytes: SESSION_MAX_BODY_BYTES });
+    const response = await getJson({ url, headers: sessionHeaders(key), tls: deps.tls, timeoutMs, maxBodyBytes: SESSION_MAX_BODY_BYTES, ...(signal ? { signal } : {}) });
     receivedAtMs = response.receivedAtMs;
     sample = sessionSample(server, virtualProxy, checkSessions(response, timeoutMs), deps.excluded);
   } catch (err) {
-    reportPollFailure(
+    const failed = reportPollFailure(
       { type: 'PROXY_API', err, serverName: server.serverName, context: { host: server.userSessions.host, virtualProxy }, what: `session poll of ${server.serverName} virtual proxy ${virtualProxy}` },
       deps.log,
       deps.errors,
     );
-    deps.sink.sessionsFailed(server.serverName, sessionTags(server, virtualProxy));
+    if (failed) deps.sink.sessionsFailed(server.serverName, sessionTags(server, virtualProxy));
     return;
   }
   deps.log.debug({ server: server.serverName, virtualProxy, sessions: sample.sessions.length }, `session poll of ${server.serverName} virtual proxy ${virtualProxy}: ${sample.sessions.length} session(s)`);
@@ -120,7 +120,7 @@ export function sessionPoller(deps: SessionPollerDeps): PollGroup {
     name: `session poller (${targets.length} server × virtual prox${targets.length === 1 ? 'y' : 'ies'}, every ${pollingInterval} ms)`,
     what: 'session poll',
     intervalMs: pollingInterval,
-    targets: targets.map(({ server, virtualProxy }) => ({ label: `${server.serverName} ${virtualProxy}`, poll: () => pollSessions(server, virtualProxy, { ...deps, excluded }) })),
+    targets: targets.map(({ server, virtualProxy }) => ({ label: `${server.serverName} ${virtualProxy}`, poll: (signal) => pollSessions(server, virtualProxy, { ...deps, excluded }, signal) })),
     log: deps.log,
   });
 }

@@ -195,6 +195,24 @@ describe('health poller: schedule', () => {
   });
 });
 
+describe('health poller: stop', () => {
+  it('cancels a poll in progress instead of waiting for a server that does not answer: no failure logged, tracked or reported', async () => {
+    bad.route('/engine/healthcheck', { json: {}, delayMs: 20_000 });
+    const { deps: d, sink, tracked, lines } = deps({ servers: [server(bad.hostPort, 'mute')], timeoutMs: 25_000 });
+    const poller = healthPoller(d);
+    const asked = bad.to('/engine/healthcheck').length;
+    await poller.start();
+    await expect.poll(() => bad.to('/engine/healthcheck').length).toBe(asked + 1);
+    const outcome = await Promise.race([poller.stop().then(() => 'stopped' as const), new Promise((resolve) => setTimeout(resolve, 15_000, 'still waiting'))]);
+    expect(outcome).toBe('stopped');
+    expect(poller.counts()).toEqual([{ label: 'mute', skipped: 0, completed: 1 }]);
+    expect(tracked).toEqual([]);
+    expect(sink.failed).toEqual([]);
+    expect(lines.filter((l) => l.level !== 'debug')).toEqual([]);
+    expect(lines.map((l) => l.msg)).toEqual(['health poll of mute cancelled: Svc is stopping']);
+  });
+});
+
 describe('derived values (§4)', () => {
   it('writes the uptime as <d> days, <h>h <mm>m <ss>s; empty when started is invalid, local or in the future', () => {
     const now = Date.UTC(2024, 2, 14, 11, 20, 21);

@@ -6,7 +6,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, type CertificateSet } from '../../../../edge-agent/simulate/platform/certs.js';
-import { ConnectionError, getJson, HttpStatusError, InvalidResponseError, RequestTimeoutError, TlsError, xrfkey, type GetJsonRequest } from '../../../../edge-agent/sources/platform/http.js';
+import { ConnectionError, getJson, HttpStatusError, InvalidResponseError, RequestCancelledError, RequestTimeoutError, TlsError, xrfkey, type GetJsonRequest } from '../../../../edge-agent/sources/platform/http.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
 import { categorise } from '../../../../shared/errors/tracker.js';
 import { clientTlsOf, startHttpsStub, type HttpsStub } from '../../../support/platform-https.js';
@@ -125,6 +125,19 @@ describe('getJson over mutual TLS', () => {
     expect(err).toBeInstanceOf(RequestTimeoutError);
     expect(err).toMatchObject({ code: 'ETIMEDOUT', timeoutMs: 200, url: `https://${stub.hostPort}/slow` });
     expect(categorise('HEALTH_API', err)).toBe('timeout');
+  });
+
+  it('is cancelled by its signal (Svc stopping), before or during the request', async () => {
+    stub.route('/endless', { json: {}, delayMs: 10_000 });
+    const controller = new AbortController();
+    const pending = failure(get('/endless', { timeoutMs: 20_000, signal: controller.signal }));
+    await expect.poll(() => stub.to('/endless').length).toBe(1);
+    controller.abort();
+    const err = await pending;
+    expect(err).toBeInstanceOf(RequestCancelledError);
+    expect((err as Error).message).toBe('cancelled: Svc is stopping');
+    expect(await failure(get('/endless', { signal: controller.signal }))).toBeInstanceOf(RequestCancelledError);
+    expect(stub.to('/endless')).toHaveLength(1);
   });
 
   it('reports a closed port as connection_refused', async () => {
