@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCertificates, writeCertificates, type CertificateFiles } from '../../../../edge-agent/simulate/platform/certs.js';
+import { makeCertificates, writeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
 import { startHttpsStub, type HttpsStub } from '../../../support/platform-https.js';
 import { freeUdpPort, LOOPBACK } from '../../../support/ports.js';
@@ -25,14 +25,13 @@ let broker: MosquittoHandle;
 let engine: HttpsStub;
 let repository: HttpsStub;
 let dir: string;
-let files: CertificateFiles;
 
 beforeAll(async () => {
   // The repository answers on its real port, 4242, on an address of 127.0.0.0/8 no other test uses.
   const repositoryIp = `127.${randomInt(100, 250)}.${randomInt(1, 250)}.${randomInt(1, 250)}`;
   const certs = makeCertificates([LOOPBACK, repositoryIp]);
   dir = mkdtempSync(join(tmpdir(), 'svc-edge-polling-'));
-  files = writeCertificates(join(dir, 'certs'), certs, 'export-pass');
+  writeCertificates(join(dir, 'certs'), certs, 'export-pass');
   [broker, engine, repository] = await Promise.all([startMosquitto(), startHttpsStub(certs), startHttpsStub(certs, { host: repositoryIp, port: 4242 })]);
   repository.route('/qrs/app', { json: [{ id: SALES.toUpperCase(), name: 'Sales dashboard', description: '' }] });
   engine.route('/engine/healthcheck', { status: 503 });
