@@ -94,11 +94,6 @@ export class AppListPoller implements Component {
     return this.appsKept;
   }
 
-  /** Ticks skipped and polls finished. */
-  counts(): ReturnType<PollGroup['counts']> {
-    return this.group.counts();
-  }
-
   async start(): Promise<void> {
     await this.group.start();
     const waitMs = this.deps.startWaitMs ?? APP_LIST_START_WAIT_MS;
