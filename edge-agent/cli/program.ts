@@ -12,8 +12,13 @@ import { replayDeadLetters } from '../../shared/queue/local.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
 import { boot, StartupError, type Mode } from '../runtime/boot.js';
 import { registerSimulateCommand } from '../simulate/command.js';
+import { accessConfigError, accessWarning, checkPlatformAccess } from '../sources/platform/startup.js';
 
-
+/** Prints every problem of a config error, as one report. */
+function printConfigError(file: string, err: ConfigError, io: CliIo): void {
+  io.err(`svc: the configuration in ${file} cannot be used (${problemCount(err.issues.length)}):\n`);
+  for (const line of formatIssues(err.issues)) io.err(`  ${line}\n`);
+}
 
 /** Loads the config chosen by --config / SVC_CONFIG / default; on problems prints them all and returns undefined. */
 export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig | undefined {
@@ -22,8 +27,7 @@ export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig 
     return loadConfigFile(file, source, io.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    io.err(`svc: the configuration in ${file} cannot be used (${problemCount(err.issues.length)}):\n`);
-    for (const line of formatIssues(err.issues)) io.err(`  ${line}\n`);
+    printConfigError(file, err, io);
     return undefined;
   }
 }
@@ -42,12 +46,18 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 
   program
     .command('validate-config')
-    .description('check a config file and report every problem, and warn about each switch of a feature not built yet; starts nothing')
+    .description('check a config file and report every problem (the pollers\' certificate files and app-list host included), and warn about each switch of a feature not built yet; starts nothing')
     .addOption(configOption())
-    .action((opts: { config?: string }) => {
+    .action(async (opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
       if (!loaded) return setExitCode(EXIT_ERROR);
-      for (const warning of [...loaded.warnings, ...loaded.notBuilt]) io.err(`warning: ${warning}\n`);
+      // What start-up checks beyond the file itself: the files and the host the pollers would use.
+      const access = await checkPlatformAccess(loaded.config);
+      for (const warning of [...loaded.warnings, ...loaded.notBuilt, ...access.warnings.map(accessWarning)]) io.err(`warning: ${warning}\n`);
+      if (!access.ok) {
+        printConfigError(loaded.file, accessConfigError(loaded.file, access.problems), io);
+        return setExitCode(EXIT_ERROR);
+      }
       io.out(`${loaded.file}: configuration is valid\n`);
       setExitCode(EXIT_OK);
     });
@@ -64,8 +74,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
         try {
           setExitCode(await boot(loaded, mode));
         } catch (err) {
-          if (!(err instanceof StartupError)) throw err;
-          io.err(`svc: cannot start: ${err.message}\n`);
+          if (err instanceof ConfigError) printConfigError(loaded.file, err, io);
+          else if (err instanceof StartupError) io.err(`svc: cannot start: ${err.message}\n`);
+          else throw err;
           setExitCode(EXIT_ERROR);
         }
       });
@@ -103,8 +114,8 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 
   registerSimulateCommand(program, io, setExitCode);
 
-  runCommand('local', 'run on this machine: the audit API gateway and the UDP listeners, with the durable local queue and the writers behind them');
-  runCommand('edge', 'run the edge agent: the UDP listeners, with the durable local queue and the writers behind them (no audit API)');
+  runCommand('local', 'run on this machine: the audit API gateway, the UDP listeners and the platform pollers, with the durable local queue and the writers behind them');
+  runCommand('edge', 'run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
   return program;
 }
 

@@ -15,6 +15,9 @@ import { SVC_VERSION } from '../../shared/version.js';
 import { localAuditComponents } from '../../functions/local/audit.js';
 import { NO_APP_NAMES } from '../../shared/platform/app-names.js';
 import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
+import { platformPollers } from '../sources/platform/compose.js';
+import type { PollSink } from '../sources/platform/sink.js';
+import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
 import { platformPipeline, platformSourcesOn } from './platform-pipeline.js';
 
@@ -23,16 +26,25 @@ export type Mode = 'local' | 'edge';
 /** The install directory (the checkout or package root): crash dumps show paths relative to it. */
 export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 
+export interface PlatformParts {
+  /** The pollers' checked client certificate (checkPlatformAccess). */
+  access: PlatformAccess;
+  /** Outputs of polled data besides the pipeline's queue (the metrics endpoint). */
+  pollSinks?: readonly PollSink[];
+}
+
 /** The components each mode runs, in start order; later parts of Svc plug in here. */
-export function composeComponents(ctx: AppContext, mode: Mode): Component[] {
+export function composeComponents(ctx: AppContext, mode: Mode, platform: PlatformParts): Component[] {
   const components: Component[] = [];
   if (mode === 'local') components.push(...(localAuditComponents(ctx)?.components ?? []));
   // Every platform source writes through one pipeline, which starts before them and stops after.
   if (platformSourcesOn(ctx.config)) {
     const pipeline = platformPipeline(ctx);
     components.push(...pipeline.components);
-    // App names come from the app-list poller once it exists; until then every name is unknown (§1.4).
-    components.push(...(udpComponents(ctx, { appNames: NO_APP_NAMES, pipeline })?.components ?? []));
+    // The pollers start before the listeners, so that user and log events find the app list (§1.4, §2.4).
+    const pollers = platformPollers(ctx, { access: platform.access, pipeline, sinks: platform.pollSinks ?? [] });
+    components.push(...(pollers?.components ?? []));
+    components.push(...(udpComponents(ctx, { appNames: pollers?.appNames ?? NO_APP_NAMES, pipeline })?.components ?? []));
   }
   return components;
 }
@@ -56,9 +68,15 @@ async function startLogging(loaded: LoadedConfig, secrets: string[]): Promise<Lo
   }
 }
 
-/** Runs the service until a signal stops it; resolves to the process exit code. Rejects with StartupError before anything runs. */
+/**
+ * Runs the service until a signal stops it; resolves to the process exit code. Rejects before
+ * anything runs: with ConfigError when a poller's certificate or host cannot be used (as
+ * `svc validate-config` reports it), with StartupError for the log directory.
+ */
 export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   const { config } = loaded;
+  const checked = await checkPlatformAccess(config);
+  if (!checked.ok) throw accessConfigError(loaded.file, checked.problems);
   const secrets = secretValues(config);
   const logging = await startLogging(loaded, secrets);
   const { logger } = logging;
@@ -75,11 +93,12 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   logger.info({ file: loaded.absoluteFile, chosenBy: loaded.source }, `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`);
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
   for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
+  for (const warning of checked.warnings) logger.warn({ config: loaded.file }, accessWarning(warning));
 
   const errors = new ErrorTracker({ enabled: config.errorTracking.enable, log: logger });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
-  for (const component of composeComponents(ctx, mode)) lifecycle.add(component);
+  for (const component of composeComponents(ctx, mode, { access: checked.access })) lifecycle.add(component);
 
   return new Promise<number>((resolve) => {
     exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });

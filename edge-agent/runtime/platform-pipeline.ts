@@ -16,15 +16,16 @@ import { platformDestinations, platformOutputs, type PlatformOutputs } from '../
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
+import { anyPollerOn } from '../sources/platform/startup.js';
 
 /** The directory of the platform data's queue, below the audit queue's. */
 export function platformQueueDirectory(queueDirectory: string): string {
   return join(queueDirectory, 'platform');
 }
 
-/** Whether any platform source is switched on (only then is there a pipeline). */
+/** Whether any platform source is switched on: a UDP listener or a poller (only then is there a pipeline). */
 export function platformSourcesOn(config: SvcConfig): boolean {
-  return config.userEvents.enable || logListenerEnabled(config);
+  return config.userEvents.enable || logListenerEnabled(config) || anyPollerOn(config);
 }
 
 export interface PlatformPipeline {

@@ -10,10 +10,10 @@
  * number of aliases. Its `uniqueKeys` check is quadratic in the keys of a mapping, so duplicate keys
  * are found here too, with a Set.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { isAlias, isMap, isNode, isScalar, isSeq, type Document, type ErrorCode, type YAMLError } from 'yaml';
 import type { PathSegment } from './walk.js';
+import { readRegularFile } from '../util/files.js';
 
 /** Largest config file read (1 MiB): far above any real file (config/full.yaml, every key, is about 30 KB). */
 export const MAX_CONFIG_BYTES = 1_048_576;
@@ -47,38 +47,10 @@ export type ReadResult = { ok: true; text: string } | { ok: false; problem: stri
  * it as UTF-8. Never reads an unbounded amount: a device or a file that grows is cut off.
  */
 export function readConfigBytes(file: string): ReadResult {
-  let fd: number;
-  try {
-    // Non-blocking, so that a FIFO is refused below instead of waiting for a writer (no effect on
-    // regular files; the flag does not exist on Windows, where it is 0 here).
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    return { ok: false, problem: `cannot read the config file: ${fsReason(err)}` };
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (stat.isDirectory()) return { ok: false, problem: 'cannot read the config file: is a directory' };
-    if (!stat.isFile()) return { ok: false, problem: 'cannot read the config file: not a regular file' };
-    if (stat.size > MAX_CONFIG_BYTES) return { ok: false, problem: tooLarge(stat.size) };
-    const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length === buffer.length) return { ok: false, problem: tooLarge(length) };
-    }
-    return decodeUtf8(buffer.subarray(0, length));
-  } catch (err) {
-    return { ok: false, problem: `cannot read the config file: ${fsReason(err)}` };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function fsReason(err: unknown): string {
-  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : 'unknown error';
-  return { ENOENT: 'no such file', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'is a directory' }[code] ?? code;
+  const read = readRegularFile(file, MAX_CONFIG_BYTES);
+  if (read.ok) return decodeUtf8(read.bytes);
+  if (read.tooLarge !== undefined) return { ok: false, problem: tooLarge(read.tooLarge) };
+  return { ok: false, problem: `cannot read the config file: ${read.reason}` };
 }
 
 /**

@@ -78,6 +78,12 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     if (feature && !master) warn(path, `is true but ${masterName} is false, so nothing is sent`);
   }
 
+  // App names come only from the app-name poller (platform-formats.md §1.4, §2.4).
+  const perf = c.logEvents.enginePerformanceMonitor;
+  if (c.logEvents.source.apiPerf.enable && perf.enable && perf.appNameLookup.enable && !c.appNames.enableAppNameExtract) {
+    warn(['logEvents', 'enginePerformanceMonitor', 'appNameLookup', 'enable'], 'is true but Svc.appNames.enableAppNameExtract is false, so no app name is ever found (app_name stays empty and app-name rules of the filter never match)');
+  }
+
   // Accounts named for the monitoring SaaS must have credentials.
   const accounts = new Set(c.thirdPartyToolsCredentials.monsaas.map((a) => a.accountName));
   const accountLists: [boolean, string[], PathSegment[]][] = [
@@ -226,13 +232,8 @@ export const NOT_BUILT: readonly NotBuilt[] = [
   { key: ['metricsEndpoint'], switches: ['metricsEndpoint', 'enable'], feature: 'the metrics endpoint' },
   { key: ['errorTracking', 'logSummary'], switches: ['errorTracking', 'logSummary', 'enable'], feature: 'the daily error summary' },
   { key: ['errorTracking', 'tsdb'], switches: ['errorTracking', 'tsdb', 'enable'], feature: 'writing error events to the tsdb' },
-  { key: ['serversToMonitor'], switches: ['serversToMonitor', 'servers'], feature: 'the health poller' },
-  { key: ['userSessions'], switches: ['userSessions', 'enableSessionExtract'], feature: 'the user-session poller' },
-  { key: ['appNames'], switches: ['appNames', 'enableAppNameExtract'], feature: 'the app-name poller' },
-  { key: ['logEvents', 'enginePerformanceMonitor', 'appNameLookup'], switches: ['logEvents', 'enginePerformanceMonitor', 'appNameLookup', 'enable'], feature: 'the app-name poller it takes names from' },
   { key: ['monsaas', 'metric', 'dynamic'], feature: 'the health poller these metrics come from' },
   { key: ['tsdbConfig', 'includeFields'], feature: 'the health poller these app lists come from' },
-  { key: ['cert'], feature: 'the platform polling that would present this certificate' },
 ];
 
 const ROOT = ConfigFileSchema as SchemaNode;

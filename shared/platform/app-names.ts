@@ -17,11 +17,18 @@ export const NO_APP_NAMES: AppNameLookup = { nameOf: () => undefined };
 /** A lookup over a loaded list; `replace` swaps the list atomically (the poller's refresh). */
 export class AppNameList implements AppNameLookup {
   private names = new Map<string, string>();
+  private everLoaded = false;
 
   replace(apps: Iterable<{ id: string; name: string }>): void {
     const next = new Map<string, string>();
     for (const app of apps) next.set(app.id.toLowerCase(), app.name);
     this.names = next;
+    this.everLoaded = true;
+  }
+
+  /** Whether a list has been loaded (a platform without apps loads an empty one). */
+  get loaded(): boolean {
+    return this.everLoaded;
   }
 
   get size(): number {

@@ -1,6 +1,9 @@
-/** Durable file writes: the data is on disk (fsync) before the call returns. */
+/**
+ * Durable file writes (the data is on disk, fsync, before the call returns) and bounded reads of
+ * files an operator names (config, certificates).
+ */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Writes `data` to `path` (creating its directory) and syncs it. `exclusive` refuses an existing file. */
@@ -21,4 +24,48 @@ export function writeFileAtomically(path: string, data: string | Uint8Array): vo
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSynced(temp, data, { exclusive: true });
   renameSync(temp, path);
+}
+
+/** A bounded read: the bytes, or why there are none (`tooLarge`: at least this many bytes). */
+export type BoundedRead = { ok: true; bytes: Buffer } | { ok: false; reason: string; tooLarge?: number };
+
+const FS_REASONS: Record<string, string> = { ENOENT: 'no such file', ENOTDIR: 'no such file', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'is a directory' };
+
+function fsReason(err: unknown): string {
+  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : 'unknown error';
+  return FS_REASONS[code] ?? code;
+}
+
+/**
+ * Reads at most `maxBytes` from a regular file. Never reads an unbounded amount (a device or a
+ * file that grows is cut off) and never waits: a FIFO is refused instead of blocking for a writer.
+ */
+export function readRegularFile(file: string, maxBytes: number): BoundedRead {
+  let fd: number;
+  try {
+    // Non-blocking, so that a FIFO is refused below instead of waiting for a writer (no effect on
+    // regular files; the flag does not exist on Windows, where it is 0 here).
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    return { ok: false, reason: fsReason(err) };
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isDirectory()) return { ok: false, reason: 'is a directory' };
+    if (!stat.isFile()) return { ok: false, reason: 'not a regular file' };
+    if (stat.size > maxBytes) return { ok: false, reason: 'too large', tooLarge: stat.size };
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length === buffer.length) return { ok: false, reason: 'too large', tooLarge: length };
+    }
+    return { ok: true, bytes: buffer.subarray(0, length) };
+  } catch (err) {
+    return { ok: false, reason: fsReason(err) };
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -71,9 +71,6 @@ describe('svc command line', () => {
         '  metricsEndpoint: {enable: true}',
         '  containerHealthCheck: {enable: true}',
         '  configVisualisation: {enable: true}',
-        '  appNames: {enableAppNameExtract: true, hostIP: platform.example.com}',
-        '  userSessions: {enableSessionExtract: true}',
-        '  serversToMonitor: {servers: [{host: "n1:4747", serverName: n1}]}',
         '',
       ].join('\n'),
     );
@@ -88,24 +85,21 @@ describe('svc command line', () => {
       'Svc.containerHealthCheck.enable',
       'Svc.uptimeMonitor.enable',
       'Svc.metricsEndpoint.enable',
-      'Svc.serversToMonitor.servers',
-      'Svc.userSessions.enableSessionExtract',
-      'Svc.appNames.enableAppNameExtract',
     ]);
   });
 
-  it('--help describes only what is built: no pollers, local endpoints or forwarding to the cloud', () => {
+  it('--help describes only what is built: the pollers, but no local endpoints or forwarding to the cloud', () => {
     const help = (args: string[]) => {
       const run = svc(args);
       expect(run.status, args.join(' ')).toBe(0);
       return run.stdout.replace(/\s+/g, ' ');
     };
     for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help']]) {
-      expect(help(args), args.join(' ')).not.toMatch(/poll|endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+      expect(help(args), args.join(' ')).not.toMatch(/endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
     }
     const edge = help(['edge', '--help']);
-    expect(edge).not.toMatch(/poll|endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
-    expect(edge).toContain('run the edge agent: the UDP listeners, with the durable local queue and the writers behind them (no audit API)');
+    expect(edge).not.toMatch(/endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    expect(edge).toContain('run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
   });
 
   it('reports all problems of a bad file with line and column and exits 1', () => {

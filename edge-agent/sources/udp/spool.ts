@@ -31,6 +31,8 @@ export interface SpoolOptions {
   onWriteError?: (err: unknown) => void;
   /** Wait before a refused batch is tried again; default 1 s. */
   retryDelayMs?: number;
+  /** What happens upstream while the buffer is full, for the refusal's log line; default the listener's. */
+  whenFull?: string;
 }
 
 export class EventSpool implements EventQueue, Component {
@@ -105,7 +107,7 @@ export class EventSpool implements EventQueue, Component {
       this.options.onWriteError?.(reason);
       if (this.failingSince === undefined) {
         this.failingSince = Date.now();
-        this.options.log.error({ spool: this.options.name, err: reason, events: refused.length }, `the event queue refused ${refused.length} ${this.options.name} event(s); they stay buffered and are retried (the listener drops new datagrams, counted, while the buffer is full)`);
+        this.options.log.error({ spool: this.options.name, err: reason, events: refused.length }, `the event queue refused ${refused.length} ${this.options.name} event(s); they stay buffered and are retried (${this.options.whenFull ?? 'the listener drops new datagrams, counted, while the buffer is full'})`);
       }
     } else if (this.failingSince !== undefined) {
       this.options.log.info({ spool: this.options.name, failedForMs: Date.now() - this.failingSince }, `the event queue takes ${this.options.name} events again`);

@@ -6,9 +6,9 @@ import { Type } from '@sinclair/typebox';
 import { Bool, Gated, List, Millis, Required, Secret, Section, Str, StringList, StringMap, UserRef } from '../builders.js';
 
 export const cert = Section('Client certificate for the platform APIs (PEM files exported from the management console)', {
-  clientCert: Str('', 'Certificate file'),
-  clientCertKey: Str('', 'Certificate key file'),
-  clientCertCA: Str('', 'Root certificate file'),
+  clientCert: Str('', 'Certificate file (client.pem); a relative path starts from the working directory'),
+  clientCertKey: Str('', 'Certificate key file (client_key.pem); a relative path starts from the working directory'),
+  clientCertCA: Str('', 'Root certificate file (root.pem), which signed the servers\' certificates; needed while serversToMonitor.rejectUnauthorized is true'),
   clientCertPassphrase: Secret('Passphrase set at export; empty = none'),
 });
 

@@ -152,6 +152,17 @@ describe('checkRules directly', () => {
   });
 });
 
+describe('app names for the engine-performance filter (§2.4)', () => {
+  const warnings = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).warnings;
+  const perf = 'logEvents: {source: {apiPerf: {enable: true}}, enginePerformanceMonitor: {enable: true, appNameLookup: {enable: true}}}';
+
+  it('warns when the lookup is on but app names are not extracted', () => {
+    expect(warnings(perf)).toEqual(['Svc.logEvents.enginePerformanceMonitor.appNameLookup.enable: is true but Svc.appNames.enableAppNameExtract is false, so no app name is ever found (app_name stays empty and app-name rules of the filter never match)']);
+    expect(warnings(perf, 'appNames: {enableAppNameExtract: true, hostIP: 10.0.0.5}')).toEqual([]);
+    expect(warnings('logEvents: {source: {apiPerf: {enable: false}, engine: {enable: true}}, enginePerformanceMonitor: {enable: true, appNameLookup: {enable: true}}}')).toEqual([]);
+  });
+});
+
 describe('switches of features that are not built yet', () => {
   const notBuilt = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).notBuilt;
 
@@ -188,17 +199,12 @@ describe('switches of features that are not built yet', () => {
       'Svc.metricsEndpoint.enable',
       'Svc.errorTracking.logSummary.enable',
       'Svc.errorTracking.tsdb.enable',
-      'Svc.serversToMonitor.servers',
-      'Svc.userSessions.enableSessionExtract',
-      'Svc.appNames.enableAppNameExtract',
-      'Svc.logEvents.enginePerformanceMonitor.appNameLookup.enable',
       'Svc.monsaas.metric.dynamic.engine.cpu.enable',
       'Svc.monsaas.metric.dynamic.cache.cache.enable',
       'Svc.tsdbConfig.includeFields.loadedDocs',
-      'Svc.cert.clientCert',
     ]);
-    expect(found).toContain('Svc.serversToMonitor.servers: lists 1 item, but the health poller is not built yet: this setting has no effect');
-    expect(found).toContain('Svc.cert.clientCert: is set, but the platform polling that would present this certificate is not built yet: this setting has no effect');
+    // The pollers, their certificate and the app names they give are built: no warning for their switches.
+    expect(found.filter((line) => /^Svc\.(serversToMonitor|userSessions|appNames|cert|logEvents)\./.test(line))).toEqual([]);
     expect(notBuilt('uptimeMonitor: {enable: false}', 'anonTelemetry: true')).toEqual([
       'Svc.anonTelemetry: is true, but anonymous telemetry is not built yet: this setting has no effect',
       'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',

@@ -1,0 +1,116 @@
+/**
+ * The PollSink of the platform pipeline: each successful poll becomes one queued event (`health`,
+ * `user-sessions`) for the destinations that take polled data (§0.6: `platformOutputs(config).health`
+ * / `.sessions`), written through a spool as the UDP listeners' events are (a refused write is
+ * retried, tracked and logged; edge-agent/sources/udp/spool.ts). Failed polls write nothing (§4).
+ *
+ * Point times (§0.3): the event carries the time of its first point; the tsdb mapper builds the
+ * others with `nthPointTime(first, i)`. The counter values are reserved here, once per poll, with
+ * the process's clock, so that the points of every poll and every other source stay distinct.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import { anyOutput, EDGE_EVENTS_PER_MESSAGE, type PlatformOutputs } from '../../../shared/destinations/registry.js';
+import type { ErrorTracker } from '../../../shared/errors/tracker.js';
+import { LogThrottle } from '../../../shared/logging/throttle.js';
+import type { Log } from '../../../shared/logging/log.js';
+import type { HealthSample, SessionSample } from '../../../shared/platform/polled.js';
+import type { QueuedEvent } from '../../../shared/queue/events.js';
+import type { EventQueue } from '../../../shared/queue/port.js';
+import type { Component } from '../../../shared/runtime/lifecycle.js';
+import { EventSpool } from '../udp/spool.js';
+import type { PollSink } from './sink.js';
+
+/**
+ * Points of one health sample in the tsdb (§6.1), in this order: server_info, mem, apps, cpu,
+ * session, users, cache, saturated.
+ */
+export const HEALTH_POINTS = 8;
+
+/** Points of one session sample in the tsdb (§6.2): the summary, then one details point per session. */
+export function sessionPoints(sample: SessionSample): number {
+  return 1 + sample.sessions.length;
+}
+
+/** Polled events a spool holds while the queue refuses them (Svc choice): a poll is small and comes every few seconds at most. */
+export const POLL_SPOOL_EVENTS = 1000;
+
+export interface QueuePollSinkOptions {
+  queue: EventQueue;
+  outputs: Pick<PlatformOutputs, 'health' | 'sessions'>;
+  clock: PointClock;
+  errors: ErrorTracker;
+  log: Log;
+  /** Wait before a refused batch is tried again (default 1 s). */
+  retryDelayMs?: number;
+}
+
+/** Enqueues successful polls for the destinations that take them; the spools are its components. */
+export class QueuePollSink implements PollSink {
+  /** The spools, to start before the pollers and stop after them. */
+  readonly components: Component[];
+  private readonly healthSpool: EventSpool | null;
+  private readonly sessionsSpool: EventSpool | null;
+  private readonly throttle = new LogThrottle();
+  private droppedCount = 0;
+
+  constructor(private readonly options: QueuePollSinkOptions) {
+    const { queue, outputs, log, errors } = options;
+    // A refused write is tracked with the poll's error type and the module of its data (§10.9).
+    const spool = (name: string, type: 'HEALTH_API' | 'PROXY_API', module: string) =>
+      new EventSpool({
+        name,
+        queue,
+        maxBuffered: POLL_SPOOL_EVENTS,
+        maxPerMessage: EDGE_EVENTS_PER_MESSAGE,
+        log,
+        whenFull: 'new polls are dropped, counted, while the buffer is full',
+        onWriteError: (err) => errors.track(type, err, { module }),
+        ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
+      });
+    this.healthSpool = anyOutput(outputs.health) ? spool('health', 'HEALTH_API', 'HEALTH_METRICS') : null;
+    this.sessionsSpool = anyOutput(outputs.sessions) ? spool('user-sessions', 'PROXY_API', 'PROXY_SESSIONS') : null;
+    this.components = [this.healthSpool, this.sessionsSpool].filter((s): s is EventSpool => s !== null);
+  }
+
+  /** Polls dropped because their spool was full (the queue refused writes for long). */
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
+  health(sample: HealthSample, receivedAtMs: number): void {
+    if (this.healthSpool === null) return;
+    const timeNs = this.options.clock.reserve(receivedAtMs, HEALTH_POINTS).toString();
+    this.enqueue(this.healthSpool, { kind: 'health', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample }, sample.serverName);
+  }
+
+  healthFailed(): void {
+    // Nothing is written for a failed poll (§4); the tsdb keeps the last values with their times.
+  }
+
+  sessions(sample: SessionSample, receivedAtMs: number): void {
+    if (this.sessionsSpool === null) return;
+    const timeNs = this.options.clock.reserve(receivedAtMs, sessionPoints(sample)).toString();
+    this.enqueue(this.sessionsSpool, { kind: 'user-sessions', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample }, sample.serverName);
+  }
+
+  sessionsFailed(): void {
+    // As healthFailed.
+  }
+
+  /**
+   * Hands the event to its spool without waiting: a poller does not stall behind a refusing queue.
+   * When the spool is full (the queue has refused writes for long) the poll is dropped, counted and
+   * logged at most once a minute.
+   */
+  private enqueue(spool: EventSpool, event: QueuedEvent, serverName: string): void {
+    if (spool.held >= POLL_SPOOL_EVENTS) {
+      this.droppedCount += 1;
+      const { log, suppressed } = this.throttle.take(spool.name);
+      if (log) this.options.log.warn({ spool: spool.name, server: serverName, dropped: this.droppedCount, suppressed }, `${spool.name} is full (${POLL_SPOOL_EVENTS} polls wait for the event queue): a ${event.kind} poll of ${serverName} is dropped (${this.droppedCount} so far)`);
+      return;
+    }
+    // send() rejects only once the spool is stopped (Svc is stopping): the poll is lost with the rest, as logged by the spool.
+    spool.send([event]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The client certificate Svc presents to the platform's APIs (platform-formats.md §4 "TLS", §5.1,
+ * §5.2): `Svc.cert.clientCert`, `clientCertKey`, `clientCertCA` and `clientCertPassphrase`, PEM
+ * files as the management console exports them. They are read and checked once, at start-up and by
+ * `svc validate-config`, so that a wrong file is a config error naming the key, the path and the
+ * reason, not a TLS failure on every poll. Relative paths resolve from the working directory.
+ */
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { isAbsolute, resolve } from 'node:path';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import type { RuleFinding } from '../../../shared/config/rules.js';
+import type { SvcConfig } from '../../../shared/config/schema.js';
+import type { PathSegment } from '../../../shared/config/walk.js';
+import { readRegularFile } from '../../../shared/util/files.js';
+
+/** Largest certificate or key file read: an exported PEM file is a few KB, a CA bundle a few hundred. */
+export const MAX_PEM_FILE_BYTES = 1_048_576;
+
+/** What the HTTPS client presents and trusts: built once from the checked files. */
+export interface ClientTls {
+  secureContext: SecureContext;
+  /** `serversToMonitor.rejectUnauthorized`: false accepts a server certificate no CA vouches for. */
+  rejectUnauthorized: boolean;
+  /** The files as resolved (absolute), for the start-up log; `ca` is null when none is used. */
+  files: { cert: string; key: string; ca: string | null };
+  /** When the client certificate stops being valid. */
+  validTo: Date;
+}
+
+export type TlsLoad = { ok: true; tls: ClientTls; warnings: RuleFinding[] } | { ok: false; problems: RuleFinding[]; warnings: RuleFinding[] };
+
+const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |DSA |ENCRYPTED )?PRIVATE KEY)-----[\s\S]*?-----END \1-----/;
+
+type CertKey = 'clientCert' | 'clientCertKey' | 'clientCertCA' | 'clientCertPassphrase';
+
+/**
+ * Reads and checks the certificate files for `users` (the pollers that present them, named in the
+ * messages): each file is set, readable, a PEM certificate (chain) or private key; an encrypted key
+ * has a passphrase that decrypts it; the key belongs to the certificate. The CA file is needed only
+ * while `rejectUnauthorized` is true (without it no server certificate could be verified); when set
+ * it is checked either way. Expired or not yet valid certificates are warnings: the platform decides.
+ */
+export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boolean, users: string, options: { cwd?: string; now?: number } = {}): TlsLoad {
+  const cwd = options.cwd ?? process.cwd();
+  const now = options.now ?? Date.now();
+  const problems: RuleFinding[] = [];
+  const warnings: RuleFinding[] = [];
+  const path = (key: CertKey): PathSegment[] => ['cert', key];
+  const problem = (key: CertKey, message: string) => problems.push({ severity: 'error', path: path(key), message });
+  const shown = (file: string) => JSON.stringify(file);
+
+  /** The file's text, or undefined after recording why there is none. */
+  const read = (key: 'clientCert' | 'clientCertKey' | 'clientCertCA'): { file: string; text: string } | undefined => {
+    const given = cert[key];
+    if (given === '') {
+      problem(key, `must be set: ${users}`);
+      return undefined;
+    }
+    const file = isAbsolute(given) ? given : resolve(cwd, given);
+    const result = readRegularFile(file, MAX_PEM_FILE_BYTES);
+    if (!result.ok) {
+      problem(key, result.tooLarge !== undefined ? `${shown(file)} is ${result.tooLarge.toLocaleString('en-US')} bytes; a PEM file of a certificate or key is far smaller (at most ${MAX_PEM_FILE_BYTES.toLocaleString('en-US')} bytes are read)` : `cannot read ${shown(file)}: ${result.reason}`);
+      return undefined;
+    }
+    return { file, text: result.bytes.toString('latin1') };
+  };
+
+  /** Every certificate of a PEM file (a chain or a CA bundle), or undefined after recording why not. */
+  const certificates = (key: 'clientCert' | 'clientCertCA', file: string, text: string): X509Certificate[] | undefined => {
+    const blocks = text.match(CERT_BLOCK) ?? [];
+    if (blocks.length === 0) {
+      problem(key, `${shown(file)} is not a PEM certificate (no "-----BEGIN CERTIFICATE-----" block)`);
+      return undefined;
+    }
+    const parsed: X509Certificate[] = [];
+    for (const [i, block] of blocks.entries()) {
+      try {
+        parsed.push(new X509Certificate(block));
+      } catch (err) {
+        problem(key, `${shown(file)}: certificate ${i + 1} of ${blocks.length} cannot be parsed (${reason(err)})`);
+        return undefined;
+      }
+    }
+    for (const c of parsed) {
+      const from = new Date(c.validFrom);
+      const to = new Date(c.validTo);
+      const subject = c.subject.replace(/\n/g, ', ');
+      if (to.getTime() < now) warnings.push({ severity: 'warning', path: path(key), message: `the certificate "${subject}" in ${shown(file)} expired on ${to.toISOString()}; the platform refuses it` });
+      else if (from.getTime() > now) warnings.push({ severity: 'warning', path: path(key), message: `the certificate "${subject}" in ${shown(file)} is valid only from ${from.toISOString()}; the platform refuses it until then` });
+    }
+    return parsed;
+  };
+
+  const certFile = read('clientCert');
+  const keyFile = read('clientCertKey');
+  const caFile = cert.clientCertCA !== '' || rejectUnauthorized ? read('clientCertCA') : undefined;
+  const leaf = certFile && certificates('clientCert', certFile.file, certFile.text)?.[0];
+  const ca = caFile && certificates('clientCertCA', caFile.file, caFile.text);
+
+  let key: { pem: string; object: KeyObject } | undefined;
+  if (keyFile) {
+    const block = KEY_BLOCK.exec(keyFile.text);
+    if (block === null) {
+      problem('clientCertKey', `${shown(keyFile.file)} is not a PEM private key (no "-----BEGIN PRIVATE KEY-----" block)`);
+    } else {
+      const encrypted = block[1] === 'ENCRYPTED PRIVATE KEY' || /Proc-Type:\s*4,ENCRYPTED/.test(block[0]);
+      const passphrase = cert.clientCertPassphrase;
+      if (encrypted && passphrase === '') {
+        problem('clientCertPassphrase', `is empty, but the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey) is encrypted`);
+      } else {
+        try {
+          key = { pem: block[0], object: createPrivateKey({ key: block[0], format: 'pem', ...(encrypted ? { passphrase } : {}) }) };
+        } catch (err) {
+          if (encrypted) problem('clientCertPassphrase', `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase (${reason(err)})`);
+          else problem('clientCertKey', `${shown(keyFile.file)}: the private key cannot be read (${reason(err)})`);
+        }
+      }
+    }
+  }
+  if (certFile && leaf && keyFile && key && !leaf.checkPrivateKey(key.object)) {
+    problem('clientCertKey', `the key in ${shown(keyFile.file)} does not belong to the certificate in ${shown(certFile.file)} (Svc.cert.clientCert)`);
+  }
+  if (problems.length > 0 || !certFile || !leaf || !keyFile || !key) return { ok: false, problems, warnings };
+
+  try {
+    // The key as decrypted: the secure context needs no passphrase, and the secret is not kept.
+    const secureContext = createSecureContext({
+      cert: certFile.text,
+      key: key.object.export({ format: 'pem', type: 'pkcs8' }),
+      ...(caFile && ca ? { ca: caFile.text } : {}),
+    });
+    return { ok: true, tls: { secureContext, rejectUnauthorized, files: { cert: certFile.file, key: keyFile.file, ca: caFile?.file ?? null }, validTo: new Date(leaf.validTo) }, warnings };
+  } catch (err) {
+    problem('clientCert', `${shown(certFile.file)} and ${shown(keyFile.file)} cannot be used together for TLS (${reason(err)})`);
+    return { ok: false, problems, warnings };
+  }
+}
+
+/** An OpenSSL error as a short reason: its text after the last `::` or `:`. */
+function reason(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const parts = message.split(':').map((p) => p.trim()).filter((p) => p !== '');
+  return parts.length > 1 ? (parts[parts.length - 1] ?? message) : message;
+}
