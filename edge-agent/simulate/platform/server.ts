@@ -17,7 +17,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { makeCertificates, prepareCertificates, type CertificateFiles } from './certs.js';
+import { makeCertificates, prepareCertificates, type CertificateFiles, type PreparedCertificates } from './certs.js';
 import { configYaml, simulatorConfig, type SimulatorConfig } from './config.js';
 import { startControlServer, type ControlServer } from './control.js';
 import { PlatformModel, type SimApp } from './model.js';
@@ -341,7 +341,7 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   const tempDir = o.certDir === undefined ? mkdtempSync(join(tmpdir(), 'svc-sim-certs-')) : undefined;
   const certDir = resolve(o.certDir ?? tempDir ?? '.');
   const hosts = [...new Set([o.host, '127.0.0.1', 'localhost'])];
-  let prepared;
+  let prepared: PreparedCertificates;
   try {
     prepared = prepareCertificates(certDir, hosts, o.passphrase);
   } catch (err) {
@@ -464,10 +464,16 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
         const open = sockets.get(target);
         open?.add(socket);
         socket.once('close', () => open?.delete(socket));
+        // A reset before the TLS layer takes the socket over must not end the simulator; the TLS server reports the rest.
+        socket.on('error', () => undefined);
         (modes.get(target) === 'cert-reject' ? wrongCaServer() : main).emit('connection', socket);
       });
       server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${o.host}:${port} (${what}): ${err.code ?? err.message}`)));
       server.listen({ host: o.host, port }, () => {
+        // From here on an error is one of accepting (EMFILE with very many connections): that client's
+        // connection fails, the simulator goes on.
+        server.removeAllListeners('error');
+        server.on('error', () => undefined);
         const address = server.address();
         const bound = typeof address === 'object' && address !== null ? address.port : port;
         const listener: Listener = { target, role, index, what, server, port: bound };
@@ -483,14 +489,22 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
     await Promise.all(listeners.map((l) => new Promise<void>((done) => l.server.close(() => done()))));
   };
 
+  /** Every listener of a group, or (once all have settled, so none is left open) the first failure. */
+  const listenAll = async (attempts: Promise<Listener>[]): Promise<Listener[]> => {
+    const settled = await Promise.allSettled(attempts);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  };
   let engines: Listener[];
   let proxies: Listener[];
-  let repository: Listener;
+  let repository: Listener | undefined;
   let control: ControlServer | undefined;
   try {
-    engines = await Promise.all(model.servers.map((s) => listen(s.name, 'engine', s.index, o.basePort === 0 ? 0 : o.basePort + s.index, `${s.name} health API`)));
-    proxies = await Promise.all(model.servers.map((s) => listen(s.name, 'proxy', s.index, o.proxyBasePort === 0 ? 0 : o.proxyBasePort + s.index, `${s.name} session API`)));
-    repository = await listen(APP_LIST_TARGET, 'repository', -1, o.appPort, 'app-list API');
+    engines = await listenAll(model.servers.map((s) => listen(s.name, 'engine', s.index, o.basePort === 0 ? 0 : o.basePort + s.index, `${s.name} health API`)));
+    proxies = await listenAll(model.servers.map((s) => listen(s.name, 'proxy', s.index, o.proxyBasePort === 0 ? 0 : o.proxyBasePort + s.index, `${s.name} session API`)));
+    [repository] = await listenAll([listen(APP_LIST_TARGET, 'repository', -1, o.appPort, 'app-list API')]);
+    if (repository === undefined) throw new Error('unreachable: the app-list listener neither started nor failed');
   } catch (err) {
     await closeAll();
     if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });

@@ -4,6 +4,7 @@
  * none) are refused, and the config it prints loads with Svc's own loader.
  */
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -423,6 +424,34 @@ describe('determinism and scale', () => {
       } finally {
         await s.stop();
       }
+      return;
+    }
+  });
+
+  it('leaves nothing listening when one port of a group is taken', async () => {
+    for (let attempt = 0; ; attempt++) {
+      // Our own listener on X; the simulator wants X-1, X, X+1 for its health APIs.
+      const blocker = net.createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      const address = blocker.address();
+      const x = typeof address === 'object' && address !== null ? address.port : 0;
+      const options = { seed: 1, servers: 3, stepMs: 0, certDir, basePort: x - 1 };
+      const refused = await startPlatformSimulator(options).then(
+        async (s) => {
+          await s.stop();
+          return undefined;
+        },
+        (err: unknown) => err,
+      );
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      expect(refused).toBeInstanceOf(Error);
+      // Another process may hold X-1 or X+1: then the message names that port; try elsewhere.
+      if (!String(refused).includes(`cannot listen on 127.0.0.1:${x} (node2 health API): EADDRINUSE`) && attempt < 5) continue;
+      expect(String(refused)).toContain(`cannot listen on 127.0.0.1:${x} (node2 health API): EADDRINUSE`);
+      // X-1 and X+1 were bound before the failure and closed after it: all three are free again.
+      const again = await startPlatformSimulator(options);
+      expect(again.servers.map((server) => server.healthPort)).toEqual([x - 1, x, x + 1]);
+      await again.stop();
       return;
     }
   });
