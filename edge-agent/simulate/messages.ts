@@ -5,6 +5,9 @@
  * the timestamps come from is simulated too).
  */
 import type { LogSource, UserEventType } from '../sources/udp/parse/layouts.js';
+import { SeededRandom } from './random.js';
+
+export { mulberry32 } from './random.js';
 
 /** Every kind of datagram the generator makes, in this (stable) order. */
 export const SIMULATE_KINDS = ['user-session', 'user-connection', 'engine', 'proxy', 'repository', 'scheduler', 'qix-perf'] as const;
@@ -85,18 +88,6 @@ export function parseKindList(text: string): KindListResult {
 // ---------------------------------------------------------------------------------------------
 // Random numbers and timestamps
 
-/** A small, fast, seeded PRNG (mulberry32): uniform numbers in [0, 1). The seed is taken modulo 2^32. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The three platform timestamp forms (§0.2). */
 export type TimestampForm = 'compact' | 'extended' | 'local';
 
@@ -129,7 +120,8 @@ export function formatPlatformTimestamp(ms: number, offsetMinutes: number, form:
 // ---------------------------------------------------------------------------------------------
 // The simulated platform: nodes, users, apps, browsers
 
-interface Node {
+/** A platform node the datagrams come from. */
+export interface PoolNode {
   /** `%hostname`. */
   name: string;
   fqdn: string;
@@ -140,7 +132,7 @@ interface Node {
   engineVersion: string;
 }
 
-const NODES: readonly Node[] = [
+const NODES: readonly PoolNode[] = [
   { name: 'PLAT-N1', fqdn: 'plat-n1.lab.local', offset: 60, serviceUser: 'LAB\\svc_platform', engineVersion: '12.1306.0' },
   { name: 'PLAT-N2', fqdn: 'plat-n2.lab.local', offset: 60, serviceUser: 'LAB\\svc_platform', engineVersion: '12.1306.0' },
   { name: 'plat-nyc-01', fqdn: 'plat-nyc-01.corp.example.com', offset: -300, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.187.4' },
@@ -150,13 +142,14 @@ const NODES: readonly Node[] = [
   { name: 'plat-tyo-01', fqdn: 'plat-tyo-01.corp.example.com', offset: 540, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.187.4' },
 ];
 
-interface User {
+/** A platform user (`UserDirectory`, `UserId`). */
+export interface PoolUser {
   dir: string;
   id: string;
 }
 
 /** People using the platform. */
-const USERS: readonly User[] = [
+const USERS: readonly PoolUser[] = [
   { dir: 'LAB', id: 'goran' },
   { dir: 'LAB', id: 'anna' },
   { dir: 'LAB', id: 'kalle' },
@@ -167,16 +160,17 @@ const USERS: readonly User[] = [
 ];
 
 /** The platform's service users (reloads, the repository's own engine sessions). */
-const SA_SCHEDULER: User = { dir: 'INTERNAL', id: 'sa_scheduler' };
-const SA_REPOSITORY: User = { dir: 'INTERNAL', id: 'sa_repository' };
+const SA_SCHEDULER: PoolUser = { dir: 'INTERNAL', id: 'sa_scheduler' };
+const SA_REPOSITORY: PoolUser = { dir: 'INTERNAL', id: 'sa_repository' };
 
-interface App {
+/** An app: its id (a uuid), its name, and the id of its reload task. */
+export interface PoolApp {
   id: string;
   name: string;
   taskId: string;
 }
 
-const APPS: readonly App[] = [
+const APPS: readonly PoolApp[] = [
   { id: 'e7af59a0-c243-480d-9571-08727551a66f', name: 'Sales dashboard', taskId: 'dec2a02a-1680-44ef-8dc2-e2bfb180af87' },
   { id: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', name: 'Operations monitor', taskId: '5b1e0c9d-3f7a-4d2e-8a6b-0c9d8e7f6a5b' },
   { id: '3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098', name: 'HR – headcount', taskId: '7c6b5a49-3827-4a16-b5e4-d3c2b1a09f8e' },
@@ -292,6 +286,52 @@ export interface GeneratorOptions {
   startMs?: number;
   /** Mean advance of the simulated clock per datagram, ms (uniform 0 … 2 × stepMs); default 100. */
   stepMs?: number;
+  /**
+   * The users, apps and nodes the datagrams name; each part not given is the built-in one. The
+   * platform simulator passes its own, so the user events it drives name its users and its apps.
+   */
+  pool?: Partial<DatagramPool>;
+}
+
+/** Who and what the datagrams are about. */
+export interface DatagramPool {
+  users: readonly PoolUser[];
+  apps: readonly PoolApp[];
+  nodes: readonly PoolNode[];
+}
+
+/** The built-in pool: seven nodes in six time zones, seven people, six apps. */
+export const DEFAULT_POOL: Readonly<DatagramPool> = { users: USERS, apps: APPS, nodes: NODES };
+
+/** A `;` would split a fixed field; a control character would be removed by s(n) (§0.1, §0.4): either breaks the round trip. */
+const FIELD_TEXT = /^[^;\u0000-\u001f\u007f]+$/;
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The pool with defaults filled in; throws RangeError naming the first entry that cannot be sent as is. */
+function resolvePool(pool: Partial<DatagramPool> = {}): DatagramPool {
+  const { users = USERS, apps = APPS, nodes = NODES } = pool;
+  const text = (what: string, value: string): void => {
+    if (!FIELD_TEXT.test(value)) throw new RangeError(`${what} must be non-empty text without ';' or control characters (got ${JSON.stringify(value)})`);
+  };
+  for (const [name, list] of [['users', users], ['apps', apps], ['nodes', nodes]] as const) {
+    if (list.length === 0) throw new RangeError(`pool.${name} must not be empty`);
+  }
+  users.forEach((u, i) => {
+    text(`pool.users[${i}].dir`, u.dir);
+    text(`pool.users[${i}].id`, u.id);
+    // A backslash in either half would make `dir\id` ambiguous (§2.2 user_full).
+    if (u.dir.includes('\\') || u.id.includes('\\')) throw new RangeError(`pool.users[${i}] must not contain '\\'`);
+  });
+  apps.forEach((a, i) => {
+    if (!LOWER_UUID.test(a.id)) throw new RangeError(`pool.apps[${i}].id must be a lower-case uuid (got ${JSON.stringify(a.id)})`);
+    if (!LOWER_UUID.test(a.taskId)) throw new RangeError(`pool.apps[${i}].taskId must be a lower-case uuid (got ${JSON.stringify(a.taskId)})`);
+    text(`pool.apps[${i}].name`, a.name);
+  });
+  nodes.forEach((n, i) => {
+    for (const key of ['name', 'fqdn', 'serviceUser', 'engineVersion'] as const) text(`pool.nodes[${i}].${key}`, n[key]);
+    if (!(Number.isInteger(n.offset) && Math.abs(n.offset) <= 14 * 60)) throw new RangeError(`pool.nodes[${i}].offset must be whole minutes within ±14 h (got ${n.offset})`);
+  });
+  return { users: [...users], apps: [...apps], nodes: [...nodes] };
 }
 
 /** Default start of the simulated clock: 2024-03-12T08:00:00.000Z (the day of the §2.6 examples). */
@@ -316,13 +356,16 @@ export interface DatagramSource {
   next(): SimDatagram;
 }
 
+/** Generator options with every default filled in. */
+export type ResolvedGeneratorOptions = Required<Omit<GeneratorOptions, 'pool'>> & { pool: DatagramPool };
+
 export interface DatagramGenerator extends DatagramSource {
   /** The options in effect (defaults filled in). */
-  readonly options: Readonly<Required<GeneratorOptions>>;
+  readonly options: Readonly<ResolvedGeneratorOptions>;
 }
 
 /** Validated options with defaults; throws RangeError on an invalid value. */
-function resolveOptions(options: GeneratorOptions): Required<GeneratorOptions> {
+function resolveOptions(options: GeneratorOptions): ResolvedGeneratorOptions {
   const { seed, kinds = SIMULATE_KINDS, malformed = 0, startMs = DEFAULT_START_MS, stepMs = 100 } = options;
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer (got ${seed})`);
   if (kinds.length === 0) throw new RangeError('kinds must not be empty');
@@ -330,7 +373,7 @@ function resolveOptions(options: GeneratorOptions): Required<GeneratorOptions> {
   if (!(malformed >= 0 && malformed <= 1)) throw new RangeError(`malformed must be a fraction between 0 and 1 (got ${malformed})`);
   if (!Number.isFinite(startMs) || startMs < Date.UTC(1, 0, 2) || startMs > Date.UTC(9999, 0, 1)) throw new RangeError(`startMs out of range (got ${startMs})`);
   if (!(Number.isFinite(stepMs) && stepMs >= 0)) throw new RangeError(`stepMs must be a number ≥ 0 (got ${stepMs})`);
-  return { seed, kinds: [...kinds], malformed, startMs, stepMs };
+  return { seed, kinds: [...kinds], malformed, startMs, stepMs, pool: resolvePool(options.pool) };
 }
 
 /**
@@ -342,7 +385,7 @@ export function createDatagramGenerator(options: GeneratorOptions): DatagramGene
 }
 
 interface NodeState {
-  node: Node;
+  node: PoolNode;
   /** `%property{ProcessId}` of the node's engine. */
   engineProcessId: string;
   /** `%property{Server Started}` of the node's engine (extended ISO). */
@@ -351,19 +394,18 @@ interface NodeState {
 
 type Level = 'WARN' | 'ERROR' | 'FATAL';
 
-class Generator implements DatagramGenerator {
-  readonly options: Readonly<Required<GeneratorOptions>>;
-  private readonly rng: () => number;
+class Generator extends SeededRandom implements DatagramGenerator {
+  readonly options: Readonly<ResolvedGeneratorOptions>;
   private clockMs: number;
   private readonly nodes: readonly NodeState[];
   /** `%rownum` per (kind, node). */
   private readonly rows = new Map<string, number>();
 
-  constructor(options: Required<GeneratorOptions>) {
+  constructor(options: ResolvedGeneratorOptions) {
+    super(options.seed);
     this.options = options;
-    this.rng = mulberry32(options.seed);
     this.clockMs = options.startMs;
-    this.nodes = NODES.map((node) => ({
+    this.nodes = options.pool.nodes.map((node) => ({
       node,
       engineProcessId: this.uuid(),
       engineStarted: formatPlatformTimestamp(options.startMs - 3_600_000 * (1 + this.int(72)) - this.int(3_600_000), node.offset, 'extended'),
@@ -379,37 +421,7 @@ class Generator implements DatagramGenerator {
     return { kind, data: Buffer.from(fields.join(';'), 'utf8'), malformed: null, expected: 'ok', fields };
   }
 
-  // -- random helpers ------------------------------------------------------------------------
-
-  /** Integer 0 … n−1. */
-  private int(n: number): number {
-    return Math.floor(this.rng() * n);
-  }
-
-  private between(min: number, max: number): number {
-    return min + this.int(max - min + 1);
-  }
-
-  private chance(p: number): boolean {
-    return this.rng() < p;
-  }
-
-  private pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)] as T;
-  }
-
-  private hex(digits: number): string {
-    let out = '';
-    while (out.length < digits) out += Math.floor(this.rng() * 0x1_0000_0000).toString(16).padStart(8, '0');
-    return out.slice(0, digits);
-  }
-
-  /** A random version-4 uuid. */
-  private uuid(): string {
-    const h = this.hex(32);
-    const variant = '89ab'[this.int(4)] ?? '8';
-    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-  }
+  // -- helpers -------------------------------------------------------------------------------
 
   /** An object id as the engine makes them (`hXbRtP`). */
   private objectId(): string {
@@ -430,7 +442,7 @@ class Generator implements DatagramGenerator {
     return r < 0.6 ? 'WARN' : r < 0.97 ? 'ERROR' : 'FATAL';
   }
 
-  private row(kind: SimulateKind, node: Node): number {
+  private row(kind: SimulateKind, node: PoolNode): number {
     const key = `${kind}|${node.name}`;
     const row = (this.rows.get(key) ?? this.between(1, 5000)) + 1;
     this.rows.set(key, row);
@@ -474,8 +486,8 @@ class Generator implements DatagramGenerator {
   // -- §1 user-activity events ----------------------------------------------------------------
 
   private userSession(): string[] {
-    const node = this.pick(NODES);
-    const user = this.pick(USERS);
+    const node = this.pick(this.options.pool.nodes);
+    const user = this.pick(this.options.pool.users);
     const start = this.chance(0.5);
     const context = this.pick(['/hub/', '/hub/', '/hub/', '/qmc/', '/sense/app/']);
     const verb = start ? 'Start' : 'Stop';
@@ -492,9 +504,9 @@ class Generator implements DatagramGenerator {
   }
 
   private userConnection(): string[] {
-    const node = this.pick(NODES);
-    const user = this.pick(USERS);
-    const app = this.pick(APPS);
+    const node = this.pick(this.options.pool.nodes);
+    const user = this.pick(this.options.pool.users);
+    const app = this.pick(this.options.pool.apps);
     const open = this.chance(0.5);
     const reloadBase = `https%3a%2f%2f${node.fqdn}%2fapp%2f${app.id}`;
     const context = this.pick([
@@ -524,9 +536,9 @@ class Generator implements DatagramGenerator {
     const level = this.level();
     const logger = this.pick(['System.Engine.Engine', 'System.Engine.Engine', 'Session.Engine.Engine', 'Performance.Engine.Engine']);
     const head = this.logHead('engine', state, level, logger);
-    const app = this.pick(APPS);
+    const app = this.pick(this.options.pool.apps);
     const r = this.rng();
-    const user: User | null = r < 0.6 ? this.pick(USERS) : r < 0.8 ? SA_SCHEDULER : null;
+    const user: PoolUser | null = r < 0.6 ? this.pick(this.options.pool.users) : r < 0.8 ? SA_SCHEDULER : null;
     const who = user === null ? 'an unknown user' : `${user.dir}\\${user.id}`;
     const message = this.pick([
       () => `Document was not found: ${app.id}`,
@@ -560,9 +572,9 @@ class Generator implements DatagramGenerator {
   private proxy(): string[] {
     const state = this.pick(this.nodes);
     const level = this.level();
-    const user = this.pick(USERS);
+    const user = this.pick(this.options.pool.users);
     const who = `${user.dir}\\${user.id}`;
-    const app = this.pick(APPS);
+    const app = this.pick(this.options.pool.apps);
     type Incident = [logger: string, message: string, exception: string, command: string, result: string, context: string];
     const incident = this.pick<() => Incident>([
       () => ['Audit.Proxy.Proxy.Core.RequestListener', `Access was denied for User: '${who}'. No license available.`, '', 'Login', '403', '/hub/'],
@@ -602,10 +614,10 @@ class Generator implements DatagramGenerator {
   private repository(): string[] {
     const state = this.pick(this.nodes);
     const level = this.level();
-    const other = this.pick(NODES);
-    const app = this.pick(APPS);
-    const user = this.pick(USERS);
-    type Incident = [logger: string, message: string, exception: string, user: User | null];
+    const other = this.pick(this.options.pool.nodes);
+    const app = this.pick(this.options.pool.apps);
+    const user = this.pick(this.options.pool.users);
+    type Incident = [logger: string, message: string, exception: string, user: PoolUser | null];
     const incident = this.pick<() => Incident>([
       () => [
         'System.Repository.Repository.Core.Synchronization',
@@ -643,8 +655,8 @@ class Generator implements DatagramGenerator {
   private scheduler(): string[] {
     const state = this.pick(this.nodes);
     const level = this.level();
-    const app = this.pick(APPS);
-    const owner = this.chance(0.4) ? SA_SCHEDULER : this.pick(USERS);
+    const app = this.pick(this.options.pool.apps);
+    const owner = this.chance(0.4) ? SA_SCHEDULER : this.pick(this.options.pool.users);
     const full = `${owner.dir}\\${owner.id}`;
     // The three ways the platform fills UserDirectory, UserId and User (§0.4 user triple).
     const triple = this.pick<[string, string, string]>([['', '', full], [owner.dir, owner.id, full], [owner.dir, owner.id, ''], ['', '', '']]);
@@ -655,7 +667,7 @@ class Generator implements DatagramGenerator {
       () => ['Task failed', ''],
       () => [`Task finished with state FinishedFail; ${this.between(0, 3)} retries left`, ''],
       () => [`Reload of app ${app.id} aborted; the task timed out after ${this.between(30, 240)} minutes`, ''],
-      () => [`Scheduler could not reach node ${this.pick(NODES).name}; task queued`, 'System.Net.WebException: The remote name could not be resolved'],
+      () => [`Scheduler could not reach node ${this.pick(this.options.pool.nodes).name}; task queued`, 'System.Net.WebException: The remote name could not be resolved'],
       () => ['Task could not start: no license available for the reload', ''],
       () => ['Reload task failed', 'System.AggregateException: One or more errors occurred.; inner: engine reported failure'],
       () => ['Database connection failed during task update', 'System.Data.DataException: Host=db1;Port=4432 unreachable'],
@@ -676,7 +688,7 @@ class Generator implements DatagramGenerator {
   private qixPerf(): string[] {
     const state = this.pick(this.nodes);
     const head = this.logHead('qix-perf', state, 'INFO', 'QixPerformance.Engine.Engine');
-    const app = this.pick(APPS);
+    const app = this.pick(this.options.pool.apps);
     const engineTs = formatPlatformTimestamp(this.clockMs, state.node.offset, 'extended');
     const processTime = this.decimal(this.chance(0.9) ? 500 : 5000);
     const work = (Number(processTime) * (0.8 + 0.2 * this.rng())).toFixed(1);
@@ -704,7 +716,7 @@ class Generator implements DatagramGenerator {
         '<Unknown>',
       ];
     }
-    const user = this.pick(USERS);
+    const user = this.pick(this.options.pool.users);
     return [
       ...head,
       this.uuid(),

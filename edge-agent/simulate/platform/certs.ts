@@ -5,10 +5,10 @@
  * Node's crypto; node-forge (pure JavaScript) signs the certificates, so this runs wherever Node
  * does, Windows included, with no openssl.
  */
-import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import forge from 'node-forge';
 
 const DAY_MS = 86_400_000;
@@ -96,10 +96,9 @@ export function encryptKey(key: string, passphrase: string): string {
   return createPrivateKey(key).export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase }).toString();
 }
 
-/** Writes a certificate set into `directory` (mode 0600 for keys) and says where each file is. */
-export function writeCertificates(directory: string, set: CertificateSet, passphrase = ''): CertificateFiles {
-  mkdirSync(directory, { recursive: true });
-  const files: CertificateFiles = {
+/** Where a certificate set lives in `directory`: the names the management console exports, plus the server's pair. */
+export function certificateFiles(directory: string, passphrase = ''): CertificateFiles {
+  return {
     directory,
     clientCert: join(directory, 'client.pem'),
     clientCertKey: join(directory, 'client_key.pem'),
@@ -108,10 +107,76 @@ export function writeCertificates(directory: string, set: CertificateSet, passph
     serverKey: join(directory, 'server_key.pem'),
     passphrase,
   };
+}
+
+/** Writes a certificate set into `directory` (mode 0600 for keys) and says where each file is. */
+export function writeCertificates(directory: string, set: CertificateSet, passphrase = ''): CertificateFiles {
+  mkdirSync(directory, { recursive: true });
+  const files = certificateFiles(directory, passphrase);
   writeFileSync(files.clientCert, set.client.cert);
   writeFileSync(files.clientCertKey, passphrase === '' ? set.client.key : encryptKey(set.client.key, passphrase), { mode: 0o600 });
   writeFileSync(files.clientCertCA, set.ca.cert);
   writeFileSync(files.serverCert, set.server.cert);
   writeFileSync(files.serverKey, set.server.key, { mode: 0o600 });
   return files;
+}
+
+/** What `prepareCertificates` did. */
+export interface PreparedCertificates {
+  files: CertificateFiles;
+  /** True when a set already in the directory was used; false when a new one was written. */
+  reused: boolean;
+  /** Why a set found in the directory was not used (absent when there was none, or it was used). */
+  replacedBecause?: string;
+}
+
+/**
+ * Why the set in `directory` cannot serve `hosts` with `passphrase`, or `undefined` when it can:
+ * all five files present, both leaves signed by the CA, the server certificate valid for every
+ * host, nothing expiring within a day, each key matching its certificate, and the client key
+ * encrypted exactly when a passphrase is given.
+ */
+export function checkCertificateFiles(files: CertificateFiles, hosts: readonly string[], passphrase: string): string | undefined {
+  const paths = [files.clientCert, files.clientCertKey, files.clientCertCA, files.serverCert, files.serverKey];
+  const missing = paths.filter((p) => !existsSync(p));
+  if (missing.length === paths.length) return 'no certificate set there';
+  if (missing.length > 0) return `${missing.map((p) => basename(p)).join(', ')} missing`;
+  try {
+    const ca = new X509Certificate(readFileSync(files.clientCertCA));
+    const server = new X509Certificate(readFileSync(files.serverCert));
+    const client = new X509Certificate(readFileSync(files.clientCert));
+    if (!server.verify(ca.publicKey) || !client.verify(ca.publicKey)) return `${basename(files.clientCertCA)} did not sign both certificates`;
+    const soon = Date.now() + DAY_MS;
+    for (const cert of [ca, server, client]) if (Date.parse(cert.validTo) < soon) return `${cert.subject.replace(/\n/g, ', ')} expires ${cert.validTo}`;
+    for (const host of hosts) {
+      const ok = isIP(host) ? server.checkIP(host) !== undefined : server.checkHost(host) !== undefined;
+      if (!ok) return `the server certificate is not valid for ${host}`;
+    }
+    if (!server.checkPrivateKey(createPrivateKey(readFileSync(files.serverKey)))) return 'the server key does not match its certificate';
+    const clientKey = readFileSync(files.clientCertKey, 'utf8');
+    if (clientKey.includes('ENCRYPTED') !== (passphrase !== '')) return passphrase === '' ? 'the client key is passphrase-protected' : 'the client key is not passphrase-protected';
+    let key: KeyObject;
+    try {
+      key = createPrivateKey({ key: clientKey, passphrase });
+    } catch {
+      return 'the passphrase does not open the client key';
+    }
+    if (!client.checkPrivateKey(key)) return 'the client key does not match its certificate';
+  } catch (err) {
+    return `unreadable: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return undefined;
+}
+
+/**
+ * The certificate set in `directory`: the one already there when it serves `hosts` with
+ * `passphrase` (so a Svc config pointing at it stays valid when the simulator restarts), else a
+ * new one written over it.
+ */
+export function prepareCertificates(directory: string, hosts: readonly string[], passphrase = ''): PreparedCertificates {
+  const files = certificateFiles(directory, passphrase);
+  const problem = checkCertificateFiles(files, hosts, passphrase);
+  if (problem === undefined) return { files, reused: true };
+  const written = writeCertificates(directory, makeCertificates(hosts), passphrase);
+  return problem === 'no certificate set there' ? { files: written, reused: false } : { files: written, reused: false, replacedBecause: problem };
 }

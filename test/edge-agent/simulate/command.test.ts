@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../edge-agent/cli/program.js';
-import { parseTarget } from '../../../edge-agent/simulate/command.js';
+import { parseTarget } from '../../../edge-agent/simulate/cli-common.js';
 import { createDatagramGenerator, DEFAULT_START_MS, LOG_KINDS } from '../../../edge-agent/simulate/messages.js';
 import { REPO_ROOT } from '../../support/build.js';
 import { startReceiver, type Receiver } from './receiver.js';

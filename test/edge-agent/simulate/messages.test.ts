@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createDatagramGenerator,
+  DEFAULT_POOL,
   DEFAULT_START_MS,
   formatPlatformTimestamp,
   KIND_EVENT_TYPE,
@@ -15,6 +16,7 @@ import {
   parseKindList,
   SIMULATE_KINDS,
   USER_KINDS,
+  type DatagramPool,
   type SimDatagram,
   type SimulateKind,
 } from '../../../edge-agent/simulate/messages.js';
@@ -99,7 +101,50 @@ describe('helpers', () => {
     expect(() => createDatagramGenerator({ seed: 1, malformed: 1.1 })).toThrow(/malformed/);
     expect(() => createDatagramGenerator({ seed: 1, malformed: Number.NaN })).toThrow(/malformed/);
     expect(() => createDatagramGenerator({ seed: 1, stepMs: -1 })).toThrow(/stepMs/);
-    expect(createDatagramGenerator({ seed: 3 }).options).toEqual({ seed: 3, kinds: [...SIMULATE_KINDS], malformed: 0, startMs: DEFAULT_START_MS, stepMs: 100 });
+    expect(createDatagramGenerator({ seed: 3 }).options).toEqual({ seed: 3, kinds: [...SIMULATE_KINDS], malformed: 0, startMs: DEFAULT_START_MS, stepMs: 100, pool: DEFAULT_POOL });
+  });
+});
+
+describe('an injected pool of users, apps and nodes', () => {
+  const pool: DatagramPool = {
+    users: [{ dir: 'SIM', id: 'björn.åberg' }, { dir: 'SIM', id: 'zoë' }],
+    apps: [{ id: '11111111-2222-4333-8444-555555555555', name: 'Pool app', taskId: '66666666-7777-4888-9999-aaaaaaaaaaaa' }],
+    nodes: [{ name: 'node7', fqdn: 'node7.sim.local', offset: 120, serviceUser: 'SIM\\svc', engineVersion: '14.254.6' }],
+  };
+
+  it('names only the pool\'s users, apps and nodes, and still round-trips through the parsers', () => {
+    const generator = createDatagramGenerator({ seed: 11, pool });
+    const users = new Set<string>();
+    const apps = new Set<string>();
+    const hosts = new Set<string>();
+    for (let i = 0; i < 5000; i++) {
+      const d = generator.next();
+      const result = parse(d);
+      expect(result.ok, d.data.toString('utf8')).toBe(true);
+      if (!result.ok) continue;
+      const event = result.event as unknown as Record<string, unknown>;
+      hosts.add(String(event['host']));
+      for (const key of ['appId', 'app_id']) if (typeof event[key] === 'string' && event[key] !== '') apps.add(event[key]);
+      const dir = event['user_directory'];
+      if (typeof dir === 'string' && dir !== '' && dir !== 'INTERNAL') users.add(`${dir}\\${String(event['user_id'])}`);
+    }
+    expect([...hosts]).toEqual(['node7']);
+    expect([...apps]).toEqual(['11111111-2222-4333-8444-555555555555']);
+    expect([...users].sort()).toEqual(['SIM\\björn.åberg', 'SIM\\zoë']);
+  });
+
+  it('keeps the built-in parts the pool does not give', () => {
+    const generator = createDatagramGenerator({ seed: 1, pool: { users: pool.users } });
+    expect(generator.options.pool).toEqual({ ...DEFAULT_POOL, users: pool.users });
+  });
+
+  it('rejects a pool whose entries would not survive the wire format', () => {
+    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [] } })).toThrow('pool.users must not be empty');
+    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [{ dir: 'A;B', id: 'x' }] } })).toThrow(/pool\.users\[0\]\.dir must be non-empty text without ';'/);
+    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [{ dir: 'A', id: 'x\\y' }] } })).toThrow(/pool\.users\[0\] must not contain/);
+    expect(() => createDatagramGenerator({ seed: 1, pool: { apps: [{ ...pool.apps[0]!, id: 'E7AF59A0-C243-480D-9571-08727551A66F' }] } })).toThrow(/pool\.apps\[0\]\.id must be a lower-case uuid/);
+    expect(() => createDatagramGenerator({ seed: 1, pool: { apps: [{ ...pool.apps[0]!, name: 'tab\there' }] } })).toThrow(/pool\.apps\[0\]\.name/);
+    expect(() => createDatagramGenerator({ seed: 1, pool: { nodes: [{ ...pool.nodes[0]!, offset: 15 * 60 }] } })).toThrow(/pool\.nodes\[0\]\.offset/);
   });
 });
 
