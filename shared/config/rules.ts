@@ -232,8 +232,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
   { key: ['metricsEndpoint'], switches: ['metricsEndpoint', 'enable'], feature: 'the metrics endpoint' },
   { key: ['errorTracking', 'logSummary'], switches: ['errorTracking', 'logSummary', 'enable'], feature: 'the daily error summary' },
   { key: ['errorTracking', 'tsdb'], switches: ['errorTracking', 'tsdb', 'enable'], feature: 'writing error events to the tsdb' },
-  { key: ['monsaas', 'metric', 'dynamic'], feature: 'the health poller these metrics come from' },
-  { key: ['tsdbConfig', 'includeFields'], feature: 'the health poller these app lists come from' },
 ];
 
 const ROOT = ConfigFileSchema as SchemaNode;

@@ -14,6 +14,7 @@
  * names; one that does not answer delays the start by those seconds only. A first poll that fails is
  * a WARN (Svc runs without names until a poll succeeds), later failures are ERRORs.
  */
+import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
@@ -29,6 +30,16 @@ import { bodyCheck } from './validate.js';
 
 /** §5.2: the repository service's port and path. */
 export const APP_LIST_PORT = 4242;
+
+/**
+ * `appNames.hostIP` as host and port: the port is 4242 (§5.2) unless the value names one
+ * (`host:port`, Svc choice, for a repository behind another port, or a simulator).
+ */
+export function appListAddress(hostIP: string): { host: string; port: number } {
+  // A bare IPv6 address has colons of its own; with a port it is written [address]:port.
+  const m = isIP(hostIP) === 0 ? (/^\[([^\]]+)\]:(\d{1,5})$/.exec(hostIP) ?? /^([^:]+):(\d{1,5})$/.exec(hostIP)) : null;
+  return m ? { host: m[1] ?? hostIP, port: Number(m[2]) } : { host: hostIP, port: APP_LIST_PORT };
+}
 export const APP_LIST_PATH = '/qrs/app';
 /** Longest the start waits for the first app list (Svc choice). */
 export const APP_LIST_START_WAIT_MS = 5_000;
@@ -68,8 +79,6 @@ export interface AppListPollerDeps {
   timeoutMs?: number;
   /** Default APP_LIST_START_WAIT_MS. */
   startWaitMs?: number;
-  /** Default APP_LIST_PORT; tests point it at their own server. */
-  port?: number;
 }
 
 export class AppListPoller implements Component {
@@ -77,6 +86,8 @@ export class AppListPoller implements Component {
   /** The lookup every consumer holds; replaced in place after each complete success. */
   readonly list = new AppNameList();
   private appsKept: readonly AppInfo[] = [];
+  /** `host:port` of the repository service polled. */
+  readonly address: string;
   private readonly group: PollGroup;
   private polls = 0;
   private readonly firstPoll: Promise<void>;
@@ -84,7 +95,9 @@ export class AppListPoller implements Component {
 
   constructor(private readonly deps: AppListPollerDeps) {
     const { hostIP, extractInterval } = deps.settings;
-    this.name = `app-name poller (${hostIP}:${deps.port ?? APP_LIST_PORT}, every ${extractInterval} ms)`;
+    const { host, port } = appListAddress(hostIP);
+    this.address = `${host}:${port}`;
+    this.name = `app-name poller (${this.address}, every ${extractInterval} ms)`;
     this.firstPoll = new Promise((resolve) => (this.firstPollDone = resolve));
     this.group = new PollGroup({ name: this.name, what: 'app list poll', intervalMs: extractInterval, targets: [{ label: hostIP, poll: (signal) => this.poll(signal) }], log: deps.log });
   }
@@ -114,8 +127,9 @@ export class AppListPoller implements Component {
     this.polls += 1;
     const timeoutMs = this.deps.timeoutMs ?? APP_LIST_TIMEOUT_MS;
     const key = xrfkey();
+    const { host, port } = appListAddress(hostIP);
     try {
-      const url = new URL(`https://${hostIP}:${this.deps.port ?? APP_LIST_PORT}${APP_LIST_PATH}`);
+      const url = new URL(`https://${host}:${port}${APP_LIST_PATH}`);
       url.searchParams.set('xrfkey', key);
       const response = await getJson({ url, headers: appListHeaders(key), tls: this.deps.tls, timeoutMs, maxBodyBytes: APP_LIST_MAX_BODY_BYTES, family: 4, ...(signal ? { signal } : {}) });
       const apps = checkApps(response, timeoutMs).map((app) => ({ id: app.id.toLowerCase(), name: s(app.name, APP_NAME_MAX), description: s(app.description ?? '', APP_DESCRIPTION_MAX) }));
@@ -129,8 +143,8 @@ export class AppListPoller implements Component {
         {
           type: 'APP_NAMES_EXTRACT',
           err,
-          serverName: hostIP,
-          context: { host: hostIP },
+          serverName: host,
+          context: { host },
           what: `app list poll of ${hostIP}`,
           level: first ? 'warn' : 'error',
           consequence: this.list.loaded ? 'the list of the last successful poll is kept' : `app names are unknown until a poll succeeds (the next in ${extractInterval} ms)`,

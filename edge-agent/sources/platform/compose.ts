@@ -12,7 +12,7 @@ import { NO_APP_NAMES, type AppNameLookup } from '../../../shared/platform/app-n
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import type { PlatformPipeline } from '../../runtime/platform-pipeline.js';
-import { APP_LIST_PORT, AppListPoller } from './app-list.js';
+import { AppListPoller } from './app-list.js';
 import { healthPoller } from './health.js';
 import { QueuePollSink } from './queue-sink.js';
 import type { PollGroup } from './schedule.js';
@@ -62,7 +62,7 @@ export function platformPollers(ctx: AppContext, options: PlatformPollerOptions)
   const polled = [
     health && `the health API of ${servers.servers.length} server(s) every ${servers.pollingInterval} ms`,
     sessions && `the session API of ${sessionTargets(servers.servers).length} server × virtual prox(ies) every ${config.userSessions.pollingInterval} ms`,
-    appList && `the app list of ${config.appNames.hostIP}:${APP_LIST_PORT} every ${config.appNames.extractInterval} ms`,
+    appList && `the app list of ${appList.address} every ${config.appNames.extractInterval} ms`,
   ].filter((p): p is string => typeof p === 'string');
   log.info(
     { health: on.health, sessions: on.sessions, appNames: on.appNames, clientCert: tls.files.cert, certValidTo: tls.validTo.toISOString(), rejectUnauthorized: tls.rejectUnauthorized },

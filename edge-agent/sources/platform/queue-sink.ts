@@ -20,17 +20,8 @@ import type { EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { EventSpool } from '../udp/spool.js';
 import type { PollSink } from './sink.js';
-
-/**
- * Points of one health sample in the tsdb (§6.1), in this order: server_info, mem, apps, cpu,
- * session, users, cache, saturated.
- */
-export const HEALTH_POINTS = 8;
-
-/** Points of one session sample in the tsdb (§6.2): the summary, then one details point per session. */
-export function sessionPoints(sample: SessionSample): number {
-  return 1 + sample.sessions.length;
-}
+// The tsdb mapper builds these many points per poll from the one time reserved here.
+import { HEALTH_POINTS_PER_SAMPLE, SESSION_SUMMARY_POINTS } from '../../../shared/destinations/tsdb/mappers.js';
 
 /** Polled events a spool holds while the queue refuses them (Svc choice): a poll is small and comes every few seconds at most. */
 export const POLL_SPOOL_EVENTS = 1000;
@@ -80,7 +71,7 @@ export class QueuePollSink implements PollSink {
 
   health(sample: HealthSample, receivedAtMs: number): void {
     if (this.healthSpool === null) return;
-    const timeNs = this.options.clock.reserve(receivedAtMs, HEALTH_POINTS).toString();
+    const timeNs = this.options.clock.reserve(receivedAtMs, HEALTH_POINTS_PER_SAMPLE).toString();
     this.enqueue(this.healthSpool, { kind: 'health', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample }, sample.serverName);
   }
 
@@ -90,7 +81,7 @@ export class QueuePollSink implements PollSink {
 
   sessions(sample: SessionSample, receivedAtMs: number): void {
     if (this.sessionsSpool === null) return;
-    const timeNs = this.options.clock.reserve(receivedAtMs, sessionPoints(sample)).toString();
+    const timeNs = this.options.clock.reserve(receivedAtMs, SESSION_SUMMARY_POINTS + sample.sessions.length).toString();
     this.enqueue(this.sessionsSpool, { kind: 'user-sessions', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample }, sample.serverName);
   }
 

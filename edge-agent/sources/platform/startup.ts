@@ -13,6 +13,7 @@ import { ConfigError, quote, type ConfigIssue } from '../../../shared/config/err
 import type { RuleFinding } from '../../../shared/config/rules.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { displayPath } from '../../../shared/config/walk.js';
+import { appListAddress } from './app-list.js';
 import { headerProblem } from './http.js';
 import { sessionTargets } from './sessions.js';
 import { loadClientTls, type ClientTls } from './tls.js';
@@ -95,7 +96,7 @@ export async function checkPlatformAccess(config: SvcConfig, options: AccessChec
     });
   }
   if (on.appNames) {
-    const problem = await ipv4Problem(config.appNames.hostIP, options.lookupTimeoutMs ?? HOST_LOOKUP_TIMEOUT_MS, options.lookup ?? ((host) => lookup(host, { family: 4 })));
+    const problem = await ipv4Problem(appListAddress(config.appNames.hostIP).host, options.lookupTimeoutMs ?? HOST_LOOKUP_TIMEOUT_MS, options.lookup ?? ((host) => lookup(host, { family: 4 })));
     if (problem !== undefined) error(['appNames', 'hostIP'], problem);
   }
 

@@ -15,7 +15,7 @@ export const cert = Section('Client certificate for the platform APIs (PEM files
 export const appNames = Gated('App names from the platform', ['enableAppNameExtract'], {
   enableAppNameExtract: Bool(false, 'Extract app names from the platform'),
   extractInterval: Millis(60_000, 1000, 'Time between extractions'),
-  hostIP: Required('IP or FQDN of the platform server'),
+  hostIP: Required('IP or FQDN of the platform server whose repository service lists the apps (port 4242); write host:port for another port (e.g. the simulator\'s)'),
 });
 
 export const userSessions = Gated('User sessions per virtual proxy', ['enableSessionExtract'], {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
-import { AppListPoller, APP_LIST_PATH, type AppListPollerDeps } from '../../../../edge-agent/sources/platform/app-list.js';
+import { AppListPoller, appListAddress, APP_LIST_PATH, type AppListPollerDeps } from '../../../../edge-agent/sources/platform/app-list.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
 import { logEventHandler, userEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
@@ -37,15 +37,23 @@ afterAll(async () => {
 });
 
 function setUp(extra: Partial<AppListPollerDeps> = {}) {
-  const config = svcConfig(['  appNames:', '    enableAppNameExtract: true', `    hostIP: ${LOOPBACK}`]);
+  // The test repository listens on a free port, named as appNames.hostIP allows: host:port.
+  const config = svcConfig(['  appNames:', '    enableAppNameExtract: true', `    hostIP: ${LOOPBACK}:${repository.port}`]);
   const tracked: TrackedError[] = [];
   const { log, lines } = recordingLog();
   const errors = new ErrorTracker({ enabled: true, log, sink: (e) => tracked.push(e) });
-  const poller = new AppListPoller({ settings: { ...config.appNames, extractInterval: 60_000 }, tls, errors, log, port: repository.port, timeoutMs: 500, ...extra });
+  const poller = new AppListPoller({ settings: { ...config.appNames, extractInterval: 60_000 }, tls, errors, log, timeoutMs: 500, ...extra });
   return { poller, tracked, lines };
 }
 
 describe('app-name poller', () => {
+  it('reads appNames.hostIP as host on port 4242, or host:port; an IPv6 address with a port in brackets', () => {
+    expect(appListAddress('repo.lab.example')).toEqual({ host: 'repo.lab.example', port: 4242 });
+    expect(appListAddress('10.1.2.3:14242')).toEqual({ host: '10.1.2.3', port: 14242 });
+    expect(appListAddress('::1')).toEqual({ host: '::1', port: 4242 });
+    expect(appListAddress('[::1]:14242')).toEqual({ host: '::1', port: 14242 });
+  });
+
   it('asks GET /qrs/app with the same new Xrfkey in query and header, as the repository user, with the client certificate', async () => {
     reply = { json: [app(SALES, 'Sales dashboard', 'Monthly sales')] };
     const { poller } = setUp();
@@ -96,7 +104,7 @@ describe('app-name poller', () => {
     // Not the first poll: ERROR, saying the old list stays.
     const errors = lines.filter((l) => l.level === 'error');
     expect(errors).toHaveLength(failures.length);
-    expect(errors[2]?.msg).toMatch(/^app list poll of 127\.0\.0\.1 failed \(https:\/\/127\.0\.0\.1:\d+\/qrs\/app\): invalid response: the body is not a list of apps: \/1\/id must match pattern .* \[invalid_response\]; the list of the last successful poll is kept$/);
+    expect(errors[2]?.msg).toMatch(/^app list poll of 127\.0\.0\.1:\d+ failed \(https:\/\/127\.0\.0\.1:\d+\/qrs\/app\): invalid response: the body is not a list of apps: \/1\/id must match pattern .* \[invalid_response\]; the list of the last successful poll is kept$/);
 
     reply = { json: [app(BUDGET, 'Budget')] };
     await poller.poll();
@@ -110,7 +118,7 @@ describe('app-name poller', () => {
     await poller.start();
     expect(poller.list.nameOf(SALES)).toBe('Sales');
     await poller.stop();
-    expect(lines.filter((l) => l.level === 'info').map((l) => l.msg)).toEqual(['app list of 127.0.0.1 loaded: 1 app(s)']);
+    expect(lines.filter((l) => l.level === 'info').map((l) => l.msg)).toEqual([`app list of ${LOOPBACK}:${repository.port} loaded: 1 app(s)`]);
   });
 
   it('at start: a repository that does not answer is only a WARN, and the wait is bounded', async () => {
@@ -120,14 +128,14 @@ describe('app-name poller', () => {
     await refused.poller.stop();
     expect(refused.poller.list.loaded).toBe(false);
     expect(refused.lines.filter((l) => l.level === 'error')).toEqual([]);
-    expect(refused.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([expect.stringMatching(/^app list poll of 127\.0\.0\.1 failed .*: HTTP 503 \[http_5xx\]; app names are unknown until a poll succeeds \(the next in 60000 ms\)$/)]);
+    expect(refused.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([expect.stringMatching(/^app list poll of 127\.0\.0\.1:\d+ failed .*: HTTP 503 \[http_5xx\]; app names are unknown until a poll succeeds \(the next in 60000 ms\)$/)]);
     expect(refused.tracked.map((t) => t.category)).toEqual(['http_5xx']);
 
     reply = { json: [app(SALES, 'Sales')], delayMs: 1_000 };
     const slow = setUp({ startWaitMs: 200, timeoutMs: 5_000 });
     await slow.poller.start();
     expect(slow.poller.list.loaded).toBe(false);
-    expect(slow.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['the app list of 127.0.0.1 has not arrived within 200 ms; Svc starts without app names and adds them when it arrives']);
+    expect(slow.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([`the app list of ${LOOPBACK}:${repository.port} has not arrived within 200 ms; Svc starts without app names and adds them when it arrives`]);
     await expect.poll(() => slow.poller.list.nameOf(SALES), { timeout: 5_000 }).toBe('Sales');
     await slow.poller.stop();
   });

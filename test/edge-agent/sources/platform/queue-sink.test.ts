@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HEALTH_POINTS, POLL_SPOOL_EVENTS, QueuePollSink, sessionPoints } from '../../../../edge-agent/sources/platform/queue-sink.js';
+import { POLL_SPOOL_EVENTS, QueuePollSink } from '../../../../edge-agent/sources/platform/queue-sink.js';
+import { healthPoints, sessionPoints as tsdbSessionPoints } from '../../../../shared/destinations/tsdb/mappers.js';
 import { nthPointTime, PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
@@ -105,9 +106,11 @@ describe('QueuePollSink', () => {
     expect(h).toMatchObject({ kind: 'health', receivedAt: '2024-03-12T10:00:00.123Z', timeNs: `${at}000041`, sample: health });
     expect(s).toMatchObject({ kind: 'user-sessions', receivedAt: '2024-03-12T10:00:00.124Z', timeNs: `${at + 1}000049`, sample: sessions });
     expect(h?.id).not.toBe(s?.id);
-    // 8 points for the health sample (41…48), 1 + 3 for the sessions (49…52): the clock goes on at 53.
-    expect(HEALTH_POINTS).toBe(8);
-    expect(sessionPoints(sessions)).toBe(4);
+    // The tsdb mapper builds 8 points from the health sample (41…48) and 1 + 3 from the sessions
+    // (49…52): exactly the counter values reserved, so the clock goes on at 53.
+    if (h?.kind !== 'health' || s?.kind !== 'user-sessions') throw new Error('both events were delivered');
+    expect(healthPoints(h, { activeDocs: false, loadedDocs: false, inMemoryDocs: false }).map((p) => p.timeNs % 1_000_000n)).toEqual([41n, 42n, 43n, 44n, 45n, 46n, 47n, 48n]);
+    expect(tsdbSessionPoints(s).map((p) => p.timeNs % 1_000_000n)).toEqual([49n, 50n, 51n, 52n]);
     expect(clock.next(at)).toBe(BigInt(`${at}000053`));
     expect(nthPointTime(BigInt(h?.kind === 'health' ? h.timeNs : '0'), 7)).toBe(BigInt(`${at}000048`));
   });
