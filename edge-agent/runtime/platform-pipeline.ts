@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { logListenerEnabled } from '../../shared/config/rules.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations, platformOutputs, type PlatformOutputs } from '../../shared/destinations/registry.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
@@ -31,6 +32,8 @@ export interface PlatformPipeline {
   /** null when no destination takes platform data: sources count what they receive and keep nothing. */
   queue: LocalEventQueue | null;
   outputs: PlatformOutputs;
+  /** The queue's destinations (one consumer group each), for the metrics endpoint. */
+  destinations: BaseDestination[];
   /** In start order: the destinations' clients, then the queue. */
   components: Component[];
 }
@@ -54,5 +57,5 @@ export function platformPipeline(ctx: AppContext): PlatformPipeline {
           })),
           log,
         });
-  return { queue, outputs, components: [...clients, ...(queue ? [queue] : [])] };
+  return { queue, outputs, destinations: destinations.map((d) => d.destination), components: [...clients, ...(queue ? [queue] : [])] };
 }

@@ -35,7 +35,7 @@ import { MonSaasDestination } from './monsaas/destination.js';
 import { MONSAAS_LOG_SOURCES, logMonSaasWanted, monSaasAttributeOptions, resolveScrambleKey } from './monsaas/mappers.js';
 import { MqttWriter } from './mqtt/client.js';
 import { MqttDestination } from './mqtt/destination.js';
-import type { Destination } from './port.js';
+import type { BaseDestination } from './port.js';
 import { TsdbDestination } from './tsdb/destination.js';
 import { TsdbWriter } from './tsdb/writer.js';
 
@@ -43,7 +43,8 @@ import { TsdbWriter } from './tsdb/writer.js';
 export type DestinationContext = Pick<AppContext, 'config' | 'logger' | 'errors' | 'clock'>;
 
 export interface ConfiguredDestination {
-  destination: Destination;
+  /** A BaseDestination, so what it failed to write can be read (the metrics endpoint). */
+  destination: BaseDestination;
   /** Messages per delivery and the longest wait for a fuller batch (maxBatchSize / writeFrequency). */
   batchSize: number;
   batchWindowMs: number;
