@@ -21,6 +21,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { auditDestinationTypes, logListenerEnabled } from '../config/rules.js';
 import type { SvcConfig } from '../config/schema.js';
+import { errorPointsWanted } from '../errors/points.js';
 import type { PlatformLogEvent } from '../platform/events.js';
 import type { AppContext } from '../runtime/context.js';
 import type { Component } from '../runtime/lifecycle.js';
@@ -52,9 +53,9 @@ export interface ConfiguredDestination {
   stableBatches?: boolean;
 }
 
-/** The tsdb writer of `Svc.tsdbConfig`, its failures tracked with the producing module (§6.0 step 5). */
+/** The tsdb writer of `Svc.tsdbConfig`, its failures tracked with the producing module (§6.0 step 5) and the tsdb's host. */
 function tsdbWriter({ config, logger, errors }: DestinationContext): TsdbWriter {
-  return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module }) });
+  return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module, destinationHost: config.tsdbConfig.host }) });
 }
 
 /** The audit destinations of `Svc.auditEvents.destination`, in the order the config lists them. */
@@ -112,8 +113,8 @@ export interface PlatformOutputs {
   /** Session polls (§5.1): as health; monsaas needs `metric.dynamic.proxy.sessions.enable`. */
   sessions: EventOutputs;
   /**
-   * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7) or either
-   * running listener's queue metrics (§6.8).
+   * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7), either
+   * running listener's queue metrics (§6.8) or the tracked errors (§6.10).
    */
   points: boolean;
 }
@@ -162,7 +163,7 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
     },
     health: { tsdb: healthOn && tsdb, mqtt: healthOn && mqtt, monsaas: healthOn && monsaas && metricAccounts && healthMetric },
     sessions: { tsdb: sessionsOn && tsdb, mqtt: sessionsOn && mqtt, monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable },
-    points: tsdb && (counters || queueMetrics),
+    points: tsdb && (counters || queueMetrics || errorPointsWanted(config)),
   };
 }
 
