@@ -150,6 +150,10 @@ export class UdpListener implements Component {
     });
   }
 
+  get queueType(): QueueType {
+    return this.options.queueType;
+  }
+
   /** The port actually bound (differs from the option only when it is 0). */
   get port(): number {
     return this.boundPort;
