@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { logListenerEnabled } from '../../shared/config/rules.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import { errorPointsWanted } from '../../shared/errors/points.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations, platformOutputs, type PlatformOutputs } from '../../shared/destinations/registry.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
@@ -23,9 +24,17 @@ export function platformQueueDirectory(queueDirectory: string): string {
   return join(queueDirectory, 'platform');
 }
 
-/** Whether any platform source is switched on (only then is there a pipeline). */
+/** Whether any platform source is switched on. */
 export function platformSourcesOn(config: SvcConfig): boolean {
   return config.userEvents.enable || logListenerEnabled(config);
+}
+
+/**
+ * Whether the process has a pipeline: a platform source is on, or the tracked errors go to the tsdb
+ * (§6.10), which they reach through this pipeline also in `svc local` without a platform source.
+ */
+export function platformPipelineWanted(config: SvcConfig): boolean {
+  return platformSourcesOn(config) || errorPointsWanted(config);
 }
 
 export interface PlatformPipeline {
