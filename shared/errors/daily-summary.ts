@@ -3,9 +3,9 @@
  * counts and resets them (`ErrorTracker.rollOver`). A timer to the next UTC midnight, armed again
  * after each firing and cleared on stop.
  *
- * A timer that fires a little early (before the date has changed) waits out the rest instead of
- * firing twice; one that fires late (the machine slept) still rolls over once, and the next timer
- * aims at the midnight after that moment.
+ * The tracker rolls over only when the UTC date has changed, so a timer that fires a little early
+ * does nothing but wait out the rest, and one that fires late (the machine slept) rolls over once;
+ * each next timer aims at the first midnight after the moment it is set.
  */
 import type { Component } from '../runtime/lifecycle.js';
 import type { ErrorTracker } from './tracker.js';
@@ -59,17 +59,13 @@ export class DailyErrorSummary implements Component {
 
   private arm(atMs: number): void {
     if (!this.running) return;
-    this.cancel = this.setTimer(() => this.fire(atMs), Math.max(0, atMs - this.now()));
+    this.cancel = this.setTimer(() => this.fire(), Math.max(0, atMs - this.now()));
   }
 
-  private fire(atMs: number): void {
+  /** Rolls over when the date has changed (a timer that fired early does nothing), then aims at the next midnight. */
+  private fire(): void {
     this.cancel = undefined;
-    const now = this.now();
-    if (now < atMs) {
-      this.arm(atMs);
-      return;
-    }
     this.options.tracker.rollOver();
-    this.arm(nextUtcMidnight(now));
+    this.arm(nextUtcMidnight(this.now()));
   }
 }
