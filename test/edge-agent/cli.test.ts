@@ -68,7 +68,6 @@ describe('svc command line', () => {
       [
         'Svc:',
         '  heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}',
-        '  metricsEndpoint: {enable: true}',
         '  containerHealthCheck: {enable: true}',
         '  configVisualisation: {enable: true}',
         '  appNames: {enableAppNameExtract: true, hostIP: platform.example.com}',
@@ -87,7 +86,6 @@ describe('svc command line', () => {
       'Svc.heartbeat.enable',
       'Svc.containerHealthCheck.enable',
       'Svc.uptimeMonitor.enable',
-      'Svc.metricsEndpoint.enable',
       'Svc.serversToMonitor.servers',
       'Svc.userSessions.enableSessionExtract',
       'Svc.appNames.enableAppNameExtract',
