@@ -33,7 +33,7 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 export function composeComponents(ctx: AppContext, mode: Mode, observed = new Observed()): Component[] {
   const components: Component[] = [];
   // First to start, last to stop: Svc can be scraped while the others start and stop. Its pollSink
-  // goes to the pollers, which register their tasks with `observed`.
+  // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
   const metrics = metricsEndpoint(ctx, observed);
   if (metrics) components.push(metrics.component);
   if (mode === 'local') {

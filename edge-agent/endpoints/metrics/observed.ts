@@ -1,14 +1,14 @@
 /**
  * What Svc's own metrics read (docs/metrics.md): the parts the composition builds register here
- * (boot.ts the listeners and queues, the pollers' composition its poll tasks), and the metrics
+ * (boot.ts: the listeners, the queues, the pollers' schedules), and the metrics
  * endpoint reads their own counters at each scrape. Nothing is copied: a part keeps counting as it
  * always does, and an Observed only knows where to look.
  */
 import type { GroupStats } from '../../../shared/queue/local.js';
 import type { ListenerTotals, QueueType } from '../../sources/udp/listener.js';
 
-/** The pollers (§4, §5.1, §5.2), as the `kind` label. */
-export type PollKind = 'health' | 'sessions' | 'app_names';
+/** The pollers whose results reach a PollSink (§4, §5.1), as the `kind` label. */
+export type PollKind = 'health' | 'sessions';
 
 /** A UDP listener (listener.ts): its type is the `listener` label. */
 export interface ObservedListener {
@@ -24,17 +24,19 @@ export interface ObservedQueue {
   destinations: readonly { readonly name: string; readonly failedWrites: number }[];
 }
 
-export interface ObservedPollTask {
+/**
+ * A poller's schedule: one IntervalTask per target, each counting the ticks it skipped because its
+ * previous poll was still running (the pollers' PollGroup has exactly this shape).
+ */
+export interface ObservedPollGroup {
   kind: PollKind;
-  serverName: string;
-  /** Ticks skipped because the previous run was still going (IntervalTask counts them). */
-  task: { readonly skipped: number };
+  group: { counts(): readonly { label: string; skipped: number }[] };
 }
 
 export class Observed {
   readonly listeners: ObservedListener[] = [];
   readonly queues: ObservedQueue[] = [];
-  readonly pollTasks: ObservedPollTask[] = [];
+  readonly pollGroups: ObservedPollGroup[] = [];
 
   listener(listener: ObservedListener): void {
     this.listeners.push(listener);
@@ -44,8 +46,8 @@ export class Observed {
     this.queues.push(observed);
   }
 
-  /** A poller's task for one server (for sessions: one per virtual proxy; their skips add up). */
-  pollTask(kind: PollKind, serverName: string, task: ObservedPollTask['task']): void {
-    this.pollTasks.push({ kind, serverName, task });
+  /** A poller's schedule: its targets are a server (health) or a server and virtual proxy (sessions). */
+  pollGroup(kind: PollKind, group: ObservedPollGroup['group']): void {
+    this.pollGroups.push({ kind, group });
   }
 }

@@ -102,9 +102,9 @@ export function registerSvcMetrics(registry: Registry, observed: Observed, error
   const pollsFailed = new Counter({ name: 'svc_polls_failed_total', help: 'Pollers: polls that failed (no answer, HTTP error, invalid answer), by kind and server', labelNames: ['kind', 'server_name'], registers: [registry] });
   scrapedCounter(registry, {
     name: 'svc_polls_skipped_total',
-    help: 'Pollers: polls skipped because the previous poll of the same server (and virtual proxy) was still running',
-    labelNames: ['kind', 'server_name'],
-    read: () => observed.pollTasks.map(({ kind, serverName, task }) => [{ kind, server_name: serverName }, task.skipped]),
+    help: 'Pollers: polls skipped because the previous poll of the same target was still running; target is the server name (health) or "<server> <virtual proxy>" (sessions)',
+    labelNames: ['kind', 'target'],
+    read: () => observed.pollGroups.flatMap(({ kind, group }) => group.counts().map(({ label, skipped }): Sample<'kind' | 'target'> => [{ kind, target: label }, skipped])),
   });
   scrapedCounter(registry, {
     name: 'svc_errors_tracked_total',

@@ -267,14 +267,14 @@ describe('metrics endpoint: Svc itself', () => {
     expect(metrics.type.get('svc_destination_events_failed_total')).toBe('counter');
   });
 
-  it('shows polls skipped by the pollers\' tasks and errors tracked per type', async () => {
+  it('shows polls skipped by the pollers\' schedules and errors tracked per type', async () => {
     const e = await endpoint();
     let release: () => void = () => undefined;
     const task = new IntervalTask({ name: 'slow poll', intervalMs: 5, task: () => new Promise<void>((resolve) => (release = resolve)) });
     await task.start();
-    e.observed.pollTask('health', 'Node1', task);
-    e.observed.pollTask('sessions', 'Node1', { skipped: 2 });
-    e.observed.pollTask('sessions', 'Node1', { skipped: 3 });
+    // The pollers' PollGroup: one IntervalTask per target, read through counts().
+    e.observed.pollGroup('health', { counts: () => [{ label: 'Node1', skipped: task.skipped }] });
+    e.observed.pollGroup('sessions', { counts: () => [{ label: 'Node1 /', skipped: 2 }, { label: 'Node1 /hdr', skipped: 3 }] });
     await sleep(60);
     release();
     await task.stop();
@@ -283,9 +283,11 @@ describe('metrics endpoint: Svc itself', () => {
     e.errors.track('HEALTH_API', new Error('down'), { serverName: 'Node1' });
     const { metrics } = await scrape(e.url);
     expect(task.skipped).toBeGreaterThan(0);
-    expect(metrics.value('svc_polls_skipped_total', { kind: 'health', server_name: 'Node1' })).toBe(task.skipped);
-    // The session poller's tasks (one per virtual proxy) add up per server.
-    expect(metrics.value('svc_polls_skipped_total', { kind: 'sessions', server_name: 'Node1' })).toBe(5);
+    expect(metrics.series('svc_polls_skipped_total')).toEqual([
+      { name: 'svc_polls_skipped_total', labels: { kind: 'health', target: 'Node1' }, value: task.skipped },
+      { name: 'svc_polls_skipped_total', labels: { kind: 'sessions', target: 'Node1 /' }, value: 2 },
+      { name: 'svc_polls_skipped_total', labels: { kind: 'sessions', target: 'Node1 /hdr' }, value: 3 },
+    ]);
     expect(metrics.series('svc_errors_tracked_total')).toEqual([
       { name: 'svc_errors_tracked_total', labels: { error_type: 'MQTT_PUBLISH' }, value: 2 },
       { name: 'svc_errors_tracked_total', labels: { error_type: 'HEALTH_API' }, value: 1 },
@@ -315,10 +317,10 @@ describe('metrics endpoint: HTTP', () => {
   it('answers 500 without details when collecting fails, logs the error, and recovers', async () => {
     const e = await endpoint();
     let broken = true;
-    e.observed.pollTask('health', 'Node1', {
-      get skipped(): number {
+    e.observed.pollGroup('health', {
+      counts: () => {
         if (broken) throw new Error('poller state unreadable at /secret/path');
-        return 0;
+        return [];
       },
     });
     const failed = await fetch(e.url);
