@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
 import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
@@ -16,35 +17,47 @@ import { localAuditComponents } from '../../functions/local/audit.js';
 import { NO_APP_NAMES } from '../../shared/platform/app-names.js';
 import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { platformPollers } from '../sources/platform/compose.js';
-import type { PollSink } from '../sources/platform/sink.js';
 import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
-import { platformPipeline, platformSourcesOn } from './platform-pipeline.js';
+import { metricsEndpoint } from '../endpoints/metrics/compose.js';
+import { Observed } from '../endpoints/metrics/observed.js';
+import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 
 export type Mode = 'local' | 'edge';
 
 /** The install directory (the checkout or package root): crash dumps show paths relative to it. */
 export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 
-export interface PlatformParts {
-  /** The pollers' checked client certificate (checkPlatformAccess). */
-  access: PlatformAccess;
-  /** Outputs of polled data besides the pipeline's queue (the metrics endpoint). */
-  pollSinks?: readonly PollSink[];
-}
-
-/** The components each mode runs, in start order; later parts of Svc plug in here. */
-export function composeComponents(ctx: AppContext, mode: Mode, platform: PlatformParts): Component[] {
+/**
+ * The components each mode runs, in start order; later parts of Svc plug in here. `access` is the
+ * pollers' checked client certificate (checkPlatformAccess). What the parts count is registered with
+ * `observed`, which the metrics endpoint reads at each scrape.
+ */
+export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformAccess, observed = new Observed()): Component[] {
   const components: Component[] = [];
-  if (mode === 'local') components.push(...(localAuditComponents(ctx)?.components ?? []));
-  // Every platform source writes through one pipeline, which starts before them and stops after.
-  if (platformSourcesOn(ctx.config)) {
-    const pipeline = platformPipeline(ctx);
-    components.push(...pipeline.components);
+  // First to start, last to stop: Svc can be scraped while the others start and stop. Its pollSink
+  // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
+  const metrics = metricsEndpoint(ctx, observed);
+  if (metrics) components.push(metrics.component);
+  if (mode === 'local') {
+    const audit = localAuditComponents(ctx);
+    if (audit) observed.queue({ name: 'audit', queue: audit.queue, destinations: audit.destinations });
+    components.push(...(audit?.components ?? []));
+  }
+  // Every platform source writes through one pipeline, which starts before them and stops after;
+  // so does the error tracking (its svc_errors points), which stops after the sources.
+  const pipeline = platformPipelineWanted(ctx.config) ? platformPipeline(ctx) : null;
+  if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
+  components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
+  if (pipeline && platformSourcesOn(ctx.config)) {
     // The pollers start before the listeners, so that user and log events find the app list (§1.4, §2.4).
-    const pollers = platformPollers(ctx, { access: platform.access, pipeline, sinks: platform.pollSinks ?? [] });
+    const pollers = platformPollers(ctx, { access, pipeline, sinks: metrics ? [metrics.pollSink] : [] });
+    if (pollers?.health) observed.pollGroup('health', pollers.health);
+    if (pollers?.sessions) observed.pollGroup('sessions', pollers.sessions);
     components.push(...(pollers?.components ?? []));
-    components.push(...(udpComponents(ctx, { appNames: pollers?.appNames ?? NO_APP_NAMES, pipeline })?.components ?? []));
+    const udp = udpComponents(ctx, { appNames: pollers?.appNames ?? NO_APP_NAMES, pipeline });
+    for (const listener of Object.values(udp?.listeners ?? {})) observed.listener(listener);
+    components.push(...(udp?.components ?? []));
   }
   return components;
 }
@@ -95,10 +108,10 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
   for (const warning of checked.warnings) logger.warn({ config: loaded.file }, accessWarning(warning));
 
-  const errors = new ErrorTracker({ enabled: config.errorTracking.enable, log: logger });
+  const errors = new ErrorTracker({ enabled: config.errorTracking.enable, logSummary: config.errorTracking.logSummary.enable, log: logger });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
-  for (const component of composeComponents(ctx, mode, { access: checked.access })) lifecycle.add(component);
+  for (const component of composeComponents(ctx, mode, checked.access)) lifecycle.add(component);
 
   return new Promise<number>((resolve) => {
     exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });

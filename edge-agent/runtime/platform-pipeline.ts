@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { logListenerEnabled } from '../../shared/config/rules.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import { errorPointsWanted } from '../../shared/errors/points.js';
+import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations, platformOutputs, type PlatformOutputs } from '../../shared/destinations/registry.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
@@ -28,10 +30,20 @@ export function platformSourcesOn(config: SvcConfig): boolean {
   return config.userEvents.enable || logListenerEnabled(config) || anyPollerOn(config);
 }
 
+/**
+ * Whether the process has a pipeline: a platform source is on, or the tracked errors go to the tsdb
+ * (§6.10), which they reach through this pipeline also in `svc local` without a platform source.
+ */
+export function platformPipelineWanted(config: SvcConfig): boolean {
+  return platformSourcesOn(config) || errorPointsWanted(config);
+}
+
 export interface PlatformPipeline {
   /** null when no destination takes platform data: sources count what they receive and keep nothing. */
   queue: LocalEventQueue | null;
   outputs: PlatformOutputs;
+  /** The queue's destinations (one consumer group each), for the metrics endpoint. */
+  destinations: BaseDestination[];
   /** In start order: the destinations' clients, then the queue. */
   components: Component[];
 }
@@ -55,5 +67,5 @@ export function platformPipeline(ctx: AppContext): PlatformPipeline {
           })),
           log,
         });
-  return { queue, outputs, components: [...clients, ...(queue ? [queue] : [])] };
+  return { queue, outputs, destinations: destinations.map((d) => d.destination), components: [...clients, ...(queue ? [queue] : [])] };
 }

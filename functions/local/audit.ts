@@ -11,6 +11,7 @@ import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { auditDestinations } from '../../shared/destinations/registry.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import type { BaseDestination } from '../../shared/destinations/port.js';
 import { makeAuditHandlers, type AuditCounters } from '../../shared/audit/handler.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
@@ -22,6 +23,8 @@ export interface LocalAudit {
   components: Component[];
   gateway: LocalGateway;
   queue: LocalEventQueue;
+  /** The queue's destinations (one consumer group each), for the metrics endpoint. */
+  destinations: BaseDestination[];
   idempotency: LocalIdempotencyStore | null;
   counters: AuditCounters;
 }
@@ -75,5 +78,5 @@ export function localAuditComponents(ctx: AppContext): LocalAudit | null {
     counters,
   });
   const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, ...handlers, log, limits: settings });
-  return { components: [queue, ...(idempotency ? [idempotency] : []), gateway], gateway, queue, idempotency, counters };
+  return { components: [queue, ...(idempotency ? [idempotency] : []), gateway], gateway, queue, destinations: destinations.map((d) => d.destination), idempotency, counters };
 }

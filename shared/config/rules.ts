@@ -5,6 +5,7 @@
 import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
 import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/mappers.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/mappers.js';
+import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
@@ -48,6 +49,8 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${names(extra)} not named in serverTagsDefinition`);
   });
 
+  checkMetricLabels(c, error);
+
   const audit = c.auditEvents;
   if (audit.enable && audit.destination.enable) {
     const once = new Set<string>();
@@ -73,6 +76,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     [c.logEvents.sendToTsdb.enable, c.tsdbConfig.enable, ['logEvents', 'sendToTsdb', 'enable'], 'Svc.tsdbConfig.enable'],
     [c.logEvents.sendToMQTT.enable, c.mqttConfig.enable, ['logEvents', 'sendToMQTT', 'enable'], 'Svc.mqttConfig.enable'],
     [c.logEvents.sendToMonSaas.enable, c.monsaas.enable, ['logEvents', 'sendToMonSaas', 'enable'], 'Svc.monsaas.enable'],
+    [c.errorTracking.enable && c.errorTracking.tsdb.enable, c.tsdbConfig.enable, ['errorTracking', 'tsdb', 'enable'], 'Svc.tsdbConfig.enable'],
   ];
   for (const [feature, master, path, masterName] of gated) {
     if (feature && !master) warn(path, `is true but ${masterName} is false, so nothing is sent`);
@@ -123,6 +127,24 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     else seen.set(key, path);
   }
   return out;
+}
+
+/**
+ * The metrics endpoint (platform-formats.md §9) puts the server tags on every metric as labels,
+ * next to its own: a `serverTagsDefinition` name (the schema already holds it to Prometheus's label
+ * syntax) must not start with `__` (reserved by Prometheus), must not be one of the endpoint's own
+ * labels, and must be listed once.
+ */
+function checkMetricLabels(c: SvcConfig, error: (path: PathSegment[], message: string) => void): void {
+  if (!c.metricsEndpoint.enable) return;
+  const seen = new Set<string>();
+  c.serversToMonitor.serverTagsDefinition.forEach((name, i) => {
+    const path: PathSegment[] = ['serversToMonitor', 'serverTagsDefinition', i];
+    if (!LABEL_NAME.test(name) || name.startsWith('__')) error(path, `${quote(name)} cannot be a label of the metrics endpoint: use letters, digits and _, not starting with __`);
+    else if (BUILT_IN_LABELS.has(name)) error(path, `${quote(name)} is a built-in label of the metrics endpoint (platform-formats.md §9); choose another name`);
+    else if (seen.has(name)) error(path, `tag ${quote(name)} is listed more than once`);
+    seen.add(name);
+  });
 }
 
 /** The log-event listener runs when any log source is enabled (platform-formats.md §2.3). */
@@ -229,9 +251,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
   { key: ['heartbeat'], switches: ['heartbeat', 'enable'], feature: 'the heartbeat' },
   { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
   { key: ['uptimeMonitor'], switches: ['uptimeMonitor', 'enable'], feature: 'the uptime monitor' },
-  { key: ['metricsEndpoint'], switches: ['metricsEndpoint', 'enable'], feature: 'the metrics endpoint' },
-  { key: ['errorTracking', 'logSummary'], switches: ['errorTracking', 'logSummary', 'enable'], feature: 'the daily error summary' },
-  { key: ['errorTracking', 'tsdb'], switches: ['errorTracking', 'tsdb', 'enable'], feature: 'writing error events to the tsdb' },
 ];
 
 const ROOT = ConfigFileSchema as SchemaNode;

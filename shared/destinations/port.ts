@@ -24,6 +24,7 @@ const NONE: ReadonlySet<string> = new Set();
 export abstract class BaseDestination implements Destination {
   abstract readonly name: string;
   private prepared = false;
+  private failed = 0;
 
   protected constructor(protected readonly log: Log) {}
 
@@ -38,7 +39,21 @@ export abstract class BaseDestination implements Destination {
     return Promise.resolve();
   }
 
+  /**
+   * Events this destination did not write on a delivery, since it was made: each comes again, or
+   * ends in the dead-letter folder (the metrics endpoint's `svc_destination_events_failed_total`).
+   */
+  get failedWrites(): number {
+    return this.failed;
+  }
+
   async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const again = await this.writeOwn(events);
+    this.failed += again.size;
+    return again;
+  }
+
+  private async writeOwn(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const mine = events.filter((e) => this.takes(e));
     if (mine.length === 0) return NONE;
     const all = () => new Set(mine.map((e) => e.id));

@@ -22,6 +22,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { auditDestinationTypes, logListenerEnabled } from '../config/rules.js';
 import type { SvcConfig } from '../config/schema.js';
+import { errorPointsWanted } from '../errors/points.js';
 import type { PlatformLogEvent } from '../platform/events.js';
 import type { AppContext } from '../runtime/context.js';
 import type { Component } from '../runtime/lifecycle.js';
@@ -36,7 +37,7 @@ import { MonSaasDestination } from './monsaas/destination.js';
 import { MONSAAS_LOG_SOURCES, anyHealthMetric, logMonSaasWanted, monSaasAttributeOptions, monSaasMetricOptions, resolveScrambleKey } from './monsaas/mappers.js';
 import { MqttWriter } from './mqtt/client.js';
 import { MqttDestination } from './mqtt/destination.js';
-import type { Destination } from './port.js';
+import type { BaseDestination } from './port.js';
 import { TsdbDestination } from './tsdb/destination.js';
 import { TsdbWriter } from './tsdb/writer.js';
 
@@ -44,7 +45,8 @@ import { TsdbWriter } from './tsdb/writer.js';
 export type DestinationContext = Pick<AppContext, 'config' | 'logger' | 'errors' | 'clock'>;
 
 export interface ConfiguredDestination {
-  destination: Destination;
+  /** A BaseDestination, so what it failed to write can be read (the metrics endpoint). */
+  destination: BaseDestination;
   /** Messages per delivery and the longest wait for a fuller batch (maxBatchSize / writeFrequency). */
   batchSize: number;
   batchWindowMs: number;
@@ -52,9 +54,9 @@ export interface ConfiguredDestination {
   stableBatches?: boolean;
 }
 
-/** The tsdb writer of `Svc.tsdbConfig`, its failures tracked with the producing module (§6.0 step 5). */
+/** The tsdb writer of `Svc.tsdbConfig`, its failures tracked with the producing module (§6.0 step 5) and the tsdb's host. */
 function tsdbWriter({ config, logger, errors }: DestinationContext): TsdbWriter {
-  return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module }) });
+  return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module, destinationHost: config.tsdbConfig.host }) });
 }
 
 /** The audit destinations of `Svc.auditEvents.destination`, in the order the config lists them. */
@@ -115,8 +117,8 @@ export interface PlatformOutputs {
   /** Session polls (§5.1): as health; monsaas needs `metric.dynamic.proxy.sessions.enable`. */
   sessions: EventOutputs;
   /**
-   * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7) or either
-   * running listener's queue metrics (§6.8).
+   * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7), either
+   * running listener's queue metrics (§6.8) or the tracked errors (§6.10).
    */
   points: boolean;
 }
@@ -165,7 +167,7 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
     },
     health: { tsdb: healthOn && tsdb, mqtt: healthOn && mqtt, monsaas: healthOn && monsaas && metricAccounts && healthMetric },
     sessions: { tsdb: sessionsOn && tsdb, mqtt: sessionsOn && mqtt, monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable },
-    points: tsdb && (counters || queueMetrics),
+    points: tsdb && (counters || queueMetrics || errorPointsWanted(config)),
   };
 }
 

@@ -1,6 +1,8 @@
 /**
- * Error tracking (platform-formats.md §10.9): in-memory counts per (error type, server), a daily
- * summary at 00:00 UTC, and an optional sink for one point per error (the tsdb `svc_errors`).
+ * Error tracking (platform-formats.md §10.9): in-memory counts per (error type, server), reset at
+ * each UTC date change with the daily summary line (daily-summary.ts fires it at 00:00 UTC), counts
+ * per type since start (the metrics endpoint), and subscribers that see every tracked error (the
+ * tsdb `svc_errors` points, points.ts).
  */
 export type ErrorType =
   | 'HEALTH_API'
@@ -19,14 +21,30 @@ import type { Log } from '../logging/log.js';
 
 export const NO_SERVER = '_no_server_context';
 
-export interface TrackedError {
-  type: ErrorType;
-  serverName: string;
+/** What the caller knows about where an error happened (§6.10: tags written "when known"). */
+export interface ErrorContext {
+  /** `servers[].serverName` of the platform server concerned. */
+  serverName?: string;
+  /** The platform server's host (pollers). */
+  host?: string;
+  /** The virtual proxy polled (session poller). */
+  virtualProxy?: string;
+  /** The host of the destination written to (tsdb, MQTT broker, monitoring SaaS). */
+  destinationHost?: string;
+  /** The producing module (§10.9 "Module values"). */
   module?: string;
+}
+
+export interface TrackedError extends Omit<ErrorContext, 'serverName'> {
+  type: ErrorType;
+  /** `_no_server_context` when the caller named no server. */
+  serverName: string;
   category: string;
   at: Date;
   error: unknown;
 }
+
+export type ErrorSubscriber = (e: TrackedError) => void;
 
 function field(err: unknown, name: string): unknown {
   return typeof err === 'object' && err !== null && name in err ? (err as Record<string, unknown>)[name] : undefined;
@@ -54,28 +72,66 @@ export function categorise(type: ErrorType, err: unknown): string {
   return 'unknown';
 }
 
+export interface ErrorTrackerOptions {
+  /** `errorTracking.enable`: false tracks nothing (no counts, no summary, no subscribers called). */
+  enabled: boolean;
+  /** `errorTracking.logSummary.enable`: the day's summary line is logged when the UTC date changes. */
+  logSummary?: boolean;
+  log: Log;
+  /** A first subscriber (tests); more come with `subscribe`. */
+  sink?: ErrorSubscriber;
+  now?: () => Date;
+}
+
 export class ErrorTracker {
   private counts = new Map<ErrorType, Map<string, number>>();
+  /** Since start, never reset: counters must only go up. */
+  private readonly sinceStart = new Map<ErrorType, number>();
+  private readonly subscribers = new Set<ErrorSubscriber>();
   private day: string;
 
-  constructor(
-    private readonly options: { enabled: boolean; log: Log; sink?: (e: TrackedError) => void; now?: () => Date },
-  ) {
+  constructor(private readonly options: ErrorTrackerOptions) {
     this.day = this.today();
+    if (options.sink) this.subscribers.add(options.sink);
   }
 
   private today(): string {
     return (this.options.now?.() ?? new Date()).toISOString().slice(0, 10);
   }
 
-  track(type: ErrorType, err: unknown, context: { serverName?: string; module?: string } = {}): void {
+  track(type: ErrorType, err: unknown, context: ErrorContext = {}): void {
     if (!this.options.enabled) return;
-    if (this.today() !== this.day) this.reset();
+    this.rollOver();
     const serverName = context.serverName || NO_SERVER;
     const byServer = this.counts.get(type) ?? new Map<string, number>();
     byServer.set(serverName, (byServer.get(serverName) ?? 0) + 1);
     this.counts.set(type, byServer);
-    this.options.sink?.({ type, serverName, ...(context.module ? { module: context.module } : {}), category: categorise(type, err), at: this.options.now?.() ?? new Date(), error: err });
+    this.sinceStart.set(type, (this.sinceStart.get(type) ?? 0) + 1);
+    const tracked: TrackedError = { type, serverName, category: categorise(type, err), at: this.options.now?.() ?? new Date(), error: err };
+    // Only what is known: an empty value would become an empty tag.
+    if (context.host) tracked.host = context.host;
+    if (context.virtualProxy) tracked.virtualProxy = context.virtualProxy;
+    if (context.destinationHost) tracked.destinationHost = context.destinationHost;
+    if (context.module) tracked.module = context.module;
+    for (const subscriber of this.subscribers) {
+      try {
+        subscriber(tracked);
+      } catch (subscriberError) {
+        // A subscriber's failure is its own: tracking it would recurse (§6.10).
+        this.options.log.debug({ err: subscriberError, errorType: type }, 'an error-tracking subscriber failed');
+      }
+    }
+  }
+
+  /** Calls `subscriber` with every error tracked from now on; returns the unsubscribe function. */
+  subscribe(subscriber: ErrorSubscriber): () => void {
+    this.subscribers.add(subscriber);
+    return () => this.subscribers.delete(subscriber);
+  }
+
+  /** Errors tracked per type since the tracker was made (not reset by the daily summary). */
+  get sinceStartByType(): ReadonlyMap<ErrorType, number> {
+    return this.sinceStart;
   }
 
   /** `{TYPE: {total, servers: {server: n}}}` */
@@ -91,11 +147,19 @@ export class ErrorTracker {
     return { total, details };
   }
 
-  /** The daily summary line, then a reset (called at 00:00 UTC). */
-  logSummaryAndReset(): void {
-    const { total, details } = this.summary();
-    this.options.log.info({ total, details }, `Error counts today (UTC): Total=${total}, Details=${JSON.stringify(details)}`);
+  /**
+   * When the UTC date has changed since the counts began: the summary line of the day that ended
+   * (when `logSummary`), then the reset. Called at 00:00 UTC (daily-summary.ts) and before each
+   * tracked error, so the line comes exactly once a day, whichever comes first. True when it rolled.
+   */
+  rollOver(): boolean {
+    if (this.today() === this.day) return false;
+    if (this.options.logSummary) {
+      const { total, details } = this.summary();
+      this.options.log.info({ total, details, day: this.day }, `Error counts today (UTC): Total=${total}, Details=${JSON.stringify(details)}`);
+    }
     this.reset();
+    return true;
   }
 
   private reset(): void {

@@ -2,6 +2,7 @@
  * What travels on the EventQueue: typed, versioned events with a stable id (idempotency key).
  * Adapters may pack several events into one queue message.
  */
+import { randomUUID } from 'node:crypto';
 import type { AuditEnvelope } from '../audit/envelope.js';
 import type { PlatformLogEvent, UserActivity } from '../platform/events.js';
 import type { HealthSample, SessionSample } from '../platform/polled.js';
@@ -70,6 +71,11 @@ export interface PointsQueuedEvent extends QueuedBase {
   /** The producing module, for error tracking (§6.0 step 5), e.g. `EVENT_COUNTS`. */
   module: string;
   points: JsonPoint[];
+}
+
+/** A `points` event of `module`, with a fresh id. */
+export function pointsEvent(module: string, points: JsonPoint[]): PointsQueuedEvent {
+  return { kind: 'points', id: randomUUID(), receivedAt: new Date().toISOString(), module, points };
 }
 
 /**

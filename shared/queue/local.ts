@@ -72,6 +72,17 @@ export interface DeadLetter {
   body: string;
 }
 
+/** One consumer group's state (`LocalEventQueue.stats`). */
+export interface GroupStats {
+  /** Messages not yet acknowledged by the group. */
+  pending: number;
+  /** Events in those messages. */
+  pendingEvents: number;
+  /** Messages delivered, and moved to the dead-letter folder, since the queue started. */
+  delivered: number;
+  deadLettered: number;
+}
+
 export const DEAD_LETTER_DIR = 'dead-letters';
 /** Pause before a delivery is tried again after the journal could not write (a full disk). */
 const STORAGE_RETRY_MS = 5000;
@@ -114,10 +125,20 @@ export class LocalEventQueue implements EventQueue, Component {
     return this.journal?.damage ?? { records: 0, bytes: 0, ackLines: 0 };
   }
 
-  stats(): Record<string, { pending: number; delivered: number; deadLettered: number }> {
-    const out: Record<string, { pending: number; delivered: number; deadLettered: number }> = {};
+  /** The most events held before `send` refuses (QueueFullError). */
+  get capacity(): number {
+    return this.options.capacity;
+  }
+
+  /**
+   * Per consumer group: messages and events waiting for it, and messages it delivered and
+   * dead-lettered since the queue started.
+   */
+  stats(): Record<string, GroupStats> {
+    const out: Record<string, GroupStats> = {};
     for (const [name, rt] of this.runtimes) {
-      out[name] = { pending: this.journal?.groups.get(name)?.pending.size ?? 0, delivered: rt.delivered, deadLettered: rt.deadLettered };
+      const state = this.journal?.groups.get(name);
+      out[name] = { pending: state?.pending.size ?? 0, pendingEvents: state?.events ?? 0, delivered: rt.delivered, deadLettered: rt.deadLettered };
     }
     return out;
   }

@@ -68,7 +68,6 @@ describe('svc command line', () => {
       [
         'Svc:',
         '  heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}',
-        '  metricsEndpoint: {enable: true}',
         '  containerHealthCheck: {enable: true}',
         '  configVisualisation: {enable: true}',
         '',
@@ -84,7 +83,6 @@ describe('svc command line', () => {
       'Svc.heartbeat.enable',
       'Svc.containerHealthCheck.enable',
       'Svc.uptimeMonitor.enable',
-      'Svc.metricsEndpoint.enable',
     ]);
   });
 

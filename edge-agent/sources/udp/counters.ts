@@ -5,8 +5,7 @@
  * fails is added back (counters) or not reset (queue metrics), and the next tick carries it.
  */
 import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
-import type { JsonFieldValue, JsonPoint, PointsQueuedEvent } from '../../../shared/queue/events.js';
+import { pointsEvent, type JsonFieldValue, type JsonPoint } from '../../../shared/queue/events.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
@@ -96,10 +95,6 @@ export function queueMetricsPoint(metrics: QueueMetrics, measurement: string, ho
     fields[name] = FLOAT_METRICS.has(name) ? float(value) : int(Math.round(value));
   }
   return { measurement, tags: withTags({ queue_type: metrics.queue_type, host }, tags), fields, timeNs };
-}
-
-export function pointsEvent(module: string, points: JsonPoint[]): PointsQueuedEvent {
-  return { kind: 'points', id: randomUUID(), receivedAt: new Date().toISOString(), module, points };
 }
 
 /** Runs `tick` every `intervalMs` (never at start, §0.7), one at a time; `stop` runs a last tick. */

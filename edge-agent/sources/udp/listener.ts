@@ -36,6 +36,20 @@ export interface ReceivedDatagram {
   receivedAtMs: number;
 }
 
+/**
+ * The listener's counters since it was made (never reset): what the metrics endpoint exposes as
+ * counters, and what §3's "since the last successful write" is derived from.
+ */
+export interface ListenerTotals {
+  received: number;
+  queued: number;
+  processed: number;
+  failed: number;
+  /** Per reason; `kernel` stays 0 where the OS has no per-socket drop counter (`kernelCounted` false). */
+  dropped: Record<DropReason, number>;
+  kernelCounted: boolean;
+}
+
 /** §3 queue metrics, a snapshot. Counters are "since the last successful write". */
 export interface QueueMetrics {
   queue_type: QueueType;
@@ -111,9 +125,11 @@ export class UdpListener implements Component {
   private rebindTimer: NodeJS.Timeout | undefined;
   private backpressure = false;
   private backpressureWarnedAt = 0;
-  /** Since the last successful metrics write. */
+  /** Since the listener was made; the queue counts queued / processed / failed the same way. */
   private received = 0;
   private drops = zeroDrops();
+  /** What the successful metrics writes carried so far: §3's counters are the totals minus this. */
+  private committed: Omit<ListenerTotals, 'kernelCounted'> = { received: 0, queued: 0, processed: 0, failed: 0, dropped: zeroDrops() };
   /** Since the last drop summary. */
   private minuteDrops = zeroDrops();
   private boundPort = 0;
@@ -132,6 +148,10 @@ export class UdpListener implements Component {
       handler: options.handler,
       onHandlerError: (err) => this.handlerFailed(err),
     });
+  }
+
+  get queueType(): QueueType {
+    return this.options.queueType;
   }
 
   /** The port actually bound (differs from the option only when it is 0). */
@@ -178,10 +198,19 @@ export class UdpListener implements Component {
     this.summarise();
   }
 
+  /** The counters since the listener was made (the kernel counter as of the last poll). */
+  totals(): ListenerTotals {
+    const q = this.queue;
+    return { received: this.received, queued: q.queued, processed: q.processed, failed: q.failed, dropped: { ...this.drops }, kernelCounted: this.kernel !== null };
+  }
+
   /** §3 metrics snapshot (the kernel counter as of the last poll). */
   metrics(): QueueMetrics {
     const q = this.queue;
-    const d = this.drops;
+    const totals = this.totals();
+    const c = this.committed;
+    const t = totals.dropped;
+    const d: DropCounts = { source: t.source - c.dropped.source, size: t.size - c.dropped.size, rate_limit: t.rate_limit - c.dropped.rate_limit, queue_full: t.queue_full - c.dropped.queue_full, kernel: t.kernel - c.dropped.kernel };
     const durations = q.durations.stats();
     const total = d.source + d.size + d.rate_limit + d.queue_full + (this.kernel ? d.kernel : 0);
     return {
@@ -190,10 +219,10 @@ export class UdpListener implements Component {
       queue_max_size: q.maxSize,
       queue_utilization_pct: q.utilisationPct,
       queue_running: q.running,
-      messages_received: this.received,
-      messages_queued: q.queued,
-      messages_processed: q.processed,
-      messages_failed: q.failed,
+      messages_received: totals.received - c.received,
+      messages_queued: totals.queued - c.queued,
+      messages_processed: totals.processed - c.processed,
+      messages_failed: totals.failed - c.failed,
       messages_dropped_total: total,
       messages_dropped_rate_limit: d.rate_limit,
       messages_dropped_queue_full: d.queue_full,
@@ -214,19 +243,21 @@ export class UdpListener implements Component {
   }
 
   /**
-   * After a successful write of `written` (§3: counters reset only then): subtracts what was
-   * written, so what arrived between the snapshot and now is kept; clears the duration window.
+   * After a successful write of `written` (§3: counters reset only then): what was written no longer
+   * counts in `metrics()`, what arrived between the snapshot and now still does; clears the duration
+   * window. The totals are untouched.
    */
   commitMetrics(written: QueueMetrics): void {
-    this.received -= written.messages_received;
-    this.queue.queued -= written.messages_queued;
-    this.queue.processed -= written.messages_processed;
-    this.queue.failed -= written.messages_failed;
-    this.drops.source -= written.messages_dropped_source;
-    this.drops.size -= written.messages_dropped_size;
-    this.drops.rate_limit -= written.messages_dropped_rate_limit;
-    this.drops.queue_full -= written.messages_dropped_queue_full;
-    this.drops.kernel -= written.messages_dropped_kernel ?? 0;
+    const c = this.committed;
+    c.received += written.messages_received;
+    c.queued += written.messages_queued;
+    c.processed += written.messages_processed;
+    c.failed += written.messages_failed;
+    c.dropped.source += written.messages_dropped_source;
+    c.dropped.size += written.messages_dropped_size;
+    c.dropped.rate_limit += written.messages_dropped_rate_limit;
+    c.dropped.queue_full += written.messages_dropped_queue_full;
+    c.dropped.kernel += written.messages_dropped_kernel ?? 0;
     this.queue.durations.clear();
   }
 

@@ -60,7 +60,11 @@ export class MessageQueue<T> {
   private readonly idleWaiters: (() => void)[] = [];
   private readonly now: () => number;
   readonly durations = new DurationWindow();
-  /** Counters since the last reset (§3): enqueued, then exactly one of processed / failed each. */
+  /**
+   * Counters since the queue was made, never reset (the metrics endpoint exposes them as counters):
+   * enqueued, then exactly one of processed / failed each. §3's "since the last write" is the
+   * listener's view of these (listener.ts).
+   */
   queued = 0;
   processed = 0;
   failed = 0;
@@ -107,14 +111,6 @@ export class MessageQueue<T> {
   idle(): Promise<void> {
     if (this.size === 0 && this.runningCount === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  /** Resets the counters and the duration window (after a successful metrics write, §3). */
-  resetCounters(): void {
-    this.queued = 0;
-    this.processed = 0;
-    this.failed = 0;
-    this.durations.clear();
   }
 
   private take(): T | undefined {

@@ -25,6 +25,7 @@ import type { ErrorTracker } from '../../errors/tracker.js';
 import { LogThrottle } from '../../logging/throttle.js';
 import { retryAfterMs, withRetries } from '../retry.js';
 import type { Log } from '../../logging/log.js';
+import { withoutQuery } from '../../util/url.js';
 
 export type MonSaasSettings = SvcConfig['monsaas'];
 export type MonSaasCredentials = SvcConfig['thirdPartyToolsCredentials']['monsaas'];
@@ -236,7 +237,7 @@ export class MonSaasWriter {
       timeoutMs: this.timeoutMs,
       attempts,
     });
-    this.errors.track('MONSAAS_POST', error, { ...(serverName === undefined ? {} : { serverName }), module });
+    this.errors.track('MONSAAS_POST', error, { ...(serverName === undefined ? {} : { serverName }), module, destinationHost: error.host });
     this.logError(`failed\u0000${kind}\u0000${module}\u0000${account}`, { module, account, kind, url, attempts, ...describe(outcome) }, 'monsaas POST failed');
     return { account, outcome: 'failed', url, ...(outcome.kind === 'http' ? { status: outcome.status } : {}), attempts, error };
   }
@@ -307,15 +308,6 @@ function stringProp(value: unknown, key: string): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const v: unknown = Reflect.get(value, key);
   return typeof v === 'string' ? v : undefined;
-}
-
-function withoutQuery(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return url.replace(/[?#].*$/, '');
-  }
 }
 
 function hostOf(url: string): string {

@@ -266,7 +266,7 @@ export class MqttWriter implements Component {
       ...(code === undefined ? {} : { code }),
       ...(cause === undefined ? {} : { cause }),
     });
-    this.errors.track('MQTT_PUBLISH', err, { ...(serverName === undefined ? {} : { serverName }), module });
+    this.errors.track('MQTT_PUBLISH', err, { ...(serverName === undefined ? {} : { serverName }), module, destinationHost: host });
     const { log, suppressed } = this.throttle.take(module);
     if (log) {
       this.log.error({ module, host, port, topic, reason, ...(suppressed > 0 ? { suppressed } : {}) }, 'MQTT publish failed');

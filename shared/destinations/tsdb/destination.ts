@@ -16,7 +16,12 @@
  * `USER_EVENTS`, `LOG_EVENTS`, each `points` event's own module), so failures are tracked with the right module (§6.0 step 5). Once one call
  * fails whole, the remaining groups are not sent (each would wait through its retries against the
  * same down tsdb) and come back for redelivery.
+ *
+ * The error tracker's own points (module ERROR_TRACKING, §6.10) are written `untracked` and last: a
+ * failure to write them is logged at DEBUG and never tracked (no recursion), and an outage met by a
+ * batch with other points is tracked with the module of those.
  */
+import { ERROR_TRACKING_MODULE } from '../../errors/points.js';
 import type { Log } from '../../logging/log.js';
 import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
@@ -81,12 +86,13 @@ export class TsdbDestination extends BaseDestination {
   protected async writeEvents(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
     let aborted = false;
-    for (const [module, group] of this.group(queued)) {
+    const untrackedLast = [...this.group(queued)].sort(([a], [b]) => Number(a === ERROR_TRACKING_MODULE) - Number(b === ERROR_TRACKING_MODULE));
+    for (const [module, group] of untrackedLast) {
       if (aborted) {
         for (const item of group) failed.add(item.id);
         continue;
       }
-      const report = await this.options.writer.write(group.flatMap((i) => i.points), module);
+      const report = await this.options.writer.write(group.flatMap((i) => i.points), module, { untracked: module === ERROR_TRACKING_MODULE });
       if (report.failedWhole.length === 0) continue;
       aborted = true;
       const failedPoints = new Set(report.failedWhole);

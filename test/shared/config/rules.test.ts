@@ -141,6 +141,34 @@ describe('monsaas static event attributes (§8.3)', () => {
   });
 });
 
+describe('server tags as labels of the metrics endpoint (§9)', () => {
+  const servers = (definition: string) => ['metricsEndpoint: {enable: true}', 'serversToMonitor:', `  serverTagsDefinition: ${definition}`, '  servers: []'];
+
+  it('refuses a tag named like one of the endpoint\'s own labels, or reserved by Prometheus', () => {
+    expect(issues(...servers('[site, host, engine_version, user_session_host]'))).toEqual([
+      'Svc.serversToMonitor.serverTagsDefinition[1]: "host" is a built-in label of the metrics endpoint (platform-formats.md §9); choose another name',
+      'Svc.serversToMonitor.serverTagsDefinition[2]: "engine_version" is a built-in label of the metrics endpoint (platform-formats.md §9); choose another name',
+      'Svc.serversToMonitor.serverTagsDefinition[3]: "user_session_host" is a built-in label of the metrics endpoint (platform-formats.md §9); choose another name',
+    ]);
+    expect(issues(...servers('[__name]'))).toEqual(['Svc.serversToMonitor.serverTagsDefinition[0]: "__name" cannot be a label of the metrics endpoint: use letters, digits and _, not starting with __']);
+    expect(issues(...servers('[site, site]'))).toEqual(['Svc.serversToMonitor.serverTagsDefinition[1]: tag "site" is listed more than once']);
+  });
+
+  it('refuses what is not a label name (schema), and checks nothing while the endpoint is off', () => {
+    expect(issues(...servers('[bad-name]'))).toEqual([expect.stringMatching(/^Svc\.serversToMonitor\.serverTagsDefinition\[0\]: /)]);
+    expect(issues('serversToMonitor:', '  serverTagsDefinition: [host, __x]', '  servers: []')).toEqual([]);
+  });
+});
+
+describe('error tracking switches (§10.9)', () => {
+  const warnings = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).warnings;
+
+  it('warns when error points would go to a tsdb that is off (§0.6)', () => {
+    expect(warnings('errorTracking: {enable: true, tsdb: {enable: true}}')).toEqual(['Svc.errorTracking.tsdb.enable: is true but Svc.tsdbConfig.enable is false, so nothing is sent']);
+    expect(warnings('errorTracking: {enable: true, logSummary: {enable: true}, tsdb: {enable: true}}', 'tsdbConfig: {enable: true}')).toEqual([]);
+  });
+});
+
 describe('checkRules directly', () => {
   it('reports a tag name the schema would have refused, with its path', () => {
     const { config } = parseConfigText('Svc:\n  userEvents:\n    enable: true\n', 'svc.yaml', {});
@@ -196,9 +224,6 @@ describe('switches of features that are not built yet', () => {
       'Svc.configVisualisation.enable',
       'Svc.heartbeat.enable',
       'Svc.containerHealthCheck.enable',
-      'Svc.metricsEndpoint.enable',
-      'Svc.errorTracking.logSummary.enable',
-      'Svc.errorTracking.tsdb.enable',
     ]);
     // The pollers, their certificate, the app names they give and the outputs of polled data are
     // built: no warning for their switches.

@@ -11,6 +11,7 @@ import type { Logger } from '../../../../shared/logging/logger.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { LOG_EVENTS_TSDB_MODULE, TsdbDestination, USER_EVENTS_TSDB_MODULE, type TsdbDestinationOptions } from '../../../../shared/destinations/tsdb/destination.js';
+import { ERROR_TRACKING_MODULE } from '../../../../shared/errors/points.js';
 import { captureLog, type LogCapture } from '../../../support/audit.js';
 import { fieldTypes, queryRows, startInfluxd, tagKeys as tagKeysOf, type InfluxdHandle } from '../../../support/influxd.js';
 import { freePort } from '../../../support/ports.js';
@@ -162,6 +163,40 @@ describe('TsdbDestination (platform events)', () => {
     expect(await destination.write([user, logEvent, points])).toEqual(new Set());
     expect(modules).toEqual([USER_EVENTS_TSDB_MODULE, USER_EVENTS_TSDB_MODULE, LOG_EVENTS_TSDB_MODULE, 'EVENT_COUNTS']);
     expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', db)).toEqual([{ time: '1970-01-01T00:00:00Z', count: 2 }]);
+  });
+
+  it('writes the error tracker\'s points last and untracked: an outage is tracked for real data only (§6.10, no recursion)', async () => {
+    const db = 'platform_error_points';
+    const real = writer(db, influx.port, { requestTimeoutMs: 500 });
+    const modules: string[] = [];
+    const counting = {
+      ensureDatabase: () => real.ensureDatabase(),
+      write: (...args: Parameters<TsdbWriter['write']>) => {
+        modules.push(`${args[1]}${args[2]?.untracked ? ' (untracked)' : ''}`);
+        return real.write(...args);
+      },
+    };
+    const destination = platform({ writer: counting, userEvents: null, logEvents: null, log });
+    expect(await destination.write([pointsQueued('EVENT_COUNTS', [EVENT_COUNT])])).toEqual(new Set());
+    modules.length = 0;
+    const errorPoint = { measurement: 'svc_errors', tags: { error_type: 'MQTT_PUBLISH', server_name: '_no_server_context' }, fields: { error_count: { type: 'int' as const, value: 1 } }, timeNs: '1710233120000000005' };
+    const errorsFirst = pointsQueued(ERROR_TRACKING_MODULE, [errorPoint]);
+    const counts = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
+    tracked.length = 0;
+    influx.pause();
+    try {
+      expect(await destination.write([errorsFirst, counts])).toEqual(new Set([errorsFirst.id, counts.id]));
+      expect(modules).toEqual(['EVENT_COUNTS']);
+      expect(tracked.map((t) => [t.type, t.module])).toEqual([['TSDB_V1_WRITE', 'EVENT_COUNTS']]);
+      // Only error points: their failure is not tracked, so it cannot make another error point.
+      expect(await destination.write([errorsFirst])).toEqual(new Set([errorsFirst.id]));
+      expect(modules).toEqual(['EVENT_COUNTS', 'ERROR_TRACKING (untracked)']);
+      expect(tracked).toHaveLength(1);
+    } finally {
+      influx.resume();
+    }
+    expect(await destination.write([errorsFirst, counts])).toEqual(new Set());
+    expect(await rows(influx, 'SELECT error_count FROM svc_errors', db)).toEqual([{ time: '2024-03-12T08:45:20.000000005Z', error_count: 1 }]);
   });
 
   it('drops (does not redeliver) a queued event that cannot become a point', async () => {

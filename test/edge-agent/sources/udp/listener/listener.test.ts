@@ -228,5 +228,7 @@ describe('UDP listener', () => {
     await eventually(() => listener.metrics().messages_processed === 8);
     listener.commitMetrics(written);
     expect(listener.metrics()).toMatchObject({ messages_received: 3, messages_queued: 3, messages_processed: 3, processing_time_max_ms: 0 });
+    // The totals (the metrics endpoint's counters) are never reset by a write.
+    expect(listener.totals()).toMatchObject({ received: 8, queued: 8, processed: 8, failed: 0 });
   });
 });

@@ -1,0 +1,53 @@
+/**
+ * What Svc's own metrics read (docs/metrics.md): the parts the composition builds register here
+ * (boot.ts: the listeners, the queues, the pollers' schedules), and the metrics
+ * endpoint reads their own counters at each scrape. Nothing is copied: a part keeps counting as it
+ * always does, and an Observed only knows where to look.
+ */
+import type { GroupStats } from '../../../shared/queue/local.js';
+import type { ListenerTotals, QueueType } from '../../sources/udp/listener.js';
+
+/** The pollers whose results reach a PollSink (§4, §5.1), as the `kind` label. */
+export type PollKind = 'health' | 'sessions';
+
+/** A UDP listener (listener.ts): its type is the `listener` label. */
+export interface ObservedListener {
+  readonly queueType: QueueType;
+  totals(): ListenerTotals;
+}
+
+export interface ObservedQueue {
+  /** The `queue` label: `platform` (the edge's pipeline) or `audit` (local mode's audit path). */
+  name: string;
+  queue: { readonly capacity: number; stats(): Record<string, GroupStats> };
+  /** Its destinations; each one's name is its consumer group's. */
+  destinations: readonly { readonly name: string; readonly failedWrites: number }[];
+}
+
+/**
+ * A poller's schedule: one IntervalTask per target, each counting the ticks it skipped because its
+ * previous poll was still running (the pollers' PollGroup has exactly this shape).
+ */
+export interface ObservedPollGroup {
+  kind: PollKind;
+  group: { counts(): readonly { label: string; skipped: number }[] };
+}
+
+export class Observed {
+  readonly listeners: ObservedListener[] = [];
+  readonly queues: ObservedQueue[] = [];
+  readonly pollGroups: ObservedPollGroup[] = [];
+
+  listener(listener: ObservedListener): void {
+    this.listeners.push(listener);
+  }
+
+  queue(observed: ObservedQueue): void {
+    this.queues.push(observed);
+  }
+
+  /** A poller's schedule: its targets are a server (health) or a server and virtual proxy (sessions). */
+  pollGroup(kind: PollKind, group: ObservedPollGroup['group']): void {
+    this.pollGroups.push({ kind, group });
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Svc's own metrics, the ones an operator alerts on (docs/metrics.md): UDP datagrams received and
+ * dropped, queue depth, dead letters and failed writes per destination, polls failed and skipped,
+ * errors tracked. Each is read at scrape time from the part that counts it (Observed, the error
+ * tracker); only the poll failures, which nothing else counts, are counted here.
+ *
+ * Counters are since Svc started (they go back to 0 at a restart, which Prometheus's `rate()` and
+ * `increase()` handle).
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ErrorTracker } from '../../../shared/errors/tracker.js';
+import { SVC_VERSION } from '../../../shared/version.js';
+import type { GroupStats } from '../../../shared/queue/local.js';
+import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';
+import type { Observed, PollKind } from './observed.js';
+
+export interface SvcMetrics {
+  /** A poll failed (PollSink failures). */
+  pollFailed: (kind: PollKind, serverName: string) => void;
+}
+
+type Sample<L extends string> = [labels: Record<L, string>, value: number];
+
+interface Scraped<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  /** The current values, read from where they are counted. */
+  read: () => Iterable<Sample<L>>;
+}
+
+/** A counter whose values are read at scrape time (each a total kept elsewhere). */
+function scrapedCounter<L extends string>(registry: Registry, { name, help, labelNames, read }: Scraped<L>): void {
+  new Counter<L>({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.inc(labels, value);
+    },
+  });
+}
+
+/** A gauge whose values are read at scrape time. */
+function scrapedGauge<L extends string>(registry: Registry, { name, help, labelNames, read }: Scraped<L>): void {
+  new Gauge<L>({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.set(labels, value);
+    },
+  });
+}
+
+/** Registers Svc's own metrics on `registry`. */
+export function registerSvcMetrics(registry: Registry, observed: Observed, errors: Pick<ErrorTracker, 'sinceStartByType'>): SvcMetrics {
+  new Gauge({ name: 'svc_info', help: 'Svc: always 1; label version is the running version of Svc', labelNames: ['version'], registers: [registry] }).set({ version: SVC_VERSION }, 1);
+
+  const perListener = (name: string, help: string, read: (t: ListenerTotals) => number): void =>
+    scrapedCounter(registry, { name, help, labelNames: ['listener'], read: () => observed.listeners.map((listener) => [{ listener: listener.queueType }, read(listener.totals())]) });
+  perListener('svc_udp_datagrams_received_total', 'UDP listener: datagrams read from the socket', (t) => t.received);
+  perListener('svc_udp_datagrams_processed_total', 'UDP listener: accepted datagrams handled (also when excluded, filtered or of a disabled source)', (t) => t.processed);
+  perListener('svc_udp_datagrams_failed_total', 'UDP listener: accepted datagrams that failed (malformed, unknown prefix, handler error)', (t) => t.failed);
+  scrapedCounter(registry, {
+    name: 'svc_udp_datagrams_dropped_total',
+    help: 'UDP listener: datagrams dropped, by reason (source, size, rate_limit, queue_full; kernel where the OS counts receive-buffer overflows)',
+    labelNames: ['listener', 'reason'],
+    read: () =>
+      observed.listeners.flatMap((listener) => {
+        const totals = listener.totals();
+        return DROP_REASONS.filter((reason) => reason !== 'kernel' || totals.kernelCounted).map((reason): Sample<'listener' | 'reason'> => [{ listener: listener.queueType, reason }, totals.dropped[reason]]);
+      }),
+  });
+
+  const perGroup = (read: (stats: GroupStats) => number) => () =>
+    observed.queues.flatMap(({ name, queue }) => Object.entries(queue.stats()).map(([group, stats]): Sample<'queue' | 'destination'> => [{ queue: name, destination: group }, read(stats)]));
+  scrapedGauge(registry, { name: 'svc_queue_pending_events', help: 'Local queue: events waiting to be written by the destination', labelNames: ['queue', 'destination'], read: perGroup((s) => s.pendingEvents) });
+  scrapedGauge(registry, {
+    name: 'svc_queue_capacity_events',
+    help: 'Local queue: events it holds before it refuses more',
+    labelNames: ['queue'],
+    read: () => observed.queues.map(({ name, queue }) => [{ queue: name }, queue.capacity]),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_queue_dead_lettered_messages_total',
+    help: 'Local queue: messages moved to the dead-letter folder after their last attempt (svc dlq replay puts them back)',
+    labelNames: ['queue', 'destination'],
+    read: perGroup((s) => s.deadLettered),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_destination_events_failed_total',
+    help: 'Destination: events not written on a delivery attempt (each is delivered again, or dead-lettered after the last attempt)',
+    labelNames: ['queue', 'destination'],
+    read: () => observed.queues.flatMap(({ name, destinations }) => destinations.map((d): Sample<'queue' | 'destination'> => [{ queue: name, destination: d.name }, d.failedWrites])),
+  });
+
+  const pollsFailed = new Counter({ name: 'svc_polls_failed_total', help: 'Pollers: polls that failed (no answer, HTTP error, invalid answer), by kind and server', labelNames: ['kind', 'server_name'], registers: [registry] });
+  scrapedCounter(registry, {
+    name: 'svc_polls_skipped_total',
+    help: 'Pollers: polls skipped because the previous poll of the same target was still running; target is the server name (health) or "<server> <virtual proxy>" (sessions)',
+    labelNames: ['kind', 'target'],
+    read: () => observed.pollGroups.flatMap(({ kind, group }) => group.counts().map(({ label, skipped }): Sample<'kind' | 'target'> => [{ kind, target: label }, skipped])),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_errors_tracked_total',
+    help: 'Error tracking: errors tracked, by error type (counted only when Svc.errorTracking.enable)',
+    labelNames: ['error_type'],
+    read: () => [...errors.sinceStartByType].map(([type, n]) => [{ error_type: type }, n]),
+  });
+
+  return { pollFailed: (kind, serverName) => pollsFailed.inc({ kind, server_name: serverName }) };
+}
