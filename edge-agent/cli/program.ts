@@ -4,33 +4,15 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import type { CliIo } from './io.js';
-import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
-import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { existsSync } from 'node:fs';
 import { replayDeadLetters } from '../../shared/queue/local.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
-import { boot, StartupError, type Mode } from '../runtime/boot.js';
+import type { Mode } from '../runtime/boot.js';
+import { registerDemoCommand } from './demo.js';
+import { loadForCli, printConfigError, runService } from './run.js';
 import { registerSimulateCommand } from '../simulate/command.js';
 import { accessConfigError, accessWarning, checkPlatformAccess } from '../sources/platform/startup.js';
-
-/** Prints every problem of a config error, as one report. */
-function printConfigError(file: string, err: ConfigError, io: CliIo): void {
-  io.err(`svc: the configuration in ${file} cannot be used (${problemCount(err.issues.length)}):\n`);
-  for (const line of formatIssues(err.issues)) io.err(`  ${line}\n`);
-}
-
-/** Loads the config chosen by --config / SVC_CONFIG / default; on problems prints them all and returns undefined. */
-export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig | undefined {
-  const { file, source } = chooseConfigFile(option, io.env);
-  try {
-    return loadConfigFile(file, source, io.env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    printConfigError(file, err, io);
-    return undefined;
-  }
-}
 
 const configOption = () =>
   new Option('-c, --config <file>', 'config file (.yaml or .yml); default: $SVC_CONFIG, else ./config/svc.yaml');
@@ -70,15 +52,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
       .action(async (opts: { config?: string }) => {
         const loaded = loadForCli(opts.config, io);
         if (!loaded) return setExitCode(EXIT_ERROR);
-        // boot() owns the process from here: it exits on a signal or a startup failure.
-        try {
-          setExitCode(await boot(loaded, mode));
-        } catch (err) {
-          if (err instanceof ConfigError) printConfigError(loaded.file, err, io);
-          else if (err instanceof StartupError) io.err(`svc: cannot start: ${err.message}\n`);
-          else throw err;
-          setExitCode(EXIT_ERROR);
-        }
+        setExitCode(await runService(loaded, mode, io));
       });
   program
     .command('dlq')
@@ -113,6 +87,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
     });
 
   registerSimulateCommand(program, io, setExitCode);
+  registerDemoCommand(program, io, setExitCode);
 
   runCommand('local', 'run on this machine: the audit API gateway, the UDP listeners and the platform pollers, with the durable local queue and the writers behind them');
   runCommand('edge', 'run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');

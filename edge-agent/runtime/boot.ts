@@ -81,12 +81,17 @@ async function startLogging(loaded: LoadedConfig, secrets: string[]): Promise<Lo
   }
 }
 
+export interface BootOptions {
+  /** Started after the mode's components and stopped before them (`svc demo`: the simulated traffic). */
+  after?: readonly Component[];
+}
+
 /**
  * Runs the service until a signal stops it; resolves to the process exit code. Rejects before
  * anything runs: with ConfigError when a poller's certificate or host cannot be used (as
  * `svc validate-config` reports it), with StartupError for the log directory.
  */
-export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
+export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOptions = {}): Promise<number> {
   const { config } = loaded;
   const checked = await checkPlatformAccess(config);
   if (!checked.ok) throw accessConfigError(loaded.file, checked.problems);
@@ -111,7 +116,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode): Promise<number> {
   const errors = new ErrorTracker({ enabled: config.errorTracking.enable, logSummary: config.errorTracking.logSummary.enable, log: logger });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
-  for (const component of composeComponents(ctx, mode, checked.access)) lifecycle.add(component);
+  for (const component of [...composeComponents(ctx, mode, checked.access), ...(options.after ?? [])]) lifecycle.add(component);
 
   return new Promise<number>((resolve) => {
     exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });

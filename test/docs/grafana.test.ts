@@ -4,14 +4,17 @@
  * page states), and every metric the Prometheus dashboard names is on a running metrics endpoint.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemo, type Demo } from '../support/demo.js';
+import { sleep } from '../support/ports.js';
+import { scrape, type Exposition } from '../support/prometheus.js';
 
 const read = (path: string): unknown => JSON.parse(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
 
 interface Panel {
   title?: string;
   type: string;
-  targets?: { query?: string; expr?: string }[];
+  targets?: { query?: string; expr?: string; legendFormat?: string }[];
 }
 
 function panelsOf(dashboard: unknown): Panel[] {
@@ -81,5 +84,61 @@ describe('the InfluxDB dashboard (docs/grafana/svc-influxdb.json)', () => {
     expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_INFLUXDB', pluginId: 'influxdb' })]);
     expect(dashboard.uid).toBe('svc-influxdb');
     for (const panel of panelsOf(dashboard)) if (panel.type !== 'row') expect(panel.targets?.length, panel.title).toBeGreaterThan(0);
+  });
+});
+
+describe('the Prometheus dashboard (docs/grafana/svc-prometheus.json)', () => {
+  const targets = panelsOf(read('docs/grafana/svc-prometheus.json')).flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title ?? '', expr: t.expr ?? '', legend: t.legendFormat ?? '' })));
+  const metricsIn = (expr: string) => [...new Set([...expr.matchAll(/\b(svc_[a-z0-9_]+)/g)].map((m) => m[1] ?? ''))];
+  let demo: Demo;
+  let metrics: Exposition;
+
+  // A running endpoint with something in every kind of series: `svc demo` with one server failing,
+  // so the failure counters and the tracked errors have samples too.
+  beforeAll(async () => {
+    demo = await startDemo(['--servers', '3', '--fail', 'node3=http-500', '--report', '0']);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const scraped = await scrape(demo.metricsUrl);
+      metrics = scraped.metrics;
+      const ready = metrics.series('svc_cpu_total').length === 2 && metrics.series('svc_errors_tracked_total').length > 0 && metrics.series('svc_udp_datagrams_received_total').length === 2;
+      if (ready) break;
+      if (Date.now() > deadline) throw new Error(`the demo's endpoint did not fill in 60 s:\n${scraped.body}\n${demo.output()}`);
+      await sleep(250);
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await demo.remove();
+  });
+
+  it('names only metrics that a running metrics endpoint serves (with HELP and TYPE)', () => {
+    const named = new Set(targets.flatMap(({ expr }) => metricsIn(expr)));
+    expect(named.size).toBeGreaterThan(20);
+    for (const name of named) {
+      expect(metrics.help.has(name), `${name} is not on the endpoint`).toBe(true);
+      expect(metrics.type.has(name), name).toBe(true);
+    }
+  });
+
+  it('shows in its legends only labels that the series of its metrics carry', () => {
+    let checked = 0;
+    for (const { panel, expr, legend } of targets) {
+      const labels = [...legend.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1] ?? '');
+      const series = metricsIn(expr).flatMap((name) => metrics.series(name));
+      // A counter with no sample yet (no datagram dropped) has no labels to check.
+      if (labels.length === 0 || series.length === 0) continue;
+      checked += 1;
+      for (const label of labels) expect(series.some((s) => label in s.labels), `${panel}: {{${label}}} in ${expr}`).toBe(true);
+    }
+    expect(checked).toBeGreaterThan(15);
+  });
+
+  it('has a server variable over the servers the endpoint reports', () => {
+    const dashboard = read('docs/grafana/svc-prometheus.json') as { templating: { list: { name: string; query: unknown }[] }; __inputs: { pluginId: string }[] };
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ pluginId: 'prometheus' })]);
+    const server = dashboard.templating.list.find((v) => v.name === 'server');
+    expect(JSON.stringify(server?.query)).toContain('label_values(svc_cpu_total, server_name)');
+    expect(new Set(metrics.series('svc_cpu_total').map((s) => s.labels['server_name']))).toEqual(new Set(['node1', 'node2']));
   });
 });

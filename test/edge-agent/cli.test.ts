@@ -54,8 +54,8 @@ describe('svc command line', () => {
     expect(svc(['validate-config', '--config']).status).toBe(2);
   });
 
-  it('validates config/full.yaml, config/local.yaml and config/udp-demo.yaml (warning only about the not-built features on by default)', () => {
-    for (const file of ['config/full.yaml', 'config/local.yaml', 'config/udp-demo.yaml']) {
+  it('validates config/full.yaml, config/local.yaml, config/demo.yaml and config/udp-demo.yaml (warning only about the not-built features on by default)', () => {
+    for (const file of ['config/full.yaml', 'config/local.yaml', 'config/demo.yaml', 'config/udp-demo.yaml']) {
       const run = svc(['validate-config', '--config', file]);
       expect(run.stderr).toBe(DEFAULT_NOT_BUILT.map((w) => `warning: ${w}\n`).join(''));
       expect(run.status).toBe(0);
@@ -86,17 +86,17 @@ describe('svc command line', () => {
     ]);
   });
 
-  it('--help describes only what is built: the pollers, but no local endpoints or forwarding to the cloud', () => {
+  it('--help describes only what is built: the pollers and the metrics endpoint, but no health endpoint, config view or forwarding to the cloud', () => {
     const help = (args: string[]) => {
       const run = svc(args);
       expect(run.status, args.join(' ')).toBe(0);
       return run.stdout.replace(/\s+/g, ' ');
     };
-    for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help']]) {
-      expect(help(args), args.join(' ')).not.toMatch(/endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help'], ['demo', '--help']]) {
+      expect(help(args), args.join(' ')).not.toMatch(/health endpoint|health check|config (web )?view|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
     }
     const edge = help(['edge', '--help']);
-    expect(edge).not.toMatch(/endpoint|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    expect(edge).not.toMatch(/health endpoint|health check|config (web )?view|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
     expect(edge).toContain('run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
   });
 

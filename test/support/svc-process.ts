@@ -19,7 +19,12 @@ export interface SvcProcess {
 
 /** Starts `svc <mode> --config svc.yaml` in `cwd` (SVC_CONFIG cleared; `env` added). */
 export function startSvc(cwd: string, mode: 'local' | 'edge' = 'local', env: NodeJS.ProcessEnv = {}): SvcProcess {
-  const child = spawn(SVC_BIN, [mode, '--config', 'svc.yaml'], { cwd, env: { ...process.env, SVC_CONFIG: '', ...env } });
+  return startSvcCommand(cwd, [mode, '--config', 'svc.yaml'], env);
+}
+
+/** Starts `svc <args…>` in `cwd` (SVC_CONFIG cleared; `env` added), collecting stdout and stderr. */
+export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): SvcProcess {
+  const child = spawn(SVC_BIN, [...args], { cwd, env: { ...process.env, SVC_CONFIG: '', ...env } });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));

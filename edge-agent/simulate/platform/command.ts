@@ -89,7 +89,7 @@ function listArg(value: string): string[] {
 }
 
 /** `--fail node2=timeout,apps=http-500`, repeatable: the target is checked once the server count is known. */
-function failArg(value: string, previous: Record<string, FailureMode>): Record<string, FailureMode> {
+export function failArg(value: string, previous: Record<string, FailureMode>): Record<string, FailureMode> {
   const next = { ...previous };
   for (const item of listArg(value)) {
     const [, target, mode] = /^([^=\s]+)\s*=\s*(\S+)$/.exec(item) ?? [];

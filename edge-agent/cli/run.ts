@@ -1,0 +1,41 @@
+/**
+ * What the commands that load a config and run the service share: loading with every problem
+ * reported at once, and running a mode until a signal stops it, with start-up errors printed as one
+ * line each (no stack).
+ */
+import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
+import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
+import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
+import { boot, StartupError, type BootOptions, type Mode } from '../runtime/boot.js';
+import type { CliIo } from './io.js';
+
+/** Prints every problem of a config error, as one report. */
+export function printConfigError(file: string, err: ConfigError, io: CliIo): void {
+  io.err(`svc: the configuration in ${file} cannot be used (${problemCount(err.issues.length)}):\n`);
+  for (const line of formatIssues(err.issues)) io.err(`  ${line}\n`);
+}
+
+/** Loads the config chosen by --config / SVC_CONFIG / default; on problems prints them all and returns undefined. */
+export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig | undefined {
+  const { file, source } = chooseConfigFile(option, io.env);
+  try {
+    return loadConfigFile(file, source, io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    printConfigError(file, err, io);
+    return undefined;
+  }
+}
+
+/** Runs `mode` until a signal stops it; resolves to the exit code (1 after a config or start-up error). */
+export async function runService(loaded: LoadedConfig, mode: Mode, io: CliIo, options: BootOptions = {}): Promise<number> {
+  // boot() owns the process from here: it exits on a signal or a startup failure.
+  try {
+    return await boot(loaded, mode, options);
+  } catch (err) {
+    if (err instanceof ConfigError) printConfigError(loaded.file, err, io);
+    else if (err instanceof StartupError) io.err(`svc: cannot start: ${err.message}\n`);
+    else throw err;
+    return EXIT_ERROR;
+  }
+}
