@@ -13,36 +13,49 @@ import path from 'node:path';
 
 export const LOOPBACK = '127.0.0.1';
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
+/**
+ * Test servers listen below the kernel's ephemeral range (Linux: 32768–60999), where the OS never
+ * puts the local end of an outgoing connection: a server restarted on its port (an outage test)
+ * cannot find it taken by some process's client socket in the meantime.
+ */
+const TEST_PORTS = { min: 20_000, max: 32_767 } as const;
+const PROBES = 200;
+
+const randomTestPort = (): number => TEST_PORTS.min + Math.floor(Math.random() * (TEST_PORTS.max - TEST_PORTS.min + 1));
+
+/** Whether `port` can be bound on 127.0.0.1 right now (TCP or UDP); binds and closes at once. */
+function bindable(port: number, udp: boolean): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    if (udp) {
+      const socket = dgram.createSocket('udp4');
+      socket.unref();
+      socket.once('error', () => resolve(false));
+      socket.bind(port, LOOPBACK, () => socket.close(() => resolve(true)));
+      return;
+    }
     const server = net.createServer();
     server.unref();
-    server.once('error', reject);
-    server.listen({ host: LOOPBACK, port: 0, exclusive: true }, () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        server.close();
-        reject(new Error(`unexpected server address: ${String(address)}`));
-        return;
-      }
-      const { port } = address;
-      server.close((err) => (err ? reject(err) : resolve(port)));
-    });
+    server.once('error', () => resolve(false));
+    server.listen({ host: LOOPBACK, port, exclusive: true }, () => server.close(() => resolve(true)));
   });
+}
+
+async function freeTestPort(udp: boolean): Promise<number> {
+  for (let i = 0; i < PROBES; i++) {
+    const port = randomTestPort();
+    if (await bindable(port, udp)) return port;
+  }
+  throw new Error(`no free ${udp ? 'UDP' : 'TCP'} port on ${LOOPBACK} between ${TEST_PORTS.min} and ${TEST_PORTS.max} after ${PROBES} tries`);
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return freeTestPort(false);
 }
 
 /** A UDP port on 127.0.0.1 that was free a moment ago. */
 export function freeUdpPort(): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const socket = dgram.createSocket('udp4');
-    socket.unref();
-    socket.once('error', reject);
-    socket.bind(0, LOOPBACK, () => {
-      const { port } = socket.address();
-      socket.close(() => resolve(port));
-    });
-  });
+  return freeTestPort(true);
 }
 
 /** `count` distinct free TCP ports (all probed while the others are still unknown to the OS, so no duplicates). */

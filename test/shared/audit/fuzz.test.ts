@@ -861,7 +861,9 @@ async function sendViaHarness(api: AuditApi, c: Case & { body: { kind: 'text' } 
 // ---------------------------------------------------------------------------------------------
 
 const ALLOWED_STATUSES = [202, 400, 401, 413, 415, 422, 429];
-const LEAKS = [/\bat .+:\d+:\d+/, /\/work\//, /node_modules/, /Error:/];
+// A stack frame's source position (`file.js:12:5`) or frame line (`\n    at `, also JSON-escaped).
+// Not `at …:12:34` loosely: a 422 quotes the sent value after "at most", and a sent time has colons.
+const LEAKS = [/\.[cm]?[jt]sx?:\d+:\d+/, /(?:\n|\\n)\s*at \S/, /\/work\//, /node_modules/, /Error:/];
 const leaky = (text: string): boolean => LEAKS.some((re) => re.test(text));
 
 /** Requests that carry a leak pattern themselves are skipped: error messages may quote the body. */
