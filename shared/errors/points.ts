@@ -92,7 +92,8 @@ export function errorMetadata(err: unknown): ErrorMetadata {
   if (code !== undefined) meta.errorCode = code;
   if (status !== undefined) meta.httpStatus = status;
   if (url !== undefined) meta.requestUrl = url;
-  const timeout = first((e) => integer(prop(e, 'requestTimeoutMs')) ?? integer(prop(e, 'timeout')));
+  // `timeoutMs`: the platform pollers' request errors (edge-agent/sources/platform/http.ts).
+  const timeout = first((e) => integer(prop(e, 'requestTimeoutMs')) ?? integer(prop(e, 'timeoutMs')) ?? integer(prop(e, 'timeout')));
   if (timeout !== undefined) meta.requestTimeoutMs = timeout;
   if (network !== undefined) {
     meta.syscall = text(prop(network, 'syscall'));

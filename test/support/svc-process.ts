@@ -54,3 +54,30 @@ export function tablefileEventIds(dir: string): string[] {
   for (const file of filesIn(dir, '.qvd')) for (const row of decodeQvd(readFileSync(file)).rows) ids.push(String(row['event_id']));
   return ids;
 }
+
+/** One line of Svc's JSON log (pino): its level name, ISO time, message and every other field. */
+export interface SvcLogLine {
+  level: string;
+  time: string;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+/** The JSON lines of an `svc` process's output, in order; other lines (a plain start-up message) are skipped. */
+export function logLines(output: string): SvcLogLine[] {
+  const lines: SvcLogLine[] = [];
+  for (const text of output.split('\n')) {
+    if (!text.startsWith('{')) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) continue;
+    const fields = Object.fromEntries(Object.entries(parsed));
+    const { level, time, msg } = fields;
+    if (typeof level === 'string' && typeof time === 'string' && typeof msg === 'string') lines.push({ level, time, msg, fields });
+  }
+  return lines;
+}

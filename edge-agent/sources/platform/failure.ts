@@ -2,8 +2,8 @@
  * What every poller does with a failed poll (platform-formats.md §4 "Failure", §5.1, §5.2, §10.9):
  * one log line that names the server and what went wrong, and one tracked error of the poller's
  * type with the server's name. The request errors of http.ts carry the request's URL and timeout;
- * the poll's context (`host`, `virtualProxy`) is set on the error here, so the tracker's sink
- * (the `svc_errors` point of §6.10) finds it on the error it is given.
+ * the poll's context (`host`, `virtualProxy`) is set on the error here and given to the tracker,
+ * whose sink (the `svc_errors` point of §6.10) takes its tags from the tracked error's context.
  */
 import { categorise, type ErrorTracker, type ErrorType } from '../../../shared/errors/tracker.js';
 import type { Log } from '../../../shared/logging/log.js';
@@ -54,6 +54,6 @@ export function reportPollFailure(failure: PollFailure, log: Log, errors: ErrorT
   };
   const where = known ? ` (${err.url})` : '';
   log[failure.level ?? 'error'](fields, `${what} failed${where}: ${message} [${category}]${failure.consequence ? `; ${failure.consequence}` : ''}`);
-  errors.track(type, err, { serverName });
+  errors.track(type, err, { serverName, ...context });
   return true;
 }

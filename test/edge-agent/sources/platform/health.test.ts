@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeCertificates, type CertificateSet } from '../../../../edge-agent/simulate/platform/certs.js';
 import { docNames, healthPoller, pollHealth, serverTags, uptimeText, type HealthPollerDeps, type MonitoredServer } from '../../../../edge-agent/sources/platform/health.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
+import { errorPoint } from '../../../../shared/errors/points.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { AppNameList } from '../../../../shared/platform/app-names.js';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
@@ -164,6 +165,10 @@ describe('health poller: failures', () => {
       expect(tracked).toHaveLength(1);
       expect(tracked[0]).toMatchObject({ type: 'HEALTH_API', serverName: 'node2', category });
       expect(tracked[0]?.error).toMatchObject({ host });
+      // The svc_errors point (§6.10) of the tracked error: the poll's host as a tag, the request's URL and timeout.
+      const point = errorPoint(tracked[0] ?? expect.fail('nothing tracked'), 'svc_errors', '1');
+      expect(point.tags).toEqual({ error_type: 'HEALTH_API', server_name: 'node2', host });
+      expect(point.fields).toMatchObject({ request_url: { type: 'string', value: `https://${host}/engine/healthcheck` }, request_timeout_ms: { type: 'int', value: 1_000 } });
       expect(errors.summary()).toEqual({ total: 1, details: { HEALTH_API: { total: 1, servers: { node2: 1 } } } });
       const logged = errorsOf(lines);
       expect(logged).toHaveLength(1);

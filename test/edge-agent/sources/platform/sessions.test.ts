@@ -8,6 +8,7 @@ import { makeCertificates } from '../../../../edge-agent/simulate/platform/certs
 import type { MonitoredServer } from '../../../../edge-agent/sources/platform/health.js';
 import { sessionPath, sessionPoller, type SessionPollerDeps } from '../../../../edge-agent/sources/platform/sessions.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
+import { errorPoint } from '../../../../shared/errors/points.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { recordingLog } from '../../../support/log.js';
 import { clientTlsOf, startHttpsStub, type HttpsStub, type StubReply, type StubRequest } from '../../../support/platform-https.js';
@@ -120,6 +121,10 @@ describe('session poller', () => {
     expect(byVp.get('/down')).toMatchObject({ type: 'PROXY_API', serverName: 'node1', category: 'http_5xx' });
     expect(byVp.get('/object')).toMatchObject({ type: 'PROXY_API', category: 'invalid_response' });
     expect(byVp.get('/bad')?.error).toMatchObject({ host: proxy.hostPort, virtualProxy: '/bad' });
+    // The tracked error carries the context too: the svc_errors point (§6.10) takes its tags and the request's timeout from it.
+    const point = errorPoint(byVp.get('/down') ?? expect.fail('/down not tracked'), 'svc_errors', '1');
+    expect(point.tags).toEqual({ error_type: 'PROXY_API', server_name: 'node1', host: proxy.hostPort, virtual_proxy: '/down' });
+    expect(point.fields['request_timeout_ms']).toEqual({ type: 'int', value: 1_000 });
     const messages = lines.filter((l) => l.level === 'error').map((l) => l.msg);
     expect(messages).toContainEqual(expect.stringMatching(/^session poll of node1 virtual proxy \/bad failed \(https:\/\/127\.0\.0\.1:\d+\/qps\/bad\/session\): invalid response: the body is not a list of sessions: \/1 must have property "UserId" \[invalid_response\]$/));
     expect(messages).toContainEqual(expect.stringMatching(/^session poll of node1 virtual proxy \/object failed .*: invalid response: the body is not a list of sessions: \/ must be array \[invalid_response\]$/));
