@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suite starts as real servers (influxd, mosquitto),
-# only when they are missing, so a warm machine pays nothing.
+# Installs the Debian packages the test suite starts for real (influxd and mosquitto as servers,
+# chromium as the browser of the web-page tests), only when they are missing, so a warm machine
+# pays nothing.
 set -euo pipefail
 
 missing=()
 command -v influxd >/dev/null 2>&1 || missing+=(influxdb)
 command -v mosquitto >/dev/null 2>&1 && [ -x "$(command -v mosquitto)" ] || missing+=(mosquitto)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
@@ -23,4 +25,4 @@ fi
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 [ "${remove_policy:-0}" = 1 ] && $sudo rm -f /usr/sbin/policy-rc.d
-command -v influxd >/dev/null && command -v mosquitto >/dev/null
+command -v influxd >/dev/null && command -v mosquitto >/dev/null && command -v chromium >/dev/null

@@ -20,7 +20,7 @@ import { platformPollers } from '../sources/platform/compose.js';
 import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
 import { metricsEndpoint } from '../endpoints/metrics/compose.js';
-import { Observed } from '../endpoints/metrics/observed.js';
+import { Observed } from '../endpoints/observed.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 
 export type Mode = 'local' | 'edge';

@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { PollSink } from '../../sources/platform/sink.js';
 import { MetricsEndpoint } from './endpoint.js';
-import type { Observed } from './observed.js';
+import type { Observed } from '../observed.js';
 import { PollMetrics } from './poll-metrics.js';
 import { registerSvcMetrics } from './svc-metrics.js';
 

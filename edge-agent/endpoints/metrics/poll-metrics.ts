@@ -11,7 +11,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { ENGINE_METADATA, HEALTH_GAUGES, serverLabelNames, USER_SESSION_TOTAL } from '../../../shared/platform/metrics-endpoint.js';
 import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
 import type { PollSink } from '../../sources/platform/sink.js';
-import type { PollKind } from './observed.js';
+import type { PollKind } from '../observed.js';
 
 export interface PollMetricsOptions {
   registry: Registry;

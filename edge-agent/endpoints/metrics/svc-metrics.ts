@@ -12,7 +12,7 @@ import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import type { GroupStats } from '../../../shared/queue/local.js';
 import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';
-import type { Observed, PollKind } from './observed.js';
+import type { Observed, PollKind } from '../observed.js';
 
 export interface SvcMetrics {
   /** A poll failed (PollSink failures). */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { metricsEndpoint, type MetricsEndpointParts } from '../../../../edge-agent/endpoints/metrics/compose.js';
-import { Observed } from '../../../../edge-agent/endpoints/metrics/observed.js';
+import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
 import { makeWriterHandler } from '../../../../shared/destinations/handler.js';

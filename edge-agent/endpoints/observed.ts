@@ -1,11 +1,11 @@
 /**
- * What Svc's own metrics read (docs/metrics.md): the parts the composition builds register here
- * (boot.ts: the listeners, the queues, the pollers' schedules), and the metrics
- * endpoint reads their own counters at each scrape. Nothing is copied: a part keeps counting as it
+ * What the local endpoints read about Svc itself: the parts the composition builds register here
+ * (boot.ts: the listeners, the queues, the pollers' schedules), and an endpoint (the metrics
+ * endpoint, docs/metrics.md) reads their own counters when it is asked. Nothing is copied: a part keeps counting as it
  * always does, and an Observed only knows where to look.
  */
-import type { GroupStats } from '../../../shared/queue/local.js';
-import type { ListenerTotals, QueueType } from '../../sources/udp/listener.js';
+import type { GroupStats } from '../../shared/queue/local.js';
+import type { ListenerTotals, QueueType } from '../sources/udp/listener.js';
 
 /** The pollers whose results reach a PollSink (§4, §5.1), as the `kind` label. */
 export type PollKind = 'health' | 'sessions';
