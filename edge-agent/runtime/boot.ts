@@ -22,6 +22,7 @@ import { udpComponents } from '../sources/udp/compose.js';
 import { metricsEndpoint } from '../endpoints/metrics/compose.js';
 import { Observed } from '../endpoints/observed.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
+import { selfReportComponents } from '../self-report/compose.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -49,6 +50,8 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   const pipeline = platformPipelineWanted(ctx.config) ? platformPipeline(ctx) : null;
   if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
   components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
+  // System info, telemetry, heartbeat, uptime monitor: after the pipeline, which takes Svc's memory points.
+  components.push(...selfReportComponents(ctx, pipeline?.queue ?? null));
   if (pipeline && platformSourcesOn(ctx.config)) {
     // The pollers start before the listeners, so that user and log events find the app list (§1.4, §2.4).
     const pollers = platformPollers(ctx, { access, pipeline, sinks: metrics ? [metrics.pollSink] : [] });

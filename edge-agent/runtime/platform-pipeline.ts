@@ -14,7 +14,7 @@ import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import { errorPointsWanted } from '../../shared/errors/points.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
-import { platformDestinations, platformOutputs, type PlatformOutputs } from '../../shared/destinations/registry.js';
+import { platformDestinations, platformOutputs, uptimePointsWanted, type PlatformOutputs } from '../../shared/destinations/registry.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
@@ -31,11 +31,12 @@ export function platformSourcesOn(config: SvcConfig): boolean {
 }
 
 /**
- * Whether the process has a pipeline: a platform source is on, or the tracked errors go to the tsdb
- * (§6.10), which they reach through this pipeline also in `svc local` without a platform source.
+ * Whether the process has a pipeline: a platform source is on, or Svc's own points go to the tsdb
+ * (the uptime monitor's §6.9, the tracked errors' §6.10), which reach it through this pipeline also
+ * in `svc local` without a platform source.
  */
 export function platformPipelineWanted(config: SvcConfig): boolean {
-  return platformSourcesOn(config) || errorPointsWanted(config);
+  return platformSourcesOn(config) || uptimePointsWanted(config) || errorPointsWanted(config);
 }
 
 export interface PlatformPipeline {

@@ -38,6 +38,9 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   if (c.anonTelemetry && !c.systemInfo.enable) {
     error(['anonTelemetry'], 'telemetry needs host information: Svc.anonTelemetry is true while Svc.systemInfo.enable is false; turn telemetry off or systemInfo on');
   }
+  if (c.anonTelemetry && c.anonTelemetrySettings.url === '') {
+    error(['anonTelemetrySettings', 'url'], 'must be set: Svc.anonTelemetry is true');
+  }
 
   const defined = c.serversToMonitor.serverTagsDefinition;
   const definedSet = new Set(defined);
@@ -77,6 +80,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     [c.logEvents.sendToMQTT.enable, c.mqttConfig.enable, ['logEvents', 'sendToMQTT', 'enable'], 'Svc.mqttConfig.enable'],
     [c.logEvents.sendToMonSaas.enable, c.monsaas.enable, ['logEvents', 'sendToMonSaas', 'enable'], 'Svc.monsaas.enable'],
     [c.errorTracking.enable && c.errorTracking.tsdb.enable, c.tsdbConfig.enable, ['errorTracking', 'tsdb', 'enable'], 'Svc.tsdbConfig.enable'],
+    [c.uptimeMonitor.enable && c.uptimeMonitor.storeInTsdb.svcMemoryUsage, c.tsdbConfig.enable, ['uptimeMonitor', 'storeInTsdb', 'svcMemoryUsage'], 'Svc.tsdbConfig.enable'],
   ];
   for (const [feature, master, path, masterName] of gated) {
     if (feature && !master) warn(path, `is true but ${masterName} is false, so nothing is sent`);
@@ -101,6 +105,11 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     names.forEach((name, i) => {
       if (!accounts.has(name)) error([...path, i], `account ${quote(name)} has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
     });
+  }
+  // Uptime metrics go to monsaas.metric.url with its headers (§8.2), settings the loader keeps only
+  // while monsaas.enable is true (file convention 4): Svc choice, the switch is needed for them too.
+  if (c.uptimeMonitor.enable && c.uptimeMonitor.storeMonSaas.enable && !c.monsaas.enable) {
+    error(['uptimeMonitor', 'storeMonSaas', 'enable'], 'is true but Svc.monsaas.enable is false: the uptime metrics go to Svc.monsaas.metric.url, which is used only while Svc.monsaas.enable is true (that switch alone sends nothing else)');
   }
   const sendsEvents = (c.userEvents.enable && c.userEvents.sendToMonSaas.enable) || c.logEvents.sendToMonSaas.enable;
   if (c.monsaas.enable && sendsEvents && c.monsaas.event.url === '') {
@@ -245,12 +254,8 @@ export interface NotBuilt {
  * Building a feature removes its entry.
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
-  { key: ['anonTelemetry'], feature: 'anonymous telemetry' },
-  { key: ['systemInfo'], switches: ['systemInfo', 'enable'], feature: 'gathering host information' },
   { key: ['configVisualisation'], switches: ['configVisualisation', 'enable'], feature: 'the config web view' },
-  { key: ['heartbeat'], switches: ['heartbeat', 'enable'], feature: 'the heartbeat' },
   { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
-  { key: ['uptimeMonitor'], switches: ['uptimeMonitor', 'enable'], feature: 'the uptime monitor' },
 ];
 
 const ROOT = ConfigFileSchema as SchemaNode;

@@ -23,7 +23,7 @@ import { monsaas, thirdPartyToolsCredentials } from './sections/monsaas.js';
 import { mqttConfig } from './sections/mqtt.js';
 import { appNames, cert, serversToMonitor, userSessions } from './sections/platform.js';
 import { platformEvents } from './sections/platform-events.js';
-import { anonTelemetry, heartbeat, systemInfo, uptimeMonitor } from './sections/self-report.js';
+import { anonTelemetry, anonTelemetrySettings, heartbeat, systemInfo, uptimeMonitor } from './sections/self-report.js';
 import { tsdbConfig } from './sections/tsdb.js';
 import { userEvents } from './sections/user-events.js';
 
@@ -35,6 +35,7 @@ export const SvcConfigSchema = Section('Svc configuration', {
   fileLogging,
   logDirectory,
   anonTelemetry,
+  anonTelemetrySettings,
   crashFile,
   auditEvents,
   localQueue,

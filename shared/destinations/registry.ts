@@ -118,9 +118,14 @@ export interface PlatformOutputs {
   sessions: EventOutputs;
   /**
    * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7), either
-   * running listener's queue metrics (§6.8) or the tracked errors (§6.10).
+   * running listener's queue metrics (§6.8), Svc's memory use (§6.9) or the tracked errors (§6.10).
    */
   points: boolean;
+}
+
+/** §6.9 gating (§0.6): the uptime monitor's `svc_memory_usage` points go to the tsdb. */
+export function uptimePointsWanted(config: SvcConfig): boolean {
+  return config.uptimeMonitor.enable && config.uptimeMonitor.storeInTsdb.svcMemoryUsage && config.tsdbConfig.enable;
 }
 
 /** Whether any destination takes this kind of event. */
@@ -167,7 +172,7 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
     },
     health: { tsdb: healthOn && tsdb, mqtt: healthOn && mqtt, monsaas: healthOn && monsaas && metricAccounts && healthMetric },
     sessions: { tsdb: sessionsOn && tsdb, mqtt: sessionsOn && mqtt, monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable },
-    points: tsdb && (counters || queueMetrics || errorPointsWanted(config)),
+    points: tsdb && (counters || queueMetrics || uptimePointsWanted(config) || errorPointsWanted(config)),
   };
 }
 

@@ -9,3 +9,17 @@ export function withoutQuery(url: string): string {
     return url.replace(/[?#].*$/, '');
   }
 }
+
+/**
+ * A URL fit for a log line when it may carry secrets: credentials and the query (a token is often
+ * passed there) are shown as `[REDACTED]`, the fragment dropped; scheme, host and path stay.
+ */
+export function maskedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const credentials = u.username !== '' || u.password !== '' ? '[REDACTED]@' : '';
+    return `${u.protocol}//${credentials}${u.host}${u.pathname}${u.search === '' ? '' : '?[REDACTED]'}`;
+  } catch {
+    return '[unparsable URL]';
+  }
+}

@@ -12,11 +12,8 @@ import { REPO_ROOT } from '../support/build.js';
 import { silentLog } from '../support/log.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
-/** The not-built-yet warnings every config gets unless it switches these defaults off. */
-const DEFAULT_NOT_BUILT = [
-  'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',
-  'Svc.uptimeMonitor.enable: is true (the default), but the uptime monitor is not built yet: this setting has no effect',
-];
+/** The not-built-yet warnings every config gets unless it switches these defaults off (none: every default-on feature is built). */
+const DEFAULT_NOT_BUILT: string[] = [];
 
 function svc(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
   return spawnSync(SVC, args, { cwd: opts.cwd ?? REPO_ROOT, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '', ...opts.env }, timeout: 20_000 });
@@ -77,13 +74,8 @@ describe('svc command line', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`${file}: configuration is valid\n`);
     const keys = run.stderr.trimEnd().split('\n').map((line) => /^warning: (Svc\.[\w.]+): .* is not built yet: this setting has no effect$/.exec(line)?.[1]);
-    expect(keys).toEqual([
-      'Svc.systemInfo.enable',
-      'Svc.configVisualisation.enable',
-      'Svc.heartbeat.enable',
-      'Svc.containerHealthCheck.enable',
-      'Svc.uptimeMonitor.enable',
-    ]);
+    // The heartbeat is built: no warning for it.
+    expect(keys).toEqual(['Svc.configVisualisation.enable', 'Svc.containerHealthCheck.enable']);
   });
 
   it('--help describes only what is built: the pollers and the metrics endpoint, but no health endpoint, config view or forwarding to the cloud', () => {
@@ -93,10 +85,10 @@ describe('svc command line', () => {
       return run.stdout.replace(/\s+/g, ' ');
     };
     for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help'], ['demo', '--help']]) {
-      expect(help(args), args.join(' ')).not.toMatch(/health endpoint|health check|config (web )?view|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+      expect(help(args), args.join(' ')).not.toMatch(/health endpoint|health check|config (web )?view|forwarding to|SQS|cloud/i);
     }
     const edge = help(['edge', '--help']);
-    expect(edge).not.toMatch(/health endpoint|health check|config (web )?view|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    expect(edge).not.toMatch(/health endpoint|health check|config (web )?view|forwarding to|SQS|cloud/i);
     expect(edge).toContain('run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
   });
 

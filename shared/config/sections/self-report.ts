@@ -1,11 +1,18 @@
 /**
  * What the service tells about itself and its host: host information (`systemInfo`), anonymous
- * telemetry (`anonTelemetry`, a key of the root itself), heartbeats and uptime messages.
+ * telemetry (`anonTelemetry`, a key of the root itself, and where it goes: `anonTelemetrySettings`), heartbeats and uptime messages.
  */
 import { Bool, Feature, Flag, HTTP_URL, LogLevel, NameValues, Required, Schedule, Section, Str, StringList } from '../builders.js';
 
 export const systemInfo = Flag(true, 'Gather detailed host information by running OS commands; false where command execution is restricted');
 export const anonTelemetry = Bool(false, 'Share anonymous data about the service with its project; requires systemInfo.enable');
+
+/** Where the telemetry of `anonTelemetry` goes (Svc choice: the spec leaves the destination to Svc). */
+export const TELEMETRY_DEFAULT_URL = 'https://telemetry.svc.invalid/api/v1/telemetry';
+
+export const anonTelemetrySettings = Section('Where anonymous telemetry goes (used only when anonTelemetry is true; docs/self-report.md lists what is sent)', {
+  url: Str(TELEMETRY_DEFAULT_URL, 'URL the telemetry is POSTed to (JSON), at start and every 12 hours', HTTP_URL),
+});
 
 export const heartbeat = Feature("'Alive' calls to a URL", false, 'Send heartbeats', {
   remoteURL: Required('URL called at each heartbeat (GET)', HTTP_URL),

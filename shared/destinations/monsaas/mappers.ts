@@ -375,3 +375,33 @@ export function sessionMetricPayload(q: SessionsQueuedEvent, options: MetricOpti
   const attributes = tagAttributes(q.sample.tags);
   return metricBlock(q.timeNs, attributes, options, [{ name: PROXY_SESSIONS_METRIC, type: 'gauge', value: q.sample.sessions.length }]);
 }
+
+/** §8.2 uptime: the memory gauges (bytes) of `storeMonSaas.metric.dynamic.svcMemoryUsage`. */
+export const UPTIME_MEMORY_METRICS = ['svc_heapUsed', 'svc_heapTotal', 'svc_externalMem', 'svc_processMem'] as const;
+/** §8.2 uptime: the gauge of `storeMonSaas.metric.dynamic.svcUptime`. */
+export const UPTIME_METRIC = 'svc_uptimeMillisec';
+
+export interface UptimeSample {
+  /** `process.memoryUsage()` figures, bytes. */
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  rss: number;
+  /** Process uptime, ms. */
+  uptimeMs: number;
+}
+
+/**
+ * §8.1/§8.2: the uptime monitor's metric payload: the memory gauges and/or the uptime gauge as their
+ * flags say, with `uptimeMonitor.storeMonSaas.attribute.static[]` and `svcVersion`; `interval.ms` =
+ * the gap between two consecutive occurrences of `uptimeMonitor.frequency`. Null when no flag is on.
+ */
+export function uptimeMetricPayload(sample: UptimeSample, timeNs: string, options: MetricOptions & { memory: boolean; uptime: boolean }): MetricPayload | null {
+  const metrics: MetricBlock['metrics'] = [];
+  if (options.memory) {
+    const values = [sample.heapUsed, sample.heapTotal, sample.external, sample.rss];
+    UPTIME_MEMORY_METRICS.forEach((name, i) => metrics.push({ name, type: 'gauge', value: values[i] ?? 0 }));
+  }
+  if (options.uptime) metrics.push({ name: UPTIME_METRIC, type: 'gauge', value: sample.uptimeMs });
+  return metrics.length === 0 ? null : metricBlock(timeNs, new Map(), options, metrics);
+}

@@ -169,6 +169,40 @@ describe('error tracking switches (§10.9)', () => {
   });
 });
 
+describe('self-report settings (§10.4–§10.6)', () => {
+  const warnings = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).warnings;
+
+  it('refuses telemetry without host information, naming both keys, and telemetry without a URL', () => {
+    expect(issues('anonTelemetry: true', 'systemInfo: {enable: false}')).toEqual([
+      'Svc.anonTelemetry: telemetry needs host information: Svc.anonTelemetry is true while Svc.systemInfo.enable is false; turn telemetry off or systemInfo on',
+    ]);
+    expect(issues('anonTelemetry: true', 'anonTelemetrySettings: {url: ""}')).toEqual(['Svc.anonTelemetrySettings.url: must be set: Svc.anonTelemetry is true']);
+    expect(issues('anonTelemetry: true')).toEqual([]);
+    // Off by default, and its URL is then not needed.
+    expect(parseConfigText('Svc: {}\n', 'svc.yaml', {}).config.anonTelemetry).toBe(false);
+    expect(issues('anonTelemetrySettings: {url: ""}')).toEqual([]);
+  });
+
+  it('needs monsaas.enable and its metric URL when uptime metrics go to the monitoring SaaS (their URL and headers live there)', () => {
+    const uptime = ['uptimeMonitor:', '  storeMonSaas: {enable: true, destinationAccount: [ops]}', 'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}'];
+    expect(issues(...uptime)).toEqual(['Svc.uptimeMonitor.storeMonSaas.enable: is true but Svc.monsaas.enable is false: the uptime metrics go to Svc.monsaas.metric.url, which is used only while Svc.monsaas.enable is true (that switch alone sends nothing else)']);
+    expect(issues(...uptime, 'monsaas: {enable: true}')).toEqual([expect.stringMatching(/^Svc\.monsaas\.metric\.url: /)]);
+    expect(issues(...uptime, 'monsaas: {enable: true, metric: {url: "https://metrics.example.com/metric/v1"}}')).toEqual([]);
+  });
+
+  it('warns when memory points would go to a tsdb that is off (§0.6)', () => {
+    expect(warnings('uptimeMonitor: {storeInTsdb: {svcMemoryUsage: true}}')).toEqual(['Svc.uptimeMonitor.storeInTsdb.svcMemoryUsage: is true but Svc.tsdbConfig.enable is false, so nothing is sent']);
+    expect(warnings('uptimeMonitor: {storeInTsdb: {svcMemoryUsage: true}}', 'tsdbConfig: {enable: true}')).toEqual([]);
+  });
+
+  it('refuses a frequency that is not a text schedule, naming the key and the position', () => {
+    expect(issues('heartbeat: {enable: true, remoteURL: "https://alive.example.com/", frequency: "every 5 minuts"}')).toEqual([
+      expect.stringMatching(/^Svc\.heartbeat\.frequency: cannot be parsed as a text schedule from position 8/),
+    ]);
+    expect(issues('uptimeMonitor: {frequency: "whenever"}')).toEqual([expect.stringMatching(/^Svc\.uptimeMonitor\.frequency: cannot be parsed as a text schedule from position 0/)]);
+  });
+});
+
 describe('checkRules directly', () => {
   it('reports a tag name the schema would have refused, with its path', () => {
     const { config } = parseConfigText('Svc:\n  userEvents:\n    enable: true\n', 'svc.yaml', {});
@@ -194,12 +228,8 @@ describe('app names for the engine-performance filter (§2.4)', () => {
 describe('switches of features that are not built yet', () => {
   const notBuilt = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).notBuilt;
 
-  it('warns about the two that are on by default, saying so', () => {
-    expect(notBuilt()).toEqual([
-      'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',
-      'Svc.uptimeMonitor.enable: is true (the default), but the uptime monitor is not built yet: this setting has no effect',
-    ]);
-    expect(notBuilt('systemInfo: {enable: false}', 'uptimeMonitor: {enable: false}')).toEqual([]);
+  it('warns about no default: every feature on by default (systemInfo, uptimeMonitor) is built', () => {
+    expect(notBuilt()).toEqual([]);
   });
 
   it('names every key that turns one on: flags, metric groups, server lists and certificate files', () => {
@@ -222,16 +252,13 @@ describe('switches of features that are not built yet', () => {
     );
     expect(found.map((line) => line.slice(0, line.indexOf(':')))).toEqual([
       'Svc.configVisualisation.enable',
-      'Svc.heartbeat.enable',
       'Svc.containerHealthCheck.enable',
     ]);
     // The pollers, their certificate, the app names they give and the outputs of polled data are
     // built: no warning for their switches.
     expect(found.filter((line) => /^Svc\.(serversToMonitor|userSessions|appNames|cert|logEvents|monsaas|tsdbConfig)\./.test(line))).toEqual([]);
-    expect(notBuilt('uptimeMonitor: {enable: false}', 'anonTelemetry: true')).toEqual([
-      'Svc.anonTelemetry: is true, but anonymous telemetry is not built yet: this setting has no effect',
-      'Svc.systemInfo.enable: is true (the default), but gathering host information is not built yet: this setting has no effect',
-    ]);
+    // The heartbeat, uptime monitor, system info and telemetry are built: no warning for them.
+    expect(notBuilt('anonTelemetry: true', 'heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}')).toEqual([]);
   });
 
   it('says nothing about a switch inside a section that is off (its settings are not used)', () => {
@@ -247,7 +274,7 @@ describe('switches of features that are not built yet', () => {
   });
 
   it('is computed from the loaded config by notBuiltFindings', () => {
-    const { config } = parseConfigText('Svc:\n  uptimeMonitor:\n    enable: false\n', 'svc.yaml', {});
-    expect(notBuiltFindings(config)).toEqual([{ severity: 'warning', path: ['systemInfo', 'enable'], message: 'is true (the default), but gathering host information is not built yet: this setting has no effect' }]);
+    const { config } = parseConfigText('Svc:\n  containerHealthCheck:\n    enable: true\n', 'svc.yaml', {});
+    expect(notBuiltFindings(config)).toEqual([{ severity: 'warning', path: ['containerHealthCheck', 'enable'], message: 'is true, but the container health endpoint is not built yet: this setting has no effect' }]);
   });
 });

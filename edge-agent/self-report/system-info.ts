@@ -1,0 +1,221 @@
+/**
+ * System info (platform-formats.md §10.5): what Svc knows about its host, collected once at start.
+ *
+ * - `systemInfo.enable: true`: CPU, system, memory, OS, container and network-interface data from
+ *   the `systeminformation` library, which runs OS commands (lscpu, ip, dmidecode …) to get them.
+ *   Every collector has a time limit (SYSTEM_INFO_TIMEOUT_MS, all run at once, so start-up waits at
+ *   most that long); one that fails or is late gives its fallback and a WARN naming it.
+ * - `systemInfo.enable: false`: the fallbacks of §10.5 (system uuid `disabled`, memory 0, OS from
+ *   the runtime, 1 core, interface `default` with MAC `00:00:00:00:00:00` and `127.0.0.1`), and the
+ *   library is not even loaded: no OS command is run.
+ * - The container flag (Svc choice) is read from files and the environment in both cases, never by a
+ *   command: `/.dockerenv`, `/run/.containerenv`, `KUBERNETES_SERVICE_HOST`, or a container runtime
+ *   named in `/proc/1/cgroup`.
+ * - The system uuid (Svc choice) is the hardware uuid; where the OS does not give it (containers,
+ *   VMs, no root), the OS installation's id (machine-id) — both from `systeminformation`.
+ * - Host id = `hex(HMAC-SHA256(key = MAC, data = MAC + IPv4 + system uuid))` of the default interface.
+ */
+import { createHmac } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { arch, platform, release, type } from 'node:os';
+import type { SvcConfig } from '../../shared/config/schema.js';
+import type { Log } from '../../shared/logging/log.js';
+import type { Component } from '../../shared/runtime/lifecycle.js';
+import type * as Si from 'systeminformation';
+
+/** The longest one collector may take (they run at once). */
+export const SYSTEM_INFO_TIMEOUT_MS = 10_000;
+
+export interface NetworkInterfaceInfo {
+  name: string;
+  mac: string;
+  ip4: string;
+}
+
+export interface SystemInfo {
+  /** Whether `systeminformation` collected it (`systemInfo.enable`) or these are the fallbacks. */
+  source: 'systeminformation' | 'fallback';
+  arch: string;
+  platform: string;
+  release: string;
+  distro: string;
+  codename: string;
+  /** Whether the host is a virtual machine (false when unknown). */
+  virtual: boolean;
+  isContainer: boolean;
+  cpuBrand: string;
+  cores: number;
+  memoryBytes: number;
+  systemUuid: string;
+  defaultInterface: NetworkInterfaceInfo;
+  /** §10.5 host id: hex HMAC-SHA256. */
+  hostId: string;
+}
+
+/** §10.5: the fallbacks when `systemInfo.enable` is false (and per collector when one fails). */
+export const FALLBACK = {
+  systemUuid: 'disabled',
+  memoryBytes: 0,
+  cores: 1,
+  defaultInterface: { name: 'default', mac: '00:00:00:00:00:00', ip4: '127.0.0.1' },
+} as const;
+
+/** §10.5: `hex(HMAC-SHA256(key = MAC, data = MAC + IPv4 + system uuid))`. */
+export function hostId(mac: string, ip4: string, systemUuid: string): string {
+  return createHmac('sha256', mac).update(`${mac}${ip4}${systemUuid}`).digest('hex');
+}
+
+const CONTAINER_CGROUP = /docker|kubepods|containerd|libpod|lxc/;
+
+/** Whether Svc runs in a container, from files and the environment only (no command). */
+export function detectContainer(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (existsSync('/.dockerenv') || existsSync('/run/.containerenv') || (env['KUBERNETES_SERVICE_HOST'] ?? '') !== '') return true;
+  try {
+    return CONTAINER_CGROUP.test(readFileSync('/proc/1/cgroup', 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The OS as the runtime knows it (no command): the fallback of the OS facts. */
+function runtimeOs(): Pick<SystemInfo, 'arch' | 'platform' | 'release' | 'distro' | 'codename'> {
+  return { arch: arch(), platform: platform(), release: release(), distro: type(), codename: '' };
+}
+
+function fallbackInfo(isContainer: boolean): SystemInfo {
+  const { mac, ip4 } = FALLBACK.defaultInterface;
+  return {
+    source: 'fallback',
+    ...runtimeOs(),
+    virtual: false,
+    isContainer,
+    cpuBrand: '',
+    cores: FALLBACK.cores,
+    memoryBytes: FALLBACK.memoryBytes,
+    systemUuid: FALLBACK.systemUuid,
+    defaultInterface: { ...FALLBACK.defaultInterface },
+    hostId: hostId(mac, ip4, FALLBACK.systemUuid),
+  };
+}
+
+/** `work` within `timeoutMs`, else `fallback` with a WARN naming the collector and what went wrong. */
+async function bounded<T>(what: string, work: () => Promise<T>, fallback: T, timeoutMs: number, log: Log): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work(), late]);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    log.warn({ collector: what, reason }, `system info: ${what} could not be collected (${reason}); using the fallback`);
+    return fallback;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const text = (value: unknown, fallback: string): string => (typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback);
+const count = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback);
+
+/** Collects with `systeminformation`, each collector bounded and falling back on its own. */
+async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: number): Promise<SystemInfo> {
+  let si: typeof Si;
+  try {
+    si = await import('systeminformation');
+  } catch (err) {
+    log.warn({ err }, 'system info: the systeminformation library cannot be loaded; using the fallbacks');
+    return fallbackInfo(isContainer);
+  }
+  const os = runtimeOs();
+  const [osInfo, system, cpu, mem, uuid, iface] = await Promise.all([
+    bounded('OS', async () => {
+      const o = await si.osInfo();
+      return { arch: text(o.arch, os.arch), platform: text(o.platform, os.platform), release: text(o.release, os.release), distro: text(o.distro, os.distro), codename: text(o.codename, '') };
+    }, os, timeoutMs, log),
+    bounded('system', async () => {
+      const s = await si.system();
+      return { virtual: s.virtual, uuid: text(s.uuid, '') };
+    }, { virtual: false, uuid: '' }, timeoutMs, log),
+    bounded('CPU', async () => {
+      const c = await si.cpu();
+      return { brand: text(`${c.manufacturer} ${c.brand}`, ''), cores: count(c.cores, FALLBACK.cores) };
+    }, { brand: '', cores: FALLBACK.cores }, timeoutMs, log),
+    bounded('memory', async () => count((await si.mem()).total, FALLBACK.memoryBytes), FALLBACK.memoryBytes, timeoutMs, log),
+    bounded('OS uuid', async () => text((await si.uuid()).os, ''), '', timeoutMs, log),
+    bounded('network interface', async () => {
+      const name = await si.networkInterfaceDefault();
+      const all = await si.networkInterfaces();
+      const found = all.find((i) => i.iface === name) ?? all.find((i) => !i.internal && i.ip4 !== '');
+      if (found === undefined) throw new Error('no default interface');
+      return { name: found.iface, mac: text(found.mac, FALLBACK.defaultInterface.mac), ip4: text(found.ip4, FALLBACK.defaultInterface.ip4) };
+    }, { ...FALLBACK.defaultInterface }, timeoutMs, log),
+  ]);
+  const systemUuid = system.uuid !== '' ? system.uuid : uuid !== '' ? uuid : FALLBACK.systemUuid;
+  return {
+    source: 'systeminformation',
+    ...osInfo,
+    virtual: system.virtual,
+    isContainer,
+    cpuBrand: cpu.brand,
+    cores: cpu.cores,
+    memoryBytes: mem,
+    systemUuid,
+    defaultInterface: iface,
+    hostId: hostId(iface.mac, iface.ip4, systemUuid),
+  };
+}
+
+export interface CollectOptions {
+  enable: boolean;
+  log: Log;
+  timeoutMs?: number;
+}
+
+/** §10.5: the host's facts, with the library when enabled, else the fallbacks (no command run). */
+export async function collectSystemInfo(options: CollectOptions): Promise<SystemInfo> {
+  const isContainer = detectContainer();
+  if (!options.enable) return fallbackInfo(isContainer);
+  return collectWithLibrary(isContainer, options.log, options.timeoutMs ?? SYSTEM_INFO_TIMEOUT_MS);
+}
+
+const MB = 1_048_576;
+
+/** The start-up line of §10.5: arch, platform, release, distro, cores, memory, container flag, certificate paths. */
+export function systemInfoLine(info: SystemInfo, cert: SvcConfig['cert']): { obj: Record<string, unknown>; msg: string } {
+  const certs = { clientCert: cert.clientCert, clientCertKey: cert.clientCertKey, clientCertCA: cert.clientCertCA };
+  const memoryMb = Math.round(info.memoryBytes / MB);
+  const shownCerts = Object.entries(certs).map(([k, v]) => `${k}=${v === '' ? '(none)' : v}`).join(', ');
+  const from = info.source === 'fallback' ? ' (Svc.systemInfo.enable is false: fallbacks, no OS command run)' : '';
+  return {
+    obj: { arch: info.arch, platform: info.platform, release: info.release, distro: info.distro, cores: info.cores, memoryMb, isContainer: info.isContainer, certificates: certs, source: info.source },
+    msg: `system info${from}: arch ${info.arch}, platform ${info.platform}, release ${info.release}, distro ${info.distro}, ${info.cores} core${info.cores === 1 ? '' : 's'}, memory ${memoryMb} MB, container ${info.isContainer ? 'yes' : 'no'}; certificates: ${shownCerts}`,
+  };
+}
+
+/**
+ * The system info as a component: collects at start (bounded), logs the §10.5 line at INFO and
+ * holds the result for the telemetry, which starts after it.
+ */
+export class SystemInfoComponent implements Component {
+  readonly name = 'system info';
+  private collected: SystemInfo | undefined;
+
+  constructor(private readonly options: CollectOptions & { cert: SvcConfig['cert'] }) {}
+
+  /** The facts; throws before `start` finished (a composition error). */
+  get info(): SystemInfo {
+    if (this.collected === undefined) throw new Error('system info read before it was collected');
+    return this.collected;
+  }
+
+  async start(): Promise<void> {
+    this.collected = await collectSystemInfo(this.options);
+    const { obj, msg } = systemInfoLine(this.collected, this.options.cert);
+    this.options.log.info(obj, msg);
+  }
+
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+}
