@@ -1,0 +1,114 @@
+/**
+ * System info (platform-formats.md §10.5): the host id rule, the fallbacks when `systemInfo.enable`
+ * is false (and that no OS command is run then), real collection with `systeminformation` when on,
+ * and the start-up line.
+ *
+ * "No OS command": the test wraps the functions of node's `child_process` module (the object that
+ * `systeminformation`, a CommonJS library, calls) with counters that call through; nothing is
+ * replaced. On this Linux machine collection with the library runs commands (lscpu, ip …), so the
+ * counter is shown to see them.
+ */
+import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { arch, platform, release } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectSystemInfo, FALLBACK, hostId, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
+import { recordingLog } from '../../support/log.js';
+import { svcConfig } from '../../support/udp.js';
+
+const childProcess: Record<string, unknown> = createRequire(import.meta.url)('node:child_process');
+const SPAWNING = ['exec', 'execSync', 'execFile', 'execFileSync', 'spawn', 'spawnSync', 'fork'];
+const originals = new Map<string, unknown>();
+let spawned: string[] = [];
+
+beforeAll(() => {
+  for (const name of SPAWNING) {
+    const original = childProcess[name];
+    if (typeof original !== 'function') continue;
+    originals.set(name, original);
+    childProcess[name] = function counted(this: unknown, ...args: unknown[]): unknown {
+      spawned.push(`${name} ${String(args[0])}`);
+      const result: unknown = Reflect.apply(original, this, args);
+      return result;
+    };
+  }
+});
+afterAll(() => {
+  for (const [name, original] of originals) childProcess[name] = original;
+});
+
+describe('host id', () => {
+  it('is hex(HMAC-SHA256(key = MAC, data = MAC + IPv4 + system uuid))', () => {
+    const mac = '02:fc:00:00:00:01';
+    const expected = createHmac('sha256', Buffer.from(mac, 'utf8')).update(Buffer.from(`${mac}10.1.2.3abc-uuid`, 'utf8')).digest('hex');
+    expect(hostId(mac, '10.1.2.3', 'abc-uuid')).toBe(expected);
+    expect(hostId(mac, '10.1.2.3', 'abc-uuid')).toMatch(/^[0-9a-f]{64}$/);
+    // Every input counts.
+    expect(new Set([hostId(mac, '10.1.2.3', 'x'), hostId(mac, '10.1.2.4', 'x'), hostId('02:fc:00:00:00:02', '10.1.2.3', 'x')]).size).toBe(3);
+  });
+});
+
+describe('systemInfo.enable: false', () => {
+  it('gives the §10.5 fallbacks and runs no OS command', async () => {
+    spawned = [];
+    const { log, lines } = recordingLog();
+    const info = await collectSystemInfo({ enable: false, log });
+    expect(spawned).toEqual([]);
+    expect(lines).toEqual([]);
+    expect(info).toMatchObject({
+      source: 'fallback',
+      systemUuid: 'disabled',
+      memoryBytes: 0,
+      cores: 1,
+      arch: arch(),
+      platform: platform(),
+      release: release(),
+      defaultInterface: { name: 'default', mac: '00:00:00:00:00:00', ip4: '127.0.0.1' },
+    });
+    expect(info.hostId).toBe(hostId('00:00:00:00:00:00', '127.0.0.1', 'disabled'));
+    expect(FALLBACK.systemUuid).toBe('disabled');
+  });
+});
+
+describe('systemInfo.enable: true', () => {
+  it('collects the host with systeminformation (which runs OS commands here), within the time limit', async () => {
+    spawned = [];
+    const { log, lines } = recordingLog();
+    const info = await collectSystemInfo({ enable: true, log });
+    expect(info.source).toBe('systeminformation');
+    if (platform() === 'linux') expect(spawned.length).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+    expect(info.cores).toBeGreaterThanOrEqual(1);
+    expect(info.memoryBytes).toBeGreaterThan(0);
+    expect(info.distro).not.toBe('');
+    expect(info.systemUuid).not.toBe('disabled');
+    expect(info.hostId).toBe(hostId(info.defaultInterface.mac, info.defaultInterface.ip4, info.systemUuid));
+  });
+
+  it('falls back per collector, with a WARN naming it, when one is late', async () => {
+    const { log, lines } = recordingLog();
+    // 1 ms: the collectors that spawn a command cannot answer in time.
+    const info = await collectSystemInfo({ enable: true, log, timeoutMs: 1 });
+    const warned = lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+    expect(warned.length).toBeGreaterThan(0);
+    for (const msg of warned) expect(msg).toMatch(/^system info: (OS|system|CPU|memory|OS uuid|network interface) could not be collected \(no answer within 1 ms\); using the fallback$/);
+    if (warned.some((m) => m.includes('network interface'))) expect(info.defaultInterface).toEqual(FALLBACK.defaultInterface);
+  });
+});
+
+describe('the start-up line', () => {
+  it('names arch, platform, release, distro, cores, memory, container flag and the certificate paths', async () => {
+    const config = svcConfig(['  cert: { clientCert: /etc/svc/client.pem, clientCertKey: /etc/svc/client_key.pem }']);
+    const { log, lines } = recordingLog();
+    const component = new SystemInfoComponent({ enable: false, cert: config.cert, log });
+    await component.start();
+    const info = component.info;
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.level).toBe('info');
+    expect(lines[0]?.msg).toBe(
+      `system info (Svc.systemInfo.enable is false: fallbacks, no OS command run): arch ${arch()}, platform ${platform()}, release ${release()}, distro ${info.distro}, 1 core, memory 0 MB, container ${info.isContainer ? 'yes' : 'no'}; certificates: clientCert=/etc/svc/client.pem, clientCertKey=/etc/svc/client_key.pem, clientCertCA=(none)`,
+    );
+    expect(systemInfoLine(info, config.cert).obj).toMatchObject({ arch: arch(), cores: 1, memoryMb: 0, certificates: { clientCert: '/etc/svc/client.pem', clientCertKey: '/etc/svc/client_key.pem', clientCertCA: '' } });
+    await component.stop();
+  });
+});
