@@ -7,11 +7,13 @@ import { Bool, Feature, Flag, HTTP_URL, LogLevel, NameValues, Required, Schedule
 export const systemInfo = Flag(true, 'Gather detailed host information by running OS commands; false where command execution is restricted');
 export const anonTelemetry = Bool(false, 'Share anonymous data about the service with its project; requires systemInfo.enable');
 
-/** Where the telemetry of `anonTelemetry` goes (Svc choice: the spec leaves the destination to Svc). */
-export const TELEMETRY_DEFAULT_URL = 'https://telemetry.svc.invalid/api/v1/telemetry';
-
+/**
+ * Where the telemetry of `anonTelemetry` goes (Svc choice: the spec leaves the destination to Svc).
+ * No default: the project runs no collector, so a user who turns telemetry on names the one it goes
+ * to, and a switch that is on always sends somewhere real.
+ */
 export const anonTelemetrySettings = Section('Where anonymous telemetry goes (used only when anonTelemetry is true; docs/self-report.md lists what is sent)', {
-  url: Str(TELEMETRY_DEFAULT_URL, 'URL the telemetry is POSTed to (JSON), at start and every 12 hours', HTTP_URL),
+  url: Str('', 'URL the telemetry is POSTed to (JSON), at start and every 12 hours; required when anonTelemetry is true', HTTP_URL),
 });
 
 export const heartbeat = Feature("'Alive' calls to a URL", false, 'Send heartbeats', {

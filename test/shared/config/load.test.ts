@@ -210,9 +210,10 @@ describe('secrets from the environment', () => {
 
 describe('cross-field rules', () => {
   it('refuses telemetry without systemInfo, naming both keys', () => {
-    const found = lines(yaml('Svc:', '  anonTelemetry: true', '  systemInfo:', '    enable: false'));
+    const url = ['  anonTelemetrySettings:', '    url: https://collector.example.com/t'];
+    const found = lines(yaml('Svc:', '  anonTelemetry: true', '  systemInfo:', '    enable: false', ...url));
     expect(found).toEqual([expect.stringMatching(/^svc\.yaml:2:18 Svc\.anonTelemetry: .*Svc\.anonTelemetry is true while Svc\.systemInfo\.enable is false/)]);
-    expect(issuesOf(yaml('Svc:', '  anonTelemetry: true'))).toEqual([]);
+    expect(issuesOf(yaml('Svc:', '  anonTelemetry: true', ...url))).toEqual([]);
   });
 
   it('requires every serverTagsDefinition name on every server, and no others', () => {

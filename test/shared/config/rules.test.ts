@@ -173,11 +173,13 @@ describe('self-report settings (§10.4–§10.6)', () => {
   const warnings = (...lines: string[]) => parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'svc.yaml', {}).warnings;
 
   it('refuses telemetry without host information, naming both keys, and telemetry without a URL', () => {
-    expect(issues('anonTelemetry: true', 'systemInfo: {enable: false}')).toEqual([
+    const url = 'anonTelemetrySettings: {url: "https://collector.example.com/t"}';
+    expect(issues('anonTelemetry: true', 'systemInfo: {enable: false}', url)).toEqual([
       'Svc.anonTelemetry: telemetry needs host information: Svc.anonTelemetry is true while Svc.systemInfo.enable is false; turn telemetry off or systemInfo on',
     ]);
-    expect(issues('anonTelemetry: true', 'anonTelemetrySettings: {url: ""}')).toEqual(['Svc.anonTelemetrySettings.url: must be set: Svc.anonTelemetry is true']);
-    expect(issues('anonTelemetry: true')).toEqual([]);
+    // No default URL: the project runs no collector, so telemetry that is on names where it goes.
+    expect(issues('anonTelemetry: true')).toEqual(['Svc.anonTelemetrySettings.url: must be set: Svc.anonTelemetry is true']);
+    expect(issues('anonTelemetry: true', url)).toEqual([]);
     // Off by default, and its URL is then not needed.
     expect(parseConfigText('Svc: {}\n', 'svc.yaml', {}).config.anonTelemetry).toBe(false);
     expect(issues('anonTelemetrySettings: {url: ""}')).toEqual([]);
@@ -258,7 +260,7 @@ describe('switches of features that are not built yet', () => {
     // built: no warning for their switches.
     expect(found.filter((line) => /^Svc\.(serversToMonitor|userSessions|appNames|cert|logEvents|monsaas|tsdbConfig)\./.test(line))).toEqual([]);
     // The heartbeat, uptime monitor, system info and telemetry are built: no warning for them.
-    expect(notBuilt('anonTelemetry: true', 'heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}')).toEqual([]);
+    expect(notBuilt('anonTelemetry: true', 'anonTelemetrySettings: {url: "https://collector.example.com/t"}', 'heartbeat: {enable: true, remoteURL: "https://alive.example.com/"}')).toEqual([]);
   });
 
   it('says nothing about a switch inside a section that is off (its settings are not used)', () => {
