@@ -390,9 +390,9 @@ async function runStep(ctx, servers, { scrapes = 0, nodeFlags = [] } = {}) {
       servers,
       expected,
       answered: answered(b.sim).health - answered(a.sim).health + answered(b.sim).sessions - answered(a.sim).sessions,
-      // Since the simulator started: every tick fired so far (0 … warmup + ticks) fully answered.
+      // Since the simulator started: every tick fired so far (0 … warmup + ticks − 1) fully answered.
       answeredTotal: answered(b.sim).health + answered(b.sim).sessions,
-      expectedTotal: servers * POLLS_PER_SERVER * (warmupTicks + ticks + 1),
+      expectedTotal: servers * POLLS_PER_SERVER * (warmupTicks + ticks),
       refused: refused(b.sim),
       failed: metrics.sum('svc_polls_failed_total'),
       skipped: metrics.sum('svc_polls_skipped_total'),
