@@ -1,8 +1,11 @@
 /**
- * What the benchmarks share: command-line/environment options, number formatting, statistics and
- * clean-up at exit.
+ * What the benchmarks share: command-line/environment options, number formatting, statistics,
+ * clean-up at exit, free ports, the machine and its load, and what a child process costs (/proc).
  */
-import { rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 
 /** `--name=value`, `--name` (true), else the environment variable, else the fallback. */
 export function option(name, envName, fallback) {
@@ -56,4 +59,82 @@ export function removeOnExit(dirs, before = () => {}) {
       process.exit(code);
     });
   }
+}
+
+/** A free TCP port on `host`, picked by the OS (another process may still take it before it is used). */
+export function freePort(host = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ host, port: 0, exclusive: true }, () => {
+      const { port } = server.address();
+      server.close((err) => (err ? reject(err) : resolve(port)));
+    });
+  });
+}
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  // not Linux/POSIX: keep 100
+}
+
+/** CPU seconds used so far by process `pid` (Linux /proc), NaN elsewhere. */
+export function processCpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks; // utime, stime (fields 14, 15)
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resident memory of process `pid` in bytes, now (`rss`, VmRSS) and its peak (`peak`, VmHWM); NaN where there is no /proc. */
+export function processMemory(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  } catch {
+    return { rss: NaN, peak: NaN };
+  }
+}
+
+/** One line about the machine: CPU model, cores, memory, OS, Node. */
+export function machineLine() {
+  const cpu = cpus();
+  return `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`;
+}
+
+/**
+ * The load average now: `text` (1/5/15 min), and `busy` when the 1-minute figure is above the
+ * number of cores (processes were waiting for a core: every figure is lower and noisier).
+ */
+export function loadNow() {
+  const load = loadavg();
+  const cores = cpus().length;
+  return { one: load[0], busy: load[0] > cores, text: `${load.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min), ${cores} cores` };
+}
+
+/**
+ * Stops a child process: SIGTERM, then SIGKILL after `graceMs`. Resolves to how it ended:
+ * `{ code, signal, killed }` (`killed` when SIGKILL was needed).
+ */
+export function stopChild(child, graceMs = 10_000) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode, killed: false });
+  return new Promise((resolve) => {
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, graceMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, killed });
+    });
+    child.kill('SIGTERM');
+  });
 }

@@ -59,13 +59,12 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { influxdConfig } from './influxd-config.mjs';
-import { fmt, int, median, nonNegative, option, pct, percentile, positive, removeOnExit } from './lib.mjs';
+import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -263,36 +262,6 @@ function tempDir(prefix) {
 function removeDir(dir) {
   rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });
   tempDirs.delete(dir);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen({ host: LOOPBACK, port: 0, exclusive: true }, () => {
-      const { port } = server.address();
-      server.close((err) => (err ? reject(err) : resolve(port)));
-    });
-  });
-}
-
-let clockTicks = 100;
-try {
-  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  // not Linux/POSIX: keep 100
-}
-
-/** CPU seconds used so far by process `pid` (Linux /proc), NaN elsewhere. */
-function processCpuSeconds(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks; // utime, stime (fields 14, 15)
-  } catch {
-    return NaN;
-  }
 }
 
 /** Files under `dir` (recursively) ending in `extension`. */

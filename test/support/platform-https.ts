@@ -37,6 +37,8 @@ export interface StubRequest {
   rawHeaders: string[];
   /** CN of the client certificate presented (mutual TLS), if any. */
   clientCert: string | undefined;
+  /** The connection resumed an earlier TLS session (an abbreviated handshake). */
+  resumed: boolean;
   at: number;
 }
 
@@ -69,7 +71,8 @@ export async function startHttpsStub(certs: CertificateSet, options: { requestCe
   const server: Server = createServer({ cert: certs.server.cert, key: certs.server.key, ca: certs.ca.cert, requestCert, rejectUnauthorized: requestCert }, (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'https://stub');
     const cn: unknown = req.socket instanceof TLSSocket ? req.socket.getPeerCertificate().subject?.CN : undefined;
-    const recorded: StubRequest = { pathname: url.pathname, query: url.searchParams, headers: req.headers, rawHeaders: req.rawHeaders, clientCert: typeof cn === 'string' ? cn : undefined, at: Date.now() };
+    const resumed = req.socket instanceof TLSSocket && req.socket.isSessionReused();
+    const recorded: StubRequest = { pathname: url.pathname, query: url.searchParams, headers: req.headers, rawHeaders: req.rawHeaders, clientCert: typeof cn === 'string' ? cn : undefined, resumed, at: Date.now() };
     requests.push(recorded);
     const route = routes.get(url.pathname);
     const reply: StubReply = route === undefined ? { status: 404, json: { error: 'no such path' } } : typeof route === 'function' ? route(recorded) : route;

@@ -174,6 +174,37 @@ describe('getJson over mutual TLS', () => {
     expect(lenient.body).toEqual({ ok: true });
   });
 
+  it('resumes the TLS session of its previous request to the same server, per client context; the client certificate still counts', async () => {
+    stub.route('/resume', { json: { ok: true } });
+    // Contexts of their own: the other tests' requests left sessions in the shared one.
+    const [mine, other] = [clientTlsOf(certs), clientTlsOf(certs)];
+    for (const context of [mine, mine, mine, other]) await get('/resume', { tls: context });
+    expect(stub.to('/resume').map((r) => [r.resumed, r.clientCert])).toEqual([
+      [false, 'svc-client'],
+      [true, 'svc-client'],
+      [true, 'svc-client'],
+      [false, 'svc-client'],
+    ]);
+  });
+
+  it('checks the certificate of a server that comes back on the same port: a session is not resumed by another server', async () => {
+    const mine = clientTlsOf(certs);
+    const first = await startHttpsStub(certs);
+    first.route('/engine/healthcheck', { json: { ok: true } });
+    const url = new URL(`https://${first.hostPort}/engine/healthcheck`);
+    expect((await getJson({ url, headers: [], tls: mine, timeoutMs: 2_000, maxBodyBytes: 1_000 })).body).toEqual({ ok: true });
+    await first.stop();
+    const impostor = await startHttpsStub(makeCertificates([LOOPBACK]), { port: first.port });
+    try {
+      impostor.route('/engine/healthcheck', { json: { ok: true } });
+      const err = await failure(getJson({ url, headers: [], tls: mine, timeoutMs: 2_000, maxBodyBytes: 1_000 }));
+      expect(err).toBeInstanceOf(TlsError);
+      expect(impostor.requests).toEqual([]);
+    } finally {
+      await impostor.stop();
+    }
+  });
+
   it('makes a new Xrfkey of 16 characters [A-Za-z0-9] each time', () => {
     const keys = Array.from({ length: 200 }, () => xrfkey());
     for (const key of keys) expect(key).toMatch(/^[A-Za-z0-9]{16}$/);
