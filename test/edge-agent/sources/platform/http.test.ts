@@ -6,7 +6,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, type CertificateSet } from '../../../../edge-agent/simulate/platform/certs.js';
-import { ConnectionError, getJson, HttpStatusError, InvalidResponseError, RequestCancelledError, RequestTimeoutError, TlsError, xrfkey, type GetJsonRequest } from '../../../../edge-agent/sources/platform/http.js';
+import { ConnectionError, getJson, HttpStatusError, InvalidResponseError, MAX_REQUESTS_IN_FLIGHT, RequestCancelledError, RequestSlots, requestSlots, RequestTimeoutError, TlsError, xrfkey, type GetJsonRequest } from '../../../../edge-agent/sources/platform/http.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
 import { categorise } from '../../../../shared/errors/tracker.js';
 import { clientTlsOf, startHttpsStub, type HttpsStub } from '../../../support/platform-https.js';
@@ -203,6 +203,43 @@ describe('getJson over mutual TLS', () => {
     } finally {
       await impostor.stop();
     }
+  });
+
+  it('sends at most MAX_REQUESTS_IN_FLIGHT requests of one client context at once; a waiting request\'s deadline starts when it is sent', async () => {
+    // Its own client context, so no other test's requests share its slots.
+    const own = clientTlsOf(certs);
+    stub.route('/held', { json: { ok: true }, delayMs: 2_000 });
+    const extra = 8;
+    const all = Array.from({ length: MAX_REQUESTS_IN_FLIGHT + extra }, () => get('/held', { tls: own, timeoutMs: 3_000 }));
+    await expect.poll(() => stub.to('/held').length, { timeout: 1_900, interval: 20 }).toBe(MAX_REQUESTS_IN_FLIGHT);
+    expect(requestSlots(own).queued).toBe(extra);
+    // The last ones are answered about 4 s after they were asked for, 1 s past a deadline counted
+    // from then: they succeed because theirs counts from their own sending.
+    const answers = await Promise.all(all);
+    expect(answers.every((a) => a.body !== null)).toBe(true);
+    expect(stub.to('/held')).toHaveLength(MAX_REQUESTS_IN_FLIGHT + extra);
+    expect(requestSlots(own).queued).toBe(0);
+  });
+
+  it('gives slots in order and lets a waiting request be cancelled', async () => {
+    const slots = new RequestSlots(1);
+    expect(await slots.acquire()).toBe(true);
+    const order: string[] = [];
+    const cancel = new AbortController();
+    const a = slots.acquire().then((ok) => order.push(`a ${ok}`));
+    const b = slots.acquire(cancel.signal).then((ok) => order.push(`b ${ok}`));
+    const c = slots.acquire().then((ok) => order.push(`c ${ok}`));
+    cancel.abort();
+    await b;
+    expect(slots.queued).toBe(2);
+    slots.release();
+    await a;
+    slots.release();
+    await c;
+    expect(order).toEqual(['b false', 'a true', 'c true']);
+    const stopped = new AbortController();
+    stopped.abort();
+    expect(await slots.acquire(stopped.signal)).toBe(false);
   });
 
   it('makes a new Xrfkey of 16 characters [A-Za-z0-9] each time', () => {
