@@ -77,26 +77,26 @@ describe('svc command line', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`${file}: configuration is valid\n`);
     const keys = run.stderr.trimEnd().split('\n').map((line) => /^warning: (Svc\.[\w.]+): .* is not built yet: this setting has no effect$/.exec(line)?.[1]);
+    // The config view is built: its switch gets no warning.
     expect(keys).toEqual([
       'Svc.systemInfo.enable',
-      'Svc.configVisualisation.enable',
       'Svc.heartbeat.enable',
       'Svc.containerHealthCheck.enable',
       'Svc.uptimeMonitor.enable',
     ]);
   });
 
-  it('--help describes only what is built: the pollers and the metrics endpoint, but no health endpoint, config view or forwarding to the cloud', () => {
+  it('--help describes only what is built: the pollers and the metrics endpoint, but no health endpoint or forwarding to the cloud', () => {
     const help = (args: string[]) => {
       const run = svc(args);
       expect(run.status, args.join(' ')).toBe(0);
       return run.stdout.replace(/\s+/g, ' ');
     };
     for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help'], ['demo', '--help']]) {
-      expect(help(args), args.join(' ')).not.toMatch(/health endpoint|health check|config (web )?view|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+      expect(help(args), args.join(' ')).not.toMatch(/health endpoint|health check|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
     }
     const edge = help(['edge', '--help']);
-    expect(edge).not.toMatch(/health endpoint|health check|config (web )?view|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
+    expect(edge).not.toMatch(/health endpoint|health check|heartbeat|uptime|telemetry|forwarding to|SQS|cloud/i);
     expect(edge).toContain('run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
   });
 
