@@ -48,6 +48,11 @@ export default tseslint.config(
     },
   ]),
   {
+    // The web view's browser scripts (plain JS served as they are, not part of any tsconfig).
+    files: ['edge-agent/endpoints/web/assets/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
     // Benchmarks are plain ESM scripts run against the built dist/: no type information to check.
     files: ['bench/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

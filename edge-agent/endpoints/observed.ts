@@ -21,7 +21,7 @@ export interface ObservedQueue {
   name: string;
   queue: { readonly capacity: number; stats(): Record<string, GroupStats> };
   /** Its destinations; each one's name is its consumer group's. */
-  destinations: readonly { readonly name: string; readonly failedWrites: number }[];
+  destinations: readonly { readonly name: string; readonly failedWrites: number; readonly writtenEvents: number }[];
 }
 
 /**

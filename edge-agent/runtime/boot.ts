@@ -20,6 +20,7 @@ import { platformPollers } from '../sources/platform/compose.js';
 import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
 import { metricsEndpoint } from '../endpoints/metrics/compose.js';
+import { webView } from '../endpoints/web/compose.js';
 import { Observed } from '../endpoints/observed.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 import { selfReportComponents } from '../self-report/compose.js';
@@ -40,6 +41,10 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
   const metrics = metricsEndpoint(ctx, observed);
   if (metrics) components.push(metrics.component);
+  // The config view and the status page: it reads what `observed` names, and its pollSink keeps the servers' last hour.
+  const web = webView(ctx, { observed, mode, installDir: INSTALL_DIR });
+  if (web) components.push(web.component);
+  const pollSinks = [...(metrics ? [metrics.pollSink] : []), ...(web ? [web.pollSink] : [])];
   if (mode === 'local') {
     const audit = localAuditComponents(ctx);
     if (audit) observed.queue({ name: 'audit', queue: audit.queue, destinations: audit.destinations });
@@ -54,7 +59,7 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   components.push(...selfReportComponents(ctx, pipeline?.queue ?? null));
   if (pipeline && platformSourcesOn(ctx.config)) {
     // The pollers start before the listeners, so that user and log events find the app list (§1.4, §2.4).
-    const pollers = platformPollers(ctx, { access, pipeline, sinks: metrics ? [metrics.pollSink] : [] });
+    const pollers = platformPollers(ctx, { access, pipeline, sinks: pollSinks });
     if (pollers?.health) observed.pollGroup('health', pollers.health);
     if (pollers?.sessions) observed.pollGroup('sessions', pollers.sessions);
     components.push(...(pollers?.components ?? []));

@@ -254,7 +254,6 @@ export interface NotBuilt {
  * Building a feature removes its entry.
  */
 export const NOT_BUILT: readonly NotBuilt[] = [
-  { key: ['configVisualisation'], switches: ['configVisualisation', 'enable'], feature: 'the config web view' },
   { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
 ];
 

@@ -25,6 +25,7 @@ export abstract class BaseDestination implements Destination {
   abstract readonly name: string;
   private prepared = false;
   private failed = 0;
+  private taken = 0;
 
   protected constructor(protected readonly log: Log) {}
 
@@ -47,6 +48,11 @@ export abstract class BaseDestination implements Destination {
     return this.failed;
   }
 
+  /** Events this destination took and wrote, since it was made (the status page's writes/s). */
+  get writtenEvents(): number {
+    return this.taken - this.failed;
+  }
+
   async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const again = await this.writeOwn(events);
     this.failed += again.size;
@@ -56,6 +62,7 @@ export abstract class BaseDestination implements Destination {
   private async writeOwn(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const mine = events.filter((e) => this.takes(e));
     if (mine.length === 0) return NONE;
+    this.taken += mine.length;
     const all = () => new Set(mine.map((e) => e.id));
     if (!this.prepared) {
       try {

@@ -51,7 +51,7 @@ export function platformPollers(ctx: AppContext, options: PlatformPollerOptions)
   const { queue, outputs } = options.pipeline;
   const queueSink = queue === null ? null : new QueuePollSink({ queue, outputs, clock: ctx.clock, errors, log });
   const sinks = [...(queueSink && queueSink.components.length > 0 ? [queueSink] : []), ...(options.sinks ?? [])];
-  if ((on.health || on.sessions) && sinks.length === 0) log.warn({}, 'no destination takes polled data (tsdb, MQTT, monitoring SaaS or the metrics endpoint): the platform is polled and failures are logged, nothing is stored');
+  if ((on.health || on.sessions) && sinks.length === 0) log.warn({}, 'no destination takes polled data (tsdb, MQTT, monitoring SaaS, the metrics endpoint or the status page): the platform is polled and failures are logged, nothing is stored');
   const sink = fanOut(sinks);
 
   const appList = on.appNames ? new AppListPoller({ settings: config.appNames, tls, errors, log }) : null;

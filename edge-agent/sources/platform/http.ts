@@ -239,6 +239,82 @@ const CONTROL = /[\u0000-\u001f\u007f]/g;
  * beyond `maxRedirects` or to a non-https URL, a body that is too large or not JSON).
  */
 export async function getJson(req: GetJsonRequest): Promise<JsonResponse> {
+  const slots = requestSlots(req.tls);
+  if (!(await slots.acquire(req.signal))) throw new RequestCancelledError(requestContext(req.url, req.timeoutMs));
+  try {
+    return await getJsonInSlot(req);
+  } finally {
+    slots.release();
+  }
+}
+
+/**
+ * Most requests of one client context in flight at once. Every target is polled at the same moment
+ * (§0.7: at start, then every interval), and a TLS handshake costs milliseconds of CPU: with hundreds
+ * of servers, all handshakes at once took longer than the 5 s timeout, which counted for every request
+ * from the tick, and polls failed although each server answered at once (bench/pollers.mjs). A poll
+ * waits for a slot first; its timeout starts when its request is sent, so it measures the server,
+ * not the queue. A poll still waiting at the next tick skips that tick, as a slow poll does.
+ */
+export const MAX_REQUESTS_IN_FLIGHT = 32;
+
+/** A FIFO semaphore: acquire() resolves true with a slot, or false when `signal` aborts first. */
+export class RequestSlots {
+  private free: number;
+  private readonly waiting: { grant: () => void }[] = [];
+
+  constructor(readonly size: number) {
+    this.free = size;
+  }
+
+  /** Requests waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  acquire(signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted) return Promise.resolve(false);
+    if (this.free > 0) {
+      this.free -= 1;
+      return Promise.resolve(true);
+    }
+    return new Promise<boolean>((resolve) => {
+      const onAbort = () => {
+        const i = this.waiting.indexOf(entry);
+        if (i !== -1) this.waiting.splice(i, 1);
+        resolve(false);
+      };
+      const entry = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(true);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(entry);
+    });
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next.grant();
+    else this.free += 1;
+  }
+}
+
+const slotsOfContext = new WeakMap<ClientTls, RequestSlots>();
+
+/** The slots of one client context: all pollers of a process share its context, and so its slots. */
+export function requestSlots(tls: ClientTls): RequestSlots {
+  let slots = slotsOfContext.get(tls);
+  if (slots === undefined) {
+    slots = new RequestSlots(MAX_REQUESTS_IN_FLIGHT);
+    slotsOfContext.set(tls, slots);
+  }
+  return slots;
+}
+
+async function getJsonInSlot(req: GetJsonRequest): Promise<JsonResponse> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

@@ -1,10 +1,10 @@
-/** The local HTTP endpoints of the service: the config view, the container health check and the metrics endpoint. */
+/** The local HTTP endpoints of the service: the config view (with the status page), the container health check and the metrics endpoint. */
 import { Bool, Feature, Port, Str } from '../builders.js';
 
-export const configVisualisation = Feature('Web view of the config', false, 'Serve the config file in a web UI', {
+export const configVisualisation = Feature('Web view of the config (GET /) and the live status page (GET /status); docs/operations.md', false, 'Serve the masked config and the status page in a web UI', {
   host: Str('localhost', 'Listen host; localhost or the host IP in most cases', { minLength: 1 }),
   port: Port(3100, 'Listen port'),
-  obfuscate: Bool(true, 'Mask secrets and host names in the view'),
+  obfuscate: Bool(true, 'Mask host names, topics and certificate paths in the view (platform-formats.md §10.7); secrets are masked either way'),
 });
 
 export const containerHealthCheck = Feature('Health endpoint for container runtimes (GET /health, all interfaces)', false, 'Create the health endpoint', {

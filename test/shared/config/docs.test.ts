@@ -41,11 +41,11 @@ describe('README.md says what works today', () => {
     expect(named).toEqual(new Set(NOT_BUILT.map(({ key }) => `Svc.${key.join('.')}`)));
   });
 
-  it('claims no container health endpoint or config view among what Svc does, and claims the self-report features', () => {
+  it('claims no container health endpoint among what Svc does, and claims the self-report features and the config view', () => {
     const claims = section('## What Svc is').split('### Not built yet')[0] ?? '';
     expect(claims).toContain('Today it:');
-    expect(claims).not.toMatch(/health endpoint|containerHealthCheck|config view/i);
-    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry']) expect(claims).toContain(`\`${key}\``);
+    expect(claims).not.toMatch(/health endpoint|containerHealthCheck/i);
+    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry', 'Svc.configVisualisation']) expect(claims).toContain(`\`${key}\``);
   });
 
   it('states the limits the loader enforces', () => {

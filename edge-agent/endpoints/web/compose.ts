@@ -1,0 +1,29 @@
+/**
+ * The web view of a process (`Svc.configVisualisation`): the config page and the live status page on
+ * one server. The config is masked here, once, before the server sees it (shared/config/mask.ts).
+ */
+import { maskConfig } from '../../../shared/config/mask.js';
+import type { AppContext } from '../../../shared/runtime/context.js';
+import type { PollSink } from '../../sources/platform/sink.js';
+import type { Observed } from '../observed.js';
+import { PollHistory } from './poll-history.js';
+import { WebView } from './server.js';
+import { StatusModel } from './status.js';
+
+export interface WebViewParts {
+  component: WebView;
+  /** For the pollers: the status page's last hour of each server. */
+  pollSink: PollSink;
+}
+
+/** The web view, when `configVisualisation.enable`; else null. `installDir` holds its assets (boot.ts INSTALL_DIR). */
+export function webView(ctx: Pick<AppContext, 'config' | 'configFile' | 'logger' | 'errors'>, options: { observed: Observed; mode: string; installDir: string }): WebViewParts | null {
+  const { config, configFile, logger: log, errors } = ctx;
+  const settings = config.configVisualisation;
+  if (!settings.enable) return null;
+  const history = new PollHistory();
+  const status = new StatusModel({ config, mode: options.mode, observed: options.observed, history, errors });
+  const masked = maskConfig(config, { obfuscate: settings.obfuscate });
+  const component = new WebView({ host: settings.host, port: settings.port, masked, obfuscate: settings.obfuscate, configFile, installDir: options.installDir, status, log });
+  return { component, pollSink: history };
+}

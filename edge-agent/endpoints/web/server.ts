@@ -1,0 +1,218 @@
+/**
+ * The web view's HTTP server (platform-formats.md §10.7, and the status page, ours), on
+ * `configVisualisation.host:port`:
+ *
+ * | path | answer |
+ * |---|---|
+ * | `/` | the config page: the masked config as a JSON tree and as YAML, "Download YAML" |
+ * | `/config.yaml` | the masked config as a YAML file (`content-disposition: attachment`) |
+ * | `/status` | the live status page |
+ * | `/status.json` | what the status page shows (status.ts) |
+ * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
+ * | anything else | the 404 page |
+ *
+ * GET and HEAD only (others 405). Each client IP may make 300 requests a minute (a fixed window,
+ * shared/ratelimit); more get 429, and the first refusal of an IP in a window is logged at WARN.
+ * Every answer has a strict Content-Security-Policy (no origin but this one, no inline script or
+ * style), `nosniff`, no framing and no referrer; the config and the status are never cached.
+ * The masked config is made once at start: the config does not change while Svc runs.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { basename, join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Log } from '../../../shared/logging/log.js';
+import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
+import type { Component } from '../../../shared/runtime/lifecycle.js';
+import { configPage, notFoundPage, statusPage } from './pages.js';
+import type { StatusModel } from './status.js';
+
+/** §10.7: requests a client IP may make per minute. */
+export const REQUESTS_PER_MINUTE = 300;
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+} as const;
+
+const NO_STORE = 'no-store';
+
+/** The folder of the pages' own files below the install directory (the Dockerfile copies it). */
+export const ASSET_DIR = join('edge-agent', 'endpoints', 'web', 'assets');
+
+interface AssetSource {
+  /** Under the install directory's ASSET_DIR, or a file of the uplot package. */
+  file: { own: string } | { uplot: string };
+  type: string;
+}
+
+const ASSETS: Readonly<Record<string, AssetSource>> = {
+  '/logo.svg': { file: { own: 'logo.svg' }, type: 'image/svg+xml' },
+  '/style.css': { file: { own: 'style.css' }, type: 'text/css; charset=utf-8' },
+  '/config.js': { file: { own: 'config.js' }, type: 'text/javascript; charset=utf-8' },
+  '/status.js': { file: { own: 'status.js' }, type: 'text/javascript; charset=utf-8' },
+  '/uPlot.iife.min.js': { file: { uplot: 'uplot/dist/uPlot.iife.min.js' }, type: 'text/javascript; charset=utf-8' },
+  '/uPlot.min.css': { file: { uplot: 'uplot/dist/uPlot.min.css' }, type: 'text/css; charset=utf-8' },
+};
+
+interface Body {
+  body: Buffer;
+  type: string;
+  cache: string;
+  extra?: Record<string, string>;
+}
+
+export interface WebViewOptions {
+  host: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** The masked config (the value of `Svc`): masking happens before anything reaches this server. */
+  masked: unknown;
+  obfuscate: boolean;
+  /** The config file's path; the page shows its name only. */
+  configFile: string;
+  /** Svc's install directory (boot.ts INSTALL_DIR), where ASSET_DIR is. */
+  installDir: string;
+  status: StatusModel;
+  log: Log;
+  /** For the rate limit's window (tests); Date.now by default. */
+  now?: () => number;
+}
+
+export class WebView implements Component {
+  readonly name: string;
+  private server: Server | undefined;
+  private boundPort = 0;
+  private readonly limiter: MemoryRateLimiter;
+  /** The IPs refused in the current window already logged (one WARN per IP and window). */
+  private warned = new Map<string, number>();
+  private pages = new Map<string, Body>();
+
+  constructor(private readonly options: WebViewOptions) {
+    this.name = `config view (http://${options.host}:${options.port}/)`;
+    this.limiter = new MemoryRateLimiter({ limit: REQUESTS_PER_MINUTE, ...(options.now ? { now: options.now } : {}) });
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** Reads the assets (a missing file stops the start, naming it), then listens. */
+  async start(): Promise<void> {
+    const { host, port, log, masked, obfuscate, configFile, installDir } = this.options;
+    this.pages = await this.readAssets(installDir);
+    const yaml = stringify({ Svc: masked }, { lineWidth: 0 });
+    const html = (text: string): Body => ({ body: Buffer.from(text), type: 'text/html; charset=utf-8', cache: NO_STORE });
+    this.pages.set('/', html(configPage({ masked, yaml, fileName: basename(configFile), obfuscate })));
+    this.pages.set('/status', html(statusPage()));
+    this.pages.set('/config.yaml', { body: Buffer.from(yaml), type: 'application/yaml; charset=utf-8', cache: NO_STORE, extra: { 'content-disposition': 'attachment; filename="svc-config.yaml"' } });
+
+    this.options.status.open();
+    const server = createServer((req, res) => void this.answer(req, res));
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => {
+        this.options.status.close();
+        reject(new Error(`Svc.configVisualisation: the config view cannot listen on ${host}:${port} (Svc.configVisualisation.host, .port): ${err.message}`, { cause: err }));
+      };
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        server.on('error', (err) => log.error({ err }, `config view server error: ${err.message}`));
+        this.server = server;
+        const address = server.address();
+        this.boundPort = typeof address === 'object' && address !== null ? address.port : port;
+        const base = `http://${host.includes(':') ? `[${host}]` : host}:${this.boundPort}`;
+        log.info({ host, port: this.boundPort, obfuscate }, `config view listening on ${base}/ (the live status page on ${base}/status)`);
+        resolve();
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.options.status.close();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // An open page polls over a kept-alive connection; it must not hold the stop.
+    server.closeAllConnections();
+    await closed;
+  }
+
+  private async readAssets(installDir: string): Promise<Map<string, Body>> {
+    const require = createRequire(import.meta.url);
+    const out = new Map<string, Body>();
+    for (const [path, { file, type }] of Object.entries(ASSETS)) {
+      const location = 'own' in file ? join(installDir, ASSET_DIR, file.own) : require.resolve(file.uplot);
+      let body: Buffer;
+      try {
+        body = await readFile(location);
+      } catch (err) {
+        throw new Error(`the config view cannot read its file ${location} (is Svc installed completely?): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      out.set(path, { body, type, cache: 'max-age=300' });
+    }
+    return out;
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const ip = clientIp(req);
+    const decision = await this.limiter.consume(ip);
+    if (!decision.allowed) {
+      this.warnOnce(ip, decision.resetAt);
+      return send(res, req, 429, { body: Buffer.from('too many requests: at most 300 a minute from one address\n'), type: 'text/plain; charset=utf-8', cache: NO_STORE, extra: { 'retry-after': String(decision.retryAfterSeconds) } });
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const known = path === '/status.json' || this.pages.has(path);
+    if (known && req.method !== 'GET' && req.method !== 'HEAD') {
+      return send(res, req, 405, { body: Buffer.from('method not allowed\n'), type: 'text/plain; charset=utf-8', cache: NO_STORE, extra: { allow: 'GET, HEAD' } });
+    }
+    if (path === '/status.json') {
+      let body: string;
+      try {
+        body = JSON.stringify(this.options.status.report());
+      } catch (err) {
+        this.options.log.error({ err }, 'config view: the status could not be read; answered 500');
+        return send(res, req, 500, { body: Buffer.from('internal error\n'), type: 'text/plain; charset=utf-8', cache: NO_STORE });
+      }
+      return send(res, req, 200, { body: Buffer.from(body), type: 'application/json; charset=utf-8', cache: NO_STORE });
+    }
+    const page = this.pages.get(path);
+    if (page) return send(res, req, 200, page);
+    return send(res, req, 404, { body: Buffer.from(notFoundPage(path)), type: 'text/html; charset=utf-8', cache: NO_STORE });
+  }
+
+  private warnOnce(ip: string, resetAt: number): void {
+    if (this.warned.get(ip) === resetAt) return;
+    // Entries of earlier windows go: the map holds only IPs refused in the current one.
+    for (const [known, at] of this.warned) if (at !== resetAt) this.warned.delete(known);
+    this.warned.set(ip, resetAt);
+    this.options.log.warn({ clientIp: ip, limit: REQUESTS_PER_MINUTE }, `config view: ${ip} made more than ${REQUESTS_PER_MINUTE} requests this minute; answering 429 until the minute ends`);
+  }
+}
+
+/** The peer's address; an IPv4 client of a dual-stack socket without its `::ffff:` prefix. */
+function clientIp(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+function send(res: ServerResponse, req: IncomingMessage, status: number, { body, type, cache, extra }: Body): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': body.length, 'cache-control': cache, ...extra });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}

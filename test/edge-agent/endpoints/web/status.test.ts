@@ -1,0 +1,133 @@
+/**
+ * The status page's model: rates from counter differences over at least 2 s (several open pages do
+ * not shrink the window), the last hour per server (older samples dropped, bounded), failures and
+ * virtual-proxy sessions, recent errors from a real ErrorTracker (the last 10, newest first), empty
+ * states naming what to set. The clock is a variable here (rates over seconds and an hour of
+ * samples); the listener and destination are stand-ins exposing counters (the code under test is
+ * the computation over them; a real listener and queue are read in web-e2e.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { Observed } from '../../../../edge-agent/endpoints/observed.js';
+import { MAX_TREND_POINTS, PollHistory, TREND_WINDOW_MS } from '../../../../edge-agent/endpoints/web/poll-history.js';
+import { StatusModel } from '../../../../edge-agent/endpoints/web/status.js';
+import type { ListenerTotals } from '../../../../edge-agent/sources/udp/listener.js';
+import { ErrorTracker } from '../../../../shared/errors/tracker.js';
+import type { HealthBody } from '../../../../shared/platform/polled.js';
+import { silentLog } from '../../../support/log.js';
+import { svcConfig } from '../../../support/udp.js';
+
+const body = (cpu: number, sessions: number): HealthBody => ({
+  version: '14.1.0',
+  started: '20240312T081512.000+0100',
+  mem: { committed: 1, allocated: 100 + cpu, free: 50 },
+  apps: { active_docs: [], in_memory_docs: [], loaded_docs: [], calls: 0, selections: 0 },
+  cpu: { total: cpu },
+  session: { active: sessions, total: sessions },
+  users: { active: 1, total: 1 },
+  cache: { hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 },
+  saturated: false,
+});
+const sample = (serverName: string, cpu: number, sessions = 1) => ({ serverName, tags: {}, body: body(cpu, sessions), uptime: '' });
+
+function setup(lines: string[] = []) {
+  let now = 1_000_000;
+  const clock = { now: () => now, advance: (ms: number) => (now += ms) };
+  const totals: ListenerTotals = { received: 0, queued: 0, processed: 0, failed: 0, dropped: { source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 0 }, kernelCounted: false };
+  const destination = { name: 'tsdb', failedWrites: 0, writtenEvents: 0 };
+  const observed = new Observed();
+  observed.listener({ queueType: 'log_events', totals: () => totals });
+  observed.queue({ name: 'platform', queue: { capacity: 500, stats: () => ({ tsdb: { pending: 2, pendingEvents: 7, delivered: 3, deadLettered: 1 } }) }, destinations: [destination] });
+  const errors = new ErrorTracker({ enabled: true, log: silentLog });
+  const history = new PollHistory(clock.now);
+  const model = new StatusModel({ config: svcConfig(['  errorTracking: {enable: true}', '  serversToMonitor: {servers: [{host: "a:1", serverName: n1}, {host: "b:1", serverName: n2}]}', ...lines]), mode: 'edge', observed, history, errors, now: clock.now });
+  model.open();
+  return { clock, totals, destination, errors, history, model };
+}
+
+describe('status model', () => {
+  it('computes rates from counter differences over at least 2 s, however often it is asked', () => {
+    const { clock, totals, destination, model } = setup();
+    const first = model.report();
+    expect(first.listeners[0]).toMatchObject({ type: 'log_events', received: 0, datagramsPerSecond: null, droppedPerSecond: null, kernelCounted: false });
+    expect(first.listeners[0]?.dropped).toEqual({ source: 0, size: 0, rate_limit: 0, queue_full: 0 });
+    expect(first.destinations).toEqual([{ queue: 'platform', name: 'tsdb', pendingEvents: 7, queueCapacity: 500, written: 0, writesPerSecond: null, failed: 0, deadLettered: 1 }]);
+
+    clock.advance(4_000);
+    totals.received = 400;
+    totals.dropped.size = 40;
+    destination.writtenEvents = 200;
+    const second = model.report();
+    expect(second.listeners[0]).toMatchObject({ received: 400, datagramsPerSecond: 100, droppedPerSecond: 10 });
+    expect(second.destinations[0]).toMatchObject({ written: 200, writesPerSecond: 50 });
+
+    // Asked again 0.5 s later (another page): still measured against the reading at least 2 s old.
+    clock.advance(500);
+    totals.received = 450;
+    expect(model.report().listeners[0]?.datagramsPerSecond).toBe(100); // (450 - 0) / 4.5 s
+    clock.advance(2_000);
+    totals.received = 650;
+    // Against the reading 2.5 s old (400 at 4 s): 250 / 2.5 s.
+    expect(model.report().listeners[0]?.datagramsPerSecond).toBe(100);
+  });
+
+  it('shows kernel drops where the OS counts them', () => {
+    const { totals, model } = setup();
+    totals.kernelCounted = true;
+    totals.dropped.kernel = 3;
+    expect(model.report().listeners[0]?.dropped).toEqual({ source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 3 });
+  });
+
+  it('keeps the last hour per server, bounded; a failure marks the server until it answers again', () => {
+    const { clock, history, model } = setup();
+    expect(model.report().servers.map((s) => [s.name, s.state])).toEqual([['n1', 'waiting'], ['n2', 'waiting']]);
+    history.health(sample('n1', 10, 2), clock.now());
+    clock.advance(TREND_WINDOW_MS / 2);
+    history.health(sample('n1', 20, 4), clock.now());
+    clock.advance(TREND_WINDOW_MS / 2 + 1);
+    history.health(sample('n1', 30, 6), clock.now());
+    const n1 = model.report().servers[0];
+    expect(n1).toMatchObject({ name: 'n1', state: 'ok', cpu: 30, sessions: 6, memAllocatedMb: 130, lastPollAgeSeconds: 0 });
+    expect(n1?.trend.cpu).toEqual([20, 30]);
+
+    history.healthFailed('n1');
+    clock.advance(5_000);
+    expect(model.report().servers[0]).toMatchObject({ state: 'failed', cpu: 30, lastPollAgeSeconds: 5 });
+    history.health(sample('n1', 40), clock.now());
+    expect(model.report().servers[0]).toMatchObject({ state: 'ok', lastFailureAt: null });
+
+    for (let i = 0; i < MAX_TREND_POINTS + 50; i++) history.health(sample('n2', i % 100), clock.now());
+    expect(model.report().servers[1]?.trend.t).toHaveLength(MAX_TREND_POINTS);
+  });
+
+  it('shows the sessions of each virtual proxy, and drops one whose poll failed', () => {
+    const { history, model } = setup();
+    const s = (vp: string, n: number) => ({ serverName: 'n1', tags: { user_session_virtual_proxy: vp }, virtualProxy: vp, sessions: Array.from({ length: n }, (_, i) => ({ UserDirectory: 'D', UserId: `u${i}`, SessionId: `s${i}` })), userIdList: '' });
+    history.sessions(s('/', 3));
+    history.sessions(s('/hdr', 1));
+    expect(model.report().servers[0]?.proxySessions).toEqual([{ virtualProxy: '/', sessions: 3 }, { virtualProxy: '/hdr', sessions: 1 }]);
+    history.sessionsFailed('n1', { user_session_virtual_proxy: '/hdr' });
+    expect(model.report().servers[0]?.proxySessions).toEqual([{ virtualProxy: '/', sessions: 3 }]);
+  });
+
+  it('keeps the last 10 errors, newest first, with counts per type since start; none after close', () => {
+    const { errors, model } = setup();
+    expect(model.report().empty.errors).toBe('no errors since Svc started');
+    for (let i = 0; i < 12; i++) errors.track(i % 2 === 0 ? 'HEALTH_API' : 'MQTT_PUBLISH', new Error('x'), { serverName: `s${i}`, module: 'M' });
+    const report = model.report();
+    expect(report.errors.recent.map((e) => e.serverName)).toEqual(['s11', 's10', 's9', 's8', 's7', 's6', 's5', 's4', 's3', 's2']);
+    expect(report.errors.byType).toEqual([{ type: 'HEALTH_API', sinceStart: 6 }, { type: 'MQTT_PUBLISH', sinceStart: 6 }]);
+    model.close();
+    errors.track('HEALTH_API', new Error('x'), { serverName: 'after' });
+    expect(model.report().errors.recent[0]?.serverName).toBe('s11');
+  });
+
+  it('says what to set when a section is empty', () => {
+    const model = new StatusModel({ config: svcConfig([]), mode: 'local', observed: new Observed(), history: new PollHistory(), errors: new ErrorTracker({ enabled: false, log: silentLog }) });
+    expect(model.report().empty).toEqual({
+      servers: 'no servers monitored: set Svc.serversToMonitor.servers',
+      listeners: 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source',
+      destinations: 'no queued destination: enable Svc.tsdbConfig, Svc.mqttConfig or Svc.monsaas and send events to it',
+      errors: 'error tracking is off: set Svc.errorTracking.enable',
+    });
+  });
+});
