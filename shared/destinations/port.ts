@@ -35,8 +35,8 @@ export abstract class BaseDestination implements Destination {
   /** Writes events it takes; resolves to the ids to deliver again. */
   protected abstract writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
 
-  /** Creates what the destination needs before its first write. None by default. */
-  protected prepare(): Promise<void> {
+  /** Creates what the destination needs before its first write (`events`: the batch waiting for it). None by default. */
+  protected prepare(_events: readonly QueuedEvent[]): Promise<void> {
     return Promise.resolve();
   }
 
@@ -66,7 +66,7 @@ export abstract class BaseDestination implements Destination {
     const all = () => new Set(mine.map((e) => e.id));
     if (!this.prepared) {
       try {
-        await this.prepare();
+        await this.prepare(mine);
         this.prepared = true;
       } catch (err) {
         this.log.warn({ err, destination: this.name, events: mine.length }, `${this.name} cannot be prepared yet; its ${mine.length} event(s) are delivered again`);

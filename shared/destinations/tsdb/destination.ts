@@ -78,9 +78,14 @@ export class TsdbDestination extends BaseDestination {
     );
   }
 
-  /** Creates the database (bucket) at first start. */
-  protected override prepare(): Promise<void> {
-    return this.options.writer.ensureDatabase();
+  /**
+   * Creates the database (bucket) at first start. A tsdb that cannot be reached then is tracked like
+   * a failed write (§10.9), with the module of the batch's first group; a batch of the error
+   * tracker's own points alone tracks nothing (no recursion).
+   */
+  protected override prepare(events: readonly QueuedEvent[]): Promise<void> {
+    const tracked = [...this.group(events).keys()].find((module) => module !== ERROR_TRACKING_MODULE);
+    return this.options.writer.ensureDatabase(tracked);
   }
 
   protected async writeEvents(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {

@@ -136,10 +136,16 @@ export class TsdbWriter {
 
   /**
    * Creates the database (v1: with the default retention policy), bucket (v2) or database (v3)
-   * when missing; an existing one is left as it is. Throws when the tsdb cannot be reached or refuses.
+   * when missing; an existing one is left as it is. Throws when the tsdb cannot be reached or refuses,
+   * and then tracks the failure for `module` (`onError`), when one is given.
    */
-  ensureDatabase(): Promise<void> {
-    return this.client.ensureDatabase();
+  async ensureDatabase(module?: string): Promise<void> {
+    try {
+      await this.client.ensureDatabase();
+    } catch (err) {
+      if (module !== undefined) this.onError(this.errorType, module, err);
+      throw err;
+    }
   }
 
   /**

@@ -126,8 +126,16 @@ describe('TsdbDestination (platform events)', () => {
     const user = userQueued(START_SESSION);
     const logEvent = logQueued(PROXY);
     const points = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
+    tracked.length = 0;
     expect(await destination.write([user, logEvent, points, auditQueued()])).toEqual(new Set([logEvent.id, points.id]));
     expect(capture.lines().some((l) => l['msg'] === 'tsdb cannot be prepared yet; its 2 event(s) are delivered again')).toBe(true);
+    // Tracked like a failed write (the status page and svc_errors see the outage), once per batch.
+    expect(tracked.map((t) => [t.type, t.module])).toEqual([['TSDB_V1_WRITE', LOG_EVENTS_TSDB_MODULE]]);
+    // A batch of the error tracker's own points alone tracks nothing (no recursion).
+    const errorPoint = { measurement: 'svc_errors', tags: { error_type: 'TSDB_V1_WRITE', server_name: '_no_server_context' }, fields: { error_count: { type: 'int' as const, value: 1 } }, timeNs: '1710233120000000005' };
+    const errorsOnly = pointsQueued(ERROR_TRACKING_MODULE, [errorPoint]);
+    expect(await destination.write([errorsOnly])).toEqual(new Set([errorsOnly.id]));
+    expect(tracked).toHaveLength(1);
   });
 
   it('returns the events of a batch that failed whole, and does not send the next module once one failed', async () => {
