@@ -20,6 +20,7 @@ import { platformPollers } from '../sources/platform/compose.js';
 import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
 import { metricsEndpoint } from '../endpoints/metrics/compose.js';
+import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 
@@ -31,7 +32,7 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 /**
  * The components each mode runs, in start order; later parts of Svc plug in here. `access` is the
  * pollers' checked client certificate (checkPlatformAccess). What the parts count is registered with
- * `observed`, which the metrics endpoint reads at each scrape.
+ * `observed`, which the metrics endpoint reads at each scrape and the health endpoint at each probe.
  */
 export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformAccess, observed = new Observed()): Component[] {
   const components: Component[] = [];
@@ -39,6 +40,9 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
   const metrics = metricsEndpoint(ctx, observed);
   if (metrics) components.push(metrics.component);
+  // Also first: while the others start (and stop) it answers 503 naming the listeners not bound yet.
+  const health = healthEndpoint(ctx, observed);
+  if (health) components.push(health);
   if (mode === 'local') {
     const audit = localAuditComponents(ctx);
     if (audit) observed.queue({ name: 'audit', queue: audit.queue, destinations: audit.destinations });
