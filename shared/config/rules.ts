@@ -249,7 +249,6 @@ export const NOT_BUILT: readonly NotBuilt[] = [
   { key: ['systemInfo'], switches: ['systemInfo', 'enable'], feature: 'gathering host information' },
   { key: ['configVisualisation'], switches: ['configVisualisation', 'enable'], feature: 'the config web view' },
   { key: ['heartbeat'], switches: ['heartbeat', 'enable'], feature: 'the heartbeat' },
-  { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
   { key: ['uptimeMonitor'], switches: ['uptimeMonitor', 'enable'], feature: 'the uptime monitor' },
 ];
 

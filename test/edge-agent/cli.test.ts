@@ -81,7 +81,6 @@ describe('svc command line', () => {
       'Svc.systemInfo.enable',
       'Svc.configVisualisation.enable',
       'Svc.heartbeat.enable',
-      'Svc.containerHealthCheck.enable',
       'Svc.uptimeMonitor.enable',
     ]);
   });

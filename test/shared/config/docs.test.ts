@@ -41,10 +41,10 @@ describe('README.md says what works today', () => {
     expect(named).toEqual(new Set(NOT_BUILT.map(({ key }) => `Svc.${key.join('.')}`)));
   });
 
-  it('claims no container health endpoint, heartbeat, uptime or telemetry among what Svc does', () => {
+  it('claims no heartbeat, uptime or telemetry among what Svc does', () => {
     const claims = section('## What Svc is').split('### Not built yet')[0] ?? '';
     expect(claims).toContain('Today it:');
-    expect(claims).not.toMatch(/health endpoint|containerHealthCheck|heartbeat|uptime|telemetry|config view|host information/i);
+    expect(claims).not.toMatch(/heartbeat|uptime|telemetry|config view|host information/i);
   });
 
   it('states the limits the loader enforces', () => {

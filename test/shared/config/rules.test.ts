@@ -223,7 +223,6 @@ describe('switches of features that are not built yet', () => {
     expect(found.map((line) => line.slice(0, line.indexOf(':')))).toEqual([
       'Svc.configVisualisation.enable',
       'Svc.heartbeat.enable',
-      'Svc.containerHealthCheck.enable',
     ]);
     // The pollers, their certificate, the app names they give and the outputs of polled data are
     // built: no warning for their switches.
