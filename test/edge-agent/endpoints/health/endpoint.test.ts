@@ -72,6 +72,19 @@ const reason = async (): Promise<string> => {
   return typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string' ? body.reason : '';
 };
 
+/**
+ * The reasons of the answer other than event-loop lag. This test's process is the one measured: a
+ * machine busy with the rest of the suite can lag it by more than 1 s (vitest importing modules),
+ * which the endpoint rightly reports; the tests of other reasons look past it.
+ */
+const problems = async (): Promise<string[]> => (await reason()).split('; ').filter((r) => r !== '' && !r.startsWith('event loop lag'));
+
+/** The answer once the endpoint is healthy (at once, unless this busy process lagged just before). */
+async function healthy(path = '/health', init: RequestInit = {}): Promise<Answer> {
+  await expect.poll(async () => (await get(path, init)).status, { timeout: 10_000, interval: 250 }).toBe(200);
+  return get(path, init);
+}
+
 function logListener(rebindDelayMs: number): UdpListener {
   const config = svcConfig(['  logEvents:', '    source:', '      proxy:', '        enable: true', '    udpServerConfig:', `      serverHost: ${LOOPBACK}`]);
   const handler = logEventHandler({ appNames: NO_APP_NAMES, counter: null, clock: new PointClock(), log: silentLog, settings: config.logEvents, rejected: null, trackPerfRejections: false, queue: null, wants: () => false });
@@ -88,18 +101,16 @@ function blockEventLoop(ms: number): void {
 
 describe('container health endpoint: answers', () => {
   it('GET /health answers 200 {"statusCode":200,"status":"ok"} as JSON, never cached', async () => {
-    const answer = await get();
-    expect(answer.status).toBe(200);
+    const answer = await healthy();
     expect(answer.text).toBe('{"statusCode":200,"status":"ok"}');
     expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(answer.headers.get('cache-control')).toBe('no-store');
     // A query string does not change the path.
-    expect((await get('/health?probe=1')).status).toBe(200);
+    await healthy('/health?probe=1');
   });
 
   it('HEAD /health answers the status without a body', async () => {
-    const answer = await get('/health', { method: 'HEAD' });
-    expect(answer.status).toBe(200);
+    const answer = await healthy('/health', { method: 'HEAD' });
     expect(answer.text).toBe('');
     expect(answer.headers.get('content-length')).toBe(String(Buffer.byteLength('{"statusCode":200,"status":"ok"}')));
   });
@@ -144,23 +155,28 @@ describe('container health endpoint: 503 with the reasons', () => {
   it('a UDP listener that is not bound: before it starts, while its socket is closed, and 200 once bound again', async () => {
     const listener = logListener(700);
     observed.listener(listener);
-    expect(await get()).toMatchObject({ status: 503, body: { statusCode: 503, status: 'ko', reason: `UDP listener log_events (${LOOPBACK}:0) is not bound` } });
+    const unbound = `UDP listener log_events (${LOOPBACK}:0) is not bound`;
+    expect(await get()).toMatchObject({ status: 503, body: { statusCode: 503, status: 'ko' } });
+    expect(await problems()).toEqual([unbound]);
     await start(listener);
-    expect((await get()).status).toBe(200);
+    await healthy();
 
     listener.currentSocket?.close();
     const answer = await get();
     expect(answer.status).toBe(503);
-    expect(answer.body).toEqual({ statusCode: 503, status: 'ko', reason: `UDP listener log_events (${LOOPBACK}:0) is not bound` });
+    expect(answer.body).toMatchObject({ statusCode: 503, status: 'ko' });
+    expect(await problems()).toEqual([unbound]);
     // The listener binds a new socket after its delay.
-    await expect.poll(async () => (await get()).status, { timeout: 5000 }).toBe(200);
-    // Each change of state is logged once, not each probe.
-    expect(recorded.lines.filter((l) => l.msg.startsWith('container health:')).map((l) => `${l.level} ${l.msg}`)).toEqual([
-      `warn container health: GET /health answers 503: UDP listener log_events (${LOOPBACK}:0) is not bound`,
+    await healthy();
+    // Each change of state is logged once, not each probe (lag, when this busy process had some, is a change too).
+    const changes = recorded.lines.filter((l) => l.msg.startsWith('container health:') && !l.msg.includes('event loop lag')).map((l) => `${l.level} ${l.msg}`);
+    expect(changes.filter((c, i) => c !== changes[i - 1])).toEqual([
+      `warn container health: GET /health answers 503: ${unbound}`,
       'info container health: ok again (GET /health answers 200)',
-      `warn container health: GET /health answers 503: UDP listener log_events (${LOOPBACK}:0) is not bound`,
+      `warn container health: GET /health answers 503: ${unbound}`,
       'info container health: ok again (GET /health answers 200)',
     ]);
+    expect(recorded.lines.filter((l) => l.msg.startsWith('container health:')).length).toBeLessThan(12);
   });
 
   it('the event loop blocked by a busy loop for 1.3 s, named with a listener not bound: both reasons; 200 again after the 5 s window', async () => {
@@ -177,6 +193,7 @@ describe('container health endpoint: 503 with the reasons', () => {
   });
 
   it('a block shorter than 1 s is healthy', async () => {
+    await healthy();
     blockEventLoop(600);
     expect(await get()).toMatchObject({ status: 200 });
   });
@@ -197,7 +214,7 @@ describe('container health endpoint: a durable queue on a full disk', () => {
     const queue = await start(new LocalEventQueue({ directory: join(fs.path, 'queue'), capacity: 100_000, maxReceiveCount: 3, groups: [], log: silentLog }));
     observed.queue({ name: 'audit', queue, destinations: [] });
     await queue.send([auditQueued()]);
-    expect((await get()).status).toBe(200);
+    expect(await problems()).toEqual([]);
 
     const filler = join(fs.path, 'filler');
     const { bavail, bsize } = statfsSync(fs.path);
@@ -210,14 +227,18 @@ describe('container health endpoint: a durable queue on a full disk', () => {
     const answer = await get();
     expect(answer.status).toBe(503);
     expect(answer.body).toMatchObject({ statusCode: 503, status: 'ko' });
-    expect(await reason()).toMatch(/^the audit queue cannot write its messages to disk \(ENOSPC\) since \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    const [full, ...more] = await problems();
+    expect(full).toMatch(/^the audit queue cannot write its messages to disk \(ENOSPC\) since \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    expect(more).toEqual([]);
     // No path of the server in a body that any client on the network can read.
     expect(answer.text).not.toContain(fs.path);
 
     // Still full: still 503. Freed: the next write succeeds and the endpoint is healthy again.
     expect((await get()).status).toBe(503);
+    expect(await problems()).toEqual([full]);
     rmSync(filler);
     await queue.send([auditQueued()]);
-    expect(await get()).toMatchObject({ status: 200, body: { statusCode: 200, status: 'ok' } });
+    expect(await problems()).toEqual([]);
+    expect((await healthy()).body).toEqual({ statusCode: 200, status: 'ok' });
   });
 });
