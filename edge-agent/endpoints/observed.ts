@@ -1,10 +1,11 @@
 /**
  * What the local endpoints read about Svc itself: the parts the composition builds register here
  * (boot.ts: the listeners, the queues, the pollers' schedules), and an endpoint (the metrics
- * endpoint, docs/metrics.md) reads their own counters when it is asked. Nothing is copied: a part keeps counting as it
+ * endpoint, docs/metrics.md; the container health endpoint, docs/operations.md) reads their own
+ * counters and states when it is asked. Nothing is copied: a part keeps counting as it
  * always does, and an Observed only knows where to look.
  */
-import type { GroupStats } from '../../shared/queue/local.js';
+import type { GroupStats, StorageFault } from '../../shared/queue/local.js';
 import type { ListenerTotals, QueueType } from '../sources/udp/listener.js';
 
 /** The pollers whose results reach a PollSink (§4, §5.1), as the `kind` label. */
@@ -12,14 +13,23 @@ export type PollKind = 'health' | 'sessions';
 
 /** A UDP listener (listener.ts): its type is the `listener` label. */
 export interface ObservedListener {
+  /** Says which listener it is, with its configured address (`UDP listener log_events (0.0.0.0:9996)`). */
+  readonly name: string;
   readonly queueType: QueueType;
+  /** Whether its socket is bound now. */
+  readonly bound: boolean;
   totals(): ListenerTotals;
 }
 
 export interface ObservedQueue {
   /** The `queue` label: `platform` (the edge's pipeline) or `audit` (local mode's audit path). */
   name: string;
-  queue: { readonly capacity: number; stats(): Record<string, GroupStats> };
+  queue: {
+    readonly capacity: number;
+    stats(): Record<string, GroupStats>;
+    /** Set while its files cannot be written (a full disk): LocalEventQueue.storageFault. */
+    readonly storageFault: StorageFault | null;
+  };
   /** Its destinations; each one's name is its consumer group's. */
   destinations: readonly { readonly name: string; readonly failedWrites: number; readonly writtenEvents: number }[];
 }

@@ -21,6 +21,7 @@ import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAcc
 import { udpComponents } from '../sources/udp/compose.js';
 import { metricsEndpoint } from '../endpoints/metrics/compose.js';
 import { webView } from '../endpoints/web/compose.js';
+import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 import { selfReportComponents } from '../self-report/compose.js';
@@ -33,7 +34,7 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 /**
  * The components each mode runs, in start order; later parts of Svc plug in here. `access` is the
  * pollers' checked client certificate (checkPlatformAccess). What the parts count is registered with
- * `observed`, which the metrics endpoint reads at each scrape.
+ * `observed`, which the metrics endpoint reads at each scrape and the health endpoint at each probe.
  */
 export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformAccess, observed = new Observed()): Component[] {
   const components: Component[] = [];
@@ -41,6 +42,9 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
   const metrics = metricsEndpoint(ctx, observed);
   if (metrics) components.push(metrics.component);
+  // Also first: while the others start (and stop) it answers 503 naming the listeners not bound yet.
+  const health = healthEndpoint(ctx, observed);
+  if (health) components.push(health);
   // The config view and the status page: it reads what `observed` names, and its pollSink keeps the servers' last hour.
   const web = webView(ctx, { observed, mode, installDir: INSTALL_DIR });
   if (web) components.push(web.component);

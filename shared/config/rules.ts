@@ -253,9 +253,7 @@ export interface NotBuilt {
  * generated docs mark the keys, and the README's "Not built yet" list is checked against it.
  * Building a feature removes its entry.
  */
-export const NOT_BUILT: readonly NotBuilt[] = [
-  { key: ['containerHealthCheck'], switches: ['containerHealthCheck', 'enable'], feature: 'the container health endpoint' },
-];
+export const NOT_BUILT: readonly NotBuilt[] = [];
 
 const ROOT = ConfigFileSchema as SchemaNode;
 
@@ -267,8 +265,8 @@ function onAt(value: unknown, path: PathSegment[]): PathSegment[][] {
 }
 
 /** A warning for every switch of NOT_BUILT this config turns on; a default that is on says so. */
-export function notBuiltFindings(c: SvcConfig): RuleFinding[] {
-  return NOT_BUILT.flatMap(({ key, switches = key, feature }) =>
+export function notBuiltFindings(c: SvcConfig, entries: readonly NotBuilt[] = NOT_BUILT): RuleFinding[] {
+  return entries.flatMap(({ key, switches = key, feature }) =>
     onAt(getPath(c, switches), [...switches]).map((path): RuleFinding => {
       const value = getPath(c, path);
       const byDefault = schemaAt(ROOT, ['Svc', ...path])?.default === value ? ' (the default)' : '';

@@ -13,7 +13,7 @@ import { packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
-import { QueueFullError, type EventQueue } from './port.js';
+import { QueueFullError, QueueStorageError, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
 import type { Log } from '../logging/log.js';
 
@@ -83,6 +83,20 @@ export interface GroupStats {
   deadLettered: number;
 }
 
+/**
+ * The queue's files cannot be written (a full disk, an I/O error): set by the write that failed and
+ * kept until a later write of the same log succeeds (a source's retry, a delivery's redelivery), so a
+ * health check can say so while it lasts.
+ */
+export interface StorageFault {
+  /** Which of its logs failed: the messages (a send) or the delivery outcomes (ack logs). */
+  log: 'messages' | 'outcomes';
+  /** The OS error code, e.g. `ENOSPC` (no path: it is shown on the container health endpoint). */
+  code: string;
+  /** Epoch ms of the first failure of this fault. */
+  since: number;
+}
+
 export const DEAD_LETTER_DIR = 'dead-letters';
 /** Pause before a delivery is tried again after the journal could not write (a full disk). */
 const STORAGE_RETRY_MS = 5000;
@@ -108,6 +122,7 @@ export class LocalEventQueue implements EventQueue, Component {
   private accepting = false;
   private draining = false;
   private drainDeadline = Number.POSITIVE_INFINITY;
+  private readonly faults = new Map<StorageFault['log'], StorageFault>();
 
   constructor(private readonly options: LocalQueueOptions) {
     for (const group of options.groups) {
@@ -123,6 +138,13 @@ export class LocalEventQueue implements EventQueue, Component {
   /** What the last start found damaged in the journal (journal.ts). */
   get damage(): JournalDamage {
     return this.journal?.damage ?? { records: 0, bytes: 0, ackLines: 0 };
+  }
+
+  /** The oldest write failure of its files still unresolved (see StorageFault), or null when the queue can write. */
+  get storageFault(): StorageFault | null {
+    let oldest: StorageFault | null = null;
+    for (const fault of this.faults.values()) if (!oldest || fault.since < oldest.since) oldest = fault;
+    return oldest;
   }
 
   /** The most events held before `send` refuses (QueueFullError). */
@@ -158,7 +180,7 @@ export class LocalEventQueue implements EventQueue, Component {
     if (!journal || !this.accepting) throw new Error('the event queue is not running');
     if (journal.pendingEvents + events.length > this.options.capacity) throw new QueueFullError(this.options.capacity);
     const bodies = packEventBodies(events, this.options.maxMessageBytes ?? 1_048_576);
-    await Promise.all(bodies.map((p) => journal.append(p.body, p.events.length)));
+    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length))));
     for (const rt of this.runtimes.values()) {
       // Within its batching window a consumer wakes at the window's end anyway; earlier only when
       // its batch may be full (each wake rescans the pending messages).
@@ -257,7 +279,7 @@ export class LocalEventQueue implements EventQueue, Component {
     const seqs = batch.map((r) => r.seq);
     if (rt.group.stableBatches) {
       try {
-        await journal.lease(rt.group.name, seqs);
+        await this.writing('outcomes', journal.lease(rt.group.name, seqs));
       } catch (err) {
         // Without the lease a crash could regroup the batch; deliver it once the disk takes the line.
         this.holdBack(rt, seqs, err, 'cannot record the batch before delivering it');
@@ -295,7 +317,7 @@ export class LocalEventQueue implements EventQueue, Component {
       else failed.push(record.seq);
     }
     try {
-      await journal.settle(rt.group.name, acked, failed, dead);
+      await this.writing('outcomes', journal.settle(rt.group.name, acked, failed, dead));
     } catch (err) {
       // The outcome is not on disk, so it did not happen: every message of the batch is delivered
       // again later (destinations are idempotent by event id).
@@ -311,6 +333,18 @@ export class LocalEventQueue implements EventQueue, Component {
     }
     rt.delivered += acked.length;
     rt.deadLettered += dead.length;
+  }
+
+  /** Awaits a journal write, keeping `storageFault` up to date with its outcome. */
+  private async writing<T>(log: StorageFault['log'], write: Promise<T>): Promise<T> {
+    try {
+      const result = await write;
+      this.faults.delete(log);
+      return result;
+    } catch (err) {
+      if (err instanceof QueueStorageError && !this.faults.has(log)) this.faults.set(log, { log, code: errorCode(err), since: Date.now() });
+      throw err;
+    }
   }
 
   /** Delay before attempt n+1 of a message that failed n times: base × 2^(n-1), capped. */
@@ -338,6 +372,12 @@ export class LocalEventQueue implements EventQueue, Component {
     this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
     return true;
   }
+}
+
+/** The OS code behind a storage error (its cause's `code`), `EIO` when it names none. */
+function errorCode(err: QueueStorageError): string {
+  const cause: unknown = err.cause;
+  return cause instanceof Error && 'code' in cause && typeof cause.code === 'string' ? cause.code : 'EIO';
 }
 
 function* bodiesOf(records: Iterable<JournalRecord>): Iterable<string> {

@@ -60,7 +60,7 @@ describe('svc command line', () => {
     }
   });
 
-  it('warns about every switch of a feature that is not built yet, naming the key, and still exits 0', () => {
+  it('warns about no switch of the operator features: every feature of the schema is built', () => {
     const { file } = tempConfig(
       [
         'Svc:',
@@ -73,22 +73,21 @@ describe('svc command line', () => {
     const run = svc(['validate-config', '--config', file]);
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`${file}: configuration is valid\n`);
-    const keys = run.stderr.trimEnd().split('\n').map((line) => /^warning: (Svc\.[\w.]+): .* is not built yet: this setting has no effect$/.exec(line)?.[1]);
-    // The heartbeat, the uptime monitor, host information and the config view are built: no warning for them.
-    expect(keys).toEqual(['Svc.containerHealthCheck.enable']);
+    // Every feature the schema has is built: no switch is warned about.
+    expect(run.stderr).toBe('');
   });
 
-  it('--help describes only what is built: the pollers and the metrics endpoint, but no health endpoint or forwarding to the cloud', () => {
+  it('--help describes only what is built: no forwarding to the cloud', () => {
     const help = (args: string[]) => {
       const run = svc(args);
       expect(run.status, args.join(' ')).toBe(0);
       return run.stdout.replace(/\s+/g, ' ');
     };
     for (const args of [['--help'], ['local', '--help'], ['validate-config', '--help'], ['demo', '--help']]) {
-      expect(help(args), args.join(' ')).not.toMatch(/health endpoint|health check|forwarding to|SQS|cloud/i);
+      expect(help(args), args.join(' ')).not.toMatch(/forwarding to|SQS|cloud/i);
     }
     const edge = help(['edge', '--help']);
-    expect(edge).not.toMatch(/health endpoint|health check|forwarding to|SQS|cloud/i);
+    expect(edge).not.toMatch(/forwarding to|SQS|cloud/i);
     expect(edge).toContain('run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
   });
 

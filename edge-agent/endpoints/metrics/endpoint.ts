@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Registry } from 'prom-client';
 import type { Log } from '../../../shared/logging/log.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
+import { close, listen } from '../http-server.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -33,32 +34,19 @@ export class MetricsEndpoint implements Component {
     return this.boundPort;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     const { host, port, log } = this.options;
     const server = createServer((req, res) => void this.answer(req, res));
-    return new Promise<void>((resolve, reject) => {
-      const onError = (err: Error) => reject(new Error(`the metrics endpoint cannot listen on ${host}:${port}: ${err.message}`, { cause: err }));
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        server.on('error', (err) => log.error({ err }, `metrics endpoint server error: ${err.message}`));
-        this.server = server;
-        const address = server.address();
-        this.boundPort = typeof address === 'object' && address !== null ? address.port : port;
-        log.info({ host, port: this.boundPort }, `metrics endpoint listening on http://${host}:${this.boundPort}${METRICS_PATH}`);
-        resolve();
-      });
-    });
+    this.boundPort = await listen(server, { host, port, what: 'the metrics endpoint', log });
+    this.server = server;
+    log.info({ host, port: this.boundPort }, `metrics endpoint listening on http://${host}:${this.boundPort}${METRICS_PATH}`);
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // A scraper keeps its connection open between scrapes; it must not hold the stop.
-    server.closeAllConnections();
-    await closed;
+    // A scraper keeps its connection open between scrapes; close() does not wait for it.
+    if (server) await close(server);
   }
 
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {

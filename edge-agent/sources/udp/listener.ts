@@ -159,6 +159,11 @@ export class UdpListener implements Component {
     return this.boundPort;
   }
 
+  /** Whether a socket is bound now: false before start, after stop, and while a closed socket waits to be bound again. */
+  get bound(): boolean {
+    return this.socket !== undefined;
+  }
+
   async start(): Promise<void> {
     const { settings, log } = this.options;
     const sources = await resolveAllowedSources(settings.enableSourceValidation, settings.allowedSources, this.options.resolve4);

@@ -41,11 +41,10 @@ describe('README.md says what works today', () => {
     expect(named).toEqual(new Set(NOT_BUILT.map(({ key }) => `Svc.${key.join('.')}`)));
   });
 
-  it('claims no container health endpoint among what Svc does, and claims the self-report features and the config view', () => {
+  it('claims the self-report features, the config view and the container health endpoint among what Svc does', () => {
     const claims = section('## What Svc is').split('### Not built yet')[0] ?? '';
     expect(claims).toContain('Today it:');
-    expect(claims).not.toMatch(/health endpoint|containerHealthCheck/i);
-    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry', 'Svc.configVisualisation']) expect(claims).toContain(`\`${key}\``);
+    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry', 'Svc.configVisualisation', 'Svc.containerHealthCheck']) expect(claims).toContain(`\`${key}\``);
   });
 
   it('states the limits the loader enforces', () => {
