@@ -1,5 +1,5 @@
 /**
- * Starting and stopping the HTTP server of a local endpoint (metrics, container health), so that
+ * Starting and stopping the HTTP server of a local endpoint (metrics, container health, config view), so that
  * each one reports a listen failure and closes the same way.
  */
 import type { Server } from 'node:http';

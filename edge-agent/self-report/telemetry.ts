@@ -47,21 +47,14 @@ export function featureSwitches(c: SvcConfig) {
 
 export type TelemetryFeatures = ReturnType<typeof featureSwitches>;
 
-/** §10.6: exactly these facts. */
-export interface TelemetryPayload {
+/** §10.6: exactly these facts: the host's as system info has them, and Svc's own. */
+export type TelemetryPayload = Pick<SystemInfo, 'arch' | 'platform' | 'release' | 'distro' | 'codename' | 'virtual' | 'isContainer'> & {
   id: string;
   service: typeof SVC_NAME;
   version: string;
-  arch: string;
-  platform: string;
-  release: string;
-  distro: string;
-  codename: string;
-  virtual: boolean;
-  isContainer: boolean;
   runtimeVersion: string;
   features: TelemetryFeatures;
-}
+};
 
 /** The payload of this process: facts of the host and runtime, and the feature switches. */
 export function telemetryPayload(info: SystemInfo, config: SvcConfig): TelemetryPayload {

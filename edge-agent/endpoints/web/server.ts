@@ -25,6 +25,7 @@ import { stringify } from 'yaml';
 import type { Log } from '../../../shared/logging/log.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
+import { close, listen } from '../http-server.js';
 import { configPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
 
@@ -124,34 +125,23 @@ export class WebView implements Component {
 
     this.options.status.open();
     const server = createServer((req, res) => void this.answer(req, res));
-    await new Promise<void>((resolve, reject) => {
-      const onError = (err: Error) => {
-        this.options.status.close();
-        reject(new Error(`Svc.configVisualisation: the config view cannot listen on ${host}:${port} (Svc.configVisualisation.host, .port): ${err.message}`, { cause: err }));
-      };
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        server.on('error', (err) => log.error({ err }, `config view server error: ${err.message}`));
-        this.server = server;
-        const address = server.address();
-        this.boundPort = typeof address === 'object' && address !== null ? address.port : port;
-        const base = `http://${host.includes(':') ? `[${host}]` : host}:${this.boundPort}`;
-        log.info({ host, port: this.boundPort, obfuscate }, `config view listening on ${base}/ (the live status page on ${base}/status)`);
-        resolve();
-      });
-    });
+    try {
+      this.boundPort = await listen(server, { host, port, what: 'Svc.configVisualisation.host, .port: the config view', log });
+    } catch (err) {
+      this.options.status.close();
+      throw err;
+    }
+    this.server = server;
+    const base = `http://${host.includes(':') ? `[${host}]` : host}:${this.boundPort}`;
+    log.info({ host, port: this.boundPort, obfuscate }, `config view listening on ${base}/ (the live status page on ${base}/status)`);
   }
 
   async stop(): Promise<void> {
     this.options.status.close();
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // An open page polls over a kept-alive connection; it must not hold the stop.
-    server.closeAllConnections();
-    await closed;
+    // An open page polls over a kept-alive connection; close() does not wait for it.
+    if (server) await close(server);
   }
 
   private async readAssets(installDir: string): Promise<Map<string, Body>> {

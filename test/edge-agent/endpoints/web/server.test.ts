@@ -218,7 +218,7 @@ describe('web view: limits and failures', () => {
     await new Promise<void>((resolve) => blocker.listen(port, LOOPBACK, resolve));
     try {
       const view = new WebView({ host: LOOPBACK, port, masked: {}, obfuscate: true, configFile: 'svc.yaml', installDir: REPO_ROOT, status: statusModel(), log: recordingLog().log });
-      await expect(view.start()).rejects.toThrow(`Svc.configVisualisation: the config view cannot listen on ${LOOPBACK}:${port} (Svc.configVisualisation.host, .port): listen EADDRINUSE`);
+      await expect(view.start()).rejects.toThrow(`Svc.configVisualisation.host, .port: the config view cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }

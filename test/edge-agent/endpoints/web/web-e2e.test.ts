@@ -203,7 +203,7 @@ describe('web view in a svc process', () => {
       writeFileSync(join(cwd, 'svc.yaml'), ['Svc:', '  uptimeMonitor: {enable: false}', '  systemInfo: {enable: false}', `  configVisualisation: {enable: true, host: ${LOOPBACK}, port: ${port}}`, ''].join('\n'));
       const taken = startSvc(cwd, 'edge');
       expect(await taken.exited).toBe(1);
-      expect(taken.output()).toContain(`Svc.configVisualisation: the config view cannot listen on ${LOOPBACK}:${port} (Svc.configVisualisation.host, .port): listen EADDRINUSE`);
+      expect(taken.output()).toContain(`Svc.configVisualisation.host, .port: the config view cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
       rmSync(cwd, { recursive: true, force: true });
