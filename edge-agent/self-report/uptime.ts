@@ -23,6 +23,7 @@ import type { EventQueue } from '../../shared/queue/port.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { ScheduledTask } from '../../shared/runtime/schedule.js';
 import { SVC_VERSION } from '../../shared/version.js';
+import { groupDigits } from '../../shared/util/numbers.js';
 
 /** §10.9: the module of the memory points (tsdb write errors) and of the monsaas uptime metrics. */
 export const SVC_MEMORY_MODULE = 'SVC_MEMORY';
@@ -54,7 +55,7 @@ export function uptimeLines(iteration: number, sample: UptimeSample): string[] {
   const mb = (bytes: number): string => megabytes(bytes).toFixed(2);
   return [
     SEPARATOR,
-    `Iteration # ${iteration.toLocaleString('en-US')}`,
+    `Iteration # ${groupDigits(iteration)}`,
     `Svc uptime: ${formatUptime(sample.uptimeMs)}`,
     `Memory used (heap used): ${mb(sample.heapUsed)} MB`,
     `Memory allocated (heap total): ${mb(sample.heapTotal)} MB`,

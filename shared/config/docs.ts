@@ -4,6 +4,7 @@ import { MAX_ALIAS_VALUES, MAX_CONFIG_BYTES, MAX_NESTING } from './read.js';
 import { notBuiltFeature } from './rules.js';
 import { ConfigFileSchema } from './schema.js';
 import { describeSchema, type SchemaNode } from './walk.js';
+import { groupDigits } from '../util/numbers.js';
 
 const ROOT = (ConfigFileSchema as SchemaNode).properties?.['Svc'] as SchemaNode;
 
@@ -84,8 +85,8 @@ export function renderConfigDocs(): string {
     '  hold letters, digits and `_`, and are not `time`.',
     '- Durations in milliseconds are whole numbers; schedules are texts such as `every 15 minutes`',
     '  (`@breejs/later`, evaluated in UTC); relative directories resolve from the working directory.',
-    `- Limits: a file holds at most ${MAX_CONFIG_BYTES.toLocaleString('en-US')} bytes (${MAX_CONFIG_BYTES / 1_048_576} MiB) of UTF-8 text; aliases (\`*name\`) add at most`,
-    `  ${MAX_ALIAS_VALUES.toLocaleString('en-US')} values in total, each a copy of its anchor; lists and mappings nest at most ${MAX_NESTING} levels. A report`,
+    `- Limits: a file holds at most ${groupDigits(MAX_CONFIG_BYTES)} bytes (${MAX_CONFIG_BYTES / 1_048_576} MiB) of UTF-8 text; aliases (\`*name\`) add at most`,
+    `  ${groupDigits(MAX_ALIAS_VALUES)} values in total, each a copy of its anchor; lists and mappings nest at most ${MAX_NESTING} levels. A report`,
     `  prints the first ${MAX_PRINTED_ISSUES} problems and how many more there are; a message quotes at most ${MAX_QUOTED_CHARS} characters of`,
     '  the file and never the value of a secret.',
     '- Settings marked **not built yet** belong to features Svc does not have yet: they are checked but have',

@@ -1,3 +1,5 @@
+import { groupDigits } from '../util/numbers.js';
+
 /** One problem found in a config file, placed at the line and column where it is. */
 export interface ConfigIssue {
   file: string;
@@ -44,14 +46,14 @@ export function formatIssue(issue: ConfigIssue): string {
 
 /** "3 problems" */
 export function problemCount(n: number): string {
-  return `${n.toLocaleString('en-US')} problem${n === 1 ? '' : 's'}`;
+  return `${groupDigits(n)} problem${n === 1 ? '' : 's'}`;
 }
 
 /** The first MAX_PRINTED_ISSUES issues as lines, then "… and M more problems" when there are more. */
 export function formatIssues(issues: readonly ConfigIssue[]): string[] {
   const lines = issues.slice(0, MAX_PRINTED_ISSUES).map(formatIssue);
   const more = issues.length - MAX_PRINTED_ISSUES;
-  if (more > 0) lines.push(`… and ${more.toLocaleString('en-US')} more problem${more === 1 ? '' : 's'} (fix these and check again)`);
+  if (more > 0) lines.push(`… and ${groupDigits(more)} more problem${more === 1 ? '' : 's'} (fix these and check again)`);
   return lines;
 }
 

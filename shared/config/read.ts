@@ -14,6 +14,7 @@ import { isUtf8 } from 'node:buffer';
 import { isAlias, isMap, isNode, isScalar, isSeq, type Document, type ErrorCode, type YAMLError } from 'yaml';
 import type { PathSegment } from './walk.js';
 import { readRegularFile } from '../util/files.js';
+import { groupDigits } from '../util/numbers.js';
 
 /** Largest config file read (1 MiB): far above any real file (config/full.yaml, every key, is about 30 KB). */
 export const MAX_CONFIG_BYTES = 1_048_576;
@@ -36,7 +37,7 @@ function size(bytes: number): string {
 
 /** The message for a file over the limit; one wording for the file on disk and for given text. */
 export function tooLarge(bytes: number): string {
-  return `the file is ${size(bytes)}; a config file may be at most ${size(MAX_CONFIG_BYTES)} (${MAX_CONFIG_BYTES.toLocaleString('en-US')} bytes)`;
+  return `the file is ${size(bytes)}; a config file may be at most ${size(MAX_CONFIG_BYTES)} (${groupDigits(MAX_CONFIG_BYTES)} bytes)`;
 }
 
 /** The file's text, or what is wrong with it (with the 1-based line and column where that is known). */
@@ -172,7 +173,7 @@ export function documentData(doc: Document): { data: unknown; problems: TextProb
         return { value: null, values: 1 };
       }
       if (target.values > aliasBudget) {
-        if (aliasBudget >= 0) problem(node, `aliases expand to more than ${MAX_ALIAS_VALUES.toLocaleString('en-US')} values in total (a guard against alias bombs)`);
+        if (aliasBudget >= 0) problem(node, `aliases expand to more than ${groupDigits(MAX_ALIAS_VALUES)} values in total (a guard against alias bombs)`);
         aliasBudget = -1;
         return { value: null, values: 1 };
       }

@@ -9,6 +9,7 @@
 import { HEALTH_MQTT_VALUES } from './mqtt/mappers.js';
 import { BYTES_PER_MB, HEALTH_LIST_ATTRIBUTES, HEALTH_METRIC_GROUPS, MAX_LIST_ATTRIBUTE_CHARS, PROXY_SESSIONS_METRIC } from './monsaas/mappers.js';
 import { PLATFORM_MEASUREMENTS, type FieldType, type MeasurementModel } from './tsdb/datamodel.js';
+import { groupDigits } from '../util/numbers.js';
 
 /** The words of SHOW FIELD KEYS (InfluxQL), so a reader compares them with the database as they are. */
 const TYPE_WORD: Record<FieldType, string> = { int: 'integer', float: 'float', string: 'string', bool: 'boolean' };
@@ -88,10 +89,10 @@ function monSaasSection(): string[] {
     'attributes above; `monsaas.metric.attribute.static[]`; `svcVersion` when',
     '`monsaas.metric.attribute.dynamic.svcVersion.enable`.',
     '',
-    `- Memory is sent in bytes: MB × ${BYTES_PER_MB.toLocaleString('en-US')}.`,
+    `- Memory is sent in bytes: MB × ${groupDigits(BYTES_PER_MB)}.`,
     '- An app-list attribute holds the app names when app names are extracted (names, then session-app',
     '  ids, each sorted), else the app ids. It is cut after the last whole name that fits in',
-    `  ${MAX_LIST_ATTRIBUTE_CHARS.toLocaleString('en-US')} characters, so no name is cut in half (a single longer name is cut).`,
+    `  ${groupDigits(MAX_LIST_ATTRIBUTE_CHARS)} characters, so no name is cut in half (a single longer name is cut).`,
     '- The app lists are attributes of the health metrics: with no metric group of the first table',
     '  switched on, no health metrics are sent, whatever the app-list flags say.',
     '- A POST that fails for an account makes the queue deliver the sample again; it is then sent only to',

@@ -12,6 +12,7 @@ import type { RuleFinding } from '../../../shared/config/rules.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { PathSegment } from '../../../shared/config/walk.js';
 import { readRegularFile } from '../../../shared/util/files.js';
+import { groupDigits } from '../../../shared/util/numbers.js';
 
 /** Largest certificate or key file read: an exported PEM file is a few KB, a CA bundle a few hundred. */
 export const MAX_PEM_FILE_BYTES = 1_048_576;
@@ -60,7 +61,7 @@ export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boole
     const file = isAbsolute(given) ? given : resolve(cwd, given);
     const result = readRegularFile(file, MAX_PEM_FILE_BYTES);
     if (!result.ok) {
-      problem(key, result.tooLarge !== undefined ? `${shown(file)} is ${result.tooLarge.toLocaleString('en-US')} bytes; a PEM file of a certificate or key is far smaller (at most ${MAX_PEM_FILE_BYTES.toLocaleString('en-US')} bytes are read)` : `cannot read ${shown(file)}: ${result.reason}`);
+      problem(key, result.tooLarge !== undefined ? `${shown(file)} is ${groupDigits(result.tooLarge)} bytes; a PEM file of a certificate or key is far smaller (at most ${groupDigits(MAX_PEM_FILE_BYTES)} bytes are read)` : `cannot read ${shown(file)}: ${result.reason}`);
       return undefined;
     }
     return { file, text: result.bytes.toString('latin1') };
