@@ -29,32 +29,31 @@ interface Scraped<L extends string> {
   read: () => Iterable<Sample<L>>;
 }
 
-/** A counter whose values are read at scrape time (each a total kept elsewhere). */
-function scrapedCounter<L extends string>(registry: Registry, { name, help, labelNames, read }: Scraped<L>): void {
-  new Counter<L>({
+/**
+ * The options of a metric whose values are read at scrape time from where they are counted: reset,
+ * then each sample added (on a reset gauge as on a counter, `inc` by the value sets it).
+ */
+function scrapedOptions<L extends string>(registry: Registry, { name, help, labelNames, read }: Scraped<L>) {
+  return {
     name,
     help,
     labelNames,
     registers: [registry],
-    collect() {
+    collect(this: { reset(): void; inc(labels: Record<L, string>, value: number): void }) {
       this.reset();
       for (const [labels, value] of read()) this.inc(labels, value);
     },
-  });
+  };
+}
+
+/** A counter whose values are totals kept elsewhere. */
+function scrapedCounter<L extends string>(registry: Registry, scraped: Scraped<L>): void {
+  new Counter<L>(scrapedOptions(registry, scraped));
 }
 
 /** A gauge whose values are read at scrape time. */
-function scrapedGauge<L extends string>(registry: Registry, { name, help, labelNames, read }: Scraped<L>): void {
-  new Gauge<L>({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [labels, value] of read()) this.set(labels, value);
-    },
-  });
+function scrapedGauge<L extends string>(registry: Registry, scraped: Scraped<L>): void {
+  new Gauge<L>(scrapedOptions(registry, scraped));
 }
 
 /** Registers Svc's own metrics on `registry`. */
