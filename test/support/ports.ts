@@ -98,6 +98,15 @@ export function findExecutable(name: string, extraDirs: readonly string[] = []):
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Resolves once `condition` holds, checking every 20 ms; throws naming `what` after `timeoutMs`. */
+export async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Managed child processes
 // ---------------------------------------------------------------------------------------------

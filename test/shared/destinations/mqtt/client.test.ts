@@ -16,17 +16,7 @@ import type { SvcConfig } from '../../../../shared/config/schema.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { MqttPublishError, MqttWriter, invalidTopicReason, topicLevel, type MqttWriterOptions } from '../../../../shared/destinations/mqtt/client.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import {
-  LOOPBACK,
-  canConnect,
-  findExecutable,
-  freePort,
-  registerTempDir,
-  sleep,
-  spawnManaged,
-  unregisterTempDir,
-  waitUntilReady,
-} from '../../../support/ports.js';
+import { canConnect, findExecutable, freePort, LOOPBACK, registerTempDir, sleep, spawnManaged, unregisterTempDir, until, waitUntilReady } from '../../../support/ports.js';
 import type { Log } from '../../../../shared/logging/log.js';
 import { silentLog } from '../../../support/log.js';
 
@@ -70,14 +60,6 @@ async function subscriber(url: string, filter: string): Promise<{ client: MqttCl
   });
   await client.subscribeAsync(filter, { qos: 1, rap: true });
   return { client, messages };
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** mosquitto on a given port (see the file comment). */

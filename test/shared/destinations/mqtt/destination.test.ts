@@ -10,7 +10,7 @@ import { logEventMessages, userEventMessages, type LogEventMqttSettings, type Us
 import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
 import { LOG_EVENTS_MQTT_MODULE, MqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import { LOOPBACK, sleep } from '../../../support/ports.js';
+import { LOOPBACK, sleep, until } from '../../../support/ports.js';
 import { CLOSE_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
 import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
 import { silentLog } from '../../../support/log.js';
@@ -39,14 +39,6 @@ function userSettings(prefix: string, enabled: Partial<Record<keyof UserEventMqt
 
 function logSettings(baseTopic: string): LogEventMqttSettings {
   return { enable: true, baseTopic, postTo: { baseTopic: true, subsystemTopics: true } };
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 describe('MqttDestination', () => {

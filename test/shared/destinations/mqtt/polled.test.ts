@@ -13,7 +13,7 @@ import { cacheHitRatio, healthMessages, sessionMessages } from '../../../../shar
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import { LOOPBACK, sleep } from '../../../support/ports.js';
+import { LOOPBACK, sleep, until } from '../../../support/ports.js';
 import { START_SESSION, userQueued } from '../../platform/fixtures.js';
 import { APP_ID, SESSION_APP, healthBody, healthQueued, healthSample, sessionSample, sessionsQueued } from '../polled.js';
 
@@ -106,14 +106,6 @@ interface Received {
   topic: string;
   payload: string;
   retain: boolean;
-}
-
-async function until(what: string, condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 describe('MqttDestination (health and sessions)', () => {
