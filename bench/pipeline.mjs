@@ -91,7 +91,7 @@ async function loadSvc() {
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('shared/errors/tracker.js'),
-    load('shared/destinations/tsdb/audit.js'),
+    load('shared/destinations/tsdb/mappers.js'),
     load('shared/destinations/tsdb/line-protocol.js'),
     load('shared/destinations/tsdb/writer.js'),
     load('shared/audit/envelope.js'),
