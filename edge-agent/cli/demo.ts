@@ -61,6 +61,7 @@ export function registerDemoCommand(program: Command, io: CliIo, setExitCode: (c
       'after',
       `
 Within a minute of the start:
+  http://127.0.0.1:3100/status (in a browser)                   the live status page
   curl -s http://127.0.0.1:9842/metrics | grep svc_cpu_total     every simulated server's gauges
   ls data/demo/audit-events/parquet data/demo/audit-events/json   the audit events
 The config it runs is written to <dir>/${DEMO_CONFIG_NAME}; the certificates to <dir>/certs.`,
@@ -202,6 +203,7 @@ class SimulatedTraffic implements Component {
       `svc demo: running: ${sim.servers.length} simulated server(s) polled over mutual TLS (health every ${config.serversToMonitor.pollingInterval / 1000} s)`,
       ...lines,
       metrics.enable ? `  metrics: curl -s http://${reachable(metrics.host)}:${metrics.port}/metrics` : '  metrics endpoint: off in this config',
+      ...(config.configVisualisation.enable ? [`  status page: http://${reachable(config.configVisualisation.host)}:${config.configVisualisation.port}/status`] : []),
       ...dataFolders(config).map(([what, folder]) => `  ${what}: ${folder}`),
       '  Ctrl-C stops',
     ];

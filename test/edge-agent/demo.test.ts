@@ -51,6 +51,23 @@ describe('svc demo', () => {
     expect(metrics.series('svc_polls_failed_total').every((s) => s.value === 0)).toBe(true);
   });
 
+  it('shows the simulated servers on the live status page, from Svc\'s own memory', async () => {
+    const url = `http://127.0.0.1:${demo.ports.web}/status.json`;
+    const deadline = Date.now() + WITHIN_MS;
+    let states: unknown = [];
+    for (;;) {
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      const report: unknown = await res.json();
+      const servers = typeof report === 'object' && report !== null && 'servers' in report && Array.isArray(report.servers) ? (report.servers as unknown[]) : [];
+      states = servers.map((s) => (typeof s === 'object' && s !== null && 'name' in s && 'state' in s ? `${String(s.name)} ${String(s.state)}` : String(s)));
+      if (JSON.stringify(states) === JSON.stringify(SERVERS.map((name) => `${name} ok`))) break;
+      if (Date.now() > deadline) throw new Error(`status page servers: ${JSON.stringify(states)}`);
+      await sleep(250);
+    }
+    expect(demo.output()).toContain(`status page: http://127.0.0.1:${demo.ports.web}/status`);
+  });
+
   it('receives the simulator\'s user and log events over UDP and drops none', async () => {
     const processed = (m: Exposition, listener: string) => m.series('svc_udp_datagrams_processed_total', { listener })[0]?.value ?? 0;
     const metrics = await scrapeUntil((m) => processed(m, 'user_events') >= 20 && processed(m, 'log_events') >= 20);

@@ -1,5 +1,5 @@
 /**
- * `svc demo` as a real child process, on the shipped base config (config/demo.yaml) with its four
+ * `svc demo` as a real child process, on the shipped base config (config/demo.yaml) with its five
  * ports moved to free loopback ports, so a test runs the demo exactly as a newcomer does.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ export interface Demo extends SvcProcess {
   cwd: string;
   metricsUrl: string;
   auditOrigin: string;
-  ports: { audit: number; metrics: number; user: number; log: number };
+  ports: { audit: number; metrics: number; web: number; user: number; log: number };
   /** SIGTERM (when still running), then the exit code. */
   stop(): Promise<number | null>;
   /** Stops it and removes the working directory. */
@@ -25,10 +25,11 @@ export interface Demo extends SvcProcess {
 /** Starts `svc demo` with `args` and waits (bounded) until it says it is running. */
 export async function startDemo(args: readonly string[] = []): Promise<Demo> {
   const cwd = mkdtempSync(join(tmpdir(), 'svc-demo-'));
-  const ports = { audit: await freePort(), metrics: await freePort(), user: await freeUdpPort(), log: await freeUdpPort() };
+  const ports = { audit: await freePort(), metrics: await freePort(), web: await freePort(), user: await freeUdpPort(), log: await freeUdpPort() };
   const doc = parseDocument(readFileSync(join(REPO_ROOT, 'config/demo.yaml'), 'utf8'));
   doc.setIn(['Svc', 'auditEvents', 'port'], ports.audit);
   doc.setIn(['Svc', 'metricsEndpoint', 'port'], ports.metrics);
+  doc.setIn(['Svc', 'configVisualisation', 'port'], ports.web);
   doc.setIn(['Svc', 'userEvents', 'udpServerConfig', 'portUserActivityEvents'], ports.user);
   doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'portLogEvents'], ports.log);
   writeFileSync(join(cwd, 'demo-base.yaml'), doc.toString());
