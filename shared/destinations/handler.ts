@@ -4,7 +4,8 @@
  * checks), writes all their events to the destination in one go, and reports the messages whose
  * events were not written as partial batch failures (Powertools batch), so only those come back.
  * On a queue of the destination's own (`onlyTakenKinds`), a message holding an event of a kind the
- * destination does not take fails too. Idempotent by event id: events written before (a redelivery) are not written again.
+ * destination does not take fails too. Idempotent by event id: events written before (a
+ * redelivery) are not written again.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';

@@ -6,6 +6,8 @@
  *   the edge's own points, by the gating of platform-formats.md §0.6 (`platformOutputs`), which the
  *   sources use too (`wantsUserEvent`, `wantsLogEvent`, `anyOutput(outputs.health)`) so they do not
  *   enqueue an event no destination takes. A destination is created when any kind goes to it.
+ * - `cloudWriterDestination`: the destination a writer Lambda serves, taking the audit and the
+ *   platform kinds routed to it (the tsdb: one destination for both).
  *
  * Gating (§0.6): a feature writes to a destination only when the destination's master switch and the
  * feature's own flag are both on; user events also need `userEvents.enable`, log events at least one
