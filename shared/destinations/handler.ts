@@ -3,7 +3,9 @@
  * (from SQS on Lambda, or from the durable local queue), decodes every message (fetching claim
  * checks), writes all their events to the destination in one go, and reports the messages whose
  * events were not written as partial batch failures (Powertools batch), so only those come back.
- * Idempotent by event id: events written before (a redelivery) are not written again.
+ * On a queue of the destination's own (`onlyTakenKinds`), a message holding an event of a kind the
+ * destination does not take fails too. Idempotent by event id: events written before (a
+ * redelivery) are not written again.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -19,6 +21,15 @@ export interface WriterHandlerDeps {
   destination: Destination;
   claimCheck: ClaimCheckStore | null;
   log: Log;
+  /**
+   * The queue carries only what this destination takes (a writer Lambda's SQS queue: the senders
+   * route each event to the queues of the destinations that take it). An event of a kind the
+   * destination does not take is then an error: logged at ERROR, and its message is a batch item
+   * failure, so it comes again and, after maxReceiveCount, goes to the dead-letter queue instead of
+   * being acknowledged unwritten. Off on the local queues, which give every event to every
+   * destination (each takes its own kinds and leaves the rest to the others).
+   */
+  onlyTakenKinds?: boolean;
   /** How many written ids to remember for idempotency (default 100,000). */
   rememberIds?: number;
 }
@@ -75,12 +86,18 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
         log.error({ destination: destination.name, messageId: record.messageId, err }, 'queue message cannot be decoded');
         throw err;
       }
-      arrivals.push(events);
+      const refused = deps.onlyTakenKinds ? events.filter((e) => !destination.takes(e)) : [];
+      for (const e of refused) {
+        log.error({ destination: destination.name, messageId: record.messageId, eventId: e.id, kind: e.kind }, `event ${e.id} of kind ${e.kind} reached ${destination.name}, which does not take that kind (check the sender's routing and Svc's config); its message fails and goes to the dead-letter queue after its retries`);
+      }
+      // The message's other events are written all the same: its redelivery skips them (idempotent by id).
+      arrivals.push(refused.length === 0 ? events : events.filter((e) => destination.takes(e)));
       arrive();
       await allArrived;
       outcome ??= writeAll();
       const failed = await outcome;
       const mine = events.filter((e) => failed.has(e.id)).length;
+      if (refused.length > 0) throw new Error(`${refused.length} of ${events.length} event(s) of message ${record.messageId} are of a kind ${destination.name} does not take (${[...new Set(refused.map((e) => e.kind))].join(', ')})`);
       if (mine > 0) throw new Error(`${mine} of ${events.length} event(s) of message ${record.messageId} not written to ${destination.name}`);
     };
 

@@ -3,7 +3,8 @@
  * destination extends `BaseDestination`, so a reader finds them all from here, and so what they
  * share lives once:
  * - a destination takes the events it serves (`takes`) and leaves the others alone: they are neither
- *   written nor failed by it;
+ *   written nor failed by it (the local queues give every event to every destination); on a queue of
+ *   its own (a writer Lambda's) the writer handler fails them instead (`onlyTakenKinds`, handler.ts);
  * - it prepares itself once before its first write (a database, a bucket), and again before each
  *   batch until that succeeds; meanwhile its events come back;
  * - it answers with the redelivery set: the ids of the events it did not write and that a later
@@ -17,6 +18,12 @@ export interface Destination {
   readonly name: string;
   /** Resolves to the ids of events NOT written that a later delivery may write (e.g. the destination was down). */
   write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;
+  /**
+   * Whether it writes `event` (its kind, and the config's switches for that kind). The writer handler
+   * asks it on a queue that carries only this destination's events (a writer Lambda's), where an
+   * event it does not take is an error.
+   */
+  takes(event: QueuedEvent): boolean;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -29,8 +36,7 @@ export abstract class BaseDestination implements Destination {
 
   protected constructor(protected readonly log: Log) {}
 
-  /** Whether this destination writes `event` (its kind, and the config's switches for that kind). */
-  protected abstract takes(event: QueuedEvent): boolean;
+  abstract takes(event: QueuedEvent): boolean;
 
   /** Writes events it takes; resolves to the ids to deliver again. */
   protected abstract writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>>;

@@ -6,6 +6,8 @@
  *   the edge's own points, by the gating of platform-formats.md §0.6 (`platformOutputs`), which the
  *   sources use too (`wantsUserEvent`, `wantsLogEvent`, `anyOutput(outputs.health)`) so they do not
  *   enqueue an event no destination takes. A destination is created when any kind goes to it.
+ * - `cloudWriterDestination`: the destination a writer Lambda serves, taking the audit and the
+ *   platform kinds routed to it (the tsdb: one destination for both).
  *
  * Gating (§0.6): a feature writes to a destination only when the destination's master switch and the
  * feature's own flag are both on; user events also need `userEvents.enable`, log events at least one
@@ -38,7 +40,7 @@ import { MONSAAS_LOG_SOURCES, anyHealthMetric, logMonSaasWanted, monSaasAttribut
 import { MqttWriter } from './mqtt/client.js';
 import { MqttDestination } from './mqtt/destination.js';
 import type { BaseDestination } from './port.js';
-import { TsdbDestination } from './tsdb/destination.js';
+import { TsdbDestination, type TsdbDestinationOptions } from './tsdb/destination.js';
 import { TsdbWriter } from './tsdb/writer.js';
 
 /** What the registries build destinations from: the process's context (the Lambdas make one too). */
@@ -59,20 +61,49 @@ function tsdbWriter({ config, logger, errors }: DestinationContext): TsdbWriter 
   return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module, destinationHost: config.tsdbConfig.host }) });
 }
 
+/** The audit destination types that are on (`Svc.auditEvents.enable`, `.destination.enable`, `.type`). */
+function auditTypesOn(config: SvcConfig): ReturnType<typeof auditDestinationTypes> {
+  const settings = config.auditEvents.destination;
+  return config.auditEvents.enable && settings.enable ? auditDestinationTypes(settings.type) : [];
+}
+
+/** The audit part of a TsdbDestination (`auditEvents.destination.tsdb`). */
+function auditTsdbKinds({ config, clock }: DestinationContext): TsdbDestinationOptions['audit'] {
+  const t = config.auditEvents.destination.tsdb;
+  return { measurement: t.measurementName, staticTags: t.staticTags, clock };
+}
+
+/** The platform kinds a TsdbDestination takes (§0.6, `platformOutputs`). */
+type PlatformTsdbKinds = Pick<TsdbDestinationOptions, 'userEvents' | 'logEvents' | 'points' | 'health' | 'sessions'>;
+const NO_PLATFORM_TSDB_KINDS: PlatformTsdbKinds = { userEvents: null, logEvents: null, points: false, health: null, sessions: false };
+
+function platformTsdbKinds(config: SvcConfig, outputs: PlatformOutputs): PlatformTsdbKinds {
+  return {
+    userEvents: outputs.userEvents.tsdb ? { tags: config.userEvents.tags } : null,
+    logEvents: outputs.logEvents.tsdb ? { tags: config.logEvents.tags } : null,
+    points: outputs.points,
+    health: outputs.health.tsdb ? { includeFields: config.tsdbConfig.includeFields } : null,
+    sessions: outputs.sessions.tsdb,
+  };
+}
+
+function takesPlatformKind(kinds: PlatformTsdbKinds): boolean {
+  return kinds.userEvents !== null || kinds.logEvents !== null || kinds.points || (kinds.health ?? null) !== null || kinds.sessions === true;
+}
+
+/** One TsdbDestination, with its own writer, for the audit and platform kinds given. */
+function tsdbDestination(ctx: DestinationContext, audit: TsdbDestinationOptions['audit'], platform: PlatformTsdbKinds): TsdbDestination {
+  return new TsdbDestination({ writer: tsdbWriter(ctx), audit, ...platform, log: ctx.logger });
+}
+
 /** The audit destinations of `Svc.auditEvents.destination`, in the order the config lists them. */
 export function auditDestinations(ctx: DestinationContext): ConfiguredDestination[] {
-  const { config, logger: log, errors, clock } = ctx;
+  const { config, logger: log, errors } = ctx;
   const settings = config.auditEvents.destination;
-  if (!config.auditEvents.enable || !settings.enable) return [];
   const out: ConfiguredDestination[] = [];
-  for (const type of auditDestinationTypes(settings.type)) {
+  for (const type of auditTypesOn(config)) {
     if (type === 'tsdb') {
-      const t = settings.tsdb;
-      out.push({
-        destination: new TsdbDestination({ writer: tsdbWriter(ctx), audit: { measurement: t.measurementName, staticTags: t.staticTags, clock }, userEvents: null, logEvents: null, points: false, log }),
-        batchSize: t.maxBatchSize,
-        batchWindowMs: t.writeFrequency,
-      });
+      out.push({ destination: tsdbDestination(ctx, auditTsdbKinds(ctx), NO_PLATFORM_TSDB_KINDS), batchSize: settings.tsdb.maxBatchSize, batchWindowMs: settings.tsdb.writeFrequency });
     } else if (type === 'parquet') {
       const p = settings.parquet;
       const sink: FileSink = p.s3.enable ? new S3Sink({ client: new S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
@@ -222,21 +253,9 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
   const userTags = config.userEvents.tags;
   const logTags = config.logEvents.tags;
 
-  if (outputs.userEvents.tsdb || outputs.logEvents.tsdb || outputs.points || outputs.health.tsdb || outputs.sessions.tsdb) {
-    destinations.push({
-      destination: new TsdbDestination({
-        writer: tsdbWriter(ctx),
-        audit: null,
-        userEvents: outputs.userEvents.tsdb ? { tags: userTags } : null,
-        logEvents: outputs.logEvents.tsdb ? { tags: logTags } : null,
-        points: outputs.points,
-        health: outputs.health.tsdb ? { includeFields: config.tsdbConfig.includeFields } : null,
-        sessions: outputs.sessions.tsdb,
-        log,
-      }),
-      batchSize: config.tsdbConfig.maxBatchSize,
-      batchWindowMs: TSDB_BATCH_WINDOW_MS,
-    });
+  const tsdbKinds = platformTsdbKinds(config, outputs);
+  if (takesPlatformKind(tsdbKinds)) {
+    destinations.push({ destination: tsdbDestination(ctx, null, tsdbKinds), batchSize: config.tsdbConfig.maxBatchSize, batchWindowMs: TSDB_BATCH_WINDOW_MS });
   }
 
   if (outputs.userEvents.mqtt || outputs.logEvents.mqtt || outputs.health.mqtt || outputs.sessions.mqtt) {
@@ -284,4 +303,22 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
   }
 
   return { destinations, components };
+}
+
+/**
+ * The destination a writer Lambda serves (`name`, one of CLOUD_DESTINATIONS in functions/contract.ts),
+ * taking every kind the config routes to it, with the same classes as local mode: the tsdb writer
+ * takes audit events (when `auditEvents.destination.type` lists tsdb) and the platform kinds of
+ * `platformOutputs` (user and log events, the edge's points, health and session samples) in one
+ * TsdbDestination; parquet takes audit events. Where local mode has two tsdb destinations (the audit
+ * queue's and the platform queue's), the cloud has one queue per destination, so one destination.
+ * null when the config routes nothing to `name`.
+ */
+export function cloudWriterDestination(ctx: DestinationContext, name: string): BaseDestination | null {
+  const auditOn = auditTypesOn(ctx.config).includes('tsdb');
+  if (name === 'tsdb') {
+    const platform = platformTsdbKinds(ctx.config, platformOutputs(ctx.config));
+    return auditOn || takesPlatformKind(platform) ? tsdbDestination(ctx, auditOn ? auditTsdbKinds(ctx) : null, platform) : null;
+  }
+  return auditDestinations(ctx).find((d) => d.destination.name === name)?.destination ?? null;
 }

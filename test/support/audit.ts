@@ -265,6 +265,7 @@ async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<A
         handler: makeWriterHandler({
           destination: {
             name: 'recorder',
+            takes: () => true,
             write: (events) => {
               delivered.push(...events);
               return Promise.resolve(new Set<string>());

@@ -45,7 +45,7 @@ export class AuditFileDestination extends BaseDestination {
     this.name = options.name;
   }
 
-  protected takes(q: QueuedEvent): boolean {
+  takes(q: QueuedEvent): boolean {
     return q.kind === 'audit';
   }
 

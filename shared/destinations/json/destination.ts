@@ -14,7 +14,7 @@ export class JsonObjectDataDestination extends PerEventDestination {
     super(log);
   }
 
-  protected takes(q: QueuedEvent): boolean {
+  takes(q: QueuedEvent): boolean {
     return q.kind === 'audit';
   }
 

@@ -55,7 +55,7 @@ export class MonSaasDestination extends PerEventDestination {
     this.rememberPartial = options.rememberPartial ?? 10_000;
   }
 
-  protected takes(q: QueuedEvent): boolean {
+  takes(q: QueuedEvent): boolean {
     const o = this.options;
     return (
       (q.kind === 'user-event' && o.userEvents !== null) ||

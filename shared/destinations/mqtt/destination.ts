@@ -46,7 +46,7 @@ export class MqttDestination extends PerEventDestination {
     this.published = new RecentIds(options.rememberPublished ?? 10_000);
   }
 
-  protected takes(q: QueuedEvent): boolean {
+  takes(q: QueuedEvent): boolean {
     const o = this.options;
     return (
       (q.kind === 'user-event' && o.userEvents !== null) ||

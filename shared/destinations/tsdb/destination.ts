@@ -66,7 +66,7 @@ export class TsdbDestination extends BaseDestination {
     super(options.log);
   }
 
-  protected takes(q: QueuedEvent): boolean {
+  takes(q: QueuedEvent): boolean {
     const o = this.options;
     return (
       (q.kind === 'audit' && o.audit !== null) ||

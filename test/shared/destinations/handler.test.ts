@@ -10,6 +10,7 @@ import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { FanOutEventQueue } from '../../../shared/queue/fanout.js';
 import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
 import { captureLog, envelope } from '../../support/audit.js';
+import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
 import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
 
 function queued(): QueuedEvent {
@@ -33,11 +34,12 @@ function record(messageId: string, body: string): SQSRecord {
 }
 
 /** A destination that records calls and fails the ids it is told to. */
-function destination(failIds: Set<string> = new Set()): Destination & { calls: QueuedEvent[][] } {
+function destination(failIds: Set<string> = new Set(), kinds: readonly QueuedEvent['kind'][] = ['audit']): Destination & { calls: QueuedEvent[][] } {
   const calls: QueuedEvent[][] = [];
   return {
     name: 'recording',
     calls,
+    takes: (e) => kinds.includes(e.kind),
     write: (events) => {
       calls.push([...events]);
       return Promise.resolve(new Set(events.filter((e) => failIds.has(e.id)).map((e) => e.id)));
@@ -86,6 +88,35 @@ describe('writer handler', () => {
     expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
     expect(dest.calls).toEqual([[a]]);
     expect(log.lines().some((l) => l['msg'] === 'queue message cannot be decoded' && l['messageId'] === 'bad')).toBe(true);
+  });
+
+  it('on a local queue (every event to every destination) leaves a kind the destination does not take to the others', async () => {
+    const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
+    const [p, q] = [pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), pointsQueued('EVENT_COUNTS', [EVENT_COUNT])];
+    const dest = destination();
+    const log = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger });
+    expect(await handler({ Records: [record('m1', encodePacked([a])), record('m2', encodePacked([p])), record('m3', encodePacked([b, q]))] })).toEqual({ batchItemFailures: [] });
+    expect(log.lines().filter((l) => l['level'] === 'error')).toEqual([]);
+  });
+
+  it('on a queue of its own (a writer Lambda) fails the messages holding a kind the destination does not take, writes the rest and logs why', async () => {
+    const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
+    const [p, q] = [pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), pointsQueued('EVENT_COUNTS', [EVENT_COUNT])];
+    const dest = destination();
+    const log = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger, onlyTakenKinds: true });
+    const event: SQSEvent = { Records: [record('m1', encodePacked([a])), record('m2', encodePacked([p])), record('m3', encodePacked([b, q]))] };
+    expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm3' }] });
+    expect(dest.calls.map((call) => call.map((e) => e.id).sort())).toEqual([[a.id, b.id].sort()]);
+    const refused = log.lines().filter((l) => l['level'] === 'error');
+    expect(refused.map((l) => [l['eventId'], l['kind'], l['destination'], l['messageId']])).toEqual([
+      [p.id, 'points', 'recording', 'm2'],
+      [q.id, 'points', 'recording', 'm3'],
+    ]);
+    // The redelivery of m3 does not write b again (idempotent by id) and fails again for q.
+    expect(await handler({ Records: [record('m3', encodePacked([b, q]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm3' }] });
+    expect(dest.calls).toHaveLength(1);
   });
 
   it('fetches a claim-checked message from S3', async () => {

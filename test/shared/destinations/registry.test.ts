@@ -5,7 +5,7 @@
  */
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent, type PlatformOutputs } from '../../../shared/destinations/registry.js';
+import { cloudWriterDestination, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent, type PlatformOutputs } from '../../../shared/destinations/registry.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
@@ -15,7 +15,7 @@ import { startMosquitto, type MosquittoHandle } from '../../support/mosquitto.js
 import { sleep } from '../../support/ports.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
 import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
-import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
+import { EVENT_COUNT, auditQueued, pointsQueued } from '../platform/queued.js';
 import { healthQueued, sessionsQueued } from './polled.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { silentLog } from '../../support/log.js';
@@ -321,5 +321,37 @@ describe('platformDestinations against real servers', () => {
       await subscriber.endAsync();
       for (const component of components) await component.stop();
     }
+  });
+});
+
+describe('cloudWriterDestination (the destination a writer Lambda serves)', () => {
+  const AUDIT = (type: string) => ['auditEvents:', '  enable: true', '  destination:', '    enable: true', `    type: ${type}`];
+  const ctx = (c: SvcConfig) => ({ config: c, logger: capture.logger, errors, clock: new PointClock() });
+  const kinds = [auditQueued(), userQueued(START_SESSION), logQueued(PROXY), pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), healthQueued(), sessionsQueued()];
+  const taken = (c: SvcConfig, name: string) => {
+    const d = cloudWriterDestination(ctx(c), name);
+    return d === null ? null : { name: d.name, kinds: kinds.filter((e) => d.takes(e)).map((e) => e.kind) };
+  };
+  const PLATFORM = [
+    ...USER('sendToTsdb:', '  enable: true'),
+    ...LOG('sendToTsdb:', '  enable: true'),
+    'platformEvents:', '  tsdb:', '    enable: true', '  eventCount:', '    enable: true',
+  ];
+
+  it('tsdb: one destination for the audit events and every platform kind the config routes to the tsdb', () => {
+    expect(taken(config(...TSDB, ...AUDIT('tsdb'), ...PLATFORM), 'tsdb')).toEqual({ name: 'tsdb', kinds: ['audit', 'user-event', 'log-event', 'points'] });
+    expect(taken(config(...TSDB, ...AUDIT('tsdb'), ...PLATFORM, ...SERVERS({ extract: true, enable: true, proxies: '[{virtualProxy: /hdr}]' })), 'tsdb')?.kinds).toEqual(['audit', 'user-event', 'log-event', 'points', 'health', 'user-sessions']);
+  });
+
+  it('tsdb: only what is routed to it (platform kinds without audit, audit without platform kinds), null for nothing', () => {
+    expect(taken(config(...TSDB, ...PLATFORM), 'tsdb')?.kinds).toEqual(['user-event', 'log-event', 'points']);
+    expect(taken(config(...TSDB, ...AUDIT('tsdb')), 'tsdb')?.kinds).toEqual(['audit']);
+    expect(taken(config(...TSDB, ...AUDIT('parquet')), 'tsdb')).toBeNull();
+  });
+
+  it('parquet takes audit events; MQTT and monsaas are not writer Lambdas', () => {
+    expect(taken(config(...TSDB, ...AUDIT('tsdb, parquet'), ...PLATFORM), 'parquet')).toEqual({ name: 'parquet', kinds: ['audit'] });
+    expect(taken(config(...TSDB, ...AUDIT('tsdb'), ...PLATFORM), 'parquet')).toBeNull();
+    expect(taken(config(...MQTT, ...USER('sendToMQTT:', '  enable: true', '  postTo:', '    everythingTopic:', '      enable: true')), 'mqtt')).toBeNull();
   });
 });
