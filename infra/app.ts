@@ -89,6 +89,7 @@ export function buildSvcApp(app: App): SvcStack {
     maxReceiveCount: settings.maxReceiveCount,
     auditApiTokenSecret: settings.auditApiTokenSecret,
     idempotency: loaded.config.auditEvents.idempotency.enable,
+    auditApi: loaded.config.auditEvents.enable,
     parquetBucket: loaded.config.auditEvents.destination.parquet.s3.enable ? loaded.config.auditEvents.destination.parquet.s3.bucket : undefined,
   });
   // One id per kind of warning, so acknowledging one (Annotations.acknowledgeWarning) keeps the others.
@@ -96,7 +97,11 @@ export function buildSvcApp(app: App): SvcStack {
   for (const warning of loaded.warnings) warn('config-warning', `${settings.configFile}: ${warning}`);
   for (const note of destinations.notes) warn('destination', note);
   const audit = loaded.config.auditEvents;
-  if (!audit.enable) warn('audit-disabled', 'Svc.auditEvents.enable is false, but the stack deploys the audit API all the same');
+  if (!audit.enable) {
+    // Not a warning: nothing is wrong, but an empty stack deserves a word at synth.
+    Annotations.of(stack).addInfo('no audit API: Svc.auditEvents.enable is false, so the stack deploys nothing');
+    return stack;
+  }
   if (destinations.deployed.length === 0) warn('no-destination', 'no audit destination is deployed (Svc.auditEvents.destination): accepted audit events are not stored');
   if (audit.apiToken === '') warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
   if (settings.auditApiTokenSecret && audit.apiToken !== SYNTH_PLACEHOLDER) {

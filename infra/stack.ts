@@ -1,4 +1,8 @@
-/** SvcStack: storage, the event pipeline and the ingest API of one Svc deployment. */
+/**
+ * SvcStack: storage, the event pipeline and the ingest API of one Svc deployment. Everything in it
+ * serves the audit API, so with `auditEvents.enable: false` (`auditApi: false`) it holds nothing:
+ * an empty stack, which `cdk deploy` skips (or, deployed before, deletes; the bucket is retained).
+ */
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -20,15 +24,27 @@ export interface SvcStackProps extends StackProps {
   auditApiTokenSecret?: string | undefined;
   /** `auditEvents.idempotency.enable`: the audit API gets its idempotency table. */
   idempotency: boolean;
+  /** `auditEvents.enable`: false deploys no audit API, and so nothing (there must be no destinations). */
+  auditApi: boolean;
 }
 
 export class SvcStack extends Stack {
-  readonly storage: Storage;
-  readonly pipeline: EventPipeline;
-  readonly ingestApi: IngestApi;
+  /** Undefined when the audit API is off: then the stack is empty. */
+  readonly storage: Storage | undefined;
+  readonly pipeline: EventPipeline | undefined;
+  readonly ingestApi: IngestApi | undefined;
 
   constructor(scope: Construct, id: string, props: SvcStackProps) {
     super(scope, id, props);
+    if (!props.auditApi) {
+      // The queues are fed only by the audit API (planDestinations plans none without it); a
+      // destination here would be a writer on a queue nobody sends to, so refuse it loudly.
+      if (props.destinations.length > 0) throw new Error(`SvcStack: auditApi is false but destinations are given (${props.destinations.map((d) => d.name).join(', ')})`);
+      this.storage = undefined;
+      this.pipeline = undefined;
+      this.ingestApi = undefined;
+      return;
+    }
     this.storage = new Storage(this, 'Storage');
     this.pipeline = new EventPipeline(this, 'EventPipeline', {
       bucket: this.storage.bucket,

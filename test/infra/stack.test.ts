@@ -244,6 +244,20 @@ process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' 
 });
 
 describe('the CDK app', () => {
+  it('deploys no audit API, and nothing else, when Svc.auditEvents.enable is false', () => {
+    const file = join(dir, 'disabled.yaml');
+    // The destination is enabled, so only auditEvents.enable keeps the writers out.
+    writeFileSync(file, 'Svc:\n  auditEvents:\n    enable: false\n    destination:\n      enable: true\n      type: parquet\n      parquet:\n        s3:\n          enable: true\n          bucket: b\n');
+    const disabled = buildSvcApp(makeApp({ config: file }));
+    const t = Template.fromStack(disabled);
+    expect(disabled.ingestApi).toBeUndefined();
+    for (const type of ['AWS::ApiGatewayV2::Api', 'AWS::Lambda::Function', 'AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::S3::Bucket']) t.resourceCountIs(type, 0);
+    expect(Object.keys(t.findOutputs('*'))).toEqual([]);
+    const annotations = Annotations.fromStack(disabled);
+    annotations.hasInfo('*', Match.stringLikeRegexp('no audit API: Svc.auditEvents.enable is false'));
+    annotations.hasNoWarning('*', Match.anyValue());
+  });
+
   it('fails synth on an invalid config with file:line:col', () => {
     let caught: unknown;
     try {
