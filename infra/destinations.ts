@@ -11,6 +11,26 @@ import { MAX_BATCH_SIZE, MAX_BATCHING_WINDOW, type DestinationOptions } from './
 
 export interface CloudDestination extends Required<DestinationOptions> {
   name: string;
+  /**
+   * From `auditEvents.queue.rateLimit` (undefined while it is off): the writer's event source
+   * maxConcurrency and its reserved concurrency (see writerConcurrency).
+   */
+  concurrency: number | undefined;
+}
+
+/** Limits of an SQS event source's maximum concurrency. */
+export const MIN_MAX_CONCURRENCY = 2;
+export const MAX_MAX_CONCURRENCY = 1000;
+
+/**
+ * The concurrency of a writer that holds it to `maxPerMinute` events: with c writers each taking
+ * one batch of `batchSize` per batching window, the queue drains at c × batchSize / window events
+ * per second, so c = ⌈(maxPerMinute / 60) × windowSeconds / batchSize⌉, within the 2 to 1000 an
+ * SQS event source allows. docs/deployment.md has the arithmetic and what it does not promise.
+ */
+export function writerConcurrency(maxPerMinute: number, batchSize: number, windowSeconds: number): number {
+  const needed = Math.ceil(((maxPerMinute / 60) * windowSeconds) / batchSize);
+  return Math.min(MAX_MAX_CONCURRENCY, Math.max(MIN_MAX_CONCURRENCY, needed));
 }
 
 export interface DestinationPlan {
@@ -35,9 +55,23 @@ export function planDestinations(config: SvcConfig): DestinationPlan {
       continue;
     }
     const settings = name === 'tsdb' ? audit.destination.tsdb : audit.destination.parquet;
-    plan.deployed.push({ name, ...batching(name, settings.maxBatchSize, settings.writeFrequency, plan.notes) });
+    const batch = batching(name, settings.maxBatchSize, settings.writeFrequency, plan.notes);
+    plan.deployed.push({ name, ...batch, concurrency: rateLimited(name, audit.queue.rateLimit, batch, plan.notes) });
   }
   return plan;
+}
+
+/**
+ * The limit is per writer, as local mode's throttle is per consumer group: every destination takes
+ * every event, so each of them is held to maxPerMinute.
+ */
+function rateLimited(name: string, rateLimit: { enable: boolean; maxPerMinute: number }, batch: Required<DestinationOptions>, notes: string[]): number | undefined {
+  if (!rateLimit.enable) return undefined;
+  const window = batch.maxBatchingWindow.toSeconds();
+  const concurrency = writerConcurrency(rateLimit.maxPerMinute, batch.batchSize, window);
+  const exact = ((rateLimit.maxPerMinute / 60) * window) / batch.batchSize;
+  if (exact > MAX_MAX_CONCURRENCY) notes.push(`destination ${name}: queue.rateLimit.maxPerMinute ${rateLimit.maxPerMinute} needs ${Math.ceil(exact)} concurrent writers; an SQS event source allows ${MAX_MAX_CONCURRENCY}`);
+  return concurrency;
 }
 
 function batching(name: string, maxBatchSize: number, writeFrequencyMs: number, notes: string[]): Required<DestinationOptions> {

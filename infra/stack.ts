@@ -51,9 +51,11 @@ export class SvcStack extends Stack {
       configFile: props.configFile,
       maxReceiveCount: props.maxReceiveCount,
     });
-    for (const { name, ...batching } of props.destinations) {
+    for (const { name, concurrency, ...batching } of props.destinations) {
       this.pipeline.addDestination(name, batching);
-      const writer = this.pipeline.addWriter(name, WRITER_ENTRY);
+      // auditEvents.queue.rateLimit: the event source runs at most `concurrency` writers, and the
+      // reserved concurrency both guarantees them and keeps any other invoker from adding more.
+      const writer = this.pipeline.addWriter(name, WRITER_ENTRY, concurrency === undefined ? {} : { maxConcurrency: concurrency, reservedConcurrentExecutions: concurrency });
       // The parquet writer puts its files into the bucket the config names.
       if (name === 'parquet' && props.parquetBucket) Bucket.fromBucketName(this, 'ParquetBucket', props.parquetBucket).grantPut(writer);
     }

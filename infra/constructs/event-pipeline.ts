@@ -93,7 +93,10 @@ export class DestinationQueue extends Construct {
 }
 
 /** Props of a writer: everything of an SvcFunction but the config file, which the pipeline gives. */
-export type WriterProps = Omit<SvcFunctionProps, 'entry' | 'configFile'>;
+export type WriterProps = Omit<SvcFunctionProps, 'entry' | 'configFile'> & {
+  /** Concurrent invocations the event source starts, 2 to 1000; default: as many as Lambda scales to. */
+  maxConcurrency?: number;
+};
 
 export class EventPipeline extends Construct {
   private readonly props: EventPipelineProps;
@@ -141,15 +144,27 @@ export class EventPipeline extends Construct {
     if (timeout.toSeconds() > this.writerTimeout.toSeconds()) {
       throw new Error(`writer for ${destination}: timeout ${timeout.toHumanString()} exceeds the pipeline's writerTimeout ${this.writerTimeout.toHumanString()}, from which the visibility timeout is set`);
     }
+    const { maxConcurrency, ...functionProps } = props;
+    if (maxConcurrency !== undefined) {
+      if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
+        throw new RangeError(`writer for ${destination}: maxConcurrency must be an integer from 2 to 1000 (got ${maxConcurrency})`);
+      }
+      // Fewer reserved than the event source may start would throttle its invocations, and the
+      // throttled batches go back to the queue and count towards maxReceiveCount.
+      const reserved = functionProps.reservedConcurrentExecutions;
+      if (reserved !== undefined && reserved < maxConcurrency) {
+        throw new RangeError(`writer for ${destination}: reservedConcurrentExecutions ${reserved} is below maxConcurrency ${maxConcurrency}`);
+      }
+    }
     const writer = new SvcFunction(target, 'Writer', {
-      ...props,
+      ...functionProps,
       entry,
       configFile: this.props.configFile,
       timeout,
       environment: {
         [LAMBDA_ENV.destination]: destination,
         [LAMBDA_ENV.claimCheckBucket]: this.props.bucket.bucketName,
-        ...props.environment,
+        ...functionProps.environment,
       },
     });
     writer.addEventSource(
@@ -157,6 +172,7 @@ export class EventPipeline extends Construct {
         batchSize: target.batchSize,
         maxBatchingWindow: target.maxBatchingWindow,
         reportBatchItemFailures: true,
+        ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
       }),
     );
     this.props.bucket.grantRead(writer, `${CLAIM_CHECK_PREFIX}*`);

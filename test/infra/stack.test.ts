@@ -15,7 +15,7 @@ import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { buildSvcApp, readSettings, SynthSettingsError } from '../../infra/app.js';
 import { AUDIT_API_TOKEN_ENV } from '../../infra/constructs/ingest-api.js';
 import { copyFileCommand } from '../../infra/constructs/svc-function.js';
-import { planDestinations } from '../../infra/destinations.js';
+import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
 import type { SvcStack } from '../../infra/stack.js';
 import { ConfigError } from '../../shared/config/errors.js';
 import { loadConfigFile } from '../../shared/config/load.js';
@@ -240,6 +240,72 @@ process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' 
     });
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 204, headers: { 'Access-Control-Allow-Origin': 'https://analytics.example.com' } });
+  });
+});
+
+describe('auditEvents.queue.rateLimit on AWS', () => {
+  /** tsdb: batches of 100 within 2 s; parquet: 1000 within 60 s. */
+  const rateLimited = (maxPerMinute: number) => `Svc:
+  tsdbConfig:
+    enable: true
+  auditEvents:
+    enable: true
+    queue:
+      rateLimit:
+        enable: true
+        maxPerMinute: ${maxPerMinute}
+    destination:
+      enable: true
+      type: tsdb, parquet
+      tsdb:
+        maxBatchSize: 100
+        writeFrequency: 2000
+      parquet:
+        maxBatchSize: 1000
+        writeFrequency: 60000
+        s3:
+          enable: true
+          bucket: svc-audit-exports
+`;
+
+  function concurrencyOf(maxPerMinute: number): Record<string, { maxConcurrency: unknown; reserved: unknown }> {
+    const file = join(dir, `rate-${maxPerMinute}.yaml`);
+    writeFileSync(file, rateLimited(maxPerMinute));
+    const t = Template.fromStack(buildSvcApp(makeApp({ config: file })));
+    const functions = functionsOf(t);
+    const mappings = Object.values(t.findResources('AWS::Lambda::EventSourceMapping')) as Resources[string][];
+    const result: Record<string, { maxConcurrency: unknown; reserved: unknown }> = {};
+    for (const name of ['Tsdb', 'Parquet']) {
+      const writer = logicalIdOf(functions, `EventPipeline${name}Writer`);
+      const mapping = mappings.find((m) => JSON.stringify(m.Properties['FunctionName']) === JSON.stringify({ Ref: writer }));
+      result[name] = {
+        maxConcurrency: (mapping?.Properties['ScalingConfig'] as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency,
+        reserved: functions[writer]?.Properties['ReservedConcurrentExecutions'],
+      };
+    }
+    return result;
+  }
+
+  it('sets maxConcurrency and reserved concurrency to ⌈events/s × window ÷ batch⌉ per writer', () => {
+    // 90,000/min = 1,500/s. tsdb: 1,500 × 2 s ÷ 100 = 30. parquet: 1,500 × 60 s ÷ 1,000 = 90.
+    expect(concurrencyOf(90_000)).toEqual({ Tsdb: { maxConcurrency: 30, reserved: 30 }, Parquet: { maxConcurrency: 90, reserved: 90 } });
+  }, 60_000);
+
+  it('never goes below the 2 an SQS event source requires', () => {
+    // 600/min = 10/s. tsdb: 10 × 2 ÷ 100 = 0.2; parquet: 10 × 60 ÷ 1,000 = 0.6; both round up to 1, then 2.
+    expect(concurrencyOf(600)).toEqual({ Tsdb: { maxConcurrency: 2, reserved: 2 }, Parquet: { maxConcurrency: 2, reserved: 2 } });
+  }, 60_000);
+
+  it('leaves concurrency alone while the rate limit is off', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
+    const functions = functionsOf(template);
+    expect(functions[logicalIdOf(functions, 'EventPipelineParquetWriter')]?.Properties['ReservedConcurrentExecutions']).toBeUndefined();
+  });
+
+  it('caps at the 1000 an SQS event source allows', () => {
+    expect(writerConcurrency(10_000_000, 10, 300)).toBe(1000);
+    expect(writerConcurrency(6000, 100, 5)).toBe(5);
+    expect(writerConcurrency(6001, 100, 5)).toBe(6);
   });
 });
 
