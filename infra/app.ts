@@ -83,7 +83,7 @@ export function buildSvcApp(app: App): SvcStack {
   const loaded = validateConfigForSynth(settings);
   const destinations = planDestinations(loaded.config);
   const stack = new SvcStack(app, settings.stackName, {
-    description: 'Svc: audit event API, event queues, storage',
+    description: loaded.config.auditEvents.enable ? 'Svc: audit event API, event queues, storage' : 'Svc: no audit API (Svc.auditEvents.enable is false)',
     configFile: resolve(settings.configFile),
     destinations: destinations.deployed,
     maxReceiveCount: settings.maxReceiveCount,

@@ -1,7 +1,7 @@
 /**
  * SvcStack: storage, the event pipeline and the ingest API of one Svc deployment. Everything in it
  * serves the audit API, so with `auditEvents.enable: false` (`auditApi: false`) it holds nothing:
- * an empty stack, which `cdk deploy` skips (or, deployed before, deletes; the bucket is retained).
+ * no Svc resources (deployed over an earlier stack it removes them, but the bucket is retained).
  */
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';

@@ -8,11 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { buildSvcApp, readSettings, SynthSettingsError } from '../../infra/app.js';
+import { EventPipeline, WRITER_ENTRY } from '../../infra/constructs/event-pipeline.js';
 import { AUDIT_API_TOKEN_ENV } from '../../infra/constructs/ingest-api.js';
 import { copyFileCommand } from '../../infra/constructs/svc-function.js';
 import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
@@ -287,8 +289,8 @@ describe('auditEvents.queue.rateLimit on AWS', () => {
   }
 
   it('sets maxConcurrency and reserved concurrency to ⌈events/s × window ÷ batch⌉ per writer', () => {
-    // 90,000/min = 1,500/s. tsdb: 1,500 × 2 s ÷ 100 = 30. parquet: 1,500 × 60 s ÷ 1,000 = 90.
-    expect(concurrencyOf(90_000)).toEqual({ Tsdb: { maxConcurrency: 30, reserved: 30 }, Parquet: { maxConcurrency: 90, reserved: 90 } });
+    // 95,500/min ≈ 1,591.7/s. tsdb: 1,591.7 × 2 s ÷ 100 ≈ 31.8 → 32. parquet: 1,591.7 × 60 s ÷ 1,000 = 95.5 → 96.
+    expect(concurrencyOf(95_500)).toEqual({ Tsdb: { maxConcurrency: 32, reserved: 32 }, Parquet: { maxConcurrency: 96, reserved: 96 } });
   }, 60_000);
 
   it('never goes below the 2 an SQS event source requires', () => {
@@ -300,6 +302,21 @@ describe('auditEvents.queue.rateLimit on AWS', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
     const functions = functionsOf(template);
     expect(functions[logicalIdOf(functions, 'EventPipelineParquetWriter')]?.Properties['ReservedConcurrentExecutions']).toBeUndefined();
+  });
+
+  it('notes a rate the 1000 concurrent writers cannot reach, and refuses reserved concurrency below maxConcurrency', () => {
+    const file = join(dir, 'rate-huge.yaml');
+    writeFileSync(file, rateLimited(10_000_000));
+    const plan = planDestinations(loadConfigFile(file).config);
+    expect(plan.deployed.map((d) => [d.name, d.concurrency])).toEqual([['tsdb', 1000], ['parquet', 1000]]);
+    expect(plan.notes.filter((n) => n.includes('concurrent writers'))).toHaveLength(2);
+
+    const scratch = new Stack(makeApp({}), 'Scratch');
+    const pipeline = new EventPipeline(scratch, 'Pipeline', { bucket: new Bucket(scratch, 'Bucket'), configFile: validFile });
+    pipeline.addDestination('tsdb');
+    pipeline.addDestination('parquet');
+    expect(() => pipeline.addWriter('tsdb', WRITER_ENTRY, { maxConcurrency: 5, reservedConcurrentExecutions: 4 })).toThrow(/below maxConcurrency/);
+    expect(() => pipeline.addWriter('parquet', WRITER_ENTRY, { maxConcurrency: 1 })).toThrow(/from 2 to 1000/);
   });
 
   it('caps at the 1000 an SQS event source allows', () => {
@@ -391,6 +408,15 @@ describe('cdk synth (the real CLI, compiled app)', () => {
     const run = synth('-c', `config=${validFile}`, '-c', `auditApiTokenSecret=${TOKEN_SECRET}`, '--output', join(dir, 'cli.out'));
     expect(run.status, run.stderr).toBe(0);
     expect(existsSync(join(dir, 'cli.out', 'Svc.template.json'))).toBe(true);
+  }, 120_000);
+
+  it('synthesizes a stack without Svc resources when Svc.auditEvents.enable is false', () => {
+    const file = join(dir, 'cli-disabled.yaml');
+    writeFileSync(file, 'Svc:\n  auditEvents:\n    enable: false\n');
+    const run = synth('-c', `config=${file}`, '--output', join(dir, 'cli-disabled.out'));
+    expect(run.status, run.stderr).toBe(0);
+    const resources = (JSON.parse(readFileSync(join(dir, 'cli-disabled.out', 'Svc.template.json'), 'utf8')) as { Resources?: Record<string, { Type: string }> }).Resources ?? {};
+    expect(Object.values(resources).map((r) => r.Type).filter((type) => type !== 'AWS::CDK::Metadata')).toEqual([]);
   }, 120_000);
 
   it('fails with the config problems listed', () => {
