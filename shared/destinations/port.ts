@@ -98,3 +98,21 @@ export abstract class PerEventDestination extends BaseDestination {
     return new Set(events.filter((_, i) => !written[i]).map((e) => e.id));
   }
 }
+
+/** Which platform outputs a destination was configured with; null (or absent) = that kind is not taken. */
+export interface PlatformKindOutputs {
+  userEvents: unknown;
+  logEvents: unknown;
+  health?: unknown;
+  sessions?: unknown;
+}
+
+/** Whether a destination with these outputs takes `q` (MQTT and monsaas take the same platform kinds). */
+export function takesPlatformKind(q: QueuedEvent, o: PlatformKindOutputs): boolean {
+  return (
+    (q.kind === 'user-event' && o.userEvents !== null) ||
+    (q.kind === 'log-event' && o.logEvents !== null) ||
+    (q.kind === 'health' && (o.health ?? null) !== null) ||
+    (q.kind === 'user-sessions' && (o.sessions ?? null) !== null)
+  );
+}

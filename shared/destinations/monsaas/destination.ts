@@ -22,7 +22,7 @@ import { healthMetricPayload, logMonSaasEvent, sessionMetricPayload, userMonSaas
 import type { QueuedEvent } from '../../queue/events.js';
 import type { MonSaasResult, MonSaasWriter } from './client.js';
 import type { Log } from '../../logging/log.js';
-import { PerEventDestination } from '../port.js';
+import { PerEventDestination, takesPlatformKind } from '../port.js';
 
 export const USER_EVENTS_MONSAAS_MODULE = 'USER_EVENTS_MONSAAS';
 export const LOG_EVENTS_MONSAAS_MODULE = 'LOG_EVENTS_MONSAAS';
@@ -56,13 +56,7 @@ export class MonSaasDestination extends PerEventDestination {
   }
 
   takes(q: QueuedEvent): boolean {
-    const o = this.options;
-    return (
-      (q.kind === 'user-event' && o.userEvents !== null) ||
-      (q.kind === 'log-event' && o.logEvents !== null) ||
-      (q.kind === 'health' && (o.health ?? null) !== null) ||
-      (q.kind === 'user-sessions' && (o.sessions ?? null) !== null)
-    );
+    return takesPlatformKind(q, this.options);
   }
 
   /** What one event sends: to which accounts, and the POST; null when it sends nothing. */

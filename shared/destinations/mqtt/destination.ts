@@ -15,7 +15,7 @@ import type { QueuedEvent } from '../../queue/events.js';
 import { RecentIds } from '../../util/recent-ids.js';
 import type { MqttWriter } from './client.js';
 import type { Log } from '../../logging/log.js';
-import { PerEventDestination } from '../port.js';
+import { PerEventDestination, takesPlatformKind } from '../port.js';
 
 export const USER_EVENTS_MQTT_MODULE = 'USER_EVENTS_MQTT';
 export const LOG_EVENTS_MQTT_MODULE = 'LOG_EVENTS_MQTT';
@@ -47,13 +47,7 @@ export class MqttDestination extends PerEventDestination {
   }
 
   takes(q: QueuedEvent): boolean {
-    const o = this.options;
-    return (
-      (q.kind === 'user-event' && o.userEvents !== null) ||
-      (q.kind === 'log-event' && o.logEvents !== null) ||
-      (q.kind === 'health' && (o.health ?? null) !== null) ||
-      (q.kind === 'user-sessions' && (o.sessions ?? null) !== null)
-    );
+    return takesPlatformKind(q, this.options);
   }
 
   /** Publishes the messages of one event not published before; true when every one is published. */

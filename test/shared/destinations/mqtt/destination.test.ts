@@ -3,23 +3,17 @@
  * subscriber; an event with a failed publish comes back for redelivery without republishing to the
  * topics it reached; kinds it does not serve are left alone.
  */
-import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { logEventMessages, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/mappers.js';
 import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
 import { LOG_EVENTS_MQTT_MODULE, MqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
+import type { MosquittoHandle } from '../../../support/mosquitto.js';
+import { startMqttRig, type MqttRig, type Received } from '../../../support/mqtt-rig.js';
 import { LOOPBACK, sleep, until } from '../../../support/ports.js';
 import { CLOSE_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
 import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
 import { silentLog } from '../../../support/log.js';
-
-interface Received {
-  topic: string;
-  payload: string;
-  retain: boolean;
-}
 
 const quiet = silentLog;
 
@@ -42,25 +36,18 @@ function logSettings(baseTopic: string): LogEventMqttSettings {
 }
 
 describe('MqttDestination', () => {
+  let rig: MqttRig;
   let broker: MosquittoHandle;
   let writer: MqttWriter;
-  let subscriber: MqttClient;
-  const received: Received[] = [];
-  const tracked: TrackedError[] = [];
+  let received: Received[] = [];
+  let tracked: TrackedError[] = [];
 
   beforeAll(async () => {
-    broker = await startMosquitto();
-    const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
-    writer = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: quiet, errors });
-    await writer.start();
-    subscriber = await connectAsync(broker.url, { protocolVersion: 5, clientId: `sub_${Math.random().toString(16).slice(2)}`, reconnectPeriod: 0 });
-    subscriber.on('message', (topic, payload, packet) => received.push({ topic, payload: payload.toString('utf8'), retain: packet.retain }));
-    await subscriber.subscribeAsync('#', { qos: 1, rap: true });
+    rig = await startMqttRig();
+    ({ broker, writer, received, tracked } = rig);
   });
   afterAll(async () => {
-    await subscriber?.endAsync();
-    await writer?.stop();
-    await broker?.stop();
+    await rig?.stop();
   });
 
   const under = (prefix: string) => received.filter((m) => m.topic.startsWith(`${prefix}/`) || m.topic === prefix);

@@ -5,15 +5,14 @@
  * and the server's name, and the poll comes back for redelivery without republishing the topics it
  * reached; kinds the config does not send to MQTT are left alone.
  */
-import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
+import type { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
 import { HEALTH_MQTT_MODULE, MqttDestination, SESSIONS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
 import { cacheHitRatio, healthMessages, sessionMessages } from '../../../../shared/destinations/mqtt/mappers.js';
-import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
+import type { TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import { LOOPBACK, sleep, until } from '../../../support/ports.js';
+import { startMqttRig, type MqttRig, type Received } from '../../../support/mqtt-rig.js';
+import { sleep, until } from '../../../support/ports.js';
 import { START_SESSION, userQueued } from '../../platform/fixtures.js';
 import { APP_ID, SESSION_APP, healthBody, healthQueued, healthSample, sessionSample, sessionsQueued } from '../polled.js';
 
@@ -102,32 +101,18 @@ describe('session messages (§7.2)', () => {
   });
 });
 
-interface Received {
-  topic: string;
-  payload: string;
-  retain: boolean;
-}
-
 describe('MqttDestination (health and sessions)', () => {
-  let broker: MosquittoHandle;
+  let rig: MqttRig;
   let writer: MqttWriter;
-  let subscriber: MqttClient;
-  const received: Received[] = [];
-  const tracked: TrackedError[] = [];
+  let received: Received[] = [];
+  let tracked: TrackedError[] = [];
 
   beforeAll(async () => {
-    broker = await startMosquitto();
-    const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
-    writer = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: silentLog, errors });
-    await writer.start();
-    subscriber = await connectAsync(broker.url, { protocolVersion: 5, clientId: `sub_${Math.random().toString(16).slice(2)}`, reconnectPeriod: 0 });
-    subscriber.on('message', (topic, payload, packet) => received.push({ topic, payload: payload.toString('utf8'), retain: packet.retain }));
-    await subscriber.subscribeAsync('#', { qos: 1, rap: true });
+    rig = await startMqttRig();
+    ({ writer, received, tracked } = rig);
   });
   afterAll(async () => {
-    await subscriber?.endAsync();
-    await writer?.stop();
-    await broker?.stop();
+    await rig?.stop();
   });
   beforeEach(() => {
     tracked.length = 0;

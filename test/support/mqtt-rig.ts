@@ -1,0 +1,49 @@
+/**
+ * What the MQTT destination suites share: a real mosquitto, Svc's MqttWriter connected to it with
+ * an error tracker that records, and a subscriber to every topic that records what arrives.
+ */
+import { connectAsync } from 'mqtt';
+import { MqttWriter } from '../../shared/destinations/mqtt/client.js';
+import { ErrorTracker, type TrackedError } from '../../shared/errors/tracker.js';
+import { silentLog } from './log.js';
+import { startMosquitto, type MosquittoHandle } from './mosquitto.js';
+import { LOOPBACK } from './ports.js';
+
+export interface Received {
+  topic: string;
+  payload: string;
+  retain: boolean;
+}
+
+export interface MqttRig {
+  broker: MosquittoHandle;
+  writer: MqttWriter;
+  /** Every message the subscriber (`#`) received, in order. */
+  received: Received[];
+  /** Every error the writer tracked. */
+  tracked: TrackedError[];
+  stop(): Promise<void>;
+}
+
+export async function startMqttRig(): Promise<MqttRig> {
+  const broker = await startMosquitto();
+  const received: Received[] = [];
+  const tracked: TrackedError[] = [];
+  const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
+  const writer = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: silentLog, errors });
+  await writer.start();
+  const subscriber = await connectAsync(broker.url, { protocolVersion: 5, clientId: `sub_${Math.random().toString(16).slice(2)}`, reconnectPeriod: 0 });
+  subscriber.on('message', (topic, payload, packet) => received.push({ topic, payload: payload.toString('utf8'), retain: packet.retain }));
+  await subscriber.subscribeAsync('#', { qos: 1, rap: true });
+  return {
+    broker,
+    writer,
+    received,
+    tracked,
+    async stop() {
+      await subscriber.endAsync();
+      await writer.stop();
+      await broker.stop();
+    },
+  };
+}
