@@ -9,12 +9,12 @@
  * delivers what is pending (or keeps it on disk) before the clients disconnect.
  */
 import { join } from 'node:path';
-import { logListenerEnabled } from '../../shared/config/rules.js';
+import { logListenerEnabled } from '../../shared/config/outputs.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
-import { errorPointsWanted } from '../../shared/errors/points.js';
+import { errorPointsWanted, platformOutputs, uptimePointsWanted, type PlatformOutputs } from '../../shared/config/outputs.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
-import { platformDestinations, platformOutputs, uptimePointsWanted, type PlatformOutputs } from '../../shared/destinations/registry.js';
+import { platformDestinations } from '../../shared/destinations/registry.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';

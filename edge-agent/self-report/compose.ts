@@ -5,7 +5,7 @@
  * whose timer stops on shutdown. They start after the platform pipeline (the uptime monitor queues
  * its `svc_memory_usage` points there) and so stop before it.
  */
-import { uptimePointsWanted } from '../../shared/destinations/registry.js';
+import { uptimePointsWanted } from '../../shared/config/outputs.js';
 import { MonSaasWriter } from '../../shared/destinations/monsaas/client.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import type { AppContext } from '../../shared/runtime/context.js';

@@ -11,7 +11,7 @@
  * The answer is only logged: DEBUG on success (2xx), WARN on failure (Svc choice: telemetry failing
  * is no fault of the operator's service), never retried before the next 12-hour run; timeout 10 s.
  */
-import { logListenerEnabled } from '../../shared/config/rules.js';
+import { logListenerEnabled } from '../../shared/config/outputs.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Log } from '../../shared/logging/log.js';
 import { IntervalTask } from '../../shared/runtime/interval.js';

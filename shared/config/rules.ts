@@ -8,6 +8,8 @@ import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } 
 import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';
+import { logListenerEnabled } from './outputs.js';
+import { placementFindings } from './placement.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 import { getPath, isRecord } from '../util/records.js';
 import { schemaAt, type PathSegment, type SchemaNode } from './walk.js';
@@ -53,6 +55,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   });
 
   checkMetricLabels(c, error);
+  out.push(...placementFindings(c));
 
   const audit = c.auditEvents;
   if (audit.enable && audit.destination.enable) {
@@ -156,11 +159,6 @@ function checkMetricLabels(c: SvcConfig, error: (path: PathSegment[], message: s
   });
 }
 
-/** The log-event listener runs when any log source is enabled (platform-formats.md §2.3). */
-export function logListenerEnabled(c: SvcConfig): boolean {
-  return Object.values(c.logEvents.source).some((s) => s.enable);
-}
-
 const TAG_NAME = new RegExp(TAG_NAME_PATTERN);
 const USER_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_USER_EVENT_ATTRIBUTES);
 const LOG_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_LOG_EVENT_ATTRIBUTES);
@@ -253,7 +251,7 @@ export interface NotBuilt {
  * generated docs mark the keys, and the README's "Not built yet" list is checked against it.
  * Building a feature removes its entry.
  */
-export const NOT_BUILT: readonly NotBuilt[] = [];
+export const NOT_BUILT: readonly NotBuilt[] = [{ key: ['cloud'], switches: ['cloud', 'enable'], feature: 'forwarding from the edge agent to the cloud' }];
 
 const ROOT = ConfigFileSchema as SchemaNode;
 

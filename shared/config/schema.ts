@@ -15,6 +15,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Section } from './builders.js';
 import { auditEvents } from './sections/audit-events.js';
+import { cloud } from './sections/cloud.js';
 import { crashFile, errorTracking, fileLogging, logDirectory, logLevel } from './sections/diagnostics.js';
 import { configVisualisation, containerHealthCheck, metricsEndpoint } from './sections/endpoints.js';
 import { localQueue } from './sections/local-queue.js';
@@ -39,6 +40,7 @@ export const SvcConfigSchema = Section('Svc configuration', {
   crashFile,
   auditEvents,
   localQueue,
+  cloud,
   configVisualisation,
   systemInfo,
   heartbeat,

@@ -22,9 +22,9 @@
  * their own `maxBatchSize` / `writeFrequency`.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { auditDestinationTypes, logListenerEnabled } from '../config/rules.js';
+import { auditDestinationTypes } from '../config/rules.js';
 import type { SvcConfig } from '../config/schema.js';
-import { errorPointsWanted } from '../errors/points.js';
+import { anyOutput, platformOutputs, type PlatformOutputs } from '../config/outputs.js';
 import type { PlatformLogEvent } from '../platform/events.js';
 import type { AppContext } from '../runtime/context.js';
 import type { Component } from '../runtime/lifecycle.js';
@@ -36,7 +36,7 @@ import { JsonObjectDataDestination } from './json/destination.js';
 import { JsonObjectDataWriter } from './json/writer.js';
 import { MonSaasWriter } from './monsaas/client.js';
 import { MonSaasDestination } from './monsaas/destination.js';
-import { MONSAAS_LOG_SOURCES, anyHealthMetric, logMonSaasWanted, monSaasAttributeOptions, monSaasMetricOptions, resolveScrambleKey } from './monsaas/mappers.js';
+import { logMonSaasWanted, monSaasAttributeOptions, monSaasMetricOptions, resolveScrambleKey } from './monsaas/mappers.js';
 import { MqttWriter } from './mqtt/client.js';
 import { MqttDestination } from './mqtt/destination.js';
 import type { BaseDestination } from './port.js';
@@ -127,84 +127,6 @@ export function auditDestinations(ctx: DestinationContext): ConfiguredDestinatio
     }
   }
   return out;
-}
-
-/** Where one kind of platform event goes. */
-export interface EventOutputs {
-  tsdb: boolean;
-  mqtt: boolean;
-  monsaas: boolean;
-}
-
-/** The gating decisions of §0.6 for the platform's UDP events and the edge's own points. */
-export interface PlatformOutputs {
-  userEvents: EventOutputs;
-  logEvents: EventOutputs;
-  /**
-   * Health polls (§4): the destinations' master switches only (§0.6); monsaas also needs a metric group
-   * flag (§8.2; the app-list flags only add attributes to those metrics) and an account.
-   */
-  health: EventOutputs;
-  /** Session polls (§5.1): as health; monsaas needs `metric.dynamic.proxy.sessions.enable`. */
-  sessions: EventOutputs;
-  /**
-   * The edge's own points (kind `points`) go to the tsdb: event/rejected counts (§6.7), either
-   * running listener's queue metrics (§6.8), Svc's memory use (§6.9) or the tracked errors (§6.10).
-   */
-  points: boolean;
-}
-
-/** §6.9 gating (§0.6): the uptime monitor's `svc_memory_usage` points go to the tsdb. */
-export function uptimePointsWanted(config: SvcConfig): boolean {
-  return config.uptimeMonitor.enable && config.uptimeMonitor.storeInTsdb.svcMemoryUsage && config.tsdbConfig.enable;
-}
-
-/** Whether any destination takes this kind of event. */
-export function anyOutput(outputs: EventOutputs): boolean {
-  return outputs.tsdb || outputs.mqtt || outputs.monsaas;
-}
-
-/** §0.6 applied to the config: which destinations each kind of platform event goes to. */
-export function platformOutputs(config: SvcConfig): PlatformOutputs {
-  const tsdb = config.tsdbConfig.enable;
-  const mqtt = config.mqttConfig.enable;
-  const monsaas = config.monsaas.enable;
-  const user = config.userEvents;
-  const userOn = user.enable;
-  const log = config.logEvents;
-  const logOn = logListenerEnabled(config);
-
-  const userTopics = Object.values(user.sendToMQTT.postTo).some((t) => t.enable);
-  const logTopics = log.sendToMQTT.postTo.baseTopic || log.sendToMQTT.postTo.subsystemTopics;
-  const logMonSaasSource = Object.values(MONSAAS_LOG_SOURCES).some((key) => {
-    const send = log.sendToMonSaas.source[key];
-    return log.source[key].enable && send.enable && (send.logLevel.error || send.logLevel.warn);
-  });
-
-  const counters = config.platformEvents.tsdb.enable && (config.platformEvents.eventCount.enable || config.platformEvents.rejectedEventCount.enable);
-  const healthOn = config.serversToMonitor.servers.length > 0;
-  const sessionsOn = config.userSessions.enableSessionExtract && config.serversToMonitor.servers.some((s) => s.userSessions.enable && s.userSessions.virtualProxies.length > 0);
-  const metric = config.monsaas.metric;
-  const metricAccounts = metric.destinationAccount.length > 0;
-  // The app lists (apps.activeDocs …) are attributes of the health metrics: alone they send nothing.
-  const healthMetric = anyHealthMetric(metric.dynamic);
-  const queueMetrics = (userOn && user.udpServerConfig.queueMetrics.tsdb.enable) || (logOn && log.udpServerConfig.queueMetrics.tsdb.enable);
-
-  return {
-    userEvents: {
-      tsdb: userOn && tsdb && user.sendToTsdb.enable,
-      mqtt: userOn && mqtt && user.sendToMQTT.enable && userTopics,
-      monsaas: userOn && monsaas && user.sendToMonSaas.enable && user.sendToMonSaas.destinationAccount.length > 0,
-    },
-    logEvents: {
-      tsdb: logOn && tsdb && log.sendToTsdb.enable,
-      mqtt: logOn && mqtt && log.sendToMQTT.enable && logTopics,
-      monsaas: logOn && monsaas && log.sendToMonSaas.enable && log.sendToMonSaas.destinationAccount.length > 0 && logMonSaasSource,
-    },
-    health: { tsdb: healthOn && tsdb, mqtt: healthOn && mqtt, monsaas: healthOn && monsaas && metricAccounts && healthMetric },
-    sessions: { tsdb: sessionsOn && tsdb, mqtt: sessionsOn && mqtt, monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable },
-    points: tsdb && (counters || queueMetrics || uptimePointsWanted(config) || errorPointsWanted(config)),
-  };
 }
 
 /** Whether a user event should be enqueued at all: some destination takes user events. */

@@ -7,7 +7,7 @@
  * No recursion: the tsdb destination writes this module `untracked` (a failure is logged at DEBUG,
  * never tracked), and a point that cannot be built or queued is dropped with a DEBUG line.
  */
-import type { SvcConfig } from '../config/schema.js';
+import { errorPointsWanted } from '../config/outputs.js';
 import type { PointClock } from '../destinations/tsdb/line-protocol.js';
 import type { Log } from '../logging/log.js';
 import { pointsEvent, type JsonFieldValue, type JsonPoint } from '../queue/events.js';
@@ -21,10 +21,6 @@ import type { ErrorTracker, TrackedError } from './tracker.js';
 /** The module of the `points` events that carry `svc_errors` points; the tsdb writes it untracked. */
 export const ERROR_TRACKING_MODULE = 'ERROR_TRACKING';
 
-/** §6.10 gating: error tracking on, its tsdb switch on, and the tsdb on (§0.6). */
-export function errorPointsWanted(config: SvcConfig): boolean {
-  return config.errorTracking.enable && config.errorTracking.tsdb.enable && config.tsdbConfig.enable;
-}
 
 /** §10.9 metadata taken from an error when present. */
 export interface ErrorMetadata {

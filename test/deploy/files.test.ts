@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { HEALTH_PATH } from '../../edge-agent/endpoints/health/endpoint.js';
 import { loadConfigFile } from '../../shared/config/load.js';
-import { logListenerEnabled } from '../../shared/config/rules.js';
+import { logListenerEnabled } from '../../shared/config/outputs.js';
 import { isRecord } from '../../shared/util/records.js';
 import { REPO_ROOT } from '../support/build.js';
 import { SVC_BIN } from '../support/svc-process.js';

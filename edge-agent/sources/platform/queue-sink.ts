@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
-import { anyOutput, EDGE_EVENTS_PER_MESSAGE, type PlatformOutputs } from '../../../shared/destinations/registry.js';
+import { anyOutput, type PlatformOutputs } from '../../../shared/config/outputs.js';
+import { EDGE_EVENTS_PER_MESSAGE } from '../../../shared/destinations/registry.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { Log } from '../../../shared/logging/log.js';

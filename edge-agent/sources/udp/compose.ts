@@ -8,12 +8,13 @@
  * write what they hold, the writers write their last tick; then the pipeline's queue delivers what
  * is pending (or keeps it on disk for the next start).
  */
-import { logListenerEnabled } from '../../../shared/config/rules.js';
+import { logListenerEnabled } from '../../../shared/config/outputs.js';
 import type { AppNameLookup } from '../../../shared/platform/app-names.js';
 import type { LocalEventQueue } from '../../../shared/queue/local.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { anyOutput, EDGE_EVENTS_PER_MESSAGE, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
+import { anyOutput } from '../../../shared/config/outputs.js';
+import { EDGE_EVENTS_PER_MESSAGE, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
 import type { PlatformPipeline } from '../../runtime/platform-pipeline.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';

@@ -5,7 +5,8 @@
  */
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloudWriterDestination, platformDestinations, platformOutputs, wantsLogEvent, wantsUserEvent, type PlatformOutputs } from '../../../shared/destinations/registry.js';
+import { platformOutputs, type PlatformOutputs } from '../../../shared/config/outputs.js';
+import { cloudWriterDestination, platformDestinations, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
