@@ -10,18 +10,23 @@ export { IDEMPOTENCY_TABLE_KEYS } from '../shared/idempotency/port.js';
 export { SQS_MAX_MESSAGE_BYTES } from '../shared/queue/port.js';
 export { RATE_LIMIT_TABLE_KEYS } from '../shared/ratelimit/port.js';
 
-/** The Lambda entry files, relative to the repository root. */
+/**
+ * Destinations a writer Lambda can serve: tsdb, monsaas, and parquet when it writes to S3. MQTT and
+ * the table-file and JSON writers need the premises (a broker, a local directory), so they run on
+ * the edge or in local mode only (shared/config/placement.ts has the rule).
+ */
+export const CLOUD_DESTINATIONS = ['tsdb', 'parquet', 'monsaas'] as const;
+export type CloudDestinationName = (typeof CLOUD_DESTINATIONS)[number];
+
+/** The Lambda entry files, relative to the repository root: the audit API, and the writer of each cloud destination. */
 export const ENTRIES = {
   audit: 'functions/audit/lambda.ts',
-  writer: 'functions/writers/lambda.ts',
-} as const;
-
-/**
- * Destinations a writer Lambda can serve: tsdb, and parquet when it writes to S3. The table-file and
- * JSON writers write to a local directory, so they run in local mode (or on the edge) only.
- */
-export const CLOUD_DESTINATIONS = ['tsdb', 'parquet'] as const;
-export type CloudDestinationName = (typeof CLOUD_DESTINATIONS)[number];
+  writers: {
+    tsdb: 'functions/writers/lambda.ts',
+    parquet: 'functions/writers/lambda.ts',
+    monsaas: 'functions/writers/lambda.ts',
+  },
+} as const satisfies { audit: string; writers: Record<CloudDestinationName, string> };
 
 /** The environment of the functions: one list of names, so the stack and the functions cannot drift apart. */
 export const LAMBDA_ENV = {

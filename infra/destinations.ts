@@ -4,13 +4,13 @@
  * say (within what an SQS event source allows).
  */
 import { Duration } from 'aws-cdk-lib';
-import { CLOUD_DESTINATIONS } from '../functions/contract.js';
+import { CLOUD_DESTINATIONS, type CloudDestinationName } from '../functions/contract.js';
 import { auditDestinationTypes } from '../shared/config/rules.js';
 import type { SvcConfig } from '../shared/config/schema.js';
 import { MAX_BATCH_SIZE, MAX_BATCHING_WINDOW, type DestinationOptions } from './constructs/event-pipeline.js';
 
 export interface CloudDestination extends Required<DestinationOptions> {
-  name: string;
+  name: CloudDestinationName;
   /**
    * From `auditEvents.queue.rateLimit` (undefined while it is off): the writer's event source
    * maxConcurrency and its reserved concurrency (see writerConcurrency).
@@ -44,9 +44,8 @@ export function planDestinations(config: SvcConfig): DestinationPlan {
   const audit = config.auditEvents;
   const plan: DestinationPlan = { deployed: [], notes: [] };
   if (!audit.enable || !audit.destination.enable) return plan;
-  const cloud: readonly string[] = CLOUD_DESTINATIONS;
   for (const name of auditDestinationTypes(audit.destination.type)) {
-    if (!cloud.includes(name)) {
+    if (!isCloudDestination(name)) {
       plan.notes.push(`destination ${name} writes to a local directory, so it runs in local mode or on the edge only; the stack does not deploy it`);
       continue;
     }
@@ -81,4 +80,8 @@ function batching(name: string, maxBatchSize: number, writeFrequencyMs: number, 
   const seconds = Math.min(Math.max(1, Math.ceil(writeFrequencyMs / 1000)), maxSeconds);
   if (writeFrequencyMs > maxSeconds * 1000) notes.push(`destination ${name}: writeFrequency ${writeFrequencyMs} ms exceeds the ${maxSeconds} s batching window of an SQS event source; batches wait at most ${maxSeconds} s`);
   return { batchSize, maxBatchingWindow: Duration.seconds(seconds) };
+}
+
+function isCloudDestination(name: string): name is CloudDestinationName {
+  return (CLOUD_DESTINATIONS as readonly string[]).includes(name);
 }

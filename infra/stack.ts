@@ -6,7 +6,7 @@
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { EventPipeline, WRITER_ENTRY } from './constructs/event-pipeline.js';
+import { EventPipeline, WRITER_ENTRIES } from './constructs/event-pipeline.js';
 import { IngestApi } from './constructs/ingest-api.js';
 import { Storage } from './constructs/storage.js';
 import type { CloudDestination } from './destinations.js';
@@ -55,7 +55,7 @@ export class SvcStack extends Stack {
       this.pipeline.addDestination(name, batching);
       // auditEvents.queue.rateLimit: the event source runs at most `concurrency` writers, and the
       // reserved concurrency both guarantees them and keeps any other invoker from adding more.
-      const writer = this.pipeline.addWriter(name, WRITER_ENTRY, concurrency === undefined ? {} : { maxConcurrency: concurrency, reservedConcurrentExecutions: concurrency });
+      const writer = this.pipeline.addWriter(name, WRITER_ENTRIES[name], concurrency === undefined ? {} : { maxConcurrency: concurrency, reservedConcurrentExecutions: concurrency });
       // The parquet writer puts its files into the bucket the config names.
       if (name === 'parquet' && props.parquetBucket) Bucket.fromBucketName(this, 'ParquetBucket', props.parquetBucket).grantPut(writer);
     }

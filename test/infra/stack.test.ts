@@ -14,7 +14,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { buildSvcApp, readSettings, SynthSettingsError } from '../../infra/app.js';
-import { EventPipeline, WRITER_ENTRY } from '../../infra/constructs/event-pipeline.js';
+import { EventPipeline, WRITER_ENTRIES } from '../../infra/constructs/event-pipeline.js';
 import { AUDIT_API_TOKEN_ENV } from '../../infra/constructs/ingest-api.js';
 import { copyFileCommand } from '../../infra/constructs/svc-function.js';
 import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
@@ -315,8 +315,8 @@ describe('auditEvents.queue.rateLimit on AWS', () => {
     const pipeline = new EventPipeline(scratch, 'Pipeline', { bucket: new Bucket(scratch, 'Bucket'), configFile: validFile });
     pipeline.addDestination('tsdb');
     pipeline.addDestination('parquet');
-    expect(() => pipeline.addWriter('tsdb', WRITER_ENTRY, { maxConcurrency: 5, reservedConcurrentExecutions: 4 })).toThrow(/below maxConcurrency/);
-    expect(() => pipeline.addWriter('parquet', WRITER_ENTRY, { maxConcurrency: 1 })).toThrow(/from 2 to 1000/);
+    expect(() => pipeline.addWriter('tsdb', WRITER_ENTRIES.tsdb, { maxConcurrency: 5, reservedConcurrentExecutions: 4 })).toThrow(/below maxConcurrency/);
+    expect(() => pipeline.addWriter('parquet', WRITER_ENTRIES.tsdb, { maxConcurrency: 1 })).toThrow(/from 2 to 1000/);
   });
 
   it('caps at the 1000 an SQS event source allows', () => {
