@@ -1,12 +1,14 @@
 /**
- * What every Lambda entry builds once per container: the bundled config, the logger (JSON, secrets
- * scrubbed) and the error tracker.
+ * What every Lambda entry builds once per container: the bundled config with its secret references
+ * fetched, the logger (JSON, secrets scrubbed) and the error tracker.
  */
 import { loadConfigFile } from '../shared/config/load.js';
 import type { SvcConfig } from '../shared/config/schema.js';
+import { secretReader } from '../shared/config/secret-refs.js';
 import { secretValues } from '../shared/config/secrets.js';
 import { ErrorTracker } from '../shared/errors/tracker.js';
 import { createLogger, type Logger } from '../shared/logging/logger.js';
+import { resolveConfigSecrets } from '../shared/secrets/fetch.js';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from './lambda-env.js';
 
 export interface LambdaRuntime {
@@ -15,8 +17,16 @@ export interface LambdaRuntime {
   errors: ErrorTracker;
 }
 
-export async function lambdaRuntime(env: NodeJS.ProcessEnv = process.env): Promise<LambdaRuntime> {
-  const { config } = loadConfigFile(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG', env);
+/**
+ * Runs once per cold start (the entries call it at module scope). `reader` is the function: `audit`
+ * or the destination a writer serves (a SecretReader, or one that reads no secret such as parquet). It fetches, in parallel, the secret references the stack
+ * grants this function (SECRET_READERS), and only those; the values are cached for the container's
+ * life and scrubbed from every log line. A reference that cannot be fetched fails the cold start
+ * with a ConfigError naming the key and the reference.
+ */
+export async function lambdaRuntime(reader: string, env: NodeJS.ProcessEnv = process.env): Promise<LambdaRuntime> {
+  const bundled = loadConfigFile(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG', env);
+  const { config } = await resolveConfigSecrets(bundled, { env, wanted: (at) => secretReader(at.path) === reader });
   const { logger } = await createLogger({ level: config.logLevel, pretty: false, secrets: secretValues(config) });
   return { config, logger, errors: new ErrorTracker({ enabled: config.errorTracking.enable, log: logger }) };
 }

@@ -17,7 +17,7 @@ import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, queueUrls, requiredEnv } from '../lambd
 import { lambdaRuntime } from '../lambda-runtime.js';
 import { makeAuditHandler } from '../../shared/audit/handler.js';
 
-const { config, logger } = await lambdaRuntime();
+const { config, logger } = await lambdaRuntime('audit');
 const settings = config.auditEvents;
 if (settings.apiToken === '') logger.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
 

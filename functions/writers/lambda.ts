@@ -14,8 +14,9 @@ import { cloudWriterDestination } from '../../shared/destinations/registry.js';
 import { CLOUD_DESTINATIONS } from '../contract.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 
-const { config, logger, errors } = await lambdaRuntime();
 const name = requiredEnv(LAMBDA_ENV.destination);
+// The secrets this destination's writer is granted (the tsdb credentials, the monitoring SaaS keys).
+const { config, logger, errors } = await lambdaRuntime(name);
 if (!(CLOUD_DESTINATIONS as readonly string[]).includes(name)) throw new Error(`${LAMBDA_ENV.destination}=${name}: writer functions serve ${CLOUD_DESTINATIONS.join(', ')}`);
 const destination = cloudWriterDestination({ config, logger, errors, clock: new PointClock() }, name);
 if (!destination) throw new Error(`destination ${name} takes nothing in the bundled config (Svc.auditEvents.destination, and for tsdb Svc.tsdbConfig with the platform kinds routed to it)`);

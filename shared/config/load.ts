@@ -1,7 +1,8 @@
 /**
  * Loads the YAML config file: read it within bounds (read.ts), parse with positions, resolve
- * `${env:NAME}` secrets, cut disabled sections, validate against the schema (defaults filled in),
- * then the cross-field rules. Every problem is collected and reported at once with
+ * `${env:NAME}` secrets, cut disabled sections, list the secret references (`${aws-secret:…}`,
+ * `${aws-ssm:…}`: secret-refs.ts) and put in those already fetched, validate against the schema
+ * (defaults filled in), then the cross-field rules. Every problem is collected and reported at once with
  * `file:line:column` and the key path. Every step is linear in the size of the file, and no message
  * shows the value of a secret.
  */
@@ -13,6 +14,7 @@ import { emptyRequired, pruneDisabled } from './prune.js';
 import { documentData, keyText, MAX_CONFIG_BYTES, readConfigBytes, tooLarge, yamlProblems } from './read.js';
 import { checkRules, notBuiltFindings, type RuleFinding } from './rules.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
+import { looksLikeSecretRef, parseSecretRef, type SecretRefAt } from './secret-refs.js';
 import { isSecretPath, secretValues } from './secrets.js';
 import { validateConfigFile } from './validate.js';
 import { getPath, isRecord } from '../util/records.js';
@@ -36,6 +38,24 @@ export interface LoadedConfig {
    * `svc validate-config` and the start-up log of the edge agent, which would run those features.
    */
   notBuilt: string[];
+  /**
+   * The secret references of the sections in use, as written in the file (before `options.secrets`
+   * replaced any): what shared/secrets/ fetches and the CDK app grants.
+   */
+  secretRefs: SecretRefAt[];
+  /**
+   * Secret keys in use that hold a value written in the file (not a reference, not `${env:NAME}`,
+   * not empty): the CDK app refuses them, since the file is bundled into the functions' code.
+   */
+  secretLiterals: { path: PathSegment[]; line: number; column: number }[];
+}
+
+export interface LoadOptions {
+  /**
+   * Fetched values of secret references, by the reference's text: each reference found here is
+   * replaced by its value before validation; the others stay as they are written.
+   */
+  secrets?: ReadonlyMap<string, string>;
 }
 
 /** `--config`, else `SVC_CONFIG`, else `./config/svc.yaml`. */
@@ -47,18 +67,22 @@ export function chooseConfigFile(option: string | undefined, env: NodeJS.Process
 }
 
 /** Reads and validates a config file; throws ConfigError listing every problem. */
-export function loadConfigFile(file: string, source: LoadedConfig['source'] = 'option', env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfigFile(file: string, source: LoadedConfig['source'] = 'option', env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedConfig {
   const fileIssue = (message: string, line = 0, column = 0): ConfigError => new ConfigError([{ file, line, column, path: '', message }]);
   const ext = extname(file).toLowerCase();
   if (ext !== '.yaml' && ext !== '.yml') throw fileIssue(`a config file must end in .yaml or .yml (got ${quote(ext || 'no extension')})`);
   const read = readConfigBytes(file);
   if (!read.ok) throw fileIssue(read.problem, read.line, read.column);
-  const { config, warnings, notBuilt } = parseConfigText(read.text, file, env);
-  return { file, absoluteFile: resolve(file), source, config, warnings, notBuilt };
+  return { file, absoluteFile: resolve(file), source, ...parseConfigText(read.text, file, env, options) };
 }
 
 /** Parses and validates config text; `file` is used in messages only. */
-export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: SvcConfig; warnings: string[]; notBuilt: string[] } {
+export function parseConfigText(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadOptions = {},
+): Pick<LoadedConfig, 'config' | 'warnings' | 'notBuilt' | 'secretRefs' | 'secretLiterals'> {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_CONFIG_BYTES) throw new ConfigError([{ file, line: 0, column: 0, path: '', message: tooLarge(bytes) }]);
   const lineCounter = new LineCounter();
@@ -81,10 +105,13 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   if (data['Svc'] === null) data['Svc'] = {};
 
   const issues: ConfigIssue[] = [];
-  resolveEnvRefs(data, [], env, (path, name) => issues.push(issueAt(path, `environment variable ${name} is not set (referenced as \${env:${name}})`)));
+  const fromEnv = new Set<string>();
+  resolveEnvRefs(data, [], env, (path, name) => issues.push(issueAt(path, `environment variable ${name} is not set (referenced as \${env:${name}})`)), fromEnv);
   // Taken before validation, so a secret is recognised even where it has the wrong type or shape.
-  const scrub = secretScrubber(data['Svc']);
+  const scrub = secretScrubber(data['Svc'], [...(options.secrets?.values() ?? [])]);
   const disabled = pruneDisabled(data, ROOT_SCHEMA);
+  // After pruning: a disabled section's placeholders are neither checked nor fetched.
+  const found = findSecretRefs(data, fromEnv, options.secrets, issueAt, issues);
   const result = validateConfigFile(data);
   if (!result.ok) issues.push(...schemaIssues(result.errors, data, issueAt));
   // Defaults are filled in even when validation failed, so empty required settings are found either way.
@@ -99,6 +126,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     config: result.value.Svc,
     warnings: findings.filter((f) => f.severity === 'warning').map(line),
     notBuilt: notBuiltFindings(result.value.Svc).map(line),
+    ...found,
   };
 }
 
@@ -116,8 +144,8 @@ function issuePath(path: readonly PathSegment[]): string {
  * value in the first place; this also covers rule messages that quote a name which happens to be a
  * secret, such as an API key pasted as an account name.
  */
-function secretScrubber(svc: unknown): (issue: ConfigIssue) => ConfigIssue {
-  const quoted = new Set(secretValues(svc, 1).map(quote));
+function secretScrubber(svc: unknown, fetched: readonly string[]): (issue: ConfigIssue) => ConfigIssue {
+  const quoted = new Set([...secretValues(svc, 1), ...fetched].map(quote));
   if (quoted.size === 0) return (issue) => issue;
   const QUOTED = /"(?:[^"\\]|\\.)*"/g;
   return (issue) => ({ ...issue, message: issue.message.replace(QUOTED, (q) => (quoted.has(q) ? '"[REDACTED]"' : q)) });
@@ -187,8 +215,11 @@ function nodeOffsets(doc: Document): (path: PathSegment[], key: boolean) => numb
   };
 }
 
-/** Replaces every string value `${env:NAME}` by the variable; numbers and booleans are converted where the schema wants them. */
-function resolveEnvRefs(value: unknown, path: PathSegment[], env: NodeJS.ProcessEnv, missing: (path: PathSegment[], name: string) => void): unknown {
+/**
+ * Replaces every string value `${env:NAME}` by the variable; numbers and booleans are converted where
+ * the schema wants them. The paths of the values taken from the environment go into `fromEnv`.
+ */
+function resolveEnvRefs(value: unknown, path: PathSegment[], env: NodeJS.ProcessEnv, missing: (path: PathSegment[], name: string) => void, fromEnv: Set<string>): unknown {
   if (typeof value === 'string') {
     const match = ENV_REF.exec(value);
     if (!match) return value;
@@ -198,14 +229,58 @@ function resolveEnvRefs(value: unknown, path: PathSegment[], env: NodeJS.Process
       missing(path, name);
       return value;
     }
+    fromEnv.add(displayPath(path));
     return convertForSchema(resolved, schemaAt(ROOT_SCHEMA, path));
   }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => (value[i] = resolveEnvRefs(item, [...path, i], env, missing)));
+    value.forEach((item, i) => (value[i] = resolveEnvRefs(item, [...path, i], env, missing, fromEnv)));
   } else if (isRecord(value)) {
-    for (const [k, v] of Object.entries(value)) value[k] = resolveEnvRefs(v, [...path, k], env, missing);
+    for (const [k, v] of Object.entries(value)) value[k] = resolveEnvRefs(v, [...path, k], env, missing, fromEnv);
   }
   return value;
+}
+
+/**
+ * Walks the sections in use for secret references and literal secrets. A reference must be in a key
+ * marked secret and well-formed (anything starting `${aws-` is taken as one, so a typo is reported
+ * rather than used as the secret itself); one whose value `fetched` holds is replaced by it.
+ */
+function findSecretRefs(
+  data: unknown,
+  fromEnv: ReadonlySet<string>,
+  fetched: ReadonlyMap<string, string> | undefined,
+  issueAt: IssueAt,
+  issues: ConfigIssue[],
+): Pick<LoadedConfig, 'secretRefs' | 'secretLiterals'> {
+  const secretRefs: LoadedConfig['secretRefs'] = [];
+  const secretLiterals: LoadedConfig['secretLiterals'] = [];
+  const place = (path: PathSegment[]) => {
+    const { line, column } = issueAt(path, '');
+    return { path, line, column };
+  };
+  const walk = (value: unknown, path: PathSegment[]): unknown => {
+    if (Array.isArray(value)) value.forEach((item, i) => (value[i] = walk(item, [...path, i])));
+    else if (isRecord(value)) for (const [k, v] of Object.entries(value)) value[k] = walk(v, [...path, k]);
+    if (typeof value !== 'string') return value;
+    const secret = isSecretPath(path);
+    if (!looksLikeSecretRef(value)) {
+      if (secret && value !== '' && !fromEnv.has(displayPath(path))) secretLiterals.push(place(path));
+      return value;
+    }
+    if (!secret) {
+      issues.push(issueAt(path, `a secret reference (\${aws-…}) may stand only in a key marked secret (the secrets of docs/configuration.md); this key takes its value as written`));
+      return value;
+    }
+    const parsed = parseSecretRef(value);
+    if (!parsed.ok) {
+      issues.push(issueAt(path, `the secret reference ${parsed.problem}`));
+      return value;
+    }
+    secretRefs.push({ ...place(path), ref: parsed.ref });
+    return fetched?.get(value) ?? value;
+  };
+  walk(data, []);
+  return { secretRefs, secretLiterals };
 }
 
 function convertForSchema(text: string, schema: SchemaNode | undefined): unknown {

@@ -83,7 +83,7 @@ export function parseMaskPath(path: MaskPath): Pattern {
 }
 
 /** Whether `pattern` matches the first segments of `path`. */
-function matchesPrefix(pattern: Pattern, path: readonly PathSegment[]): boolean {
+export function matchesPrefix(pattern: Pattern, path: readonly PathSegment[]): boolean {
   if (pattern.length > path.length) return false;
   return pattern.every((p, i) => {
     const seg = path[i];
