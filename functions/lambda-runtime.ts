@@ -4,11 +4,10 @@
  */
 import { loadConfigFile } from '../shared/config/load.js';
 import type { SvcConfig } from '../shared/config/schema.js';
-import { secretReader } from '../shared/config/secret-refs.js';
+import { secretReader, type SecretRefAt } from '../shared/config/secret-refs.js';
 import { secretValues } from '../shared/config/secrets.js';
 import { ErrorTracker } from '../shared/errors/tracker.js';
 import { createLogger, type Logger } from '../shared/logging/logger.js';
-import { resolveConfigSecrets } from '../shared/secrets/fetch.js';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from './lambda-env.js';
 
 export interface LambdaRuntime {
@@ -26,7 +25,10 @@ export interface LambdaRuntime {
  */
 export async function lambdaRuntime(reader: string, env: NodeJS.ProcessEnv = process.env): Promise<LambdaRuntime> {
   const bundled = loadConfigFile(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG', env);
-  const { config } = await resolveConfigSecrets(bundled, { env, wanted: (at) => secretReader(at.path) === reader });
+  const wanted = (at: SecretRefAt) => secretReader(at.path) === reader;
+  // Loaded only when needed: a function without references does not initialise the Secrets Manager
+  // and SSM clients at cold start (the bundle inlines them either way).
+  const { config } = bundled.secretRefs.some(wanted) ? await (await import('../shared/secrets/fetch.js')).resolveConfigSecrets(bundled, { env, wanted }) : bundled;
   const { logger } = await createLogger({ level: config.logLevel, pretty: false, secrets: secretValues(config) });
   return { config, logger, errors: new ErrorTracker({ enabled: config.errorTracking.enable, log: logger }) };
 }

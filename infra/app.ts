@@ -4,17 +4,19 @@
  * creates SvcStack.
  *
  * Context: `config` (path of the Svc YAML config, default config/svc.yaml), `maxReceiveCount`
- * (default 5), `auditApiTokenSecret` (optional Secrets Manager secret), `stackName` (default Svc).
+ * (default 5), `stackName` (default Svc), `allowLiteralSecrets` (default false: a secret written in
+ * the config fails synth), `secretsKmsKeyArns` (customer managed keys of referenced secrets).
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Annotations, App } from 'aws-cdk-lib';
 import { LAMBDA_ENV } from '../functions/contract.js';
-import { ConfigError } from '../shared/config/errors.js';
+import { ConfigError, type ConfigIssue } from '../shared/config/errors.js';
 import { loadConfigFile, type LoadedConfig } from '../shared/config/load.js';
 import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
-import { AUDIT_API_TOKEN_ENV } from './constructs/ingest-api.js';
+import { SECRET_REF_SYNTAX } from '../shared/config/secret-refs.js';
+import { displayPath } from '../shared/config/walk.js';
 import { planDestinations } from './destinations.js';
 import { SvcStack } from './stack.js';
 
@@ -51,18 +53,48 @@ export interface SvcAppSettings {
   /** As given (for messages); resolved from the working directory. */
   configFile: string;
   maxReceiveCount: number;
-  auditApiTokenSecret: string | undefined;
   stackName: string;
+  /** Accept secrets written in the config (with a warning) instead of failing synth. */
+  allowLiteralSecrets: boolean;
+  /** Customer managed KMS keys that encrypt referenced secrets or parameters: the readers may decrypt with them. */
+  secretsKmsKeyArns: string[];
 }
+
+/** A KMS key ARN (an alias cannot be granted kms:Decrypt: IAM matches the key's ARN). */
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
 /** The app's settings from CDK context (cdk.json, `-c key=value`). */
 export function readSettings(app: App): SvcAppSettings {
   return {
     configFile: optionalString(app, 'config') ?? DEFAULT_CONFIG_FILE,
     maxReceiveCount: maxReceiveCount(app.node.tryGetContext('maxReceiveCount')),
-    auditApiTokenSecret: optionalString(app, 'auditApiTokenSecret'),
     stackName: optionalString(app, 'stackName') ?? DEFAULT_STACK_NAME,
+    allowLiteralSecrets: flag(app, 'allowLiteralSecrets'),
+    secretsKmsKeyArns: kmsKeyArns(app),
   };
+}
+
+/** The context of the token mechanism this app no longer has: say what replaced it, rather than ignore it. */
+function refuseRetiredContext(app: App): void {
+  if (app.node.tryGetContext('auditApiTokenSecret') === undefined) return;
+  throw new SynthSettingsError(
+    'context "auditApiTokenSecret" is no longer read: write the reference in the config instead, e.g. Svc.auditEvents.apiToken: ${aws-secret:<secret name>}, and the stack grants the audit function read access to it (docs/deployment.md, Secrets)',
+  );
+}
+
+/**
+ * Secrets written in the config fail synth, one problem per key at its line: the file is bundled
+ * into every function's code, which anyone allowed lambda:GetFunction can download. With
+ * `allowLiteralSecrets` they are warnings instead.
+ */
+function literalSecretIssues(loaded: LoadedConfig): ConfigIssue[] {
+  return loaded.secretLiterals.map(({ path, line, column }) => ({
+    file: loaded.file,
+    line,
+    column,
+    path: displayPath(path),
+    message: `a secret written in the config would be bundled into the functions' code: write ${SECRET_REF_SYNTAX} (docs/deployment.md, Secrets), or deploy with -c allowLiteralSecrets=true`,
+  }));
 }
 
 /**
@@ -72,22 +104,25 @@ export function readSettings(app: App): SvcAppSettings {
  */
 export function validateConfigForSynth(settings: SvcAppSettings): LoadedConfig {
   const names: string[] = [...Object.values(LAMBDA_ENV), ...LAMBDA_RUNTIME_ENV];
-  if (settings.auditApiTokenSecret) names.push(AUDIT_API_TOKEN_ENV);
   const env = Object.fromEntries(names.map((name) => [name, SYNTH_PLACEHOLDER]));
   return loadConfigFile(settings.configFile, 'option', env);
 }
 
 /** Reads the context, validates the config (throws ConfigError) and adds SvcStack to `app`. */
 export function buildSvcApp(app: App): SvcStack {
+  refuseRetiredContext(app);
   const settings = readSettings(app);
   const loaded = validateConfigForSynth(settings);
+  const literals = literalSecretIssues(loaded);
+  if (literals.length > 0 && !settings.allowLiteralSecrets) throw new ConfigError(literals);
   const destinations = planDestinations(loaded.config);
   const stack = new SvcStack(app, settings.stackName, {
     description: loaded.config.auditEvents.enable ? 'Svc: audit event API, event queues, storage' : 'Svc: no audit API (Svc.auditEvents.enable is false)',
     configFile: resolve(settings.configFile),
     destinations: destinations.deployed,
     maxReceiveCount: settings.maxReceiveCount,
-    auditApiTokenSecret: settings.auditApiTokenSecret,
+    secretReferences: loaded.secretRefs,
+    secretsKmsKeyArns: settings.secretsKmsKeyArns,
     idempotency: loaded.config.auditEvents.idempotency.enable,
     auditApi: loaded.config.auditEvents.enable,
     parquetBucket: loaded.config.auditEvents.destination.parquet.s3.enable ? loaded.config.auditEvents.destination.parquet.s3.bucket : undefined,
@@ -96,6 +131,7 @@ export function buildSvcApp(app: App): SvcStack {
   const warn = (id: string, message: string) => Annotations.of(stack).addWarningV2(`svc:${id}`, message);
   for (const warning of loaded.warnings) warn('config-warning', `${settings.configFile}: ${warning}`);
   for (const note of destinations.notes) warn('destination', note);
+  for (const literal of literals) warn('literal-secret', `${literal.path}: a secret written in the config is bundled into the functions' code (allowed by allowLiteralSecrets)`);
   const audit = loaded.config.auditEvents;
   if (!audit.enable) {
     // Not a warning: nothing is wrong, but an empty stack deserves a word at synth.
@@ -104,9 +140,6 @@ export function buildSvcApp(app: App): SvcStack {
   }
   if (destinations.deployed.length === 0) warn('no-destination', 'no audit destination is deployed (Svc.auditEvents.destination): accepted audit events are not stored');
   if (audit.apiToken === '') warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
-  if (settings.auditApiTokenSecret && audit.apiToken !== SYNTH_PLACEHOLDER) {
-    warn('unused-token-secret', `auditApiTokenSecret is given but Svc.auditEvents.apiToken is not \${env:${AUDIT_API_TOKEN_ENV}}: the secret is not used`);
-  }
   return stack;
 }
 
@@ -115,6 +148,25 @@ function optionalString(app: App, key: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') throw new SynthSettingsError(`context "${key}" must be a string (got ${JSON.stringify(value)})`);
   return value;
+}
+
+/** From cdk.json a boolean, from `-c key=true` a string. */
+function flag(app: App, key: string): boolean {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === null || value === '' || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  throw new SynthSettingsError(`context "${key}" must be true or false (got ${JSON.stringify(value)})`);
+}
+
+/** `-c secretsKmsKeyArns=arn1,arn2`, or a list in cdk.json. */
+function kmsKeyArns(app: App): string[] {
+  const value: unknown = app.node.tryGetContext('secretsKmsKeyArns');
+  if (value === undefined || value === null || value === '') return [];
+  const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : Array.isArray(value) ? value : [value];
+  return list.map((arn: unknown) => {
+    if (typeof arn !== 'string' || !KMS_KEY_ARN.test(arn)) throw new SynthSettingsError(`context "secretsKmsKeyArns" must list KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), comma-separated; got ${JSON.stringify(arn)}`);
+    return arn;
+  });
 }
 
 /** From cdk.json a number, from `-c maxReceiveCount=3` a string. SQS allows 1 to 1000. */
@@ -137,9 +189,7 @@ export function main(): void {
     if (!(err instanceof ConfigError) && !(err instanceof SynthSettingsError)) throw err;
     process.stderr.write(`${err.message}\n`);
     if (err instanceof ConfigError && err.issues.some((issue) => issue.message.startsWith('environment variable '))) {
-      process.stderr.write(
-        `  (\${env:NAME} is checked against the deployed functions' environment, not this machine's; ${AUDIT_API_TOKEN_ENV} is set only with -c auditApiTokenSecret=<secret>)\n`,
-      );
+      process.stderr.write(`  (\${env:NAME} is checked against the deployed functions' environment, not this machine's; for a secret write ${SECRET_REF_SYNTAX} instead)\n`);
     }
     process.exitCode = 1;
   }

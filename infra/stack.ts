@@ -8,8 +8,10 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { EventPipeline, WRITER_ENTRIES } from './constructs/event-pipeline.js';
 import { IngestApi } from './constructs/ingest-api.js';
+import { grantSecretReads, type SecretGrant } from './constructs/secrets.js';
 import { Storage } from './constructs/storage.js';
 import type { CloudDestination } from './destinations.js';
+import type { SecretRefAt } from '../shared/config/secret-refs.js';
 
 export interface SvcStackProps extends StackProps {
   /** The Svc config file, already validated; bundled into every function. */
@@ -20,8 +22,10 @@ export interface SvcStackProps extends StackProps {
   maxReceiveCount: number;
   /** The bucket of `auditEvents.destination.parquet.s3` (when parquet is deployed). */
   parquetBucket?: string | undefined;
-  /** Secrets Manager secret (name or ARN) holding the audit API token, if any. */
-  auditApiTokenSecret?: string | undefined;
+  /** The config's secret references (`${aws-secret:…}`, `${aws-ssm:…}`): each is granted read-only to the functions that fetch it. */
+  secretReferences?: readonly SecretRefAt[];
+  /** Customer managed KMS keys of referenced secrets (context `secretsKmsKeyArns`). */
+  secretsKmsKeyArns?: readonly string[];
   /** `auditEvents.idempotency.enable`: the audit API gets its idempotency table. */
   idempotency: boolean;
   /** `auditEvents.enable`: false deploys no audit API, and so nothing (there must be no destinations). */
@@ -33,6 +37,8 @@ export class SvcStack extends Stack {
   readonly storage: Storage | undefined;
   readonly pipeline: EventPipeline | undefined;
   readonly ingestApi: IngestApi | undefined;
+  /** The read access each function got to referenced secrets. */
+  readonly secretGrants: SecretGrant[];
 
   constructor(scope: Construct, id: string, props: SvcStackProps) {
     super(scope, id, props);
@@ -43,6 +49,7 @@ export class SvcStack extends Stack {
       this.storage = undefined;
       this.pipeline = undefined;
       this.ingestApi = undefined;
+      this.secretGrants = [];
       return;
     }
     this.storage = new Storage(this, 'Storage');
@@ -63,8 +70,12 @@ export class SvcStack extends Stack {
       queues: this.pipeline.queues(),
       bucket: this.storage.bucket,
       configFile: props.configFile,
-      auditApiTokenSecret: props.auditApiTokenSecret,
       idempotency: props.idempotency,
+    });
+    this.secretGrants = grantSecretReads(this, {
+      references: props.secretReferences ?? [],
+      readers: { audit: this.ingestApi.handler, ...Object.fromEntries(this.pipeline.destinations.map((d) => [d.destination, d.writer])) },
+      kmsKeyArns: props.secretsKmsKeyArns,
     });
   }
 }

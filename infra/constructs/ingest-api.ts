@@ -2,7 +2,7 @@
  * The ingest API: the audit API Lambda behind an API Gateway HTTP API, with the DynamoDB tables that
  * hold its per-IP rate-limit counters and its idempotency records. Accepted events go to the queue of every destination.
  */
-import { CfnOutput, RemovalPolicy, SecretValue, Stack } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -14,12 +14,6 @@ import { SvcFunction } from './svc-function.js';
 
 /** The audit Lambda's entry, relative to the repository root. */
 export const AUDIT_ENTRY = ENTRIES.audit;
-
-/**
- * Variable that carries the audit API token when it comes from Secrets Manager; the config then
- * says `apiToken: ${env:SVC_AUDIT_API_TOKEN}`.
- */
-export const AUDIT_API_TOKEN_ENV = 'SVC_AUDIT_API_TOKEN';
 
 /** Routes of the audit API; OPTIONS is the CORS preflight, which the spec allows on either path. */
 export const AUDIT_ROUTES: ReadonlyArray<{ path: string; method: HttpMethod }> = [
@@ -36,8 +30,6 @@ export interface IngestApiProps {
   bucket: IBucket;
   /** The validated Svc config file, bundled into the function. */
   configFile: string;
-  /** Name or ARN of a Secrets Manager secret whose string is the audit API token. */
-  auditApiTokenSecret?: string | undefined;
   /** Create the idempotency table (one item per eventId, expired by TTL) and give it to the function. */
   idempotency: boolean;
 }
@@ -75,11 +67,6 @@ export class IngestApi extends Construct {
       [LAMBDA_ENV.claimCheckBucket]: props.bucket.bucketName,
       ...(this.idempotencyTable ? { [LAMBDA_ENV.idempotencyTable]: this.idempotencyTable.tableName } : {}),
     };
-    if (props.auditApiTokenSecret) {
-      // A CloudFormation dynamic reference: resolved at deploy time, so the token is in neither the
-      // template nor the bundle. A changed secret takes effect at the next deployment.
-      environment[AUDIT_API_TOKEN_ENV] = SecretValue.secretsManager(props.auditApiTokenSecret).unsafeUnwrap();
-    }
     this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configFile: props.configFile, environment });
     this.table.grantReadWriteData(this.handler);
     this.idempotencyTable?.grantReadWriteData(this.handler);

@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { buildSvcApp, readSettings, SynthSettingsError } from '../../infra/app.js';
 import { EventPipeline, WRITER_ENTRIES } from '../../infra/constructs/event-pipeline.js';
-import { AUDIT_API_TOKEN_ENV } from '../../infra/constructs/ingest-api.js';
 import { copyFileCommand } from '../../infra/constructs/svc-function.js';
 import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
 import type { SvcStack } from '../../infra/stack.js';
@@ -25,11 +24,11 @@ import { REPO_ROOT } from '../support/build.js';
 
 const CDK_CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
 
+// logLevel error: without a token the audit function warns at cold start, and the bundle test reads stdout.
 const VALID_CONFIG = `Svc:
-  logLevel: warn
+  logLevel: error
   auditEvents:
     enable: true
-    apiToken: \${env:${AUDIT_API_TOKEN_ENV}}
     cors:
       allowedOrigins:
         - https://analytics.example.com
@@ -52,8 +51,6 @@ const INVALID_CONFIG = `Svc:
     maxBodyBytes: 12
 `;
 const INVALID_AT = '5:19 Svc.auditEvents.maxBodyBytes: must be';
-
-const TOKEN_SECRET = 'svc/audit-api-token';
 
 let dir: string;
 let validFile: string;
@@ -90,7 +87,7 @@ beforeAll(() => {
   writeFileSync(validFile, VALID_CONFIG);
   writeFileSync(invalidFile, INVALID_CONFIG);
 
-  stack = buildSvcApp(makeApp({ config: validFile, auditApiTokenSecret: TOKEN_SECRET }));
+  stack = buildSvcApp(makeApp({ config: validFile }));
   template = Template.fromStack(stack);
 }, 120_000);
 
@@ -114,14 +111,13 @@ describe('SvcStack', () => {
     template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 2);
   });
 
-  it('gives the audit function the LAMBDA_ENV names, the queue URLs as JSON and the token as a dynamic reference', () => {
+  it('gives the audit function the LAMBDA_ENV names and the queue URLs as JSON', () => {
     const functions = functionsOf(template);
     const audit = functions[logicalIdOf(functions, 'IngestApiAuditFunction')];
     const variables = (audit?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
     const { destination, ...auditNames } = LAMBDA_ENV;
     expect(Object.keys(variables)).toEqual(expect.arrayContaining(Object.values(auditNames)));
     expect(variables[destination]).toBeUndefined();
-    expect(variables[AUDIT_API_TOKEN_ENV]).toBe(`{{resolve:secretsmanager:${TOKEN_SECRET}:SecretString:::}}`);
     const queue = logicalIdOf(template.findResources('AWS::SQS::Queue'), 'EventPipelineParquetQueue');
     expect(variables[LAMBDA_ENV.eventQueueUrls]).toEqual({ 'Fn::Join': ['', ['{"parquet":"', { Ref: queue }, '"}']] });
     expect(variables[LAMBDA_ENV.rateLimitTable]).toEqual({ Ref: logicalIdOf(template.findResources('AWS::DynamoDB::Table'), 'IngestApiRateLimitTable') });
@@ -236,7 +232,6 @@ process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' 
         [LAMBDA_ENV.rateLimitTable]: 'rate-limit',
         [LAMBDA_ENV.idempotencyTable]: 'idempotency',
         [LAMBDA_ENV.claimCheckBucket]: 'bucket',
-        [AUDIT_API_TOKEN_ENV]: 'token',
         AWS_REGION: 'us-east-1',
       },
     });
@@ -353,14 +348,17 @@ describe('the CDK app', () => {
   });
 
   it('checks ${env:NAME} against the functions\' environment, not the machine\'s', () => {
-    const previous = process.env[AUDIT_API_TOKEN_ENV];
-    process.env[AUDIT_API_TOKEN_ENV] = 'set-on-this-machine';
+    const name = 'SVC_AUDIT_API_TOKEN';
+    const file = join(dir, 'env-token.yaml');
+    writeFileSync(file, `Svc:\n  auditEvents:\n    enable: true\n    apiToken: \${env:${name}}\n`);
+    const previous = process.env[name];
+    process.env[name] = 'set-on-this-machine';
     try {
-      // Without auditApiTokenSecret the deployed function would not have the variable.
-      expect(() => buildSvcApp(makeApp({ config: validFile }))).toThrow(`${validFile}:5:15 Svc.auditEvents.apiToken: environment variable ${AUDIT_API_TOKEN_ENV} is not set`);
+      // The stack sets no such variable, so the deployed function would not have it.
+      expect(() => buildSvcApp(makeApp({ config: file }))).toThrow(`${file}:4:15 Svc.auditEvents.apiToken: environment variable ${name} is not set`);
     } finally {
-      if (previous === undefined) delete process.env[AUDIT_API_TOKEN_ENV];
-      else process.env[AUDIT_API_TOKEN_ENV] = previous;
+      if (previous === undefined) delete process.env[name];
+      else process.env[name] = previous;
     }
   });
 
@@ -405,7 +403,7 @@ describe('cdk synth (the real CLI, compiled app)', () => {
     });
 
   it('synthesizes with a valid config', () => {
-    const run = synth('-c', `config=${validFile}`, '-c', `auditApiTokenSecret=${TOKEN_SECRET}`, '--output', join(dir, 'cli.out'));
+    const run = synth('-c', `config=${validFile}`, '--output', join(dir, 'cli.out'));
     expect(run.status, run.stderr).toBe(0);
     expect(existsSync(join(dir, 'cli.out', 'Svc.template.json'))).toBe(true);
   }, 120_000);

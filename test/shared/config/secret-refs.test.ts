@@ -8,7 +8,7 @@ import { ConfigError, formatIssue } from '../../../shared/config/errors.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { parseSecretRef, SECRET_READERS, secretReader } from '../../../shared/config/secret-refs.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';
-import { displayPath, visitSchema, type SchemaNode } from '../../../shared/config/walk.js';
+import { displayPath, visitSchema } from '../../../shared/config/walk.js';
 
 const parse = (rows: string[], env: NodeJS.ProcessEnv = {}, secrets?: Map<string, string>) =>
   parseConfigText(['Svc:', ...rows.map((r) => `  ${r}`), ''].join('\n'), 'svc.yaml', env, secrets ? { secrets } : {});
@@ -82,7 +82,7 @@ describe('the loader', () => {
 describe('SECRET_READERS', () => {
   it('says for every secret key of the schema which function reads it (or that none does)', () => {
     const secretKeys: string[] = [];
-    visitSchema(ConfigFileSchema as SchemaNode, (node, path) => {
+    visitSchema(ConfigFileSchema, (node, path) => {
       const below = path.slice(1).map((seg) => (seg === -1 ? '[]' : seg));
       if (node['x-secret']) secretKeys.push(below.join('.').replaceAll('.[]', '[]'));
       if (node['x-secret-values']) secretKeys.push(`${below.join('.').replaceAll('.[]', '[]')}.*`);
