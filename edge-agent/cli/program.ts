@@ -40,6 +40,9 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
         printConfigError(loaded.file, accessConfigError(loaded.file, access.problems), io);
         return setExitCode(EXIT_ERROR);
       }
+      // References are checked for syntax only: fetching them needs AWS credentials this check should not.
+      const refs = loaded.secretRefs.length;
+      if (refs > 0) io.out(`${refs} secret reference${refs === 1 ? '' : 's'} not fetched: svc local, svc edge and the Lambda functions fetch them at start\n`);
       io.out(`${loaded.file}: configuration is valid\n`);
       setExitCode(EXIT_OK);
     });

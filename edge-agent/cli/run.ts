@@ -5,6 +5,8 @@
  */
 import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
+import { secretReader, type SecretRefAt } from '../../shared/config/secret-refs.js';
+import { displayPath } from '../../shared/config/walk.js';
 import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
 import { boot, StartupError, type BootOptions, type Mode } from '../runtime/boot.js';
 import type { CliIo } from './io.js';
@@ -27,11 +29,27 @@ export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig 
   }
 }
 
+/**
+ * The config with its secret references fetched (`${aws-secret:…}`, `${aws-ssm:…}`), by the same code
+ * as the Lambda functions, with this machine's AWS credentials and region (AWS_PROFILE, AWS_REGION,
+ * …). Every reference of a section in use is fetched, except the audit token's under `svc edge`,
+ * which runs no audit API. One that cannot be fetched refuses the start, naming the key.
+ */
+async function withSecrets(loaded: LoadedConfig, mode: Mode, io: CliIo): Promise<LoadedConfig> {
+  const wanted = (at: SecretRefAt) => mode !== 'edge' || secretReader(at.path) !== 'audit';
+  const refs = loaded.secretRefs.filter(wanted);
+  if (refs.length === 0) return loaded;
+  io.err(`svc: fetching ${refs.length} secret reference${refs.length === 1 ? '' : 's'} from AWS (${refs.map((r) => displayPath(r.path)).join(', ')})\n`);
+  // Loaded only when there is something to fetch: the AWS clients cost start-up time.
+  const { resolveConfigSecrets } = await import('../../shared/secrets/fetch.js');
+  return resolveConfigSecrets(loaded, { wanted, env: io.env });
+}
+
 /** Runs `mode` until a signal stops it; resolves to the exit code (1 after a config or start-up error). */
 export async function runService(loaded: LoadedConfig, mode: Mode, io: CliIo, options: BootOptions = {}): Promise<number> {
   // boot() owns the process from here: it exits on a signal or a startup failure.
   try {
-    return await boot(loaded, mode, options);
+    return await boot(await withSecrets(loaded, mode, io), mode, options);
   } catch (err) {
     if (err instanceof ConfigError) printConfigError(loaded.file, err, io);
     else if (err instanceof StartupError) io.err(`svc: cannot start: ${err.message}\n`);
