@@ -3,6 +3,7 @@ import { MAX_PRINTED_ISSUES, MAX_QUOTED_CHARS } from './errors.js';
 import { MAX_ALIAS_VALUES, MAX_CONFIG_BYTES, MAX_NESTING } from './read.js';
 import { notBuiltFeature } from './rules.js';
 import { ConfigFileSchema } from './schema.js';
+import { SECRET_REF_SYNTAX } from './secret-refs.js';
 import { describeSchema, type SchemaNode } from './walk.js';
 import { groupDigits } from '../util/numbers.js';
 
@@ -37,7 +38,7 @@ function rows(node: SchemaNode, prefix: string, inList: boolean, out: Row[]): vo
     const notes: string[] = [];
     const notBuilt = notBuiltFeature(path.split('.'));
     if (notBuilt) notes.push(notBuiltNote(notBuilt));
-    if (child['x-secret']) notes.push('secret: may be written `${env:NAME}`; never logged');
+    if (child['x-secret']) notes.push('secret: may be written `${env:NAME}`, `${aws-secret:…}` or `${aws-ssm:…}`; never logged');
     if (child['x-only-when']) notes.push(`used only when \`${child['x-only-when'].key}\` is ${String(child['x-only-when'].value)}`);
     if (child['x-gate'] && !(child['x-gate'].length === 1 && child['x-gate'][0] === 'enable')) {
       notes.push(`in use when ${child['x-gate'].map((g) => `\`${g}\``).join(' or ')} is true`);
@@ -81,6 +82,11 @@ export function renderConfigDocs(): string {
     '  `file:line:column Svc.key.path: problem`, and Svc exits with code 1.',
     '- Any string value written exactly `${env:NAME}` is replaced by the environment variable `NAME`',
     '  (a missing variable is an error). Where the key wants a number or a boolean, the text is converted.',
+    `- A key marked secret may instead name where the secret is kept in AWS: ${SECRET_REF_SYNTAX}`,
+    '  (a secret whose text is a JSON object: `#key` picks one key; a SecureString parameter is decrypted). The',
+    '  Lambda functions fetch these once per cold start, `svc local` and `svc edge` at start with the machine\'s',
+    '  AWS credentials (`AWS_PROFILE`, `AWS_REGION`, …); `svc validate-config` checks their syntax only. A',
+    '  reference in a key that is not secret is an error. docs/deployment.md (Secrets) has the details.',
     '- Every tag list (`…tags[]`, `staticTags[]`) holds `{name, value}` items; tag names start with a letter,',
     '  hold letters, digits and `_`, and are not `time`.',
     '- Durations in milliseconds are whole numbers; schedules are texts such as `every 15 minutes`',

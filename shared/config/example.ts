@@ -36,7 +36,7 @@ function comment(node: SchemaNode, indent: string, path: readonly string[]): str
   const notBuilt = notBuiltFeature(path);
   if (notBuilt) parts.push(`not built yet (${notBuilt}): no effect`);
   if (node.type !== 'object') parts.push(`accepts ${describeSchema(node)}`);
-  if (node['x-secret']) parts.push('secret: write ${env:NAME} to take it from the environment');
+  if (node['x-secret']) parts.push('secret: write ${env:NAME}, ${aws-secret:<name>} or ${aws-ssm:<parameter>} rather than the value');
   if (node['x-required']) parts.push('must be set when this section is used');
   if (node['x-only-when']) parts.push(`used only when ${node['x-only-when'].key} is ${String(node['x-only-when'].value)}`);
   return [`${indent}# ${parts.filter(Boolean).join('; ')}`];
