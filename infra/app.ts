@@ -5,20 +5,26 @@
  *
  * Context: `config` (path of the Svc YAML config, default config/svc.yaml), `maxReceiveCount`
  * (default 5), `stackName` (default Svc), `allowLiteralSecrets` (default false: a secret written in
- * the config fails synth), `secretsKmsKeyArns` (customer managed keys of referenced secrets).
+ * the config fails synth), `secretsKmsKeyArns` (customer managed keys of referenced secrets),
+ * `alarmTopicArn`, `alarmOldestMessageSeconds` (default 900), `alarmApi5xxPercent` (default 1),
+ * `writerVpc` ({vpcId, subnetIds, securityGroupIds}); docs/deployment.md has the table.
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Annotations, App } from 'aws-cdk-lib';
+import { Annotations, App, Duration } from 'aws-cdk-lib';
 import { LAMBDA_ENV } from '../functions/contract.js';
 import { ConfigError, type ConfigIssue } from '../shared/config/errors.js';
 import { loadConfigFile, type LoadedConfig } from '../shared/config/load.js';
+import { DEFAULT_API_5XX_PERCENT, DEFAULT_OLDEST_MESSAGE_ALARM } from './constructs/alarms.js';
 import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
 import { SECRET_REF_SYNTAX } from '../shared/config/secret-refs.js';
 import { displayPath } from '../shared/config/walk.js';
 import { planDestinations } from './destinations.js';
+import { integerSetting, numberSetting, optionalString, SynthSettingsError, topicArnSetting, writerVpcSetting, type WriterVpc } from './settings.js';
 import { SvcStack } from './stack.js';
+
+export { SynthSettingsError };
 
 export const DEFAULT_CONFIG_FILE = 'config/svc.yaml';
 export const DEFAULT_STACK_NAME = 'Svc';
@@ -44,11 +50,6 @@ const LAMBDA_RUNTIME_ENV = [
 /** Stands in at synth time for a variable that only the deployed function has. */
 export const SYNTH_PLACEHOLDER = 'svc-synth-placeholder';
 
-/** A context value the app cannot use. */
-export class SynthSettingsError extends Error {
-  override readonly name = 'SynthSettingsError';
-}
-
 export interface SvcAppSettings {
   /** As given (for messages); resolved from the working directory. */
   configFile: string;
@@ -58,6 +59,14 @@ export interface SvcAppSettings {
   allowLiteralSecrets: boolean;
   /** Customer managed KMS keys that encrypt referenced secrets or parameters: the readers may decrypt with them. */
   secretsKmsKeyArns: string[];
+  /** SNS topic of every alarm's actions; none: the alarms notify nobody. */
+  alarmTopicArn: string | undefined;
+  /** Seconds the oldest message of a queue may wait before its alarm fires. */
+  alarmOldestMessageSeconds: number;
+  /** Percentage of audit API requests answered 5xx (over five minutes) above which it alarms. */
+  alarmApi5xxPercent: number;
+  /** Where the tsdb writer runs, when it must reach a private tsdb. */
+  writerVpc: WriterVpc | undefined;
 }
 
 /** A KMS key ARN (an alias cannot be granted kms:Decrypt: IAM matches the key's ARN). */
@@ -67,10 +76,16 @@ const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 export function readSettings(app: App): SvcAppSettings {
   return {
     configFile: optionalString(app, 'config') ?? DEFAULT_CONFIG_FILE,
-    maxReceiveCount: maxReceiveCount(app.node.tryGetContext('maxReceiveCount')),
+    // SQS allows 1 to 1000 receives.
+    maxReceiveCount: integerSetting(app, 'maxReceiveCount', 1, 1000, DEFAULT_MAX_RECEIVE_COUNT),
     stackName: optionalString(app, 'stackName') ?? DEFAULT_STACK_NAME,
     allowLiteralSecrets: flag(app, 'allowLiteralSecrets'),
     secretsKmsKeyArns: kmsKeyArns(app),
+    alarmTopicArn: topicArnSetting(app, 'alarmTopicArn'),
+    // From one minute (SQS's metric period) to 14 days (the longest a message can live).
+    alarmOldestMessageSeconds: integerSetting(app, 'alarmOldestMessageSeconds', 60, 14 * 24 * 3600, DEFAULT_OLDEST_MESSAGE_ALARM.toSeconds()),
+    alarmApi5xxPercent: numberSetting(app, 'alarmApi5xxPercent', 0, 100, DEFAULT_API_5XX_PERCENT),
+    writerVpc: writerVpcSetting(app, 'writerVpc'),
   };
 }
 
@@ -116,38 +131,45 @@ export function buildSvcApp(app: App): SvcStack {
   const literals = literalSecretIssues(loaded);
   if (literals.length > 0 && !settings.allowLiteralSecrets) throw new ConfigError(literals);
   const destinations = planDestinations(loaded.config);
+  const audit = loaded.config.auditEvents;
+  const parquetS3 = audit.destination.parquet.s3;
+  const writers = destinations.deployed.map((d) => d.name);
   const stack = new SvcStack(app, settings.stackName, {
-    description: loaded.config.auditEvents.enable ? 'Svc: audit event API, event queues, storage' : 'Svc: no audit API (Svc.auditEvents.enable is false)',
+    description: audit.enable ? 'Svc: audit event API, event queues and writers, storage' : `Svc: no audit API (Svc.auditEvents.enable is false); writers: ${writers.join(', ') || 'none'}`,
     configFile: resolve(settings.configFile),
     destinations: destinations.deployed,
     maxReceiveCount: settings.maxReceiveCount,
     secretReferences: loaded.secretRefs,
     secretsKmsKeyArns: settings.secretsKmsKeyArns,
-    idempotency: loaded.config.auditEvents.idempotency.enable,
-    auditApi: loaded.config.auditEvents.enable,
-    parquetBucket: loaded.config.auditEvents.destination.parquet.s3.enable ? loaded.config.auditEvents.destination.parquet.s3.bucket : undefined,
+    idempotency: audit.idempotency.enable,
+    auditApi: audit.enable,
+    parquetBucket: parquetS3.enable ? { bucket: parquetS3.bucket, prefix: parquetS3.prefix } : undefined,
+    writerVpc: settings.writerVpc,
+    alarms: {
+      topicArn: settings.alarmTopicArn,
+      oldestMessageAge: Duration.seconds(settings.alarmOldestMessageSeconds),
+      api5xxPercent: settings.alarmApi5xxPercent,
+    },
   });
   // One id per kind of warning, so acknowledging one (Annotations.acknowledgeWarning) keeps the others.
   const warn = (id: string, message: string) => Annotations.of(stack).addWarningV2(`svc:${id}`, message);
   for (const warning of loaded.warnings) warn('config-warning', `${settings.configFile}: ${warning}`);
-  for (const note of destinations.notes) warn('destination', note);
+  for (const note of destinations.notes) warn(note.kind, note.message);
+  if (settings.writerVpc && !writers.includes('tsdb')) warn('unused-writer-vpc', 'writerVpc is given but no tsdb writer is deployed: it places nothing');
+  if (stack.alarms && !settings.alarmTopicArn) warn('no-alarm-topic', 'no alarmTopicArn: the alarms show in the CloudWatch console but notify nobody (-c alarmTopicArn=<SNS topic ARN>)');
   for (const literal of literals) warn('literal-secret', `${literal.path}: a secret written in the config is bundled into the functions' code (allowed by allowLiteralSecrets)`);
-  const audit = loaded.config.auditEvents;
   if (!audit.enable) {
-    // Not a warning: nothing is wrong, but an empty stack deserves a word at synth.
-    Annotations.of(stack).addInfo('no audit API: Svc.auditEvents.enable is false, so the stack deploys nothing');
+    // Not a warning: nothing is wrong, but a stack without the API deserves a word at synth.
+    Annotations.of(stack).addInfo(
+      writers.length === 0
+        ? 'no audit API: Svc.auditEvents.enable is false, and no platform data goes to a cloud destination, so the stack deploys nothing'
+        : `no audit API: Svc.auditEvents.enable is false; the stack deploys the writers of the platform data the edge forwards (${writers.join(', ')})`,
+    );
     return stack;
   }
-  if (destinations.deployed.length === 0) warn('no-destination', 'no audit destination is deployed (Svc.auditEvents.destination): accepted audit events are not stored');
+  if (!destinations.deployed.some((d) => d.audit)) warn('no-destination', 'no audit destination is deployed (Svc.auditEvents.destination): accepted audit events are not stored');
   if (audit.apiToken === '') warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
   return stack;
-}
-
-function optionalString(app: App, key: string): string | undefined {
-  const value: unknown = app.node.tryGetContext(key);
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new SynthSettingsError(`context "${key}" must be a string (got ${JSON.stringify(value)})`);
-  return value;
 }
 
 /** From cdk.json a boolean, from `-c key=true` a string. */
@@ -167,16 +189,6 @@ function kmsKeyArns(app: App): string[] {
     if (typeof arn !== 'string' || !KMS_KEY_ARN.test(arn)) throw new SynthSettingsError(`context "secretsKmsKeyArns" must list KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), comma-separated; got ${JSON.stringify(arn)}`);
     return arn;
   });
-}
-
-/** From cdk.json a number, from `-c maxReceiveCount=3` a string. SQS allows 1 to 1000. */
-function maxReceiveCount(value: unknown): number {
-  if (value === undefined || value === null || value === '') return DEFAULT_MAX_RECEIVE_COUNT;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 1000) {
-    throw new SynthSettingsError(`context "maxReceiveCount" must be an integer from 1 to 1000 (got ${JSON.stringify(value)})`);
-  }
-  return n;
 }
 
 /** Runs the app; an unusable config or context ends it with the problems listed and exit code 1. */

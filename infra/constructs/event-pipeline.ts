@@ -1,10 +1,12 @@
 /**
- * The event pipeline: one SQS queue per destination (tsdb, parquet, …) between the sources (the
- * audit API sends every event to all of them) and that destination's writer function, each with a
- * dead-letter queue for messages the writer keeps failing on. A destination that is down delays only
- * its own queue.
+ * The event pipeline: one SQS queue per destination (tsdb, parquet, monsaas) between the sources (the
+ * audit API sends every audit event to the queues of the destinations that take audit events; the
+ * edge agent forwards platform data to the others') and that destination's writer function, each
+ * with a dead-letter queue for messages the writer keeps failing on. A destination that is down
+ * delays only its own queue.
  */
 import { CfnOutput, Duration } from 'aws-cdk-lib';
+import { Grant } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -16,12 +18,14 @@ export const DEFAULT_MAX_RECEIVE_COUNT = 5;
 export const DEFAULT_WRITER_TIMEOUT = Duration.seconds(60);
 export const DEFAULT_BATCH_SIZE = 100;
 export const DEFAULT_BATCHING_WINDOW = Duration.seconds(5);
-/** Limits of an SQS event source with a batching window. */
 /** The writer Lambda entry of each cloud destination (one function per destination, told which by SVC_DESTINATION). */
 export const WRITER_ENTRIES = ENTRIES.writers;
 
+/** Limits of an SQS event source with a batching window. */
 export const MAX_BATCH_SIZE = 10_000;
 export const MAX_BATCHING_WINDOW = Duration.seconds(300);
+/** The largest batch an SQS event source takes without a batching window. */
+export const MAX_UNWINDOWED_BATCH_SIZE = 10;
 
 export interface EventPipelineProps {
   /** Holds the claim checks; writers get read access to them. */
@@ -38,7 +42,7 @@ export interface EventPipelineProps {
 export interface DestinationOptions {
   /** 1 to 10,000; default 100. */
   batchSize?: number;
-  /** Whole seconds, 1 s to 300 s; default 5 s. */
+  /** Whole seconds, up to 300 s; default 5 s. 0 (no waiting) allows batches of at most 10. */
   maxBatchingWindow?: Duration;
 }
 
@@ -48,18 +52,24 @@ export class DestinationQueue extends Construct {
   readonly deadLetterQueue: Queue;
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
+  /** Receives of a message before it moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
   writer: SvcFunction | undefined;
 
   constructor(scope: Construct, readonly destination: string, props: DestinationOptions & { maxReceiveCount: number; writerTimeout: Duration }) {
     super(scope, pascal(destination));
     this.batchSize = props.batchSize ?? DEFAULT_BATCH_SIZE;
     this.maxBatchingWindow = props.maxBatchingWindow ?? DEFAULT_BATCHING_WINDOW;
+    this.maxReceiveCount = props.maxReceiveCount;
     const window = this.maxBatchingWindow.toSeconds();
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1 || this.batchSize > MAX_BATCH_SIZE) {
       throw new RangeError(`destination ${destination}: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE} (got ${this.batchSize})`);
     }
-    if (window < 1 || window > MAX_BATCHING_WINDOW.toSeconds()) {
-      throw new RangeError(`destination ${destination}: maxBatchingWindow must be 1 s to ${MAX_BATCHING_WINDOW.toHumanString()} (got ${this.maxBatchingWindow.toHumanString()})`);
+    if (!Number.isInteger(window) || window < 0 || window > MAX_BATCHING_WINDOW.toSeconds()) {
+      throw new RangeError(`destination ${destination}: maxBatchingWindow must be whole seconds up to ${MAX_BATCHING_WINDOW.toHumanString()} (got ${this.maxBatchingWindow.toHumanString()})`);
+    }
+    if (window === 0 && this.batchSize > MAX_UNWINDOWED_BATCH_SIZE) {
+      throw new RangeError(`destination ${destination}: a batchSize above ${MAX_UNWINDOWED_BATCH_SIZE} needs a maxBatchingWindow of at least 1 s (got ${this.batchSize} without one)`);
     }
 
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
@@ -175,7 +185,8 @@ export class EventPipeline extends Construct {
         ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
       }),
     );
-    this.props.bucket.grantRead(writer, `${CLAIM_CHECK_PREFIX}*`);
+    // Read the claim checks, nothing else of the bucket (they are expired by a lifecycle rule, never deleted by readers).
+    Grant.addToPrincipal({ grantee: writer, actions: ['s3:GetObject'], resourceArns: [this.props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)] });
     target.writer = writer;
     return writer;
   }

@@ -1,11 +1,13 @@
 /**
  * The ingest API: the audit API Lambda behind an API Gateway HTTP API, with the DynamoDB tables that
- * hold its per-IP rate-limit counters and its idempotency records. Accepted events go to the queue of every destination.
+ * hold its per-IP rate-limit counters and its idempotency records. Accepted events go to the queue of
+ * every destination that takes audit events (the queues the edge feeds are not its business).
  */
 import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -24,7 +26,7 @@ export const AUDIT_ROUTES: ReadonlyArray<{ path: string; method: HttpMethod }> =
 ];
 
 export interface IngestApiProps {
-  /** The event queue of each destination, by destination name; every accepted event goes to all. */
+  /** The queue of each destination that takes audit events, by destination name; every accepted event goes to all. */
   queues: Readonly<Record<string, IQueue>>;
   /** Where the queue puts claim checks of large events. */
   bucket: IBucket;
@@ -68,10 +70,15 @@ export class IngestApi extends Construct {
       ...(this.idempotencyTable ? { [LAMBDA_ENV.idempotencyTable]: this.idempotencyTable.tableName } : {}),
     };
     this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configFile: props.configFile, environment });
-    this.table.grantReadWriteData(this.handler);
-    this.idempotencyTable?.grantReadWriteData(this.handler);
-    for (const [, queue] of queues) queue.grantSendMessages(this.handler);
-    props.bucket.grantPut(this.handler, `${CLAIM_CHECK_PREFIX}*`);
+    // Exactly the calls the function makes (shared/ratelimit/dynamodb.ts, shared/idempotency/dynamodb.ts,
+    // shared/queue/sqs.ts: SendMessageBatch is authorised by sqs:SendMessage, shared/queue/claim-check.ts).
+    // The sender's best-effort delete of an unsent claim check is not granted: the lifecycle rule expires it.
+    Grant.addToPrincipal({ grantee: this.handler, actions: ['dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+    if (this.idempotencyTable) {
+      Grant.addToPrincipal({ grantee: this.handler, actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], resourceArns: [this.idempotencyTable.tableArn] });
+    }
+    if (queues.length > 0) Grant.addToPrincipal({ grantee: this.handler, actions: ['sqs:SendMessage'], resourceArns: queues.map(([, queue]) => queue.queueArn) });
+    Grant.addToPrincipal({ grantee: this.handler, actions: ['s3:PutObject'], resourceArns: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)] });
 
     // No API Gateway CORS configuration (corsPreflight) on purpose: the function answers CORS itself
     // (middy http-cors), because the allowed origins come from the Svc config and the same handler

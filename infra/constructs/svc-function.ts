@@ -1,10 +1,13 @@
 /**
  * SvcFunction: a NodejsFunction with our Lambda defaults, so every Svc function is built and run the
  * same way — Node 22 on arm64, one minified ESM file with source maps, bundled by the local esbuild
- * (there is no Docker engine), the validated config file inside the bundle, logs with a retention.
+ * (there is no Docker engine), the validated config file inside the bundle, logs with a retention,
+ * and an execution role of its own that may write to that log group and nothing else (grants add
+ * the rest): no AWS managed policy, whose `logs:*` on every resource a least-privilege review flags.
  */
 import { join, resolve } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -25,19 +28,34 @@ export const LAMBDA_TASK_ROOT = '/var/task';
  */
 export const ESM_REQUIRE_BANNER = "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);";
 
+/**
+ * What a function in a VPC needs to attach its network interfaces: the actions of AWS's
+ * AWSLambdaVPCAccessExecutionRole. The EC2 Describe actions have no resource-level permissions and
+ * Lambda checks the others against `*` when it creates the function, so AWS requires Resource `*`
+ * here (https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc.html#configuration-vpc-permissions).
+ */
+export const VPC_ENI_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
+
 /** Bundling options a function may add; format, target, minify, source maps and hooks are fixed. */
 export type SvcBundlingOptions = Pick<BundlingOptions, 'externalModules' | 'nodeModules' | 'define' | 'loader' | 'esbuildArgs' | 'keepNames'>;
 
 export interface SvcFunctionProps
   extends Omit<
     NodejsFunctionProps,
-    'entry' | 'handler' | 'runtime' | 'architecture' | 'projectRoot' | 'depsLockFilePath' | 'bundling' | 'code' | 'logRetention' | 'logRetentionRole' | 'logRetentionRetryOptions'
+    'entry' | 'handler' | 'runtime' | 'architecture' | 'projectRoot' | 'depsLockFilePath' | 'bundling' | 'code' | 'logRetention' | 'logRetentionRole' | 'logRetentionRetryOptions' | 'role' | 'logGroup'
   > {
   /** Entry file relative to the repository root, e.g. `functions/audit/lambda.ts`; it exports `handler`. */
   entry: string;
   /** The validated Svc config file; bundled as BUNDLED_CONFIG_FILE, its path given in SVC_CONFIG. */
   configFile: string;
-  /** Retention of the function's log group (ignored when `logGroup` is given). Default one month. */
+  /** Retention of the function's log group. Default one month. */
   logRetention?: RetentionDays;
   bundling?: SvcBundlingOptions;
 }
@@ -45,12 +63,18 @@ export interface SvcFunctionProps
 export class SvcFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: SvcFunctionProps) {
     const { entry, configFile, logRetention, bundling, environment, ...rest } = props;
+    const logGroup = new LogGroup(scope, `${id}Logs`, { retention: logRetention ?? RetentionDays.ONE_MONTH });
+    const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    // The log group exists (the stack creates it), so the function only adds streams and events to it.
+    logGroup.grantWrite(role);
+    if (rest.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: [...VPC_ENI_ACTIONS], resources: ['*'] }));
     super(scope, id, {
       memorySize: 512,
       timeout: Duration.seconds(10),
       tracing: Tracing.DISABLED,
       ...rest,
-      logGroup: rest.logGroup ?? new LogGroup(scope, `${id}Logs`, { retention: logRetention ?? RetentionDays.ONE_MONTH }),
+      role,
+      logGroup,
       entry: repoPath(entry),
       handler: 'handler',
       runtime: Runtime.NODEJS_22_X,

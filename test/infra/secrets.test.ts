@@ -31,6 +31,7 @@ const AUDIT_TOKEN = 'the-audit-token-from-secrets-manager';
 const CONFIG = `Svc:
   tsdbConfig:
     enable: true
+    host: influx.example.com
     version: 2
     v2Config:
       org: svc
