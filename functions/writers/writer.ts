@@ -13,7 +13,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { DestinationContext } from '../../shared/destinations/build.js';
 import { makeWriterHandler, type WriterHandler } from '../../shared/destinations/handler.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
-import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
+import { PointClock } from '../../shared/destinations/point-clock.js';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import type { CloudDestinationName } from '../contract.js';
 import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
