@@ -18,13 +18,17 @@ export { RATE_LIMIT_TABLE_KEYS } from '../shared/ratelimit/port.js';
 export const CLOUD_DESTINATIONS = ['tsdb', 'parquet', 'monsaas'] as const;
 export type CloudDestinationName = (typeof CLOUD_DESTINATIONS)[number];
 
-/** The Lambda entry files, relative to the repository root: the audit API, and the writer of each cloud destination. */
+/**
+ * The Lambda entry files, relative to the repository root: the audit API, and the writer of each
+ * cloud destination. Each writer has its own thin entry over functions/writers/writer.ts, importing
+ * only its destination's builder, so each bundle holds one destination's code.
+ */
 export const ENTRIES = {
   audit: 'functions/audit/lambda.ts',
   writers: {
-    tsdb: 'functions/writers/lambda.ts',
-    parquet: 'functions/writers/lambda.ts',
-    monsaas: 'functions/writers/lambda.ts',
+    tsdb: 'functions/writers/tsdb.ts',
+    parquet: 'functions/writers/parquet.ts',
+    monsaas: 'functions/writers/monsaas.ts',
   },
 } as const satisfies { audit: string; writers: Record<CloudDestinationName, string> };
 

@@ -1,13 +1,14 @@
 /**
  * What every Lambda entry builds once per container: the bundled config with its secret references
- * fetched, the logger (JSON, secrets scrubbed) and the error tracker.
+ * fetched, the logger (JSON lines on stdout, secrets scrubbed; the core logger, without pino-pretty
+ * and log files) and the error tracker.
  */
 import { loadConfigFile } from '../shared/config/load.js';
 import type { SvcConfig } from '../shared/config/schema.js';
 import { secretReader, type SecretRefAt } from '../shared/config/secret-refs.js';
 import { secretValues } from '../shared/config/secrets.js';
 import { ErrorTracker } from '../shared/errors/tracker.js';
-import { createLogger, type Logger } from '../shared/logging/logger.js';
+import { createJsonLogger, type Logger } from '../shared/logging/pino-core.js';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from './lambda-env.js';
 
 export interface LambdaRuntime {
@@ -29,6 +30,6 @@ export async function lambdaRuntime(reader: string, env: NodeJS.ProcessEnv = pro
   // Loaded only when needed: a function without references does not initialise the Secrets Manager
   // and SSM clients at cold start (the bundle inlines them either way).
   const { config } = bundled.secretRefs.some(wanted) ? await (await import('../shared/secrets/fetch.js')).resolveConfigSecrets(bundled, { env, wanted }) : bundled;
-  const { logger } = await createLogger({ level: config.logLevel, pretty: false, secrets: secretValues(config) });
+  const logger = createJsonLogger({ level: config.logLevel, secrets: secretValues(config) });
   return { config, logger, errors: new ErrorTracker({ enabled: config.errorTracking.enable, log: logger }) };
 }

@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbIdempotencyStore } from '../../shared/idempotency/dynamodb.js';
-import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
+import { PointClock } from '../../shared/destinations/point-clock.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';

@@ -18,7 +18,7 @@ export const DEFAULT_MAX_RECEIVE_COUNT = 5;
 export const DEFAULT_WRITER_TIMEOUT = Duration.seconds(60);
 export const DEFAULT_BATCH_SIZE = 100;
 export const DEFAULT_BATCHING_WINDOW = Duration.seconds(5);
-/** The writer Lambda entry of each cloud destination (one function per destination, told which by SVC_DESTINATION). */
+/** The writer Lambda entry of each cloud destination: one entry (and bundle) per destination; SVC_DESTINATION checks the wiring. */
 export const WRITER_ENTRIES = ENTRIES.writers;
 
 /** Limits of an SQS event source with a batching window. */

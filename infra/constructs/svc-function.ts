@@ -13,6 +13,7 @@ import { NodejsFunction, OutputFormat, type BundlingOptions, type NodejsFunction
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/contract.js';
+import { LAMBDA_BUNDLING } from './esbuild-options.js';
 import { LOCK_FILE, REPO_ROOT, repoPath } from '../paths.js';
 
 /**
@@ -20,13 +21,6 @@ import { LOCK_FILE, REPO_ROOT, repoPath } from '../paths.js';
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime
  */
 export const LAMBDA_TASK_ROOT = '/var/task';
-
-/**
- * esbuild banner for ESM output: bundled CommonJS dependencies (parts of the AWS SDK among them) call
- * `require` for Node built-ins, which ESM does not define. The alias keeps the banner's import from
- * clashing with a bundled module's own `import { createRequire }`.
- */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);";
 
 /**
  * What a function in a VPC needs to attach its network interfaces: the actions of AWS's
@@ -88,17 +82,16 @@ export class SvcFunction extends NodejsFunction {
         ...environment,
       },
       bundling: {
-        // Bundle everything, the AWS SDK included (the default leaves @aws-sdk/* to the runtime's
-        // copy): the function then runs the SDK version the tests ran, not whatever the runtime has.
-        externalModules: [],
+        // The options bench/bundles.mjs bundles with too (esbuild-options.ts: the SDK is the runtime's).
+        externalModules: [...LAMBDA_BUNDLING.externalModules],
         ...bundling,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
+        format: LAMBDA_BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
+        target: LAMBDA_BUNDLING.target,
+        mainFields: [...LAMBDA_BUNDLING.mainFields],
+        banner: LAMBDA_BUNDLING.banner,
+        minify: LAMBDA_BUNDLING.minify,
+        sourceMap: LAMBDA_BUNDLING.sourceMap,
+        sourcesContent: LAMBDA_BUNDLING.sourcesContent,
         forceDockerBundling: false,
         commandHooks: {
           beforeBundling: () => [],

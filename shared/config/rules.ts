@@ -3,8 +3,8 @@
  * with defaults. Errors stop the start; warnings are logged.
  */
 import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
-import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/mappers.js';
-import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/mappers.js';
+import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/attributes.js';
+import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/names.js';
 import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';

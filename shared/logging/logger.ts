@@ -12,34 +12,15 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
-import type { DestinationStream, StreamEntry } from 'pino';
+import type { DestinationStream } from 'pino';
 import PinoPretty from 'pino-pretty';
 import pinoRoll from 'pino-roll';
 import type { SonicBoom } from 'sonic-boom';
 import type { LogLevelName } from '../config/builders.js';
-import { SECRET_KEYS } from '../config/secrets.js';
-import { SVC_NAME } from '../version.js';
+import { ALL_LEVELS, svcLogger } from './pino-core.js';
 
-/** pino's own levels stay (trace, fatal and the four shared ones); these two are added. */
-const CUSTOM_LEVELS = { silly: 5, verbose: 25 } as const;
-type CustomLevelName = keyof typeof CUSTOM_LEVELS;
-
-/** pino level numbers of Svc's levels: silly < (trace) < debug < verbose < info < warn < error (< fatal). */
-export const LOG_LEVEL_VALUES = {
-  silly: CUSTOM_LEVELS.silly,
-  debug: 20,
-  verbose: CUSTOM_LEVELS.verbose,
-  info: 30,
-  warn: 40,
-  error: 50,
-} as const satisfies Record<LogLevelName, number>;
-
-/** Every level the logger knows, pino's and Svc's, by name. */
-const ALL_LEVELS: Readonly<Record<string, number>> = { ...pino.levels.values, ...CUSTOM_LEVELS };
-
-export type Logger = pino.Logger<CustomLevelName, false>;
-
-export const REDACTED = '[REDACTED]';
+export { LOG_LEVEL_VALUES, REDACTED, lineScrubber, redactPaths, type Logger } from './pino-core.js';
+import type { Logger } from './pino-core.js';
 
 /** Default rotation: one file a day, this many kept besides the current one. */
 const KEEP_FILES = 14;
@@ -77,30 +58,16 @@ export interface LoggerHandle {
 export async function createLogger(options: LoggerOptions): Promise<LoggerHandle> {
   const ownBooms: SonicBoom[] = [];
   const fileBooms: SonicBoom[] = [];
-  // Every stream takes every line: the logger's level is the one threshold, so changing
-  // `logger.level` at run time works for all streams. (multistream's default per stream is info.)
-  const streams: StreamEntry<number>[] = [{ stream: consoleStream(options, ownBooms), level: lowestLevel() }];
+  const streams: DestinationStream[] = [consoleStream(options, ownBooms)];
 
   if (options.fileLogging === true) {
     const file = await openLogFile(resolve(options.logDirectory ?? 'log'));
     ownBooms.push(file);
     fileBooms.push(file);
-    streams.push({ stream: file, level: lowestLevel() });
+    streams.push(file);
   }
 
-  const logger = pino<CustomLevelName, false>(
-    {
-      name: options.name ?? SVC_NAME,
-      level: options.level,
-      customLevels: CUSTOM_LEVELS,
-      useOnlyCustomLevels: false,
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: redactPaths(SECRET_KEYS), censor: REDACTED },
-      hooks: { streamWrite: lineScrubber(options.secrets ?? []) },
-    },
-    pino.multistream(streams, { levels: { ...ALL_LEVELS } }),
-  );
+  const logger = svcLogger({ level: options.level, ...(options.secrets !== undefined ? { secrets: options.secrets } : {}), ...(options.name !== undefined ? { name: options.name } : {}) }, streams);
 
   const flush = (): void => {
     for (const boom of ownBooms) flushQuietly(boom);
@@ -119,10 +86,6 @@ export async function createLogger(options: LoggerOptions): Promise<LoggerHandle
   };
 
   return { logger, flush, close };
-}
-
-function lowestLevel(): number {
-  return Math.min(...Object.values(ALL_LEVELS));
 }
 
 /** JSON lines or pino-pretty, to the given destination or stdout. */
@@ -244,46 +207,3 @@ function endBoom(boom: SonicBoom): Promise<void> {
   });
 }
 
-/** pino redact paths of the secret keys at depth 1 to 4 (`key`, `*.key`, `*.*.key`, `*.*.*.key`). */
-export function redactPaths(keys: readonly string[]): string[] {
-  const paths: string[] = [];
-  for (const key of keys) {
-    const top = /^[A-Za-z_$][\w$]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
-    const nested = top.startsWith('[') ? top : `.${top}`;
-    paths.push(top, `*${nested}`, `*.*${nested}`, `*.*.*${nested}`);
-  }
-  return paths;
-}
-
-/** `scheme://userinfo@` in a JSON line; userinfo may contain JSON escapes but no quote, slash or space. */
-const URL_CREDENTIALS = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)(?:[^\s/?#@"\\]|\\.)+@/g;
-/** A JSON string literal. */
-const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
-
-/**
- * The `streamWrite` hook: replaces the secret values (as they appear JSON-escaped) inside the
- * line's strings, and URL credentials. Without secrets, a line without `://` costs one `includes`.
- */
-export function lineScrubber(secrets: readonly string[]): (line: string) => string {
-  const escaped = [...new Set(secrets.filter((secret) => secret.length > 0))]
-    .map((secret) => JSON.stringify(secret).slice(1, -1))
-    .sort((a, b) => b.length - a.length);
-  const secretPattern = escaped.length > 0 ? new RegExp(escaped.map(escapeRegExp).join('|'), 'g') : undefined;
-
-  return (line: string): string => {
-    let out = line;
-    if (secretPattern !== undefined) {
-      secretPattern.lastIndex = 0;
-      if (secretPattern.test(out)) {
-        // Only inside strings, so a secret that looks like a number or a key cannot break the JSON.
-        out = out.replace(JSON_STRING, (literal) => literal.replace(secretPattern, REDACTED));
-      }
-    }
-    if (out.includes('://')) out = out.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
-    return out;
-  };
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}

@@ -1,5 +1,5 @@
 /**
- * A secret reference end to end: the built writer Lambda entry (functions/writers/lambda.ts) cold
+ * A secret reference end to end: the built writer Lambda entry (functions/writers/tsdb.ts) cold
  * starts as AWS runs it, in a fresh Node process, with the tsdb password in the bundled config as
  * `${aws-secret:svc/tsdb#password}`. It fetches it from the local Secrets Manager stand-in
  * (test/support/aws-secrets.ts: no emulator of the service exists here) once, writes to a real
@@ -91,7 +91,7 @@ describe('writer Lambda with the tsdb password in Secrets Manager', () => {
   beforeEach(() => aws.reset());
 
   it('fetches the password once per cold start and writes with it on every invocation', async () => {
-    const entry = join(REPO_ROOT, 'dist/functions/writers/lambda.js');
+    const entry = join(REPO_ROOT, 'dist/functions/writers/tsdb.js');
     const events: SQSEvent[] = [{ Records: [record('m1', '1710233120000000001')] }, { Records: [record('m2', '1710233120000000002')] }];
     const script = `const { handler } = await import(${JSON.stringify(entry)});
 const out = [];
@@ -125,7 +125,7 @@ logger.warn({}, 'a message that happens to quote ' + ${JSON.stringify(PASSWORD)}
   });
 
   it('fails the cold start naming the key and the reference when the secret cannot be fetched', async () => {
-    const entry = join(REPO_ROOT, 'dist/functions/writers/lambda.js');
+    const entry = join(REPO_ROOT, 'dist/functions/writers/tsdb.js');
     const file = config('${aws-secret:svc/tsdb#pasword}');
     const { code, stdout, stderr } = await run(`await import(${JSON.stringify(entry)});`, file, aws);
     expect(code).not.toBe(0);

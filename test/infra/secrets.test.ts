@@ -5,7 +5,7 @@
  * local Secrets Manager stand-in (test/support/aws-secrets.ts: no emulator of it exists here).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -163,6 +163,9 @@ describe('the bundled audit function', () => {
     const functions = template.findResources('AWS::Lambda::Function') as Record<string, Resource>;
     const audit = Object.entries(functions).find(([id]) => id.startsWith('IngestApiAuditFunction'))?.[1];
     const assetDir = join(outdir, `asset.${(audit?.Properties['Code'] as { S3Key: string }).S3Key.replace(/\.zip$/, '')}`);
+    // The AWS SDK is not in the bundle (infra/constructs/esbuild-options.ts): the Lambda runtime
+    // provides it, the repository's node_modules stands in for it here.
+    if (!existsSync(join(assetDir, 'node_modules'))) symlinkSync(join(REPO_ROOT, 'node_modules'), join(assetDir, 'node_modules'), 'dir');
     const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(join(assetDir, 'index.mjs')).href)});
 const call = (authorization) => handler({ version: '2.0', rawPath: '/api/v1/test-connection', headers: { authorization }, isBase64Encoded: false,
   requestContext: { http: { method: 'GET', path: '/api/v1/test-connection', sourceIp: '192.0.2.1' } } }, { awsRequestId: 'test' });

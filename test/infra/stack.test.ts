@@ -4,7 +4,7 @@
  * before any bundling. One test also runs the real CDK CLI against the compiled app in dist/.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -218,7 +218,10 @@ describe('SvcStack', () => {
     expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
 
     // The bundle loads as an ES module (the banner's require included) and answers a preflight.
-    // The rate limit is off in the test config, so nothing reaches for AWS.
+    // The rate limit is off in the test config, so nothing reaches for AWS. The AWS SDK is not in the
+    // bundle (infra/constructs/esbuild-options.ts): the Lambda runtime provides it, the repository's
+    // node_modules stands in for it here.
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(assetDir, 'node_modules'), 'dir');
     const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(join(assetDir, 'index.mjs')).href)});
 const event = { version: '2.0', rawPath: '/api/v1/audit-event', headers: { origin: 'https://analytics.example.com' }, isBase64Encoded: false,
   requestContext: { http: { method: 'OPTIONS', path: '/api/v1/audit-event', sourceIp: '192.0.2.1' } } };

@@ -1,9 +1,11 @@
 /**
- * The writer Lambda entry (functions/writers/lambda.ts, built into dist/) run as AWS runs it: a
- * fresh Node process with its bundled config and environment, the handler called with SQS events,
- * its logs on stdout. The tsdb writer takes every kind the config routes to the tsdb (audit, user,
- * log, points) and writes them to a real influxd; an event of a kind it does not take fails its
- * message (batch item failure) and is logged at ERROR, never acknowledged unwritten.
+ * The writer Lambda entries (functions/writers/<destination>.ts, built into dist/) run as AWS runs
+ * them: a fresh Node process with its bundled config and environment, the handler called with SQS
+ * events, its logs on stdout. The tsdb writer takes every kind the config routes to the tsdb (audit,
+ * user, log, points) and writes them to a real influxd; the monsaas writer takes the platform kinds
+ * routed to monsaas and POSTs them to a recording HTTP server standing in for the SaaS (no local
+ * stand-in of the service exists, test/support/recording-http.ts). An event of a kind a writer does
+ * not take fails its message (batch item failure) and is logged at ERROR, never acknowledged unwritten.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { encodePacked } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { auditQueued } from '../../support/audit.js';
 import { REPO_ROOT } from '../../support/build.js';
+import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
 import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
 import { PROXY, START_SESSION, logQueued, userQueued } from '../../shared/platform/fixtures.js';
 import { EVENT_COUNT, pointsQueued } from '../../shared/platform/queued.js';
@@ -40,15 +43,15 @@ function record(messageId: string, events: QueuedEvent[]): SQSRecord {
  * Runs the built Lambda entry in a child process and calls its handler with each event in turn: the
  * answers come back on stderr (one line), the log lines on stdout (the logger writes to fd 1).
  */
-async function invoke(configFile: string, events: SQSEvent[]): Promise<{ responses: SQSBatchResponse[]; log: Record<string, unknown>[] }> {
-  const entry = join(REPO_ROOT, 'dist/functions/writers/lambda.js');
+async function invoke(destination: 'tsdb' | 'monsaas', configFile: string, events: SQSEvent[], env: Record<string, string> = {}): Promise<{ responses: SQSBatchResponse[]; log: Record<string, unknown>[]; code: number | null; stderr: string }> {
+  const entry = join(REPO_ROOT, `dist/functions/writers/${destination}.js`);
   const script = `const { handler } = await import(${JSON.stringify(entry)});
 const out = [];
 for (const event of JSON.parse(process.env.TEST_EVENTS)) out.push(await handler(event));
 process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     // No S3 is reached (no claim checks in these events); the client only needs a region to be made.
-    env: { PATH: process.env.PATH ?? '', SVC_CONFIG: configFile, SVC_DESTINATION: 'tsdb', SVC_CLAIM_CHECK_BUCKET: 'claims', AWS_REGION: 'us-east-1', TEST_EVENTS: JSON.stringify(events) },
+    env: { PATH: process.env.PATH ?? '', SVC_CONFIG: configFile, SVC_DESTINATION: destination, SVC_CLAIM_CHECK_BUCKET: 'claims', AWS_REGION: 'us-east-1', TEST_EVENTS: JSON.stringify(events), ...env },
   });
   let stdout = '';
   let stderr = '';
@@ -56,13 +59,19 @@ process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const line = stderr.split('\n').find((l) => l.startsWith('RESPONSES '));
-  if (code !== 0 || line === undefined) throw new Error(`writer Lambda exited with ${code}:\n${stderr}\n${stdout}`);
-  const responses = JSON.parse(line.slice('RESPONSES '.length)) as SQSBatchResponse[];
+  if (events.length > 0 && (code !== 0 || line === undefined)) throw new Error(`writer Lambda exited with ${code}:\n${stderr}\n${stdout}`);
+  const responses = line === undefined ? [] : (JSON.parse(line.slice('RESPONSES '.length)) as SQSBatchResponse[]);
   const log = stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { responses, log };
+  return { responses, log, code, stderr };
+}
+
+function writeConfig(lines: string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'writer-lambda-')), 'svc.yaml');
+  writeFileSync(file, ['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'));
+  return file;
 }
 
 async function measurements(influx: InfluxdHandle): Promise<string[]> {
@@ -100,7 +109,7 @@ describe('writer Lambda (tsdb)', () => {
     const health = healthQueued();
     const user2 = userQueued(START_SESSION, '1710234000000000043');
 
-    const { responses, log: lines } = await invoke(configFile, [
+    const { responses, log: lines } = await invoke('tsdb', configFile, [
       { Records: [record('m-audit', [audit]), record('m-user', [user]), record('m-log', [log]), record('m-points', [points])] },
       { Records: [record('m-health', [health]), record('m-user2', [user2])] },
     ]);
@@ -114,5 +123,52 @@ describe('writer Lambda (tsdb)', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ level: 'error', destination: 'tsdb', kind: 'health', messageId: 'm-health' });
     expect(refused[0]?.msg).toContain('does not take that kind');
+  });
+});
+
+describe('writer Lambda (monsaas)', () => {
+  let saas: RecordingServer;
+  let configFile: string;
+  beforeAll(async () => {
+    saas = await startRecordingServer();
+    configFile = writeConfig([
+      'monsaas:', '  enable: true', '  metric:', `    url: ${saas.url}/metric/v1`, '  event:', `    url: ${saas.url}`,
+      'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+      'userEvents:', '  enable: true', '  sendToMonSaas:', '    enable: true', '    destinationAccount: [ops]',
+      'logEvents:', '  source:', '    proxy:', '      enable: true',
+      '  sendToMonSaas:', '    enable: true', '    destinationAccount: [ops]', '    source:', '      proxy:', '        enable: true',
+    ]);
+  });
+  afterAll(() => saas?.stop());
+
+  it('POSTs the user and log events routed to monsaas, and fails a kind it does not take', async () => {
+    const user = userQueued(START_SESSION, '1710234000000000051');
+    const log = { ...logQueued(PROXY, '1710233101876000052') };
+    // monsaas never takes audit events, and this config sends no points anywhere.
+    const audit = { ...auditQueued(), timeNs: '1710233120000000053' };
+    const points = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
+
+    const { responses, log: lines } = await invoke('monsaas', configFile, [
+      { Records: [record('m-user', [user]), record('m-log', [log])] },
+      { Records: [record('m-audit', [audit]), record('m-points', [points])] },
+    ]);
+
+    expect(responses).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [{ itemIdentifier: 'm-audit' }, { itemIdentifier: 'm-points' }] }]);
+    expect(saas.requests.map((r) => [r.method, r.url, r.headers['api-key']])).toEqual([
+      ['POST', '/v1/accounts/111/events', 'key-1'],
+      ['POST', '/v1/accounts/111/events', 'key-1'],
+    ]);
+    expect(saas.requests.map((r) => (r.body as { eventType?: string }).eventType).sort()).toEqual(['qs_logEvent', 'qs_userEvent']);
+    const refused = lines.filter((l) => l.eventId === audit.id || l.eventId === points.id);
+    expect(refused.map((l) => [l.level, l.destination, l.kind])).toEqual([
+      ['error', 'monsaas', 'audit'],
+      ['error', 'monsaas', 'points'],
+    ]);
+  });
+
+  it('refuses to start when SVC_DESTINATION names another destination than its bundle', async () => {
+    const { code, stderr } = await invoke('monsaas', configFile, [], { SVC_DESTINATION: 'tsdb' });
+    expect(code).not.toBe(0);
+    expect(stderr).toContain("SVC_DESTINATION=tsdb, but this is the monsaas writer's bundle");
   });
 });

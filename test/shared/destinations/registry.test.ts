@@ -350,9 +350,23 @@ describe('cloudWriterDestination (the destination a writer Lambda serves)', () =
     expect(taken(config(...TSDB, ...AUDIT('parquet')), 'tsdb')).toBeNull();
   });
 
-  it('parquet takes audit events; MQTT and monsaas are not writer Lambdas', () => {
+  it('parquet takes audit events; MQTT is not a writer Lambda', () => {
     expect(taken(config(...TSDB, ...AUDIT('tsdb, parquet'), ...PLATFORM), 'parquet')).toEqual({ name: 'parquet', kinds: ['audit'] });
     expect(taken(config(...TSDB, ...AUDIT('tsdb'), ...PLATFORM), 'parquet')).toBeNull();
     expect(taken(config(...MQTT, ...USER('sendToMQTT:', '  enable: true', '  postTo:', '    everythingTopic:', '      enable: true')), 'mqtt')).toBeNull();
+  });
+
+  it('monsaas: the destination local mode builds, taking the platform kinds routed to monsaas (never audit events), null for none', () => {
+    const userAndLog = [
+      ...MONSAAS,
+      ...USER('sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]'),
+      ...LOG('sendToMonSaas:', '  enable: true', '  destinationAccount: [ops]', '  source:', '    proxy:', '      enable: true'),
+    ];
+    const c = config(...TSDB, ...AUDIT('tsdb'), ...userAndLog);
+    expect(taken(c, 'monsaas')).toEqual({ name: 'monsaas', kinds: ['user-event', 'log-event'] });
+    const local = platformDestinations(ctx(c)).destinations.find((d) => d.destination.name === 'monsaas')?.destination;
+    expect(cloudWriterDestination(ctx(c), 'monsaas')?.constructor).toBe(local?.constructor);
+    expect(taken(config(...METRICS(['engine:', '  cpu:', '    enable: true', 'proxy:', '  sessions:', '    enable: true']), ...SERVERS({ extract: true, enable: true, proxies: '[{virtualProxy: /hdr}]' })), 'monsaas')?.kinds).toEqual(['health', 'user-sessions']);
+    expect(taken(config(...MONSAAS, ...AUDIT('parquet')), 'monsaas')).toBeNull();
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * How every Svc Lambda function is bundled: the esbuild options SvcFunction gives NodejsFunction, in
+ * one place, so `bench/bundles.mjs` bundles exactly what `cdk synth` bundles. No runtime
+ * dependencies (the bench imports this from dist/ without loading aws-cdk-lib).
+ *
+ * The AWS SDK is NOT bundled: the nodejs22.x runtime ships the SDK for JavaScript v3 (every
+ * `@aws-sdk/client-*` and the `@smithy/*` packages they use, importable from an ES module handler),
+ * and the SDK is most of a function's size — the SQS client alone bundles to about 310 KB minified, the
+ * three clients the audit function uses to about 490 KB, above the audit function's 300 KB target
+ * before any of Svc's code. The functions then run the runtime's SDK version, which AWS updates
+ * with the runtime; Svc calls only long-stable operations (SendMessageBatch, GetObject, PutObject,
+ * UpdateItem, PutItem). `bench/bundles.mjs` checks that a bundle imports nothing else from outside.
+ * https://docs.aws.amazon.com/lambda/latest/dg/lambda-nodejs.html (runtime-included SDK versions)
+ */
+import type { BuildOptions } from 'esbuild';
+
+/**
+ * esbuild banner for ESM output: bundled CommonJS dependencies call `require` for Node built-ins,
+ * which ESM does not define. The alias keeps the banner's import from clashing with a bundled
+ * module's own `import { createRequire }`.
+ */
+export const ESM_REQUIRE_BANNER = "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);";
+
+/** Packages left to the Lambda runtime (see above). */
+export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
+
+/** The fixed options, in NodejsFunction's terms (SvcFunction) and esbuild's (the bench): one set of values. */
+export const LAMBDA_BUNDLING = {
+  format: 'esm',
+  target: 'node22',
+  platform: 'node',
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_BANNER,
+  minify: true,
+  sourceMap: true,
+  sourcesContent: false,
+  externalModules: RUNTIME_PROVIDED_MODULES,
+} as const;
+
+/** The bundle's file name NodejsFunction writes for ESM output. */
+export const BUNDLE_FILE = 'index.mjs';
+
+/**
+ * The esbuild build options NodejsFunction's local bundling passes on the command line for
+ * LAMBDA_BUNDLING (`--bundle <entry> --target --platform --format --outfile --minify --sourcemap
+ * --sources-content=false --external:… --banner:js --main-fields`), for esbuild's API.
+ */
+export function lambdaEsbuildOptions(entry: string, outfile: string): BuildOptions {
+  const b = LAMBDA_BUNDLING;
+  return {
+    entryPoints: [entry],
+    bundle: true,
+    outfile,
+    format: b.format,
+    target: b.target,
+    platform: b.platform,
+    mainFields: [...b.mainFields],
+    banner: { js: b.banner },
+    minify: b.minify,
+    sourcemap: b.sourceMap,
+    sourcesContent: b.sourcesContent,
+    external: [...b.externalModules],
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * §0.3 point times: `eventMs × 1,000,000 + a discriminator` nanoseconds, and the process-wide counter
+ * that makes the discriminators. A module of its own (line-protocol.ts re-exports it): the audit API
+ * and every writer make a PointClock, and importing it must not bring in the tsdb's code.
+ */
+const NS_PER_MS = 1_000_000n;
+/** The last millisecond a point time can have: 2^63 - 1 nanoseconds after the epoch (2262-04-11). */
+export const MAX_POINT_MS = 9_223_372_036_854;
+const DISCRIMINATOR_MODULUS = 1_000_000n;
+
+/**
+ * §0.3: `eventMs × 1,000,000 + (discriminator mod 1,000,000)` nanoseconds. A fractional `eventMs` is
+ * floored to the millisecond.
+ */
+export function pointTime(eventMs: number, discriminator: bigint | number): bigint {
+  if (!Number.isFinite(eventMs)) throw new RangeError(`event time is not finite: ${eventMs}`);
+  if (typeof discriminator === 'number' && !Number.isInteger(discriminator)) throw new RangeError(`discriminator is not an integer: ${discriminator}`);
+  const c = ((BigInt(discriminator) % DISCRIMINATOR_MODULUS) + DISCRIMINATOR_MODULUS) % DISCRIMINATOR_MODULUS;
+  return BigInt(Math.floor(eventMs)) * NS_PER_MS + c;
+}
+
+/**
+ * §0.3's process-wide counter: one instance per process, handed to every source that builds points
+ * (injected, not a module global, so tests get their own). Each `next()` takes the next counter
+ * value, modulo 1,000,000.
+ */
+export class PointClock {
+  private counter: number;
+
+  constructor(start = 0) {
+    if (!Number.isInteger(start) || start < 0) throw new RangeError(`counter start must be a non-negative integer: ${start}`);
+    this.counter = start % 1_000_000;
+  }
+
+  /** The timestamp of the next point built for an event at `eventMs`. */
+  next(eventMs: number): bigint {
+    return this.reserve(eventMs, 1);
+  }
+
+  /**
+   * The timestamp of the first of `points` points of one event at `eventMs`, taking that many counter
+   * values; the others are `nthPointTime(first, i)`. (A poll's points are built at the writers,
+   * after the queue, from the one time the edge decided.)
+   */
+  reserve(eventMs: number, points: number): bigint {
+    const time = pointTime(eventMs, this.counter);
+    this.counter = (this.counter + points) % 1_000_000;
+    return time;
+  }
+}
+
+/** The time of point `i` of an event whose first point is at `first` (see PointClock.reserve). */
+export function nthPointTime(first: bigint, i: number): bigint {
+  const ms = first / NS_PER_MS;
+  return pointTime(Number(ms), Number(first % NS_PER_MS) + i);
+}

@@ -1,0 +1,76 @@
+/**
+ * What each Lambda bundle holds, bundled by esbuild with the stack's options
+ * (infra/constructs/esbuild-options.ts): each writer only its own destination's code and client
+ * library, the audit function no writer code, no function the pretty printer or log-file rotation,
+ * and nothing left outside the bundle but Node's modules and the AWS SDK clients the Lambda runtime
+ * provides. Every function has the S3 client: the writers read claim checks, the audit function
+ * stores them (a request body may pass the SQS message limit: maxBodyBytes goes up to 10 MiB).
+ * Sizes and init times are bench/bundles.mjs's (tests assert no speed).
+ */
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ENTRIES } from '../../functions/contract.js';
+import { lambdaEsbuildOptions } from '../../infra/constructs/esbuild-options.js';
+import { REPO_ROOT } from '../support/build.js';
+
+interface Bundle {
+  inputs: string[];
+  externals: string[];
+}
+
+async function bundle(entry: string): Promise<Bundle> {
+  const result = await build({ ...lambdaEsbuildOptions(entry, join(REPO_ROOT, 'node_modules/.cache/svc-bundle-test/index.mjs')), absWorkingDir: REPO_ROOT, write: false, metafile: true, logLevel: 'error' });
+  const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
+  if (!output) throw new Error(`no output for ${entry}`);
+  return { inputs: Object.keys(output.inputs), externals: [...new Set(output.imports.filter((i) => i.external === true).map((i) => i.path))] };
+}
+
+/** The inputs matching any pattern: what a bundle must not hold. */
+const holding = (b: Bundle, patterns: RegExp[]) => b.inputs.filter((path) => patterns.some((p) => p.test(path)));
+
+const TSDB_CODE = [/node_modules\/(influx|@influxdata)\//, /shared\/destinations\/tsdb\/(writer|destination|client|v[123]|http|mappers|build)\.ts$/];
+const PARQUET_CODE = [/node_modules\/hyparquet/, /shared\/destinations\/files\//];
+const MONSAAS_CODE = [/shared\/destinations\/monsaas\/(client|destination|build)\.ts$/];
+const EDGE_ONLY_CODE = [/node_modules\/mqtt/, /shared\/destinations\/(mqtt|json)\//, /tablefile/];
+const CONSOLE_AND_FILE_LOGGING = [/node_modules\/(pino-pretty|pino-roll|date-fns)\//];
+
+describe('Lambda bundles: each imports only what it uses', () => {
+  const bundles = new Map<string, Bundle>();
+  beforeAll(async () => {
+    for (const [name, entry] of [['audit', ENTRIES.audit], ...Object.entries(ENTRIES.writers)] as const) bundles.set(name, await bundle(entry));
+  }, 120_000);
+  const get = (name: string): Bundle => bundles.get(name) ?? { inputs: [], externals: [] };
+
+  it('the tsdb writer holds no parquet, monsaas or edge-only code', () => {
+    expect(holding(get('tsdb'), TSDB_CODE).length).toBeGreaterThan(0);
+    expect(holding(get('tsdb'), [...PARQUET_CODE, ...MONSAAS_CODE, ...EDGE_ONLY_CODE])).toEqual([]);
+  });
+
+  it('the parquet writer holds no tsdb, monsaas or edge-only code', () => {
+    expect(holding(get('parquet'), PARQUET_CODE).length).toBeGreaterThan(0);
+    expect(holding(get('parquet'), [...TSDB_CODE, ...MONSAAS_CODE, ...EDGE_ONLY_CODE])).toEqual([]);
+  });
+
+  it('the monsaas writer holds no tsdb, parquet or edge-only code', () => {
+    expect(holding(get('monsaas'), MONSAAS_CODE).length).toBeGreaterThan(0);
+    expect(holding(get('monsaas'), [...TSDB_CODE, ...PARQUET_CODE, ...EDGE_ONLY_CODE])).toEqual([]);
+  });
+
+  it('the audit function holds no writer code', () => {
+    expect(holding(get('audit'), [...TSDB_CODE, ...PARQUET_CODE, ...MONSAAS_CODE, ...EDGE_ONLY_CODE, /shared\/destinations\/handler\.ts$/, /@aws-lambda-powertools\/batch/])).toEqual([]);
+  });
+
+  it('no function holds the pretty printer or log-file rotation', () => {
+    for (const [name, b] of bundles) expect(holding(b, CONSOLE_AND_FILE_LOGGING), name).toEqual([]);
+  });
+
+  it('leaves only Node modules and runtime-provided SDK clients outside: S3 and the secret stores everywhere, SQS and DynamoDB in the audit function only', () => {
+    const sdk = (b: Bundle) => b.externals.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).sort();
+    // Every function may resolve secret references (shared/secrets/fetch.ts, loaded only when its config has some).
+    const secretStores = ['@aws-sdk/client-secrets-manager', '@aws-sdk/client-ssm'];
+    expect(sdk(get('audit'))).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm']);
+    for (const name of Object.keys(ENTRIES.writers)) expect(sdk(get(name)), name).toEqual(['@aws-sdk/client-s3', ...secretStores]);
+  });
+});
