@@ -17,7 +17,15 @@ import { QueueFullError, QueueStorageError, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
 import type { Log } from '../logging/log.js';
 
-export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+/**
+ * A consumer group's answer: SQS's partial batch response, plus (optionally) why each failed message
+ * failed, which its dead letter records once it is out of attempts.
+ */
+export interface LocalBatchResponse extends SQSBatchResponse {
+  failureReasons?: Readonly<Record<string, string>>;
+}
+
+export type SqsBatchHandler = (event: SQSEvent) => Promise<LocalBatchResponse>;
 
 /**
  * Thrown by a consumer group's handler when its destination cannot be reached now (the network, a
@@ -355,6 +363,7 @@ export class LocalEventQueue implements EventQueue, Component {
     // Messages the destination could not be reached for: neither acknowledged nor counted as a receive.
     let unreached = new Set<string>();
     let wasUnavailable = false;
+    let reasons: Readonly<Record<string, string>> = {};
     try {
       const response = await rt.group.handler(event);
       const ids = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
@@ -363,6 +372,7 @@ export class LocalEventQueue implements EventQueue, Component {
       failedIds = known ? ids : new Set(batch.map((r) => String(r.seq)));
       if (!known) reason = 'the handler named an unknown message id';
       else if (ids.size > 0) reason = 'the handler reported the message as failed';
+      if (known) reasons = response.failureReasons ?? {};
     } catch (err) {
       failedIds = new Set();
       if (err instanceof DestinationUnavailableError) {
@@ -388,7 +398,7 @@ export class LocalEventQueue implements EventQueue, Component {
         continue;
       }
       const attempts = (state.pending.get(record.seq)?.failures ?? 0) + 1;
-      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reason)) dead.push(record.seq);
+      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reasons[String(record.seq)] ?? reason)) dead.push(record.seq);
       else failed.push(record.seq);
     }
     try {
