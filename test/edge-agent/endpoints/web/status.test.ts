@@ -50,7 +50,7 @@ describe('status model', () => {
     const first = model.report();
     expect(first.listeners[0]).toMatchObject({ type: 'log_events', received: 0, datagramsPerSecond: null, droppedPerSecond: null, kernelCounted: false });
     expect(first.listeners[0]?.dropped).toEqual({ source: 0, size: 0, rate_limit: 0, queue_full: 0 });
-    expect(first.destinations).toEqual([{ queue: 'platform', name: 'tsdb', pendingEvents: 7, queueCapacity: 500, written: 0, writesPerSecond: null, failed: 0, deadLettered: 1 }]);
+    expect(first.destinations).toEqual([{ queue: 'platform', name: 'tsdb', pendingEvents: 7, queueCapacity: 500, written: 0, writesPerSecond: null, failed: 0, deadLettered: 1, place: 'edge', unreachable: false }]);
 
     clock.advance(4_000);
     totals.received = 400;
