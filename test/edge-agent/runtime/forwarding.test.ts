@@ -13,13 +13,18 @@
  * The cases run in order on one emulator and one working directory: load, a 30 s outage, then
  * `kill -9` during a second outage.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatagramGenerator, DEFAULT_START_MS } from '../../../edge-agent/simulate/messages.js';
+import { parseConfigText } from '../../../shared/config/load.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
+import { cloudWriterDestination } from '../../../shared/destinations/registry.js';
+import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
+import { captureLog } from '../../support/audit.js';
 import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
 import { silentLog } from '../../support/log.js';
 import { freePort, freeUdpPort, LOOPBACK, sleep } from '../../support/ports.js';
@@ -39,8 +44,6 @@ let ports: { metrics: number; health: number; udp: number };
 let destination: CountingDestination;
 let consumer: QueueConsumer;
 let edge: SvcProcess | undefined;
-/** Log lines of svc edge processes that have exited (a restart starts a new output). */
-let earlierOutput = '';
 const generator = createDatagramGenerator({ seed: 13, kinds: ['engine', 'proxy', 'repository', 'scheduler'], malformed: 0, startMs: DEFAULT_START_MS, stepMs: 1 });
 
 async function startEmulator(): Promise<void> {
@@ -159,6 +162,11 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     expect(requests).toBeLessThan(events / 10);
     expect(after.value('svc_forward_unreachable', { destination: 'tsdb' })).toBe(0);
     expect(consumer.received.messages).toBe(messages);
+    // The writer Lambda built from the same config (cloudWriterDestination) takes every event forwarded.
+    const { config } = parseConfigText(readFileSync(join(cwd, 'svc.yaml'), 'utf8'), 'svc.yaml', {});
+    const { logger } = await captureLog('info');
+    const lambdaDestination = cloudWriterDestination({ config, logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() }, 'tsdb');
+    expect(destination.events.filter((e) => !lambdaDestination?.takes(e))).toEqual([]);
     expect(await health()).toEqual({ status: 200, body: { statusCode: 200, status: 'ok', forwarding: { tsdb: { state: 'ok', unreachableSince: null, pendingEvents: 0, oldestPendingAgeSeconds: 0 } } } });
   }, 60_000);
 
@@ -210,7 +218,6 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     const killed = edge;
     killed?.child.kill('SIGKILL');
     expect(await killed?.exited).toBeNull();
-    earlierOutput += killed?.output() ?? '';
     edge = await startEdge();
     expect(edge.output()).toMatch(new RegExp(`event queue recovered ${queued} undelivered event\\(s\\) from disk`));
     await startEmulator();
@@ -218,4 +225,22 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     expectEachOnce();
     await expect.poll(pendingTsdb).toBe(0);
   }, 120_000);
+});
+
+describe('svc local with Svc.cloud', () => {
+  it('does not forward: it logs one WARN saying so', async () => {
+    const local = mkdtempSync(join(tmpdir(), 'svc-local-cloud-'));
+    try {
+      writeFileSync(join(local, 'svc.yaml'), ['Svc:', '  localQueue: { directory: queue }', '  uptimeMonitor: { enable: false }', '  systemInfo: { enable: false }', '  cloud: { enable: true, region: eu-west-1, queues: { tsdb: "https://sqs.eu-west-1.amazonaws.com/123456789012/svc-tsdb" } }', ''].join('\n'));
+      const svc = startSvc(local, 'local');
+      await eventually(() => svc.output().includes('svc local 15') || svc.child.exitCode !== null, 20_000, 'svc local to start');
+      svc.child.kill('SIGTERM');
+      expect(await svc.exited).toBe(0);
+      const lines = logLines(svc.output());
+      expect(lines.filter((l) => l.msg.includes('does not forward')).map((l) => `${l.level} ${l.msg}`)).toEqual(['warn Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)']);
+      expect(lines.some((l) => l.msg.includes('forwarded to the cloud'))).toBe(false);
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
