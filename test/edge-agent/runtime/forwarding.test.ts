@@ -13,7 +13,7 @@
  * The cases run in order on one emulator and one working directory: load, a 30 s outage, then
  * `kill -9` during a second outage.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,9 @@ import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { cloudWriterDestination } from '../../../shared/destinations/registry.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
+import { scanRecords } from '../../../shared/queue/append-log.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
+import { isRecord } from '../../../shared/util/records.js';
 import { captureLog } from '../../support/audit.js';
 import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
 import { silentLog } from '../../support/log.js';
@@ -110,6 +112,30 @@ async function drained(): Promise<void> {
   await expect.poll(pendingTsdb, { timeout: 30_000 }).toBe(0);
   const queued = await processed();
   await expect.poll(logEventsWritten, { timeout: 30_000 }).toBe(queued);
+}
+
+/**
+ * Events the local queue's files hold for `group` and its ack log does not settle: what a restart
+ * recovers (journal.ts format: framed records {s: seq, n: events} in segment files, "a"/"d" lines).
+ */
+function pendingOnDisk(directory: string, group: string): number {
+  const settled = new Set<number>();
+  const acks = join(directory, `acks-${group}.log`);
+  if (existsSync(acks)) {
+    for (const line of scanRecords(readFileSync(acks)).payloads) {
+      const m = /^[ad] (\d+)$/.exec(line);
+      if (m) settled.add(Number(m[1]));
+    }
+  }
+  let events = 0;
+  for (const file of readdirSync(directory).filter((f) => f.startsWith('segment-'))) {
+    for (const payload of scanRecords(readFileSync(join(directory, file))).payloads) {
+      const record: unknown = JSON.parse(payload);
+      if (!isRecord(record) || typeof record['s'] !== 'number' || typeof record['n'] !== 'number') throw new Error(`not a journal record: ${payload.slice(0, 80)}`);
+      if (!settled.has(record['s'])) events += record['n'];
+    }
+  }
+  return events;
 }
 
 function expectEachOnce(): void {
@@ -214,6 +240,9 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     await expect.poll(async () => (await processed()) - before.processed, { timeout: 15_000 }).toBeGreaterThan(1_800);
     const queued = (await processed()) - before.processed;
     await expect.poll(pendingTsdb, { timeout: 15_000 }).toBe(queued);
+    // The pending count includes appends whose group commit is still being written; what kill -9
+    // leaves is what is in the files: wait until every queued event is there.
+    await expect.poll(() => pendingOnDisk(join(cwd, 'queue', 'platform'), 'tsdb'), { timeout: 15_000 }).toBe(queued);
 
     const killed = edge;
     killed?.child.kill('SIGKILL');
