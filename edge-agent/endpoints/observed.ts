@@ -6,6 +6,7 @@
  * always does, and an Observed only knows where to look.
  */
 import type { GroupStats, StorageFault } from '../../shared/queue/local.js';
+import type { SqsQueueCounters } from '../../shared/queue/sqs.js';
 import type { ListenerTotals, QueueType } from '../sources/udp/listener.js';
 
 /** The pollers whose results reach a PollSink (§4, §5.1), as the `kind` label. */
@@ -31,7 +32,16 @@ export interface ObservedQueue {
     readonly storageFault: StorageFault | null;
   };
   /** Its destinations; each one's name is its consumer group's. */
-  destinations: readonly { readonly name: string; readonly failedWrites: number; readonly writtenEvents: number }[];
+  destinations: readonly ObservedDestination[];
+}
+
+/** A consumer group of a queue: a destination written here, or the forwarder of one in the cloud. */
+export interface ObservedDestination {
+  readonly name: string;
+  readonly failedWrites: number;
+  readonly writtenEvents: number;
+  /** Only on a forwarder (`svc edge` with Svc.cloud): what its SQS adapter sent. */
+  readonly sqs?: SqsQueueCounters;
 }
 
 /**

@@ -56,7 +56,9 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   }
   // Every platform source writes through one pipeline, which starts before them and stops after;
   // so does the error tracking (its svc_errors points), which stops after the sources.
-  const pipeline = platformPipelineWanted(ctx.config) ? platformPipeline(ctx) : null;
+  // Only `svc edge` forwards to the cloud (Svc.cloud); `svc local` runs every destination itself.
+  if (mode === 'local' && ctx.config.cloud.enable) ctx.logger.warn({ config: 'Svc.cloud.enable' }, 'Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)');
+  const pipeline = platformPipelineWanted(ctx.config) ? platformPipeline(ctx, { forward: mode === 'edge' }) : null;
   if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
   components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
   // System info, telemetry, heartbeat, uptime monitor: after the pipeline, which takes Svc's memory points.

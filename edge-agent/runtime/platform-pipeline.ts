@@ -5,6 +5,9 @@
  * runs. Sources hand their events to `queue`; `outputs` says which destination takes which kind
  * (§0.6), so a source does not enqueue what no destination takes.
  *
+ * In `svc edge` with `Svc.cloud.enable`, a destination placed in the cloud (shared/config/placement.ts)
+ * is not written here: its consumer group is a forwarder to its SQS queue (forwarding.ts).
+ *
  * Start order: destination clients (MQTT) → queue; the lifecycle stops them in reverse, so the queue
  * delivers what is pending (or keeps it on disk) before the clients disconnect.
  */
@@ -15,10 +18,13 @@ import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import { errorPointsWanted, platformOutputs, uptimePointsWanted, type PlatformOutputs } from '../../shared/config/outputs.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations } from '../../shared/destinations/registry.js';
+import type { QueuedEvent } from '../../shared/queue/events.js';
+import type { Forwarder } from '../../shared/queue/forwarder.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { anyPollerOn } from '../sources/platform/startup.js';
+import { cloudClients, forwarders, type CloudClients } from './forwarding.js';
 
 /** The directory of the platform data's queue, below the audit queue's. */
 export function platformQueueDirectory(queueDirectory: string): string {
@@ -43,30 +49,49 @@ export interface PlatformPipeline {
   /** null when no destination takes platform data: sources count what they receive and keep nothing. */
   queue: LocalEventQueue | null;
   outputs: PlatformOutputs;
-  /** The queue's destinations (one consumer group each), for the metrics endpoint. */
-  destinations: BaseDestination[];
+  /** The queue's consumer groups, for the metrics endpoint: a destination, or the forwarder of one placed in the cloud. */
+  destinations: (BaseDestination | Forwarder)[];
   /** In start order: the destinations' clients, then the queue. */
   components: Component[];
 }
 
-export function platformPipeline(ctx: AppContext): PlatformPipeline {
+export interface PipelineOptions {
+  /** Forward the destinations placed in the cloud (`svc edge`); `svc local` writes every destination itself. */
+  forward: boolean;
+  /** The SQS and S3 clients (tests give their own); default those of `Svc.cloud`. */
+  clients?: () => CloudClients;
+}
+
+export function platformPipeline(ctx: AppContext, options: PipelineOptions = { forward: false }): PlatformPipeline {
   const { config, logger: log } = ctx;
   const outputs = platformOutputs(config);
   const { destinations, components: clients } = platformDestinations(ctx);
+  const takes = new Map(destinations.map(({ destination }) => [destination.name, (e: QueuedEvent) => destination.takes(e)]));
+  const forwarded = options.forward && config.cloud.enable ? forwarders(config, log, takes, options.clients ?? (() => cloudClients(config.cloud))) : new Map<string, Forwarder>();
+  const groups = destinations.map(({ destination, batchSize, batchWindowMs }) => {
+    const forwarder = forwarded.get(destination.name);
+    return forwarder
+      ? { consumer: forwarder, group: { name: destination.name, handler: forwarder.handler, ...FORWARD_BATCH } }
+      : { consumer: destination, group: { name: destination.name, handler: makeWriterHandler({ destination, claimCheck: null, log }), batchSize, batchWindowMs } };
+  });
   const queue =
-    destinations.length === 0
+    groups.length === 0
       ? null
       : new LocalEventQueue({
           directory: platformQueueDirectory(config.localQueue.directory),
           capacity: config.localQueue.udpEventCapacity,
           maxReceiveCount: config.localQueue.maxReceiveCount,
-          groups: destinations.map(({ destination, batchSize, batchWindowMs }) => ({
-            name: destination.name,
-            handler: makeWriterHandler({ destination, claimCheck: null, log }),
-            batchSize,
-            batchWindowMs,
-          })),
+          groups: groups.map((g) => g.group),
           log,
         });
-  return { queue, outputs, destinations: destinations.map((d) => d.destination), components: [...clients, ...(queue ? [queue] : [])] };
+  // The MQTT client is not needed by a forwarded destination, but MQTT always runs on the edge.
+  return { queue, outputs, destinations: groups.map((g) => g.consumer), components: [...clients, ...(queue ? [queue] : [])] };
 }
+
+/**
+ * Local messages per forwarding delivery and its batching window: up to 50 messages (1,000 UDP
+ * events of 20 per message) are sent together, so they pack into few SQS messages and requests (SQS
+ * is billed per request); waiting up to 0.5 s for a fuller delivery costs less latency than the
+ * tsdb's own 1 s chunking.
+ */
+export const FORWARD_BATCH = { batchSize: 50, batchWindowMs: 500 } as const;

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { packEventBodies } from './codec.js';
+import { decodeMessage, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
@@ -17,7 +17,36 @@ import { QueueFullError, QueueStorageError, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
 import type { Log } from '../logging/log.js';
 
-export type SqsBatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+/**
+ * A consumer group's answer: SQS's partial batch response, plus (optionally) why each failed message
+ * failed, which its dead letter records once it is out of attempts.
+ */
+export interface LocalBatchResponse extends SQSBatchResponse {
+  failureReasons?: Readonly<Record<string, string>>;
+}
+
+export type SqsBatchHandler = (event: SQSEvent) => Promise<LocalBatchResponse>;
+
+/**
+ * Thrown by a consumer group's handler when its destination cannot be reached now (the network, a
+ * 5xx, throttling): not the messages' fault, so no receive is counted and nothing moves towards the
+ * dead-letter folder. The whole group pauses with capped exponential backoff and then delivers
+ * again, oldest first; the queue keeps taking events meanwhile, up to its capacity.
+ */
+export class DestinationUnavailableError extends Error {
+  override readonly name = 'DestinationUnavailableError';
+  /**
+   * @param messageIds the messages of the batch not delivered (default: all of them); the others
+   *   are acknowledged.
+   */
+  constructor(
+    message: string,
+    readonly messageIds?: readonly string[],
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
 
 export interface ConsumerGroup {
   /** Also the name of the dead-letter folder and the ack log. */
@@ -48,6 +77,9 @@ export interface LocalQueueOptions {
   /** Delay before attempt n+1 of a failed message: base × 2^(n-1), capped. */
   retryBaseMs?: number;
   retryCapMs?: number;
+  /** Pause of a group after its destination was found unavailable (DestinationUnavailableError); it doubles per failed try, capped (defaults 1 s and 30 s). */
+  unavailableBaseMs?: number;
+  unavailableCapMs?: number;
   /** Longest `stop()` keeps delivering what is pending before leaving it on disk for the next start. */
   drainTimeoutMs?: number;
   /**
@@ -81,6 +113,12 @@ export interface GroupStats {
   /** Messages delivered, and moved to the dead-letter folder, since the queue started. */
   delivered: number;
   deadLettered: number;
+  /** Epoch ms since when its destination cannot be reached (DestinationUnavailableError), or null. */
+  unavailableSince: number | null;
+  /** Why, as the handler said, while unavailable. */
+  unavailableReason: string | null;
+  /** Epoch ms the oldest event it has pending was received (its `receivedAt`), or null when none is pending. */
+  oldestPendingAt: number | null;
 }
 
 /**
@@ -113,6 +151,10 @@ interface GroupRuntime {
   deadLettered: number;
   /** Batches left unsettled by the last run, delivered first and as they were. */
   replay: JournalRecord[][];
+  /** Set while the destination is unavailable: the group waits until `pausedUntil`, then tries again. */
+  outage: { since: number; reason: string; pauseMs: number; pausedUntil: number } | undefined;
+  /** The receive time of the oldest pending message's events, decoded once per message. */
+  oldest: { seq: number; at: number | null } | undefined;
 }
 
 export class LocalEventQueue implements EventQueue, Component {
@@ -126,7 +168,7 @@ export class LocalEventQueue implements EventQueue, Component {
 
   constructor(private readonly options: LocalQueueOptions) {
     for (const group of options.groups) {
-      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, inWindow: false, loop: undefined, delivered: 0, deadLettered: 0, replay: [] });
+      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, inWindow: false, loop: undefined, delivered: 0, deadLettered: 0, replay: [], outage: undefined, oldest: undefined });
     }
   }
 
@@ -160,9 +202,30 @@ export class LocalEventQueue implements EventQueue, Component {
     const out: Record<string, GroupStats> = {};
     for (const [name, rt] of this.runtimes) {
       const state = this.journal?.groups.get(name);
-      out[name] = { pending: state?.pending.size ?? 0, pendingEvents: state?.events ?? 0, delivered: rt.delivered, deadLettered: rt.deadLettered };
+      out[name] = {
+        pending: state?.pending.size ?? 0,
+        pendingEvents: state?.events ?? 0,
+        delivered: rt.delivered,
+        deadLettered: rt.deadLettered,
+        unavailableSince: rt.outage?.since ?? null,
+        unavailableReason: rt.outage?.reason ?? null,
+        oldestPendingAt: this.oldestPendingAt(rt),
+      };
     }
     return out;
+  }
+
+  /** When the oldest event pending for a group was received: its message decoded once, while it is the oldest. */
+  private oldestPendingAt(rt: GroupRuntime): number | null {
+    const first = this.journal?.groups.get(rt.group.name)?.pending.values().next();
+    if (!first || first.done) return null;
+    const { record } = first.value;
+    if (rt.oldest?.seq !== record.seq) {
+      const decoded = decodeMessage(record.body);
+      const times = decoded.ok && 'events' in decoded.message ? decoded.message.events.map((e) => Date.parse(e.receivedAt)).filter(Number.isFinite) : [];
+      rt.oldest = { seq: record.seq, at: times.length > 0 ? Math.min(...times) : null };
+    }
+    return rt.oldest.at;
   }
 
   async start(): Promise<void> {
@@ -234,6 +297,13 @@ export class LocalEventQueue implements EventQueue, Component {
     for (;;) {
       const now = Date.now();
       if (this.draining && now > this.drainDeadline) return;
+      if (rt.outage && now < rt.outage.pausedUntil) {
+        // Unreachable: what is pending stays on disk for the next start rather than being tried
+        // until the drain timeout.
+        if (this.draining) return;
+        await this.sleep(rt, rt.outage.pausedUntil - now);
+        continue;
+      }
       const unsettled = rt.replay.shift();
       if (unsettled) {
         const state = this.journal?.groups.get(rt.group.name);
@@ -290,6 +360,10 @@ export class LocalEventQueue implements EventQueue, Component {
     const event: SQSEvent = { Records: batch.map((r) => toSqsRecord(rt.group.name, r, (state.pending.get(r.seq)?.failures ?? 0) + 1)) };
     let failedIds: Set<string>;
     let reason = '';
+    // Messages the destination could not be reached for: neither acknowledged nor counted as a receive.
+    let unreached = new Set<string>();
+    let wasUnavailable = false;
+    let reasons: Readonly<Record<string, string>> = {};
     try {
       const response = await rt.group.handler(event);
       const ids = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
@@ -298,22 +372,33 @@ export class LocalEventQueue implements EventQueue, Component {
       failedIds = known ? ids : new Set(batch.map((r) => String(r.seq)));
       if (!known) reason = 'the handler named an unknown message id';
       else if (ids.size > 0) reason = 'the handler reported the message as failed';
+      if (known) reasons = response.failureReasons ?? {};
     } catch (err) {
-      failedIds = new Set(batch.map((r) => String(r.seq)));
-      reason = err instanceof Error ? err.message : String(err);
-      this.options.log.error({ group: rt.group.name, err }, `writer ${rt.group.name} failed a whole batch of ${batch.length} message(s)`);
+      failedIds = new Set();
+      if (err instanceof DestinationUnavailableError) {
+        const all = batch.map((r) => String(r.seq));
+        unreached = new Set(err.messageIds ? all.filter((id) => err.messageIds?.includes(id)) : all);
+        this.unavailable(rt, err.message);
+        wasUnavailable = true;
+      } else {
+        failedIds = new Set(batch.map((r) => String(r.seq)));
+        reason = err instanceof Error ? err.message : String(err);
+        this.options.log.error({ group: rt.group.name, err }, `writer ${rt.group.name} failed a whole batch of ${batch.length} message(s)`);
+      }
     }
+    if (!wasUnavailable) this.reachable(rt);
     await this.options.beforeSettle?.(rt.group.name);
     const acked: number[] = [];
     const failed: number[] = [];
     const dead: number[] = [];
     for (const record of batch) {
+      if (unreached.has(String(record.seq))) continue;
       if (!failedIds.has(String(record.seq))) {
         acked.push(record.seq);
         continue;
       }
       const attempts = (state.pending.get(record.seq)?.failures ?? 0) + 1;
-      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reason)) dead.push(record.seq);
+      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reasons[String(record.seq)] ?? reason)) dead.push(record.seq);
       else failed.push(record.seq);
     }
     try {
@@ -328,7 +413,8 @@ export class LocalEventQueue implements EventQueue, Component {
     for (const record of batch) {
       rt.inFlight.delete(record.seq);
       const attempts = state.pending.get(record.seq)?.failures;
-      if (attempts === undefined) rt.visibleAt.delete(record.seq);
+      // An unreached message waits for the group's pause, not for a backoff of its own.
+      if (attempts === undefined || unreached.has(String(record.seq))) rt.visibleAt.delete(record.seq);
       else rt.visibleAt.set(record.seq, Date.now() + this.retryDelay(attempts));
     }
     rt.delivered += acked.length;
@@ -345,6 +431,38 @@ export class LocalEventQueue implements EventQueue, Component {
       if (err instanceof QueueStorageError && !this.faults.has(log)) this.faults.set(log, { log, code: errorCode(err), since: Date.now() });
       throw err;
     }
+  }
+
+  /**
+   * The group's destination cannot be reached: pause the group (1 s, doubling per failed try, capped
+   * at 30 s by default). One WARN when this starts, not one per try.
+   */
+  private unavailable(rt: GroupRuntime, reason: string): void {
+    const now = Date.now();
+    const base = this.options.unavailableBaseMs ?? 1000;
+    const cap = this.options.unavailableCapMs ?? 30_000;
+    const previous = rt.outage;
+    const pauseMs = previous ? Math.min(cap, previous.pauseMs * 2) : Math.min(cap, base);
+    rt.outage = { since: previous?.since ?? now, reason, pauseMs, pausedUntil: now + pauseMs };
+    if (previous) return;
+    const pending = this.journal?.groups.get(rt.group.name)?.events ?? 0;
+    this.options.log.warn(
+      { group: rt.group.name, reason, pendingEvents: pending, capacity: this.options.capacity },
+      `destination ${rt.group.name} is unreachable (${reason}); its events wait in the local queue (${pending} pending, capacity ${this.options.capacity}) and are tried again with backoff up to ${cap >= 1000 ? `${Math.round(cap / 1000)} s` : `${cap} ms`}`,
+    );
+  }
+
+  /** A delivery reached the destination: end an outage, saying how long it lasted and what was waiting. */
+  private reachable(rt: GroupRuntime): void {
+    const outage = rt.outage;
+    if (!outage) return;
+    rt.outage = undefined;
+    const pending = this.journal?.groups.get(rt.group.name)?.events ?? 0;
+    const seconds = Math.round((Date.now() - outage.since) / 100) / 10;
+    this.options.log.info(
+      { group: rt.group.name, unreachableMs: Date.now() - outage.since, pendingEvents: pending },
+      `destination ${rt.group.name} is reachable again after ${seconds} s; ${pending} event(s) were waiting and are delivered oldest first`,
+    );
   }
 
   /** Delay before attempt n+1 of a message that failed n times: base × 2^(n-1), capped. */

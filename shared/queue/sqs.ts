@@ -11,7 +11,7 @@
  */
 import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
 import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
-import { encodeClaimCheck, packEventBodies } from './codec.js';
+import { encodeClaimCheck, packEventBodies, type PackedBody } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { QueueUnavailableError, type EventQueue, SQS_MAX_MESSAGE_BYTES } from './port.js';
 
@@ -37,6 +37,11 @@ export interface SqsEventQueueOptions {
   /** SendMessageBatch requests in flight at once (default 4). */
   concurrency?: number;
   log?: Log;
+  /**
+   * Level of the line logged for each retry round (default warn). The edge's forwarder says debug:
+   * its consumer group reports an outage once, not every retry (local.ts DestinationUnavailableError).
+   */
+  retryLogLevel?: 'warn' | 'debug';
 }
 
 /** What the adapter did, for metrics and tests. */
@@ -67,6 +72,16 @@ export class SqsSendError extends QueueUnavailableError {
   }
 }
 
+/**
+ * Events of one `sendEach` that are not on the queue, with why; `retryable`: a later attempt may
+ * succeed (SQS or S3 unreachable, throttling, a 5xx), as opposed to a refusal that will repeat.
+ */
+export interface UnsentEvents {
+  ids: string[];
+  reason: string;
+  retryable: boolean;
+}
+
 /** One message to send. */
 interface Entry {
   id: string;
@@ -74,7 +89,8 @@ interface Entry {
   attributes: Record<string, MessageAttributeValue>;
   /** Body plus attributes, as SQS counts them. */
   bytes: number;
-  events: number;
+  /** The ids of its events. */
+  eventIds: string[];
   /** Set when the body is a claim check. */
   ref?: ClaimCheckRef;
 }
@@ -82,6 +98,7 @@ interface Entry {
 interface Failure {
   entry: Entry;
   reason: string;
+  retryable: boolean;
 }
 
 /** Error names and codes that mean "later": throttling, and transient service or network trouble. */
@@ -160,6 +177,7 @@ export class SqsEventQueue implements EventQueue {
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
   private readonly log: Log | undefined;
+  private readonly retryLogLevel: 'warn' | 'debug';
   private readonly count: SqsQueueCounters = { requests: 0, messages: 0, events: 0, retries: 0, claimChecks: 0, unsentEvents: 0 };
 
   constructor(options: SqsEventQueueOptions) {
@@ -172,6 +190,7 @@ export class SqsEventQueue implements EventQueue {
     this.maxDelayMs = options.maxDelayMs ?? 5000;
     this.concurrency = options.concurrency ?? 4;
     this.log = options.log;
+    this.retryLogLevel = options.retryLogLevel ?? 'warn';
     // 1024 is the smallest MaximumMessageSize a queue can have.
     if (!Number.isInteger(this.maxMessageBytes) || this.maxMessageBytes < 1024 || this.maxMessageBytes > SQS_MAX_MESSAGE_BYTES) {
       throw new RangeError(`maxMessageBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}, not ${this.maxMessageBytes}`);
@@ -184,13 +203,26 @@ export class SqsEventQueue implements EventQueue {
     return { ...this.count };
   }
 
+  /**
+   * Sends all of `events` or rejects (SqsSendError, or an Error naming what could not be stored):
+   * the EventQueue port, for a source that answers its client. Bodies too large for a message are
+   * claim-checked before anything is sent, so such a failure sends nothing.
+   */
   async send(events: readonly QueuedEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const entries = await this.prepare(events);
-    const failures = await this.deliver(entries);
+    const { packed, bodyBudget } = this.pack(events);
+    const oversize = packed.filter((p) => p.bytes > bodyBudget);
+    if (oversize.length > 0 && !this.claimCheck) throw new Error(this.oversizeReason(oversize, bodyBudget));
+    const prepared = await this.prepare(packed, bodyBudget);
+    const refused = prepared.failures[0];
+    if (refused) {
+      await this.forget(prepared.entries.flatMap((e) => (e.ref ? [e.ref] : [])));
+      throw new Error(refused.reason, { cause: refused.cause });
+    }
+    const failures = await this.deliver(prepared.entries);
     if (failures.length === 0) return;
 
-    const unsent = failures.reduce((n, f) => n + f.entry.events, 0);
+    const unsent = failures.reduce((n, f) => n + f.entry.eventIds.length, 0);
     this.count.unsentEvents += unsent;
     const reasons = [...new Set(failures.map((f) => f.reason))].slice(0, 5);
     this.log?.error({ queueUrl: this.queueUrl, unsentEvents: unsent, totalEvents: events.length, reasons }, 'events could not be sent to SQS');
@@ -198,18 +230,42 @@ export class SqsEventQueue implements EventQueue {
     throw new SqsSendError(unsent, events.length, reasons);
   }
 
-  /** Packs the events into messages; bodies too large are claim-checked first, so a failure there sends nothing. */
-  private async prepare(events: readonly QueuedEvent[]): Promise<Entry[]> {
+  /**
+   * Sends what it can of `events` and says which were not sent, and why: for a caller that settles
+   * its own messages event by event (the edge's forwarder, forwarder.ts). Never rejects for an
+   * event's sake; logs nothing but its retries (the caller reports).
+   */
+  async sendEach(events: readonly QueuedEvent[]): Promise<UnsentEvents[]> {
+    if (events.length === 0) return [];
+    const { packed, bodyBudget } = this.pack(events);
+    const oversize = this.claimCheck ? [] : packed.filter((p) => p.bytes > bodyBudget);
+    const unsent: UnsentEvents[] = oversize.length > 0 ? [{ ids: oversize.flatMap((p) => p.events.map((e) => e.id)), reason: this.oversizeReason(oversize, bodyBudget), retryable: false }] : [];
+    const prepared = await this.prepare(
+      packed.filter((p) => !oversize.includes(p)),
+      bodyBudget,
+    );
+    for (const f of prepared.failures) unsent.push({ ids: f.eventIds, reason: f.reason, retryable: isRetryableError(f.cause) });
+    const failures = await this.deliver(prepared.entries);
+    for (const f of failures) unsent.push({ ids: f.entry.eventIds, reason: f.reason, retryable: f.retryable });
+    this.count.unsentEvents += unsent.reduce((n, u) => n + u.ids.length, 0);
+    await this.forget(failures.flatMap((f) => (f.entry.ref ? [f.entry.ref] : [])));
+    return unsent;
+  }
+
+  /** The events packed into bodies, and the most a body may have (the message limit less the attributes). */
+  private pack(events: readonly QueuedEvent[]): { packed: PackedBody[]; bodyBudget: number } {
     // The attributes of any message are at most those of all the events together.
     const bodyBudget = this.maxMessageBytes - attributeBytes(attributesFor(events, events.length));
-    const packed = packEventBodies(events, bodyBudget);
-    const oversize = packed.filter((p) => p.bytes > bodyBudget);
-    if (oversize.length > 0 && !this.claimCheck) {
-      const ids = oversize.flatMap((p) => p.events.map((e) => e.id)).slice(0, 5);
-      throw new Error(
-        `${oversize.length} event(s) do not fit in an SQS message (largest ${Math.max(...oversize.map((p) => p.bytes))} bytes, at most ${bodyBudget}) and no claim-check store is configured: ${ids.join(', ')}`,
-      );
-    }
+    return { packed: packEventBodies(events, bodyBudget), bodyBudget };
+  }
+
+  private oversizeReason(oversize: readonly PackedBody[], bodyBudget: number): string {
+    const ids = oversize.flatMap((p) => p.events.map((e) => e.id)).slice(0, 5);
+    return `${oversize.length} event(s) do not fit in an SQS message (largest ${Math.max(...oversize.map((p) => p.bytes))} bytes, at most ${bodyBudget}) and no claim-check store is configured: ${ids.join(', ')}`;
+  }
+
+  /** Makes the entries; bodies too large are claim-checked first. A body that could not be stored is a failure, the others entries. */
+  private async prepare(packed: readonly PackedBody[], bodyBudget: number): Promise<{ entries: Entry[]; failures: { eventIds: string[]; reason: string; cause: unknown }[] }> {
     const settled = await Promise.allSettled(
       packed.map(async (p, index): Promise<Entry> => {
         const attributes = attributesFor(p.events, p.events.length);
@@ -221,16 +277,16 @@ export class SqsEventQueue implements EventQueue {
           body = encodeClaimCheck(ref, p.events.length);
         }
         const bytes = Buffer.byteLength(body) + attributeBytes(attributes);
-        return { id: `m${index}`, body, attributes, bytes, events: p.events.length, ...(ref ? { ref } : {}) };
+        return { id: `m${index}`, body, attributes, bytes, eventIds: p.events.map((e) => e.id), ...(ref ? { ref } : {}) };
       }),
     );
-    const entries = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const rejected = settled.find((s) => s.status === 'rejected');
-    if (rejected) {
-      await this.forget(entries.flatMap((e) => (e.ref ? [e.ref] : [])));
-      throw new Error(`a body too large for SQS could not be stored in the claim-check store: ${errorText(rejected.reason)}`, { cause: rejected.reason });
-    }
-    return entries;
+    const entries: Entry[] = [];
+    const failures: { eventIds: string[]; reason: string; cause: unknown }[] = [];
+    settled.forEach((s, index) => {
+      if (s.status === 'fulfilled') entries.push(s.value);
+      else failures.push({ eventIds: packed[index]?.events.map((e) => e.id) ?? [], reason: `a body too large for SQS could not be stored in the claim-check store: ${errorText(s.reason)}`, cause: s.reason });
+    });
+    return { entries, failures };
   }
 
   /** Sends the entries with retries; resolves to those that could not be sent. */
@@ -246,10 +302,10 @@ export class SqsEventQueue implements EventQueue {
       });
       if (retry.length === 0) return failed;
       if (attempt >= this.maxAttempts) {
-        return [...failed, ...retry.map((f) => ({ entry: f.entry, reason: `${f.reason} (still failing after ${attempt} attempts)` }))];
+        return [...failed, ...retry.map((f) => ({ entry: f.entry, reason: `${f.reason} (still failing after ${attempt} attempts)`, retryable: true }))];
       }
       const delayMs = this.backoff(attempt);
-      this.log?.warn({ queueUrl: this.queueUrl, attempt, messages: retry.length, delayMs, reasons: [...new Set(retry.map((f) => f.reason))].slice(0, 3) }, 'SQS did not take some messages; retrying');
+      this.log?.[this.retryLogLevel]({ queueUrl: this.queueUrl, attempt, messages: retry.length, delayMs, reasons: [...new Set(retry.map((f) => f.reason))].slice(0, 3) }, 'SQS did not take some messages; retrying');
       await sleep(delayMs);
       this.count.retries += retry.length;
       // Entry order is kept, so a retry packs the same messages into as few requests as before.
@@ -295,8 +351,9 @@ export class SqsEventQueue implements EventQueue {
       );
     } catch (err) {
       const reason = errorText(err);
-      const failures = batch.map((entry) => ({ entry, reason }));
-      return isRetryableError(err) ? { retry: failures, failed: [] } : { retry: [], failed: failures };
+      const retryable = isRetryableError(err);
+      const failures = batch.map((entry) => ({ entry, reason, retryable }));
+      return retryable ? { retry: failures, failed: [] } : { retry: [], failed: failures };
     }
     const open = new Map(batch.map((e) => [e.id, e]));
     for (const ok of output.Successful ?? []) {
@@ -304,7 +361,7 @@ export class SqsEventQueue implements EventQueue {
       if (!entry) continue;
       open.delete(entry.id);
       this.count.messages += 1;
-      this.count.events += entry.events;
+      this.count.events += entry.eventIds.length;
     }
     const retry: Failure[] = [];
     const failed: Failure[] = [];
@@ -315,10 +372,10 @@ export class SqsEventQueue implements EventQueue {
       const reason = `${f.Code ?? 'error'}: ${f.Message ?? 'no message'}`;
       // A sender fault (an invalid body, a message too large) fails the same way every time.
       const retryable = f.SenderFault !== true || RETRYABLE_NAMES.has(f.Code ?? '');
-      (retryable ? retry : failed).push({ entry, reason });
+      (retryable ? retry : failed).push({ entry, reason, retryable });
     }
     // An entry the response does not mention at all: send it again rather than lose it.
-    for (const entry of open.values()) retry.push({ entry, reason: 'not in the SendMessageBatch response' });
+    for (const entry of open.values()) retry.push({ entry, reason: 'not in the SendMessageBatch response', retryable: true });
     return { retry, failed };
   }
 

@@ -27,9 +27,13 @@ export interface FauxqsHandle {
   stop(): Promise<void>;
 }
 
-/** Starts fauxqs on a port the OS picks, with SQS and S3 clients for it. */
-export async function startFauxqs(): Promise<FauxqsHandle> {
-  const server = await startEmulator({ port: 0, logger: false });
+/**
+ * Starts fauxqs with SQS and S3 clients for it, on a port the OS picks, or on `port` (an outage
+ * test restarts it where its clients expect it: a new, empty emulator, whose queues and buckets
+ * must be created again).
+ */
+export async function startFauxqs(options: { port?: number } = {}): Promise<FauxqsHandle> {
+  const server = await startEmulator({ port: options.port ?? 0, logger: false });
   const endpoint = `http://${LOOPBACK}:${server.port}`;
   const common = {
     endpoint,

@@ -2,7 +2,9 @@
  * The container health endpoint (platform-formats.md §10.3, docs/operations.md): `GET /health`
  * answers 200 `{"statusCode":200,"status":"ok"}`, or 503 `{"statusCode":503,"status":"ko","reason":…}`
  * naming every problem at once: an enabled UDP listener that is not bound, an event loop more than
- * 1 s late, a durable queue that cannot write to its disk. `HEAD /health` answers the same status
+ * 1 s late, a durable queue that cannot write to its disk or is full. In `svc edge` forwarding to
+ * the cloud, the body also has `forwarding`: the state of each forwarded destination (an unreachable
+ * cloud alone is not unhealthy: the local queue spools; docs/deployment.md). `HEAD /health` answers the same status
  * without a body; other methods 405, other paths 404. It reads Svc's parts through `Observed` at
  * each request, so it costs nothing between probes.
  */
@@ -36,8 +38,40 @@ export function unhealthyReasons(observed: Observed, lagMs: number): string[] {
   for (const { name, queue } of observed.queues) {
     const fault = queue.storageFault;
     if (fault) reasons.push(`the ${name} queue cannot write its ${fault.log} to disk (${fault.code}) since ${new Date(fault.since).toISOString()}`);
+    // Full: new events are refused (and lost upstream). Merely growing, e.g. while the cloud is
+    // unreachable, is the spool doing its job: a restart would not help, so that stays 200.
+    const held = Math.max(0, ...Object.values(queue.stats()).map((s) => s.pendingEvents));
+    if (held >= queue.capacity) reasons.push(`the ${name} queue is full (${held} of ${queue.capacity} events): new events are refused`);
   }
   return reasons;
+}
+
+/** The state of one destination the edge forwards to the cloud, as the body of GET /health shows it. */
+export interface ForwardingHealth {
+  state: 'ok' | 'unreachable';
+  /** While unreachable: since when (ISO 8601). The reason is in the log only (it may name hosts). */
+  unreachableSince: string | null;
+  pendingEvents: number;
+  oldestPendingAgeSeconds: number;
+}
+
+/** Per destination forwarded to the cloud (`svc edge` with Svc.cloud): its state; empty without forwarding. */
+export function forwardingHealth(observed: Observed, now = Date.now()): Record<string, ForwardingHealth> {
+  const out: Record<string, ForwardingHealth> = {};
+  for (const { queue, destinations } of observed.queues) {
+    const stats = queue.stats();
+    for (const d of destinations) {
+      const s = stats[d.name];
+      if (!d.sqs || !s) continue;
+      out[d.name] = {
+        state: s.unavailableSince === null ? 'ok' : 'unreachable',
+        unreachableSince: s.unavailableSince === null ? null : new Date(s.unavailableSince).toISOString(),
+        pendingEvents: s.pendingEvents,
+        oldestPendingAgeSeconds: s.oldestPendingAt === null ? 0 : Math.max(0, Math.round((now - s.oldestPendingAt) / 1000)),
+      };
+    }
+  }
+  return out;
 }
 
 export class HealthEndpoint implements Component {
@@ -90,8 +124,10 @@ export class HealthEndpoint implements Component {
       }
       const reasons = unhealthyReasons(this.options.observed, this.lag.lagMs());
       this.logChange(reasons);
-      if (reasons.length === 0) return json(res, head, 200, { statusCode: 200, status: 'ok' });
-      return json(res, head, 503, { statusCode: 503, status: 'ko', reason: reasons.join('; ') });
+      const forwarding = forwardingHealth(this.options.observed);
+      const extra: Record<string, Record<string, ForwardingHealth>> = Object.keys(forwarding).length > 0 ? { forwarding } : {};
+      if (reasons.length === 0) return json(res, head, 200, { statusCode: 200, status: 'ok', ...extra });
+      return json(res, head, 503, { statusCode: 503, status: 'ko', reason: reasons.join('; '), ...extra });
     } catch (err) {
       this.options.log.error({ err }, 'container health endpoint: answering failed; answered 500');
       if (!res.headersSent) json(res, head, 500, { statusCode: 500, error: 'internal error' });
@@ -108,7 +144,7 @@ export class HealthEndpoint implements Component {
   }
 }
 
-function json(res: ServerResponse, head: boolean, status: number, body: Record<string, string | number>): void {
+function json(res: ServerResponse, head: boolean, status: number, body: Record<string, string | number | Record<string, ForwardingHealth>>): void {
   const text = JSON.stringify(body);
   // A probe must see the state of now, never a cached one.
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });

@@ -11,6 +11,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import type { GroupStats } from '../../../shared/queue/local.js';
+import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
 import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';
 import type { Observed, PollKind } from '../observed.js';
 
@@ -96,6 +97,32 @@ export function registerSvcMetrics(registry: Registry, observed: Observed, error
     help: 'Destination: events not written on a delivery attempt (each is delivered again, or dead-lettered after the last attempt)',
     labelNames: ['queue', 'destination'],
     read: () => observed.queues.flatMap(({ name, destinations }) => destinations.map((d): Sample<'queue' | 'destination'> => [{ queue: name, destination: d.name }, d.failedWrites])),
+  });
+
+  scrapedGauge(registry, {
+    name: 'svc_queue_oldest_pending_age_seconds',
+    help: 'Local queue: age of the oldest event waiting for the destination (since it was received); 0 when none waits',
+    labelNames: ['queue', 'destination'],
+    read: perGroup((s) => (s.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - s.oldestPendingAt) / 1000))),
+  });
+
+  // Forwarding to the cloud (svc edge with Svc.cloud): per destination placed in the cloud.
+  const perForwarded = (read: (sqs: SqsQueueCounters) => number) => () =>
+    observed.queues.flatMap(({ destinations }) => destinations.flatMap((d): Sample<'destination'>[] => (d.sqs ? [[{ destination: d.name }, read(d.sqs)]] : [])));
+  scrapedCounter(registry, { name: 'svc_forward_events_total', help: 'Forwarding: events SQS accepted for the destination (an event sent again after a crash or partial failure counts again)', labelNames: ['destination'], read: perForwarded((c) => c.events) });
+  scrapedCounter(registry, { name: 'svc_forward_sqs_messages_total', help: 'Forwarding: SQS messages SQS accepted (each packs many events)', labelNames: ['destination'], read: perForwarded((c) => c.messages) });
+  scrapedCounter(registry, { name: 'svc_forward_sqs_requests_total', help: 'Forwarding: SendMessageBatch requests made, retries included', labelNames: ['destination'], read: perForwarded((c) => c.requests) });
+  scrapedCounter(registry, { name: 'svc_forward_retries_total', help: 'Forwarding: SQS messages sent again after a retryable failure', labelNames: ['destination'], read: perForwarded((c) => c.retries) });
+  scrapedCounter(registry, { name: 'svc_forward_claim_checks_total', help: 'Forwarding: message bodies over the SQS limit stored in the claim-check bucket', labelNames: ['destination'], read: perForwarded((c) => c.claimChecks) });
+  scrapedGauge(registry, {
+    name: 'svc_forward_unreachable',
+    help: "Forwarding: 1 while the destination's SQS queue cannot be reached (its events wait in the local queue), else 0",
+    labelNames: ['destination'],
+    read: () =>
+      observed.queues.flatMap(({ queue, destinations }) => {
+        const stats = queue.stats();
+        return destinations.flatMap((d): Sample<'destination'>[] => (d.sqs ? [[{ destination: d.name }, (stats[d.name]?.unavailableSince ?? null) === null ? 0 : 1]] : []));
+      }),
   });
 
   const pollsFailed = new Counter({ name: 'svc_polls_failed_total', help: 'Pollers: polls that failed (no answer, HTTP error, invalid answer), by kind and server', labelNames: ['kind', 'server_name'], registers: [registry] });

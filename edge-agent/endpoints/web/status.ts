@@ -64,6 +64,10 @@ export interface DestinationStatus {
   writesPerSecond: number | null;
   failed: number;
   deadLettered: number;
+  /** Where it is written: `edge` (by this process) or `cloud` (forwarded to its SQS queue, `svc edge` with Svc.cloud). */
+  place: 'edge' | 'cloud';
+  /** For a forwarded destination: whether its SQS queue cannot be reached now (its events wait). */
+  unreachable: boolean;
 }
 
 export interface StatusReport {
@@ -195,6 +199,8 @@ export class StatusModel {
         writesPerSecond: rate(`dest/${queue}/${d.name}`, d.writtenEvents),
         failed: d.failedWrites,
         deadLettered: stats[d.name]?.deadLettered ?? 0,
+        place: d.sqs ? 'cloud' : 'edge',
+        unreachable: (stats[d.name]?.unavailableSince ?? null) !== null,
       }));
     });
 

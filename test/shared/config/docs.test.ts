@@ -41,10 +41,10 @@ describe('README.md says what works today', () => {
     expect(named).toEqual(new Set(NOT_BUILT.map(({ key }) => `Svc.${key.join('.')}`)));
   });
 
-  it('claims the self-report features, the config view and the container health endpoint among what Svc does', () => {
+  it('claims the self-report features, the config view, the container health endpoint and forwarding to the cloud among what Svc does', () => {
     const claims = section('## What Svc is').split('### Not built yet')[0] ?? '';
     expect(claims).toContain('Today it:');
-    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry', 'Svc.configVisualisation', 'Svc.containerHealthCheck']) expect(claims).toContain(`\`${key}\``);
+    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry', 'Svc.configVisualisation', 'Svc.containerHealthCheck', 'Svc.cloud']) expect(claims).toContain(`\`${key}\``);
   });
 
   it('states the limits the loader enforces', () => {

@@ -251,6 +251,7 @@ describe('switches of features that are not built yet', () => {
       'tsdbConfig: {enable: true, includeFields: {loadedDocs: true}}',
       'cert: {clientCert: /etc/svc/client.pem}',
       'logEvents: {source: {engine: {enable: true}}, enginePerformanceMonitor: {enable: true, appNameLookup: {enable: true}}}',
+      'cloud: {enable: true, region: eu-west-1, queues: {tsdb: "https://sqs.eu-west-1.amazonaws.com/123456789012/svc-tsdb"}}',
     );
     // Every feature the schema has is built: no switch is warned about.
     expect(found).toEqual([]);

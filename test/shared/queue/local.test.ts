@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import { decodeMessage } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
-import { DEAD_LETTER_DIR, LocalEventQueue, replayDeadLetters, type ConsumerGroup, type SqsBatchHandler } from '../../../shared/queue/local.js';
+import { DEAD_LETTER_DIR, DestinationUnavailableError, LocalEventQueue, replayDeadLetters, type ConsumerGroup, type SqsBatchHandler } from '../../../shared/queue/local.js';
 import { QueueFullError } from '../../../shared/queue/port.js';
 import { envelope } from '../../support/audit.js';
-import { silentLog } from '../../support/log.js';
+import { recordingLog, silentLog } from '../../support/log.js';
 
 const silent = silentLog;
 
@@ -171,5 +171,105 @@ describe('LocalEventQueue', () => {
     await q.send([event(), event()]);
     await q.stop();
     expect(r.seen).toHaveLength(2);
+  });
+
+  describe('a destination that cannot be reached (DestinationUnavailableError)', () => {
+    /** A handler that throws DestinationUnavailableError while `down()`, and records every delivery. */
+    function flaky(down: () => boolean) {
+      const deliveries: { at: number; seqs: string[]; receiveCounts: string[]; reached: boolean }[] = [];
+      const written: string[] = [];
+      const handler: SqsBatchHandler = (e) => {
+        deliveries.push({ at: Date.now(), seqs: e.Records.map((r) => r.messageId), receiveCounts: e.Records.map((r) => r.attributes.ApproximateReceiveCount), reached: !down() });
+        if (down()) return Promise.reject(new DestinationUnavailableError('connect ECONNREFUSED 127.0.0.1:9'));
+        written.push(...idsOf(e));
+        return Promise.resolve({ batchItemFailures: [] });
+      };
+      return { handler, deliveries, written };
+    }
+
+    it('pauses the whole group with capped exponential backoff, counts no receive, and resumes oldest first', async () => {
+      let down = true;
+      const f = flaky(() => down);
+      const { log, lines } = recordingLog();
+      // maxReceiveCount 2: were an unreachable try counted, the messages would be dead letters after two.
+      const q = queue(dir(), [{ name: 'tsdb', handler: f.handler, batchSize: 2, batchWindowMs: 0 }], { log, maxReceiveCount: 2, unavailableBaseMs: 20, unavailableCapMs: 80 });
+      await q.start();
+      const events = Array.from({ length: 5 }, event);
+      for (const e of events) await q.send([e]);
+      await expect.poll(() => f.deliveries.length, { timeout: 5000 }).toBeGreaterThanOrEqual(6);
+      const stats = q.stats()['tsdb'];
+      expect(stats?.unavailableSince).toBeTypeOf('number');
+      expect(stats?.unavailableReason).toBe('connect ECONNREFUSED 127.0.0.1:9');
+      expect(stats?.pendingEvents).toBe(5);
+      expect(stats?.oldestPendingAt).toBe(Date.parse(events[0]?.receivedAt ?? ''));
+      down = false;
+      await expect.poll(() => f.written.length, { timeout: 5000 }).toBe(5);
+
+      expect(f.written).toEqual(events.map((e) => e.id));
+      expect(q.stats()['tsdb']).toMatchObject({ deadLettered: 0, pending: 0, unavailableSince: null, unavailableReason: null, oldestPendingAt: null });
+      // Every try while down, and the first after, began with the oldest message, each time a first receive.
+      const whileDown = f.deliveries.filter((d) => !d.reached);
+      expect(whileDown.length).toBeGreaterThanOrEqual(6);
+      for (const d of [...whileDown, f.deliveries[whileDown.length]]) {
+        expect(d?.seqs[0]).toBe('1');
+        expect(new Set(d?.receiveCounts)).toEqual(new Set(['1']));
+      }
+      // The pauses between tries: 20, 40, 80, then capped at 80 ms (lower bounds: timers never fire early).
+      const gaps = whileDown.slice(1).map((d, i) => d.at - (whileDown[i]?.at ?? 0));
+      [20, 40, 80, 80, 80].forEach((least, i) => {
+        if (gaps[i] !== undefined) expect(gaps[i]).toBeGreaterThanOrEqual(least - 2);
+      });
+      expect(Math.max(...gaps)).toBeLessThan(1000);
+      // One WARN when it became unreachable, one INFO when it was back: not a line per try.
+      expect(lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.msg)).toEqual([expect.stringMatching(/^destination tsdb is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:9\); its events wait in the local queue \(\d pending, capacity 1000\) and are tried again with backoff up to 80 ms$/)]);
+      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('reachable again'))).toEqual([expect.objectContaining({ msg: expect.stringMatching(/^destination tsdb is reachable again after [\d.]+ s; 5 event\(s\) were waiting/) })]);
+      await q.stop();
+    });
+
+    it('keeps taking events while paused, up to its capacity, then refuses them (back-pressure)', async () => {
+      const f = flaky(() => true);
+      const q = queue(dir(), [{ name: 'tsdb', handler: f.handler, batchSize: 10, batchWindowMs: 0 }], { capacity: 4, unavailableBaseMs: 20, unavailableCapMs: 40 });
+      await q.start();
+      for (let i = 0; i < 4; i++) await q.send([event()]);
+      await expect.poll(() => f.deliveries.length).toBeGreaterThanOrEqual(3);
+      await expect(q.send([event()])).rejects.toBeInstanceOf(QueueFullError);
+      expect(q.stats()['tsdb']).toMatchObject({ pendingEvents: 4, deadLettered: 0 });
+      await q.stop();
+    });
+
+    it('acknowledges the messages of a batch the error does not name', async () => {
+      let calls = 0;
+      const seen: string[][] = [];
+      const handler: SqsBatchHandler = (e) => {
+        calls += 1;
+        seen.push(e.Records.map((r) => r.messageId));
+        const second = e.Records[1]?.messageId;
+        return calls === 1 && second ? Promise.reject(new DestinationUnavailableError('throttled', [second])) : Promise.resolve({ batchItemFailures: [] });
+      };
+      const q = queue(dir(), [{ name: 'g', handler, batchSize: 10, batchWindowMs: 50 }], { unavailableBaseMs: 20 });
+      await q.start();
+      await q.send([event()]);
+      await q.send([event()]);
+      await expect.poll(() => q.stats()['g']?.delivered).toBe(2);
+      expect(seen).toEqual([['1', '2'], ['2']]);
+      await q.stop();
+    });
+
+    it('stops at once while paused, keeping what is pending on disk for the next start', async () => {
+      const directory = dir();
+      const f = flaky(() => true);
+      const q = queue(directory, [{ name: 'tsdb', handler: f.handler, batchSize: 10, batchWindowMs: 0 }], { unavailableBaseMs: 60_000, drainTimeoutMs: 30_000 });
+      await q.start();
+      await q.send([event(), event()]);
+      await expect.poll(() => f.deliveries.length).toBe(1);
+      const stopped = Date.now();
+      await q.stop();
+      expect(Date.now() - stopped).toBeLessThan(5_000);
+      const r = recorder();
+      const reopened = queue(directory, [{ name: 'tsdb', handler: r.handler, batchSize: 10, batchWindowMs: 0 }]);
+      await reopened.start();
+      await expect.poll(() => r.seen.length).toBe(2);
+      await reopened.stop();
+    });
   });
 });

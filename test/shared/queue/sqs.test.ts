@@ -315,4 +315,33 @@ describe('SqsEventQueue on fauxqs', () => {
     await expect(queue.send([queued()])).rejects.toThrow(/^1 of 1 events were not sent to SQS: QueueDoesNotExist/);
     expect(queue.counters.requests).toBe(1);
   });
+
+  it('sendEach sends what it can and names, per event, what was not sent and whether a later try may succeed', async () => {
+    const queueUrl = await newQueue();
+    const events = Array.from({ length: 6 }, () => queued());
+    const big = queued({ blob: 'b'.repeat(1.5 * MiB) });
+    const maxMessageBytes = Buffer.byteLength(encodePacked(events.slice(0, 2))) + 60;
+    // m0 is throttled every time (retryable), m1 refused as a sender fault (not retryable), m2 goes through.
+    const { client } = intercept(fx.sqs, async (input, _call, forward) => {
+      const entries = input.Entries ?? [];
+      const through = entries.filter((e) => e.Id === 'm2');
+      const out: SendMessageBatchCommandOutput = through.length > 0 ? await forward({ ...input, Entries: through }) : { Successful: [], Failed: [], $metadata: {} };
+      const failed = [
+        ...entries.filter((e) => e.Id === 'm0').map((e) => ({ Id: e.Id, SenderFault: false, Code: 'ThrottlingException', Message: 'Rate exceeded' })),
+        ...entries.filter((e) => e.Id === 'm1').map((e) => ({ Id: e.Id, SenderFault: true, Code: 'InvalidMessageContents', Message: 'bad' })),
+      ];
+      return { ...out, Failed: [...(out.Failed ?? []), ...failed] };
+    });
+    const queue = sqsQueue({ client, queueUrl, maxMessageBytes, maxAttempts: 2, baseDelayMs: 5 });
+
+    const unsent = await queue.sendEach([...events, big]);
+
+    expect(unsent).toEqual([
+      { ids: [big.id], reason: expect.stringMatching(/^1 event\(s\) do not fit in an SQS message .* no claim-check store is configured/), retryable: false },
+      { ids: events.slice(2, 4).map((e) => e.id), reason: 'InvalidMessageContents: bad', retryable: false },
+      { ids: events.slice(0, 2).map((e) => e.id), reason: 'ThrottlingException: Rate exceeded (still failing after 2 attempts)', retryable: true },
+    ]);
+    expectExactlyOnce(await eventsOf(await receiveAll(queueUrl)), events.slice(4, 6));
+    expect(queue.counters).toMatchObject({ messages: 1, events: 2, unsentEvents: 5 });
+  });
 });

@@ -109,8 +109,8 @@ function renderDestinations(report) {
   if (report.empty.destinations) return box.append(empty(report.empty.destinations));
   box.append(
     table(
-      ['destination', 'queue', 'queue depth', 'writes/s', 'written', 'failed', 'dead letters'],
-      report.destinations.map((d) => [d.name, d.queue, `${num(d.pendingEvents)} / ${num(d.queueCapacity)}`, rate(d.writesPerSecond), num(d.written), num(d.failed), num(d.deadLettered)]),
+      ['destination', 'queue', 'written by', 'queue depth', 'writes/s', 'written', 'failed', 'dead letters'],
+      report.destinations.map((d) => [d.name, d.queue, d.place === 'cloud' ? (d.unreachable ? 'cloud (forwarding; SQS unreachable, events wait)' : 'cloud (forwarding)') : 'this agent', `${num(d.pendingEvents)} / ${num(d.queueCapacity)}`, rate(d.writesPerSecond), num(d.written), num(d.failed), num(d.deadLettered)]),
     ),
   );
 }

@@ -5,11 +5,15 @@
  * durable queue on a real full filesystem (a tmpfs; root only, skipped with the reason otherwise),
  * and 200 again once each problem is gone; HEAD, 404, 405, 500 without a stack; a port taken.
  */
-import { rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HealthEndpoint } from '../../../../edge-agent/endpoints/health/endpoint.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
+import { Forwarder } from '../../../../shared/queue/forwarder.js';
+import { SqsEventQueue } from '../../../../shared/queue/sqs.js';
 import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
@@ -20,7 +24,7 @@ import { QueueStorageError } from '../../../../shared/queue/port.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';
 import { auditQueued } from '../../../support/audit.js';
 import { recordingLog, silentLog } from '../../../support/log.js';
-import { LOOPBACK } from '../../../support/ports.js';
+import { freePort, LOOPBACK } from '../../../support/ports.js';
 import { mountTmpfs, type Tmpfs } from '../../../support/tmpfs.js';
 import { svcConfig } from '../../../support/udp.js';
 
@@ -240,5 +244,33 @@ describe('container health endpoint: a durable queue on a full disk', () => {
     await queue.send([auditQueued()]);
     expect(await problems()).toEqual([]);
     expect((await healthy()).body).toEqual({ statusCode: 200, status: 'ok' });
+  });
+});
+
+describe('container health endpoint: forwarding to the cloud', () => {
+  it('200 with the forwarding state while SQS cannot be reached and the queue has room; 503 once the queue is full', async () => {
+    // A real forwarder to a port where nothing listens: every send is a refused connection.
+    const port = await freePort();
+    const client = new SQSClient({ endpoint: `http://${LOOPBACK}:${port}`, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const forwarder = new Forwarder({ name: 'tsdb', queue: new SqsEventQueue({ client, queueUrl: `http://${LOOPBACK}:${port}/000000000000/q`, claimCheck: null, maxAttempts: 1 }), takes: () => true, log: silentLog });
+    const queue = await start(new LocalEventQueue({ directory: mkdtempSync(join(tmpdir(), 'health-fwd-')), capacity: 3, maxReceiveCount: 3, groups: [{ name: 'tsdb', handler: forwarder.handler, batchSize: 10, batchWindowMs: 0 }], log: silentLog, unavailableBaseMs: 60_000 }));
+    observed.queue({ name: 'platform', queue, destinations: [forwarder] });
+    try {
+      await healthy();
+      await queue.send([auditQueued(), auditQueued()]);
+      await expect.poll(() => queue.stats()['tsdb']?.unavailableSince ?? null).not.toBeNull();
+      const answer = await healthy();
+      expect(answer.body).toEqual({
+        statusCode: 200,
+        status: 'ok',
+        forwarding: { tsdb: { state: 'unreachable', unreachableSince: new Date(queue.stats()['tsdb']?.unavailableSince ?? 0).toISOString(), pendingEvents: 2, oldestPendingAgeSeconds: expect.any(Number) as unknown } },
+      });
+      await queue.send([auditQueued()]);
+      const full = await get();
+      expect(full.status).toBe(503);
+      expect(full.body).toMatchObject({ reason: 'the platform queue is full (3 of 3 events): new events are refused', forwarding: { tsdb: { state: 'unreachable', pendingEvents: 3 } } });
+    } finally {
+      client.destroy();
+    }
   });
 });

@@ -36,7 +36,7 @@ function setup(lines: string[] = []) {
   const destination = { name: 'tsdb', failedWrites: 0, writtenEvents: 0 };
   const observed = new Observed();
   observed.listener({ name: 'log_events', queueType: 'log_events', bound: true, totals: () => totals });
-  observed.queue({ name: 'platform', queue: { capacity: 500, storageFault: null, stats: () => ({ tsdb: { pending: 2, pendingEvents: 7, delivered: 3, deadLettered: 1 } }) }, destinations: [destination] });
+  observed.queue({ name: 'platform', queue: { capacity: 500, storageFault: null, stats: () => ({ tsdb: { pending: 2, pendingEvents: 7, delivered: 3, deadLettered: 1, unavailableSince: null, unavailableReason: null, oldestPendingAt: null } }) }, destinations: [destination] });
   const errors = new ErrorTracker({ enabled: true, log: silentLog });
   const history = new PollHistory(clock.now);
   const model = new StatusModel({ config: svcConfig(['  errorTracking: {enable: true}', '  serversToMonitor: {servers: [{host: "a:1", serverName: n1}, {host: "b:1", serverName: n2}]}', ...lines]), mode: 'edge', observed, history, errors, now: clock.now });
@@ -50,7 +50,7 @@ describe('status model', () => {
     const first = model.report();
     expect(first.listeners[0]).toMatchObject({ type: 'log_events', received: 0, datagramsPerSecond: null, droppedPerSecond: null, kernelCounted: false });
     expect(first.listeners[0]?.dropped).toEqual({ source: 0, size: 0, rate_limit: 0, queue_full: 0 });
-    expect(first.destinations).toEqual([{ queue: 'platform', name: 'tsdb', pendingEvents: 7, queueCapacity: 500, written: 0, writesPerSecond: null, failed: 0, deadLettered: 1 }]);
+    expect(first.destinations).toEqual([{ queue: 'platform', name: 'tsdb', pendingEvents: 7, queueCapacity: 500, written: 0, writesPerSecond: null, failed: 0, deadLettered: 1, place: 'edge', unreachable: false }]);
 
     clock.advance(4_000);
     totals.received = 400;

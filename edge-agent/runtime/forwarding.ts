@@ -1,0 +1,64 @@
+/**
+ * The edge's way to the cloud (`Svc.cloud`, docs/deployment.md "The edge agent joining a cloud
+ * deployment"): for each platform destination `platformPlacement` puts in the cloud, a Forwarder
+ * (shared/queue/forwarder.ts) that sends its events to the destination's SQS queue, with claim checks
+ * in `Svc.cloud.claimCheck.bucket`. One SQS client and one S3 client for all of them.
+ *
+ * Clients: `region`; `endpoint` when set (an emulator or a VPC endpoint; S3 then path-style, which
+ * emulators need); credentials from the profile `Svc.cloud.profile` when set, else the SDK's default
+ * chain (environment, AWS_PROFILE, an instance role). The SQS client makes one attempt per request:
+ * SqsEventQueue retries itself, per entry, and counts it; S3 keeps the SDK's retries (a claim-check
+ * put has no retry of its own). Timeouts bound a request to a host that does not answer, so an
+ * outage is noticed, not waited on.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { fromIni } from '@aws-sdk/credential-providers';
+import { platformPlacement } from '../../shared/config/placement.js';
+import type { SvcConfig } from '../../shared/config/schema.js';
+import type { Log } from '../../shared/logging/log.js';
+import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
+import type { QueuedEvent } from '../../shared/queue/events.js';
+import { Forwarder } from '../../shared/queue/forwarder.js';
+import { SqsEventQueue } from '../../shared/queue/sqs.js';
+
+/** Longest wait for a connection, and for an answer, of one request to SQS or S3. */
+const CONNECT_TIMEOUT_MS = 5_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export interface CloudClients {
+  sqs: SQSClient;
+  s3: S3Client;
+}
+
+/** The SQS and S3 clients of `Svc.cloud`. */
+export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
+  const common = {
+    region: cloud.region,
+    ...(cloud.endpoint ? { endpoint: cloud.endpoint } : {}),
+    ...(cloud.profile ? { credentials: fromIni({ profile: cloud.profile }) } : {}),
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+  };
+  return { sqs: new SQSClient({ ...common, maxAttempts: 1 }), s3: new S3Client({ ...common, ...(cloud.endpoint ? { forcePathStyle: true } : {}) }) };
+}
+
+/**
+ * The forwarders of `svc edge`, by destination name: one for every platform destination placed in
+ * the cloud. `takes` says which events a destination takes (its Destination's own rule).
+ */
+export function forwarders(config: SvcConfig, log: Log, takes: ReadonlyMap<string, (event: QueuedEvent) => boolean>, clients: () => CloudClients): Map<string, Forwarder> {
+  const out = new Map<string, Forwarder>();
+  const cloud = platformPlacement(config).filter((p) => p.place === 'cloud');
+  if (cloud.length === 0) return out;
+  const { sqs, s3 } = clients();
+  const { bucket, prefix } = config.cloud.claimCheck;
+  const claimCheck = bucket === '' ? null : new S3ClaimCheckStore({ client: s3, bucket, prefix });
+  for (const { name, queueUrl } of cloud) {
+    const taken = takes.get(name);
+    if (!taken || !queueUrl) continue;
+    const queue = new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log, retryLogLevel: 'debug' });
+    out.set(name, new Forwarder({ name, queue, takes: taken, log }));
+    log.info({ destination: name, queueUrl, claimCheckBucket: bucket || null }, `${name}: forwarded to the cloud (SQS ${queueUrl}${bucket ? `, claim checks in s3://${bucket}/${prefix}` : ', no claim-check bucket: an event over 1 MiB goes to the dead-letter folder'}); not written by this edge agent`);
+  }
+  return out;
+}
