@@ -326,6 +326,12 @@ describe('deploy/systemd/svc.service', () => {
     expect(service.has('MemoryDenyWriteExecute')).toBe(false);
   });
 
+  it('reads the edge identity\'s key from the optional file that docs/deployment.md tells operators to write', () => {
+    const file = one('EnvironmentFile');
+    expect(file.startsWith('-'), 'optional: the unit also runs without forwarding').toBe(true);
+    expect(text('docs/deployment.md')).toContain(`\`${file.slice(1)}\``);
+  });
+
   it('passes `systemd-analyze verify` where systemd is installed', ({ skip }) => {
     const probe = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
     if (probe.status !== 0) skip('systemd-analyze is not installed here');
@@ -348,5 +354,11 @@ describe('deploy/windows/svc.xml', () => {
     expect(args?.[2]).toBe('%ProgramData%\\Svc\\svc.yaml');
     expect(element('workingdirectory')).toBe('%ProgramData%\\Svc');
     expect(xml).toContain('<onfailure action="restart"');
+  });
+
+  it('shows the credentials-file line docs/deployment.md tells operators to uncomment', () => {
+    const line = /<env name="AWS_SHARED_CREDENTIALS_FILE" value="([^"]+)"\/>/.exec(xml);
+    expect(line, 'the commented AWS_SHARED_CREDENTIALS_FILE line').not.toBeNull();
+    expect(text('docs/deployment.md')).toContain(line?.[1] ?? 'missing');
   });
 });
