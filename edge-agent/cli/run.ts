@@ -7,6 +7,7 @@ import { ConfigError, formatIssues, problemCount } from '../../shared/config/err
 import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
 import { secretReader, type SecretRefAt } from '../../shared/config/secret-refs.js';
 import { displayPath } from '../../shared/config/walk.js';
+import type { SecretClientConfig } from '../../shared/secrets/fetch.js';
 import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
 import { boot, StartupError, type BootOptions, type Mode } from '../runtime/boot.js';
 import type { CliIo } from './io.js';
@@ -32,7 +33,7 @@ export function loadForCli(option: string | undefined, io: CliIo): LoadedConfig 
 /**
  * The config with its secret references fetched (`${aws-secret:…}`, `${aws-ssm:…}`), by the same code
  * as the Lambda functions, with this machine's AWS credentials and region (AWS_PROFILE, AWS_REGION,
- * …). Every reference of a section in use is fetched, except the audit token's under `svc edge`,
+ * …) or, while it forwards to a deployment, those of `Svc.cloud`. Every reference of a section in use is fetched, except the audit token's under `svc edge`,
  * which runs no audit API. One that cannot be fetched refuses the start, naming the key.
  */
 async function withSecrets(loaded: LoadedConfig, mode: Mode, io: CliIo): Promise<LoadedConfig> {
@@ -42,7 +43,19 @@ async function withSecrets(loaded: LoadedConfig, mode: Mode, io: CliIo): Promise
   io.err(`svc: fetching ${refs.length} secret reference${refs.length === 1 ? '' : 's'} from AWS (${refs.map((r) => displayPath(r.path)).join(', ')})\n`);
   // Loaded only when there is something to fetch: the AWS clients cost start-up time.
   const { resolveConfigSecrets } = await import('../../shared/secrets/fetch.js');
-  return resolveConfigSecrets(loaded, { wanted, env: io.env });
+  return resolveConfigSecrets(loaded, { wanted, env: io.env, ...(await cloudClientConfig(loaded.config.cloud)) });
+}
+
+/**
+ * An edge that forwards to a deployment (`Svc.cloud.enable`) reads the deployment's secrets in its
+ * region and with its credentials (`Svc.cloud.region`, `.profile`), as it sends to its queues; without
+ * `Svc.cloud`, the AWS SDK's defaults (AWS_REGION, AWS_PROFILE, …) apply. `Svc.cloud.endpoint` is the
+ * SQS and S3 endpoint, not the secret stores'.
+ */
+async function cloudClientConfig(cloud: LoadedConfig['config']['cloud']): Promise<{ clientConfig?: SecretClientConfig }> {
+  if (!cloud.enable) return {};
+  const credentials = cloud.profile ? (await import('@aws-sdk/credential-providers')).fromIni({ profile: cloud.profile }) : undefined;
+  return { clientConfig: { region: cloud.region, ...(credentials ? { credentials } : {}) } };
 }
 
 /** Runs `mode` until a signal stops it; resolves to the exit code (1 after a config or start-up error). */

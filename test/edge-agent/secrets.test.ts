@@ -79,6 +79,23 @@ describe('secret references in the svc CLI', () => {
     expect(svc.output()).toContain('svc.yaml:5:15 Svc.auditEvents.apiToken: cannot fetch ${aws-ssm:/svc/audit/missing}: ParameterNotFound');
   });
 
+  it('svc edge forwarding to a deployment reads its secrets in the region of Svc.cloud, not the SDK default', async () => {
+    aws.putParameter('/svc/tsdb/password', 'tsdb-password', 'SecureString', 'eu-central-1');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-secrets-cli-'));
+    writeFileSync(
+      join(dir, 'svc.yaml'),
+      ['Svc:', '  cloud:', '    enable: true', '    region: eu-central-1', '    queues:', '      tsdb: https://sqs.eu-central-1.amazonaws.com/123456789012/Svc-Tsdb', '  tsdbConfig:', '    enable: true', '    v1Config:', '      auth:', '        enable: true', '        username: svc', '        password: ${aws-ssm:/svc/tsdb/password}', ''].join('\n'),
+    );
+    const svc = startSvc(dir, 'edge', env);
+    try {
+      await expect.poll(svc.output, { timeout: 15_000 }).toMatch(/svc edge \S+ running/);
+    } finally {
+      svc.child.kill('SIGTERM');
+    }
+    expect(await svc.exited).toBe(0);
+    expect(aws.requests.map((r) => r.region)).toEqual(['eu-central-1']);
+  });
+
   it('svc edge leaves the audit token alone: it runs no audit API', async () => {
     const { dir } = await workDir('${aws-ssm:/svc/audit/missing}');
     const svc = startSvc(dir, 'edge', env);
