@@ -124,7 +124,8 @@ function* firstErrors(schema: TSchema, value: unknown, n: number, root: PathSegm
   for (const error of Errors(schema, value)) {
     if (count++ >= n) return;
     const segments = error.path.split('/').slice(1).map((seg) => (/^\d+$/.test(seg) ? Number(seg) : seg.replace(/~1/g, '/').replace(/~0/g, '~')));
-    yield { path: displayPath([...root, ...segments]), message: error.message };
+    // describeSchema words it as the loader's messages do ("one of silly, debug, …", not TypeBox's "Expected kind 'Unsafe'").
+    yield { path: displayPath([...root, ...segments]), message: error.value === undefined ? 'is missing' : `must be ${describeSchema(error.schema)}` };
   }
 }
 

@@ -11,11 +11,9 @@
  * needs the document's schema.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ConfigError } from './errors.js';
 import type { LoadedConfig } from './load.js';
-import { ConfigFileSchema } from './schema.js';
 import { setPath } from '../util/records.js';
-import { displayPath, schemaAt, type SchemaNode } from './walk.js';
+import { displayPath } from './walk.js';
 
 /** What the document's `format` says it is. */
 export const RESOLVED_CONFIG_FORMAT = 'svc-resolved-config';
@@ -58,28 +56,15 @@ export const ResolvedConfigDocumentSchema = Type.Object(
 export type ResolvedConfigDocument = Static<typeof ResolvedConfigDocumentSchema>;
 export type ResolvedReference = Static<typeof ReferenceSchema>;
 
-const ROOT = ConfigFileSchema as SchemaNode;
-
 /**
  * The document of a config the full loader validated (at synth: with placeholders for the
  * variables the functions' environment will hold). The keys that hold a reference get the
- * reference's text back (a placeholder must not reach a function). Throws ConfigError for a
- * `${env:…}` in a text schedule: the functions' loader checks substituted values against their key's
- * schema without the schedule parser, and no function runs a schedule.
+ * reference's text back (a placeholder must not reach a function). The placeholder was validated
+ * against each key's schema, schedule parser included, so a `${env:…}` stands only where a text
+ * like it is accepted: never in a number, a switch or a text schedule, which the functions'
+ * loader therefore never has to parse.
  */
 export function resolvedConfigDocument(loaded: Pick<LoadedConfig, 'file' | 'config' | 'envRefs' | 'secretRefs'>): ResolvedConfigDocument {
-  const schedules = loaded.envRefs.filter((ref) => schemaAt(ROOT, ref.path)?.['x-schedule']);
-  if (schedules.length > 0) {
-    throw new ConfigError(
-      schedules.map(({ path, name, line, column }) => ({
-        file: loaded.file,
-        line,
-        column,
-        path: displayPath(path),
-        message: `a text schedule cannot come from \${env:${name}} in a deployed config (the functions do not parse schedules at cold start); write the schedule itself`,
-      })),
-    );
-  }
   const references: ResolvedReference[] = [
     ...loaded.envRefs.map(({ path, name, line, column }) => ({ path, text: `\${env:${name}}`, line, column })),
     ...loaded.secretRefs.map(({ path, ref, line, column }) => ({ path, text: ref.text, line, column })),
