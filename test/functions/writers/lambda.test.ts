@@ -174,7 +174,7 @@ describe('writer Lambda cold start with ${env:…} in the bundled config', () =>
   const files = () =>
     bundledConfigFiles(['Svc:', '  tsdbConfig:', '    enable: true', '    host: ${env:AWS_LAMBDA_FUNCTION_NAME}', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb', ''].join('\n'));
 
-  it('substitutes the variable from the function\'s environment', async () => {
+  it('substitutes the variable from the function\'s environment', () => {
     const { file } = files();
     const runtime = join(REPO_ROOT, 'dist/functions/lambda-runtime.js');
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', `const { lambdaRuntime } = await import(${JSON.stringify(runtime)}); process.stderr.write('HOST ' + (await lambdaRuntime('tsdb')).config.tsdbConfig.host + '\\n');`], {
