@@ -16,8 +16,8 @@
  * the file Lambda loads (the source map beside it is shown, not judged).
  *
  * Init: each bundle is imported in a fresh `node` process with the environment the stack gives the
- * function — NODE_OPTIONS=--enable-source-maps, SVC_CONFIG pointing at a bundled config that routes
- * something to every destination, SVC_DESTINATION, dummy queue URLs, table names and bucket, a
+ * function — NODE_OPTIONS=--enable-source-maps, SVC_CONFIG pointing at the bundled config document
+ * (made from a config that routes something to every destination by the producer synth uses), SVC_DESTINATION, dummy queue URLs, table names and bucket, a
  * region — and the time from just before `await import()` to just after it is the module-init time
  * (config loaded, logger, clients and destination built; no request). Median of --runs processes,
  * the functions taking turns so machine noise spreads over all of them. The baseline of the same
@@ -40,6 +40,8 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const dist = (path) => pathToFileURL(join(REPO, 'dist', path)).href;
 const { BUNDLE_FILE, lambdaEsbuildOptions } = await import(dist('infra/constructs/esbuild-options.js'));
 const { BUNDLED_CONFIG_FILE, ENTRIES, LAMBDA_ENV } = await import(dist('functions/contract.js'));
+// The producer synth uses: the bundled config is the resolved config document made from the YAML below.
+const { configDocumentForSynth } = await import(dist('infra/app.js'));
 
 const RUNS = Math.round(positive('runs', 'BENCH_RUNS', 10));
 const ANALYZE = option('analyze', 'BENCH_ANALYZE', 'false') !== 'false';
@@ -49,7 +51,7 @@ const KB = 1000;
 const TARGETS = { audit: 300 * KB, writer: 600 * KB, initMs: 60 };
 const OUT = join(REPO, 'node_modules/.cache/svc-bundles');
 
-/** The bundled config: something routed to every cloud destination, so every writer builds its destination. */
+/** The config (made into the bundled document as synth does): something routed to every cloud destination, so every writer builds its destination. */
 const CONFIG = `Svc:
   tsdbConfig:
     enable: true
@@ -154,8 +156,10 @@ const verdict = (ok) => (ok ? 'ok' : 'OVER');
 async function main() {
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
+  const yamlFile = join(OUT, 'svc.yaml');
+  writeFileSync(yamlFile, CONFIG);
   const configFile = join(OUT, BUNDLED_CONFIG_FILE);
-  writeFileSync(configFile, CONFIG);
+  writeFileSync(configFile, configDocumentForSynth(yamlFile));
   const emptyEntry = join(OUT, 'empty-entry.mjs');
   writeFileSync(emptyEntry, 'export const handler = async () => undefined;\n');
 

@@ -34,7 +34,7 @@ export const ENTRIES = {
 
 /** The environment of the functions: one list of names, so the stack and the functions cannot drift apart. */
 export const LAMBDA_ENV = {
-  /** Path of the YAML config bundled with the function. */
+  /** Path of the resolved config document bundled with the function (BUNDLED_CONFIG_FILE; shared/config/resolved.ts). */
   config: 'SVC_CONFIG',
   /** JSON object: destination name → URL of that destination's SQS queue (the audit API sends to all). */
   eventQueueUrls: 'SVC_EVENT_QUEUE_URLS',
@@ -50,6 +50,9 @@ export const LAMBDA_ENV = {
 /** Key prefix of queue claim checks in the claim-check bucket (the stack expires it by lifecycle rule). */
 export const CLAIM_CHECK_PREFIX = 'claim-checks/';
 
-/** File name of the config inside a function bundle. */
-export const BUNDLED_CONFIG_FILE = 'svc.yaml';
+/**
+ * File name of the config inside a function bundle: the resolved config document synth makes from
+ * the YAML config (shared/config/resolved.ts), not the YAML itself.
+ */
+export const BUNDLED_CONFIG_FILE = 'svc.json';
 

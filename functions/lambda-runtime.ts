@@ -1,11 +1,11 @@
 /**
- * What every Lambda entry builds once per container: the bundled config with its secret references
- * fetched, the logger (JSON lines on stdout, secrets scrubbed; the core logger, without pino-pretty
+ * What every Lambda entry builds once per container: the bundled config (the resolved config
+ * document synth made: shared/config/resolved.ts) with its references resolved, the logger (JSON lines on stdout, secrets scrubbed; the core logger, without pino-pretty
  * and log files) and the error tracker.
  */
-import { loadConfigFile } from '../shared/config/load.js';
+import { loadResolvedConfig } from '../shared/config/resolved-load.js';
 import type { SvcConfig } from '../shared/config/schema.js';
-import { secretReader, type SecretRefAt } from '../shared/config/secret-refs.js';
+import { secretReader } from '../shared/config/secret-refs.js';
 import { secretValues } from '../shared/config/secrets.js';
 import { ErrorTracker } from '../shared/errors/tracker.js';
 import { createJsonLogger, type Logger } from '../shared/logging/pino-core.js';
@@ -21,15 +21,12 @@ export interface LambdaRuntime {
  * Runs once per cold start (the entries call it at module scope). `reader` is the function: `audit`
  * or the destination a writer serves (a SecretReader, or one that reads no secret such as parquet). It fetches, in parallel, the secret references the stack
  * grants this function (SECRET_READERS), and only those; the values are cached for the container's
- * life and scrubbed from every log line. A reference that cannot be fetched fails the cold start
- * with a ConfigError naming the key and the reference.
+ * life and scrubbed from every log line. `${env:NAME}` values come from `env`. A reference that
+ * cannot be fetched, a missing variable or a value its key does not take fails the cold start with
+ * a ConfigError naming the key and the reference.
  */
 export async function lambdaRuntime(reader: string, env: NodeJS.ProcessEnv = process.env): Promise<LambdaRuntime> {
-  const bundled = loadConfigFile(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, 'SVC_CONFIG', env);
-  const wanted = (at: SecretRefAt) => secretReader(at.path) === reader;
-  // Loaded only when needed: a function without references does not initialise the Secrets Manager
-  // and SSM clients at cold start (the bundle inlines them either way).
-  const { config } = bundled.secretRefs.some(wanted) ? await (await import('../shared/secrets/fetch.js')).resolveConfigSecrets(bundled, { env, wanted }) : bundled;
+  const { config } = await loadResolvedConfig(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, { env, wanted: (path) => secretReader(path) === reader });
   const logger = createJsonLogger({ level: config.logLevel, secrets: secretValues(config) });
   return { config, logger, errors: new ErrorTracker({ enabled: config.errorTracking.enable, log: logger }) };
 }

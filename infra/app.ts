@@ -1,7 +1,8 @@
 /**
  * The CDK app (`cdk.json` runs the compiled `dist/infra/app.js`). It validates the Svc config at
- * synth time, so a deployment never ships a config its functions would reject at cold start, then
- * creates SvcStack.
+ * synth time, so a deployment never ships a config its functions would reject at cold start, writes
+ * the resolved config document the functions bundle (shared/config/resolved.ts: they do not parse
+ * or validate the YAML again), then creates SvcStack.
  *
  * Context: `config` (path of the Svc YAML config, default config/svc.yaml), `maxReceiveCount`
  * (default 5), `stackName` (default Svc), `allowLiteralSecrets` (default false: a secret written in
@@ -9,13 +10,14 @@
  * `alarmTopicArn`, `alarmOldestMessageSeconds` (default 900), `alarmApi5xxPercent` (default 1),
  * `writerVpc` ({vpcId, subnetIds, securityGroupIds}); docs/deployment.md has the table.
  */
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Annotations, App, Duration } from 'aws-cdk-lib';
 import { LAMBDA_ENV } from '../functions/contract.js';
 import { ConfigError, type ConfigIssue } from '../shared/config/errors.js';
 import { loadConfigFile, type LoadedConfig } from '../shared/config/load.js';
+import { resolvedConfigDocument, resolvedConfigText } from '../shared/config/resolved.js';
 import { DEFAULT_API_5XX_PERCENT, DEFAULT_OLDEST_MESSAGE_ALARM } from './constructs/alarms.js';
 import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
 import { SECRET_REF_SYNTAX } from '../shared/config/secret-refs.js';
@@ -117,10 +119,32 @@ function literalSecretIssues(loaded: LoadedConfig): ConfigIssue[] {
  * stack sets (placeholders here) and those of the Lambda runtime, not the deploying machine's. A
  * `${env:NAME}` the functions would not have fails synth, as it would fail their cold start.
  */
-export function validateConfigForSynth(settings: SvcAppSettings): LoadedConfig {
+export function validateConfigForSynth(settings: Pick<SvcAppSettings, 'configFile'>): LoadedConfig {
   const names: string[] = [...Object.values(LAMBDA_ENV), ...LAMBDA_RUNTIME_ENV];
   const env = Object.fromEntries(names.map((name) => [name, SYNTH_PLACEHOLDER]));
   return loadConfigFile(settings.configFile, 'option', env);
+}
+
+/**
+ * The text of the resolved config document synth bundles for `configFile` (what buildSvcApp writes),
+ * for the bench and the tests that run the built entries: the one way a bundle's config is made.
+ */
+export function configDocumentForSynth(configFile: string): string {
+  return resolvedConfigText(resolvedConfigDocument(validateConfigForSynth({ configFile })));
+}
+
+/** File name of the resolved config document in the cloud assembly directory (bundled as BUNDLED_CONFIG_FILE). */
+export const CONFIG_DOCUMENT_FILE = 'svc-config.json';
+
+/**
+ * Writes the resolved config document of `loaded` (the only producer: resolvedConfigDocument) into
+ * the app's output directory, whence every function's bundling copies it; returns its path.
+ */
+function writeConfigDocument(app: App, loaded: LoadedConfig): string {
+  const path = join(app.outdir, CONFIG_DOCUMENT_FILE);
+  mkdirSync(app.outdir, { recursive: true });
+  writeFileSync(path, resolvedConfigText(resolvedConfigDocument(loaded)));
+  return path;
 }
 
 /** Reads the context, validates the config (throws ConfigError) and adds SvcStack to `app`. */
@@ -130,13 +154,14 @@ export function buildSvcApp(app: App): SvcStack {
   const loaded = validateConfigForSynth(settings);
   const literals = literalSecretIssues(loaded);
   if (literals.length > 0 && !settings.allowLiteralSecrets) throw new ConfigError(literals);
+  const configDocument = writeConfigDocument(app, loaded);
   const destinations = planDestinations(loaded.config);
   const audit = loaded.config.auditEvents;
   const parquetS3 = audit.destination.parquet.s3;
   const writers = destinations.deployed.map((d) => d.name);
   const stack = new SvcStack(app, settings.stackName, {
     description: audit.enable ? 'Svc: audit event API, event queues and writers, storage' : `Svc: no audit API (Svc.auditEvents.enable is false); writers: ${writers.join(', ') || 'none'}`,
-    configFile: resolve(settings.configFile),
+    configDocument,
     destinations: destinations.deployed,
     maxReceiveCount: settings.maxReceiveCount,
     secretReferences: loaded.secretRefs,

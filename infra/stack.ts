@@ -23,8 +23,8 @@ import type { SecretRefAt } from '../shared/config/secret-refs.js';
 import type { WriterVpc } from './settings.js';
 
 export interface SvcStackProps extends StackProps {
-  /** The Svc config file, already validated; bundled into every function. */
-  configFile: string;
+  /** Path of the resolved config document (shared/config/resolved.ts) made from the validated config; bundled into every function. */
+  configDocument: string;
   /** The destinations that get a queue and a writer (planDestinations). */
   destinations: readonly CloudDestination[];
   /** Receives of an event before it moves to the dead-letter queue. */
@@ -75,7 +75,7 @@ export class SvcStack extends Stack {
     this.storage = new Storage(this, 'Storage');
     this.pipeline = new EventPipeline(this, 'EventPipeline', {
       bucket: this.storage.bucket,
-      configFile: props.configFile,
+      configDocument: props.configDocument,
       maxReceiveCount: props.maxReceiveCount,
     });
     const auditQueues: Record<string, IQueue> = {};
@@ -100,7 +100,7 @@ export class SvcStack extends Stack {
       ? new IngestApi(this, 'IngestApi', {
           queues: auditQueues,
           bucket: this.storage.bucket,
-          configFile: props.configFile,
+          configDocument: props.configDocument,
           idempotency: props.idempotency,
         })
       : undefined;

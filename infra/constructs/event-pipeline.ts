@@ -30,8 +30,8 @@ export const MAX_UNWINDOWED_BATCH_SIZE = 10;
 export interface EventPipelineProps {
   /** Holds the claim checks; writers get read access to them. */
   bucket: IBucket;
-  /** The validated Svc config file, bundled into every writer. */
-  configFile: string;
+  /** Path of the resolved config document (shared/config/resolved.ts), bundled into every writer. */
+  configDocument: string;
   /** Receives of a message before it moves to the dead-letter queue. Default 5. */
   maxReceiveCount?: number;
   /** Longest timeout a writer may have; the queues' visibility timeout derives from it. Default 60 s. */
@@ -103,7 +103,7 @@ export class DestinationQueue extends Construct {
 }
 
 /** Props of a writer: everything of an SvcFunction but the config file, which the pipeline gives. */
-export type WriterProps = Omit<SvcFunctionProps, 'entry' | 'configFile'> & {
+export type WriterProps = Omit<SvcFunctionProps, 'entry' | 'configDocument'> & {
   /** Concurrent invocations the event source starts, 2 to 1000; default: as many as Lambda scales to. */
   maxConcurrency?: number;
 };
@@ -169,7 +169,7 @@ export class EventPipeline extends Construct {
     const writer = new SvcFunction(target, 'Writer', {
       ...functionProps,
       entry,
-      configFile: this.props.configFile,
+      configDocument: this.props.configDocument,
       timeout,
       environment: {
         [LAMBDA_ENV.destination]: destination,

@@ -30,8 +30,8 @@ export interface IngestApiProps {
   queues: Readonly<Record<string, IQueue>>;
   /** Where the queue puts claim checks of large events. */
   bucket: IBucket;
-  /** The validated Svc config file, bundled into the function. */
-  configFile: string;
+  /** Path of the resolved config document (shared/config/resolved.ts), bundled into the function. */
+  configDocument: string;
   /** Create the idempotency table (one item per eventId, expired by TTL) and give it to the function. */
   idempotency: boolean;
 }
@@ -69,7 +69,7 @@ export class IngestApi extends Construct {
       [LAMBDA_ENV.claimCheckBucket]: props.bucket.bucketName,
       ...(this.idempotencyTable ? { [LAMBDA_ENV.idempotencyTable]: this.idempotencyTable.tableName } : {}),
     };
-    this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configFile: props.configFile, environment });
+    this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configDocument: props.configDocument, environment });
     // Exactly the calls the function makes (shared/ratelimit/dynamodb.ts, shared/idempotency/dynamodb.ts,
     // shared/queue/sqs.ts: SendMessageBatch is authorised by sqs:SendMessage, shared/queue/claim-check.ts).
     // The sender's best-effort delete of an unsent claim check is not granted: the lifecycle rule expires it.

@@ -1,7 +1,7 @@
 /**
  * SvcFunction: a NodejsFunction with our Lambda defaults, so every Svc function is built and run the
  * same way — Node 22 on arm64, one minified ESM file with source maps, bundled by the local esbuild
- * (there is no Docker engine), the validated config file inside the bundle, logs with a retention,
+ * (there is no Docker engine), the resolved config document inside the bundle, logs with a retention,
  * and an execution role of its own that may write to that log group and nothing else (grants add
  * the rest): no AWS managed policy, whose `logs:*` on every resource a least-privilege review flags.
  */
@@ -47,8 +47,8 @@ export interface SvcFunctionProps
   > {
   /** Entry file relative to the repository root, e.g. `functions/audit/lambda.ts`; it exports `handler`. */
   entry: string;
-  /** The validated Svc config file; bundled as BUNDLED_CONFIG_FILE, its path given in SVC_CONFIG. */
-  configFile: string;
+  /** Path of the resolved config document synth wrote (shared/config/resolved.ts); bundled as BUNDLED_CONFIG_FILE, its path given in SVC_CONFIG. */
+  configDocument: string;
   /** Retention of the function's log group. Default one month. */
   logRetention?: RetentionDays;
   bundling?: SvcBundlingOptions;
@@ -56,7 +56,7 @@ export interface SvcFunctionProps
 
 export class SvcFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: SvcFunctionProps) {
-    const { entry, configFile, logRetention, bundling, environment, ...rest } = props;
+    const { entry, configDocument, logRetention, bundling, environment, ...rest } = props;
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: logRetention ?? RetentionDays.ONE_MONTH });
     const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     // The log group exists (the stack creates it), so the function only adds streams and events to it.
@@ -96,7 +96,7 @@ export class SvcFunction extends NodejsFunction {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => [copyFileCommand(resolve(configFile), join(outputDir, BUNDLED_CONFIG_FILE))],
+          afterBundling: (_inputDir: string, outputDir: string) => [copyFileCommand(resolve(configDocument), join(outputDir, BUNDLED_CONFIG_FILE))],
         },
       },
     });

@@ -35,6 +35,19 @@ export function quote(text: string): string {
   return JSON.stringify(cut(text, MAX_QUOTED_CHARS));
 }
 
+/** What a wrong value was: quoted, or for a secret only its kind (and a text's length, which helps find a cut-off paste). */
+export function preview(value: unknown, secret: boolean): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a section';
+  if (secret) {
+    const kind = typeof value === 'string' ? `a text of ${value.length} character${value.length === 1 ? '' : 's'}` : typeof value === 'number' ? 'a number' : 'true or false';
+    return `${kind}; the value of a secret is not shown`;
+  }
+  if (typeof value === 'string') return quote(value);
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : 'a value of another kind';
+}
+
 function bounded(issue: ConfigIssue): ConfigIssue {
   return { ...issue, path: cut(issue.path, MAX_PATH_CHARS), message: cut(issue.message, MAX_MESSAGE_CHARS) };
 }

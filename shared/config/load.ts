@@ -9,7 +9,8 @@
 import { extname, resolve } from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ErrorObject } from 'ajv';
-import { ConfigError, quote, type ConfigIssue } from './errors.js';
+import { convertForSchema, envRefName } from './env-refs.js';
+import { ConfigError, preview, quote, type ConfigIssue } from './errors.js';
 import { emptyRequired, pruneDisabled } from './prune.js';
 import { documentData, keyText, MAX_CONFIG_BYTES, readConfigBytes, tooLarge, yamlProblems } from './read.js';
 import { checkRules, notBuiltFindings, type RuleFinding } from './rules.js';
@@ -22,7 +23,6 @@ import { describeSchema, displayPath, pointerToPath, schemaAt, type PathSegment,
 
 export const DEFAULT_CONFIG_PATH = './config/svc.yaml';
 const ROOT_SCHEMA = ConfigFileSchema as SchemaNode;
-const ENV_REF = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 export interface LoadedConfig {
   /** The file as given (for messages) and resolved. */
@@ -48,6 +48,20 @@ export interface LoadedConfig {
    * not empty): the CDK app refuses them, since the file is bundled into the functions' code.
    */
   secretLiterals: { path: PathSegment[]; line: number; column: number }[];
+  /**
+   * The `${env:NAME}` values of the sections in use, as written in the file: what a function
+   * resolves from its own environment at cold start (resolved.ts lists them in the document).
+   */
+  envRefs: EnvRefAt[];
+}
+
+/** A `${env:NAME}` value found in a config file: the key it is in, the variable, and where. */
+export interface EnvRefAt {
+  /** Path below the file's root (`Svc` first). */
+  path: PathSegment[];
+  name: string;
+  line: number;
+  column: number;
 }
 
 export interface LoadOptions {
@@ -82,7 +96,7 @@ export function parseConfigText(
   file: string,
   env: NodeJS.ProcessEnv = process.env,
   options: LoadOptions = {},
-): Pick<LoadedConfig, 'config' | 'warnings' | 'notBuilt' | 'secretRefs' | 'secretLiterals'> {
+): Pick<LoadedConfig, 'config' | 'warnings' | 'notBuilt' | 'secretRefs' | 'secretLiterals' | 'envRefs'> {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_CONFIG_BYTES) throw new ConfigError([{ file, line: 0, column: 0, path: '', message: tooLarge(bytes) }]);
   const lineCounter = new LineCounter();
@@ -105,13 +119,20 @@ export function parseConfigText(
   if (data['Svc'] === null) data['Svc'] = {};
 
   const issues: ConfigIssue[] = [];
-  const fromEnv = new Set<string>();
+  const fromEnv = new Map<string, { path: PathSegment[]; name: string }>();
   resolveEnvRefs(data, [], env, (path, name) => issues.push(issueAt(path, `environment variable ${name} is not set (referenced as \${env:${name}})`)), fromEnv);
   // Taken before validation, so a secret is recognised even where it has the wrong type or shape.
   const scrub = secretScrubber(data['Svc'], [...(options.secrets?.values() ?? [])]);
   const disabled = pruneDisabled(data, ROOT_SCHEMA);
   // After pruning: a disabled section's placeholders are neither checked nor fetched.
-  const found = findSecretRefs(data, fromEnv, options.secrets, issueAt, issues);
+  const found = findSecretRefs(data, new Set(fromEnv.keys()), options.secrets, issueAt, issues);
+  // After pruning too: a variable of a disabled section is not resolved where the config is used.
+  const envRefs = [...fromEnv.values()]
+    .filter(({ path }) => getPath(data, path) !== undefined)
+    .map(({ path, name }): EnvRefAt => {
+      const { line, column } = issueAt(path, '');
+      return { path, name, line, column };
+    });
   const result = validateConfigFile(data);
   if (!result.ok) issues.push(...schemaIssues(result.errors, data, issueAt));
   // Defaults are filled in even when validation failed, so empty required settings are found either way.
@@ -127,6 +148,7 @@ export function parseConfigText(
     warnings: findings.filter((f) => f.severity === 'warning').map(line),
     notBuilt: notBuiltFindings(result.value.Svc).map(line),
     ...found,
+    envRefs,
   };
 }
 
@@ -217,19 +239,24 @@ function nodeOffsets(doc: Document): (path: PathSegment[], key: boolean) => numb
 
 /**
  * Replaces every string value `${env:NAME}` by the variable; numbers and booleans are converted where
- * the schema wants them. The paths of the values taken from the environment go into `fromEnv`.
+ * the schema wants them. The values taken from the environment go into `fromEnv`, by display path.
  */
-function resolveEnvRefs(value: unknown, path: PathSegment[], env: NodeJS.ProcessEnv, missing: (path: PathSegment[], name: string) => void, fromEnv: Set<string>): unknown {
+function resolveEnvRefs(
+  value: unknown,
+  path: PathSegment[],
+  env: NodeJS.ProcessEnv,
+  missing: (path: PathSegment[], name: string) => void,
+  fromEnv: Map<string, { path: PathSegment[]; name: string }>,
+): unknown {
   if (typeof value === 'string') {
-    const match = ENV_REF.exec(value);
-    if (!match) return value;
-    const name = match[1] ?? '';
+    const name = envRefName(value);
+    if (name === undefined) return value;
     const resolved = env[name];
     if (resolved === undefined) {
       missing(path, name);
       return value;
     }
-    fromEnv.add(displayPath(path));
+    fromEnv.set(displayPath(path), { path, name });
     return convertForSchema(resolved, schemaAt(ROOT_SCHEMA, path));
   }
   if (Array.isArray(value)) {
@@ -283,13 +310,6 @@ function findSecretRefs(
   return { secretRefs, secretLiterals };
 }
 
-function convertForSchema(text: string, schema: SchemaNode | undefined): unknown {
-  const type = schema?.type;
-  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text.trim())) return Number(text.trim());
-  if (type === 'boolean' && /^(true|false)$/i.test(text.trim())) return text.trim().toLowerCase() === 'true';
-  return text;
-}
-
 type IssueAt = (path: PathSegment[], message: string, key?: boolean) => ConfigIssue;
 
 /** One issue per offending key, from ajv's errors; problems in disabled sections are silenced. */
@@ -323,19 +343,6 @@ function schemaIssues(errors: ErrorObject[], data: unknown, issueAt: IssueAt): C
     if (!byPath.has(display)) byPath.set(display, issueAt(path, message, onKey));
   }
   return [...byPath.values()];
-}
-
-/** What a wrong value was: quoted, or for a secret only its kind (and a text's length, which helps find a cut-off paste). */
-function preview(value: unknown, secret: boolean): string {
-  if (value === null || value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a section';
-  if (secret) {
-    const kind = typeof value === 'string' ? `a text of ${value.length} character${value.length === 1 ? '' : 's'}` : typeof value === 'number' ? 'a number' : 'true or false';
-    return `${kind}; the value of a secret is not shown`;
-  }
-  if (typeof value === 'string') return quote(value);
-  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : 'a value of another kind';
 }
 
 /** The known key a likely typo was meant to be: same letters in another case, or an edit distance of at most 2. */

@@ -13,3 +13,16 @@ export function getPath(data: unknown, path: readonly (string | number)[]): unkn
   }
   return cursor;
 }
+
+/**
+ * Sets the value at `path` (object keys, array indexes) where every step but the last exists;
+ * returns whether it did (false where the path leaves the data).
+ */
+export function setPath(data: unknown, path: readonly (string | number)[], value: unknown): boolean {
+  const last = path[path.length - 1];
+  const parent = getPath(data, path.slice(0, -1));
+  if (typeof last === 'number' && Array.isArray(parent) && last < parent.length) parent[last] = value;
+  else if (typeof last === 'string' && isRecord(parent)) Object.defineProperty(parent, last, { value, enumerable: true, writable: true, configurable: true });
+  else return false;
+  return true;
+}

@@ -62,13 +62,22 @@ describe('Lambda bundles: each imports only what it uses', () => {
     expect(holding(get('audit'), [...TSDB_CODE, ...PARQUET_CODE, ...MONSAAS_CODE, ...EDGE_ONLY_CODE, /shared\/destinations\/handler\.ts$/, /@aws-lambda-powertools\/batch/])).toEqual([]);
   });
 
+  it('no function holds the YAML config loader: they read the resolved config document synth made', () => {
+    // (rules.ts may be in: the writers' builder reads auditDestinationTypes from it.)
+    const loader = [/node_modules\/(yaml|@breejs\/later)\//, /shared\/config\/(load|read|validate|prune)\.ts$/];
+    for (const [name, b] of bundles) {
+      expect(holding(b, loader), name).toEqual([]);
+      expect(holding(b, [/shared\/config\/resolved-load\.ts$/]), name).toHaveLength(1);
+    }
+  });
+
   it('no function holds the pretty printer or log-file rotation', () => {
     for (const [name, b] of bundles) expect(holding(b, CONSOLE_AND_FILE_LOGGING), name).toEqual([]);
   });
 
   it('leaves only Node modules and runtime-provided SDK clients outside: S3 and the secret stores everywhere, SQS and DynamoDB in the audit function only', () => {
     const sdk = (b: Bundle) => b.externals.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).sort();
-    // Every function may resolve secret references (shared/secrets/fetch.ts, loaded only when its config has some).
+    // Every function may resolve secret references (shared/secrets/fetch-refs.ts, run only when its config has some).
     const secretStores = ['@aws-sdk/client-secrets-manager', '@aws-sdk/client-ssm'];
     expect(sdk(get('audit'))).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm']);
     for (const name of Object.keys(ENTRIES.writers)) expect(sdk(get(name)), name).toEqual(['@aws-sdk/client-s3', ...secretStores]);

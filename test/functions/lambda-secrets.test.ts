@@ -15,6 +15,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodePacked } from '../../shared/queue/codec.js';
 import { auditQueued } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
+import { bundledConfigFiles } from '../support/config-document.js';
 import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
 import { query, startInfluxd, type InfluxdHandle } from '../support/influxd.js';
 
@@ -63,10 +64,9 @@ describe('writer Lambda with the tsdb password in Secrets Manager', () => {
   let influx: InfluxdHandle;
   let aws: SecretStores;
   let dir: string;
-  const config = (password: string) => {
-    const file = join(dir, `svc-${Math.random().toString(36).slice(2)}.yaml`);
-    writeFileSync(
-      file,
+  /** The bundled config document (as synth makes it) and the YAML it was made from. */
+  const configFiles = (password: string) =>
+    bundledConfigFiles(
       [
         'Svc:',
         '  tsdbConfig:', '    enable: true', '    host: 127.0.0.1', `    port: ${influx.port}`,
@@ -75,9 +75,9 @@ describe('writer Lambda with the tsdb password in Secrets Manager', () => {
         '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb',
         '',
       ].join('\n'),
+      dir,
     );
-    return file;
-  };
+  const config = (password: string) => configFiles(password).file;
 
   beforeAll(async () => {
     [influx, aws] = await Promise.all([startInfluxd(), startSecretStores()]);
@@ -126,10 +126,11 @@ logger.warn({}, 'a message that happens to quote ' + ${JSON.stringify(PASSWORD)}
 
   it('fails the cold start naming the key and the reference when the secret cannot be fetched', async () => {
     const entry = join(REPO_ROOT, 'dist/functions/writers/tsdb.js');
-    const file = config('${aws-secret:svc/tsdb#pasword}');
+    const { file, source } = configFiles('${aws-secret:svc/tsdb#pasword}');
     const { code, stdout, stderr } = await run(`await import(${JSON.stringify(entry)});`, file, aws);
     expect(code).not.toBe(0);
-    expect(stderr).toContain(`${file}:10:19 Svc.tsdbConfig.v1Config.auth.password: cannot fetch \${aws-secret:svc/tsdb#pasword}: the secret has no key "pasword"`);
+    // Placed at the key in the YAML file the operator wrote (the document keeps each reference's place).
+    expect(stderr).toContain(`${source}:10:19 Svc.tsdbConfig.v1Config.auth.password: cannot fetch \${aws-secret:svc/tsdb#pasword}: the secret has no key "pasword"`);
     expect(stderr + stdout).not.toContain(PASSWORD);
     expect(aws.requests).toHaveLength(1);
   });

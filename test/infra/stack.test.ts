@@ -13,7 +13,7 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
-import { buildSvcApp, readSettings, SynthSettingsError } from '../../infra/app.js';
+import { buildSvcApp, CONFIG_DOCUMENT_FILE, configDocumentForSynth, readSettings, SynthSettingsError } from '../../infra/app.js';
 import { EventPipeline, WRITER_ENTRIES } from '../../infra/constructs/event-pipeline.js';
 import { copyFileCommand } from '../../infra/constructs/svc-function.js';
 import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
@@ -208,11 +208,12 @@ describe('SvcStack', () => {
     });
   });
 
-  it('bundles a working index.mjs with the require banner and the config as svc.yaml', () => {
+  it('bundles a working index.mjs with the require banner and the resolved config document as svc.json', () => {
     const functions = functionsOf(template);
     const code = functions[logicalIdOf(functions, 'IngestApiAuditFunction')]?.Properties['Code'] as { S3Key: string };
     const assetDir = join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
-    expect(readFileSync(join(assetDir, BUNDLED_CONFIG_FILE), 'utf8')).toBe(VALID_CONFIG);
+    // The document synth made from the YAML (the same producer the functions' tests use), not the YAML.
+    expect(readFileSync(join(assetDir, BUNDLED_CONFIG_FILE), 'utf8')).toBe(configDocumentForSynth(validFile));
     const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
     expect(bundle.startsWith('import { createRequire as __svcCreateRequire }')).toBe(true);
     expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
@@ -312,7 +313,7 @@ describe('auditEvents.queue.rateLimit on AWS', () => {
     expect(plan.notes.filter((n) => n.kind === 'rate-limit' && n.message.includes('concurrent writers'))).toHaveLength(2);
 
     const scratch = new Stack(makeApp({}), 'Scratch');
-    const pipeline = new EventPipeline(scratch, 'Pipeline', { bucket: new Bucket(scratch, 'Bucket'), configFile: validFile });
+    const pipeline = new EventPipeline(scratch, 'Pipeline', { bucket: new Bucket(scratch, 'Bucket'), configDocument: join(outdir, CONFIG_DOCUMENT_FILE) });
     pipeline.addDestination('tsdb');
     pipeline.addDestination('parquet');
     expect(() => pipeline.addWriter('tsdb', WRITER_ENTRIES.tsdb, { maxConcurrency: 5, reservedConcurrentExecutions: 4 })).toThrow(/below maxConcurrency/);

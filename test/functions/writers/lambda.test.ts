@@ -7,9 +7,7 @@
  * stand-in of the service exists, test/support/recording-http.ts). An event of a kind a writer does
  * not take fails its message (batch item failure) and is logged at ERROR, never acknowledged unwritten.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +15,7 @@ import { encodePacked } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { auditQueued } from '../../support/audit.js';
 import { REPO_ROOT } from '../../support/build.js';
+import { bundledConfig, bundledConfigFiles } from '../../support/config-document.js';
 import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
 import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
 import { PROXY, START_SESSION, logQueued, userQueued } from '../../shared/platform/fixtures.js';
@@ -68,10 +67,9 @@ process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
   return { responses, log, code, stderr };
 }
 
+/** The bundled config document synth makes of these `Svc:` lines. */
 function writeConfig(lines: string[]): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'writer-lambda-')), 'svc.yaml');
-  writeFileSync(file, ['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'));
-  return file;
+  return bundledConfig(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'));
 }
 
 async function measurements(influx: InfluxdHandle): Promise<string[]> {
@@ -84,9 +82,7 @@ describe('writer Lambda (tsdb)', () => {
   let configFile: string;
   beforeAll(async () => {
     influx = await startInfluxd();
-    configFile = join(mkdtempSync(join(tmpdir(), 'writer-lambda-')), 'svc.yaml');
-    writeFileSync(
-      configFile,
+    configFile = bundledConfig(
       [
         'Svc:',
         '  tsdbConfig:', '    enable: true', '    host: 127.0.0.1', `    port: ${influx.port}`, '    v1Config:', `      dbName: ${DB}`, '      retentionPolicy:', '        duration: 5000w',
@@ -170,5 +166,32 @@ describe('writer Lambda (monsaas)', () => {
     const { code, stderr } = await invoke('monsaas', configFile, [], { SVC_DESTINATION: 'tsdb' });
     expect(code).not.toBe(0);
     expect(stderr).toContain("SVC_DESTINATION=tsdb, but this is the monsaas writer's bundle");
+  });
+});
+
+describe('writer Lambda cold start with ${env:…} in the bundled config', () => {
+  /** The tsdb host from a variable the stack's functions have; the document is made as synth makes it. */
+  const files = () =>
+    bundledConfigFiles(['Svc:', '  tsdbConfig:', '    enable: true', '    host: ${env:AWS_LAMBDA_FUNCTION_NAME}', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb', ''].join('\n'));
+
+  it('substitutes the variable from the function\'s environment', () => {
+    const { file } = files();
+    const runtime = join(REPO_ROOT, 'dist/functions/lambda-runtime.js');
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', `const { lambdaRuntime } = await import(${JSON.stringify(runtime)}); process.stderr.write('HOST ' + (await lambdaRuntime('tsdb')).config.tsdbConfig.host + '\\n');`], {
+      env: { PATH: process.env.PATH ?? '', SVC_CONFIG: file, AWS_LAMBDA_FUNCTION_NAME: 'tsdb.internal.example.com' },
+      encoding: 'utf8',
+    });
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stderr).toContain('HOST tsdb.internal.example.com');
+  });
+
+  it('fails naming the key when the variable is missing or its value does not fit the key', async () => {
+    const { file, source } = files();
+    const missing = await invoke('tsdb', file, []);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain(`${source}:4:11 Svc.tsdbConfig.host: environment variable AWS_LAMBDA_FUNCTION_NAME is not set (referenced as \${env:AWS_LAMBDA_FUNCTION_NAME})`);
+    const empty = await invoke('tsdb', file, [], { AWS_LAMBDA_FUNCTION_NAME: '' });
+    expect(empty.code).not.toBe(0);
+    expect(empty.stderr).toContain(`${source}:4:11 Svc.tsdbConfig.host: must be a non-empty string (got "")`);
   });
 });
