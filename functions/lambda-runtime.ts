@@ -9,7 +9,8 @@ import { secretReader } from '../shared/config/secret-refs.js';
 import { secretValues } from '../shared/config/secrets.js';
 import { ErrorTracker } from '../shared/errors/tracker.js';
 import { createJsonLogger, type Logger } from '../shared/logging/pino-core.js';
-import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from './lambda-env.js';
+import { LazyClaimCheckStore, S3ClaimCheckStore } from '../shared/queue/claim-check.js';
+import { BUNDLED_CONFIG_FILE, CLAIM_CHECK_PREFIX, LAMBDA_ENV } from './lambda-env.js';
 
 export interface LambdaRuntime {
   config: SvcConfig;
@@ -29,4 +30,15 @@ export async function lambdaRuntime(reader: string, env: NodeJS.ProcessEnv = pro
   const { config } = await loadResolvedConfig(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, { env, wanted: (path) => secretReader(path) === reader });
   const logger = createJsonLogger({ level: config.logLevel, secrets: secretValues(config) });
   return { config, logger, errors: new ErrorTracker({ enabled: config.errorTracking.enable, log: logger }) };
+}
+
+/**
+ * The claim-check store in `bucket`, its S3 client imported and built at the first claim check
+ * (a static import of the runtime's SDK would load it at every cold start).
+ */
+export function lazyClaimChecks(bucket: string): LazyClaimCheckStore {
+  return new LazyClaimCheckStore(async () => {
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    return new S3ClaimCheckStore({ client: new S3Client({}), bucket, prefix: CLAIM_CHECK_PREFIX });
+  });
 }

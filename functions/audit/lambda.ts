@@ -7,14 +7,12 @@ import { randomInt } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbIdempotencyStore } from '../../shared/idempotency/dynamodb.js';
 import { PointClock } from '../../shared/destinations/point-clock.js';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import { FanOutEventQueue } from '../../shared/queue/fanout.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
 import { DynamoDbRateLimiter } from '../../shared/ratelimit/dynamodb.js';
-import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
-import { lambdaRuntime } from '../lambda-runtime.js';
+import { LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
+import { lambdaRuntime, lazyClaimChecks } from '../lambda-runtime.js';
 import { makeAuditHandler } from '../../shared/audit/handler.js';
 
 const { config, logger } = await lambdaRuntime('audit');
@@ -41,7 +39,8 @@ const idempotency = settings.idempotency.enable
   : null;
 // One queue per destination (each with its own writer function); events go to all of them.
 const sqs = new SQSClient({});
-const claimCheck = new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: CLAIM_CHECK_PREFIX });
+// The S3 client is loaded at the first event too large for SQS (rare for audit events), not at cold start.
+const claimCheck = lazyClaimChecks(requiredEnv(LAMBDA_ENV.claimCheckBucket));
 const queue = new FanOutEventQueue(Object.values(queueUrls()).map((queueUrl) => new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log: logger })));
 
 // Instances run side by side: a random counter start keeps their point times of one millisecond apart (§0.3).

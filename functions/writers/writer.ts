@@ -6,18 +6,16 @@
  * config routes to it; its queue carries nothing else, so an event of another kind is an error (batch
  * item failure, then the dead-letter queue), never acknowledged unwritten.
  *
- * Every writer reads claim checks (a packed message over the SQS limit is in S3), so every writer
- * has the S3 client.
+ * Every writer reads claim checks (a packed message over the SQS limit is in S3); the S3 client is
+ * imported and built at the first claim check (LazyClaimCheckStore), not at cold start.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import type { DestinationContext } from '../../shared/destinations/build.js';
 import { makeWriterHandler, type WriterHandler } from '../../shared/destinations/handler.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { PointClock } from '../../shared/destinations/point-clock.js';
-import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import type { CloudDestinationName } from '../contract.js';
-import { CLAIM_CHECK_PREFIX, LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
-import { lambdaRuntime } from '../lambda-runtime.js';
+import { LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
+import { lambdaRuntime, lazyClaimChecks } from '../lambda-runtime.js';
 
 /** What each destination's entry says about itself: its name and its builder. */
 export interface WriterEntry {
@@ -39,7 +37,8 @@ export async function writerHandler({ name, build, needs }: WriterEntry): Promis
   return makeWriterHandler({
     destination,
     onlyTakenKinds: true,
-    claimCheck: new S3ClaimCheckStore({ client: new S3Client({}), bucket: requiredEnv(LAMBDA_ENV.claimCheckBucket), prefix: CLAIM_CHECK_PREFIX }),
+    claimCheck: lazyClaimChecks(requiredEnv(LAMBDA_ENV.claimCheckBucket)),
     log: logger,
   });
 }
+

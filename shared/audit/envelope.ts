@@ -202,10 +202,25 @@ function makeAjv(): Ajv {
   return ajv;
 }
 
-const ajv = makeAjv();
-const envelopeValidator: ValidateFunction<AuditEnvelope> = ajv.compile<AuditEnvelope>(AuditEnvelopeSchema);
-const contentValidator = ajv.compile(ContentSchema);
-const payloadValidators = new Map(Object.entries(PAYLOAD_RULES).map(([type, schema]) => [type, ajv.compile(schema)]));
+/**
+ * Compiled on first use, not at module load: compiling costs a cold start tens of milliseconds, and
+ * the writers import this module for its schema only (the queue codec), never validating with it.
+ */
+let ajvInstance: Ajv | undefined;
+const ajv = (): Ajv => (ajvInstance ??= makeAjv());
+let envelopeCompiled: ValidateFunction<AuditEnvelope> | undefined;
+const envelopeValidator = (): ValidateFunction<AuditEnvelope> => (envelopeCompiled ??= ajv().compile<AuditEnvelope>(AuditEnvelopeSchema));
+let contentCompiled: ValidateFunction | undefined;
+const contentValidator = (): ValidateFunction => (contentCompiled ??= ajv().compile(ContentSchema));
+const payloadCompiled = new Map<string, ValidateFunction>();
+/** The payload validator of an envelope type, compiled at its first use (undefined for a type without payload rules). */
+function payloadValidatorOf(type: string): ValidateFunction | undefined {
+  const schema = Object.hasOwn(PAYLOAD_RULES, type) ? PAYLOAD_RULES[type] : undefined;
+  if (schema === undefined) return undefined;
+  let validate = payloadCompiled.get(type);
+  if (validate === undefined) payloadCompiled.set(type, (validate = ajv().compile(schema)));
+  return validate;
+}
 
 function schemaMessage(err: ErrorObject): string {
   if (err.keyword === 'required') return `must have required property '${String(err.params['missingProperty'])}'`;
@@ -241,8 +256,9 @@ export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnve
   }
   const deep = tooDeep(body, MAX_NESTING_DEPTH);
   if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
-  if (envelopeValidator(body)) return { ok: true, envelope: body };
-  return { ok: false, errors: (envelopeValidator.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
+  const validate = envelopeValidator();
+  if (validate(body)) return { ok: true, envelope: body };
+  return { ok: false, errors: (validate.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }
 
 function contentErrors(errors: readonly ErrorObject[] | null | undefined, prefix: string): EnvelopeError[] {
@@ -267,11 +283,12 @@ function contentErrors(errors: readonly ErrorObject[] | null | undefined, prefix
 /** Content rules (→ 422), all evaluated: ids, lengths, the type and its payload rules. */
 export function checkContent(envelope: AuditEnvelope): EnvelopeError[] {
   const errors: EnvelopeError[] = [];
-  if (!contentValidator(envelope)) errors.push(...contentErrors(contentValidator.errors, ''));
+  const content = contentValidator();
+  if (!content(envelope)) errors.push(...contentErrors(content.errors, ''));
   if (!isKnownType(envelope.type)) {
     errors.push({ instancePath: '/type', message: `type "${envelope.type.slice(0, 100)}" is not recognised (known: ${KNOWN_TYPES.join(', ')}, or event.<name>)` });
   }
-  const payloadValidator = payloadValidators.get(envelope.type);
+  const payloadValidator = payloadValidatorOf(envelope.type);
   if (payloadValidator && !payloadValidator(envelope.payload)) errors.push(...contentErrors(payloadValidator.errors, '/payload'));
   return errors;
 }

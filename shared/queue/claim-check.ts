@@ -8,7 +8,14 @@
  * outlives the queue's retention period (plus its dead-letter queue's).
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+/**
+ * The S3 commands, imported on first use: a static import of the SDK (left to the Lambda runtime)
+ * is hoisted to the top of the bundle and loads the S3 client at every cold start, also in a writer
+ * that never meets a claim check.
+ */
+const s3Commands = () => import('@aws-sdk/client-s3');
 
 /** Where a stored body is. */
 export interface ClaimCheckRef {
@@ -59,17 +66,50 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
 
   async put(body: string): Promise<ClaimCheckRef> {
     const ref = { bucket: this.bucket, key: this.newKey() };
+    const { PutObjectCommand } = await s3Commands();
     await this.client.send(new PutObjectCommand({ Bucket: ref.bucket, Key: ref.key, Body: body, ContentType: 'application/json; charset=utf-8' }));
     return ref;
   }
 
   async get(ref: ClaimCheckRef): Promise<string> {
+    const { GetObjectCommand } = await s3Commands();
     const out = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
     if (!out.Body) throw new Error(`claim check s3://${ref.bucket}/${ref.key} has no body`);
     return out.Body.transformToString('utf-8');
   }
 
   async delete(ref: ClaimCheckRef): Promise<void> {
+    const { DeleteObjectCommand } = await s3Commands();
     await this.client.send(new DeleteObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
+  }
+}
+
+/**
+ * A ClaimCheckStore built on first use by `create` (which may import its client then): a writer
+ * Lambda loads the S3 client only when a message is a claim check, not at cold start. A failed
+ * `create` is retried at the next use.
+ */
+export class LazyClaimCheckStore implements ClaimCheckStore {
+  private store: Promise<ClaimCheckStore> | undefined;
+  constructor(private readonly create: () => Promise<ClaimCheckStore>) {}
+
+  private resolve(): Promise<ClaimCheckStore> {
+    if (this.store === undefined) {
+      this.store = this.create();
+      this.store.catch(() => (this.store = undefined));
+    }
+    return this.store;
+  }
+
+  async put(body: string): Promise<ClaimCheckRef> {
+    return (await this.resolve()).put(body);
+  }
+
+  async get(ref: ClaimCheckRef): Promise<string> {
+    return (await this.resolve()).get(ref);
+  }
+
+  async delete(ref: ClaimCheckRef): Promise<void> {
+    await (await this.resolve()).delete?.(ref);
   }
 }

@@ -106,13 +106,40 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const schemaMatchesType: Same<Static<typeof QueuedEventSchema>, QueuedEvent> = true;
 void schemaMatchesType;
 
-const ajv = new Ajv({ allErrors: true, coerceTypes: false, strict: true, allowUnionTypes: true });
-ajv.addFormat('rfc3339', isRfc3339);
-const messageValidator: ValidateFunction<QueueMessage> = ajv.compile<QueueMessage>(QueueMessageSchema);
-const packedShape = ajv.compile<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false }));
-const claimCheckShape = ajv.compile(ClaimCheckMessageSchema);
-/** Per-kind validators, only to explain why an event failed (the union's errors are noisy). */
-const kindValidators = new Map<string, ValidateFunction>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, ajv.compile(schema)]));
+/**
+ * The validators, compiled on first use: compiling them all costs a Lambda ≈ 200 ms of cold
+ * start, and a writer that never decodes a message of a kind (or a bad message) never needs its
+ * validator. The message validator is compiled at the first decode; the shape and per-kind ones
+ * only to explain a message that failed it.
+ */
+let ajvInstance: Ajv | undefined;
+function ajv(): Ajv {
+  if (ajvInstance === undefined) {
+    ajvInstance = new Ajv({ allErrors: true, coerceTypes: false, strict: true, allowUnionTypes: true });
+    ajvInstance.addFormat('rfc3339', isRfc3339);
+  }
+  return ajvInstance;
+}
+
+/** `compile` once, at the first call of the returned function. */
+function lazily<T>(compile: () => T): () => T {
+  let compiled: T | undefined;
+  return () => (compiled ??= compile());
+}
+
+const messageValidator = lazily((): ValidateFunction<QueueMessage> => ajv().compile<QueueMessage>(QueueMessageSchema));
+const packedShape = lazily(() => ajv().compile<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false })));
+const claimCheckShape = lazily(() => ajv().compile(ClaimCheckMessageSchema));
+/** Per-kind validators, only to explain why an event failed (the union's errors are noisy); each compiled at its first use. */
+const KIND_SCHEMAS = new Map<string, TSchema>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, schema]));
+const kindValidators = new Map<string, ValidateFunction>();
+function kindValidator(kind: string): ValidateFunction | undefined {
+  const schema = KIND_SCHEMAS.get(kind);
+  if (schema === undefined) return undefined;
+  let validate = kindValidators.get(kind);
+  if (validate === undefined) kindValidators.set(kind, (validate = ajv().compile(schema)));
+  return validate;
+}
 
 export type DecodeResult = { ok: true; message: QueueMessage } | { ok: false; error: string };
 
@@ -132,10 +159,10 @@ function describe(errors: readonly ErrorObject[] | null | undefined, prefix = ''
 function explainEvents(events: readonly unknown[]): string {
   for (const [index, event] of events.entries()) {
     const kind = isRecord(event) && typeof event['kind'] === 'string' ? event['kind'] : undefined;
-    const validate = kind === undefined ? undefined : kindValidators.get(kind);
+    const validate = kind === undefined ? undefined : kindValidator(kind);
     if (kind === undefined || validate === undefined) {
       const given = isRecord(event) ? (JSON.stringify(event['kind']) ?? 'none') : 'none (not an object)';
-      return `events[${index}]: unknown event kind ${given} (known: ${[...kindValidators.keys()].join(', ')})`;
+      return `events[${index}]: unknown event kind ${given} (known: ${[...KIND_SCHEMAS.keys()].join(', ')})`;
     }
     const id = isRecord(event) && typeof event['id'] === 'string' ? ` id ${event['id'].slice(0, 80)}` : '';
     if (!validate(event)) {
@@ -153,13 +180,17 @@ export function decodeMessage(body: string): DecodeResult {
   } catch (err) {
     return { ok: false, error: `queue message is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }
-  if (messageValidator(value)) return { ok: true, message: value };
+  if (messageValidator()(value)) return { ok: true, message: value };
   if (!isRecord(value)) return { ok: false, error: 'queue message must be a JSON object' };
   if (value['v'] !== QUEUE_FORMAT_VERSION) {
     return { ok: false, error: `unsupported queue message version ${JSON.stringify(value['v']) ?? 'undefined'} (this reader understands v=${QUEUE_FORMAT_VERSION})` };
   }
-  if ('claimCheck' in value) return { ok: false, error: `invalid claim-check message: ${describe(claimCheckShape(value) ? [] : claimCheckShape.errors)}` };
-  if (!packedShape(value)) return { ok: false, error: `invalid queue message: ${describe(packedShape.errors)}` };
+  if ('claimCheck' in value) {
+    const claimCheck = claimCheckShape();
+    return { ok: false, error: `invalid claim-check message: ${describe(claimCheck(value) ? [] : claimCheck.errors)}` };
+  }
+  const packed = packedShape();
+  if (!packed(value)) return { ok: false, error: `invalid queue message: ${describe(packed.errors)}` };
   return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
 }
 
