@@ -12,29 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { encodePacked } from '../../shared/queue/codec.js';
 import { auditQueued } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
 import { bundledConfigFiles } from '../support/config-document.js';
 import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
 import { query, startInfluxd, type InfluxdHandle } from '../support/influxd.js';
+import { packedRecord } from '../support/sqs-record.js';
 
 const DB = 'secret_lambda';
 const PASSWORD = 'tsdb pass from secrets manager';
 
-function record(messageId: string, timeNs: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: messageId,
-    body: encodePacked([{ ...auditQueued(), timeNs }]),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:svc-tsdb',
-    awsRegion: 'us-east-1',
-  };
-}
+const record = (messageId: string, timeNs: string): SQSRecord => packedRecord(messageId, [{ ...auditQueued(), timeNs }]);
 
 /** Runs `script` (an ES module) in a fresh Node process with the Lambda's environment, the SDK pointed at the stand-in. */
 async function run(script: string, configFile: string, aws: SecretStores, extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -11,7 +11,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodePacked } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { auditQueued } from '../../support/audit.js';
 import { REPO_ROOT } from '../../support/build.js';
@@ -21,22 +20,11 @@ import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.j
 import { PROXY, START_SESSION, logQueued, userQueued } from '../../shared/platform/fixtures.js';
 import { EVENT_COUNT, pointsQueued } from '../../shared/platform/queued.js';
 import { healthQueued } from '../../shared/destinations/polled.js';
+import { packedRecord } from '../../support/sqs-record.js';
 
 const DB = 'writer_lambda';
 
-function record(messageId: string, events: QueuedEvent[]): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: messageId,
-    body: encodePacked(events),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:svc-tsdb',
-    awsRegion: 'us-east-1',
-  };
-}
+const record = (messageId: string, events: QueuedEvent[]): SQSRecord => packedRecord(messageId, events);
 
 /**
  * Runs the built Lambda entry in a child process and calls its handler with each event in turn: the

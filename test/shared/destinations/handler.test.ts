@@ -12,6 +12,7 @@ import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
 import { captureLog, envelope } from '../../support/audit.js';
 import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
 import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
+import { sqsRecord } from '../../support/sqs-record.js';
 
 function queued(): QueuedEvent {
   const checked = validateEnvelope(envelope());
@@ -19,19 +20,7 @@ function queued(): QueuedEvent {
   return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } };
 }
 
-function record(messageId: string, body: string): SQSRecord {
-  return {
-    messageId,
-    receiptHandle: messageId,
-    body,
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:test',
-    awsRegion: 'us-east-1',
-  };
-}
+const record = (messageId: string, body: string): SQSRecord => sqsRecord(messageId, body);
 
 /** A destination that records calls and fails the ids it is told to. */
 function destination(failIds: Set<string> = new Set(), kinds: readonly QueuedEvent['kind'][] = ['audit']): Destination & { calls: QueuedEvent[][] } {
