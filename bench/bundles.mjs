@@ -13,7 +13,10 @@
  * (infra/constructs/esbuild-options.ts: one source of truth), into node_modules/.cache/svc-bundles/
  * (inside the repository, so the AWS SDK, which the bundles leave to the Lambda runtime, resolves
  * from the repository's node_modules as it does from the runtime's). The size is that of index.mjs,
- * the file Lambda loads (the source map beside it is shown, not judged).
+ * the file Lambda loads (the source map beside it is shown, not judged). Beside it, as SvcFunction's
+ * bundling hook does, the secret fetching is built into secret-fetch.mjs
+ * (shared/config/function-bundle.ts), which a function imports only when its config has secret
+ * references: the bench's config has none, so the init measured is that of a function without.
  *
  * Init: each bundle is imported in a fresh `node` process with the environment the stack gives the
  * function — NODE_OPTIONS=--enable-source-maps, SVC_CONFIG pointing at the bundled config document
@@ -38,7 +41,7 @@ import { fmt, loadNow, machineLine, median, option, positive } from './lib.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const dist = (path) => pathToFileURL(join(REPO, 'dist', path)).href;
-const { BUNDLE_FILE, lambdaEsbuildOptions } = await import(dist('infra/constructs/esbuild-options.js'));
+const { BUNDLE_FILE, SECRET_FETCH_FILE, lambdaEsbuildOptions, secretFetchEsbuildOptions } = await import(dist('infra/constructs/esbuild-options.js'));
 const { BUNDLED_CONFIG_FILE, ENTRIES, LAMBDA_ENV } = await import(dist('functions/contract.js'));
 // The producer synth uses: the bundled config is the resolved config document made from the YAML below.
 const { configDocumentForSynth } = await import(dist('infra/app.js'));
@@ -127,7 +130,14 @@ async function bundle(name, entry) {
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
   }
   const externals = [...new Set(output.imports.filter((i) => i.external).map((i) => i.path))].sort();
-  return { dir, outfile, bytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, byPackage, externals, metafile: result.metafile };
+  // The function's second file, as SvcFunction's bundling hook builds it: imported only when the config has secret references.
+  const fetcher = await build({ ...secretFetchEsbuildOptions(dir, REPO), metafile: true, logLevel: 'error' });
+  const fetcherOutput = Object.values(fetcher.metafile.outputs).find((o) => o.entryPoint !== undefined);
+  const fetcherExternals = [...new Set(fetcherOutput.imports.filter((i) => i.external).map((i) => i.path))].sort();
+  return {
+    dir, outfile, bytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, byPackage, externals, metafile: result.metafile,
+    fetcherBytes: statSync(join(dir, SECRET_FETCH_FILE)).size, fetcherExternals,
+  };
 }
 
 const INIT_SCRIPT = `const t0 = performance.now();
@@ -170,6 +180,7 @@ async function main() {
   const built = [];
   for (const fn of functions) built.push({ ...fn, ...(await bundle(fn.name, fn.entry)) });
   const baseline = await bundle('baseline', emptyEntry);
+  const fetcherBytes = built[0].fetcherBytes;
 
   const times = new Map([...built.map((b) => [b.name, []]), ['baseline', []], ['node -e', []]]);
   for (let i = 0; i < RUNS; i++) {
@@ -192,11 +203,13 @@ async function main() {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd());
 
+  console.log(`\n${SECRET_FETCH_FILE} beside each index.mjs (loaded only when the config has secret references; not in the init above): ${kb(fetcherBytes)}`);
   for (const b of built) {
     const top = [...b.byPackage].sort((x, y) => y[1] - x[1]).slice(0, 8);
     console.log(`\n${b.name}: largest parts ${top.map(([pkg, bytes]) => `${pkg} ${kb(bytes)}`).join(', ')}`);
-    const bad = b.externals.filter((path) => !allowedExternal(path));
-    console.log(`  left to the runtime: ${b.externals.filter((p) => !p.startsWith('node:') && !builtins.has(p)).join(', ') || 'nothing'}`);
+    const bad = [...b.externals, ...b.fetcherExternals].filter((path) => !allowedExternal(path));
+    const sdk = (paths) => paths.filter((p) => !p.startsWith('node:') && !builtins.has(p)).join(', ') || 'nothing';
+    console.log(`  left to the runtime: ${sdk(b.externals)}; by ${SECRET_FETCH_FILE}: ${sdk(b.fetcherExternals)}`);
     if (bad.length > 0) {
       failed = true;
       console.log(`  NOT PROVIDED BY THE LAMBDA RUNTIME: ${bad.join(', ')}`);

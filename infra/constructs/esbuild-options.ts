@@ -12,7 +12,11 @@
  * UpdateItem, PutItem). `bench/bundles.mjs` checks that a bundle imports nothing else from outside.
  * https://docs.aws.amazon.com/lambda/latest/dg/lambda-nodejs.html (runtime-included SDK versions)
  */
+import { join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
+import { LAMBDA_BUNDLE_FLAG, SECRET_FETCH_ENTRY, SECRET_FETCH_FILE } from '../../shared/config/function-bundle.js';
+
+export { SECRET_FETCH_ENTRY, SECRET_FETCH_FILE };
 
 /**
  * esbuild banner for ESM output: bundled CommonJS dependencies call `require` for Node built-ins,
@@ -35,6 +39,8 @@ export const LAMBDA_BUNDLING = {
   sourceMap: true,
   sourcesContent: false,
   externalModules: RUNTIME_PROVIDED_MODULES,
+  // Tells the code it runs from a bundle, so it loads its sibling files (shared/config/function-bundle.ts).
+  define: { [LAMBDA_BUNDLE_FLAG]: 'true' },
 } as const;
 
 /** The bundle's file name NodejsFunction writes for ESM output. */
@@ -60,5 +66,15 @@ export function lambdaEsbuildOptions(entry: string, outfile: string): BuildOptio
     sourcemap: b.sourceMap,
     sourcesContent: b.sourcesContent,
     external: [...b.externalModules],
+    define: { ...b.define },
   };
+}
+
+/**
+ * The second file of every function (shared/config/function-bundle.ts): the secret fetching,
+ * bundled from SECRET_FETCH_ENTRY with the same options into `outDir`, beside index.mjs. Plain
+ * JSON-able values: SvcFunction hands them to esbuild in a bundling hook command.
+ */
+export function secretFetchEsbuildOptions(outDir: string, absWorkingDir: string): BuildOptions {
+  return { ...lambdaEsbuildOptions(SECRET_FETCH_ENTRY, join(outDir, SECRET_FETCH_FILE)), absWorkingDir, logLevel: 'warning' };
 }

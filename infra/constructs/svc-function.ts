@@ -5,6 +5,7 @@
  * and an execution role of its own that may write to that log group and nothing else (grants add
  * the rest): no AWS managed policy, whose `logs:*` on every resource a least-privilege review flags.
  */
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -12,8 +13,9 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { BuildOptions } from 'esbuild';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/contract.js';
-import { LAMBDA_BUNDLING } from './esbuild-options.js';
+import { LAMBDA_BUNDLING, secretFetchEsbuildOptions } from './esbuild-options.js';
 import { LOCK_FILE, REPO_ROOT, repoPath } from '../paths.js';
 
 /**
@@ -85,6 +87,7 @@ export class SvcFunction extends NodejsFunction {
         // The options bench/bundles.mjs bundles with too (esbuild-options.ts: the SDK is the runtime's).
         externalModules: [...LAMBDA_BUNDLING.externalModules],
         ...bundling,
+        define: { ...bundling?.define, ...LAMBDA_BUNDLING.define },
         format: LAMBDA_BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
         target: LAMBDA_BUNDLING.target,
         mainFields: [...LAMBDA_BUNDLING.mainFields],
@@ -96,7 +99,11 @@ export class SvcFunction extends NodejsFunction {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => [copyFileCommand(resolve(configDocument), join(outputDir, BUNDLED_CONFIG_FILE))],
+          afterBundling: (_inputDir: string, outputDir: string) => [
+            copyFileCommand(resolve(configDocument), join(outputDir, BUNDLED_CONFIG_FILE)),
+            // The secret fetching, beside index.mjs (shared/config/function-bundle.ts says why).
+            esbuildCommand(secretFetchEsbuildOptions(outputDir, REPO_ROOT)),
+          ],
         },
       },
     });
@@ -111,6 +118,21 @@ export function copyFileCommand(from: string, to: string, platform: NodeJS.Platf
   const script = "require('node:fs').copyFileSync(process.argv[1], process.argv[2])";
   return ['node', '-e', shellQuote(script, platform), shellQuote(from, platform), shellQuote(to, platform)].join(' ');
 }
+
+/**
+ * A command that runs esbuild's API with `options`, for a bundling hook: Node loads the esbuild
+ * package NodejsFunction bundles with, so the options are the same object the bench passes, not a
+ * translation into command-line flags. They travel base64-encoded: JSON's double quotes cannot be
+ * passed to `cmd /c` (shellQuote), base64's letters need no quoting on either shell.
+ */
+export function esbuildCommand(options: BuildOptions, platform: NodeJS.Platform = process.platform): string {
+  const script = "require(process.argv[1]).buildSync(JSON.parse(Buffer.from(process.argv[2], 'base64').toString('utf8')))";
+  const encoded = Buffer.from(JSON.stringify(options), 'utf8').toString('base64');
+  return ['node', '-e', shellQuote(script, platform), shellQuote(ESBUILD_MODULE, platform), shellQuote(encoded, platform)].join(' ');
+}
+
+/** esbuild's CommonJS entry, from the repository's node_modules (the one NodejsFunction's local bundling finds). */
+const ESBUILD_MODULE = createRequire(import.meta.url).resolve('esbuild');
 
 function shellQuote(arg: string, platform: NodeJS.Platform): string {
   if (platform !== 'win32') return `'${arg.replaceAll("'", `'\\''`)}'`;

@@ -28,7 +28,9 @@ import { isSecretPath } from './secrets.js';
 import { describeSchema, displayPath, schemaAt, type PathSegment, type SchemaNode } from './walk.js';
 import { readRegularFile } from '../util/files.js';
 import { getPath, isRecord, setPath } from '../util/records.js';
+import type * as FetchRefs from '../secrets/fetch-refs.js';
 import type { FetchOptions } from '../secrets/fetch-refs.js';
+import { SECRET_FETCH_FILE } from './function-bundle.js';
 
 // TypeBox checks the formats and kinds it is told about; ajv's `ip` format (validate.ts) and the
 // enums built with Type.Unsafe (builders.ts Enum) are the schema's only others.
@@ -95,9 +97,7 @@ export async function loadResolvedConfig(file: string, options: ResolvedLoadOpti
     else if (options.wanted?.(ref.path)) secrets.push({ path: ref.path, ref: parsed.ref, line: ref.line, column: ref.column });
   }
   if (issues.length === 0 && secrets.length > 0) {
-    // Loaded only when needed: a function without references does not initialise the Secrets
-    // Manager and SSM clients at cold start (the bundle inlines them either way).
-    const { fetchSecretRefs } = await import('../secrets/fetch-refs.js');
+    const { fetchSecretRefs } = await loadSecretFetcher();
     const values = await fetchSecretRefs(document.source, secrets, options.fetch);
     for (const at of secrets) substitute({ path: at.path, text: at.ref.text, line: at.line, column: at.column }, values.get(at.ref.text));
   }
@@ -108,6 +108,38 @@ export async function loadResolvedConfig(file: string, options: ResolvedLoadOpti
     throw new ConfigError(found.map((e) => ({ file, line: 0, column: 0, path: e.path, message: `${e.message} (the bundled document does not match this function's config schema: deploy again)` })));
   }
   return { config, source: document.source };
+}
+
+/**
+ * Set to `true` by esbuild's `define` in the Lambda bundles (function-bundle.ts LAMBDA_BUNDLE_FLAG);
+ * undeclared elsewhere (dist/, vitest), hence the `typeof`. A build-time constant rather than a
+ * look for the sibling file at run time: no file-system probe at cold start, and a bundle whose
+ * sibling is missing fails naming it instead of quietly trying a path that only exists in dist/.
+ */
+declare const SVC_LAMBDA_BUNDLE: boolean | undefined;
+
+/** The fetcher module's type (a type-only import: nothing of it is loaded until loadSecretFetcher). */
+type SecretFetcher = typeof FetchRefs;
+
+/**
+ * The secret fetcher (Powertools' providers and the runtime's Secrets Manager and SSM clients),
+ * loaded only when the config has references, so a function without any never loads those clients.
+ * The specifier is not a literal, so esbuild leaves the import alone rather than inlining the module
+ * (whose static SDK imports it would hoist into every cold start): in a bundle it is the sibling file
+ * SECRET_FETCH_FILE, built from fetch-refs.ts with the same options and resolved against the
+ * bundle's own URL; elsewhere the module itself.
+ */
+async function loadSecretFetcher(): Promise<Pick<SecretFetcher, 'fetchSecretRefs'>> {
+  const bundled = typeof SVC_LAMBDA_BUNDLE !== 'undefined' && SVC_LAMBDA_BUNDLE;
+  const specifier = bundled ? `./${SECRET_FETCH_FILE}` : '../secrets/fetch-refs.js';
+  const loaded: unknown = await import(specifier);
+  if (!isSecretFetcher(loaded)) throw new Error(`${specifier} does not export fetchSecretRefs: the function's files come from different builds (deploy again)`);
+  return loaded;
+}
+
+/** The module's shape as far as it can be seen at run time: its one function is there. */
+function isSecretFetcher(value: unknown): value is Pick<SecretFetcher, 'fetchSecretRefs'> {
+  return isRecord(value) && typeof value['fetchSecretRefs'] === 'function';
 }
 
 /** The problem with `value` at `path` by the key's own schema, or undefined when it fits. */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ENTRIES } from '../../functions/contract.js';
-import { lambdaEsbuildOptions } from '../../infra/constructs/esbuild-options.js';
+import { lambdaEsbuildOptions, SECRET_FETCH_ENTRY } from '../../infra/constructs/esbuild-options.js';
 import { REPO_ROOT } from '../support/build.js';
 
 interface Bundle {
@@ -75,11 +75,20 @@ describe('Lambda bundles: each imports only what it uses', () => {
     for (const [name, b] of bundles) expect(holding(b, CONSOLE_AND_FILE_LOGGING), name).toEqual([]);
   });
 
-  it('leaves only Node modules and runtime-provided SDK clients outside: S3 and the secret stores everywhere, SQS and DynamoDB in the audit function only', () => {
-    const sdk = (b: Bundle) => b.externals.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).sort();
-    // Every function may resolve secret references (shared/secrets/fetch-refs.ts, run only when its config has some).
-    const secretStores = ['@aws-sdk/client-secrets-manager', '@aws-sdk/client-ssm'];
-    expect(sdk(get('audit'))).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-secrets-manager', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm']);
-    for (const name of Object.keys(ENTRIES.writers)) expect(sdk(get(name)), name).toEqual(['@aws-sdk/client-s3', ...secretStores]);
+  const sdk = (b: Bundle) => b.externals.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).sort();
+
+  it('leaves only Node modules and runtime-provided SDK clients outside: S3 everywhere, SQS and DynamoDB in the audit function only, never the secret stores', () => {
+    expect(sdk(get('audit'))).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-sqs']);
+    for (const name of Object.keys(ENTRIES.writers)) expect(sdk(get(name)), name).toEqual(['@aws-sdk/client-s3']);
+  });
+
+  it('no function holds the secret fetching: its second file (secret-fetch.mjs) does, with the secret stores\' clients', async () => {
+    // The Secrets Manager and SSM clients would load at every cold start (esbuild hoists the
+    // providers' static imports); the fetcher is imported from the sibling file only when needed.
+    const fetching = [/shared\/secrets\/fetch-refs\.ts$/, /node_modules\/@aws-lambda-powertools\/parameters\//];
+    for (const [name, b] of bundles) expect(holding(b, fetching), name).toEqual([]);
+    const fetcher = await bundle(SECRET_FETCH_ENTRY);
+    expect(holding(fetcher, fetching).length).toBeGreaterThan(1);
+    expect(sdk(fetcher)).toEqual(['@aws-sdk/client-secrets-manager', '@aws-sdk/client-ssm']);
   });
 });

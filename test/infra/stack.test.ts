@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
 import { buildSvcApp, CONFIG_DOCUMENT_FILE, configDocumentForSynth, readSettings, SynthSettingsError } from '../../infra/app.js';
 import { EventPipeline, WRITER_ENTRIES } from '../../infra/constructs/event-pipeline.js';
-import { copyFileCommand } from '../../infra/constructs/svc-function.js';
+import { SECRET_FETCH_FILE, secretFetchEsbuildOptions } from '../../infra/constructs/esbuild-options.js';
+import { copyFileCommand, esbuildCommand } from '../../infra/constructs/svc-function.js';
 import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
 import type { SvcStack } from '../../infra/stack.js';
 import { ConfigError } from '../../shared/config/errors.js';
@@ -394,6 +395,19 @@ describe('the CDK app', () => {
     expect(copyFileCommand('C:\\svc config.yaml', 'C:\\out\\svc.yaml', 'win32')).toBe(
       `node -e "require('node:fs').copyFileSync(process.argv[1], process.argv[2])" "C:\\svc config.yaml" "C:\\out\\svc.yaml"`,
     );
+  });
+
+  it('bundles the secret fetching beside index.mjs with a command that survives quotes in paths, and passes cmd nothing it cannot take', () => {
+    const out = join(dir, `the "asset" it's`);
+    const command = esbuildCommand(secretFetchEsbuildOptions(out, REPO_ROOT), 'linux');
+    const run = spawnSync('bash', ['-c', command], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const bundle = readFileSync(join(out, SECRET_FETCH_FILE), 'utf8');
+    expect(bundle).toMatch(/from"@aws-sdk\/client-secrets-manager"/);
+    expect(existsSync(join(out, `${SECRET_FETCH_FILE}.map`))).toBe(true);
+    // On Windows the options (JSON, full of double quotes) travel base64-encoded: quotable by cmd.
+    const win = esbuildCommand(secretFetchEsbuildOptions('C:\\cdk.out\\asset', 'C:\\svc'), 'win32');
+    expect(win).toMatch(/^node -e "[^"]+" "[^"]+" "[A-Za-z0-9+/=]+"$/);
   });
 });
 
