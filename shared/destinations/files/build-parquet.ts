@@ -1,5 +1,4 @@
 /** The parquet audit destination (`auditEvents.destination.parquet`): files in a directory or on S3. */
-import { S3Client } from '@aws-sdk/client-s3';
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from '../build.js';
 import type { BaseDestination } from '../port.js';
 import { AuditFileDestination } from './destination.js';
@@ -8,7 +7,7 @@ import { DirectorySink, S3Sink, type FileSink } from './sink.js';
 
 export function parquetDestination({ config, logger: log, errors }: DestinationContext): ConfiguredDestination {
   const p = config.auditEvents.destination.parquet;
-  const sink: FileSink = p.s3.enable ? new S3Sink({ client: new S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
+  const sink: FileSink = p.s3.enable ? new S3Sink({ client: async () => new (await import('@aws-sdk/client-s3')).S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
   return {
     destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
     batchSize: p.maxBatchSize,

@@ -1,6 +1,6 @@
 /** Where finished files go: a local directory or an S3 bucket. */
 import { join, resolve } from 'node:path';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { writeFileAtomically } from '../../util/files.js';
 
 /** Where finished files go. */
@@ -27,17 +27,34 @@ export class DirectorySink implements FileSink {
   }
 }
 
-/** An S3 bucket (or an S3-compatible service). */
+/** An S3 client, or how to make one on first use. */
+export type S3ClientSource = S3Client | (() => Promise<S3Client>);
+
+/**
+ * An S3 bucket (or an S3-compatible service). The S3 package is imported on the first file, not when
+ * the sink is made: a writer function's cold start then does not load the SDK client (bench:bundles).
+ */
 export class S3Sink implements FileSink {
   readonly description: string;
+  private client: Promise<S3Client> | undefined;
 
-  constructor(private readonly options: { client: S3Client; bucket: string; prefix: string }) {
+  constructor(private readonly options: { client: S3ClientSource; bucket: string; prefix: string }) {
     this.description = `s3://${options.bucket}/${options.prefix}`;
+  }
+
+  private s3(): Promise<S3Client> {
+    const source = this.options.client;
+    if (this.client === undefined) {
+      this.client = typeof source === 'function' ? source() : Promise.resolve(source);
+      this.client.catch(() => (this.client = undefined));
+    }
+    return this.client;
   }
 
   async put(relativePath: string, data: Uint8Array): Promise<string> {
     const key = `${this.options.prefix}${relativePath}`;
-    await this.options.client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: data }));
+    const [{ PutObjectCommand }, client] = await Promise.all([import('@aws-sdk/client-s3'), this.s3()]);
+    await client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: data }));
     return `s3://${this.options.bucket}/${key}`;
   }
 }
