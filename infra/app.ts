@@ -182,6 +182,12 @@ export function buildSvcApp(app: App): SvcStack {
   for (const note of destinations.notes) warn(note.kind, note.message);
   if (settings.writerVpc && !writers.includes('tsdb')) warn('unused-writer-vpc', 'writerVpc is given but no tsdb writer is deployed: it places nothing');
   if (stack.alarms && !settings.alarmTopicArn) warn('no-alarm-topic', 'no alarmTopicArn: the alarms show in the CloudWatch console but notify nobody (-c alarmTopicArn=<SNS topic ARN>)');
+  // Local mode draws one random key per process; in the cloud every writer instance would draw its
+  // own, so one user would scramble to different values at the same time (platform-formats.md §8.4).
+  const scrambling = loaded.config.userEvents.sendToMonSaas;
+  if (writers.includes('monsaas') && scrambling.scramble && scrambling.scrambleSecret === '') {
+    warn('scramble-key', 'Svc.userEvents.sendToMonSaas.scrambleSecret is empty: every monsaas writer instance draws its own random key, so one user scrambles to different values; set it (as ${aws-secret:…}) to keep pseudonyms stable');
+  }
   for (const literal of literals) warn('literal-secret', `${literal.path}: a secret written in the config is bundled into the functions' code (allowed by allowLiteralSecrets)`);
   if (!audit.enable) {
     // Not a warning: nothing is wrong, but a stack without the API deserves a word at synth.

@@ -52,7 +52,7 @@ ${MONSAAS}  userEvents:
     enable: true
     sendToTsdb: {enable: true}
     sendToMQTT: {enable: true, postTo: {everythingTopic: {enable: true}}}
-    sendToMonSaas: {enable: true, destinationAccount: [ops]}
+    sendToMonSaas: {enable: true, destinationAccount: [ops], scramble: true}
   auditEvents:
     enable: true
     rateLimit:
@@ -376,6 +376,12 @@ describe('VPC placement of the tsdb writer', () => {
     expect(() => settings({ ...VPC, securityGroupIds: ['sg-0123456789abcdef0', 'subnet-0123456789abcdef0'] })).toThrow(/\.securityGroupIds\[1\] must be an id such as sg-/);
     expect(() => settings({ ...VPC, subnet: 'x' })).toThrow(/unknown key "subnet"/);
     expect(() => settings({ ...VPC, subnetIds: [VPC.subnetIds[0], VPC.subnetIds[0]] })).toThrow(/lists subnet-0123456789abcdef0 twice/);
+  });
+
+  it('warns that a monsaas writer scrambling without scrambleSecret gives each instance its own key', () => {
+    Annotations.fromStack(full).hasWarning('*', Match.stringLikeRegexp('Svc.userEvents.sendToMonSaas.scrambleSecret is empty: every monsaas writer instance'));
+    // No monsaas writer there: nothing to warn about.
+    expect(Annotations.fromStack(platformOnly).findWarning('*', Match.stringLikeRegexp('scrambleSecret'))).toEqual([]);
   });
 
   it('warns when writerVpc is given but no tsdb writer is deployed', () => {
