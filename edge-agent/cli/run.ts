@@ -54,8 +54,8 @@ async function withSecrets(loaded: LoadedConfig, mode: Mode, io: CliIo): Promise
  */
 async function cloudClientConfig(cloud: LoadedConfig['config']['cloud']): Promise<{ clientConfig?: SecretClientConfig }> {
   if (!cloud.enable) return {};
-  const credentials = cloud.profile ? (await import('@aws-sdk/credential-providers')).fromIni({ profile: cloud.profile }) : undefined;
-  return { clientConfig: { region: cloud.region, ...(credentials ? { credentials } : {}) } };
+  // Imported only here: the credential providers cost start-up time.
+  return { clientConfig: (await import('../runtime/cloud-identity.js')).cloudIdentity(cloud) };
 }
 
 /** Runs `mode` until a signal stops it; resolves to the exit code (1 after a config or start-up error). */

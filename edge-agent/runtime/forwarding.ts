@@ -13,8 +13,8 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { fromIni } from '@aws-sdk/credential-providers';
 import { platformPlacement } from '../../shared/config/placement.js';
+import { cloudIdentity } from './cloud-identity.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Log } from '../../shared/logging/log.js';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
@@ -34,9 +34,8 @@ export interface CloudClients {
 /** The SQS and S3 clients of `Svc.cloud`. */
 export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
   const common = {
-    region: cloud.region,
+    ...cloudIdentity(cloud),
     ...(cloud.endpoint ? { endpoint: cloud.endpoint } : {}),
-    ...(cloud.profile ? { credentials: fromIni({ profile: cloud.profile }) } : {}),
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
   };
   return { sqs: new SQSClient({ ...common, maxAttempts: 1 }), s3: new S3Client({ ...common, ...(cloud.endpoint ? { forcePathStyle: true } : {}) }) };
