@@ -5,10 +5,10 @@
  * synthesized once for the suite (bundling is real esbuild): FULL (audit API, tsdb + parquet +
  * monsaas, VPC, alarm topic) and PLATFORM_ONLY (no audit API; the tsdb writer the edge feeds).
  */
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_ENV } from '../../functions/lambda-env.js';
@@ -18,15 +18,7 @@ import { VPC_ENI_ACTIONS } from '../../infra/constructs/svc-function.js';
 import { planDestinations } from '../../infra/destinations.js';
 import type { SvcStack } from '../../infra/stack.js';
 import { loadConfigFile, parseConfigText } from '../../shared/config/load.js';
-import { REPO_ROOT } from '../support/build.js';
-
-const CDK_CONTEXT = cdkContext();
-
-function cdkContext(): Record<string, unknown> {
-  const context = field(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')), 'context');
-  if (!isObject(context)) throw new Error('cdk.json has no context object');
-  return context;
-}
+import { cdkApp } from '../support/cdk-app.js';
 
 const MONSAAS = `  monsaas:
     enable: true
@@ -95,9 +87,7 @@ let fullTemplate: Template;
 let platformOnly: SvcStack;
 let platformTemplate: Template;
 
-function makeApp(context: Record<string, unknown>): App {
-  return new App({ outdir, context: { ...CDK_CONTEXT, ...context }, builtinCloudFormationValidation: false });
-}
+const makeApp = (context: Record<string, unknown>): App => cdkApp(outdir, context);
 
 function configFile(name: string, text: string): string {
   const file = join(dir, name);

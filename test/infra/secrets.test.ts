@@ -5,11 +5,12 @@
  * local Secrets Manager stand-in (test/support/aws-secrets.ts: no emulator of it exists here).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, Stack } from 'aws-cdk-lib';
+import type { App} from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,8 +22,8 @@ import { ConfigError } from '../../shared/config/errors.js';
 import { loadConfigFile } from '../../shared/config/load.js';
 import { REPO_ROOT } from '../support/build.js';
 import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
+import { cdkApp } from '../support/cdk-app.js';
 
-const CDK_CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
 const KMS_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const MONSAAS_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:svc/monsaas-AbCdEf';
 const AUDIT_TOKEN = 'the-audit-token-from-secrets-manager';
@@ -62,9 +63,7 @@ let outdir: string;
 let stack: SvcStack;
 let template: Template;
 
-function makeApp(context: Record<string, unknown>): App {
-  return new App({ outdir, context: { ...CDK_CONTEXT, ...context }, builtinCloudFormationValidation: false });
-}
+const makeApp = (context: Record<string, unknown>): App => cdkApp(outdir, context);
 
 function file(name: string, text: string): string {
   const path = join(dir, name);

@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, Stack } from 'aws-cdk-lib';
+import type { App} from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,8 +23,8 @@ import type { SvcStack } from '../../infra/stack.js';
 import { ConfigError } from '../../shared/config/errors.js';
 import { loadConfigFile } from '../../shared/config/load.js';
 import { REPO_ROOT } from '../support/build.js';
+import { cdkApp } from '../support/cdk-app.js';
 
-const CDK_CONTEXT = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
 
 // logLevel error: without a token the audit function warns at cold start, and the bundle test reads stdout.
 const VALID_CONFIG = `Svc:
@@ -64,9 +65,7 @@ let template: Template;
  * An app with cdk.json's context plus `context`, writing into the suite's temp directory. The
  * built-in CloudFormation validation (a wasm engine, seconds per synth) is left to the CLI test.
  */
-function makeApp(context: Record<string, unknown>): App {
-  return new App({ outdir, context: { ...CDK_CONTEXT, ...context }, builtinCloudFormationValidation: false });
-}
+const makeApp = (context: Record<string, unknown>): App => cdkApp(outdir, context);
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
