@@ -1,10 +1,11 @@
 /**
  * The audit event envelope (audit-event-api.md): its structural schema (violations → 400 "Schema
  * validation failed") and its content rules (violations → 422 "One or more constraint
- * violations"). Both are ajv schemas with all errors reported; no type coercion.
+ * violations"). Both are JSON schemas (TypeBox) checked by shared/util/schema-check.ts with all
+ * errors reported and no type coercion, as ajv would (which it replaced, to keep the audit Lambda small).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { compileSchema, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
 
 /** One validator for every id: any UUID version or variant (platform-formats.md §0.2). */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -193,41 +194,30 @@ export interface EnvelopeError {
   message: string;
 }
 
-function makeAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes: false, verbose: true, strict: true, allowUnionTypes: true });
-  ajv.addFormat('rfc3339', isRfc3339);
-  ajv.addFormat('absolute-uri', isAbsoluteUri);
-  // Annotations read by contentErrors: the message of a rule, and why a member is required.
-  for (const keyword of ['x-message', 'x-required']) ajv.addKeyword({ keyword });
-  return ajv;
-}
+/** The string formats the rules use, and the annotations read by contentErrors (a rule's message, why a member is required). */
+export const ENVELOPE_SCHEMA_OPTIONS = { formats: { rfc3339: isRfc3339, 'absolute-uri': isAbsoluteUri }, annotations: ['x-message', 'x-required'] } as const;
 
-/**
- * Compiled on first use, not at module load: compiling costs a cold start tens of milliseconds, and
- * the writers import this module for its schema only (the queue codec), never validating with it.
- */
-let ajvInstance: Ajv | undefined;
-const ajv = (): Ajv => (ajvInstance ??= makeAjv());
-let envelopeCompiled: ValidateFunction<AuditEnvelope> | undefined;
-const envelopeValidator = (): ValidateFunction<AuditEnvelope> => (envelopeCompiled ??= ajv().compile<AuditEnvelope>(AuditEnvelopeSchema));
-let contentCompiled: ValidateFunction | undefined;
-const contentValidator = (): ValidateFunction => (contentCompiled ??= ajv().compile(ContentSchema));
-const payloadCompiled = new Map<string, ValidateFunction>();
-/** The payload validator of an envelope type, compiled at its first use (undefined for a type without payload rules). */
-function payloadValidatorOf(type: string): ValidateFunction | undefined {
+/** Compiled on first use, not at module load: the writers import this module for its schema only (the queue codec). */
+let envelopeCompiled: SchemaChecker<AuditEnvelope> | undefined;
+const envelopeChecker = (): SchemaChecker<AuditEnvelope> => (envelopeCompiled ??= compileSchema<AuditEnvelope>(AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS));
+let contentCompiled: SchemaChecker<unknown> | undefined;
+const contentChecker = (): SchemaChecker<unknown> => (contentCompiled ??= compileSchema(ContentSchema, ENVELOPE_SCHEMA_OPTIONS));
+const payloadCompiled = new Map<string, SchemaChecker<unknown>>();
+/** The payload checker of an envelope type, compiled at its first use (undefined for a type without payload rules). */
+function payloadCheckerOf(type: string): SchemaChecker<unknown> | undefined {
   const schema = Object.hasOwn(PAYLOAD_RULES, type) ? PAYLOAD_RULES[type] : undefined;
   if (schema === undefined) return undefined;
-  let validate = payloadCompiled.get(type);
-  if (validate === undefined) payloadCompiled.set(type, (validate = ajv().compile(schema)));
-  return validate;
+  let checker = payloadCompiled.get(type);
+  if (checker === undefined) payloadCompiled.set(type, (checker = compileSchema(schema, ENVELOPE_SCHEMA_OPTIONS)));
+  return checker;
 }
 
-function schemaMessage(err: ErrorObject): string {
+function schemaMessage(err: SchemaError): string {
   if (err.keyword === 'required') return `must have required property '${String(err.params['missingProperty'])}'`;
   if (err.keyword === 'format' && err.params['format'] === 'rfc3339') return 'must be an RFC 3339 date-time with a zone, such as 2026-11-22T10:15:22.123Z';
   if (err.keyword === 'const') return `must be ${JSON.stringify(err.params['allowedValue'])}`;
   if (err.keyword === 'minLength' && err.params['limit'] === 1) return 'must be a non-empty string';
-  return err.message ?? 'is invalid';
+  return err.message;
 }
 
 /**
@@ -256,22 +246,25 @@ export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnve
   }
   const deep = tooDeep(body, MAX_NESTING_DEPTH);
   if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
-  const validate = envelopeValidator();
-  if (validate(body)) return { ok: true, envelope: body };
-  return { ok: false, errors: (validate.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
+  const checker = envelopeChecker();
+  if (checker.check(body)) return { ok: true, envelope: body };
+  return { ok: false, errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }
 
-function contentErrors(errors: readonly ErrorObject[] | null | undefined, prefix: string): EnvelopeError[] {
+function contentErrors(errors: readonly SchemaError[], prefix: string): EnvelopeError[] {
   const seen = new Set<string>();
   const out: EnvelopeError[] = [];
-  for (const err of errors ?? []) {
-    const parent = err.parentSchema as { 'x-message'?: string; 'x-required'?: string } | undefined;
+  for (const err of errors) {
+    const annotation = (name: string): string | undefined => {
+      const text = err.parentSchema[name];
+      return typeof text === 'string' ? text : undefined;
+    };
     const path = err.keyword === 'required' ? `${prefix}${err.instancePath}/${String(err.params['missingProperty'])}` : `${prefix}${err.instancePath}`;
     const member = path.slice(1).replace(/\//g, '.');
     const message =
       err.keyword === 'required'
-        ? `${member} ${parent?.['x-required'] ?? 'is required for this type'}`
-        : (parent?.['x-message'] ?? `${member} ${err.message ?? 'is invalid'}`);
+        ? `${member} ${annotation('x-required') ?? 'is required for this type'}`
+        : (annotation('x-message') ?? `${member} ${err.message}`);
     const key = `${path}\n${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -283,12 +276,12 @@ function contentErrors(errors: readonly ErrorObject[] | null | undefined, prefix
 /** Content rules (→ 422), all evaluated: ids, lengths, the type and its payload rules. */
 export function checkContent(envelope: AuditEnvelope): EnvelopeError[] {
   const errors: EnvelopeError[] = [];
-  const content = contentValidator();
-  if (!content(envelope)) errors.push(...contentErrors(content.errors, ''));
+  const content = contentChecker();
+  if (!content.check(envelope)) errors.push(...contentErrors(content.errors(envelope), ''));
   if (!isKnownType(envelope.type)) {
     errors.push({ instancePath: '/type', message: `type "${envelope.type.slice(0, 100)}" is not recognised (known: ${KNOWN_TYPES.join(', ')}, or event.<name>)` });
   }
-  const payloadValidator = payloadValidatorOf(envelope.type);
-  if (payloadValidator && !payloadValidator(envelope.payload)) errors.push(...contentErrors(payloadValidator.errors, '/payload'));
+  const payloadChecker = payloadCheckerOf(envelope.type);
+  if (payloadChecker && !payloadChecker.check(envelope.payload)) errors.push(...contentErrors(payloadChecker.errors(envelope.payload), '/payload'));
   return errors;
 }

@@ -7,8 +7,8 @@
  * Readers validate every body against the schemas below (one per event kind) before trusting it.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { AuditEnvelopeSchema, isRfc3339 } from '../audit/envelope.js';
+import { AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS } from '../audit/envelope.js';
+import { compileSchema, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
 import { isRecord } from '../util/records.js';
 import { LogEventSchema, UserActivitySchema } from '../platform/events.js';
@@ -107,50 +107,40 @@ const schemaMatchesType: Same<Static<typeof QueuedEventSchema>, QueuedEvent> = t
 void schemaMatchesType;
 
 /**
- * The validators, compiled on first use: compiling them all costs a Lambda ≈ 200 ms of cold
- * start, and a writer that never decodes a message of a kind (or a bad message) never needs its
- * validator. The message validator is compiled at the first decode; the shape and per-kind ones
- * only to explain a message that failed it.
+ * The checkers (shared/util/schema-check.ts), compiled on first use: a writer that never decodes a
+ * message of a kind (or a bad message) never needs its checker. The message checker is compiled at
+ * the first decode; the shape and per-kind ones only to explain a message that failed it.
  */
-let ajvInstance: Ajv | undefined;
-function ajv(): Ajv {
-  if (ajvInstance === undefined) {
-    ajvInstance = new Ajv({ allErrors: true, coerceTypes: false, strict: true, allowUnionTypes: true });
-    ajvInstance.addFormat('rfc3339', isRfc3339);
-  }
-  return ajvInstance;
-}
-
-/** `compile` once, at the first call of the returned function. */
 function lazily<T>(compile: () => T): () => T {
   let compiled: T | undefined;
   return () => (compiled ??= compile());
 }
 
-const messageValidator = lazily((): ValidateFunction<QueueMessage> => ajv().compile<QueueMessage>(QueueMessageSchema));
-const packedShape = lazily(() => ajv().compile<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false })));
-const claimCheckShape = lazily(() => ajv().compile(ClaimCheckMessageSchema));
-/** Per-kind validators, only to explain why an event failed (the union's errors are noisy); each compiled at its first use. */
+const compile = <T>(schema: TSchema): SchemaChecker<T> => compileSchema<T>(schema, ENVELOPE_SCHEMA_OPTIONS);
+const messageChecker = lazily(() => compile<QueueMessage>(QueueMessageSchema));
+const packedShape = lazily(() => compile<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false })));
+const claimCheckShape = lazily(() => compile<ClaimCheckMessage>(ClaimCheckMessageSchema));
+/** Per-kind checkers, only to explain why an event failed (the union's errors are noisy); each compiled at its first use. */
 const KIND_SCHEMAS = new Map<string, TSchema>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, schema]));
-const kindValidators = new Map<string, ValidateFunction>();
-function kindValidator(kind: string): ValidateFunction | undefined {
+const kindCheckers = new Map<string, SchemaChecker<unknown>>();
+function kindChecker(kind: string): SchemaChecker<unknown> | undefined {
   const schema = KIND_SCHEMAS.get(kind);
   if (schema === undefined) return undefined;
-  let validate = kindValidators.get(kind);
-  if (validate === undefined) kindValidators.set(kind, (validate = ajv().compile(schema)));
-  return validate;
+  let checker = kindCheckers.get(kind);
+  if (checker === undefined) kindCheckers.set(kind, (checker = compile(schema)));
+  return checker;
 }
 
 export type DecodeResult = { ok: true; message: QueueMessage } | { ok: false; error: string };
 
-function describe(errors: readonly ErrorObject[] | null | undefined, prefix = ''): string {
-  const texts = (errors ?? []).slice(0, 5).map((e) => {
+function describe(errors: readonly SchemaError[], prefix = ''): string {
+  const texts = errors.slice(0, 5).map((e) => {
     const where = `${prefix}${e.instancePath}` || '/';
     if (e.keyword === 'required') return `${where}: must have property '${String(e.params['missingProperty'])}'`;
     if (e.keyword === 'additionalProperties') return `${where}: unexpected property '${String(e.params['additionalProperty'])}'`;
     if (e.keyword === 'format' && e.params['format'] === 'rfc3339') return `${where}: must be an RFC 3339 date-time with a zone`;
     if (e.keyword === 'const') return `${where}: must be ${JSON.stringify(e.params['allowedValue'])}`;
-    return `${where}: ${e.message ?? 'is invalid'}`;
+    return `${where}: ${e.message}`;
   });
   return texts.join('; ') || 'does not match the queue message schema';
 }
@@ -159,14 +149,14 @@ function describe(errors: readonly ErrorObject[] | null | undefined, prefix = ''
 function explainEvents(events: readonly unknown[]): string {
   for (const [index, event] of events.entries()) {
     const kind = isRecord(event) && typeof event['kind'] === 'string' ? event['kind'] : undefined;
-    const validate = kind === undefined ? undefined : kindValidator(kind);
-    if (kind === undefined || validate === undefined) {
+    const checker = kind === undefined ? undefined : kindChecker(kind);
+    if (kind === undefined || checker === undefined) {
       const given = isRecord(event) ? (JSON.stringify(event['kind']) ?? 'none') : 'none (not an object)';
       return `events[${index}]: unknown event kind ${given} (known: ${[...KIND_SCHEMAS.keys()].join(', ')})`;
     }
     const id = isRecord(event) && typeof event['id'] === 'string' ? ` id ${event['id'].slice(0, 80)}` : '';
-    if (!validate(event)) {
-      return `events[${index}] (${kind}${id}) is invalid: ${describe(validate.errors, `/events/${index}`)}`;
+    if (!checker.check(event)) {
+      return `events[${index}] (${kind}${id}) is invalid: ${describe(checker.errors(event), `/events/${index}`)}`;
     }
   }
   return 'the events do not match the queue message schema';
@@ -180,17 +170,16 @@ export function decodeMessage(body: string): DecodeResult {
   } catch (err) {
     return { ok: false, error: `queue message is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }
-  if (messageValidator()(value)) return { ok: true, message: value };
+  if (messageChecker().check(value)) return { ok: true, message: value };
   if (!isRecord(value)) return { ok: false, error: 'queue message must be a JSON object' };
   if (value['v'] !== QUEUE_FORMAT_VERSION) {
     return { ok: false, error: `unsupported queue message version ${JSON.stringify(value['v']) ?? 'undefined'} (this reader understands v=${QUEUE_FORMAT_VERSION})` };
   }
   if ('claimCheck' in value) {
-    const claimCheck = claimCheckShape();
-    return { ok: false, error: `invalid claim-check message: ${describe(claimCheck(value) ? [] : claimCheck.errors)}` };
+    return { ok: false, error: `invalid claim-check message: ${describe(claimCheckShape().errors(value))}` };
   }
   const packed = packedShape();
-  if (!packed(value)) return { ok: false, error: `invalid queue message: ${describe(packed.errors)}` };
+  if (!packed.check(value)) return { ok: false, error: `invalid queue message: ${describe(packed.errors(value))}` };
   return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
 }
 
