@@ -175,6 +175,17 @@ describe('toLine: field values', () => {
     );
   });
 
+  it('quotes any string alike, whichever escaping path it takes (control characters, lone surrogates, JSON text)', () => {
+    // quoted() takes JSON.stringify for plain text and a replace for the rest: both must equal the rule.
+    const reference = (text: string) => `"${text.replace(/[\\"]/g, '\\$&')}"`;
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('"', '\\', 'a', '\n', '\ud800', '\u{1F600}', '\u007f') }), fc.json()), (text) => {
+        expect(line({ s: str(text) })).toBe(`m,t=a s=${reference(text)} 1710233130000000000`);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('writes booleans as true/false', () => {
     expect(line({ a: bool(true), b: bool(false) })).toBe('m,t=a a=true,b=false 1710233130000000000');
   });
