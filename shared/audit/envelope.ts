@@ -6,6 +6,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { compileSchema, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
+import { isRecord } from '../util/records.js';
 
 /** One validator for every id: any UUID version or variant (platform-formats.md §0.2). */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -226,15 +227,35 @@ function schemaMessage(err: SchemaError): string {
  */
 export const MAX_NESTING_DEPTH = 64;
 
-/** The JSON pointer of the first value nested deeper than `max`, or null. Iterative: no recursion limit. */
+/**
+ * The JSON pointer of the first value (depth first) nested deeper than `max`, or null. Recursive,
+ * but never deeper than `max` + 1 calls: it stops descending at the limit. The pointer is built
+ * only on the way back from a find, so a valid body costs no strings (this runs on every request).
+ */
 export function tooDeep(value: unknown, max: number): string | null {
-  const stack: { v: unknown; depth: number; path: string }[] = [{ v: value, depth: 0, path: '' }];
-  while (stack.length > 0) {
-    const { v, depth, path } = stack.pop() as { v: unknown; depth: number; path: string };
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth >= max) return path;
-    const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
-    for (const [key, child] of entries) stack.push({ v: child, depth: depth + 1, path: `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+  return deepPointer(value, 0, max);
+}
+
+function deepPointer(value: unknown, depth: number, max: number): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  if (depth >= max) return '';
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child !== 'object' || child === null) continue;
+      const below = deepPointer(child, depth + 1, max);
+      if (below !== null) return `/${i}${below}`;
+    }
+    return null;
+  }
+  if (!isRecord(value)) return null;
+  const record = value;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const child = record[key];
+    if (typeof child !== 'object' || child === null) continue;
+    const below = deepPointer(child, depth + 1, max);
+    if (below !== null) return `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}${below}`;
   }
   return null;
 }
