@@ -136,12 +136,16 @@ const KNOWN = new Set([
   'properties', 'required', 'patternProperties', 'additionalProperties',
 ]);
 
+/** The node of a schema without keywords (`{}`, TypeBox's Unknown): every value is valid. */
+const ACCEPT_ALL: Node = () => true;
+
 function compileNode(input: unknown, where: string, formats: Readonly<Record<string, (text: string) => boolean>>, annotations: ReadonlySet<string>): Node {
   if (!isRecord(input)) throw new Error(`${where}: a schema must be an object`);
   const schema = input;
   for (const key of Object.keys(schema)) {
     if (!KNOWN.has(key) && !annotations.has(key)) throw new Error(`${where}: unknown keyword "${key}" (shared/util/schema-check.ts understands ${[...KNOWN].join(', ')})`);
   }
+  if (!Object.keys(schema).some((key) => KNOWN.has(key))) return ACCEPT_ALL;
   const err = (out: SchemaError[], instancePath: string, keyword: string, params: Record<string, unknown>, message: string): void => {
     out.push({ instancePath, keyword, params, message, parentSchema: schema });
   };
@@ -232,7 +236,7 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
   }
   if ('items' in schema) {
     const item = compileNode(schema['items'], `${where}/items`, formats, annotations);
-    arrayRules.push({
+    if (item !== ACCEPT_ALL) arrayRules.push({
       keyword: 'items',
       test: (v: unknown[], path, out) => {
         let ok = true;
@@ -312,12 +316,14 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
       },
     });
   }
-  if (patterns.length > 0) {
+  // A pattern whose schema accepts everything checks nothing (TypeBox's Record of Unknown): not walked.
+  const checkedPatterns = patterns.filter(([, node]) => node !== ACCEPT_ALL);
+  if (checkedPatterns.length > 0) {
     objectRules.push({
       keyword: 'patternProperties',
       test: (v: Record<string, unknown>, path, out) => {
         let ok = true;
-        for (const [re, node] of patterns) {
+        for (const [re, node] of checkedPatterns) {
           for (const key of Object.keys(v)) {
             if (!re.test(key) || node(v[key], out ? path + pointer(key) : path, out)) continue;
             ok = false;
