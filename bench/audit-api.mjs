@@ -48,7 +48,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { fmt, option, pct, percentile, positive } from './lib.mjs';
+import { fmt, median, option, pct, percentile, positive, processMemory } from './lib.mjs';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -334,13 +334,18 @@ async function measure(name, server, job) {
   let eluAt;
   let serverLoad = { cpu: NaN, elu: NaN };
   let windowStart = 0;
+  // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
+  const rss = [];
+  let sampler;
   const result = await new Promise((resolve, reject) => {
     child.on('message', (m) => {
       if (m.type === 'measure-start') {
         cpuAt = process.cpuUsage();
         eluAt = performance.eventLoopUtilization();
         windowStart = performance.now();
+        sampler = setInterval(() => rss.push(processMemory(process.pid).rss), 100);
       } else if (m.type === 'measure-end' && cpuAt) {
+        clearInterval(sampler);
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
         serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
@@ -354,7 +359,8 @@ async function measure(name, server, job) {
     });
     child.send({ ...job, port: server.port });
   });
-  return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu };
+  clearInterval(sampler);
+  return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu, rssMb: median(rss) / 2 ** 20, peakMb: processMemory(process.pid).peak / 2 ** 20 };
 }
 
 
@@ -362,7 +368,7 @@ function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
   const notes = [others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
   console.log(
-    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)}${notes ? `   ${notes}` : ''}`,
+    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );
 }
 
@@ -400,7 +406,7 @@ async function main() {
         ]
       : []),
   ];
-  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)}`);
+  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`);
   for (let round = 0; round < rounds; round++) {
     for (const [name, start] of runs) {
       const server = await start();

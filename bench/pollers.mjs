@@ -53,13 +53,14 @@
  * on Ctrl-C. Exit code 1 when a child cannot be started, dies, or the time limit is hit.
  */
 import { fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 import { fmt, freePort, int, loadNow, machineLine, median, option, percentile, positive, processCpuSeconds, processMemory, removeOnExit, stopChild } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
@@ -436,49 +437,6 @@ async function runStep(ctx, servers, { scrapes = 0, nodeFlags = [] } = {}) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The CPU profile (--profile)
-// ---------------------------------------------------------------------------------------------
-
-/** Where a function lives, shortly: a file under dist/, a package, a node: module, or V8's own. */
-function moduleOf(url) {
-  if (url === '') return '(V8 / native)';
-  const dist = url.indexOf('/dist/');
-  if (dist >= 0) return url.slice(dist + '/dist/'.length);
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (pkg !== null) return pkg[1];
-  return url.replace(/^file:\/\//, '');
-}
-
-/** Self time of a .cpuprofile by function and by module; the top `top` of each. */
-function summariseProfile(file, top = 15) {
-  const profile = JSON.parse(readFileSync(file, 'utf8'));
-  if (!Array.isArray(profile.nodes) || !Array.isArray(profile.samples) || !Array.isArray(profile.timeDeltas)) throw new Error(`${file} is not a V8 CPU profile`);
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  // timeDeltas[i] is the time before sample i; it is spent in the sample before it.
-  for (let i = 1; i < profile.samples.length; i++) self.set(profile.samples[i - 1], (self.get(profile.samples[i - 1]) ?? 0) + profile.timeDeltas[i]);
-  const byFunction = new Map();
-  const byModule = new Map();
-  let total = 0;
-  let idle = 0;
-  for (const [id, us] of self) {
-    const frame = byId.get(id)?.callFrame ?? { functionName: '?', url: '', lineNumber: -1 };
-    total += us;
-    if (frame.functionName === '(idle)') {
-      idle += us;
-      continue;
-    }
-    const where = moduleOf(frame.url);
-    const key = `${frame.functionName || '(anonymous)'}  ${where === '(V8 / native)' ? '' : `${basename(where)}:${frame.lineNumber + 1}`}`.trim();
-    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
-    byModule.set(where, (byModule.get(where) ?? 0) + us);
-  }
-  const busy = total - idle;
-  const rank = (map) => [...map].sort((x, y) => y[1] - x[1]).slice(0, top).map(([name, us]) => ({ name, ms: us / 1000, share: us / busy }));
-  return { totalMs: total / 1000, busyMs: busy / 1000, functions: rank(byFunction), modules: rank(byModule) };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------
 
@@ -654,19 +612,15 @@ async function main() {
 
   if (o.profile !== undefined) {
     console.log(`\nprofile: ${o.profile} servers, svc edge under node --cpu-prof (not in the table) …`);
-    const profileDir = mkdtempSync(join(tmpdir(), 'svc-bench-pollers-prof-'));
-    tempDirs.add(profileDir);
+    const profileDir = profileDirectory('pollers');
     try {
       const r = await runStep(ctx, o.profile, { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
       console.log(stepLine(r, baseline));
       const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
       if (file === undefined) throw new Error('the agent wrote no .cpuprofile (it did not exit cleanly)');
       const p = summariseProfile(join(profileDir, file));
-      console.log(`profile     ${fmt(p.totalMs / 1000, 1)} s sampled, ${fmt(p.busyMs / 1000, 1)} s busy (start, warmup and window); shares of the busy time`);
-      console.log('  by function (self time):');
-      for (const f of p.functions) console.log(`    ${fmt(f.share * 100, 1).padStart(5)} %  ${fmt(f.ms, 0).padStart(7)} ms  ${f.name}`);
-      console.log('  by module (self time):');
-      for (const m of p.modules) console.log(`    ${fmt(m.share * 100, 1).padStart(5)} %  ${fmt(m.ms, 0).padStart(7)} ms  ${m.name}`);
+      console.log(`profile     start, warmup and window: ${join(profileDir, file)} (node bench/profile.mjs <file> reads it)`);
+      for (const line of formatSummary(p, { indent: '  ' })) console.log(line);
     } catch (err) {
       console.log(`  the profile run failed: ${errorText(err)}`);
       process.exitCode = 1;

@@ -46,13 +46,15 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { fmt, int, median, pct, positive, removeOnExit } from './lib.mjs';
+import { Session } from 'node:inspector/promises';
+import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
+import { fmt, int, median, nonNegative, option, pct, positive, processMemory, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const SVC_CLI = fileURLToPath(new URL('../edge-agent/bin/svc.js', import.meta.url));
@@ -368,19 +370,29 @@ async function trial(kind, start, rate, ctx) {
   let result;
   try {
     // The receiver's CPU and event-loop utilisation from the first datagram until the sender is done.
+    // Its RSS (this process: the receivers run in it) every 100 ms while the sender runs.
     let firstAt = null;
+    const rss = [];
     const watch = setInterval(() => {
-      if (receiver.received() === 0) return;
-      firstAt = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), t: performance.now() };
-      clearInterval(watch);
+      if (firstAt !== null || receiver.received() === 0) return;
+      firstAt = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), t: performance.now(), received: receiver.received() };
     }, 10);
+    const sampler = setInterval(() => rss.push(processMemory(process.pid).rss), 100);
     const sender = await runSender({ port: receiver.port, rate, count, durationS: ctx.trialS * 4, seed: ctx.seed });
     clearInterval(watch);
-    const load = firstAt ? { elu: performance.eventLoopUtilization(firstAt.elu).utilization, cpu: ((c) => (c.user + c.system) / 1000 / (performance.now() - firstAt.t))(process.cpuUsage(firstAt.cpu)) } : { elu: NaN, cpu: NaN };
+    clearInterval(sampler);
+    const cpuUs = firstAt ? ((c) => c.user + c.system)(process.cpuUsage(firstAt.cpu)) : NaN;
+    const windowReceived = firstAt ? receiver.received() - firstAt.received : NaN;
+    const load = firstAt
+      ? { elu: performance.eventLoopUtilization(firstAt.elu).utilization, cpu: cpuUs / 1000 / (performance.now() - firstAt.t), usPerDatagram: windowReceived > 0 ? cpuUs / windowReceived : NaN }
+      : { elu: NaN, cpu: NaN, usPerDatagram: NaN };
+    // Busy: more runnable processes than cores during the trial (the 1-minute load average at its end).
+    const loadAvg = loadavg()[0];
+    const memory = { rss: median(rss), peak: processMemory(process.pid).peak };
     const { counts, settled, ms } = await settle(receiver, ctx.settleMs);
     const machine1 = machineCounters();
     const machine = { softnet: machine1.softnet - machine0.softnet, inErrors: machine1.inErrors - machine0.inErrors, rcvbufErrors: machine1.rcvbufErrors - machine0.rcvbufErrors };
-    result = { kind, rate, count, sender, counts, settled, settleMs: ms, load, machine };
+    result = { kind, rate, count, sender, counts, settled, settleMs: ms, load, machine, memory, loadAvg, busy: loadAvg > cpus().length };
   } finally {
     await receiver.stop();
   }
@@ -428,19 +440,40 @@ function printTrial(t, overload = false) {
   if (t.kind === 'Svc') {
     parts.push(`full ${int(d.queue_full).padStart(7)}`, `proc ${int(c.processed).padStart(8)}`, `failed ${int(c.failed)}`, `queued ${int(c.held).padStart(8)}`);
   }
-  parts.push(`EL ${pct(t.load.elu).padStart(5)}`, `CPU ${pct(t.load.cpu).padStart(5)}`, overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL');
-  const notes = [...t.problems, ...t.inconsistent.map((i) => `INCONSISTENT: ${i}`)];
+  parts.push(`EL ${pct(t.load.elu).padStart(5)}`, `CPU ${pct(t.load.cpu).padStart(5)}`, `${fmt(t.load.usPerDatagram, 1).padStart(5)} µs/dgram`, `RSS ${fmt(t.memory.rss / 2 ** 20, 0).padStart(4)} MB`, overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL');
+  const busy = [...(t.busy ? [`busy: load ${fmt(t.loadAvg)} > ${cpus().length} cores`] : []), ...(t.senderBound ? ['sender slowed'] : [])];
+  const notes = [...(t.repeat ? [t.repeat] : []), ...busy, ...t.problems, ...t.inconsistent.map((i) => `INCONSISTENT: ${i}`)];
   console.log(`${parts.join('  ')}${notes.length > 0 ? `   ${notes.join('; ')}` : ''}`);
 }
 
 /** Highest zero-loss rate: double from startRate while passing (capped), then bisect `steps` times. */
 async function search(kind, start, ctx) {
   const trials = [];
-  const run = async (rate) => {
+  const once = async (rate, repeat) => {
     const t = await trial(kind, start, rate, ctx);
+    if (repeat) t.repeat = repeat;
     trials.push(t);
     printTrial(t);
     return t;
+  };
+  // A failing rate is confirmed before it ends the doubling or moves the bisection: one disturbed
+  // trial (another process took the core) must not decide the search. The rate fails when the
+  // majority of its 1 + ctx.confirm trials fail; it stops as soon as the majority is known.
+  const run = async (rate) => {
+    const first = await once(rate);
+    if (first.pass || ctx.confirm === 0) return first;
+    const need = Math.floor((1 + ctx.confirm) / 2) + 1;
+    let passes = 0;
+    let fails = 1;
+    let lastPassed = null;
+    for (let k = 1; k <= ctx.confirm && fails < need && passes < need; k++) {
+      const t = await once(rate, `repeat ${k + 1}/${1 + ctx.confirm}`);
+      if (t.pass) {
+        passes++;
+        lastPassed = t;
+      } else fails++;
+    }
+    return passes >= need ? lastPassed : { ...first, pass: false };
   };
   let lastPass = null;
   let firstFail = null;
@@ -475,7 +508,22 @@ async function search(kind, start, ctx) {
       }
     }
   }
-  return { kind, trials, lastPass, firstFail, capped };
+  // The spread of the figure: the sustained rate again, ctx.repeat times in all.
+  const spread = [];
+  if (lastPass && ctx.repeat > 1) {
+    spread.push(lastPass);
+    for (let k = 2; k <= ctx.repeat; k++) spread.push(await once(lastPass.rate, `spread ${k}/${ctx.repeat}`));
+  }
+  return { kind, trials, lastPass, firstFail, capped, spread, peak: processMemory(process.pid).peak };
+}
+
+/** min / median / max of the sustained rate's repeats (passing ones) and their CPU per datagram. */
+function spreadLine(s) {
+  if (s.spread.length === 0) return 'no repeats (--repeat=1 or nothing passed)';
+  const passing = s.spread.filter((t) => t.pass);
+  const stat = (xs, f) => (xs.length === 0 ? 'n/a' : `${f(Math.min(...xs))} / ${f(median(xs))} / ${f(Math.max(...xs))}`);
+  const busy = s.spread.filter((t) => t.busy || t.senderBound).length;
+  return `${int(s.lastPass.rate)}/s ×${s.spread.length}: ${passing.length} passed; rate min/median/max ${stat(passing.map(sustained), (x) => `${int(x)}/s`)}; CPU ${stat(passing.map((t) => t.load.usPerDatagram), (x) => `${fmt(x, 1)} µs`)} per datagram${busy > 0 ? `; ${busy} of them on a busy machine or with a slowed sender` : ''}`;
 }
 
 /** The rate a passing trial shows: the asked rate, or what the sender achieved when it could not keep up. */
@@ -503,13 +551,15 @@ async function main() {
   const seed = Math.round(positive('seed', 'BENCH_SEED', 42));
   const maxSize = Math.round(positive('max-size', 'BENCH_MAX_SIZE', 200));
   const maxConcurrent = Math.round(positive('max-concurrent', 'BENCH_MAX_CONCURRENT', 10));
+  const confirm = Math.round(nonNegative('confirm', 'BENCH_CONFIRM', 2));
+  const repeat = Math.round(positive('repeat', 'BENCH_REPEAT', 3));
   if (maxRate > 1_000_000) throw new Error('--max-rate must be at most 1,000,000 (the sender\'s limit)');
   if (startRate > maxRate) throw new Error('--start-rate must not exceed --max-rate');
 
   const svc = await loadSvc();
   const config = benchConfig(svc, maxSize, maxConcurrent);
   const udp = config.logEvents.udpServerConfig;
-  const ctx = { trialS, startRate, maxRate, steps, settleMs, seed };
+  const ctx = { trialS, startRate, maxRate, steps, settleMs, seed, confirm, repeat };
 
   const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
   const sizes = Array.from({ length: 2000 }, () => gen.next().data.length);
@@ -539,13 +589,30 @@ async function main() {
   console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
   console.log(`sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`);
   console.log(`search      trials of ${trialS} s (rate × ${trialS} datagrams), from ${int(startRate)}/s doubling up to ${int(maxRate)}/s, then ${steps} bisection steps; settle ≤ ${settleMs / 1000} s`);
+  console.log(`confirm     a failing rate is tried up to ${confirm} more time(s) and fails on a majority of failures; the sustained rate is repeated ${repeat} times in all (spread)`);
+  console.log(`memory      RSS of this process (both receivers run in it): median of 100 ms readings during each trial; peak = VmHWM after each search (the baseline's search runs first)`);
   console.log('');
 
   let inconsistent = false;
   const t0 = performance.now();
   const base = await search('baseline', () => startBaseline(svc, udp.receiveBufferBytes), ctx);
   console.log('');
+  // --profile: Svc's search under V8's CPU profiler (in this process: Svc's receiver runs here).
+  const profiling = option('profile', 'BENCH_PROFILE', 'false') !== 'false' ? new Session() : null;
+  if (profiling) {
+    profiling.connect();
+    await profiling.post('Profiler.enable');
+    await profiling.post('Profiler.start');
+  }
   const mine = await search('Svc', () => startSvc(svc, config), ctx);
+  if (profiling) {
+    const { profile } = await profiling.post('Profiler.stop');
+    profiling.disconnect();
+    const file = join(profileDirectory('udp'), 'svc-search.cpuprofile');
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(`\nprofile     Svc's search (receiver, parse, queue; this process): ${file}`);
+    for (const line of formatSummary(summariseProfile(file, 12))) console.log(line);
+  }
   for (const t of [...base.trials, ...mine.trials]) if (t.inconsistent.length > 0) inconsistent = true;
 
   console.log('');
@@ -555,6 +622,13 @@ async function main() {
   const lowerBound = (x) => Boolean(x.lastPass?.senderBound || x.capped);
   const ratioNote = lowerBound(base) && lowerBound(mine) ? '  (both figures are lower bounds: the ratio says little)' : lowerBound(base) ? '  (the baseline figure is a lower bound, so the ratio is an upper bound)' : lowerBound(mine) ? '  (the Svc figure is a lower bound, so the ratio is a lower bound)' : '';
   console.log(`Svc / baseline          ×${fmt(ratio)}${ratioNote}`);
+  console.log(`spread      baseline  ${spreadLine(base)}`);
+  console.log(`            Svc       ${spreadLine(mine)}`);
+  const memo = (s) => `RSS ${fmt(median(s.trials.map((t) => t.memory.rss)) / 2 ** 20, 1)} MB median of its trials, peak ${fmt(s.peak / 2 ** 20, 1)} MB`;
+  console.log(`memory      baseline  ${memo(base)}`);
+  console.log(`            Svc       ${memo(mine)}`);
+  const busyTrials = [...base.trials, ...mine.trials].filter((t) => t.busy || t.senderBound);
+  if (busyTrials.length > 0) console.log(`busy        ${busyTrials.length} of ${base.trials.length + mine.trials.length} trials ran on a busy machine (load > cores) or with a slowed sender: marked above; compare within this run`);
 
   if (mine.lastPass) {
     const rate = Math.min(sustained(mine.lastPass) * 2, 1_000_000);

@@ -9,15 +9,21 @@ import { existsSync } from 'node:fs';
 import { replayDeadLetters } from '../../shared/queue/local.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
 import type { Mode } from '../runtime/boot.js';
-import { registerDemoCommand } from './demo.js';
 import { loadForCli, printConfigError, runService } from './run.js';
-import { registerSimulateCommand } from '../simulate/command.js';
 import { accessConfigError, accessWarning, checkPlatformAccess } from '../sources/platform/startup.js';
 
 const configOption = () =>
   new Option('-c, --config <file>', 'config file (.yaml or .yml); default: $SVC_CONFIG, else ./config/svc.yaml');
 
-export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+/**
+ * The commands that run the service. When argv names one of them, the program is built without
+ * `svc simulate` and `svc demo`: their modules (the platform simulator, node-forge for its
+ * certificates) would only take memory in a long-running process. Every other argv (help included)
+ * gets every command.
+ */
+const SERVICE_COMMANDS: ReadonlySet<string> = new Set<Mode>(['local', 'edge']);
+
+export async function buildProgram(io: CliIo, setExitCode: (code: number) => void, commands: 'all' | 'service' = 'all'): Promise<Command> {
   const program = new Command('svc')
     .description('Svc: monitoring and event forwarding for the analytics platform')
     .version(SVC_VERSION, '-v, --version', 'print the version')
@@ -89,8 +95,11 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
       }
     });
 
-  registerSimulateCommand(program, io, setExitCode);
-  registerDemoCommand(program, io, setExitCode);
+  if (commands === 'all') {
+    const [{ registerSimulateCommand }, { registerDemoCommand }] = await Promise.all([import('../simulate/command.js'), import('./demo.js')]);
+    registerSimulateCommand(program, io, setExitCode);
+    registerDemoCommand(program, io, setExitCode);
+  }
 
   runCommand('local', 'run on this machine: the audit API gateway, the UDP listeners and the platform pollers, with the durable local queue and the writers behind them');
   runCommand('edge', 'run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
@@ -100,7 +109,7 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
 /** Parses argv and runs the command; resolves to the exit code for commands that finish. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let code = EXIT_OK;
-  const program = buildProgram(io, (c) => (code = c));
+  const program = await buildProgram(io, (c) => (code = c), SERVICE_COMMANDS.has(argv[0] ?? '') ? 'service' : 'all');
   if (argv.length === 0) {
     io.err(program.helpInformation());
     return EXIT_USAGE;

@@ -19,7 +19,6 @@ import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { platformPollers } from '../sources/platform/compose.js';
 import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
-import { metricsEndpoint } from '../endpoints/metrics/compose.js';
 import { webView } from '../endpoints/web/compose.js';
 import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
@@ -35,12 +34,15 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
  * The components each mode runs, in start order; later parts of Svc plug in here. `access` is the
  * pollers' checked client certificate (checkPlatformAccess). What the parts count is registered with
  * `observed`, which the metrics endpoint reads at each scrape and the health endpoint at each probe.
+ * A part whose libraries are large is imported only when the config switches it on (the metrics
+ * endpoint's prom-client here; the cloud forwarding in platform-pipeline.ts): a process carries only
+ * the code of what it runs (docs/architecture.md "Memory").
  */
-export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformAccess, observed = new Observed()): Component[] {
+export async function composeComponents(ctx: AppContext, mode: Mode, access: PlatformAccess, observed = new Observed()): Promise<Component[]> {
   const components: Component[] = [];
   // First to start, last to stop: Svc can be scraped while the others start and stop. Its pollSink
   // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
-  const metrics = metricsEndpoint(ctx, observed);
+  const metrics = ctx.config.metricsEndpoint.enable ? (await import('../endpoints/metrics/compose.js')).metricsEndpoint(ctx, observed) : null;
   if (metrics) components.push(metrics.component);
   // Also first: while the others start (and stop) it answers 503 naming the listeners not bound yet.
   const health = healthEndpoint(ctx, observed);
@@ -58,7 +60,7 @@ export function composeComponents(ctx: AppContext, mode: Mode, access: PlatformA
   // so does the error tracking (its svc_errors points), which stops after the sources.
   // Only `svc edge` forwards to the cloud (Svc.cloud); `svc local` runs every destination itself.
   if (mode === 'local' && ctx.config.cloud.enable) ctx.logger.warn({ config: 'Svc.cloud.enable' }, 'Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)');
-  const pipeline = platformPipelineWanted(ctx.config) ? platformPipeline(ctx, { forward: mode === 'edge' }) : null;
+  const pipeline = platformPipelineWanted(ctx.config) ? await platformPipeline(ctx, { forward: mode === 'edge' }) : null;
   if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
   components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
   // System info, telemetry, heartbeat, uptime monitor: after the pipeline, which takes Svc's memory points.
@@ -130,7 +132,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOption
   const errors = new ErrorTracker({ enabled: config.errorTracking.enable, logSummary: config.errorTracking.logSummary.enable, log: logger });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
-  for (const component of [...composeComponents(ctx, mode, checked.access), ...(options.after ?? [])]) lifecycle.add(component);
+  for (const component of [...(await composeComponents(ctx, mode, checked.access)), ...(options.after ?? [])]) lifecycle.add(component);
 
   return new Promise<number>((resolve) => {
     exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });

@@ -6,7 +6,9 @@
  * (§0.6), so a source does not enqueue what no destination takes.
  *
  * In `svc edge` with `Svc.cloud.enable`, a destination placed in the cloud (shared/config/placement.ts)
- * is not written here: its consumer group is a forwarder to its SQS queue (forwarding.ts).
+ * is not written here: its consumer group is a forwarder to its SQS queue (forwarding.ts). That
+ * module (and the AWS SDK's SQS, S3 and credential clients it imports, ≈ 13 MB of RSS) is imported
+ * only then: `svc local` and an edge without a cloud destination never load it.
  *
  * Start order: destination clients (MQTT) → queue; the lifecycle stops them in reverse, so the queue
  * delivers what is pending (or keeps it on disk) before the clients disconnect.
@@ -24,7 +26,8 @@ import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { anyPollerOn } from '../sources/platform/startup.js';
-import { cloudClients, forwarders, type CloudClients } from './forwarding.js';
+import { platformPlacement } from '../../shared/config/placement.js';
+import type { CloudClients } from './forwarding.js';
 
 /** The directory of the platform data's queue, below the audit queue's. */
 export function platformQueueDirectory(queueDirectory: string): string {
@@ -62,12 +65,21 @@ export interface PipelineOptions {
   clients?: () => CloudClients;
 }
 
-export function platformPipeline(ctx: AppContext, options: PipelineOptions = { forward: false }): PlatformPipeline {
+/** Whether the pipeline forwards some destination to the cloud (only then is forwarding.ts loaded). */
+export function forwardsToCloud(config: SvcConfig, options: PipelineOptions): boolean {
+  return options.forward && config.cloud.enable && platformPlacement(config).some((p) => p.place === 'cloud');
+}
+
+export async function platformPipeline(ctx: AppContext, options: PipelineOptions = { forward: false }): Promise<PlatformPipeline> {
   const { config, logger: log } = ctx;
   const outputs = platformOutputs(config);
   const { destinations, components: clients } = platformDestinations(ctx);
   const takes = new Map(destinations.map(({ destination }) => [destination.name, (e: QueuedEvent) => destination.takes(e)]));
-  const forwarded = options.forward && config.cloud.enable ? forwarders(config, log, takes, options.clients ?? (() => cloudClients(config.cloud))) : new Map<string, Forwarder>();
+  let forwarded = new Map<string, Forwarder>();
+  if (forwardsToCloud(config, options)) {
+    const { cloudClients, forwarders } = await import('./forwarding.js');
+    forwarded = forwarders(config, log, takes, options.clients ?? (() => cloudClients(config.cloud)));
+  }
   const groups = destinations.map(({ destination, batchSize, batchWindowMs }) => {
     const forwarder = forwarded.get(destination.name);
     return forwarder

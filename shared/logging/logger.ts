@@ -13,8 +13,6 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pino from 'pino';
 import type { DestinationStream } from 'pino';
-import PinoPretty from 'pino-pretty';
-import pinoRoll from 'pino-roll';
 import type { SonicBoom } from 'sonic-boom';
 import type { LogLevelName } from '../config/builders.js';
 import { ALL_LEVELS, svcLogger } from './pino-core.js';
@@ -58,7 +56,7 @@ export interface LoggerHandle {
 export async function createLogger(options: LoggerOptions): Promise<LoggerHandle> {
   const ownBooms: SonicBoom[] = [];
   const fileBooms: SonicBoom[] = [];
-  const streams: DestinationStream[] = [consoleStream(options, ownBooms)];
+  const streams: DestinationStream[] = [await consoleStream(options, ownBooms)];
 
   if (options.fileLogging === true) {
     const file = await openLogFile(resolve(options.logDirectory ?? 'log'));
@@ -88,11 +86,15 @@ export async function createLogger(options: LoggerOptions): Promise<LoggerHandle
   return { logger, flush, close };
 }
 
-/** JSON lines or pino-pretty, to the given destination or stdout. */
-function consoleStream(options: LoggerOptions, ownBooms: SonicBoom[]): DestinationStream {
+/**
+ * JSON lines or pino-pretty, to the given destination or stdout. pino-pretty (and pino-roll below)
+ * are imported only when used: a service logging JSON to a pipe does not carry them.
+ */
+async function consoleStream(options: LoggerOptions, ownBooms: SonicBoom[]): Promise<DestinationStream> {
   const target = options.destination;
   const tty = isTty(target ?? process.stdout);
   if (options.pretty ?? tty) {
+    const { default: PinoPretty } = await import('pino-pretty');
     // In process (no worker thread) and synchronous: pino-pretty writes to the destination
     // while the log call runs, so nothing is pending at exit.
     return PinoPretty({
@@ -156,6 +158,7 @@ async function openLogFile(directory: string): Promise<SonicBoom> {
 
 async function openRollingFile(directory: string): Promise<SonicBoom> {
   await mkdir(directory, { recursive: true });
+  const { default: pinoRoll } = await import('pino-roll');
   const boom = await pinoRoll({
     file: join(directory, FILE_BASE),
     frequency: 'daily',

@@ -14,10 +14,12 @@
  * - `stop()` waits for the publishes in flight, then disconnects cleanly.
  *
  * The writer does not look at `mqttConfig.enable` or feature flags (§0.6): callers only create and
- * use it when MQTT is enabled.
+ * use it when MQTT is enabled. The mqtt library (≈ 9 MB of RSS) is imported by `start()`, so a
+ * process whose config has no MQTT destination never loads it.
  */
 import { randomBytes } from 'node:crypto';
-import { connect, type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
+import type * as Mqtt from 'mqtt';
 import type { SvcConfig } from '../../config/schema.js';
 import type { ErrorTracker } from '../../errors/tracker.js';
 import type { Component } from '../../runtime/lifecycle.js';
@@ -91,6 +93,9 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The mqtt library, imported once by the first start(). */
+let mqttLibrary: Promise<typeof Mqtt> | undefined;
+
 export class MqttWriter implements Component {
   readonly name = 'mqtt-writer';
   /** `mqtt://host:port` */
@@ -105,6 +110,7 @@ export class MqttWriter implements Component {
   private readonly throttle: LogThrottle;
   private readonly inFlight = new Set<Promise<unknown>>();
   private client: MqttClient | undefined;
+  private started = false;
   private stopping = false;
   /** True after a connection was lost, until the next one is made (one WARN per outage). */
   private outage = false;
@@ -127,8 +133,12 @@ export class MqttWriter implements Component {
     return this.client?.connected === true;
   }
 
-  start(): Promise<void> {
-    if (this.client !== undefined || this.stopping) return Promise.reject(new Error('MqttWriter.start() called twice or after stop()'));
+  async start(): Promise<void> {
+    if (this.started || this.stopping) throw new Error('MqttWriter.start() called twice or after stop()');
+    this.started = true;
+    const { connect } = await (mqttLibrary ??= import('mqtt'));
+    // stop() while the library loaded: there is nothing to connect.
+    if (this.stopping) return;
     const broker = { host: this.settings.brokerHost, port: this.settings.brokerPort };
     const client = connect(this.url, {
       clientId: `svc_${randomBytes(6).toString('hex')}`,

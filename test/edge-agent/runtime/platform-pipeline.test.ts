@@ -35,7 +35,7 @@ async function pipeline(forward: boolean, cloud = true) {
     made += 1;
     return { sqs: new SQSClient({ region: 'eu-west-1' }), s3: new S3Client({ region: 'eu-west-1' }) };
   };
-  const built = platformPipeline({ config, configFile: 'svc.yaml', logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() }, { forward, clients });
+  const built = await platformPipeline({ config, configFile: 'svc.yaml', logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() }, { forward, clients });
   return { built, lines, made: () => made };
 }
 

@@ -106,7 +106,7 @@ describe('svc_memory_usage points (§6.9) in influxd', () => {
     const c = config(db);
     expect(platformPipelineWanted(c)).toBe(true);
     const ctx = { config: c, configFile: 'test.yaml', logger: (await capture('info')).logger, errors: new ErrorTracker({ enabled: false, log: silentLog }), clock: new PointClock() };
-    const pipeline = platformPipeline(ctx);
+    const pipeline = await platformPipeline(ctx);
     for (const component of [...pipeline.components, ...selfReportComponents(ctx, pipeline.queue)]) {
       await component.start();
       running.push(component);

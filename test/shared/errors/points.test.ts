@@ -54,7 +54,7 @@ function config(db: string, extra: string[] = [], errorTracking = '{ enable: tru
 async function edge(c: SvcConfig) {
   const errors = new ErrorTracker({ enabled: true, log: capture.logger });
   const ctx = { config: c, configFile: 'test.yaml', logger: capture.logger, errors, clock: new PointClock() };
-  const pipeline = platformPipeline(ctx);
+  const pipeline = await platformPipeline(ctx);
   const components = [...pipeline.components, ...errorTrackingComponents(ctx, pipeline.queue)];
   for (const component of components) {
     await component.start();

@@ -107,7 +107,7 @@ beforeAll(async () => {
   log = await captureLog();
   const errors = new ErrorTracker({ enabled: true, log: log.logger });
   const ctx = { config, configFile: 'test.yaml', logger: log.logger, errors, clock: new PointClock() };
-  const pipeline = platformPipeline(ctx);
+  const pipeline = await platformPipeline(ctx);
   const made = udpComponents(ctx, { appNames: NO_APP_NAMES, pipeline });
   if (made === null) throw new Error('no UDP components');
   edge = made;

@@ -1,0 +1,144 @@
+/**
+ * Resident memory of `svc local` (the built CLI) on a config (default config/local.yaml), beside two
+ * baselines started in the same run and measured side by side (so they see the same machine):
+ * `svc local` on a minimal config (the defaults: system info and the uptime monitor, no source,
+ * no destination) and a bare `node -e "setInterval(() => {}, 1e3)"`.
+ *
+ * For each: the time to its "running" log line, RSS --idle seconds after start (VmRSS, the median of
+ * --readings readings 1 s apart) and the peak (VmHWM: the most RSS the process ever had, normally at
+ * start). Then, in a separate start that is not measured, the packages the config's start loads
+ * (the ESM resolve hook of bench/loaded-modules.mjs: the hook's own thread would add to the RSS).
+ * With --profile, one more start of the config's `svc local` under `--heap-prof --cpu-prof`,
+ * stopped after --idle seconds: the top of both profiles (bench/profile.mjs), files kept.
+ *
+ * Each process gets its own temp working directory (the config's relative paths, ./data/…, land
+ * there) with the config copied in; SVC_CONFIG is cleared. Linux only (/proc).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt, loadNow, machineLine, median, option, positive, processMemory, removeOnExit, stopChild } from './lib.mjs';
+import { formatSummary, profileDirectory, summarise } from './profile.mjs';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const SVC = join(ROOT, 'edge-agent/bin/svc.js');
+const CONFIG = resolve(option('config', 'BENCH_CONFIG', join(ROOT, 'config/local.yaml')));
+const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
+const READINGS = Math.round(positive('readings', 'BENCH_READINGS', 5));
+const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', '')).split(' ').filter(Boolean);
+const PROFILE = option('profile', 'BENCH_PROFILE', 'false') !== 'false';
+const MINIMAL = ['Svc:', '  localQueue: {directory: ./data/queue}', ''].join('\n');
+
+const dirs = new Set();
+const children = new Set();
+removeOnExit(dirs, () => children.forEach((c) => c.kill('SIGKILL')));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const mb = (bytes) => bytes / 2 ** 20;
+
+/** Starts one process in its own temp dir; `running` resolves when its start-up is done. */
+function start(name, args, { config, env = {}, ready }) {
+  const cwd = mkdtempSync(join(tmpdir(), `svc-bench-memory-${name}-`));
+  dirs.add(cwd);
+  if (config !== undefined) writeFileSync(join(cwd, 'svc.yaml'), config);
+  const startedAt = performance.now();
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, SVC_CONFIG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (out += c));
+  const running = new Promise((resolve, reject) => {
+    if (ready === undefined) return resolve(0);
+    const timer = setInterval(() => {
+      if (ready.test(out)) {
+        clearInterval(timer);
+        resolve(performance.now() - startedAt);
+      }
+    }, 20);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`${name} exited with ${code} before it was running:\n${out.slice(-2000)}`));
+    });
+  });
+  return { name, child, cwd, running, output: () => out };
+}
+
+const svcLocal = (name, config, extra = {}) => start(name, [...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], { config, env: extra.env, ready: /svc local \S+ running \(/ });
+
+/** VmRSS readings 1 s apart (median) and the VmHWM after them, of every process at once, in MB. */
+async function readMemory(procs) {
+  const readings = procs.map(() => []);
+  for (let i = 0; i < READINGS; i++) {
+    if (i > 0) await sleep(1000);
+    procs.forEach((p, k) => readings[k].push(mb(processMemory(p.child.pid).rss)));
+  }
+  return procs.map((p, k) => ({ rss: median(readings[k]), peak: mb(processMemory(p.child.pid).peak) }));
+}
+
+/** The packages (node_modules/<pkg>) the config's start loads, from a start under the resolve hook. */
+async function packagesLoaded(config) {
+  const list = join(mkdtempSync(join(tmpdir(), 'svc-bench-memory-modules-')), 'modules.txt');
+  dirs.add(resolve(list, '..'));
+  const p = start('modules', ['--import', join(ROOT, 'bench/loaded-modules.mjs'), SVC, 'local', '--config', 'svc.yaml'], { config, env: { SVC_LOADED_MODULES: list }, ready: /svc local \S+ running \(/ });
+  await p.running;
+  await stopChild(p.child);
+  const urls = new Set(readFileSync(list, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]));
+  const packages = new Map();
+  for (const url of urls) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+    if (pkg !== undefined) packages.set(pkg, (packages.get(pkg) ?? 0) + 1);
+  }
+  const own = [...urls].filter((u) => u.includes('/dist/')).length;
+  return { packages, own, total: urls.size };
+}
+
+async function main() {
+  const config = readFileSync(CONFIG, 'utf8');
+  const loadStart = loadNow();
+  console.log(`memory bench: svc local --config ${CONFIG}${NODE_FLAGS.length ? ` (node ${NODE_FLAGS.join(' ')})` : ''}, RSS ${IDLE_S} s after start, ${READINGS} readings`);
+  console.log(`machine     ${machineLine()}`);
+  console.log(`load avg    ${loadStart.text} at the start`);
+
+  const procs = [svcLocal(basename(CONFIG), config), svcLocal('minimal config', MINIMAL), start('bare node', [...NODE_FLAGS, '-e', 'setInterval(() => {}, 1e3)'], {})];
+  const startMs = await Promise.all(procs.map((p) => p.running));
+  const wait = IDLE_S * 1000 - Math.max(...startMs);
+  if (wait > 0) await sleep(wait);
+  const memory = await readMemory(procs);
+  const loadRead = loadNow();
+  await Promise.all(procs.map((p) => stopChild(p.child)));
+
+  console.log('');
+  console.log(`| process | running after | RSS ${IDLE_S} s after start (median) | peak (VmHWM) |`);
+  console.log('|---|---|---|---|');
+  procs.forEach((p, k) => console.log(`| ${p.name === basename(CONFIG) ? `svc local, ${basename(CONFIG)}` : p.name === 'bare node' ? 'bare node (setInterval)' : 'svc local, minimal config'} | ${p.name === 'bare node' ? '' : `${fmt(startMs[k], 0)} ms`} | ${fmt(memory[k].rss, 1)} MB | ${fmt(memory[k].peak, 1)} MB |`));
+  console.log(`load avg    ${loadRead.text} at the readings${loadRead.busy || loadStart.busy ? '  ← the machine was busy: start times are longer; RSS is less affected' : ''}`);
+
+  const { packages, own, total } = await packagesLoaded(config);
+  console.log(`\nloaded at start (${basename(CONFIG)}): ${total} modules resolved, ${own} of Svc's, ${packages.size} packages:`);
+  console.log(`  ${[...packages].sort((a, b) => b[1] - a[1]).map(([pkg, n]) => `${pkg}${n > 1 ? ` (${n})` : ''}`).join(', ')}`);
+
+  if (PROFILE) {
+    const dir = profileDirectory('memory');
+    console.log(`\nprofile: svc local --config ${basename(CONFIG)} under --heap-prof --cpu-prof for ${IDLE_S} s; files in ${dir}`);
+    const p = svcLocal('profile', config, { flags: ['--heap-prof', `--heap-prof-dir=${dir}`, '--cpu-prof', `--cpu-prof-dir=${dir}`] });
+    await p.running;
+    await sleep(IDLE_S * 1000);
+    await stopChild(p.child);
+    const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.heapprofile') || f.endsWith('.cpuprofile')) : [];
+    if (files.length === 0) throw new Error('svc local wrote no profile (it did not exit cleanly)');
+    for (const f of files.sort()) {
+      console.log(`${f.endsWith('.heapprofile') ? 'heap (live at exit)' : 'cpu (start and idle)'}: ${join(dir, f)}`);
+      for (const line of formatSummary(summarise(join(dir, f), 15))) console.log(line);
+    }
+  }
+  console.log(`\nload avg    ${loadNow().text} at the end`);
+}
+
+try {
+  await main();
+} catch (err) {
+  console.error(`memory bench: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+}
