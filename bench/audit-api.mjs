@@ -48,7 +48,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { fmt, median, option, pct, percentile, positive, processMemory } from './lib.mjs';
+import { fmt, option, pct, percentile, positive, sampleMemory } from './lib.mjs';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -335,17 +335,18 @@ async function measure(name, server, job) {
   let serverLoad = { cpu: NaN, elu: NaN };
   let windowStart = 0;
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
-  const rss = [];
   let sampler;
+  let memory = { rssMb: NaN, peakMb: NaN };
   const result = await new Promise((resolve, reject) => {
     child.on('message', (m) => {
       if (m.type === 'measure-start') {
         cpuAt = process.cpuUsage();
         eluAt = performance.eventLoopUtilization();
         windowStart = performance.now();
-        sampler = setInterval(() => rss.push(processMemory(process.pid).rss), 100);
+        sampler = sampleMemory(process.pid);
       } else if (m.type === 'measure-end' && cpuAt) {
-        clearInterval(sampler);
+        memory = sampler.stop();
+        sampler = undefined;
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
         serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
@@ -359,8 +360,8 @@ async function measure(name, server, job) {
     });
     child.send({ ...job, port: server.port });
   });
-  clearInterval(sampler);
-  return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu, rssMb: median(rss) / 2 ** 20, peakMb: processMemory(process.pid).peak / 2 ** 20 };
+  if (sampler) memory = sampler.stop();
+  return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu, ...memory };
 }
 
 

@@ -103,6 +103,21 @@ export function processMemory(pid) {
   }
 }
 
+/**
+ * Samples a process's RSS every `everyMs` until `stop()`, which answers the median RSS of the
+ * samples and the process's peak (VmHWM: the highest since it started, not only in the window) in MB.
+ */
+export function sampleMemory(pid, everyMs = 100) {
+  const rss = [processMemory(pid).rss];
+  const timer = setInterval(() => rss.push(processMemory(pid).rss), everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { rssMb: median(rss) / 2 ** 20, peakMb: processMemory(pid).peak / 2 ** 20 };
+    },
+  };
+}
+
 /** One line about the machine: CPU model, cores, memory, OS, Node. */
 export function machineLine() {
   const cpu = cpus();

@@ -64,7 +64,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { influxdConfig } from './influxd-config.mjs';
-import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit } from './lib.mjs';
+import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -518,6 +518,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
   let sendErrors = 0;
   let firstSendError = '';
   const influxCpu0 = influxPid ? processCpuSeconds(influxPid) : NaN;
+  const memory = sampleMemory(process.pid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const sender = async () => {
@@ -541,6 +542,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
   const end = timedOut ? performance.now() : counter.stats.doneAt;
   const cpu = process.cpuUsage(cpu0);
   const influxCpu = influxPid ? processCpuSeconds(influxPid) - influxCpu0 : NaN;
+  const { rssMb, peakMb } = memory.stop();
   await queue.stop();
   removeDir(dir);
   const seconds = (end - t0) / 1000;
@@ -560,6 +562,8 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
     failed: counter.stats.failed,
     cpu: (cpu.user + cpu.system) / 1e6 / seconds,
     influxCpu: influxCpu / seconds,
+    rssMb,
+    peakMb,
     notes: [timedOut ? `TIMED OUT after ${ctx.timeoutMs / 1000} s` : '', sendErrors > 0 ? `${sendErrors} send errors (${firstSendError})` : '', counter.stats.failed > 0 ? `${counter.stats.failed} events reported failed` : ''].filter(Boolean),
     ok: !timedOut && sendErrors === 0,
   };
@@ -579,11 +583,13 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
   for (let i = 0; i < lines.length; i += 1000) bodies.push(lines.slice(i, i + 1000).join('\n'));
   const bytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
   const influxCpu0 = processCpuSeconds(influx.pid);
+  const memory = sampleMemory(process.pid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (const body of bodies) await postLines(influx, db, body);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const { rssMb, peakMb } = memory.stop();
   const influxCpu = processCpuSeconds(influx.pid) - influxCpu0;
   const stored = await countPoints(influx, db);
   return {
@@ -601,6 +607,8 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
     failed: 0,
     cpu: (cpu.user + cpu.system) / 1e6 / seconds,
     influxCpu: influxCpu / seconds,
+    rssMb,
+    peakMb,
     check: `${int(stored)} points`,
     notes: stored === events.length ? [] : [`influxd holds ${stored} points, not ${events.length}`],
     ok: stored === events.length,
@@ -707,12 +715,12 @@ async function sqsStage(svc, ctx, events) {
 // Output
 // ---------------------------------------------------------------------------------------------
 
-const HEADER = `${'stage'.padEnd(22)} ${'events/s'.padStart(9)} ${'time s'.padStart(7)} ${'sends/s'.padStart(8)} ${'send p50'.padStart(9)} ${'send p99'.padStart(9)} ${'batches'.padStart(7)} ${'ev/batch'.padStart(8)} ${'node CPU'.padStart(8)} ${'influxd'.padStart(7)}  check`;
+const HEADER = `${'stage'.padEnd(22)} ${'events/s'.padStart(9)} ${'time s'.padStart(7)} ${'sends/s'.padStart(8)} ${'send p50'.padStart(9)} ${'send p99'.padStart(9)} ${'batches'.padStart(7)} ${'ev/batch'.padStart(8)} ${'node CPU'.padStart(8)} ${'influxd'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}  check`;
 
 function printRow(r) {
   const ms = (n) => (Number.isFinite(n) ? `${fmt(n)} ms` : 'n/a');
   console.log(
-    `${r.name.padEnd(22)} ${int(r.eps).padStart(9)} ${fmt(r.seconds).padStart(7)} ${int(r.sendEps).padStart(8)} ${ms(r.p50).padStart(9)} ${ms(r.p99).padStart(9)} ${String(r.batches).padStart(7)} ${fmt(r.meanBatch, 0).padStart(8)} ${pct(r.cpu).padStart(8)} ${pct(r.influxCpu).padStart(7)}  ${r.check ?? `${int(r.written)} acked`}${r.notes.length > 0 ? `   ${r.notes.join('; ')}` : ''}`,
+    `${r.name.padEnd(22)} ${int(r.eps).padStart(9)} ${fmt(r.seconds).padStart(7)} ${int(r.sendEps).padStart(8)} ${ms(r.p50).padStart(9)} ${ms(r.p99).padStart(9)} ${String(r.batches).padStart(7)} ${fmt(r.meanBatch, 0).padStart(8)} ${pct(r.cpu).padStart(8)} ${pct(r.influxCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}  ${r.check ?? `${int(r.written)} acked`}${r.notes.length > 0 ? `   ${r.notes.join('; ')}` : ''}`,
   );
 }
 
