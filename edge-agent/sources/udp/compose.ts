@@ -25,7 +25,7 @@ import { RejectedEventCounter } from './rules/perf-filter.js';
 import { EventSpool } from './spool.js';
 
 /** Events a listener's spool holds before its handlers wait (about 1 MB of log events). */
-export const SPOOL_EVENTS = 1000;
+export const SPOOL_EVENTS = 5000;
 
 export interface UdpEdge {
   components: Component[];

@@ -17,7 +17,8 @@ export function stripControl(text: string): string {
   return text;
 }
 
-const CONTROL_CHAR = /[\u0000-\u001f\u007f]/;
+// Written as the complement (everything else): V8 scans this form faster.
+const CONTROL_CHAR = /[^\u0020-\u007e\u0080-\uffff]/;
 
 /**
  * True when the text contains none of the characters §0.1 removes. The parsers ask this once of the
