@@ -74,10 +74,27 @@ const ACK_LINE = /^([adf]) (\d+)$|^l( \d+)+$/;
 
 const RAW_HEAD = /^m (\d{1,15}) (\d{1,15}) /;
 
-/** A message record, framed: raw when it can be, JSON otherwise (see the file comment). */
-function messageRecord(seq: number, events: number, body: string, groups?: string[]): Chunk | Chunk[] {
-  if (groups === undefined && !body.includes('\n')) return frameBytes(`m ${seq} ${events} `, Buffer.from(body, 'utf8'));
-  return frame(JSON.stringify({ s: seq, ...(groups ? { g: groups } : {}), n: events, b: body }));
+/**
+ * A record this process appended in the raw form: its body is kept as the bytes written and decoded
+ * when first read (at delivery). Held until every group acknowledged it, a body as text would be
+ * copied by every young-generation GC meanwhile and then promoted; bytes live outside the JS heap.
+ */
+/** Bodies below this many characters are kept as text (see append). */
+const SMALL_BODY = 4096;
+
+class AppendedRecord implements JournalRecord {
+  private text: string | undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly events: number,
+    private readonly bytes: Buffer,
+  ) {}
+
+  get body(): string {
+    this.text ??= this.bytes.toString('utf8');
+    return this.text;
+  }
 }
 
 function parseRecord(line: string): JournalRecord | null {
@@ -249,12 +266,23 @@ export class Journal {
 
   /** Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept. */
   async append(body: string, events: number, groups?: string[]): Promise<JournalRecord> {
-    const record: JournalRecord = { seq: this.nextSeq++, events, body, ...(groups ? { groups } : {}) };
+    const seq = this.nextSeq++;
+    let record: JournalRecord;
+    let data: Chunk | Chunk[];
+    if (groups === undefined && !body.includes('\n')) {
+      const bytes = Buffer.from(body, 'utf8');
+      // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
+      record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes) : { seq, events, body };
+      data = frameBytes(`m ${seq} ${events} `, bytes);
+    } else {
+      record = { seq, events, body, ...(groups ? { groups } : {}) };
+      data = frame(JSON.stringify({ s: seq, ...(groups ? { g: groups } : {}), n: events, b: body }));
+    }
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);
     }
     try {
-      await this.commits.add(messageRecord(record.seq, events, body, groups));
+      await this.commits.add(data);
     } catch (err) {
       for (const state of this.groups.values()) removePending(state, record.seq);
       throw err;

@@ -150,6 +150,21 @@ describe('Journal on disk', () => {
     await again.close();
   });
 
+  it('hands out a large body (kept as bytes while pending) exactly as appended, before and after a restart', async () => {
+    const directory = dir();
+    const events = Array.from({ length: 20 }, () => auditQueued());
+    const body = encodePacked(events);
+    expect(body.length).toBeGreaterThan(4096);
+    const journal = await Journal.open(directory, ['g'], capture().log);
+    const record = await journal.append(body, 20);
+    expect(journal.groups.get('g')?.pending.get(record.seq)?.record.body).toBe(body);
+    expect(idsIn(journal)).toEqual(events.map((e) => e.id));
+    await journal.close();
+    const again = await Journal.open(directory, ['g'], capture().log);
+    expect(again.groups.get('g')?.pending.get(record.seq)?.record.body).toBe(body);
+    await again.close();
+  });
+
   it('keeps an acknowledgement across any number of restarts while its segment is kept for other messages', async () => {
     const directory = dir();
     const events = [auditQueued(), auditQueued(), auditQueued()];
