@@ -97,7 +97,8 @@ class AppendedRecord implements JournalRecord {
   }
 }
 
-function parseRecord(line: string): JournalRecord | null {
+/** A message record's payload (either form) as a record; null when it is neither. */
+export function parseMessageRecord(line: string): JournalRecord | null {
   if (line.startsWith('m ')) {
     const head = RAW_HEAD.exec(line.slice(0, 40));
     if (head === null) return null;
@@ -116,7 +117,7 @@ function parseRecord(line: string): JournalRecord | null {
 }
 
 /** A line of a journal written before records were framed (Svc ≤ 15.0.0). */
-const legacySegmentLine = (line: string): boolean => line.startsWith('{') && parseRecord(line) !== null;
+const legacySegmentLine = (line: string): boolean => line.startsWith('{') && parseMessageRecord(line) !== null;
 const legacyAckLine = (line: string): boolean => /^[adf] \d+$/.test(line);
 
 export class Journal {
@@ -174,7 +175,7 @@ export class Journal {
       let last = 0;
       let first = Number.POSITIVE_INFINITY;
       for (const payload of scan.payloads) {
-        const record = parseRecord(payload);
+        const record = parseMessageRecord(payload);
         if (!record) continue;
         records.set(record.seq, record);
         last = Math.max(last, record.seq);
