@@ -38,6 +38,19 @@ export class PointClock {
   }
 
   /**
+   * `next(eventMs)` as the decimal text the queue carries (JSON has no 64-bit integers). For an event
+   * after the epoch that is the millisecond followed by the counter in six digits, which the UDP
+   * listeners build per datagram without BigInt arithmetic; anything else goes through `next`.
+   */
+  nextText(eventMs: number): string {
+    const ms = Math.floor(eventMs);
+    if (!(ms >= 1 && ms <= MAX_POINT_MS)) return this.next(eventMs).toString();
+    const c = this.counter;
+    this.counter = (c + 1) % 1_000_000;
+    return `${ms}${c < 100_000 ? String(c).padStart(6, '0') : c}`;
+  }
+
+  /**
    * The timestamp of the first of `points` points of one event at `eventMs`, taking that many counter
    * values; the others are `nthPointTime(first, i)`. (A poll's points are built at the writers,
    * after the queue, from the one time the edge decided.)

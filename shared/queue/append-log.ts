@@ -30,6 +30,27 @@ export function frame(payload: string): string {
   return `${Buffer.byteLength(payload)} ${checksum(payload)} ${payload}\n`;
 }
 
+const NEWLINE_BYTES = Buffer.from('\n');
+
+/**
+ * The bytes of `frame(head + body)` for a payload whose bulk (`body`) is already bytes: the checksum
+ * goes on from the head's, so the body is neither copied into a string nor encoded again.
+ */
+export function frameBytes(head: string, body: Uint8Array): Buffer[] {
+  const headBytes = Buffer.from(head, 'utf8');
+  const crc = crc32(body, crc32(headBytes)).toString(16).padStart(8, '0');
+  return [Buffer.from(`${headBytes.length + body.length} ${crc} `, 'latin1'), headBytes, Buffer.from(body.buffer, body.byteOffset, body.byteLength), NEWLINE_BYTES];
+}
+
+/** What an append writes: text (UTF-8) and bytes, in order. */
+export type Chunk = string | Buffer;
+
+function toBytes(data: Chunk | readonly Chunk[]): Buffer {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (Buffer.isBuffer(data)) return data;
+  return Buffer.concat(data.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c)));
+}
+
 /** A region of a file that holds no valid record. */
 export interface DamagedRegion {
   offset: number;
@@ -133,7 +154,7 @@ export class AppendLog {
    * `sync: false` the records are written but not synced (see `sync`): they survive the process,
    * not a power loss.
    */
-  async append(data: string, options: { sync?: boolean } = {}): Promise<void> {
+  async append(data: Chunk | readonly Chunk[], options: { sync?: boolean } = {}): Promise<void> {
     if (this.dirty) {
       try {
         await this.rollback();
@@ -141,7 +162,7 @@ export class AppendLog {
         throw new QueueStorageError(`cannot repair ${this.path} after a failed write (${describe(err)})`, { cause: err });
       }
     }
-    const bytes = Buffer.from(data, 'utf8');
+    const bytes = toBytes(data);
     try {
       let written = 0;
       while (written < bytes.length) {
@@ -177,12 +198,12 @@ export class AppendLog {
 
 /** Appends that wait together for one write + sync. */
 export class GroupCommit {
-  private queue: { data: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private queue: { data: Chunk | readonly Chunk[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private running: Promise<void> | undefined;
 
-  constructor(private readonly flush: (data: string) => Promise<void>) {}
+  constructor(private readonly flush: (data: Chunk[]) => Promise<void>) {}
 
-  add(data: string): Promise<void> {
+  add(data: Chunk | readonly Chunk[]): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ data, resolve, reject });
       this.running ??= this.drain();
@@ -198,7 +219,7 @@ export class GroupCommit {
       const batch = this.queue;
       this.queue = [];
       try {
-        await this.flush(batch.map((b) => b.data).join(''));
+        await this.flush(batch.flatMap((b) => b.data));
         for (const b of batch) b.resolve();
       } catch (err) {
         for (const b of batch) b.reject(err);

@@ -195,7 +195,14 @@ export function isClaimCheck(message: QueueMessage): message is ClaimCheckMessag
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html
  */
 function toJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return sqsSafe(JSON.stringify(value));
+}
+
+const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
+
+/** `json` with U+FFFE and U+FFFF escaped (see toJson). */
+function sqsSafe(json: string): string {
+  return json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 const PACKED_HEAD = `{"v":${QUEUE_FORMAT_VERSION},"events":[`;
@@ -227,6 +234,13 @@ export interface PackedBody {
  * the caller claim-checks it.
  */
 export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number): PackedBody[] {
+  // Usually all of them fit in one body (the edge's spool sends 20 events at a time): one
+  // JSON.stringify of the array is that body, byte for byte what the greedy packing below builds.
+  if (events.length > 1) {
+    const body = `{"v":${QUEUE_FORMAT_VERSION},"events":${sqsSafe(JSON.stringify(events))}}`;
+    const bytes = Buffer.byteLength(body);
+    if (bytes <= maxBytes) return [{ body, bytes, events: [...events] }];
+  }
   const out: PackedBody[] = [];
   let parts: string[] = [];
   let group: QueuedEvent[] = [];

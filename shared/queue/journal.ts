@@ -5,7 +5,12 @@
  * every message not yet acknowledged by a group is pending for that group again.
  *
  * Files under `dir` (every line a framed record, see append-log.ts):
- *   segment-<number, 12 digits>.log      one record per message: JSON {s: seq, g?: groups, n: events, b: body}
+ *   segment-<number, 12 digits>.log      one record per message: `m <seq> <events> <body>`, the body as
+ *                                        it is (it is JSON itself: wrapping it in JSON again cost a
+ *                                        second escaping pass per write and a parse per replay); a
+ *                                        record for some groups only, or a body with a newline, as
+ *                                        JSON {s: seq, g?: groups, n: events, b: body} (also the
+ *                                        form of Svc ≤ 15.0.0's records, still read)
  *   acks-<group>.log                     "a <seq>" acknowledged, "f <seq>" a failed attempt,
  *                                        "d <seq>" dead-lettered (counts as acknowledged),
  *                                        "l <seq> <seq> …" a batch handed to the group (a lease)
@@ -15,7 +20,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomically, writeFileSynced } from '../util/files.js';
-import { AppendLog, frame, GroupCommit, readRecords, type DamagedRegion } from './append-log.js';
+import { AppendLog, frame, frameBytes, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
 
@@ -67,7 +72,38 @@ const SEGMENT_BYTES = 64 * 1024 * 1024;
 const DAMAGED_DIR = 'damaged';
 const ACK_LINE = /^([adf]) (\d+)$|^l( \d+)+$/;
 
-function parseRecord(line: string): JournalRecord | null {
+const RAW_HEAD = /^m (\d{1,15}) (\d{1,15}) /;
+
+/**
+ * A record this process appended in the raw form: its body is kept as the bytes written and decoded
+ * when first read (at delivery). Held until every group acknowledged it, a body as text would be
+ * copied by every young-generation GC meanwhile and then promoted; bytes live outside the JS heap.
+ */
+/** Bodies below this many characters are kept as text (see append). */
+const SMALL_BODY = 4096;
+
+class AppendedRecord implements JournalRecord {
+  private text: string | undefined;
+
+  constructor(
+    readonly seq: number,
+    readonly events: number,
+    private readonly bytes: Buffer,
+  ) {}
+
+  get body(): string {
+    this.text ??= this.bytes.toString('utf8');
+    return this.text;
+  }
+}
+
+/** A message record's payload (either form) as a record; null when it is neither. */
+export function parseMessageRecord(line: string): JournalRecord | null {
+  if (line.startsWith('m ')) {
+    const head = RAW_HEAD.exec(line.slice(0, 40));
+    if (head === null) return null;
+    return { seq: Number(head[1]), events: Number(head[2]), body: line.slice(head[0].length) };
+  }
   try {
     const value: unknown = JSON.parse(line);
     if (typeof value !== 'object' || value === null) return null;
@@ -81,7 +117,7 @@ function parseRecord(line: string): JournalRecord | null {
 }
 
 /** A line of a journal written before records were framed (Svc ≤ 15.0.0). */
-const legacySegmentLine = (line: string): boolean => line.startsWith('{') && parseRecord(line) !== null;
+const legacySegmentLine = (line: string): boolean => line.startsWith('{') && parseMessageRecord(line) !== null;
 const legacyAckLine = (line: string): boolean => /^[adf] \d+$/.test(line);
 
 export class Journal {
@@ -139,7 +175,7 @@ export class Journal {
       let last = 0;
       let first = Number.POSITIVE_INFINITY;
       for (const payload of scan.payloads) {
-        const record = parseRecord(payload);
+        const record = parseMessageRecord(payload);
         if (!record) continue;
         records.set(record.seq, record);
         last = Math.max(last, record.seq);
@@ -231,12 +267,23 @@ export class Journal {
 
   /** Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept. */
   async append(body: string, events: number, groups?: string[]): Promise<JournalRecord> {
-    const record: JournalRecord = { seq: this.nextSeq++, events, body, ...(groups ? { groups } : {}) };
+    const seq = this.nextSeq++;
+    let record: JournalRecord;
+    let data: Chunk | Chunk[];
+    if (groups === undefined && !body.includes('\n')) {
+      const bytes = Buffer.from(body, 'utf8');
+      // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
+      record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes) : { seq, events, body };
+      data = frameBytes(`m ${seq} ${events} `, bytes);
+    } else {
+      record = { seq, events, body, ...(groups ? { groups } : {}) };
+      data = frame(JSON.stringify({ s: seq, ...(groups ? { g: groups } : {}), n: events, b: body }));
+    }
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);
     }
     try {
-      await this.commits.add(frame(JSON.stringify({ s: record.seq, ...(groups ? { g: groups } : {}), n: events, b: body })));
+      await this.commits.add(data);
     } catch (err) {
       for (const state of this.groups.values()) removePending(state, record.seq);
       throw err;
@@ -244,7 +291,7 @@ export class Journal {
     return record;
   }
 
-  private async writeSegment(data: string): Promise<void> {
+  private async writeSegment(data: Chunk[]): Promise<void> {
     if (!this.writer || this.writer.size >= SEGMENT_BYTES) await this.rotate();
     const writer = this.writer as AppendLog;
     await writer.append(data);
@@ -262,7 +309,7 @@ export class Journal {
     this.segments.push({ index, path, first: this.nextSeq, last: 0 });
   }
 
-  private async writeAcks(group: string, data: string): Promise<void> {
+  private async writeAcks(group: string, data: Chunk[]): Promise<void> {
     const log = this.ackLogs.get(group);
     if (!log) throw new Error(`unknown consumer group ${group}`);
     await log.append(data);

@@ -24,8 +24,11 @@ import type { ReceivedDatagram } from './listener.js';
 import { RejectedEventCounter } from './rules/perf-filter.js';
 import { EventSpool } from './spool.js';
 
-/** Events a listener's spool holds before its handlers wait (about 1 MB of log events). */
-export const SPOOL_EVENTS = 1000;
+/**
+ * Events a listener's spool holds before its handlers wait (some 10 MB of log events at most): about
+ * 100 ms at 50,000 datagrams/s, so a stall of the disk or the event loop drops nothing (docs/udp-events.md).
+ */
+export const SPOOL_EVENTS = 5000;
 
 export interface UdpEdge {
   components: Component[];

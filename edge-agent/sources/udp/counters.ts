@@ -31,11 +31,14 @@ export class EventCounter {
   private readonly entries = new Map<string, EventCountEntry>();
 
   count(eventType: EventType, source: string, host: string, subsystem: string, n = 1): void {
-    const key: EventCountKey = { event_type: eventType, source: source || 'unknown', host: host || 'unknown', subsystem: subsystem || 'unknown' };
-    const id = `${key.event_type}\u0000${key.source}\u0000${key.host}\u0000${key.subsystem}`;
+    const s = source || 'unknown';
+    const h = host || 'unknown';
+    const sub = subsystem || 'unknown';
+    // Per datagram: the entry is looked up by its id, and only a new key makes an object.
+    const id = `${eventType}\u0000${s}\u0000${h}\u0000${sub}`;
     const live = this.entries.get(id);
     if (live) live.counter += n;
-    else this.entries.set(id, { ...key, counter: n });
+    else this.entries.set(id, { event_type: eventType, source: s, host: h, subsystem: sub, counter: n });
   }
 
   /** §6.5 unrecognised and malformed datagrams: `unknown` everywhere, with the listener's event type. */

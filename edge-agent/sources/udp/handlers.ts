@@ -4,24 +4,34 @@
  * `failed` and never loses a datagram silently: a parse failure is counted and logged (WARN at most
  * once per sender per minute), and a queue that refuses the event makes the handler throw, which
  * the listener counts as failed and reports to the error tracker.
+ *
+ * Both handlers work on batches (the listener's queue hands over what one event-loop turn read,
+ * message-queue.ts): every datagram of a batch is checked, counted and filtered on its own, then the
+ * batch's events go to the queue in one `send`; a spool with room takes them synchronously
+ * (`offer`), so a batch costs no promise at all. The one-datagram form runs a batch of one.
  */
 import { randomUUID } from 'node:crypto';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { UNKNOWN_APP_NAME, type AppNameLookup } from '../../../shared/platform/app-names.js';
 import type { Category, PlatformLogEvent, UserActivity } from '../../../shared/platform/events.js';
-import type { LogQueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
+import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';
-import type { HandlerOutcome, MessageHandler } from './message-queue.js';
-import { parseLogEvent, parseUserEvent, type LogEvent, type ParseFailure } from './parse/index.js';
+import { batchHandler, HandlerFailure, type BatchOutcomes, type HandlerOutcome, type MessageHandler } from './message-queue.js';
+import { parseLogFields, parseUserEvent, type LogFields, type ParseFailure } from './parse/index.js';
 import { categorise, onceEach } from './rules/categorise.js';
 import { exclusionMatcher } from './rules/exclude-user.js';
 import { acceptPerfEvent, type RejectedEventCounter } from './rules/perf-filter.js';
 import { UserAgentParser } from './user-agent.js';
 import type { Log } from '../../../shared/logging/log.js';
+
+/** A queue that may take events synchronously (the event spool): `offer` is false when it cannot now. */
+export interface HandlerQueue extends EventQueue {
+  offer?(events: readonly QueuedEvent[]): boolean;
+}
 
 /** What both handlers share. */
 export interface HandlerDeps {
@@ -29,7 +39,7 @@ export interface HandlerDeps {
   /** §6.5 counts; null when `platformEvents.eventCount` is not written. */
   counter: EventCounter | null;
   /** Where accepted events go; null when no destination wants this listener's events (§0.6). */
-  queue: EventQueue | null;
+  queue: HandlerQueue | null;
   /** The process's point clock (§0.3): the point time is decided here, once, for every destination. */
   clock: PointClock;
   log: Log;
@@ -57,8 +67,55 @@ class ParseFailures {
   }
 }
 
-function queued(receivedAtMs: number, eventTimeMs: number, clock: PointClock) {
-  return { id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs: clock.next(eventTimeMs).toString() };
+/**
+ * §0.3 receive time as ISO text, kept for the last millisecond seen: the datagrams of a batch were
+ * mostly read in the same millisecond.
+ */
+class IsoTimes {
+  private ms = Number.NaN;
+  private text = '';
+
+  of(ms: number): string {
+    if (ms !== this.ms) {
+      this.ms = ms;
+      this.text = new Date(ms).toISOString();
+    }
+    return this.text;
+  }
+}
+
+/**
+ * A batch's outcomes, and its events on the way to the queue: `pending` marks the datagrams whose
+ * outcome is that of the send (`processed` once the queue took the events, their failure if not).
+ */
+class BatchOutcome<E extends QueuedEvent> {
+  readonly outcomes: (HandlerOutcome | HandlerFailure | null)[];
+  readonly events: E[] = [];
+
+  constructor(size: number) {
+    this.outcomes = new Array<HandlerOutcome | HandlerFailure | null>(size).fill('processed');
+  }
+
+  queue(index: number, event: E): void {
+    this.outcomes[index] = null;
+    this.events.push(event);
+  }
+
+  /** Sends the events (synchronously when the queue can take them) and resolves every outcome. */
+  send(queue: HandlerQueue | null): BatchOutcomes | Promise<BatchOutcomes> {
+    if (this.events.length === 0 || queue === null) return this.settle('processed');
+    if (queue.offer?.(this.events) === true) return this.settle('processed');
+    return queue.send(this.events).then(
+      () => this.settle('processed'),
+      (err: unknown) => this.settle(new HandlerFailure(err)),
+    );
+  }
+
+  private settle(outcome: HandlerOutcome | HandlerFailure): BatchOutcomes {
+    const out = this.outcomes;
+    for (let i = 0; i < out.length; i++) if (out[i] === null) out[i] = outcome;
+    return out as BatchOutcomes;
+  }
 }
 
 export interface UserEventHandlerDeps extends HandlerDeps {
@@ -70,22 +127,29 @@ export function userEventHandler(deps: UserEventHandlerDeps): MessageHandler<Rec
   const excluded = exclusionMatcher(deps.settings.excludeUser);
   const ua = new UserAgentParser();
   const failures = new ParseFailures('user', deps.log, deps.counter);
-  return async (datagram): Promise<HandlerOutcome> => {
-    const result = parseUserEvent(datagram.data, datagram.receivedAtMs);
-    if (!result.ok) return failures.fail(result, datagram);
-    const parsed = result.event;
-    if (excluded(parsed.user_directory, parsed.user_id)) return 'processed';
-    deps.counter?.count('user', parsed.messageType, parsed.host, parsed.origin);
-    if (deps.queue === null) return 'processed';
+  const times = new IsoTimes();
+  return batchHandler((datagrams) => {
+    const batch = new BatchOutcome<UserQueuedEvent>(datagrams.length);
+    for (let i = 0; i < datagrams.length; i++) {
+      const datagram = datagrams[i] as ReceivedDatagram;
+      const result = parseUserEvent(datagram.data, datagram.receivedAtMs);
+      if (!result.ok) {
+        batch.outcomes[i] = failures.fail(result, datagram);
+        continue;
+      }
+      const parsed = result.event;
+      if (excluded(parsed.user_directory, parsed.user_id)) continue;
+      deps.counter?.count('user', parsed.messageType, parsed.host, parsed.origin);
+      if (deps.queue === null) continue;
 
-    const { uaText, receivedAtMs, ...fields } = parsed;
-    const event: UserActivity = fields;
-    if (event.appId !== undefined) event.appName = deps.appNames.nameOf(event.appId) ?? UNKNOWN_APP_NAME;
-    if (uaText !== undefined) Object.assign(event, ua.attributes(uaText));
-    const q: UserQueuedEvent = { kind: 'user-event', ...queued(receivedAtMs, receivedAtMs, deps.clock), event };
-    await deps.queue.send([q]);
-    return 'processed';
-  };
+      const { uaText, receivedAtMs, ...fields } = parsed;
+      const event: UserActivity = fields;
+      if (event.appId !== undefined) event.appName = deps.appNames.nameOf(event.appId) ?? UNKNOWN_APP_NAME;
+      if (uaText !== undefined) Object.assign(event, ua.attributes(uaText));
+      batch.queue(i, { kind: 'user-event', id: randomUUID(), receivedAt: times.of(receivedAtMs), timeNs: deps.clock.nextText(receivedAtMs), event });
+    }
+    return batch.send(deps.queue);
+  });
 }
 
 export interface LogEventHandlerDeps extends HandlerDeps {
@@ -106,15 +170,26 @@ const SOURCE_FLAGS = {
   'qseow-qix-perf': 'apiPerf',
 } as const;
 
-/** The queued form: the §2.2 keys (times travel beside them), categories, the engine-performance app name. */
-function platformLogEvent(parsed: LogEvent, categories: readonly Category[], appName: string): PlatformLogEvent {
+/**
+ * The queued form, in place: the parser's object already holds exactly the §2.2 keys (the times
+ * travel beside them); categorisation adds `category`, engine performance its `app_name`. Both with
+ * a plain named store: Object.assign (a keyed store) would turn an object with this many keys into
+ * a slow dictionary-mode one, which JSON.stringify then pays for.
+ */
+function platformLogEvent(parsed: LogFields, categories: readonly Category[], appName: string): PlatformLogEvent {
   if (parsed.source === 'qseow-qix-perf') {
-    const { eventTimeMs: _e, receivedAtMs: _r, ...fields } = parsed;
-    return { ...fields, app_name: appName };
+    const event: typeof parsed & { app_name?: string } = parsed;
+    event.app_name = appName;
+    if (hasAppName(event)) return event;
+    throw new Error('unreachable: app_name was just set');
   }
-  const { eventTimeMs: _e, receivedAtMs: _r, ...fields } = parsed;
-  return categories.length > 0 ? { ...fields, category: [...categories] } : fields;
+  if (categories.length === 0) return parsed;
+  const event: typeof parsed & { category?: Category[] } = parsed;
+  event.category = [...categories];
+  return event;
 }
+
+const hasAppName = <T extends { app_name?: string }>(event: T): event is T & { app_name: string } => event.app_name !== undefined;
 
 /** §2.3: parse → count → source flag → perf filter or categorisation → queue. */
 export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<ReceivedDatagram> {
@@ -122,8 +197,10 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
   const perf = settings.enginePerformanceMonitor;
   const failures = new ParseFailures('log', deps.log, deps.counter);
   const warnFilterType = onceEach((msg) => deps.log.warn({ listener: 'log' }, msg));
-  return async (datagram): Promise<HandlerOutcome> => {
-    const result = parseLogEvent(datagram.data, datagram.receivedAtMs);
+  const times = new IsoTimes();
+  /** The queued event of one datagram, or its outcome when it goes no further. */
+  const handle = (datagram: ReceivedDatagram): LogQueuedEvent | HandlerOutcome => {
+    const result = parseLogFields(datagram.data, datagram.receivedAtMs);
     if (!result.ok) return failures.fail(result, datagram);
     const parsed = result.event;
     deps.counter?.count('log', parsed.source, parsed.host, parsed.subsystem);
@@ -148,8 +225,22 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
       categories = outcome.categories;
     }
     if (deps.queue === null || deps.wants?.(parsed) === false) return 'processed';
-    const q: LogQueuedEvent = { kind: 'log-event', ...queued(parsed.receivedAtMs, parsed.eventTimeMs, deps.clock), event: platformLogEvent(parsed, categories, appName) };
-    await deps.queue.send([q]);
-    return 'processed';
+    const { receivedAtMs } = datagram;
+    return { kind: 'log-event', id: randomUUID(), receivedAt: times.of(receivedAtMs), timeNs: deps.clock.nextText(result.eventTimeMs), event: platformLogEvent(parsed, categories, appName) };
   };
+  return batchHandler((datagrams) => {
+    const batch = new BatchOutcome<LogQueuedEvent>(datagrams.length);
+    for (let i = 0; i < datagrams.length; i++) {
+      let handled: LogQueuedEvent | HandlerOutcome | HandlerFailure;
+      try {
+        handled = handle(datagrams[i] as ReceivedDatagram);
+      } catch (err) {
+        // One datagram's failure is its own: the others of the batch go on.
+        handled = new HandlerFailure(err);
+      }
+      if (typeof handled === 'string' || handled instanceof HandlerFailure) batch.outcomes[i] = handled;
+      else batch.queue(i, handled);
+    }
+    return batch.send(deps.queue);
+  });
 }

@@ -4,12 +4,41 @@
  * the waiting count never exceeds `maxSize`, even in a burst, and at most `maxSize + maxConcurrent`
  * datagrams are in Svc at once. Every enqueued datagram ends in exactly one of `processed` or
  * `failed`; a handler that throws is `failed` and the queue goes on.
+ *
+ * A handler with a `batch` form is run on batches: the datagrams a free handler slot takes during
+ * one event-loop turn (node:dgram delivers one `message` per datagram, a read burst of many per
+ * turn) are handed over together on `setImmediate`, at most `maxConcurrent` at a time, and a batch
+ * that finishes synchronously frees its slots at once for the next one. Each datagram of a batch
+ * still counts as one running handler (`queue_running`) and one handler duration, so the §3 figures
+ * mean what they did; only the per-datagram promise and closures are gone.
  */
 
 /** How a handler ended for one datagram. */
 export type HandlerOutcome = 'processed' | 'failed';
 
-export type MessageHandler<T> = (item: T) => Promise<HandlerOutcome>;
+/** A datagram of a batch whose handling threw: counted `failed`, and the error reported as a handler error. */
+export class HandlerFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/** Per item of a batch, in order. */
+export type BatchOutcomes = readonly (HandlerOutcome | HandlerFailure)[];
+
+/** Handles a batch; synchronously when it can (no promise per batch then). */
+export type BatchHandler<T> = (items: readonly T[]) => BatchOutcomes | Promise<BatchOutcomes>;
+
+/** A handler of one item; with `batch`, the queue runs batches through that instead. */
+export type MessageHandler<T> = ((item: T) => Promise<HandlerOutcome>) & { readonly batch?: BatchHandler<T> };
+
+/** A handler from its batch form: the one-item form runs a batch of one (so both share one implementation). */
+export function batchHandler<T>(batch: BatchHandler<T>): MessageHandler<T> {
+  const one = async (item: T): Promise<HandlerOutcome> => {
+    const outcome = (await batch([item]))[0];
+    if (outcome instanceof HandlerFailure) throw outcome.error;
+    return outcome ?? 'failed';
+  };
+  return Object.assign(one, { batch });
+}
 
 export interface MessageQueueOptions<T> {
   maxSize: number;
@@ -58,6 +87,9 @@ export class MessageQueue<T> {
   private head = 0;
   private runningCount = 0;
   private readonly idleWaiters: (() => void)[] = [];
+  /** Batch mode: the items taken into the next batch (already counted running), run on setImmediate. */
+  private collecting: T[] | null = null;
+  private collectingSince = 0;
   private readonly now: () => number;
   readonly durations = new DurationWindow();
   /**
@@ -98,7 +130,8 @@ export class MessageQueue<T> {
   offer(item: T): boolean {
     if (this.runningCount < this.options.maxConcurrent && this.size === 0) {
       this.queued += 1;
-      this.run(item);
+      if (this.options.handler.batch === undefined) this.run(item);
+      else this.collect(item);
       return true;
     }
     if (this.size >= this.options.maxSize) return false;
@@ -137,6 +170,83 @@ export class MessageQueue<T> {
       (result) => this.finish(item, started, result, undefined),
       (err: unknown) => this.finish(item, started, 'failed', err ?? new Error('handler rejected')),
     );
+  }
+
+  /** Batch mode: a free slot takes the item into the batch that runs at the end of this event-loop turn. */
+  private collect(item: T): void {
+    this.runningCount += 1;
+    if (this.collecting === null) {
+      this.collecting = [];
+      this.collectingSince = this.now();
+      setImmediate(() => this.runBatches());
+    }
+    this.collecting.push(item);
+  }
+
+  /**
+   * Batch mode: runs the collected batch, then batches of what waits while slots are free; a batch
+   * that finishes synchronously frees its slots at once, one that returns a promise keeps them until
+   * it settles (and then runs this again).
+   */
+  private runBatches(): void {
+    const batchHandler = this.options.handler.batch;
+    if (batchHandler === undefined) return;
+    for (;;) {
+      let batch = this.collecting;
+      let started = this.collectingSince;
+      this.collecting = null;
+      if (batch === null) {
+        const free = Math.min(this.options.maxConcurrent - this.runningCount, this.size);
+        if (free <= 0) break;
+        batch = new Array<T>(free);
+        for (let i = 0; i < free; i++) batch[i] = this.take() as T;
+        this.runningCount += free;
+        started = this.now();
+      }
+      let result: BatchOutcomes | Promise<BatchOutcomes>;
+      try {
+        result = batchHandler(batch);
+      } catch (err) {
+        result = batch.map(() => new HandlerFailure(err));
+      }
+      if (result instanceof Promise) {
+        const items = batch;
+        result.then(
+          (outcomes) => this.finishBatch(items, started, outcomes),
+          (err: unknown) => this.finishBatch(items, started, items.map(() => new HandlerFailure(err ?? new Error('handler rejected')))),
+        );
+        continue;
+      }
+      this.settleBatch(batch, started, result);
+    }
+    if (this.runningCount === 0 && this.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private finishBatch(items: readonly T[], started: number, outcomes: BatchOutcomes): void {
+    this.settleBatch(items, started, outcomes);
+    this.runBatches();
+  }
+
+  /** Counts a finished batch: one duration and one outcome per item, handler errors reported. */
+  private settleBatch(items: readonly T[], started: number, outcomes: BatchOutcomes): void {
+    const duration = this.now() - started;
+    for (let i = 0; i < items.length; i++) {
+      this.durations.add(duration);
+      const outcome = outcomes[i] ?? new HandlerFailure(new Error('the batch handler gave no outcome for this item'));
+      if (outcome === 'processed') {
+        this.processed += 1;
+        continue;
+      }
+      this.failed += 1;
+      if (outcome instanceof HandlerFailure) {
+        try {
+          this.options.onHandlerError(outcome.error, items[i] as T);
+        } catch {
+          // The error callback must never stop the queue.
+        }
+      }
+    }
+    this.runningCount -= items.length;
   }
 
   private finish(item: T, started: number, outcome: HandlerOutcome, err: unknown): void {

@@ -57,6 +57,19 @@ export class EventSpool implements EventQueue, Component {
     return Promise.resolve();
   }
 
+  /**
+   * Buffers `events` now when there is room (the spool is below `maxBuffered`, or empty), and says
+   * whether it did: the handlers' synchronous way in, without a promise per batch. `send` is the
+   * way that waits.
+   */
+  offer(events: readonly QueuedEvent[]): boolean {
+    const held = this.held;
+    if (this.stopped || (held > 0 && held + events.length > this.options.maxBuffered) || this.spaceWaiters.length > 0) return false;
+    for (const event of events) this.buffer.push(event);
+    this.flushing ??= this.flush();
+    return true;
+  }
+
   /** Resolves once `events` are buffered; waits while the spool is full. */
   async send(events: readonly QueuedEvent[]): Promise<void> {
     while (this.held >= this.options.maxBuffered && !this.stopped) {

@@ -25,7 +25,7 @@ import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { scanRecords } from '../../../shared/queue/append-log.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
-import { isRecord } from '../../../shared/util/records.js';
+import { parseMessageRecord } from '../../../shared/queue/journal.js';
 import { captureLog } from '../../support/audit.js';
 import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
 import { silentLog } from '../../support/log.js';
@@ -130,9 +130,9 @@ function pendingOnDisk(directory: string, group: string): number {
   let events = 0;
   for (const file of readdirSync(directory).filter((f) => f.startsWith('segment-'))) {
     for (const payload of scanRecords(readFileSync(join(directory, file))).payloads) {
-      const record: unknown = JSON.parse(payload);
-      if (!isRecord(record) || typeof record['s'] !== 'number' || typeof record['n'] !== 'number') throw new Error(`not a journal record: ${payload.slice(0, 80)}`);
-      if (!settled.has(record['s'])) events += record['n'];
+      const record = parseMessageRecord(payload);
+      if (record === null) throw new Error(`not a journal record: ${payload.slice(0, 80)}`);
+      if (!settled.has(record.seq)) events += record.events;
     }
   }
   return events;

@@ -88,6 +88,11 @@ describe('packEvents / decodeMessage', () => {
     expect(body).toBeDefined();
     expect(body).not.toMatch(/[\uFFFE\uFFFF]/);
     expect(decodeEvents(body ?? '')).toEqual([event]);
+    // Several events in one body (packed with one JSON.stringify): the same text as event by event.
+    const other = queued(sheet('\uFFFE first'));
+    const [both] = packEvents([event, other], 10_000);
+    expect(both).toBe(encodePacked([event, other]));
+    expect(both).not.toMatch(/[\uFFFE\uFFFF]/);
   });
 
   it('decodes a claim-check message', () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppendLog, frame, scanRecords } from '../../../shared/queue/append-log.js';
+import { AppendLog, frame, frameBytes, scanRecords } from '../../../shared/queue/append-log.js';
 import { decodeMessage, encodePacked } from '../../../shared/queue/codec.js';
 import { Journal } from '../../../shared/queue/journal.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
@@ -50,6 +50,12 @@ describe('framed records', () => {
     expect(frame('a 12')).toMatch(/^4 [0-9a-f]{8} a 12\n$/);
     const text = frame('{"x":"é"}') + frame('second');
     expect(scanRecords(Buffer.from(text))).toEqual({ payloads: ['{"x":"é"}', 'second'], damaged: [], completeBytes: Buffer.byteLength(text), totalBytes: Buffer.byteLength(text) });
+  });
+
+  it('frames a payload given as a text head and a byte body exactly as the whole text', () => {
+    for (const body of ['{"x":"é"}', '', '{"e":"😀\\u0000;"}']) {
+      expect(Buffer.concat(frameBytes('m 12 3 ', Buffer.from(body)))).toEqual(Buffer.from(frame(`m 12 3 ${body}`)));
+    }
   });
 
   it('finds a flipped byte, a wrong length and a line glued onto half a record as damage, and keeps the records around them', () => {
@@ -119,6 +125,44 @@ describe('Journal on disk', () => {
     expect(idsIn(second)).toEqual([a.id, c.id, d.id]);
     expect(second.damage).toEqual({ records: 0, bytes: 0, ackLines: 0 });
     await second.close();
+  });
+
+  it('writes a message body raw after a short head, reads back the framed JSON records of Svc 15.0.0 beside it, and keeps the JSON form for a body with a newline or a group-only record', async () => {
+    const directory = dir();
+    const [a, b] = [auditQueued(), auditQueued()];
+    mkdirSync(directory, { recursive: true });
+    // Framed JSON records, as this Svc wrote them before the raw form.
+    writeFileSync(join(directory, 'segment-000000000001.log'), frame(JSON.stringify({ s: 1, n: 1, b: encodePacked([a]) })));
+    const journal = await Journal.open(directory, ['g', 'h'], capture().log);
+    const bodyB = encodePacked([b]);
+    await journal.append(bodyB, 1);
+    await journal.append('line one\nline two', 2);
+    await journal.append('{"only":"h"}', 3, ['h']);
+    await journal.close();
+    const written = readdirSync(directory).filter((f) => f.startsWith('segment-')).sort();
+    const payloads = scanRecords(readFileSync(join(directory, written[written.length - 1] ?? ''))).payloads;
+    expect(payloads).toEqual([`m 2 1 ${bodyB}`, JSON.stringify({ s: 3, n: 2, b: 'line one\nline two' }), JSON.stringify({ s: 4, g: ['h'], n: 3, b: '{"only":"h"}' })]);
+    const again = await Journal.open(directory, ['g', 'h'], capture().log);
+    const bodies = (group: string) => [...(again.groups.get(group)?.pending.values() ?? [])].map(({ record }) => [record.seq, record.events, record.body]);
+    expect(bodies('g')).toEqual([[1, 1, encodePacked([a])], [2, 1, bodyB], [3, 2, 'line one\nline two']]);
+    expect(bodies('h')).toEqual([[1, 1, encodePacked([a])], [2, 1, bodyB], [3, 2, 'line one\nline two'], [4, 3, '{"only":"h"}']]);
+    expect(again.damage).toEqual({ records: 0, bytes: 0, ackLines: 0 });
+    await again.close();
+  });
+
+  it('hands out a large body (kept as bytes while pending) exactly as appended, before and after a restart', async () => {
+    const directory = dir();
+    const events = Array.from({ length: 20 }, () => auditQueued());
+    const body = encodePacked(events);
+    expect(body.length).toBeGreaterThan(4096);
+    const journal = await Journal.open(directory, ['g'], capture().log);
+    const record = await journal.append(body, 20);
+    expect(journal.groups.get('g')?.pending.get(record.seq)?.record.body).toBe(body);
+    expect(idsIn(journal)).toEqual(events.map((e) => e.id));
+    await journal.close();
+    const again = await Journal.open(directory, ['g'], capture().log);
+    expect(again.groups.get('g')?.pending.get(record.seq)?.record.body).toBe(body);
+    await again.close();
   });
 
   it('keeps an acknowledgement across any number of restarts while its segment is kept for other messages', async () => {

@@ -76,7 +76,7 @@ export const NOT_A_DATAGRAM = 'datagram is neither bytes nor a string';
  * The frame of both parsers: decode the datagram (§0.4 step 1), run `parse` on the text, and turn
  * any exception (a parser bug) into a `malformed` result, so a parser never throws.
  */
-export function parseDatagram<T>(datagram: Datagram, parse: (text: string) => ParseResult<T>): ParseResult<T> {
+export function parseDatagram<R extends { ok: true }>(datagram: Datagram, parse: (text: string) => R | ParseFailure): R | ParseFailure {
   const text = decodeDatagram(datagram);
   if (text === null) return failure('malformed', NOT_A_DATAGRAM, '');
   try {

@@ -36,47 +36,64 @@ const floatAt = (idx: number) => ({ idx, rule: { kind: 'float' } }) as const;
 export type RuleValue<R> = R extends { kind: 'int' | 'float' } ? number | null : string;
 export type Decoded<F extends Readonly<Record<string, FieldDef>>> = { -readonly [K in keyof F]: RuleValue<F[K]['rule']> };
 
-/** Applies a rule to a raw field: control characters are removed first (§0.1), then the cap (`s(n)`) or validator. */
-export function applyRule(rule: FieldRule, raw: string): string | number | null {
-  const clean = stripControl(raw);
+/**
+ * Applies a rule to a raw field: control characters are removed first (§0.1), then the cap (`s(n)`)
+ * or validator. `clean` says the caller knows the field holds no control character (the whole
+ * datagram has none), which saves a scan per field.
+ */
+export function applyRule(rule: FieldRule, raw: string, clean = false): string | number | null {
+  const text = clean ? raw : stripControl(raw);
   switch (rule.kind) {
     case 'text':
-      return truncateCodePoints(clean, rule.cap);
+      return truncateCodePoints(text, rule.cap);
     case 'uuid':
-      return uuid(clean);
+      return uuid(text);
     case 'ts':
-      return ts(clean);
+      return ts(text);
     case 'int':
-      return rule.min === null ? int(clean) : intAtLeast(clean, rule.min);
+      return rule.min === null ? int(text) : intAtLeast(text, rule.min);
     case 'float':
-      return float(clean);
+      return float(text);
   }
 }
 
-const ENTRIES = new WeakMap<object, readonly (readonly [string, FieldDef])[]>();
+/** One field of a layout: the key it becomes, its index, its rule. */
+interface CompiledField {
+  readonly key: string;
+  readonly idx: number;
+  readonly rule: FieldRule;
+}
 
-/** `Object.entries` of a layout, computed once per layout (the parsers run per datagram). */
-function entriesOf(defs: Readonly<Record<string, FieldDef>>): readonly (readonly [string, FieldDef])[] {
-  let entries = ENTRIES.get(defs);
-  if (entries === undefined) {
-    entries = Object.entries(defs);
-    ENTRIES.set(defs, entries);
+const COMPILED = new WeakMap<object, readonly CompiledField[]>();
+
+/** A layout's fields in table order, computed once per layout (the parsers run per datagram). */
+function compiled(defs: Readonly<Record<string, FieldDef>>): readonly CompiledField[] {
+  let layout = COMPILED.get(defs);
+  if (layout === undefined) {
+    layout = Object.entries(defs).map(([key, def]) => ({ key, idx: def.idx, rule: def.rule }));
+    COMPILED.set(defs, layout);
   }
-  return entries;
+  return layout;
+}
+
+/** The keys of a layout in table order (what `decodeInto` writes). */
+export function layoutKeys(defs: Readonly<Record<string, FieldDef>>): string[] {
+  return compiled(defs).map((f) => f.key);
 }
 
 /**
  * Decodes the fields a layout describes into `target` (in table order) and returns it; a missing field
  * counts as `''` (the splitter never returns one). Writing into one object instead of spreading
- * partial objects keeps the parsers allocation-light.
+ * partial objects keeps the parsers allocation-light. `clean`: see `applyRule`.
  */
 export function decodeInto<T extends object, F extends Readonly<Record<string, FieldDef>>>(
   target: T,
   fields: readonly string[],
   defs: F,
+  clean = false,
 ): T & Decoded<F> {
   const out = target as Record<string, unknown>;
-  for (const [key, def] of entriesOf(defs)) out[key] = applyRule(def.rule, fields[def.idx] ?? '');
+  for (const f of compiled(defs)) out[f.key] = applyRule(f.rule, fields[f.idx] ?? '', clean);
   return target as T & Decoded<F>;
 }
 

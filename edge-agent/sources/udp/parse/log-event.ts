@@ -10,10 +10,12 @@ import {
   unknownPrefix,
   userFull,
   type Datagram,
+  type ParseFailure,
   type ParseResult,
 } from './common.js';
 import {
   decodeInto,
+  layoutKeys,
   LOG_HEAD_FIELDS,
   LOG_LAYOUTS,
   LOG_SOURCE_BY_PREFIX,
@@ -22,7 +24,7 @@ import {
   SCHEDULER_USER_TRIPLE,
   type LogSource,
 } from './layouts.js';
-import { s, stripControl } from './sanitize.js';
+import { hasNoControl, s, stripControl } from './sanitize.js';
 import { SOURCE_CHECKS, splitDatagram, type SplitSpec } from './split.js';
 import { tsToInstantMs, uuid } from './validators.js';
 
@@ -55,6 +57,17 @@ export type QixPerfLogEvent = Parsed<QixPerfLog>;
 
 export type LogEvent = EngineLogEvent | ProxyLogEvent | RepositoryLogEvent | SchedulerLogEvent | QixPerfLogEvent;
 
+/** The §2.2 keys alone (no times, no categories, no engine-performance app name yet). */
+export type LogFields =
+  | Omit<EngineLog, 'category'>
+  | Omit<ProxyLog, 'category'>
+  | Omit<RepositoryLog, 'category'>
+  | Omit<SchedulerLog, 'category'>
+  | Omit<QixPerfLog, 'app_name'>;
+
+/** What `parseLogFields` returns: the §2.2 keys, and beside them the §0.3 event time. */
+export type LogFieldsResult = { ok: true; event: LogFields; eventTimeMs: number } | ParseFailure;
+
 /** The split spec of each source: field count and free-text fields of LOG_LAYOUTS, checks of split.ts. */
 const SPLIT_SPECS: Readonly<Record<LogSource, SplitSpec>> = {
   'qseow-engine': splitSpec('qseow-engine'),
@@ -76,32 +89,48 @@ export function eventTime(tsIso: string, tsLocal: string, receivedAtMs: number):
 }
 
 /*
- * The builders write every key into one object (source, head, source fields, derived keys, times)
- * instead of spreading partial objects: this keeps the hot path allocation-light.
+ * The builders write every key into one object (source, head, source fields, derived keys) instead
+ * of spreading partial objects: this keeps the hot path allocation-light. The times stay out of it,
+ * so the handler queues that very object (no copy without them).
+ *
+ * That object starts as a copy of its source's blank: every key already there, in the final order.
+ * Added one by one, twenty-odd keys would turn it into a slow dictionary-mode object, which costs
+ * at every later step (and twice in JSON.stringify).
  */
 
-function head<S extends LogSource>(source: S, f: readonly string[]) {
-  return decodeInto({ source }, f, LOG_HEAD_FIELDS);
+type Blank<S extends LogSource> = { source: S } & Record<string, unknown>;
+
+function blankOf<S extends LogSource>(source: S, ...keys: (readonly string[])[]): Blank<S> {
+  // Object.fromEntries, not a spread into a literal: only then are its copies fast-mode objects at every size.
+  return Object.assign(Object.fromEntries(['source', ...keys.flat(), 'user_full'].map((key) => [key, null])), { source });
 }
 
-function finish<T extends { ts_iso: string; ts_local: string; user_directory: string; user_id: string }>(event: T, receivedAtMs: number) {
-  return Object.assign(event, {
-    user_full: userFull(event.user_directory, event.user_id),
-    eventTimeMs: eventTime(event.ts_iso, event.ts_local, receivedAtMs),
-    receivedAtMs,
-  });
+const headKeys = layoutKeys(LOG_HEAD_FIELDS);
+const BLANKS: { readonly [S in LogSource]: Blank<S> } = {
+  'qseow-engine': blankOf('qseow-engine', headKeys, layoutKeys(LOG_LAYOUTS['qseow-engine'].fields)),
+  'qseow-proxy': blankOf('qseow-proxy', headKeys, layoutKeys(LOG_LAYOUTS['qseow-proxy'].fields)),
+  'qseow-repository': blankOf('qseow-repository', headKeys, layoutKeys(LOG_LAYOUTS['qseow-repository'].fields)),
+  'qseow-scheduler': blankOf('qseow-scheduler', headKeys, layoutKeys(LOG_LAYOUTS['qseow-scheduler'].fields)),
+  // Engine performance: field 8 becomes two keys before the layout's (see qixPerf).
+  'qseow-qix-perf': blankOf('qseow-qix-perf', headKeys, ['proxy_session_id', 'event_activity_source'], layoutKeys(LOG_LAYOUTS['qseow-qix-perf'].fields)),
+};
+
+/** A fresh object of the source's blank with the head (fields 0–7) decoded. `clean`: no control character in the datagram. */
+function head<S extends LogSource>(source: S, f: readonly string[], clean: boolean) {
+  const blank: Blank<S> = Object.assign({}, BLANKS[source]);
+  return decodeInto(blank, f, LOG_HEAD_FIELDS, clean);
 }
 
-function engine(f: readonly string[], receivedAtMs: number): EngineLogEvent {
-  return finish(decodeInto(head('qseow-engine', f), f, LOG_LAYOUTS['qseow-engine'].fields), receivedAtMs);
+function finish<T extends { user_directory: string; user_id: string }>(event: T) {
+  return Object.assign(event, { user_full: userFull(event.user_directory, event.user_id) });
 }
 
-function proxyOrRepository<S extends 'qseow-proxy' | 'qseow-repository'>(
-  source: S,
-  f: readonly string[],
-  receivedAtMs: number,
-): LogEventHead<S> & ProxyRepositoryFields {
-  return finish(decodeInto(head(source, f), f, LOG_LAYOUTS[source].fields), receivedAtMs);
+function engine(f: readonly string[], clean: boolean): Omit<EngineLog, 'category'> {
+  return finish(decodeInto(head('qseow-engine', f, clean), f, LOG_LAYOUTS['qseow-engine'].fields, clean));
+}
+
+function proxyOrRepository<S extends 'qseow-proxy' | 'qseow-repository'>(source: S, f: readonly string[], clean: boolean): Omit<LogEventHead<S>, keyof ParsedTimes> & ProxyRepositoryFields {
+  return finish(decodeInto(head(source, f, clean), f, LOG_LAYOUTS[source].fields, clean));
 }
 
 /**
@@ -109,9 +138,9 @@ function proxyOrRepository<S extends 'qseow-proxy' | 'qseow-repository'>(
  * empty and field 12 contains exactly one `\`, dir and id are its two halves (s(100) each) and
  * `user_full` is `dir\id` when both halves are non-empty; else `''`.
  */
-function scheduler(f: readonly string[], receivedAtMs: number): SchedulerLogEvent {
+function scheduler(f: readonly string[], clean: boolean): Omit<SchedulerLog, 'category'> {
   const fields = LOG_LAYOUTS['qseow-scheduler'].fields;
-  const event = decodeInto(head('qseow-scheduler', f), f, fields);
+  const event = decodeInto(head('qseow-scheduler', f, clean), f, fields, clean);
   if (event.user_directory === '' && event.user_id === '') {
     const user = stripControl(f[SCHEDULER_USER_TRIPLE.user] ?? '');
     const cut = user.indexOf('\\');
@@ -120,37 +149,38 @@ function scheduler(f: readonly string[], receivedAtMs: number): SchedulerLogEven
       event.user_id = s(user.slice(cut + 1), fields.user_id.rule.cap);
     }
   }
-  const done = finish(event, receivedAtMs);
+  const done = finish(event);
   done.user_full = s(done.user_full, SCHEDULER_USER_FULL_CAP);
   return done;
 }
 
-function qixPerf(f: readonly string[], receivedAtMs: number): QixPerfLogEvent {
-  const proxySession = stripControl(f[QIX_PERF_PROXY_SESSION_FIELD] ?? '');
+function qixPerf(f: readonly string[], clean: boolean): Omit<QixPerfLog, 'app_name'> {
+  const raw = f[QIX_PERF_PROXY_SESSION_FIELD] ?? '';
+  const proxySession = clean ? raw : stripControl(raw);
   const nonUser = proxySession === '0';
   const activity: EventActivitySource = nonUser ? 'non-user' : 'user';
-  const withSession = Object.assign(head('qseow-qix-perf', f), {
+  const withSession = Object.assign(head('qseow-qix-perf', f, clean), {
     proxy_session_id: nonUser ? '' : uuid(proxySession),
     event_activity_source: activity,
   });
-  return finish(decodeInto(withSession, f, LOG_LAYOUTS['qseow-qix-perf'].fields), receivedAtMs);
+  return finish(decodeInto(withSession, f, LOG_LAYOUTS['qseow-qix-perf'].fields, clean));
 }
 
-function build(source: LogSource, f: readonly string[], receivedAtMs: number): LogEvent {
+function build(source: LogSource, f: readonly string[], clean: boolean): LogFields {
   switch (source) {
     case 'qseow-engine':
-      return engine(f, receivedAtMs);
+      return engine(f, clean);
     case 'qseow-proxy':
     case 'qseow-repository':
-      return proxyOrRepository(source, f, receivedAtMs);
+      return proxyOrRepository(source, f, clean);
     case 'qseow-scheduler':
-      return scheduler(f, receivedAtMs);
+      return scheduler(f, clean);
     case 'qseow-qix-perf':
-      return qixPerf(f, receivedAtMs);
+      return qixPerf(f, clean);
   }
 }
 
-function parse(text: string, receivedAtMs: number): ParseResult<LogEvent> {
+function parse(text: string, receivedAtMs: number): LogFieldsResult {
   const key = prefixKey(text);
   const source = key === null ? undefined : LOG_SOURCE_BY_PREFIX.get(key);
   if (source === undefined) return unknownPrefix(text);
@@ -163,7 +193,16 @@ function parse(text: string, receivedAtMs: number): ParseResult<LogEvent> {
         : `${source}: expected exactly ${spec.n} fields (no free-text field takes surplus ';'), got ${split.parts}`;
     return failure('malformed', detail, text);
   }
-  return { ok: true, event: build(source, split.fields, receivedAtMs) };
+  const event = build(source, split.fields, hasNoControl(text));
+  return { ok: true, event, eventTimeMs: eventTime(event.ts_iso, event.ts_local, receivedAtMs) };
+}
+
+/**
+ * `parseLogEvent` without the times in the event: the §2.2 keys, and the §0.3 event time beside
+ * them. The listener's handler queues this object as it is (categories or the app name added).
+ */
+export function parseLogFields(datagram: Datagram, receivedAtMs: number): LogFieldsResult {
+  return parseDatagram(datagram, (text) => parse(text, receivedAtMs));
 }
 
 /**
@@ -172,5 +211,10 @@ function parse(text: string, receivedAtMs: number): ParseResult<LogEvent> {
  * too few fields, or surplus fields in an engine-performance event → `malformed`.
  */
 export function parseLogEvent(datagram: Datagram, receivedAtMs: number): ParseResult<LogEvent> {
-  return parseDatagram(datagram, (text) => parse(text, receivedAtMs));
+  const result = parseLogFields(datagram, receivedAtMs);
+  if (!result.ok) return result;
+  const times: ParsedTimes = { eventTimeMs: result.eventTimeMs, receivedAtMs };
+  // The same keys in the same order as the builders write them, the times last.
+  const event: LogEvent = Object.assign(result.event, times);
+  return { ok: true, event };
 }

@@ -17,12 +17,15 @@ export function stripControl(text: string): string {
   return text;
 }
 
-/** True when the text contains none of the characters §0.1 removes. */
+// Written as the complement (everything else): V8 scans this form faster.
+const CONTROL_CHAR = /[^\u0020-\u007e\u0080-\uffff]/;
+
+/**
+ * True when the text contains none of the characters §0.1 removes. The parsers ask this once of the
+ * whole datagram: when it holds (nearly always), no field needs its own scan.
+ */
 export function hasNoControl(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    if (isControl(text.charCodeAt(i))) return false;
-  }
-  return true;
+  return !CONTROL_CHAR.test(text);
 }
 
 /**

@@ -54,6 +54,13 @@ function passes(check: (fields: string[]) => boolean, fields: string[]): boolean
 /** §0.4 steps 1–5 with the reason of a failure. `text` is the decoded datagram. */
 export function splitDatagram(text: string, spec: SplitSpec): SplitOutcome {
   const n = spec.n;
+  // The usual case, no surplus `;`, is one native split.
+  const split = text.split(';');
+  const parts = split.length;
+  if (!Number.isInteger(n) || n < 1) return { ok: false, error: 'too_few', parts };
+  const k = parts - n;
+  if (k < 0) return { ok: false, error: 'too_few', parts };
+  if (k === 0) return { ok: true, fields: split, parts };
   // Part boundaries: part p is text.slice(starts[p], ends[p]); parts p..q re-joined with `;` are
   // text.slice(starts[p], ends[q]), so a candidate costs O(N) whatever the surplus.
   const starts = [0];
@@ -63,11 +70,6 @@ export function splitDatagram(text: string, spec: SplitSpec): SplitOutcome {
     starts.push(i + 1);
   }
   ends.push(text.length);
-  const parts = starts.length;
-  if (!Number.isInteger(n) || n < 1) return { ok: false, error: 'too_few', parts };
-  const k = parts - n;
-  if (k < 0) return { ok: false, error: 'too_few', parts };
-  if (k === 0) return { ok: true, fields: text.split(';'), parts };
   const free = [...new Set(spec.freeText)].filter((i) => Number.isInteger(i) && i >= 0 && i < n).sort((a, b) => a - b);
   if (free.length === 0) return { ok: false, error: 'surplus', parts };
 

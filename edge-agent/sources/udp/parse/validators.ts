@@ -10,10 +10,43 @@ export function uuid(text: string): string {
   return text.length === 36 && UUID.test(text) ? text.toLowerCase() : '';
 }
 
-/** The three platform timestamp forms (§0.2). `\d` is ASCII-only without the `u` flag. */
-const COMPACT_ISO = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})\.(\d{3})(?:Z|([+-])(\d{2}):?(\d{2}))$/;
-const EXTENDED_ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})(?:Z|([+-])(\d{2}):?(\d{2}))$/;
-const LOCAL = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}),(\d{3})$/;
+/*
+ * The three platform timestamp forms (§0.2), read by position rather than by regex (the parsers
+ * read two per log datagram); exactly the spec's regexes, `\d` being an ASCII digit:
+ *   compact   ^\d{8}T\d{6}\.\d{3}(Z|[+-]\d{2}:?\d{2})$
+ *   extended  ^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:?\d{2})$
+ *   local     ^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}$
+ */
+
+/** The number of the `length` ASCII digits at `at`, or -1 when one of them is not a digit (or missing). */
+function digits(text: string, at: number, length: number): number {
+  let value = 0;
+  for (let i = at; i < at + length; i++) {
+    const d = text.charCodeAt(i) - 0x30;
+    if (!(d >= 0 && d <= 9)) return -1;
+    value = value * 10 + d;
+  }
+  return value;
+}
+
+/** Positions of the parts in each form: year, month, day, hour, minute, second, millisecond, zone (end). */
+const COMPACT_AT = { y: 0, mo: 4, d: 6, h: 9, mi: 11, s: 13, ms: 16, end: 19, seps: [[8, 0x54], [15, 0x2e]] } as const;
+const EXTENDED_AT = { y: 0, mo: 5, d: 8, h: 11, mi: 14, s: 17, ms: 20, end: 23, seps: [[4, 0x2d], [7, 0x2d], [10, 0x54], [13, 0x3a], [16, 0x3a], [19, 0x2e]] } as const;
+const LOCAL_AT = { y: 0, mo: 5, d: 8, h: 11, mi: 14, s: 17, ms: 20, end: 23, seps: [[4, 0x2d], [7, 0x2d], [10, 0x20], [13, 0x3a], [16, 0x3a], [19, 0x2c]] } as const;
+
+/** The zone at `at` to the end: `Z` → 0, `±hh[:]mm` → minutes east of UTC (range unchecked), else null. */
+function zoneAt(text: string, at: number): number | null {
+  const left = text.length - at;
+  const sign = text.charCodeAt(at);
+  if (left === 1) return sign === 0x5a ? 0 : null;
+  if ((sign !== 0x2b && sign !== 0x2d) || (left !== 5 && left !== 6)) return null;
+  if (left === 6 && text.charCodeAt(at + 3) !== 0x3a) return null;
+  const oh = digits(text, at + 1, 2);
+  const om = digits(text, at + left - 2, 2);
+  if (oh < 0 || om < 0) return null;
+  if (oh > 23 || om > 59) return Number.NaN;
+  return (sign === 0x2d ? -1 : 1) * (oh * 60 + om);
+}
 
 /** Longest valid timestamp: `2021-11-09T15:37:26.028+02:00`. */
 const TS_MAX_LENGTH = 29;
@@ -49,41 +82,43 @@ function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146097 + doe - 719468;
 }
 
+/**
+ * The last text read and its result: a log event's `ts_iso` is read by the validator and then again
+ * for the event time (§0.3), one right after the other.
+ */
+let lastText = '';
+let lastResult: Timestamp | null = null;
+
 function readTimestamp(text: string): Timestamp | null {
+  if (text === lastText) return lastResult;
+  const result = readTimestampOnce(text);
+  lastText = text;
+  lastResult = result;
+  return result;
+}
+
+function readTimestampOnce(text: string): Timestamp | null {
   if (text.length > TS_MAX_LENGTH) return null;
-  let form: TimestampForm = 'compact';
-  let m = COMPACT_ISO.exec(text);
-  if (m === null) {
-    form = 'extended';
-    m = EXTENDED_ISO.exec(text);
-  }
-  if (m === null) {
-    form = 'local';
-    m = LOCAL.exec(text);
-  }
-  if (m === null) return null;
-  const [, ys, mos, ds, hs, mis, ss, mss, sign, ohs, oms] = m;
-  const year = Number(ys);
-  const month = Number(mos);
-  const day = Number(ds);
-  const hour = Number(hs);
-  const minute = Number(mis);
-  const second = Number(ss);
-  const milli = Number(mss);
+  // The three forms differ at fixed places: T at 8 (compact), T or a space at 10.
+  const form: TimestampForm = text.charCodeAt(8) === 0x54 ? 'compact' : text.charCodeAt(10) === 0x54 ? 'extended' : 'local';
+  const at = form === 'compact' ? COMPACT_AT : form === 'extended' ? EXTENDED_AT : LOCAL_AT;
+  for (const [i, code] of at.seps) if (text.charCodeAt(i) !== code) return null;
+  if (form === 'local' && text.length !== at.end) return null;
+  const year = digits(text, at.y, 4);
+  const month = digits(text, at.mo, 2);
+  const day = digits(text, at.d, 2);
+  const hour = digits(text, at.h, 2);
+  const minute = digits(text, at.mi, 2);
+  const second = digits(text, at.s, 2);
+  const milli = digits(text, at.ms, 3);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || milli < 0) return null;
+  const offsetMinutes = form === 'local' ? null : zoneAt(text, at.end);
+  if (form !== 'local' && offsetMinutes === null) return null;
   // A real calendar date and time: the platform (.NET DateTime) starts at year 1 and has no leap seconds.
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
-  let offsetMinutes: number | null = null;
-  if (form !== 'local') {
-    if (sign === undefined) {
-      offsetMinutes = 0; // `Z`
-    } else {
-      const oh = Number(ohs);
-      const om = Number(oms);
-      if (oh > 23 || om > 59) return null;
-      offsetMinutes = (sign === '-' ? -1 : 1) * (oh * 60 + om);
-    }
-  }
+  // An offset beyond ±23:59 is no offset.
+  if (offsetMinutes !== null && Number.isNaN(offsetMinutes)) return null;
   const wallMs = daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + milli;
   return { form, wallMs, offsetMinutes };
 }

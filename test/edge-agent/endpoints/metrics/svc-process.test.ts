@@ -62,7 +62,11 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
     try {
       await expect.poll(svc.output, { timeout: 15_000 }).toContain('svc edge 15.0.0 running'.replace('15.0.0', SVC_VERSION));
       expect(svc.output()).toContain(`metrics endpoint listening on ${url}`);
-      await sendDatagrams(udpPort, [LOG_PROXY, LOG_PROXY, 'x'.repeat(500)], { inFlight: 1 });
+      // One event per queue message (so two dead letters below): the listener handles what one turn
+      // of its event loop read as one batch, so the second datagram is sent once the first is handled.
+      await sendDatagrams(udpPort, [LOG_PROXY]);
+      await expect.poll(async () => (await scrape(url)).metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' }), { timeout: 15_000 }).toBe(1);
+      await sendDatagrams(udpPort, [LOG_PROXY, 'x'.repeat(500)], { inFlight: 1 });
       // maxReceiveCount 1: each event fails once, is tracked and goes to the dead letters.
       await expect.poll(async () => (await scrape(url)).metrics.series('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'mqtt' }).map((s) => s.value), { timeout: 15_000 }).toEqual([2]);
       const { metrics } = await scrape(url);

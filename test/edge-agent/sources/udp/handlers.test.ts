@@ -7,10 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { EventCounter } from '../../../../edge-agent/sources/udp/counters.js';
 import { logEventHandler, userEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
+import { HandlerFailure } from '../../../../edge-agent/sources/udp/message-queue.js';
 import type { ReceivedDatagram } from '../../../../edge-agent/sources/udp/listener.js';
 import { RejectedEventCounter } from '../../../../edge-agent/sources/udp/rules/perf-filter.js';
 import { AppNameList, NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
-import type { LogQueuedEvent, UserQueuedEvent } from '../../../../shared/queue/events.js';
+import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../../shared/queue/events.js';
 import { decodeMessage } from '../../../../shared/queue/codec.js';
 import { QueueFullError } from '../../../../shared/queue/port.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
@@ -164,5 +165,50 @@ describe('log-event handler (§2.3)', () => {
     const { handle, queue } = await logSetup(ALL_SOURCES);
     expect(await handle(datagram(LOG_EXAMPLES[4]))).toBe('processed');
     expect(queue.events).toEqual([]);
+  });
+  it('handles a batch: each datagram on its own, their events in one send; with a queue that has room, synchronously', async () => {
+    const items = [datagram(LOG_EXAMPLES[0]), datagram('/qseow-engine/;1;2'), datagram(LOG_EXAMPLES[1]), datagram(LOG_EXAMPLES[4])];
+    const { handle, queue, counter } = await logSetup(ALL_SOURCES);
+    const sends: number[] = [];
+    const send = queue.send.bind(queue);
+    queue.send = (events) => {
+      sends.push(events.length);
+      return send(events);
+    };
+    // The recording queue has no offer: the batch waits for its one send.
+    expect(await handle.batch?.(items)).toEqual(['processed', 'failed', 'processed', 'processed']);
+    expect(sends).toEqual([2]);
+    expect(counter.snapshotAndReset().reduce((n, e) => n + e.counter, 0)).toBe(4);
+
+    // A queue that takes the events at once (the spool's offer): no promise at all.
+    const offered: string[][] = [];
+    const config = svcConfig(['  logEvents:', ...ALL_SOURCES]);
+    const taking = { send: () => Promise.reject(new Error('offer takes them')), offer: (events: readonly QueuedEvent[]) => offered.push(events.map((e) => e.id)) > 0 };
+    const sync = logEventHandler({ settings: config.logEvents, appNames: NO_APP_NAMES, counter: null, rejected: null, trackPerfRejections: false, queue: taking, clock: new PointClock(), log: (await captureLog()).logger });
+    const result = sync.batch?.(items);
+    expect(result).toEqual(['processed', 'failed', 'processed', 'processed']);
+    expect(offered.map((ids) => ids.length)).toEqual([2]);
+  });
+
+  it('fails only the datagram whose handling throws; the rest of its batch is queued', async () => {
+    const config = svcConfig(['  logEvents:', ...ALL_SOURCES]);
+    const queue = new RecordingQueue();
+    const handle = logEventHandler({
+      settings: config.logEvents,
+      appNames: NO_APP_NAMES,
+      counter: null,
+      rejected: null,
+      trackPerfRejections: false,
+      queue,
+      clock: new PointClock(),
+      log: (await captureLog()).logger,
+      wants: (event) => {
+        if (event.source === 'qseow-proxy') throw new Error('wants failed');
+        return true;
+      },
+    });
+    const outcomes = await handle.batch?.([datagram(LOG_EXAMPLES[0]), datagram(LOG_EXAMPLES[1]), datagram(LOG_EXAMPLES[2])]);
+    expect(outcomes?.map((o) => (o instanceof HandlerFailure ? String(o.error) : o))).toEqual(['processed', 'Error: wants failed', 'processed']);
+    expect((queue.events as LogQueuedEvent[]).map((e) => e.event.source)).toEqual(['qseow-engine', 'qseow-repository']);
   });
 });

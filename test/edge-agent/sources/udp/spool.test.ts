@@ -119,4 +119,23 @@ describe('EventSpool', () => {
     expect(log.lines().some((l) => l['level'] === 'error' && String(l['msg']).startsWith('3 test event(s) could not be written'))).toBe(true);
     await expect(spool.send([event(4)])).rejects.toThrow('event spool (test) is stopped');
   });
+  it('takes a batch synchronously with offer while it has room, and refuses (nothing buffered) when full or stopped', async () => {
+    const queue = new GatedQueue();
+    queue.hold();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 5, maxPerMessage: 10, log: (await captureLog()).logger });
+    expect(spool.offer([event(0), event(1), event(2)])).toBe(true);
+    expect(spool.held).toBe(3);
+    // 3 + 3 > 5: refused whole, nothing of it buffered.
+    expect(spool.offer([event(3), event(4), event(5)])).toBe(false);
+    expect(spool.held).toBe(3);
+    expect(spool.offer([event(3), event(4)])).toBe(true);
+    expect(spool.held).toBe(5);
+    const waiting = spool.send([event(5)]);
+    queue.release();
+    await waiting;
+    await eventually(() => spool.held === 0);
+    expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']);
+    await spool.stop();
+    expect(spool.offer([event(6)])).toBe(false);
+  });
 });

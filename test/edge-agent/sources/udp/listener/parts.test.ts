@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FixedWindowRateLimit, resolveAllowedSources, senderIPv4 } from '../../../../../edge-agent/sources/udp/checks.js';
 import { LogThrottle } from '../../../../../shared/logging/throttle.js';
 import { parseProcNetUdp } from '../../../../../edge-agent/sources/udp/kernel-drops.js';
-import { DurationWindow, MessageQueue } from '../../../../../edge-agent/sources/udp/message-queue.js';
+import { batchHandler, DurationWindow, HandlerFailure, MessageQueue, type BatchOutcomes } from '../../../../../edge-agent/sources/udp/message-queue.js';
 
 describe('MessageQueue', () => {
   it('runs at most maxConcurrent handlers, keeps at most maxSize waiting, and ends each item in processed or failed', async () => {
@@ -48,6 +48,91 @@ describe('MessageQueue', () => {
     expect(q.offer(1)).toBe(true);
     await q.idle();
     expect(q.failed).toBe(1);
+  });
+});
+
+describe('MessageQueue with a batch handler', () => {
+  const immediate = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('hands what one turn offered over in batches of at most maxConcurrent, keeps the §3 bounds and counts every item', async () => {
+    const batches: number[][] = [];
+    const errors: unknown[] = [];
+    const q = new MessageQueue<number>({
+      maxSize: 5,
+      maxConcurrent: 3,
+      handler: batchHandler((items) => {
+        batches.push([...items]);
+        // Synchronous: 'failed' for multiples of 4, a thrown-like failure for 7, else processed.
+        return items.map((n) => (n === 7 ? new HandlerFailure(new Error('item 7')) : n % 4 === 0 ? 'failed' : 'processed'));
+      }),
+      onHandlerError: (err) => errors.push(err),
+    });
+    const accepted = Array.from({ length: 20 }, (_, i) => q.offer(i));
+    // 3 taken by free slots (running), 5 waiting, the rest refused: the same bounds as one-item handlers.
+    expect(accepted.filter(Boolean)).toHaveLength(8);
+    expect({ running: q.running, size: q.size }).toEqual({ running: 3, size: 5 });
+    expect(batches).toEqual([]);
+    await immediate();
+    expect(batches).toEqual([[0, 1, 2], [3, 4, 5], [6, 7]]);
+    expect({ running: q.running, size: q.size, queued: q.queued, processed: q.processed, failed: q.failed }).toEqual({ running: 0, size: 0, queued: 8, processed: 5, failed: 3 });
+    expect(errors.map(String)).toEqual(['Error: item 7']);
+    expect(q.durations.size).toBe(8);
+    await q.idle();
+  });
+
+  it('keeps the slots of a batch that waits (a full spool) until it settles, and counts a rejected batch as failed item by item', async () => {
+    let release: (outcomes: BatchOutcomes) => void = () => undefined;
+    let fail: (err: Error) => void = () => undefined;
+    const calls: number[][] = [];
+    const errors: unknown[] = [];
+    const q = new MessageQueue<number>({
+      maxSize: 2,
+      maxConcurrent: 2,
+      handler: batchHandler((items) => {
+        calls.push([...items]);
+        return new Promise<BatchOutcomes>((resolve, reject) => {
+          release = resolve;
+          fail = reject;
+        });
+      }),
+      onHandlerError: (err, item) => errors.push([String(err), item]),
+    });
+    expect([1, 2, 3, 4, 5].map((n) => q.offer(n))).toEqual([true, true, true, true, false]);
+    await immediate();
+    expect(calls).toEqual([[1, 2]]);
+    expect({ running: q.running, size: q.size }).toEqual({ running: 2, size: 2 });
+    // While the batch waits, a new datagram finds the queue full.
+    expect(q.offer(6)).toBe(false);
+    release(['processed', 'failed']);
+    await immediate();
+    expect(calls).toEqual([[1, 2], [3, 4]]);
+    fail(new Error('spool stopped'));
+    await q.idle();
+    expect({ queued: q.queued, processed: q.processed, failed: q.failed, running: q.running }).toEqual({ queued: 4, processed: 1, failed: 3, running: 0 });
+    expect(errors).toEqual([['Error: spool stopped', 3], ['Error: spool stopped', 4]]);
+  });
+
+  it('counts every item of a batch handler that throws synchronously as failed, and goes on', async () => {
+    let calls = 0;
+    const q = new MessageQueue<number>({
+      maxSize: 10,
+      maxConcurrent: 2,
+      handler: batchHandler((items) => {
+        calls += 1;
+        if (calls === 1) throw new Error('bug');
+        return items.map(() => 'processed' as const);
+      }),
+      onHandlerError: () => undefined,
+    });
+    for (let i = 0; i < 4; i++) q.offer(i);
+    await q.idle();
+    expect({ processed: q.processed, failed: q.failed }).toEqual({ processed: 2, failed: 2 });
+  });
+
+  it('runs the one-item form of a batch handler as a batch of one', async () => {
+    const handler = batchHandler<number>((items) => items.map((n) => (n > 0 ? 'processed' : new HandlerFailure(new Error(`bad ${n}`)))));
+    await expect(handler(1)).resolves.toBe('processed');
+    await expect(handler(0)).rejects.toThrow('bad 0');
   });
 });
 

@@ -173,6 +173,45 @@ describe('ts — the three platform timestamp forms', () => {
   });
 });
 
+describe('ts — the reader agrees with the spec regexes of §0.2', () => {
+  // §0.2's regexes verbatim: which form a text has. The reader works by position; these are the yardstick.
+  const FORMS: [string, RegExp][] = [
+    ['compact', /^\d{8}T\d{6}\.\d{3}(Z|[+-]\d{2}:?\d{2})$/],
+    ['extended', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:?\d{2})$/],
+    ['local', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}$/],
+  ];
+  const shapeOf = (text: string) => FORMS.find(([, re]) => re.test(text))?.[0] ?? null;
+  const SEEDS = ['20211109T153726.028+0200', '2021-11-09T15:37:26.028+02:00', '2021-11-09 15:37:26,028', '20240229T000000.000Z', '2024-02-29T23:59:59.999-0530'];
+  const CHARS = '0123456789T-:., Z+x\u0660\u0000';
+
+  it('takes a text of the form of a regex exactly when it matches one (and the date and time are real), on mutated timestamps', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...SEEDS), fc.array(fc.tuple(fc.nat(30), fc.constantFrom(...CHARS), fc.constantFrom('set', 'insert', 'delete')), { maxLength: 3 }), (seed, edits) => {
+        let text = seed;
+        for (const [at, ch, op] of edits) {
+          const i = at % (text.length + 1);
+          text = op === 'set' ? text.slice(0, i) + ch + text.slice(i + 1) : op === 'insert' ? text.slice(0, i) + ch + text.slice(i) : text.slice(0, i) + text.slice(i + 1);
+        }
+        const form = timestampForm(text);
+        const shape = shapeOf(text);
+        // A valid text has the shape of its form; a text of no shape is never valid.
+        if (form !== null) expect(shape).toBe(form);
+        if (shape === null) expect(form).toBeNull();
+        // A text of a shape with a real date, time and offset is valid.
+        if (shape !== null && form === null) {
+          const n = (text.match(/\d+/g) ?? []).join('');
+          const [y, mo, d, h, mi, sec] = [n.slice(0, 4), n.slice(4, 6), n.slice(6, 8), n.slice(8, 10), n.slice(10, 12), n.slice(12, 14)].map(Number);
+          const offset = shape === 'local' ? [] : n.slice(17).match(/\d{2}/g)?.map(Number) ?? [];
+          const real = (y ?? 0) >= 1 && (mo ?? 0) >= 1 && (mo ?? 0) <= 12 && (d ?? 0) >= 1 && (d ?? 0) <= new Date(Date.UTC(2000, (mo ?? 1), 0)).getUTCDate() + (mo === 2 ? 1 : 0) && (h ?? 0) <= 23 && (mi ?? 0) <= 59 && (sec ?? 0) <= 59 && (offset[0] ?? 0) <= 23 && (offset[1] ?? 0) <= 59;
+          const leapDayOfNonLeapYear = mo === 2 && d === 29 && !(((y ?? 0) % 4 === 0 && (y ?? 0) % 100 !== 0) || (y ?? 0) % 400 === 0);
+          expect(real && !leapDayOfNonLeapYear).toBe(false);
+        }
+      }),
+      { numRuns: 20_000, seed: 14 },
+    );
+  });
+});
+
 describe('int', () => {
   it.each([
     ['0', 0],
