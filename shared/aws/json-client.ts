@@ -195,13 +195,23 @@ export class AwsJsonClient {
   }
 
   private async attempt(operation: string, name: string, url: URL, body: string): Promise<Record<string, unknown>> {
-    const credentials = await this.options.credentials();
+    let credentials;
+    try {
+      credentials = await this.options.credentials();
+    } catch (err) {
+      // Retryable: credentials that cannot be had now (an unset variable, an SSO session to renew,
+      // an instance role not reachable) may be there later; the edge keeps its events meanwhile
+      // rather than dead-lettering them.
+      throw new AwsServiceError({ name: 'CredentialsError', message: `${name}: ${err instanceof Error ? err.message : String(err)}`, retryable: true, fault: 'client', operation: name, cause: err });
+    }
     const headers = signRequest(
       {
         method: 'POST',
         host: url.host,
         path: '/',
+        // Content-Length is set before signing and so signed, as the SDK does.
         headers: {
+          'content-length': String(Buffer.byteLength(body)),
           'content-type': 'application/x-amz-json-1.0',
           'x-amz-target': `${this.options.targetPrefix}.${operation}`,
           ...(this.options.queryCompatible ? { 'x-amzn-query-mode': 'true' } : {}),
@@ -210,7 +220,6 @@ export class AwsJsonClient {
       },
       { service: this.options.signingName, region: this.options.region, credentials },
     );
-    headers['content-length'] = String(Buffer.byteLength(body));
     const response = await this.send(url, headers, body, name);
     return this.parse(response, name);
   }
