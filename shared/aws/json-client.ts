@@ -3,7 +3,7 @@
  * node:http(s), with a keep-alive agent, connect and request timeouts, and retries as the AWS SDK's
  * standard mode does them. Why not the SDK: importing @aws-sdk/client-sqs and client-dynamodb costs
  * a Lambda cold start ~90 ms (hundreds of CommonJS files to resolve and compile) for three calls
- * that are each one POST (docs/deployment.md "AWS clients"). Not global fetch: loading undici costs
+ * that are each one POST (docs/deployment.md, "AWS clients"). Not global fetch: loading undici costs
  * ~10 ms at its first use.
  *
  * The wire protocol (https://smithy.io/2.0/aws/protocols/aws-json-1_0-protocol.html): POST `/`,

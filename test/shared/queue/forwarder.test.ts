@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { SqsApi } from '../../../shared/aws/sqs.js';
+import { LeanSqsClient, type SqsApi } from '../../../shared/aws/sqs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
@@ -120,6 +120,31 @@ describe('Forwarder', () => {
     expect(written?.kind === 'points' ? written.points[0]?.fields['blob'] : undefined).toEqual({ type: 'string', value: 'b'.repeat(1.5 * MiB) });
     expect(r.destination.duplicates()).toEqual([]);
     await r.stop();
+  });
+
+  it('without credentials, keeps the events as during an outage (nothing dead-lettered) and sends them once there are some', async () => {
+    const queueUrl = await fx.createQueue(`fwd-${randomUUID()}`);
+    let keys: { accessKeyId: string; secretAccessKey: string } | undefined;
+    // The edge's credentials as environmentCredentials reads them: none until the key is set.
+    const client = new LeanSqsClient({
+      region: 'us-east-1',
+      endpoint: fx.endpoint,
+      maxAttempts: 1,
+      credentials: () => (keys ? Promise.resolve(keys) : Promise.reject(new Error('no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY not set'))),
+    });
+    const r = await rig({ queueUrl, client: () => client, maxReceiveCount: 1 });
+    const sent = Array.from({ length: 20 }, () => points());
+    await r.queue.send(sent);
+    await expect.poll(() => r.queue.stats()['tsdb']?.unavailableReason ?? null, { timeout: 10_000 }).toMatch(/^SQS queue of tsdb: CredentialsError: SQS\.SendMessageBatch: no AWS credentials/);
+    expect(r.queue.stats()['tsdb']).toMatchObject({ pendingEvents: 20, deadLettered: 0 });
+    keys = { accessKeyId: 'local', secretAccessKey: 'local' };
+    try {
+      await expect.poll(() => r.destination.writes.size, { timeout: 10_000 }).toBe(20);
+      expect(r.queue.stats()['tsdb']).toMatchObject({ deadLettered: 0 });
+    } finally {
+      await r.stop();
+      client.destroy();
+    }
   });
 
   it('without a claim-check bucket, dead-letters a message over 1 MiB saying why, and forwards the rest', async () => {
