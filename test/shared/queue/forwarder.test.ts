@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { environmentCredentials } from '../../../shared/aws/credentials.js';
 import { LeanSqsClient, type SqsApi } from '../../../shared/aws/sqs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
@@ -124,20 +125,15 @@ describe('Forwarder', () => {
 
   it('without credentials, keeps the events as during an outage (nothing dead-lettered) and sends them once there are some', async () => {
     const queueUrl = await fx.createQueue(`fwd-${randomUUID()}`);
-    let keys: { accessKeyId: string; secretAccessKey: string } | undefined;
-    // The edge's credentials as environmentCredentials reads them: none until the key is set.
-    const client = new LeanSqsClient({
-      region: 'us-east-1',
-      endpoint: fx.endpoint,
-      maxAttempts: 1,
-      credentials: () => (keys ? Promise.resolve(keys) : Promise.reject(new Error('no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY not set'))),
-    });
+    // Credentials from an environment without a key, until one is set.
+    const env: NodeJS.ProcessEnv = {};
+    const client = new LeanSqsClient({ region: 'us-east-1', endpoint: fx.endpoint, maxAttempts: 1, credentials: environmentCredentials(env) });
     const r = await rig({ queueUrl, client: () => client, maxReceiveCount: 1 });
     const sent = Array.from({ length: 20 }, () => points());
     await r.queue.send(sent);
     await expect.poll(() => r.queue.stats()['tsdb']?.unavailableReason ?? null, { timeout: 10_000 }).toMatch(/^SQS queue of tsdb: CredentialsError: SQS\.SendMessageBatch: no AWS credentials/);
     expect(r.queue.stats()['tsdb']).toMatchObject({ pendingEvents: 20, deadLettered: 0 });
-    keys = { accessKeyId: 'local', secretAccessKey: 'local' };
+    Object.assign(env, { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
     try {
       await expect.poll(() => r.destination.writes.size, { timeout: 10_000 }).toBe(20);
       expect(r.queue.stats()['tsdb']).toMatchObject({ deadLettered: 0 });
