@@ -9,14 +9,18 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { signRequest, type AwsCredentials, type SignableRequest } from '../../../shared/aws/sigv4.js';
 
+/** The SDK's SourceData (@smithy/types), spelled out to import nothing more. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytes = (data: SourceData): string | Uint8Array => (typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data));
+
 /** The SDK's Checksum interface over node:crypto (SHA-256, HMAC when given a secret). */
 class NodeSha256 {
   private hash: Hash | Hmac;
-  constructor(secret?: string | Uint8Array) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
   }
-  update(data: string | Uint8Array): void {
-    this.hash.update(data);
+  update(data: SourceData): void {
+    this.hash.update(bytes(data));
   }
   digest(): Promise<Uint8Array> {
     return Promise.resolve(new Uint8Array(this.hash.digest()));
