@@ -70,6 +70,7 @@ const [
   { SQSClient, CreateQueueCommand },
   { S3Client, CreateBucketCommand },
   { SqsEventQueue },
+  { LeanSqsClient },
   { parseConfigText },
   { makeWriterHandler },
   { tsdbWriterDestination },
@@ -88,6 +89,7 @@ const [
   import('@aws-sdk/client-sqs'),
   import('@aws-sdk/client-s3'),
   load('shared/queue/sqs.js'),
+  load('shared/aws/sqs.js'),
   load('shared/config/load.js'),
   load('shared/destinations/handler.js'),
   load('shared/destinations/tsdb/build.js'),
@@ -122,32 +124,39 @@ async function startLineProtocolEndpoint() {
   return { port: server.address().port, lines: () => lines, stop: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-/** An SQS client that records the payload bytes of every SendMessageBatch. */
+/**
+ * Svc's own SQS client (the audit Lambda's and the forwarder's, shared/aws/sqs.ts), recording the
+ * payload bytes of every SendMessageBatch; `admin`, the AWS SDK's client, creates the queue.
+ */
 function recordingSqs(endpoint) {
-  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const admin = new SQSClient({ endpoint, ...local, maxAttempts: 1 });
+  const lean = new LeanSqsClient({ endpoint, region: local.region, credentials: () => Promise.resolve(local.credentials), maxAttempts: 1 });
   const requests = [];
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const entries = args.input?.Entries;
-      if (Array.isArray(entries)) requests.push({ messages: entries.length, bytes: entries.reduce((n, e) => n + Buffer.byteLength(e.MessageBody ?? '', 'utf8'), 0) });
-      return next(args);
+  const client = {
+    sendMessageBatch(input) {
+      requests.push({ messages: input.Entries.length, bytes: input.Entries.reduce((n, e) => n + Buffer.byteLength(e.MessageBody, 'utf8'), 0) });
+      return lean.sendMessageBatch(input);
     },
-    { step: 'initialize', name: 'svcCostRecorder' },
-  );
-  return { client, requests };
+  };
+  const destroy = () => {
+    admin.destroy();
+    lean.destroy();
+  };
+  return { client, admin, requests, destroy };
 }
 
 /** Sends `chunks` of events with the real SqsEventQueue; what it took in requests, messages and bytes. */
 async function packing(endpoint, name, chunks) {
-  const { client, requests } = recordingSqs(endpoint);
-  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name }));
+  const { client, admin, requests, destroy } = recordingSqs(endpoint);
+  const { QueueUrl } = await admin.send(new CreateQueueCommand({ QueueName: name }));
   const queue = new SqsEventQueue({ client, queueUrl: QueueUrl, claimCheck: null });
   for (const chunk of chunks) await queue.send(chunk);
   const events = chunks.reduce((n, c) => n + c.length, 0);
   const messages = requests.reduce((n, r) => n + r.messages, 0);
   const bytes = requests.reduce((n, r) => n + r.bytes, 0);
   const billedSends = requests.reduce((n, r) => n + Math.max(1, Math.ceil(r.bytes / SQS_CHUNK)), 0);
-  client.destroy();
+  destroy();
   return { events, requests: requests.length, messages, bytes, billedSends, eventsPerRequest: events / requests.length, eventsPerMessage: events / messages, bytesPerEvent: bytes / events };
 }
 
@@ -224,7 +233,7 @@ async function main() {
 
   // 2. Lambda durations, measured with the real handlers.
   const auditSqs = recordingSqs(endpoint);
-  const { QueueUrl } = await auditSqs.client.send(new CreateQueueCommand({ QueueName: 'cost-audit-api' }));
+  const { QueueUrl } = await auditSqs.admin.send(new CreateQueueCommand({ QueueName: 'cost-audit-api' }));
   const auditHandler = makeAuditHandler({ settings: { ...audit, apiToken: '' }, rateLimiter: null, idempotency: null, queue: new SqsEventQueue({ client: auditSqs.client, queueUrl: QueueUrl, claimCheck: null }), clock: new PointClock(), log: logger });
   const request = () => ({
     version: '2.0', rawPath: '/api/v1/audit-event', routeKey: 'POST /api/v1/audit-event', isBase64Encoded: false,
@@ -320,7 +329,7 @@ async function main() {
   for (const r of rows) console.log(`| ${r.map((v, c) => cell(v).padEnd(widths[c])).join(' | ')} |`);
   console.log(`\nload average at end: ${loadNow().text}`);
 
-  auditSqs.client.destroy();
+  auditSqs.destroy();
   s3.destroy();
   await tsdb.stop();
   await fauxqs.stop();

@@ -43,7 +43,8 @@
  * retention policy the writer would create, so ensureDatabase only finds it.
  *
  * SQS: fauxqs (in-process emulator, port 0; it binds 0.0.0.0, the SDK talks to 127.0.0.1) and the
- * real SqsEventQueue with an SDK client (maxAttempts 1). Three runs, each into its own queue:
+ * real SqsEventQueue with Svc's own SQS client (shared/aws/sqs.ts, the audit Lambda's and the
+ * forwarder's; maxAttempts 1; queues are created and counted with the AWS SDK's). Three runs, each into its own queue:
  *   packed      N events in send() calls of --sqs-send-events events, default limits (1 MiB);
  *   unpacked    the same sends with maxMessageBytes just above the largest single event, so each
  *               message holds exactly one event (checked);
@@ -84,7 +85,7 @@ const dist = new URL('../dist/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
 async function loadSvc() {
-  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages] = await Promise.all([
+  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages, awsSqs] = await Promise.all([
     load('shared/queue/local.js'),
     load('shared/destinations/handler.js'),
     load('shared/destinations/registry.js'),
@@ -97,6 +98,7 @@ async function loadSvc() {
     load('shared/audit/envelope.js'),
     load('shared/queue/sqs.js'),
     load('edge-agent/simulate/messages.js'),
+    load('shared/aws/sqs.js'),
   ]);
   return {
     LocalEventQueue: local.LocalEventQueue,
@@ -112,6 +114,7 @@ async function loadSvc() {
     validateEnvelope: envelope.validateEnvelope,
     checkContent: envelope.checkContent,
     SqsEventQueue: sqs.SqsEventQueue,
+    LeanSqsClient: awsSqs.LeanSqsClient,
     mulberry32: messages.mulberry32,
   };
 }
@@ -652,7 +655,10 @@ async function fileStage(svc, ctx, type, events) {
 async function sqsStage(svc, ctx, events) {
   const [{ startFauxqs }, { SQSClient, CreateQueueCommand, GetQueueAttributesCommand }] = await Promise.all([import('fauxqs'), import('@aws-sdk/client-sqs')]);
   const server = await startFauxqs({ port: 0, logger: false });
-  const client = new SQSClient({ endpoint: `http://${LOOPBACK}:${server.port}`, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const endpoint = `http://${LOOPBACK}:${server.port}`;
+  // The SDK's client creates and counts the queues; the adapter sends with Svc's own.
+  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const sender = new svc.LeanSqsClient({ endpoint, region: 'us-east-1', credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 1 });
   const results = [];
   try {
     // Largest single packed body, and the smallest two neighbours packed together.
@@ -666,7 +672,7 @@ async function sqsStage(svc, ctx, events) {
 
     const run = async (name, options, chunks, concurrency) => {
       const created = await client.send(new CreateQueueCommand({ QueueName: `svc-bench-${name}` }));
-      const queue = new svc.SqsEventQueue({ client, queueUrl: created.QueueUrl, claimCheck: null, ...options });
+      const queue = new svc.SqsEventQueue({ client: sender, queueUrl: created.QueueUrl, claimCheck: null, ...options });
       let next = 0;
       let errors = 0;
       let firstError = '';
@@ -707,6 +713,7 @@ async function sqsStage(svc, ctx, events) {
     return { results, unpackedLimit, largest };
   } finally {
     client.destroy();
+    sender.destroy();
     await server.stop();
   }
 }

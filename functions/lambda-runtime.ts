@@ -3,6 +3,7 @@
  * document synth made: shared/config/resolved.ts) with its references resolved, the logger (JSON lines on stdout, secrets scrubbed; the core logger, without pino-pretty
  * and log files) and the error tracker.
  */
+import { environmentCredentials, type CredentialProvider } from '../shared/aws/credentials.js';
 import { loadResolvedConfig } from '../shared/config/resolved-load.js';
 import type { SvcConfig } from '../shared/config/schema.js';
 import { secretReader } from '../shared/config/secret-refs.js';
@@ -41,4 +42,15 @@ export function lazyClaimChecks(bucket: string): LazyClaimCheckStore {
     const { S3Client } = await import('@aws-sdk/client-s3');
     return new S3ClaimCheckStore({ client: new S3Client({}), bucket, prefix: CLAIM_CHECK_PREFIX });
   });
+}
+
+/**
+ * The region and credentials of the lean AWS clients (shared/aws/) in a function: AWS_REGION and the
+ * execution role's AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, which Lambda sets
+ * (the credentials are read at each request; missing ones fail the request naming the variables).
+ */
+export function lambdaAws(env: NodeJS.ProcessEnv = process.env): { region: string; credentials: CredentialProvider } {
+  const region = env['AWS_REGION'];
+  if (!region) throw new Error('environment variable AWS_REGION is not set (Lambda sets it; set it to run a handler elsewhere)');
+  return { region, credentials: environmentCredentials(env) };
 }

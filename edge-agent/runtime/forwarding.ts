@@ -2,17 +2,18 @@
  * The edge's way to the cloud (`Svc.cloud`, docs/deployment.md "The edge agent joining a cloud
  * deployment"): for each platform destination `platformPlacement` puts in the cloud, a Forwarder
  * (shared/queue/forwarder.ts) that sends its events to the destination's SQS queue, with claim checks
- * in `Svc.cloud.claimCheck.bucket`. One SQS client and one S3 client for all of them.
+ * in `Svc.cloud.claimCheck.bucket`. One SQS client (the lean one, shared/aws/sqs.ts, as in the audit
+ * Lambda) and one S3 client (the AWS SDK's) for all of them.
  *
  * Clients: `region`; `endpoint` when set (an emulator or a VPC endpoint; S3 then path-style, which
- * emulators need); credentials from the profile `Svc.cloud.profile` when set, else the SDK's default
- * chain (environment, AWS_PROFILE, an instance role). The SQS client makes one attempt per request:
- * SqsEventQueue retries itself, per entry, and counts it; S3 keeps the SDK's retries (a claim-check
- * put has no retry of its own). Timeouts bound a request to a host that does not answer, so an
- * outage is noticed, not waited on.
+ * emulators need), else the queue URL's origin for SQS; credentials from the profile
+ * `Svc.cloud.profile` when set, else the SDK's default chain (cloud-identity.ts). The SQS client
+ * makes one attempt per request: SqsEventQueue retries itself, per entry, and counts it; S3 keeps
+ * the SDK's retries (a claim-check put has no retry of its own). Timeouts bound a request to a host
+ * that does not answer, so an outage is noticed, not waited on.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { LeanSqsClient, type SqsApi } from '../../shared/aws/sqs.js';
 import { platformPlacement } from '../../shared/config/placement.js';
 import { cloudIdentity } from './cloud-identity.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
@@ -27,18 +28,18 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface CloudClients {
-  sqs: SQSClient;
+  sqs: SqsApi;
   s3: S3Client;
 }
 
 /** The SQS and S3 clients of `Svc.cloud`. */
 export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
-  const common = {
-    ...cloudIdentity(cloud),
-    ...(cloud.endpoint ? { endpoint: cloud.endpoint } : {}),
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+  const identity = cloudIdentity(cloud);
+  const endpoint = cloud.endpoint ? { endpoint: cloud.endpoint } : {};
+  return {
+    sqs: new LeanSqsClient({ ...identity, ...endpoint, maxAttempts: 1, connectTimeoutMs: CONNECT_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS }),
+    s3: new S3Client({ ...identity, ...endpoint, requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, ...(cloud.endpoint ? { forcePathStyle: true } : {}) }),
   };
-  return { sqs: new SQSClient({ ...common, maxAttempts: 1 }), s3: new S3Client({ ...common, ...(cloud.endpoint ? { forcePathStyle: true } : {}) }) };
 }
 
 /**

@@ -5,11 +5,13 @@
  *
  * The AWS SDK is NOT bundled: the nodejs22.x runtime ships the SDK for JavaScript v3 (every
  * `@aws-sdk/client-*` and the `@smithy/*` packages they use, importable from an ES module handler),
- * and the SDK is most of a function's size — the SQS client alone bundles to about 310 KB minified, the
- * three clients the audit function uses to about 490 KB, above the audit function's 300 KB target
- * before any of Svc's code. The functions then run the runtime's SDK version, which AWS updates
- * with the runtime; Svc calls only long-stable operations (SendMessageBatch, GetObject, PutObject,
- * UpdateItem, PutItem). `bench/bundles.mjs` checks that a bundle imports nothing else from outside.
+ * and the SDK is most of a function's size — the SQS client alone bundles to about 310 KB minified,
+ * above the audit function's 300 KB target before any of Svc's code. The functions use it only for
+ * S3 (claim checks, parquet files; imported at first use) and the secret stores (secret-fetch.mjs).
+ * SQS and DynamoDB, the calls of every audit request, go through Svc's lean JSON-protocol client
+ * (shared/aws/: SigV4 on node:crypto, node:https), because importing the runtime's SQS and DynamoDB
+ * clients costs ~90 ms of a cold start. `bench/bundles.mjs` checks that a bundle imports nothing
+ * else from outside.
  * https://docs.aws.amazon.com/lambda/latest/dg/lambda-nodejs.html (runtime-included SDK versions)
  */
 import { join } from 'node:path';

@@ -9,14 +9,7 @@
  * Failure policy: FAIL OPEN, like the rate limiter. When the table cannot be reached the event is
  * queued (a possible duplicate) rather than refused: losing nothing matters more than deduplicating.
  */
-import {
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { isConditionalCheckFailed, type AttributeValue, type DynamoApi } from '../aws/dynamodb.js';
 import { assertValidWindow, CLAIM_TIMEOUT_MS, IDEMPOTENCY_TABLE_KEYS, type Claim, type IdempotencyStore } from './port.js';
 
 export { IDEMPOTENCY_TABLE_KEYS };
@@ -26,7 +19,7 @@ const IN_PROGRESS = 'INPROGRESS';
 const COMPLETED = 'COMPLETED';
 
 export interface DynamoDbIdempotencyOptions {
-  client: DynamoDBClient;
+  client: DynamoApi;
   tableName: string;
   windowSeconds: number;
   /** Called with every store error that made the store fail open. */
@@ -53,20 +46,18 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
-          await this.options.client.send(
-            new PutItemCommand({
-              TableName: this.options.tableName,
-              Item: this.item(key, IN_PROGRESS, nowSeconds, { claimExpiresAt: { N: String(nowMs + CLAIM_TIMEOUT_MS) } }),
-              ConditionExpression: 'attribute_not_exists(#id) OR #exp <= :now OR (#status = :inProgress AND claimExpiresAt <= :nowMs)',
-              ExpressionAttributeNames: { '#id': IDEMPOTENCY_TABLE_KEYS.partitionKey, '#exp': IDEMPOTENCY_TABLE_KEYS.ttlAttribute, '#status': 'status' },
-              ExpressionAttributeValues: { ':now': { N: String(nowSeconds) }, ':inProgress': { S: IN_PROGRESS }, ':nowMs': { N: String(nowMs) } },
-            }),
-          );
+          await this.options.client.putItem({
+            TableName: this.options.tableName,
+            Item: this.item(key, IN_PROGRESS, nowSeconds, { claimExpiresAt: { N: String(nowMs + CLAIM_TIMEOUT_MS) } }),
+            ConditionExpression: 'attribute_not_exists(#id) OR #exp <= :now OR (#status = :inProgress AND claimExpiresAt <= :nowMs)',
+            ExpressionAttributeNames: { '#id': IDEMPOTENCY_TABLE_KEYS.partitionKey, '#exp': IDEMPOTENCY_TABLE_KEYS.ttlAttribute, '#status': 'status' },
+            ExpressionAttributeValues: { ':now': { N: String(nowSeconds) }, ':inProgress': { S: IN_PROGRESS }, ':nowMs': { N: String(nowMs) } },
+          });
           return { status: 'claimed' };
         } catch (err) {
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
+          if (!isConditionalCheckFailed(err)) throw err;
         }
-        const found = await this.options.client.send(new GetItemCommand({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true }));
+        const found = await this.options.client.getItem({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true });
         const item = found.Item;
         // Gone (or expired) between the two calls: claim again.
         if (!item || Number(item[IDEMPOTENCY_TABLE_KEYS.ttlAttribute]?.N ?? 0) <= nowSeconds) continue;
@@ -82,12 +73,10 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
 
   async complete(key: string, receivedAt: string): Promise<void> {
     try {
-      await this.options.client.send(
-        new PutItemCommand({
-          TableName: this.options.tableName,
-          Item: this.item(key, COMPLETED, Math.floor(Date.parse(receivedAt) / 1000), { receivedAt: { S: receivedAt } }),
-        }),
-      );
+      await this.options.client.putItem({
+        TableName: this.options.tableName,
+        Item: this.item(key, COMPLETED, Math.floor(Date.parse(receivedAt) / 1000), { receivedAt: { S: receivedAt } }),
+      });
     } catch (err) {
       this.report(err);
     }
@@ -95,17 +84,15 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
 
   async release(key: string): Promise<void> {
     try {
-      await this.options.client.send(
-        new DeleteItemCommand({
-          TableName: this.options.tableName,
-          Key: this.key(key),
-          ConditionExpression: '#status = :inProgress',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':inProgress': { S: IN_PROGRESS } },
-        }),
-      );
+      await this.options.client.deleteItem({
+        TableName: this.options.tableName,
+        Key: this.key(key),
+        ConditionExpression: '#status = :inProgress',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':inProgress': { S: IN_PROGRESS } },
+      });
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) this.report(err);
+      if (!isConditionalCheckFailed(err)) this.report(err);
     }
   }
 

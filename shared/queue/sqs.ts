@@ -9,7 +9,8 @@
  * holds at most 10 entries, and the sum of its messages is at most 1 MiB too. The request's own JSON
  * framing is not counted, so the only headroom a body needs is for its attributes.
  */
-import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
+import { AwsServiceError } from '../aws/json-client.js';
+import type { SqsApi, SqsMessageAttribute } from '../aws/sqs.js';
 import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
 import { encodeClaimCheck, packEventBodies, type PackedBody } from './codec.js';
 import type { QueuedEvent } from './events.js';
@@ -22,7 +23,8 @@ export const SQS_MAX_BATCH_BYTES = 1_048_576;
 export const SQS_MAX_BATCH_ENTRIES = 10;
 
 export interface SqsEventQueueOptions {
-  client: SQSClient;
+  /** SendMessageBatch (shared/aws/sqs.ts LeanSqsClient; it should make one attempt per call: this adapter retries per entry). */
+  client: SqsApi;
   queueUrl: string;
   /** Where bodies larger than a message go; null: such events are refused. */
   claimCheck: ClaimCheckStore | null;
@@ -86,7 +88,7 @@ export interface UnsentEvents {
 interface Entry {
   id: string;
   body: string;
-  attributes: Record<string, MessageAttributeValue>;
+  attributes: Record<string, SqsMessageAttribute>;
   /** Body plus attributes, as SQS counts them. */
   bytes: number;
   /** The ids of its events. */
@@ -122,33 +124,40 @@ const RETRYABLE_NAMES = new Set([
   'EAI_AGAIN',
 ]);
 
-function httpStatus(err: Error): number | undefined {
-  if (!('$metadata' in err) || typeof err.$metadata !== 'object' || err.$metadata === null) return undefined;
-  return 'httpStatusCode' in err.$metadata && typeof err.$metadata.httpStatusCode === 'number' ? err.$metadata.httpStatusCode : undefined;
-}
-
-/** Is a thrown error worth retrying (throttling, HTTP 429 or 5xx, a server fault, the network)? */
+/**
+ * Is a thrown error worth retrying? An SQS error (AwsServiceError) says so itself (throttling, a
+ * transient 5xx, a timeout or a connection error: json-client.ts); for others (the S3 SDK client of
+ * the claim-check store, a plain network error) throttling and transient names and codes, HTTP 429
+ * or 5xx, or the SDK's server fault.
+ */
 export function isRetryableError(err: unknown): boolean {
+  if (err instanceof AwsServiceError) return err.retryable;
   if (!(err instanceof Error)) return false;
   if (RETRYABLE_NAMES.has(err.name) || ('code' in err && typeof err.code === 'string' && RETRYABLE_NAMES.has(err.code))) return true;
-  const status = httpStatus(err);
+  const status = sdkHttpStatus(err);
   if (status !== undefined && (status === 429 || status >= 500)) return true;
   return ('$fault' in err && err.$fault === 'server') || ('$retryable' in err && err.$retryable !== undefined);
+}
+
+/** The HTTP status of an AWS SDK error (the S3 client's). */
+function sdkHttpStatus(err: Error): number | undefined {
+  if (!('$metadata' in err) || typeof err.$metadata !== 'object' || err.$metadata === null) return undefined;
+  return 'httpStatusCode' in err.$metadata && typeof err.$metadata.httpStatusCode === 'number' ? err.$metadata.httpStatusCode : undefined;
 }
 
 function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
-function attributeBytes(attributes: Record<string, MessageAttributeValue>): number {
+function attributeBytes(attributes: Record<string, SqsMessageAttribute>): number {
   let bytes = 0;
   for (const [name, value] of Object.entries(attributes)) {
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType ?? '') + Buffer.byteLength(value.StringValue ?? '');
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value.DataType) + Buffer.byteLength(value.StringValue);
   }
   return bytes;
 }
 
-function attributesFor(events: readonly QueuedEvent[], count: number): Record<string, MessageAttributeValue> {
+function attributesFor(events: readonly QueuedEvent[], count: number): Record<string, SqsMessageAttribute> {
   const kinds = [...new Set(events.map((e) => e.kind))].sort().join(',');
   return { kind: { DataType: 'String', StringValue: kinds }, events: { DataType: 'Number', StringValue: String(count) } };
 }
@@ -168,7 +177,7 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
 }
 
 export class SqsEventQueue implements EventQueue {
-  private readonly client: SQSClient;
+  private readonly client: SqsApi;
   private readonly queueUrl: string;
   private readonly claimCheck: ClaimCheckStore | null;
   private readonly maxMessageBytes: number;
@@ -343,12 +352,10 @@ export class SqsEventQueue implements EventQueue {
     this.count.requests += 1;
     let output;
     try {
-      output = await this.client.send(
-        new SendMessageBatchCommand({
-          QueueUrl: this.queueUrl,
-          Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body, MessageAttributes: e.attributes })),
-        }),
-      );
+      output = await this.client.sendMessageBatch({
+        QueueUrl: this.queueUrl,
+        Entries: batch.map((e) => ({ Id: e.id, MessageBody: e.body, MessageAttributes: e.attributes })),
+      });
     } catch (err) {
       const reason = errorText(err);
       const retryable = isRetryableError(err);
@@ -356,8 +363,8 @@ export class SqsEventQueue implements EventQueue {
       return retryable ? { retry: failures, failed: [] } : { retry: [], failed: failures };
     }
     const open = new Map(batch.map((e) => [e.id, e]));
-    for (const ok of output.Successful ?? []) {
-      const entry = ok.Id === undefined ? undefined : open.get(ok.Id);
+    for (const ok of output.Successful) {
+      const entry = open.get(ok.Id);
       if (!entry) continue;
       open.delete(entry.id);
       this.count.messages += 1;
@@ -365,13 +372,13 @@ export class SqsEventQueue implements EventQueue {
     }
     const retry: Failure[] = [];
     const failed: Failure[] = [];
-    for (const f of output.Failed ?? []) {
-      const entry = f.Id === undefined ? undefined : open.get(f.Id);
+    for (const f of output.Failed) {
+      const entry = open.get(f.Id);
       if (!entry) continue;
       open.delete(entry.id);
-      const reason = `${f.Code ?? 'error'}: ${f.Message ?? 'no message'}`;
+      const reason = `${f.Code}: ${f.Message ?? 'no message'}`;
       // A sender fault (an invalid body, a message too large) fails the same way every time.
-      const retryable = f.SenderFault !== true || RETRYABLE_NAMES.has(f.Code ?? '');
+      const retryable = !f.SenderFault || RETRYABLE_NAMES.has(f.Code);
       (retryable ? retry : failed).push({ entry, reason, retryable });
     }
     // An entry the response does not mention at all: send it again rather than lose it.

@@ -15,12 +15,9 @@
  * the request is allowed (remaining = limit) and the error is passed to `onError` so the caller can
  * log it. The limiter protects ingestion from abusive clients; an outage of the limiter's store
  * must not turn into an outage of ingestion itself. The client's own retry and timeout settings
- * (maxAttempts, requestHandler timeouts) bound how long a failing call takes before that happens.
+ * (shared/aws/dynamodb.ts LeanDynamoDbClient: maxAttempts, connect and request timeouts) bound how long a failing call takes before that happens.
  */
-import {
-  UpdateItemCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import type { DynamoApi } from '../aws/dynamodb.js';
 import { assertValidLimit, decide, RATE_LIMIT_TABLE_KEYS, windowOf, type RateLimitDecision, type RateLimiter } from './port.js';
 
 export { RATE_LIMIT_TABLE_KEYS };
@@ -32,7 +29,7 @@ const COUNT_ATTRIBUTE = 'count';
 export const DEFAULT_TTL_GRACE_SECONDS = 60;
 
 export interface DynamoDbRateLimiterOptions {
-  client: DynamoDBClient;
+  client: DynamoApi;
   tableName: string;
   /** maxPerMinute. */
   limit: number;
@@ -50,7 +47,7 @@ export function rateLimitItemKey(key: string, windowStartMs: number): string {
 }
 
 export class DynamoDbRateLimiter implements RateLimiter {
-  private readonly client: DynamoDBClient;
+  private readonly client: DynamoApi;
   private readonly tableName: string;
   private readonly limit: number;
   private readonly now: () => number;
@@ -76,16 +73,14 @@ export class DynamoDbRateLimiter implements RateLimiter {
     const { start, end } = windowOf(nowMs);
     const expiresAt = Math.ceil(end / 1000) + this.ttlGraceSeconds;
     try {
-      const result = await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: { [RATE_LIMIT_TABLE_KEYS.partitionKey]: { S: rateLimitItemKey(key, start) } },
-          UpdateExpression: 'ADD #count :one SET #expiresAt = if_not_exists(#expiresAt, :exp)',
-          ExpressionAttributeNames: { '#count': COUNT_ATTRIBUTE, '#expiresAt': RATE_LIMIT_TABLE_KEYS.ttlAttribute },
-          ExpressionAttributeValues: { ':one': { N: '1' }, ':exp': { N: String(expiresAt) } },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
+      const result = await this.client.updateItem({
+        TableName: this.tableName,
+        Key: { [RATE_LIMIT_TABLE_KEYS.partitionKey]: { S: rateLimitItemKey(key, start) } },
+        UpdateExpression: 'ADD #count :one SET #expiresAt = if_not_exists(#expiresAt, :exp)',
+        ExpressionAttributeNames: { '#count': COUNT_ATTRIBUTE, '#expiresAt': RATE_LIMIT_TABLE_KEYS.ttlAttribute },
+        ExpressionAttributeValues: { ':one': { N: '1' }, ':exp': { N: String(expiresAt) } },
+        ReturnValues: 'UPDATED_NEW',
+      });
       const raw = result.Attributes?.[COUNT_ATTRIBUTE]?.N;
       const count = raw === undefined ? Number.NaN : Number(raw);
       if (!Number.isSafeInteger(count) || count < 1) {

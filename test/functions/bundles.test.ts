@@ -4,7 +4,9 @@
  * library, the audit function no writer code, no function the pretty printer or log-file rotation,
  * and nothing left outside the bundle but Node's modules and the AWS SDK clients the Lambda runtime
  * provides. Every function has the S3 client: the writers read claim checks, the audit function
- * stores them (a request body may pass the SQS message limit: maxBodyBytes goes up to 10 MiB).
+ * stores them (a request body may pass the SQS message limit: maxBodyBytes goes up to 10 MiB). The
+ * audit function reaches SQS and DynamoDB with Svc's lean client (shared/aws/), not the SDK, and
+ * imports the S3 client only at its first claim check.
  * Sizes and init times are bench/bundles.mjs's (tests assert no speed).
  */
 import { builtinModules } from 'node:module';
@@ -18,13 +20,16 @@ import { REPO_ROOT } from '../support/build.js';
 interface Bundle {
   inputs: string[];
   externals: string[];
+  /** The external modules imported with a static import (loaded at cold start). */
+  staticExternals: string[];
 }
 
 async function bundle(entry: string): Promise<Bundle> {
   const result = await build({ ...lambdaEsbuildOptions(entry, join(REPO_ROOT, 'node_modules/.cache/svc-bundle-test/index.mjs')), absWorkingDir: REPO_ROOT, write: false, metafile: true, logLevel: 'error' });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
   if (!output) throw new Error(`no output for ${entry}`);
-  return { inputs: Object.keys(output.inputs), externals: [...new Set(output.imports.filter((i) => i.external === true).map((i) => i.path))] };
+  const externals = (imports: typeof output.imports) => [...new Set(imports.filter((i) => i.external === true).map((i) => i.path))];
+  return { inputs: Object.keys(output.inputs), externals: externals(output.imports), staticExternals: externals(output.imports.filter((i) => i.kind === 'import-statement')) };
 }
 
 /** The inputs matching any pattern: what a bundle must not hold. */
@@ -41,7 +46,7 @@ describe('Lambda bundles: each imports only what it uses', () => {
   beforeAll(async () => {
     for (const [name, entry] of [['audit', ENTRIES.audit], ...Object.entries(ENTRIES.writers)] as const) bundles.set(name, await bundle(entry));
   }, 120_000);
-  const get = (name: string): Bundle => bundles.get(name) ?? { inputs: [], externals: [] };
+  const get = (name: string): Bundle => bundles.get(name) ?? { inputs: [], externals: [], staticExternals: [] };
 
   it('the tsdb writer holds no parquet, monsaas or edge-only code', () => {
     expect(holding(get('tsdb'), TSDB_CODE).length).toBeGreaterThan(0);
@@ -77,9 +82,15 @@ describe('Lambda bundles: each imports only what it uses', () => {
 
   const sdk = (b: Bundle) => b.externals.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).sort();
 
-  it('leaves only Node modules and runtime-provided SDK clients outside: S3 everywhere, SQS and DynamoDB in the audit function only, never the secret stores', () => {
-    expect(sdk(get('audit'))).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-s3', '@aws-sdk/client-sqs']);
-    for (const name of Object.keys(ENTRIES.writers)) expect(sdk(get(name)), name).toEqual(['@aws-sdk/client-s3']);
+  it('leaves only Node modules and the runtime-provided S3 client outside, never the SQS, DynamoDB or secret stores\' clients', () => {
+    for (const [name, b] of bundles) expect(sdk(b), name).toEqual(['@aws-sdk/client-s3']);
+  });
+
+  it('the audit function loads no AWS SDK at cold start: SQS and DynamoDB through shared/aws/, S3 imported at the first claim check', () => {
+    const audit = get('audit');
+    expect(holding(audit, [/shared\/aws\/(json-client|sigv4|sqs|dynamodb)\.ts$/])).toHaveLength(4);
+    expect(holding(audit, [/node_modules\/@(aws-sdk|smithy)\//])).toEqual([]);
+    expect(sdk({ ...audit, externals: audit.staticExternals })).toEqual([]);
   });
 
   it('no function holds the secret fetching: its second file (secret-fetch.mjs) does, with the secret stores\' clients', async () => {

@@ -10,11 +10,15 @@ import type { Server } from 'node:http';
 import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import dynalite from 'dynalite';
+import { LeanDynamoDbClient } from '../../shared/aws/dynamodb.js';
 import { LOOPBACK, freePort, isAddressInUse } from './ports.js';
 
 export interface DynaliteHandle {
   endpoint: string;
+  /** The AWS SDK's client, for the test's own look (creating tables, reading items back). */
   client: DynamoDBClient;
+  /** Svc's own DynamoDB client (the audit Lambda's), no retries. */
+  api: LeanDynamoDbClient;
   /** Closes the client and the server (idempotent). */
   stop(): Promise<void>;
 }
@@ -39,6 +43,11 @@ function close(server: Server): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.close((err) => (err ? reject(err) : resolve()));
   });
+}
+
+/** Svc's own DynamoDB client for a local endpoint (dynalite, or a port where nothing listens): no retries, any credentials. */
+export function localDynamoClient(endpoint: string): LeanDynamoDbClient {
+  return new LeanDynamoDbClient({ endpoint, region: 'us-east-1', credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 1 });
 }
 
 /** Starts dynalite on a free port (retrying if the port is taken in between) and a client for it. */
@@ -67,16 +76,19 @@ export async function startDynalite(): Promise<DynaliteHandle> {
     maxAttempts: 1,
   });
 
+  const api = localDynamoClient(endpoint);
+
   const running = server;
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       client.destroy(); // closes the keep-alive sockets, so server.close() need not wait for them
+      api.destroy();
       await close(running);
     })();
     return stopped;
   };
-  return { endpoint, client, stop };
+  return { endpoint, client, api, stop };
 }
 
 /**

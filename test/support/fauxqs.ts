@@ -2,7 +2,7 @@
  * fauxqs is the local stand-in for SQS and S3 in tests: an in-memory emulator of their HTTP APIs
  * (npm `fauxqs`), started IN-PROCESS on a free port (no Docker, no child process). It enforces
  * SQS's message and batch size limits and entry-id rules, and answers with the real wire formats,
- * so the AWS SDK clients talk to it unchanged.
+ * so the AWS SDK clients and Svc's lean SQS client (shared/aws/sqs.ts) talk to it unchanged.
  *
  * Known gaps versus AWS: no fault injection (no throttling, no 5xx), no auth (any credentials are
  * accepted); it listens on all interfaces (0.0.0.0), not only loopback, and it rejects message
@@ -11,6 +11,7 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs as startEmulator, type FauxqsServer } from 'fauxqs';
+import { LeanSqsClient } from '../../shared/aws/sqs.js';
 import { LOOPBACK } from './ports.js';
 
 export interface FauxqsHandle {
@@ -18,13 +19,21 @@ export interface FauxqsHandle {
   endpoint: string;
   port: number;
   server: FauxqsServer;
+  /** The AWS SDK's client, for what plays the far side (creating queues, receiving like Lambda's event source). */
   sqs: SQSClient;
+  /** Svc's own SQS client (the one the audit Lambda and the forwarder send with), one attempt per call. */
+  sqsApi: LeanSqsClient;
   s3: S3Client;
   /** Creates a queue (attributes as in CreateQueue, e.g. MaximumMessageSize); resolves to its URL. */
   createQueue(name: string, attributes?: Record<string, string>): Promise<string>;
   createBucket(name: string): Promise<void>;
   /** Closes the clients and the server (idempotent). */
   stop(): Promise<void>;
+}
+
+/** Svc's own SQS client for a local endpoint (fauxqs, or a port where nothing listens): one attempt per call, any credentials. */
+export function localSqsClient(endpoint: string): LeanSqsClient {
+  return new LeanSqsClient({ region: 'us-east-1', credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }), endpoint, maxAttempts: 1 });
 }
 
 /**
@@ -44,6 +53,7 @@ export async function startFauxqs(options: { port?: number } = {}): Promise<Faux
     maxAttempts: 1,
   };
   const sqs = new SQSClient(common);
+  const sqsApi = localSqsClient(endpoint);
   const s3 = new S3Client({ ...common, forcePathStyle: true });
 
   let stopped: Promise<void> | undefined;
@@ -52,6 +62,7 @@ export async function startFauxqs(options: { port?: number } = {}): Promise<Faux
     port: server.port,
     server,
     sqs,
+    sqsApi,
     s3,
     async createQueue(name, attributes) {
       const out = await sqs.send(new CreateQueueCommand({ QueueName: name, ...(attributes ? { Attributes: attributes } : {}) }));
@@ -64,6 +75,7 @@ export async function startFauxqs(options: { port?: number } = {}): Promise<Faux
     stop() {
       stopped ??= (async () => {
         sqs.destroy();
+        sqsApi.destroy();
         s3.destroy();
         await server.stop();
       })();

@@ -4,7 +4,7 @@
  * writes every destination itself. Nothing is started: the composition alone is under test.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { LeanSqsClient } from '../../../shared/aws/sqs.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ async function pipeline(forward: boolean, cloud = true) {
   let made = 0;
   const clients = () => {
     made += 1;
-    return { sqs: new SQSClient({ region: 'eu-west-1' }), s3: new S3Client({ region: 'eu-west-1' }) };
+    return { sqs: new LeanSqsClient({ region: 'eu-west-1', credentials: () => Promise.reject(new Error('not called in this test')) }), s3: new S3Client({ region: 'eu-west-1' }) };
   };
   const built = await platformPipeline({ config, configFile: 'svc.yaml', logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() }, { forward, clients });
   return { built, lines, made: () => made };

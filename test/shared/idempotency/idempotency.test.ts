@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbIdempotencyStore, IDEMPOTENCY_TABLE_KEYS } from '../../../shared/idempotency/dynamodb.js';
 import { IDEMPOTENCY_FILE, LocalIdempotencyStore, SYNC_INTERVAL_MS, type LocalIdempotencyOptions } from '../../../shared/idempotency/local.js';
 import { CLAIM_TIMEOUT_MS } from '../../../shared/idempotency/port.js';
 import { frame, scanRecords } from '../../../shared/queue/append-log.js';
-import { useDynalite } from '../../support/dynalite.js';
+import { localDynamoClient, useDynalite } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
 import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 import { idempotencyContract, T0 } from './contract.js';
@@ -51,10 +51,10 @@ idempotencyContract('local', async (windowSeconds) => {
 });
 
 idempotencyContract('DynamoDB (dynalite)', (windowSeconds) => {
-  const store = new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds });
+  const store = new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds });
   return Promise.resolve({
     store,
-    reopen: () => Promise.resolve(new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds })),
+    reopen: () => Promise.resolve(new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds })),
     close: () => Promise.resolve(),
   });
 });
@@ -152,7 +152,7 @@ describe('LocalIdempotencyStore', () => {
 
 describe('DynamoDbIdempotencyStore', () => {
   it('stores COMPLETED with the receivedAt and a TTL of receivedAt + window', async () => {
-    const store = new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds: 600 });
+    const store = new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds: 600 });
     const key = randomUUID();
     await store.claim(key, T0);
     await store.complete(key, iso(T0));
@@ -163,7 +163,7 @@ describe('DynamoDbIdempotencyStore', () => {
   });
 
   it('lets a claim be taken over once its holder has not finished for CLAIM_TIMEOUT_MS (a crashed Lambda)', async () => {
-    const store = new DynamoDbIdempotencyStore({ client: running().client, tableName: TABLE, windowSeconds: 3600 });
+    const store = new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds: 3600 });
     const key = randomUUID();
     expect((await store.claim(key, T0)).status).toBe('claimed');
     expect((await store.claim(key, T0 + CLAIM_TIMEOUT_MS - 1)).status).toBe('in-progress');
@@ -172,7 +172,7 @@ describe('DynamoDbIdempotencyStore', () => {
 
   it('fails open when the table cannot be reached: the event is queued, the error reported', async () => {
     const errors: unknown[] = [];
-    const client = new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+    const client = localDynamoClient(`http://127.0.0.1:${await freePort()}`);
     const store = new DynamoDbIdempotencyStore({ client, tableName: TABLE, windowSeconds: 3600, onError: (err) => errors.push(err) });
     expect(await store.claim(randomUUID(), T0)).toEqual({ status: 'claimed' });
     await store.complete(randomUUID(), iso(T0));

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { environmentCredentials } from '../../../shared/aws/credentials.js';
+import { LeanSqsClient, type SqsApi } from '../../../shared/aws/sqs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
@@ -18,7 +20,7 @@ import { Forwarder } from '../../../shared/queue/forwarder.js';
 import { DEAD_LETTER_DIR, LocalEventQueue, type ConsumerGroup } from '../../../shared/queue/local.js';
 import { SqsEventQueue } from '../../../shared/queue/sqs.js';
 import { auditQueued } from '../../support/audit.js';
-import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
+import { localSqsClient, startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
 import { recordingLog, silentLog } from '../../support/log.js';
 import { freePort } from '../../support/ports.js';
 import { consumeQueue, CountingDestination } from '../../support/sqs-consumer.js';
@@ -55,8 +57,8 @@ interface Rig {
 }
 
 /** A local queue whose group `tsdb` forwards `points` events to `queueUrl`; the far side writes them to a CountingDestination. */
-async function rig(options: { queueUrl: string; client?: () => SQSClient; bucket?: string | null; directory?: string; extraGroups?: ConsumerGroup[]; maxReceiveCount?: number; log?: typeof silentLog }): Promise<Rig> {
-  const client = options.client ?? (() => fx.sqs);
+async function rig(options: { queueUrl: string; client?: () => SqsApi; farSide?: () => SQSClient; bucket?: string | null; directory?: string; extraGroups?: ConsumerGroup[]; maxReceiveCount?: number; log?: typeof silentLog }): Promise<Rig> {
+  const client = options.client ?? (() => fx.sqsApi);
   const claimCheck = options.bucket === null ? null : new S3ClaimCheckStore({ client: fx.s3, bucket: options.bucket ?? BUCKET, prefix: 'claim-checks/' });
   const destination = new CountingDestination(new Set(['points']));
   const sqsQueue = new SqsEventQueue({ client: client(), queueUrl: options.queueUrl, claimCheck, baseDelayMs: 10, maxAttempts: 3, retryLogLevel: 'debug' });
@@ -75,7 +77,8 @@ async function rig(options: { queueUrl: string; client?: () => SQSClient; bucket
   await queue.start();
   // The writer Lambda's handler: the same codec, claim checks from the same bucket, only its kinds.
   const handler = makeWriterHandler({ destination, claimCheck: new S3ClaimCheckStore({ client: fx.s3, bucket: BUCKET }), log: silentLog, onlyTakenKinds: true });
-  const consumer = consumeQueue(client, () => options.queueUrl, handler);
+  // The far side (Lambda's event source) receives with the AWS SDK's client.
+  const consumer = consumeQueue(options.farSide ?? (() => fx.sqs), () => options.queueUrl, handler);
   return { queue, forwarder, destination, stop: async () => { await queue.stop(); await consumer.stop(); } };
 }
 
@@ -120,6 +123,26 @@ describe('Forwarder', () => {
     await r.stop();
   });
 
+  it('without credentials, keeps the events as during an outage (nothing dead-lettered) and sends them once there are some', async () => {
+    const queueUrl = await fx.createQueue(`fwd-${randomUUID()}`);
+    // Credentials from an environment without a key, until one is set.
+    const env: NodeJS.ProcessEnv = {};
+    const client = new LeanSqsClient({ region: 'us-east-1', endpoint: fx.endpoint, maxAttempts: 1, credentials: environmentCredentials(env) });
+    const r = await rig({ queueUrl, client: () => client, maxReceiveCount: 1 });
+    const sent = Array.from({ length: 20 }, () => points());
+    await r.queue.send(sent);
+    await expect.poll(() => r.queue.stats()['tsdb']?.unavailableReason ?? null, { timeout: 10_000 }).toMatch(/^SQS queue of tsdb: CredentialsError: SQS\.SendMessageBatch: no AWS credentials/);
+    expect(r.queue.stats()['tsdb']).toMatchObject({ pendingEvents: 20, deadLettered: 0 });
+    Object.assign(env, { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+    try {
+      await expect.poll(() => r.destination.writes.size, { timeout: 10_000 }).toBe(20);
+      expect(r.queue.stats()['tsdb']).toMatchObject({ deadLettered: 0 });
+    } finally {
+      await r.stop();
+      client.destroy();
+    }
+  });
+
   it('without a claim-check bucket, dead-letters a message over 1 MiB saying why, and forwards the rest', async () => {
     const queueUrl = await fx.createQueue(`fwd-${randomUUID()}`);
     const directory = dir();
@@ -145,11 +168,12 @@ describe('Forwarder', () => {
     const name = `fwd-${randomUUID()}`;
     const queueUrl = await emulator.createQueue(name);
     await emulator.stop();
-    const client = new SQSClient({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const client = localSqsClient(`http://127.0.0.1:${port}`);
     const { log, lines } = recordingLog();
-    let consumerClient = client;
+    let farSide = new SQSClient({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const stoppedFarSide = farSide;
     // maxReceiveCount 1: a single counted receive would dead-letter a message.
-    const r = await rig({ queueUrl, client: () => consumerClient, maxReceiveCount: 1, log });
+    const r = await rig({ queueUrl, client: () => client, farSide: () => farSide, maxReceiveCount: 1, log });
     const sent = Array.from({ length: 100 }, () => points());
     for (let i = 0; i < sent.length; i += 10) await r.queue.send(sent.slice(i, i + 10));
     await expect.poll(() => r.queue.stats()['tsdb']?.unavailableSince ?? null, { timeout: 10_000 }).not.toBeNull();
@@ -158,7 +182,7 @@ describe('Forwarder', () => {
     expect(r.queue.stats()['tsdb']).toMatchObject({ pendingEvents: 100, deadLettered: 0 });
 
     emulator = await startFauxqs({ port });
-    consumerClient = emulator.sqs;
+    farSide = emulator.sqs;
     expect(await emulator.createQueue(name)).toBe(queueUrl);
     try {
       await expect.poll(() => r.destination.writes.size, { timeout: 10_000 }).toBe(100);
@@ -172,6 +196,7 @@ describe('Forwarder', () => {
     } finally {
       await r.stop();
       client.destroy();
+      stoppedFarSide.destroy();
       await emulator.stop();
     }
   });

@@ -1,21 +1,15 @@
 /**
- * The SQS adapter against fauxqs (the local SQS + S3 emulator, started once for this file). Every
- * test sends to a queue of its own and reads the messages back with ReceiveMessage.
+ * The SQS adapter against fauxqs (the local SQS + S3 emulator, started once for this file), sending
+ * through Svc's own SQS client (shared/aws/sqs.ts). Every test sends to a queue of its own and reads
+ * the messages back with ReceiveMessage (the AWS SDK's client: the far side).
  */
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import {
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  SQSServiceException,
-  type Message,
-  type SendMessageBatchCommandInput,
-  type SendMessageBatchCommandOutput,
-  type SendMessageBatchRequestEntry,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
+import { AwsServiceError } from '../../../shared/aws/json-client.js';
+import type { SendMessageBatchEntry, SendMessageBatchInput, SendMessageBatchResult, SqsApi } from '../../../shared/aws/sqs.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { decodeMessage, encodePacked, isClaimCheck, type QueueMessage } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
@@ -52,7 +46,7 @@ const newQueue = (attributes?: Record<string, string>) => fx.createQueue(`q-${ra
 const claimStore = () => new S3ClaimCheckStore({ client: fx.s3, bucket: BUCKET, prefix: 'claim-checks/', now: () => new Date('2026-11-22T10:00:00Z') });
 
 function sqsQueue(options: Partial<SqsEventQueueOptions> & { queueUrl: string }): SqsEventQueue {
-  return new SqsEventQueue({ client: fx.sqs, claimCheck: null, baseDelayMs: 10, ...options });
+  return new SqsEventQueue({ client: fx.sqsApi, claimCheck: null, baseDelayMs: 10, ...options });
 }
 
 /** Every message on the queue (each received once: the visibility timeout outlasts the test). */
@@ -93,31 +87,34 @@ function expectExactlyOnce(received: QueuedEvent[], sent: readonly QueuedEvent[]
 }
 
 /** SQS's size of an entry: body plus attribute names, types and values. */
-function entryBytes(e: SendMessageBatchRequestEntry): number {
-  let n = Buffer.byteLength(e.MessageBody ?? '');
-  for (const [name, v] of Object.entries(e.MessageAttributes ?? {})) n += Buffer.byteLength(name) + Buffer.byteLength(v.DataType ?? '') + Buffer.byteLength(v.StringValue ?? '');
+function entryBytes(e: SendMessageBatchEntry): number {
+  let n = Buffer.byteLength(e.MessageBody);
+  for (const [name, v] of Object.entries(e.MessageAttributes ?? {})) n += Buffer.byteLength(name) + Buffer.byteLength(v.DataType) + Buffer.byteLength(v.StringValue);
   return n;
 }
 
-type Forward = (input: SendMessageBatchCommandInput) => Promise<SendMessageBatchCommandOutput>;
-type Hook = (input: SendMessageBatchCommandInput, call: number, forward: Forward) => Promise<SendMessageBatchCommandOutput>;
+type Forward = (input: SendMessageBatchInput) => Promise<SendMessageBatchResult>;
+type Hook = (input: SendMessageBatchInput, call: number, forward: Forward) => Promise<SendMessageBatchResult>;
 
 /**
- * The real client behind a proxy that records the entries of every SendMessageBatch and may pass
- * the call through `hook`. fauxqs has no fault injection, so this is the one place where a failure
- * (throttling, a partly failed batch) is simulated; everything else is the emulator's own answer.
+ * The real client behind a wrapper that records the entries of every SendMessageBatch and may pass
+ * the call through `hook`. fauxqs has no fault injection, so this is where a failure of the adapter's
+ * own retry logic (throttling, a partly failed batch) is simulated; everything else is the
+ * emulator's own answer. (The client's HTTP-level retries are tested against a small server that
+ * answers like SQS: test/shared/aws/json-client.test.ts.)
  */
-function intercept(client: SQSClient, hook?: Hook): { client: SQSClient; calls: SendMessageBatchRequestEntry[][] } {
-  const calls: SendMessageBatchRequestEntry[][] = [];
-  const forward: Forward = (input) => client.send(new SendMessageBatchCommand(input));
-  const send = (command: unknown): Promise<SendMessageBatchCommandOutput> => {
-    if (!(command instanceof SendMessageBatchCommand)) return Promise.reject(new Error('the adapter should only send SendMessageBatch'));
-    calls.push(command.input.Entries ?? []);
-    return hook ? hook(command.input, calls.length, forward) : forward(command.input);
+function intercept(client: SqsApi, hook?: Hook): { client: SqsApi; calls: SendMessageBatchEntry[][] } {
+  const calls: SendMessageBatchEntry[][] = [];
+  const forward: Forward = (input) => client.sendMessageBatch(input);
+  const sendMessageBatch = (input: SendMessageBatchInput): Promise<SendMessageBatchResult> => {
+    calls.push(input.Entries);
+    return hook ? hook(input, calls.length, forward) : forward(input);
   };
-  const proxy = new Proxy(client, { get: (target, prop, receiver): unknown => (prop === 'send' ? send : Reflect.get(target, prop, receiver)) });
-  return { client: proxy, calls };
+  return { client: { sendMessageBatch }, calls };
 }
+
+/** SQS's answer to a throttled request, as the lean client reports it. */
+const throttled = () => new AwsServiceError({ name: 'ThrottlingException', code: 'AWS.SimpleQueueService.RequestThrottled', message: 'Rate exceeded', status: 400, retryable: true, fault: 'client', operation: 'SQS.SendMessageBatch' });
 
 describe('SqsEventQueue on fauxqs', () => {
   it('packs 25 events into 13 messages sent in 2 SendMessageBatch requests, and they all arrive', async () => {
@@ -126,7 +123,7 @@ describe('SqsEventQueue on fauxqs', () => {
     expect(new Set(events.map((e) => Buffer.byteLength(JSON.stringify(e)))).size).toBe(1); // all the same size
     // Room for 2 events per message (attributes `kind`+`events` take < 60 bytes), so 13 messages: 10 + 3 per request.
     const maxMessageBytes = Buffer.byteLength(encodePacked(events.slice(0, 2))) + 60;
-    const { client, calls } = intercept(fx.sqs);
+    const { client, calls } = intercept(fx.sqsApi);
     const queue = sqsQueue({ client, queueUrl, maxMessageBytes });
 
     await queue.send(events);
@@ -151,7 +148,7 @@ describe('SqsEventQueue on fauxqs', () => {
     const avg = events.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e)), 0) / events.length;
     expect(avg).toBeGreaterThan(1800);
     expect(avg).toBeLessThan(2300);
-    const { client, calls } = intercept(fx.sqs);
+    const { client, calls } = intercept(fx.sqsApi);
     const queue = sqsQueue({ client, queueUrl });
 
     const started = performance.now();
@@ -191,7 +188,7 @@ describe('SqsEventQueue on fauxqs', () => {
     // ~100 KB events, messages of at most 400,000 bytes: 3 events (~300 KB) per message, 4 messages;
     // 3 messages fit in one request, the 4th would exceed 1 MiB.
     const events = Array.from({ length: 12 }, () => queued({ note: 'n'.repeat(100_000) }));
-    const { client, calls } = intercept(fx.sqs);
+    const { client, calls } = intercept(fx.sqsApi);
     const queue = sqsQueue({ client, queueUrl, maxMessageBytes: 400_000 });
 
     await queue.send(events);
@@ -245,11 +242,11 @@ describe('SqsEventQueue on fauxqs', () => {
     const maxMessageBytes = Buffer.byteLength(encodePacked(events.slice(0, 2))) + 60;
     const failIds = new Set(['m1', 'm4', 'm7']);
     // First call: send all but three entries for real, then report those three as failed (server side).
-    const { client, calls } = intercept(fx.sqs, async (input, call, forward) => {
+    const { client, calls } = intercept(fx.sqsApi, async (input, call, forward) => {
       if (call !== 1) return forward(input);
-      const entries = input.Entries ?? [];
-      const out = await forward({ ...input, Entries: entries.filter((e) => !failIds.has(e.Id ?? '')) });
-      const synthesized = entries.filter((e) => failIds.has(e.Id ?? '')).map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'simulated' }));
+      const entries = input.Entries;
+      const out = await forward({ ...input, Entries: entries.filter((e) => !failIds.has(e.Id)) });
+      const synthesized = entries.filter((e) => failIds.has(e.Id)).map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'simulated' }));
       return { ...out, Failed: [...(out.Failed ?? []), ...synthesized] };
     });
     const queue = sqsQueue({ client, queueUrl, maxMessageBytes });
@@ -259,7 +256,7 @@ describe('SqsEventQueue on fauxqs', () => {
     expect(calls.map((c) => c.length)).toEqual([10, 3, 3]);
     const retried = calls[2] ?? [];
     expect(retried.map((e) => e.Id)).toEqual(['m1', 'm4', 'm7']);
-    expect(retried.map((e) => e.MessageBody)).toEqual((calls[0] ?? []).filter((e) => failIds.has(e.Id ?? '')).map((e) => e.MessageBody));
+    expect(retried.map((e) => e.MessageBody)).toEqual((calls[0] ?? []).filter((e) => failIds.has(e.Id)).map((e) => e.MessageBody));
     expect(queue.counters).toEqual({ requests: 3, messages: 13, events: 25, retries: 3, claimChecks: 0, unsentEvents: 0 });
     const messages = await receiveAll(queueUrl);
     expect(messages).toHaveLength(13);
@@ -269,8 +266,7 @@ describe('SqsEventQueue on fauxqs', () => {
   it('backs off and retries after a ThrottlingException', async () => {
     const queueUrl = await newQueue();
     const events = Array.from({ length: 5 }, () => queued());
-    const throttled = () => new SQSServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' });
-    const { client, calls } = intercept(fx.sqs, (input, call, forward) => (call === 1 ? Promise.reject(throttled()) : forward(input)));
+    const { client, calls } = intercept(fx.sqsApi, (input, call, forward) => (call === 1 ? Promise.reject(throttled()) : forward(input)));
     const queue = sqsQueue({ client, queueUrl, baseDelayMs: 200 });
 
     const started = performance.now();
@@ -287,8 +283,7 @@ describe('SqsEventQueue on fauxqs', () => {
 
   it('gives up after maxAttempts of throttling, naming how many events were not sent', async () => {
     const queueUrl = await newQueue();
-    const throttled = () => new SQSServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' });
-    const { client, calls } = intercept(fx.sqs, () => Promise.reject(throttled()));
+    const { client, calls } = intercept(fx.sqsApi, () => Promise.reject(throttled()));
     const queue = sqsQueue({ client, queueUrl, maxAttempts: 3, baseDelayMs: 5 });
 
     const sent = queue.send(Array.from({ length: 4 }, () => queued()));
@@ -322,10 +317,10 @@ describe('SqsEventQueue on fauxqs', () => {
     const big = queued({ blob: 'b'.repeat(1.5 * MiB) });
     const maxMessageBytes = Buffer.byteLength(encodePacked(events.slice(0, 2))) + 60;
     // m0 is throttled every time (retryable), m1 refused as a sender fault (not retryable), m2 goes through.
-    const { client } = intercept(fx.sqs, async (input, _call, forward) => {
-      const entries = input.Entries ?? [];
+    const { client } = intercept(fx.sqsApi, async (input, _call, forward) => {
+      const entries = input.Entries;
       const through = entries.filter((e) => e.Id === 'm2');
-      const out: SendMessageBatchCommandOutput = through.length > 0 ? await forward({ ...input, Entries: through }) : { Successful: [], Failed: [], $metadata: {} };
+      const out: SendMessageBatchResult = through.length > 0 ? await forward({ ...input, Entries: through }) : { Successful: [], Failed: [] };
       const failed = [
         ...entries.filter((e) => e.Id === 'm0').map((e) => ({ Id: e.Id, SenderFault: false, Code: 'ThrottlingException', Message: 'Rate exceeded' })),
         ...entries.filter((e) => e.Id === 'm1').map((e) => ({ Id: e.Id, SenderFault: true, Code: 'InvalidMessageContents', Message: 'bad' })),

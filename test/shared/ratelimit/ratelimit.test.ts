@@ -4,7 +4,7 @@
  * counters shared between limiter instances (= Lambda instances), failing open on store errors,
  * and the memory adapter's bounded map.
  */
-import { GetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import {
   DynamoDbRateLimiter,
@@ -13,7 +13,7 @@ import {
 } from '../../../shared/ratelimit/dynamodb.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import { WINDOW_MS, decide, windowOf } from '../../../shared/ratelimit/port.js';
-import { useDynalite } from '../../support/dynalite.js';
+import { localDynamoClient, useDynalite } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
 import { BASE_WINDOW_START, ManualClock, rateLimiterContract, uniqueKey } from './contract.js';
 
@@ -41,7 +41,7 @@ describe('port arithmetic', () => {
 rateLimiterContract('memory', (limit, clock) => Promise.resolve(new MemoryRateLimiter({ limit, now: () => clock.now() })));
 
 rateLimiterContract('DynamoDB (dynalite)', (limit, clock) =>
-  Promise.resolve(new DynamoDbRateLimiter({ client: running().client, tableName: TABLE, limit, now: () => clock.now() })),
+  Promise.resolve(new DynamoDbRateLimiter({ client: running().api, tableName: TABLE, limit, now: () => clock.now() })),
 );
 
 describe('MemoryRateLimiter', () => {
@@ -88,13 +88,13 @@ describe('DynamoDbRateLimiter', () => {
   }
 
   it('stores one counter item per key and window, with expiresAt = window end + grace (Unix seconds)', async () => {
-    const { client } = running();
+    const { client, api } = running();
     const clock = new ManualClock(BASE_WINDOW_START + 3 * WINDOW_MS + 15_000);
     const windowStart = BASE_WINDOW_START + 3 * WINDOW_MS;
     const windowEndSeconds = (windowStart + WINDOW_MS) / 1000;
     const ip = uniqueKey('203.0.113.99');
 
-    const limiter = new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 10, now: () => clock.now(), ttlGraceSeconds: 90 });
+    const limiter = new DynamoDbRateLimiter({ client: api, tableName: TABLE, limit: 10, now: () => clock.now(), ttlGraceSeconds: 90 });
     await limiter.consume(ip);
     clock.ms += 40_000;
     await limiter.consume(ip);
@@ -106,14 +106,13 @@ describe('DynamoDbRateLimiter', () => {
 
     // Default grace: 60 s.
     const other = uniqueKey('203.0.113.98');
-    await new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 10, now: () => clock.now() }).consume(other);
+    await new DynamoDbRateLimiter({ client: api, tableName: TABLE, limit: 10, now: () => clock.now() }).consume(other);
     expect((await getItem(client, other, windowStart))?.[RATE_LIMIT_TABLE_KEYS.ttlAttribute]).toEqual({ N: String(windowEndSeconds + 60) });
   });
 
   it('shares the counter between limiter instances (Lambda instances) on the same table', async () => {
-    const { client } = running();
     const clock = new ManualClock(BASE_WINDOW_START + 10_000);
-    const instances = Array.from({ length: 5 }, () => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 12, now: () => clock.now() }));
+    const instances = Array.from({ length: 5 }, () => new DynamoDbRateLimiter({ client: running().api, tableName: TABLE, limit: 12, now: () => clock.now() }));
     const ip = uniqueKey('203.0.113.77');
 
     // 30 concurrent requests, 6 through each instance.
@@ -123,12 +122,7 @@ describe('DynamoDbRateLimiter', () => {
 
   it('fails open on an unreachable endpoint: allowed with remaining = limit, error passed to onError', async () => {
     const port = await freePort(); // nothing listens here
-    const client = new DynamoDBClient({
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 1,
-    });
+    const client = localDynamoClient(`http://127.0.0.1:${port}`);
     try {
       const onError = vi.fn();
       const clock = new ManualClock(BASE_WINDOW_START + 20_500);
@@ -153,7 +147,7 @@ describe('DynamoDbRateLimiter', () => {
   it('fails open when the table does not exist, and even when onError throws', async () => {
     const errors: unknown[] = [];
     const limiter = new DynamoDbRateLimiter({
-      client: running().client,
+      client: running().api,
       tableName: 'no-such-table',
       limit: 1,
       onError: (err) => {
@@ -168,7 +162,7 @@ describe('DynamoDbRateLimiter', () => {
   });
 
   it('rejects bad options', () => {
-    const { client } = running();
+    const client = running().api;
     expect(() => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 1, ttlGraceSeconds: -1 })).toThrow(RangeError);
     expect(() => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 1, ttlGraceSeconds: 1.5 })).toThrow(RangeError);
     expect(() => new DynamoDbRateLimiter({ client, tableName: '', limit: 1 })).toThrow(RangeError);

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HealthEndpoint } from '../../../../edge-agent/endpoints/health/endpoint.js';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { Forwarder } from '../../../../shared/queue/forwarder.js';
 import { SqsEventQueue } from '../../../../shared/queue/sqs.js';
@@ -23,6 +22,7 @@ import { LocalEventQueue } from '../../../../shared/queue/local.js';
 import { QueueStorageError } from '../../../../shared/queue/port.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';
 import { auditQueued } from '../../../support/audit.js';
+import { localSqsClient } from '../../../support/fauxqs.js';
 import { recordingLog, silentLog } from '../../../support/log.js';
 import { freePort, LOOPBACK } from '../../../support/ports.js';
 import { mountTmpfs, type Tmpfs } from '../../../support/tmpfs.js';
@@ -251,7 +251,7 @@ describe('container health endpoint: forwarding to the cloud', () => {
   it('200 with the forwarding state while SQS cannot be reached and the queue has room; 503 once the queue is full', async () => {
     // A real forwarder to a port where nothing listens: every send is a refused connection.
     const port = await freePort();
-    const client = new SQSClient({ endpoint: `http://${LOOPBACK}:${port}`, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const client = localSqsClient(`http://${LOOPBACK}:${port}`);
     const forwarder = new Forwarder({ name: 'tsdb', queue: new SqsEventQueue({ client, queueUrl: `http://${LOOPBACK}:${port}/000000000000/q`, claimCheck: null, maxAttempts: 1 }), takes: () => true, log: silentLog });
     const queue = await start(new LocalEventQueue({ directory: mkdtempSync(join(tmpdir(), 'health-fwd-')), capacity: 3, maxReceiveCount: 3, groups: [{ name: 'tsdb', handler: forwarder.handler, batchSize: 10, batchWindowMs: 0 }], log: silentLog, unavailableBaseMs: 60_000 }));
     observed.queue({ name: 'platform', queue, destinations: [forwarder] });
