@@ -1,6 +1,7 @@
 /**
  * A long-running `svc local` / `svc edge` loads the large libraries of a feature only when its config
- * switches the feature on (docs/architecture.md "Memory"): the AWS SDK (cloud forwarding), mqtt (the
+ * switches the feature on (docs/architecture.md "Memory"): the AWS SDK's S3 client (cloud forwarding's
+ * claim checks; SQS goes through Svc's own client, shared/aws/, and never loads the SDK's), mqtt (the
  * MQTT destination), prom-client (the metrics endpoint), node-forge (the simulator's certificates:
  * `svc simulate` and `svc demo` only), pino-pretty and pino-roll (a TTY, file logging).
  *
@@ -19,7 +20,7 @@ import { freePorts, LOOPBACK } from '../../support/ports.js';
 import { startSvc } from '../../support/svc-process.js';
 
 const HOOK = pathToFileURL(join(REPO_ROOT, 'bench/loaded-modules.mjs')).href;
-const OPTIONAL = ['@aws-sdk/client-sqs', '@aws-sdk/client-s3', '@aws-sdk/credential-providers', 'mqtt', 'prom-client', 'node-forge', 'pino-pretty', 'pino-roll'];
+const OPTIONAL = ['@aws-sdk/client-s3', '@aws-sdk/credential-providers', 'mqtt', 'prom-client', 'node-forge', 'pino-pretty', 'pino-roll'];
 
 /** Starts `svc <mode>` on `lines`, waits until it runs, stops it; the packages (node_modules/<pkg>) its start loaded. */
 async function packagesLoaded(mode: 'local' | 'edge', lines: readonly string[]): Promise<Set<string>> {
@@ -52,6 +53,7 @@ describe('the libraries a start loads', () => {
     expect(loaded).toContain('yaml');
     expect(loaded).toContain('ajv');
     expect(OPTIONAL.filter((p) => loaded.has(p))).toEqual([]);
+    expect(loaded.has('@aws-sdk/client-sqs')).toBe(false);
   }, 30_000);
 
   it('svc edge with cloud forwarding, MQTT and the metrics endpoint on loads their libraries', async () => {
@@ -64,7 +66,10 @@ describe('the libraries a start loads', () => {
       `  metricsEndpoint: {enable: true, host: ${LOOPBACK}, port: ${metrics}}`,
       '  cloud: {enable: true, region: eu-west-1, queues: {tsdb: "https://sqs.eu-west-1.amazonaws.com/123456789012/svc-tsdb"}}',
     ]);
-    expect(['@aws-sdk/client-sqs', '@aws-sdk/client-s3', '@aws-sdk/credential-providers', 'mqtt', 'prom-client'].filter((p) => !loaded.has(p))).toEqual([]);
+    expect(['@aws-sdk/client-s3', 'mqtt', 'prom-client'].filter((p) => !loaded.has(p))).toEqual([]);
+    // SQS through shared/aws/, not the SDK; the credential providers load at the first send, not at start.
+    expect(loaded.has('@aws-sdk/client-sqs')).toBe(false);
+    expect(loaded.has('@aws-sdk/credential-providers')).toBe(false);
     // Still not the simulator's.
     expect(loaded.has('node-forge')).toBe(false);
   }, 30_000);
