@@ -76,11 +76,14 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-/** `Authorization: Bearer <token>`, compared in constant time (hashes make the lengths equal). */
-function authorised(header: string | undefined, token: string): boolean {
+/**
+ * `Authorization: Bearer <token>`, compared in constant time (hashes make the lengths equal). The
+ * configured token's hash is made once (`tokenDigest`), not per request.
+ */
+function authorised(header: string | undefined, tokenDigest: Buffer): boolean {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
   const given = match?.[1] ?? '';
-  return timingSafeEqual(digest(given), digest(token)) && given !== '';
+  return timingSafeEqual(digest(given), tokenDigest) && given !== '';
 }
 
 function isJsonContentType(value: string | undefined): boolean {
@@ -118,6 +121,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
   const counters = deps.counters ?? { duplicates: 0 };
   const now = deps.now ?? Date.now;
   const token = settings.apiToken;
+  const tokenDigest = digest(token);
   const missingVersion = new MissingVersionWarner(log, now);
   const queueTrouble = new LogThrottle(10_000, now);
   const duplicateSummary = new LogThrottle(60_000, now);
@@ -151,7 +155,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     }
 
     // 2. Authentication.
-    if (token !== '' && !authorised(header(event, 'authorization'), token)) {
+    if (token !== '' && !authorised(header(event, 'authorization'), tokenDigest)) {
       log.warn({ clientIp: ip, path: event.rawPath }, 'audit API request without a valid bearer token');
       return error(401, 'dropped', 'Unauthorized', undefined, limitHeaders);
     }

@@ -31,37 +31,38 @@ export function compatibleClientRanges(serviceVersion: string = SVC_VERSION): st
 }
 
 /**
- * Verdicts by (raw version, service version). Clients send the same few versions request after
- * request, and semver parses ranges and versions afresh on every call (≈ 4 µs of a request).
- * Bounded: once full it is cleared, so odd versions from outside cannot grow it.
+ * Verdicts by (where from, service version, raw version). Clients send the same few versions
+ * request after request, and semver parses ranges and versions afresh on every call (≈ 4 µs of a
+ * request). Frozen, since every caller gets the same object. Bounded: once full it is cleared, so
+ * odd versions from outside cannot grow it.
  */
 const VERDICT_CACHE_LIMIT = 256;
-const verdicts = new Map<string, Omit<VersionVerdict, 'from'>>();
+const verdicts = new Map<string, Readonly<VersionVerdict>>();
 
-function verdictOf(raw: string, serviceVersion: string): Omit<VersionVerdict, 'from'> {
-  const key = `${serviceVersion}\u0000${raw}`;
-  const cached = verdicts.get(key);
-  if (cached !== undefined) return cached;
+function verdictOf(raw: string, from: 'header' | 'envelope', serviceVersion: string): Readonly<VersionVerdict> {
   const ranges = compatibleClientRanges(serviceVersion);
   const parsed = semver.valid(semver.clean(raw) ?? raw);
-  let verdict: Omit<VersionVerdict, 'from'>;
-  if (!parsed) {
-    verdict = { clientVersion: raw, compatible: false, reason: `audit client version "${raw.slice(0, 64)}" is not a semantic version` };
-  } else {
-    const compatible = ranges.some((range) => semver.satisfies(parsed, range, { includePrerelease: true }));
-    verdict = compatible
-      ? { clientVersion: raw, compatible }
-      : { clientVersion: raw, compatible, reason: `audit client version ${parsed} is not compatible with service ${serviceVersion} (compatible: ${ranges.join(' or ') || 'none'}); upgrade the out-of-range component` };
-  }
-  if (verdicts.size >= VERDICT_CACHE_LIMIT) verdicts.clear();
-  verdicts.set(key, verdict);
-  return verdict;
+  if (!parsed) return { clientVersion: raw, from, compatible: false, reason: `audit client version "${raw.slice(0, 64)}" is not a semantic version` };
+  const compatible = ranges.some((range) => semver.satisfies(parsed, range, { includePrerelease: true }));
+  return compatible
+    ? { clientVersion: raw, from, compatible }
+    : { clientVersion: raw, from, compatible, reason: `audit client version ${parsed} is not compatible with service ${serviceVersion} (compatible: ${ranges.join(' or ') || 'none'}); upgrade the out-of-range component` };
 }
 
+const NO_VERSION: Readonly<VersionVerdict> = Object.freeze({ clientVersion: null, from: 'none', compatible: true });
+
 /** Header first, then the envelope's `source.version`; none → compatible (accepted for backward compatibility). */
-export function evaluateClientVersion(header: string | undefined, envelopeVersion: string | undefined, serviceVersion: string = SVC_VERSION): VersionVerdict {
+export function evaluateClientVersion(header: string | undefined, envelopeVersion: string | undefined, serviceVersion: string = SVC_VERSION): Readonly<VersionVerdict> {
   const fromHeader = normaliseVersionHeader(header);
   const raw = fromHeader ?? envelopeVersion?.trim();
-  if (!raw) return { clientVersion: null, from: 'none', compatible: true };
-  return { ...verdictOf(raw, serviceVersion), from: fromHeader ? 'header' : 'envelope' };
+  if (!raw) return NO_VERSION;
+  const from = fromHeader ? 'header' : 'envelope';
+  const key = `${from} ${serviceVersion} ${raw}`;
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    if (verdicts.size >= VERDICT_CACHE_LIMIT) verdicts.clear();
+    verdict = Object.freeze(verdictOf(raw, from, serviceVersion));
+    verdicts.set(key, verdict);
+  }
+  return verdict;
 }
