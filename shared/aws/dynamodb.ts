@@ -10,8 +10,8 @@
  * SDK's FIPS and dual-stack variants and account-based endpoints (the environment Lambda gives has
  * no account id, so the SDK uses the regional endpoint there too).
  */
-import type { CredentialProvider } from './credentials.js';
-import { AwsJsonClient, AwsServiceError } from './json-client.js';
+import { AwsJsonClient, AwsServiceError, type AwsClientSettings } from './json-client.js';
+import { isRecord } from '../util/records.js';
 
 /** An attribute value, as far as Svc writes and reads them (strings and numbers). */
 export interface AttributeValue {
@@ -65,17 +65,16 @@ export function isConditionalCheckFailed(err: unknown): boolean {
   return err instanceof AwsServiceError && err.name === 'ConditionalCheckFailedException';
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `output[key]` as an Item when present: an object of attribute values whose S and N members are strings. */
 export function checkItem(output: Record<string, unknown>, key: string, operation: string): Item | undefined {
   const value = output[key];
   if (value === undefined) return undefined;
   const bad = (what: string) => new AwsServiceError({ name: 'MalformedResponse', message: `${operation} answered with ${what}`, retryable: false, fault: 'server', operation });
-  if (!isObject(value)) throw bad(`a ${key} that is not an object`);
+  if (!isRecord(value)) throw bad(`a ${key} that is not an object`);
   const item: Item = {};
   for (const [name, attribute] of Object.entries(value)) {
-    if (!isObject(attribute)) throw bad(`${key}.${name} that is not an attribute value`);
+    if (!isRecord(attribute)) throw bad(`${key}.${name} that is not an attribute value`);
     const { S, N, BOOL, NULL } = attribute;
     if ((S !== undefined && typeof S !== 'string') || (N !== undefined && typeof N !== 'string')) throw bad(`${key}.${name} whose S or N is not a string`);
     item[name] = { ...(S !== undefined ? { S } : {}), ...(N !== undefined ? { N } : {}), ...(typeof BOOL === 'boolean' ? { BOOL } : {}), ...(NULL === true ? { NULL } : {}) };
@@ -94,14 +93,7 @@ export function dynamoDbEndpoint(region: string, configured?: string, env: NodeJ
   return `https://dynamodb.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
 }
 
-export interface LeanDynamoDbClientOptions {
-  region: string;
-  credentials: CredentialProvider;
-  endpoint?: string;
-  maxAttempts?: number;
-  connectTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  baseDelayMs?: number;
+export interface LeanDynamoDbClientOptions extends AwsClientSettings {
   /** For the endpoint variables (default process.env). */
   env?: NodeJS.ProcessEnv;
 }

@@ -29,6 +29,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { CredentialProvider } from './credentials.js';
 import { signRequest } from './sigv4.js';
+import { isRecord } from '../util/records.js';
 
 /** The SDK's throttling error names (@smithy/core retry, THROTTLING_ERROR_CODES) and SQS's query code for it. */
 const THROTTLING_NAMES = new Set([
@@ -96,19 +97,12 @@ export class AwsServiceError extends Error {
   }
 }
 
-export interface AwsJsonClientOptions {
-  /** The service's name in messages: `SQS`, `DynamoDB`. */
-  serviceName: string;
-  /** SigV4 signing name: `sqs`, `dynamodb`. */
-  signingName: string;
-  /** X-Amz-Target prefix: `AmazonSQS`, `DynamoDB_20120810`. */
-  targetPrefix: string;
+/** Where a client sends, as whom, and how patiently: what the SQS and DynamoDB clients take from their callers. */
+export interface AwsClientSettings {
   region: string;
   credentials: CredentialProvider;
   /** Where requests go unless a call names its own: an `http(s)://host[:port]` origin. */
   endpoint?: string;
-  /** Send `x-amzn-query-mode: true` and read `x-amzn-query-error` (SQS). */
-  queryCompatible?: boolean;
   /** Attempts per call, the first included (default 3, the SDK's). */
   maxAttempts?: number;
   /** Longest wait for a connection (default 5 s). */
@@ -117,6 +111,17 @@ export interface AwsJsonClientOptions {
   requestTimeoutMs?: number;
   /** First retry's largest delay; it doubles per retry (default 100 ms, the SDK's). */
   baseDelayMs?: number;
+}
+
+export interface AwsJsonClientOptions extends AwsClientSettings {
+  /** The service's name in messages: `SQS`, `DynamoDB`. */
+  serviceName: string;
+  /** SigV4 signing name: `sqs`, `dynamodb`. */
+  signingName: string;
+  /** X-Amz-Target prefix: `AmazonSQS`, `DynamoDB_20120810`. */
+  targetPrefix: string;
+  /** Send `x-amzn-query-mode: true` and read `x-amzn-query-error` (SQS). */
+  queryCompatible?: boolean;
 }
 
 interface RawResponse {
@@ -138,10 +143,6 @@ export function shortErrorName(raw: string): string {
   name = name.split(':')[0] ?? name;
   const hash = name.indexOf('#');
   return hash >= 0 ? name.slice(hash + 1) : name;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function errnoCode(err: unknown): string | undefined {
@@ -293,7 +294,7 @@ export class AwsJsonClient {
       }
     }
     if (response.status >= 200 && response.status < 300) {
-      if (parseError !== undefined || !isObject(data)) {
+      if (parseError !== undefined || !isRecord(data)) {
         throw new AwsServiceError({
           ...common,
           name: 'MalformedResponse',
@@ -304,7 +305,7 @@ export class AwsJsonClient {
       }
       return data;
     }
-    const fields = isObject(data) ? data : {};
+    const fields = isRecord(data) ? data : {};
     const text = (key: string) => (typeof fields[key] === 'string' ? fields[key] : undefined);
     const queryError = this.options.queryCompatible ? header(response.headers, 'x-amzn-query-error') : undefined;
     const [queryCode, queryFault] = queryError ? queryError.split(';') : [];

@@ -8,8 +8,8 @@
  * (`https://sqs.<region>.amazonaws.com`, an emulator's, a VPC endpoint's). AWS_ENDPOINT_URL_SQS /
  * AWS_ENDPOINT_URL change nothing here, as with the SDK, whose queue-URL rule overrides them.
  */
-import type { CredentialProvider } from './credentials.js';
-import { AwsJsonClient, AwsServiceError } from './json-client.js';
+import { AwsJsonClient, AwsServiceError, type AwsClientSettings } from './json-client.js';
+import { isRecord } from '../util/records.js';
 
 export interface SqsMessageAttribute {
   DataType: string;
@@ -37,18 +37,8 @@ export interface SqsApi {
   sendMessageBatch(input: SendMessageBatchInput): Promise<SendMessageBatchResult>;
 }
 
-export interface LeanSqsClientOptions {
-  region: string;
-  credentials: CredentialProvider;
-  /** Where requests go instead of the queue URL's origin (an emulator, a VPC endpoint). */
-  endpoint?: string;
-  maxAttempts?: number;
-  connectTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  baseDelayMs?: number;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `endpoint`: where requests go instead of the queue URL's origin (an emulator, a VPC endpoint). */
+export type LeanSqsClientOptions = AwsClientSettings;
 
 /** The SendMessageBatch output's members Svc reads, checked; a wrong shape is an AwsServiceError naming the member. */
 export function checkSendMessageBatchResult(output: Record<string, unknown>, operation = 'SQS.SendMessageBatch'): SendMessageBatchResult {
@@ -56,7 +46,7 @@ export function checkSendMessageBatchResult(output: Record<string, unknown>, ope
   const list = (key: string): Record<string, unknown>[] => {
     const value = output[key];
     if (value === undefined) return [];
-    if (!Array.isArray(value) || !value.every(isObject)) throw bad(`a ${key} that is not a list of objects`);
+    if (!Array.isArray(value) || !value.every(isRecord)) throw bad(`a ${key} that is not a list of objects`);
     return value;
   };
   const Successful = list('Successful').map((s, i) => {
