@@ -1,15 +1,22 @@
 /** The parquet audit destination (`auditEvents.destination.parquet`): files in a directory or on S3. */
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from '../build.js';
 import type { BaseDestination } from '../port.js';
-import { AuditFileDestination } from './destination.js';
-import { encodeParquet } from './parquet.js';
+import { AuditFileDestination, type TableEncoder } from './destination.js';
+import type { encodeParquet } from './parquet.js';
 import { DirectorySink, S3Sink, type FileSink } from './sink.js';
+
+/**
+ * The parquet encoder, loaded at the first file: hyparquet-writer and hyparquet (≈ 50 modules) stay
+ * out of a `svc local` that writes no parquet, and out of the parquet writer Lambda's cold start.
+ */
+let parquetEncoder: Promise<typeof encodeParquet> | undefined;
+const encodeParquetLazily: TableEncoder = async (columns, rows) => (await (parquetEncoder ??= import('./parquet.js').then((m) => m.encodeParquet)))(columns, rows);
 
 export function parquetDestination({ config, logger: log, errors }: DestinationContext): ConfiguredDestination {
   const p = config.auditEvents.destination.parquet;
   const sink: FileSink = p.s3.enable ? new S3Sink({ client: async () => new (await import('@aws-sdk/client-s3')).S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
   return {
-    destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (columns, rows) => encodeParquet(columns, rows), sink, staticTags: p.staticTags, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
+    destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: encodeParquetLazily, sink, staticTags: p.staticTags, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
     batchSize: p.maxBatchSize,
     batchWindowMs: p.writeFrequency,
     stableBatches: true,

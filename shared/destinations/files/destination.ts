@@ -13,7 +13,8 @@ import { BaseDestination } from '../port.js';
 import { auditFileColumns, auditRow } from './mappers.js';
 import type { FileSink } from './sink.js';
 
-export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => Uint8Array;
+/** Encodes a file's rows; may be async, so an encoder can load its library at the first file. */
+export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => Uint8Array | Promise<Uint8Array>;
 
 export interface AuditFileDestinationOptions {
   name: string;
@@ -60,7 +61,7 @@ export class AuditFileDestination extends BaseDestination {
     for (const [date, group] of byDate) {
       const path = batchFileName(date, group.map((e) => e.id), this.options.extension);
       try {
-        const data = this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
+        const data = await this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
         const where = await this.options.sink.put(path, data);
         this.options.log.info({ destination: this.name, file: where, rows: group.length }, `wrote ${group.length} audit event(s) to ${where}`);
       } catch (err) {

@@ -2,7 +2,7 @@
  * A long-running `svc local` / `svc edge` loads the large libraries of a feature only when its config
  * switches the feature on (docs/architecture.md "Memory"): the AWS SDK's S3 client (cloud forwarding's
  * claim checks; SQS goes through Svc's own client, shared/aws/, and never loads the SDK's), mqtt (the
- * MQTT destination), prom-client (the metrics endpoint), node-forge (the simulator's certificates:
+ * MQTT destination), hyparquet-writer (the parquet encoder, at the first file), prom-client (the metrics endpoint), node-forge (the simulator's certificates:
  * `svc simulate` and `svc demo` only), pino-pretty and pino-roll (a TTY, file logging).
  *
  * The real built CLI runs as a child with bench/loaded-modules.mjs preloaded through NODE_OPTIONS (an
@@ -20,7 +20,7 @@ import { freePorts, LOOPBACK } from '../../support/ports.js';
 import { startSvc } from '../../support/svc-process.js';
 
 const HOOK = pathToFileURL(join(REPO_ROOT, 'bench/loaded-modules.mjs')).href;
-const OPTIONAL = ['@aws-sdk/client-s3', '@aws-sdk/credential-providers', 'mqtt', 'prom-client', 'node-forge', 'pino-pretty', 'pino-roll'];
+const OPTIONAL = ['@aws-sdk/client-s3', '@aws-sdk/credential-providers', 'hyparquet-writer', 'mqtt', 'prom-client', 'node-forge', 'pino-pretty', 'pino-roll'];
 
 /** Starts `svc <mode>` on `lines`, waits until it runs, stops it; the packages (node_modules/<pkg>) its start loaded. */
 async function packagesLoaded(mode: 'local' | 'edge', lines: readonly string[]): Promise<Set<string>> {
