@@ -5,7 +5,7 @@
  * errors reported and no type coercion, as ajv would (which it replaced, to keep the audit Lambda small).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { compileSchema, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
+import { lazyChecker, type SchemaError } from '../util/schema-check.js';
 import { isRecord } from '../util/records.js';
 
 /** One validator for every id: any UUID version or variant (platform-formats.md §0.2). */
@@ -198,20 +198,11 @@ export interface EnvelopeError {
 /** The string formats the rules use, and the annotations read by contentErrors (a rule's message, why a member is required). */
 export const ENVELOPE_SCHEMA_OPTIONS = { formats: { rfc3339: isRfc3339, 'absolute-uri': isAbsoluteUri }, annotations: ['x-message', 'x-required'] } as const;
 
-/** Compiled on first use, not at module load: the writers import this module for its schema only (the queue codec). */
-let envelopeCompiled: SchemaChecker<AuditEnvelope> | undefined;
-const envelopeChecker = (): SchemaChecker<AuditEnvelope> => (envelopeCompiled ??= compileSchema<AuditEnvelope>(AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS));
-let contentCompiled: SchemaChecker<unknown> | undefined;
-const contentChecker = (): SchemaChecker<unknown> => (contentCompiled ??= compileSchema(ContentSchema, ENVELOPE_SCHEMA_OPTIONS));
-const payloadCompiled = new Map<string, SchemaChecker<unknown>>();
-/** The payload checker of an envelope type, compiled at its first use (undefined for a type without payload rules). */
-function payloadCheckerOf(type: string): SchemaChecker<unknown> | undefined {
-  const schema = Object.hasOwn(PAYLOAD_RULES, type) ? PAYLOAD_RULES[type] : undefined;
-  if (schema === undefined) return undefined;
-  let checker = payloadCompiled.get(type);
-  if (checker === undefined) payloadCompiled.set(type, (checker = compileSchema(schema, ENVELOPE_SCHEMA_OPTIONS)));
-  return checker;
-}
+// Compiled on first use, not at module load: the writers import this module for its schema only (the queue codec).
+const envelopeChecker = lazyChecker<AuditEnvelope>(AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS);
+const contentChecker = lazyChecker(ContentSchema, ENVELOPE_SCHEMA_OPTIONS);
+/** The payload checker of each envelope type with payload rules. */
+const PAYLOAD_CHECKERS = new Map(Object.entries(PAYLOAD_RULES).map(([type, schema]) => [type, lazyChecker(schema, ENVELOPE_SCHEMA_OPTIONS)]));
 
 function schemaMessage(err: SchemaError): string {
   if (err.keyword === 'required') return `must have required property '${String(err.params['missingProperty'])}'`;
@@ -267,7 +258,7 @@ export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnve
   }
   const deep = tooDeep(body, MAX_NESTING_DEPTH);
   if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
-  const checker = envelopeChecker();
+  const checker = envelopeChecker;
   if (checker.check(body)) return { ok: true, envelope: body };
   return { ok: false, errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }
@@ -297,12 +288,12 @@ function contentErrors(errors: readonly SchemaError[], prefix: string): Envelope
 /** Content rules (→ 422), all evaluated: ids, lengths, the type and its payload rules. */
 export function checkContent(envelope: AuditEnvelope): EnvelopeError[] {
   const errors: EnvelopeError[] = [];
-  const content = contentChecker();
+  const content = contentChecker;
   if (!content.check(envelope)) errors.push(...contentErrors(content.errors(envelope), ''));
   if (!isKnownType(envelope.type)) {
     errors.push({ instancePath: '/type', message: `type "${envelope.type.slice(0, 100)}" is not recognised (known: ${KNOWN_TYPES.join(', ')}, or event.<name>)` });
   }
-  const payloadChecker = payloadCheckerOf(envelope.type);
+  const payloadChecker = PAYLOAD_CHECKERS.get(envelope.type);
   if (payloadChecker && !payloadChecker.check(envelope.payload)) errors.push(...contentErrors(payloadChecker.errors(envelope.payload), '/payload'));
   return errors;
 }

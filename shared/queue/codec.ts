@@ -8,7 +8,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS } from '../audit/envelope.js';
-import { compileSchema, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
+import { lazyChecker, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
 import { isRecord } from '../util/records.js';
 import { LogEventSchema, UserActivitySchema } from '../platform/events.js';
@@ -107,29 +107,15 @@ const schemaMatchesType: Same<Static<typeof QueuedEventSchema>, QueuedEvent> = t
 void schemaMatchesType;
 
 /**
- * The checkers (shared/util/schema-check.ts), compiled on first use: a writer that never decodes a
- * message of a kind (or a bad message) never needs its checker. The message checker is compiled at
- * the first decode; the shape and per-kind ones only to explain a message that failed it.
+ * The checkers (shared/util/schema-check.ts), each compiled at its first use: a writer that never
+ * decodes a message of a kind (or a bad message) never needs its checker. The message checker is
+ * compiled at the first decode; the shape and per-kind ones only to explain a message that failed it.
  */
-function lazily<T>(compile: () => T): () => T {
-  let compiled: T | undefined;
-  return () => (compiled ??= compile());
-}
-
-const compile = <T>(schema: TSchema): SchemaChecker<T> => compileSchema<T>(schema, ENVELOPE_SCHEMA_OPTIONS);
-const messageChecker = lazily(() => compile<QueueMessage>(QueueMessageSchema));
-const packedShape = lazily(() => compile<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false })));
-const claimCheckShape = lazily(() => compile<ClaimCheckMessage>(ClaimCheckMessageSchema));
-/** Per-kind checkers, only to explain why an event failed (the union's errors are noisy); each compiled at its first use. */
-const KIND_SCHEMAS = new Map<string, TSchema>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, schema]));
-const kindCheckers = new Map<string, SchemaChecker<unknown>>();
-function kindChecker(kind: string): SchemaChecker<unknown> | undefined {
-  const schema = KIND_SCHEMAS.get(kind);
-  if (schema === undefined) return undefined;
-  let checker = kindCheckers.get(kind);
-  if (checker === undefined) kindCheckers.set(kind, (checker = compile(schema)));
-  return checker;
-}
+const messageChecker = lazyChecker<QueueMessage>(QueueMessageSchema, ENVELOPE_SCHEMA_OPTIONS);
+const packedShape = lazyChecker<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false }), ENVELOPE_SCHEMA_OPTIONS);
+const claimCheckShape = lazyChecker<ClaimCheckMessage>(ClaimCheckMessageSchema, ENVELOPE_SCHEMA_OPTIONS);
+/** Per-kind checkers, only to explain why an event failed (the union's errors are noisy). */
+const KIND_CHECKERS = new Map<string, SchemaChecker<unknown>>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, lazyChecker(schema, ENVELOPE_SCHEMA_OPTIONS)]));
 
 export type DecodeResult = { ok: true; message: QueueMessage } | { ok: false; error: string };
 
@@ -149,10 +135,10 @@ function describe(errors: readonly SchemaError[], prefix = ''): string {
 function explainEvents(events: readonly unknown[]): string {
   for (const [index, event] of events.entries()) {
     const kind = isRecord(event) && typeof event['kind'] === 'string' ? event['kind'] : undefined;
-    const checker = kind === undefined ? undefined : kindChecker(kind);
+    const checker = kind === undefined ? undefined : KIND_CHECKERS.get(kind);
     if (kind === undefined || checker === undefined) {
       const given = isRecord(event) ? (JSON.stringify(event['kind']) ?? 'none') : 'none (not an object)';
-      return `events[${index}]: unknown event kind ${given} (known: ${[...KIND_SCHEMAS.keys()].join(', ')})`;
+      return `events[${index}]: unknown event kind ${given} (known: ${[...KIND_CHECKERS.keys()].join(', ')})`;
     }
     const id = isRecord(event) && typeof event['id'] === 'string' ? ` id ${event['id'].slice(0, 80)}` : '';
     if (!checker.check(event)) {
@@ -170,15 +156,15 @@ export function decodeMessage(body: string): DecodeResult {
   } catch (err) {
     return { ok: false, error: `queue message is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }
-  if (messageChecker().check(value)) return { ok: true, message: value };
+  if (messageChecker.check(value)) return { ok: true, message: value };
   if (!isRecord(value)) return { ok: false, error: 'queue message must be a JSON object' };
   if (value['v'] !== QUEUE_FORMAT_VERSION) {
     return { ok: false, error: `unsupported queue message version ${JSON.stringify(value['v']) ?? 'undefined'} (this reader understands v=${QUEUE_FORMAT_VERSION})` };
   }
   if ('claimCheck' in value) {
-    return { ok: false, error: `invalid claim-check message: ${describe(claimCheckShape().errors(value))}` };
+    return { ok: false, error: `invalid claim-check message: ${describe(claimCheckShape.errors(value))}` };
   }
-  const packed = packedShape();
+  const packed = packedShape;
   if (!packed.check(value)) return { ok: false, error: `invalid queue message: ${describe(packed.errors(value))}` };
   return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
 }

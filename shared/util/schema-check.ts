@@ -41,6 +41,19 @@ export interface SchemaCheckOptions {
   annotations?: readonly string[];
 }
 
+/**
+ * `compileSchema` at the first `check` or `errors`, not now: a module that only exports a schema, or
+ * a function that never meets the case (a bad message, an event type), pays nothing at cold start.
+ */
+export function lazyChecker<T>(schema: object, options: SchemaCheckOptions = {}): SchemaChecker<T> {
+  let compiled: SchemaChecker<T> | undefined;
+  const checker = (): SchemaChecker<T> => (compiled ??= compileSchema<T>(schema, options));
+  return {
+    check: (value: unknown): value is T => checker().check(value),
+    errors: (value: unknown) => checker().errors(value),
+  };
+}
+
 /** Keywords every schema may carry without effect. */
 const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', '$id', '$comment']);
 

@@ -8,7 +8,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { AuditEnvelopeSchema, isAbsoluteUri, isRfc3339, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
 import { QueueMessageSchema, encodeClaimCheck, encodePacked } from '../../../shared/queue/codec.js';
-import { compileSchema, type SchemaError } from '../../../shared/util/schema-check.js';
+import { compileSchema, lazyChecker, type SchemaError } from '../../../shared/util/schema-check.js';
 import { SeededRandom } from '../../../edge-agent/simulate/random.js';
 import { envelope, typedEvents, auditQueued } from '../../support/audit.js';
 import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, SCHEDULER, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
@@ -120,5 +120,18 @@ describe('schema-check refuses what it does not understand', () => {
   it('an annotation it was not told about', () => {
     expect(() => compileSchema({ type: 'string', 'x-message': 'm' })).toThrow('unknown keyword "x-message"');
     expect(compileSchema({ type: 'string', 'x-message': 'm' }, { annotations: ['x-message'] }).check('s')).toBe(true);
+  });
+});
+
+describe('lazyChecker', () => {
+  it('compiles at the first use, not when made, and then answers as compileSchema does', () => {
+    const broken = lazyChecker({ type: 'string', uniqueItems: true });
+    expect(() => broken.check('x')).toThrow('unknown keyword "uniqueItems"');
+    const lazy = lazyChecker<string>({ type: 'string', minLength: 2 });
+    const eager = compileSchema<string>({ type: 'string', minLength: 2 });
+    for (const value of ['ab', 'a', 3]) {
+      expect(lazy.check(value)).toBe(eager.check(value));
+      expect(lazy.errors(value)).toEqual(eager.errors(value));
+    }
   });
 });
