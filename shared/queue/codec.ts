@@ -200,6 +200,22 @@ export function encodePacked(events: readonly QueuedEvent[]): string {
   return PACKED_HEAD + events.map(toJson).join(',') + PACKED_TAIL;
 }
 
+/**
+ * `events` encoded as a packed body's event list (what goes between its `[` and `]`), so a sender
+ * can encode events when it takes them and hold one string instead of the objects until it writes
+ * (the edge's event spool). `packedBodyOf` joins such lists into a body: the same text as
+ * `encodePacked` of all their events, byte for byte.
+ */
+export function encodeEventList(events: readonly QueuedEvent[]): string {
+  const json = toJson(events);
+  return json.slice(1, -1);
+}
+
+/** The body of one packed message from event lists of `encodeEventList`, in order. */
+export function packedBodyOf(lists: readonly string[]): string {
+  return PACKED_HEAD + lists.join(',') + PACKED_TAIL;
+}
+
 /** The body of a claim-check message. */
 export function encodeClaimCheck(ref: { bucket: string; key: string }, events: number): string {
   const message: ClaimCheckMessage = { v: QUEUE_FORMAT_VERSION, claimCheck: { bucket: ref.bucket, key: ref.key, events } };

@@ -13,7 +13,7 @@ import { decodeMessage, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
-import { QueueFullError, QueueStorageError, type EventQueue } from './port.js';
+import { QueueFullError, QueueStorageError, SQS_MAX_MESSAGE_BYTES, type EncodedEventQueue, type EncodedMessage, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
 import type { Log } from '../logging/log.js';
 
@@ -157,7 +157,7 @@ interface GroupRuntime {
   oldest: { seq: number; at: number | null } | undefined;
 }
 
-export class LocalEventQueue implements EventQueue, Component {
+export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component {
   readonly name = 'event queue (local, durable)';
   private journal: Journal | undefined;
   private readonly runtimes = new Map<string, GroupRuntime>();
@@ -238,12 +238,37 @@ export class LocalEventQueue implements EventQueue, Component {
     for (const rt of this.runtimes.values()) rt.loop = this.consume(rt);
   }
 
+  /** The largest message body written as one message (larger events go alone, in a body of their own). */
+  get maxMessageBytes(): number {
+    return this.options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
+  }
+
   async send(events: readonly QueuedEvent[]): Promise<void> {
+    const journal = this.journalFor(events.length);
+    const bodies = packEventBodies(events, this.maxMessageBytes);
+    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length))));
+    this.wakeConsumers(journal);
+  }
+
+  /**
+   * One message already encoded (port.ts EncodedEventQueue): written as it is, so the sender keeps
+   * its size within `maxMessageBytes`. Resolves once it is on disk.
+   */
+  async sendEncoded(message: EncodedMessage): Promise<void> {
+    const journal = this.journalFor(message.events);
+    await this.writing('messages', journal.append(message.body, message.events));
+    this.wakeConsumers(journal);
+  }
+
+  /** The journal when the queue takes `events` more now; throws (QueueFullError when full) otherwise. */
+  private journalFor(events: number): Journal {
     const journal = this.journal;
     if (!journal || !this.accepting) throw new Error('the event queue is not running');
-    if (journal.pendingEvents + events.length > this.options.capacity) throw new QueueFullError(this.options.capacity);
-    const bodies = packEventBodies(events, this.options.maxMessageBytes ?? 1_048_576);
-    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length))));
+    if (journal.pendingEvents + events > this.options.capacity) throw new QueueFullError(this.options.capacity);
+    return journal;
+  }
+
+  private wakeConsumers(journal: Journal): void {
     for (const rt of this.runtimes.values()) {
       // Within its batching window a consumer wakes at the window's end anyway; earlier only when
       // its batch may be full (each wake rescans the pending messages).

@@ -12,6 +12,22 @@ export interface EventQueue {
   send(events: readonly QueuedEvent[]): Promise<void>;
 }
 
+/** A queue message already encoded (codec.ts `packedBodyOf`): its body and the number of events in it. */
+export interface EncodedMessage {
+  body: string;
+  events: number;
+}
+
+/**
+ * A queue that takes messages already encoded (the durable local queue): the edge's event spool
+ * encodes events when it takes them and hands the queue the messages' text. Like `send`, all or none.
+ */
+export interface EncodedEventQueue {
+  sendEncoded(message: EncodedMessage): Promise<void>;
+  /** The largest body it takes as one message. */
+  readonly maxMessageBytes: number;
+}
+
 /** The queue cannot take more events now; the source should answer 503 / drop and count. */
 export class QueueFullError extends Error {
   override readonly name = 'QueueFullError';

@@ -2,7 +2,8 @@
 import dgram from 'node:dgram';
 import { parseConfigText } from '../../shared/config/load.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
-import { QueueFullError, type EventQueue } from '../../shared/queue/port.js';
+import { decodeMessage, isClaimCheck } from '../../shared/queue/codec.js';
+import { QueueFullError, SQS_MAX_MESSAGE_BYTES, type EncodedEventQueue, type EncodedMessage, type EventQueue } from '../../shared/queue/port.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { LOOPBACK, sleep } from './ports.js';
 
@@ -58,12 +59,26 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
  * The EventQueue port's in-memory stand-in: records what it is given, or refuses it as a full
  * queue does (`refuse`). Suites that need the real durable queue use LocalEventQueue.
  */
-export class RecordingQueue implements EventQueue {
+export class RecordingQueue implements EventQueue, EncodedEventQueue {
   readonly events: QueuedEvent[] = [];
+  /** Event count of each message taken through sendEncoded (the event spool's way in). */
+  readonly messages: number[] = [];
+  readonly maxMessageBytes = SQS_MAX_MESSAGE_BYTES;
   refuse = false;
   send(events: readonly QueuedEvent[]): Promise<void> {
     if (this.refuse) return Promise.reject(new QueueFullError(1));
     this.events.push(...events);
+    return Promise.resolve();
+  }
+  /** Decodes the message with the queue codec (as a destination's consumer does) and records its events. */
+  sendEncoded(message: EncodedMessage): Promise<void> {
+    if (this.refuse) return Promise.reject(new QueueFullError(1));
+    const decoded = decodeMessage(message.body);
+    if (!decoded.ok) return Promise.reject(new Error(decoded.error));
+    if (isClaimCheck(decoded.message)) return Promise.reject(new Error('unexpected claim check'));
+    if (decoded.message.events.length !== message.events) return Promise.reject(new Error(`message says ${message.events} events, its body holds ${decoded.message.events.length}`));
+    this.messages.push(message.events);
+    this.events.push(...decoded.message.events);
     return Promise.resolve();
   }
 }

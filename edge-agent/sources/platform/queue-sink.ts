@@ -17,7 +17,7 @@ import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { Log } from '../../../shared/logging/log.js';
 import type { HealthSample, SessionSample } from '../../../shared/platform/polled.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
-import type { EventQueue } from '../../../shared/queue/port.js';
+import type { EncodedEventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { EventSpool } from '../udp/spool.js';
 import type { PollSink } from './sink.js';
@@ -28,7 +28,7 @@ import { HEALTH_POINTS_PER_SAMPLE, SESSION_SUMMARY_POINTS } from '../../../share
 export const POLL_SPOOL_EVENTS = 1000;
 
 export interface QueuePollSinkOptions {
-  queue: EventQueue;
+  queue: EncodedEventQueue;
   outputs: Pick<PlatformOutputs, 'health' | 'sessions'>;
   clock: PointClock;
   errors: ErrorTracker;

@@ -13,15 +13,21 @@
  * The trade-off (docs/udp-events.md): an event is durable a few milliseconds after its handler
  * finished, not before. UDP has no acknowledgement, so no sender relies on the earlier moment,
  * and the datagrams waiting in the listener's queue are in memory anyway.
+ *
+ * Events are encoded (JSON, the queue's packed form) when the spool takes them, and it holds that
+ * text, not the objects: an event object with its twenty-odd field strings that lived through the
+ * write's fdatasync was copied by every young-generation GC meanwhile, which cost more than the
+ * encoding itself (bench/udp-steps.mjs). The queue writes the messages' text as it is (sendEncoded).
  */
+import { encodeEventList, packedBodyOf } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
-import type { EventQueue } from '../../../shared/queue/port.js';
+import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import type { Log } from '../../../shared/logging/log.js';
 
 export interface SpoolOptions {
   name: string;
-  queue: EventQueue;
+  queue: EncodedEventQueue;
   /** Most events held (buffered and being written); `send` waits while it is reached. */
   maxBuffered: number;
   /** Most events per queue message (a destination's delivery is a batch of messages). */
@@ -35,9 +41,26 @@ export interface SpoolOptions {
   whenFull?: string;
 }
 
+/** Events of one `send` or `offer` as the spool holds them: their encoded event list, count and UTF-8 size. */
+interface Entry {
+  list: string;
+  events: number;
+  bytes: number;
+}
+
+/** A message of one round and the entries in it (they go back to the buffer if it is refused). */
+interface RoundMessage {
+  message: EncodedMessage;
+  entries: Entry[];
+}
+
+/** UTF-8 bytes of a packed body's frame around its event list. */
+const FRAME_BYTES = Buffer.byteLength(packedBodyOf([]));
+
 export class EventSpool implements EventQueue, Component {
   readonly name: string;
-  private buffer: QueuedEvent[] = [];
+  private buffer: Entry[] = [];
+  private bufferedEvents = 0;
   private writing = 0;
   private flushing: Promise<void> | undefined;
   private spaceWaiters: (() => void)[] = [];
@@ -50,7 +73,7 @@ export class EventSpool implements EventQueue, Component {
 
   /** Events held: buffered plus being written. */
   get held(): number {
-    return this.buffer.length + this.writing;
+    return this.bufferedEvents + this.writing;
   }
 
   start(): Promise<void> {
@@ -65,7 +88,7 @@ export class EventSpool implements EventQueue, Component {
   offer(events: readonly QueuedEvent[]): boolean {
     const held = this.held;
     if (this.stopped || (held > 0 && held + events.length > this.options.maxBuffered) || this.spaceWaiters.length > 0) return false;
-    for (const event of events) this.buffer.push(event);
+    this.take(events);
     this.flushing ??= this.flush();
     return true;
   }
@@ -76,8 +99,28 @@ export class EventSpool implements EventQueue, Component {
       await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
     }
     if (this.stopped) throw new Error(`${this.name} is stopped`);
-    this.buffer.push(...events);
+    this.take(events);
     this.flushing ??= this.flush();
+  }
+
+  /** Buffers `events` encoded, in entries of at most `maxPerMessage` events (a message never splits an entry). */
+  private take(events: readonly QueuedEvent[]): void {
+    const per = this.options.maxPerMessage;
+    if (events.length <= per) this.push(events);
+    else for (let i = 0; i < events.length; i += per) this.push(events.slice(i, i + per));
+  }
+
+  /** One entry; events that would make a body over the queue's limit together are encoded one by one. */
+  private push(events: readonly QueuedEvent[]): void {
+    if (events.length === 0) return;
+    const list = encodeEventList(events);
+    const bytes = Buffer.byteLength(list);
+    if (events.length > 1 && bytes + FRAME_BYTES > this.options.queue.maxMessageBytes) {
+      for (const event of events) this.push([event]);
+      return;
+    }
+    this.buffer.push({ list, events: events.length, bytes });
+    this.bufferedEvents += events.length;
   }
 
   /** Writes what is buffered (one more attempt if the queue refuses it), then reports what could not be written. */
@@ -87,8 +130,10 @@ export class EventSpool implements EventQueue, Component {
     await this.flushing;
     if (this.buffer.length > 0) await this.writeAll();
     if (this.buffer.length > 0) {
-      this.options.log.error({ spool: this.options.name, events: this.buffer.length }, `${this.buffer.length} ${this.options.name} event(s) could not be written to the queue before Svc stopped; they are lost`);
+      const lost = this.bufferedEvents;
+      this.options.log.error({ spool: this.options.name, events: lost }, `${lost} ${this.options.name} event(s) could not be written to the queue before Svc stopped; they are lost`);
       this.buffer = [];
+      this.bufferedEvents = 0;
     }
   }
 
@@ -103,24 +148,35 @@ export class EventSpool implements EventQueue, Component {
     this.flushing = undefined;
   }
 
-  /** One round: everything buffered, as messages of `maxPerMessage` events written together (one group commit). */
+  /**
+   * One round: everything buffered, as messages of at most `maxPerMessage` events and the queue's
+   * largest body, written together (one group commit).
+   */
   private async writeAll(): Promise<boolean> {
     const taken = this.buffer;
     this.buffer = [];
-    this.writing = taken.length;
-    const chunks: QueuedEvent[][] = [];
-    for (let i = 0; i < taken.length; i += this.options.maxPerMessage) chunks.push(taken.slice(i, i + this.options.maxPerMessage));
-    const results = await Promise.allSettled(chunks.map((chunk) => this.options.queue.send(chunk)));
-    const refused = chunks.filter((_, i) => results[i]?.status === 'rejected').flat();
-    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    this.buffer = [...refused, ...this.buffer];
+    this.writing = this.bufferedEvents;
+    this.bufferedEvents = 0;
+    const messages = this.messagesOf(taken);
+    const results = await Promise.allSettled(messages.map((m) => this.options.queue.sendEncoded(m.message)));
+    const refused: Entry[] = [];
+    let refusedEvents = 0;
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i] as RoundMessage;
+      if (results[i]?.status !== 'rejected') continue;
+      refused.push(...m.entries);
+      refusedEvents += m.message.events;
+    }
+    this.buffer = refused.length > 0 ? [...refused, ...this.buffer] : this.buffer;
+    this.bufferedEvents += refusedEvents;
     this.writing = 0;
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) {
       const reason: unknown = failure.reason;
       this.options.onWriteError?.(reason);
       if (this.failingSince === undefined) {
         this.failingSince = Date.now();
-        this.options.log.error({ spool: this.options.name, err: reason, events: refused.length }, `the event queue refused ${refused.length} ${this.options.name} event(s); they stay buffered and are retried (${this.options.whenFull ?? 'the listener drops new datagrams, counted, while the buffer is full'})`);
+        this.options.log.error({ spool: this.options.name, err: reason, events: refusedEvents }, `the event queue refused ${refusedEvents} ${this.options.name} event(s); they stay buffered and are retried (${this.options.whenFull ?? 'the listener drops new datagrams, counted, while the buffer is full'})`);
       }
     } else if (this.failingSince !== undefined) {
       this.options.log.info({ spool: this.options.name, failedForMs: Date.now() - this.failingSince }, `the event queue takes ${this.options.name} events again`);
@@ -128,5 +184,30 @@ export class EventSpool implements EventQueue, Component {
     }
     for (const wake of this.spaceWaiters.splice(0)) wake();
     return failure === undefined;
+  }
+
+  /** Entries in order, packed greedily into messages within `maxPerMessage` events and the queue's largest body. */
+  private messagesOf(entries: readonly Entry[]): RoundMessage[] {
+    const out: RoundMessage[] = [];
+    const maxBytes = this.options.queue.maxMessageBytes;
+    let group: Entry[] = [];
+    let events = 0;
+    let bytes = FRAME_BYTES;
+    const close = (): void => {
+      if (group.length === 0) return;
+      out.push({ message: { body: packedBodyOf(group.map((e) => e.list)), events }, entries: group });
+      group = [];
+      events = 0;
+      bytes = FRAME_BYTES;
+    };
+    for (const entry of entries) {
+      const added = group.length === 0 ? entry.bytes : entry.bytes + 1; // + the comma
+      if (group.length > 0 && (events + entry.events > this.options.maxPerMessage || bytes + added > maxBytes)) close();
+      bytes += group.length === 0 ? entry.bytes : entry.bytes + 1;
+      events += entry.events;
+      group.push(entry);
+    }
+    close();
+    return out;
   }
 }

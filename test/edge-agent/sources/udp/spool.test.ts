@@ -8,18 +8,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventSpool } from '../../../../edge-agent/sources/udp/spool.js';
+import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
 import type { PointsQueuedEvent, QueuedEvent } from '../../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
-import { QueueFullError, type EventQueue } from '../../../../shared/queue/port.js';
+import { QueueFullError, type EncodedEventQueue, type EncodedMessage } from '../../../../shared/queue/port.js';
 import { captureLog } from '../../../support/audit.js';
 import { eventually } from '../../../support/udp.js';
 
 const event = (i: number): PointsQueuedEvent => ({ kind: 'points', id: `e${i}`, receivedAt: '2026-11-22T10:00:00.000Z', module: 'TEST', points: [{ measurement: 'm', tags: { t: 'x' }, fields: { n: { type: 'int', value: i } }, timeNs: String(i) }] });
 
-/** A queue whose sends wait for `release()` and may refuse. */
-class GatedQueue implements EventQueue {
+/** A queue whose sends wait for `release()` and may refuse; it decodes each message with the queue codec. */
+class GatedQueue implements EncodedEventQueue {
   readonly sends: QueuedEvent[][] = [];
   refuse = false;
+  maxMessageBytes = 1_048_576;
   private gate: Promise<void> = Promise.resolve();
   private open: () => void = () => undefined;
   hold(): void {
@@ -28,10 +30,13 @@ class GatedQueue implements EventQueue {
   release(): void {
     this.open();
   }
-  async send(events: readonly QueuedEvent[]): Promise<void> {
+  async sendEncoded(message: EncodedMessage): Promise<void> {
     await this.gate;
     if (this.refuse) throw new QueueFullError(1);
-    this.sends.push([...events]);
+    const decoded = decodeMessage(message.body);
+    if (!decoded.ok || isClaimCheck(decoded.message)) throw new Error(`not a packed message: ${message.body.slice(0, 200)}`);
+    expect(decoded.message.events).toHaveLength(message.events);
+    this.sends.push(decoded.message.events);
   }
 }
 
