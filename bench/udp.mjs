@@ -196,6 +196,15 @@ async function startBaseline(svc, receiveBufferBytes) {
   };
 }
 
+const EVENT_OPENING = '{"kind":"';
+
+/** Events in a packed queue message body (see the consumer in startSvc). */
+function countEvents(body) {
+  let n = 0;
+  for (let i = body.indexOf(EVENT_OPENING); i !== -1; i = body.indexOf(EVENT_OPENING, i + EVENT_OPENING.length)) n++;
+  return n;
+}
+
 async function startSvc(svc, config) {
   const warnings = [];
   let logLines = 0;
@@ -230,9 +239,12 @@ async function startSvc(svc, config) {
         name: 'bench',
         batchSize: 1000,
         batchWindowMs: 100,
+        // What a destination that writes nothing would cost: take the batch, count its events, ack it.
+        // Events, not messages (the spool packs several in one message): counted by their `{"kind":"`,
+        // which opens every packed event and cannot occur inside a JSON string (its `"` are escaped).
+        // A JSON.parse of every body here cost ≈ 2.5 µs per datagram and its garbage, in this process.
         handler: async (event) => {
-          // Events, not messages: the edge's spool packs several events in one queue message.
-          for (const record of event.Records) consumed += JSON.parse(record.body).events.length;
+          for (const record of event.Records) consumed += countEvents(record.body);
           return { batchItemFailures: [] };
         },
       },
@@ -242,9 +254,10 @@ async function startSvc(svc, config) {
   // Counts the events whose send resolved (on disk); the spool in front writes them in batches, as in svc local.
   let enqueued = 0;
   const counting = {
-    send: async (events) => {
-      await queue.send(events);
-      enqueued += events.length;
+    maxMessageBytes: queue.maxMessageBytes,
+    sendEncoded: async (message) => {
+      await queue.sendEncoded(message);
+      enqueued += message.events;
     },
   };
   const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, log });

@@ -1,0 +1,120 @@
+/**
+ * What one UDP log datagram costs in Svc's own code, without the socket: the handler (parse, count,
+ * categorise), the event spool, and the durable LocalEventQueue (stringify, journal, fdatasync),
+ * with the bench's consumer and without, on datagrams of `svc simulate udp --kinds log`. CPU µs per
+ * datagram (process.cpuUsage), best of --rounds passes of --count datagrams handed over in batches
+ * of --batch (the listener's maxConcurrent). Steps are cumulative: each adds one stage.
+ *
+ *   npm run build && node bench/udp-steps.mjs [--count=100000] [--batch=10] [--rounds=3] [--per-message=N]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fmt, int, option, positive } from './lib.mjs';
+
+const dist = new URL('../dist/', import.meta.url);
+const load = (path) => import(new URL(path, dist).href);
+
+const [handlers, counters, perf, appNames, lp, local, config, logger, messages, spoolMod, compose, destinations] = await Promise.all([
+  load('edge-agent/sources/udp/handlers.js'),
+  load('edge-agent/sources/udp/counters.js'),
+  load('edge-agent/sources/udp/rules/perf-filter.js'),
+  load('shared/platform/app-names.js'),
+  load('shared/destinations/tsdb/line-protocol.js'),
+  load('shared/queue/local.js'),
+  load('shared/config/load.js'),
+  load('shared/logging/logger.js'),
+  load('edge-agent/simulate/messages.js'),
+  load('edge-agent/sources/udp/spool.js'),
+  load('edge-agent/sources/udp/compose.js'),
+  load('shared/destinations/registry.js'),
+]);
+
+const count = Math.round(positive('count', 'BENCH_COUNT', 100_000));
+const batchSize = Math.round(positive('batch', 'BENCH_BATCH', 10));
+const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 3));
+const perMessage = Math.round(positive('per-message', 'BENCH_PER_MESSAGE', destinations.EDGE_EVENTS_PER_MESSAGE));
+const seed = Math.round(positive('seed', 'BENCH_SEED', 42));
+const only = option('only', 'BENCH_ONLY', '');
+
+const yaml = ['Svc:', '  logEvents:', '    source:', ...['engine', 'proxy', 'repository', 'scheduler', 'apiPerf'].map((s) => `      ${s}: { enable: true }`), '    enginePerformanceMonitor:', '      enable: true', '      monitorFilter:', '        allApps:', '          enable: true'].join('\n');
+const settings = config.parseConfigText(`${yaml}\n`, 'bench.yaml', {}).config.logEvents;
+const { logger: log } = await logger.createLogger({ level: 'warn', pretty: false });
+
+const gen = messages.createDatagramGenerator({ seed, kinds: messages.LOG_KINDS, malformed: 0 });
+const now = Date.now();
+const datagrams = Array.from({ length: count }, (_, i) => ({ data: gen.next().data, address: '127.0.0.1', port: 40000, receivedAtMs: now + Math.floor(i / 50) }));
+const batches = [];
+for (let i = 0; i < datagrams.length; i += batchSize) batches.push(datagrams.slice(i, i + batchSize));
+
+const makeHandler = (queue) =>
+  handlers.logEventHandler({ settings, appNames: appNames.NO_APP_NAMES, counter: new counters.EventCounter(), rejected: new perf.RejectedEventCounter(), trackPerfRejections: false, queue, clock: new lp.PointClock(), log });
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Runs every batch through the handler, one batch per event-loop turn as the listener's queue does
+ * (so the spool's writes run between batches); waits when a batch's outcome is a promise (spool full).
+ */
+async function feed(handler) {
+  for (const batch of batches) {
+    const r = handler.batch(batch);
+    if (r instanceof Promise) await r;
+    await turn();
+  }
+}
+
+async function withQueue(consumer, fn) {
+  const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-steps-'));
+  let consumed = 0;
+  const queue = new local.LocalEventQueue({
+    directory,
+    capacity: 10_000_000,
+    maxReceiveCount: 3,
+    log,
+    groups: consumer ? [{ name: 'bench', batchSize: 1000, batchWindowMs: 100, handler: async (event) => { for (const record of event.Records) consumed += record.body.length > 0 ? 1 : 0; return { batchItemFailures: [] }; } }] : [],
+  });
+  await queue.start();
+  try {
+    return await fn(queue, () => consumed);
+  } finally {
+    await queue.stop();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+const steps = {
+  'handler (parse, count, categorise; no queue)': async () => feed(makeHandler(null)),
+  'handler → spool → no-op queue': async () => {
+    const spool = new spoolMod.EventSpool({ name: 'log', queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} }, maxBuffered: compose.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+    await feed(makeHandler(spool));
+    await spool.stop();
+  },
+  'handler → spool → LocalEventQueue (no consumer)': async () =>
+    withQueue(false, async (queue) => {
+      const spool = new spoolMod.EventSpool({ name: 'log', queue, maxBuffered: compose.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      await feed(makeHandler(spool));
+      await spool.stop();
+    }),
+  'handler → spool → LocalEventQueue → consumer acking all': async () =>
+    withQueue(true, async (queue) => {
+      const spool = new spoolMod.EventSpool({ name: 'log', queue, maxBuffered: compose.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      await feed(makeHandler(spool));
+      await spool.stop();
+      while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
+    }),
+};
+
+console.log(`UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${perMessage} events per queue message, best of ${rounds}; load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+for (const [name, run] of Object.entries(steps)) {
+  if (only && !name.includes(only)) continue;
+  let best = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const c0 = process.cpuUsage();
+    await run();
+    const c = process.cpuUsage(c0);
+    best = Math.min(best, (c.user + c.system) / count);
+  }
+  console.log(`${fmt(best, 2).padStart(7)} µs CPU per datagram   ${name}`);
+}
+console.log(`load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
