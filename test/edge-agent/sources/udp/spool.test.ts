@@ -20,6 +20,7 @@ const event = (i: number): PointsQueuedEvent => ({ kind: 'points', id: `e${i}`, 
 /** A queue whose sends wait for `release()` and may refuse; it decodes each message with the queue codec. */
 class GatedQueue implements EncodedEventQueue {
   readonly sends: QueuedEvent[][] = [];
+  readonly bodies: string[] = [];
   refuse = false;
   maxMessageBytes = 1_048_576;
   private gate: Promise<void> = Promise.resolve();
@@ -37,6 +38,7 @@ class GatedQueue implements EncodedEventQueue {
     if (!decoded.ok || isClaimCheck(decoded.message)) throw new Error(`not a packed message: ${message.body.slice(0, 200)}`);
     expect(decoded.message.events).toHaveLength(message.events);
     this.sends.push(decoded.message.events);
+    this.bodies.push(message.body);
   }
 }
 
@@ -78,6 +80,35 @@ describe('EventSpool', () => {
     queue.release();
     await spool.stop();
     expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4'], ['e5', 'e6', 'e7', 'e8'], ['e9', 'e10']]);
+  });
+
+  it('splits a send of more than maxPerMessage events, and never splits one send between messages (a message may hold fewer)', async () => {
+    const queue = new GatedQueue();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 4, log: (await captureLog()).logger });
+    queue.hold();
+    await spool.send([event(0)]);
+    await spool.send(Array.from({ length: 10 }, (_, i) => event(i + 1)));
+    await spool.send([event(11), event(12), event(13)]);
+    await spool.send([event(14), event(15)]);
+    expect(spool.held).toBe(16);
+    queue.release();
+    await spool.stop();
+    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4'], ['e5', 'e6', 'e7', 'e8'], ['e9', 'e10'], ['e11', 'e12', 'e13'], ['e14', 'e15']]);
+  });
+
+  it("keeps every message within the queue's largest body: events too large together are encoded one by one", async () => {
+    const queue = new GatedQueue();
+    const one = Buffer.byteLength(JSON.stringify(event(10)));
+    // Room for two events per body, not three.
+    queue.maxMessageBytes = 20 + 3 * one;
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 10, log: (await captureLog()).logger });
+    queue.hold();
+    await spool.send([event(0)]);
+    await spool.send([event(10), event(11), event(12), event(13), event(14)]);
+    queue.release();
+    await spool.stop();
+    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e10', 'e11'], ['e12', 'e13'], ['e14']]);
+    expect(queue.bodies.every((b) => Buffer.byteLength(b) <= queue.maxMessageBytes)).toBe(true);
   });
 
   it('makes handlers wait while it is full (backpressure), and lets them go when a write completes', async () => {

@@ -1,0 +1,70 @@
+/**
+ * Messages encoded by the sender (the edge's event spool): the codec's event lists and bodies are
+ * the text `encodePacked` builds, and the durable queue writes such a message as it is.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { validateEnvelope } from '../../../shared/audit/envelope.js';
+import { decodeMessage, encodeEventList, encodePacked, packedBodyOf } from '../../../shared/queue/codec.js';
+import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
+import { LocalEventQueue } from '../../../shared/queue/local.js';
+import { QueueFullError, SQS_MAX_MESSAGE_BYTES } from '../../../shared/queue/port.js';
+import { envelope } from '../../support/audit.js';
+import { silentLog } from '../../support/log.js';
+
+function queued(title: string): AuditQueuedEvent {
+  const checked = validateEnvelope(envelope({ payload: { context: { appId: randomUUID() }, event: { sheetTitle: title } } }));
+  if (!checked.ok) throw new Error('invalid test envelope');
+  return { kind: 'audit', id: randomUUID(), receivedAt: '2026-11-22T10:15:23.001Z', meta: { clientIp: '10.1.2.3', clientVersion: null }, event: checked.envelope };
+}
+
+describe('encodeEventList / packedBodyOf', () => {
+  it('join event lists into the body encodePacked makes of all their events, U+FFFE/U+FFFF escaped', () => {
+    const a = [queued('Übersicht — 日本語 😀'), queued('odd \uFFFF and \uFFFE end')];
+    const b = [queued('third')];
+    const body = packedBodyOf([encodeEventList(a), encodeEventList(b)]);
+    expect(body).toBe(encodePacked([...a, ...b]));
+    expect(body).not.toMatch(/[\uFFFE\uFFFF]/);
+    expect(decodeMessage(body)).toMatchObject({ ok: true, message: { events: [...a, ...b] } });
+  });
+});
+
+describe('LocalEventQueue.sendEncoded', () => {
+  it('writes the message as it is: the consumer gets that body, counted as its events; beyond capacity it refuses', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-'));
+    const bodies: string[] = [];
+    const queue = new LocalEventQueue({
+      directory,
+      capacity: 3,
+      maxReceiveCount: 3,
+      log: silentLog,
+      groups: [{ name: 'g', batchSize: 10, batchWindowMs: 0, handler: (e) => {
+        for (const r of e.Records) bodies.push(r.body);
+        return Promise.resolve({ batchItemFailures: [] });
+      } }],
+    });
+    await queue.start();
+    try {
+      expect(queue.maxMessageBytes).toBe(SQS_MAX_MESSAGE_BYTES);
+      const events = [queued('one'), queued('two')];
+      const body = packedBodyOf([encodeEventList(events)]);
+      await queue.sendEncoded({ body, events: 2 });
+      await expect.poll(() => bodies).toEqual([body]);
+      // The queue counts the message's events, not its messages: 2 pending + 2 > capacity 3.
+      // A consumer that waits a minute for a fuller batch keeps the first message pending.
+      const waiting = { name: 'w', batchSize: 10, batchWindowMs: 60_000, handler: () => Promise.resolve({ batchItemFailures: [] }) };
+      const stuck = new LocalEventQueue({ directory: join(directory, 'other'), capacity: 3, maxReceiveCount: 3, log: silentLog, groups: [waiting], drainTimeoutMs: 0 });
+      await stuck.start();
+      await stuck.sendEncoded({ body, events: 2 });
+      await expect(stuck.sendEncoded({ body, events: 2 })).rejects.toBeInstanceOf(QueueFullError);
+      expect(stuck.pending).toBe(2);
+      await stuck.stop();
+    } finally {
+      await queue.stop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
