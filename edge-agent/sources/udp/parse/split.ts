@@ -51,6 +51,18 @@ function passes(check: (fields: string[]) => boolean, fields: string[]): boolean
   }
 }
 
+/** The valid free-text field indices of each spec, ascending, once per spec: a datagram with a surplus `;` is common. */
+const FREE_FIELDS = new WeakMap<SplitSpec, readonly number[]>();
+
+function freeFields(spec: SplitSpec): readonly number[] {
+  let free = FREE_FIELDS.get(spec);
+  if (free === undefined) {
+    free = [...new Set(spec.freeText)].filter((i) => Number.isInteger(i) && i >= 0 && i < spec.n).sort((a, b) => a - b);
+    FREE_FIELDS.set(spec, free);
+  }
+  return free;
+}
+
 /** §0.4 steps 1–5 with the reason of a failure. `text` is the decoded datagram. */
 export function splitDatagram(text: string, spec: SplitSpec): SplitOutcome {
   const n = spec.n;
@@ -70,7 +82,7 @@ export function splitDatagram(text: string, spec: SplitSpec): SplitOutcome {
     starts.push(i + 1);
   }
   ends.push(text.length);
-  const free = [...new Set(spec.freeText)].filter((i) => Number.isInteger(i) && i >= 0 && i < n).sort((a, b) => a - b);
+  const free = freeFields(spec);
   if (free.length === 0) return { ok: false, error: 'surplus', parts };
 
   const build = (extra: readonly number[]): string[] => {
