@@ -5,7 +5,11 @@
  * datagram (process.cpuUsage), best of --rounds passes of --count datagrams handed over in batches
  * of --batch (the listener's maxConcurrent). Steps are cumulative: each adds one stage.
  *
- *   npm run build && node bench/udp-steps.mjs [--count=100000] [--batch=10] [--rounds=3] [--per-message=N]
+ *   npm run bench:udp-steps  (= npm run -s build && node bench/udp-steps.mjs)
+ *       [--count=100000] [--batch=10] [--rounds=3] [--per-message=20] [--seed=42] [--only=TEXT]
+ *
+ * --only runs the steps whose name contains TEXT. One batch is handed over per event-loop turn
+ * (setImmediate), as the listener's queue does, so the spool's writes run between batches.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
