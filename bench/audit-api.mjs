@@ -365,11 +365,14 @@ async function measure(name, server, job) {
 }
 
 
+/** Server CPU (user + system) per answered request, in µs: the figure that a busy machine moves least. */
+const cpuPerRequest = (r) => (r.rps > 0 ? (r.serverCpu / r.rps) * 1e6 : NaN);
+
 function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
   const notes = [others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
   console.log(
-    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
+    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${fmt(cpuPerRequest(r), 1).padStart(6)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );
 }
 
@@ -397,7 +400,7 @@ async function main() {
   console.log('');
 
   const results = [];
-  const runs = [
+  const every = [
     ['baseline', () => startBaseline()],
     ['Svc', () => startSvc({ durable: false, idempotency: false })],
     ...(durable
@@ -407,7 +410,12 @@ async function main() {
         ]
       : []),
   ];
-  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`);
+  // --servers=Svc+disk measures only that one against the baseline (always measured: the ratios need it).
+  const only = option('servers', 'BENCH_SERVERS', '').split(',').filter(Boolean);
+  const unknown = only.filter((n) => !every.some(([name]) => name === n));
+  if (unknown.length > 0) throw new Error(`--servers: unknown ${unknown.join(', ')} (of ${every.map(([n]) => n).join(', ')}${durable ? '' : '; Svc+disk and Svc+idem need --durable'})`);
+  const runs = only.length === 0 ? every : every.filter(([name]) => name === 'baseline' || only.includes(name));
+  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'µs/req'.padStart(6)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`);
   for (let round = 0; round < rounds; round++) {
     for (const [name, start] of runs) {
       const server = await start();
@@ -427,17 +435,17 @@ async function main() {
   };
   const summary = runs.map(([name]) => {
     const mine = results.filter((r) => r.name === name);
-    return { name, rps: median(mine.map((r) => r.rps)), p50: median(mine.map((r) => r.p50)), p99: median(mine.map((r) => r.p99)) };
+    return { name, rps: median(mine.map((r) => r.rps)), p50: median(mine.map((r) => r.p50)), p99: median(mine.map((r) => r.p99)), us: median(mine.map(cpuPerRequest)) };
   });
   const [base, ...rest] = summary;
   console.log('');
   if (rounds > 1) {
     console.log(`medians of ${rounds} rounds`);
-    for (const m of summary) console.log(`${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}`);
+    for (const m of summary) console.log(`${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}   ${fmt(m.us, 1)} µs CPU/req`);
     console.log('');
   }
   for (const r of rest) {
-    console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}`);
+    console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}   CPU/req ×${fmt(r.us / base.us)}`);
   }
   const disk = summary.find((m) => m.name === 'Svc+disk');
   const idem = summary.find((m) => m.name === 'Svc+idem');
