@@ -3,6 +3,7 @@
  * baseline measured in the same run.
  *
  *   npm run build && node bench/audit-api.mjs [--duration=10] [--warmup=3] [--concurrency=32] [--ips=16] [--rounds=1] [--durable]
+ *                                             [--servers=Svc,Svc+disk] [--profile]
  *
  * (or BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_CONCURRENCY, BENCH_CLIENT_IPS, BENCH_MAX_REQUESTS, BENCH_ROUNDS,
  * BENCH_DURABLE=1). With --rounds=N the servers are measured in turn N times (baseline, Svc, baseline,
@@ -41,7 +42,8 @@
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { Agent, createServer, request } from 'node:http';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +51,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { fmt, option, pct, percentile, positive, sampleMemory } from './lib.mjs';
+import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -326,7 +329,15 @@ function probe(port, body, headers) {
   });
 }
 
+/**
+ * --profile: each Svc server's measured window (not its warmup, not the baseline) under V8's CPU
+ * profiler, through node:inspector in this process (the servers run here; the load generator is a
+ * child). The profiler costs some throughput: read the shares, not that row's req/s.
+ */
+const profiling = { session: null, dir: '', files: [] };
+
 async function measure(name, server, job) {
+  const profile = profiling.session !== null && name !== 'baseline';
   const check = await probe(server.port, job.body, job.headers);
   if (check.status !== 202) throw new Error(`${name}: the probe request got ${check.status}: ${check.text}`);
   const child = fork(fileURLToPath(import.meta.url), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -337,9 +348,11 @@ async function measure(name, server, job) {
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
   let sampler;
   let memory = { rssMb: NaN, peakMb: NaN };
+  let stopped = Promise.resolve();
   const result = await new Promise((resolve, reject) => {
     child.on('message', (m) => {
       if (m.type === 'measure-start') {
+        if (profile) void profiling.session.post('Profiler.start');
         cpuAt = process.cpuUsage();
         eluAt = performance.eventLoopUtilization();
         windowStart = performance.now();
@@ -350,6 +363,13 @@ async function measure(name, server, job) {
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
         serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
+        if (profile) {
+          stopped = profiling.session.post('Profiler.stop').then(({ profile: data }) => {
+            const file = join(profiling.dir, `${name.replace(/\W+/g, '-')}-${profiling.files.length + 1}.cpuprofile`);
+            writeFileSync(file, JSON.stringify(data));
+            profiling.files.push({ name, file });
+          });
+        }
       } else if (m.type === 'result') {
         resolve(m.result);
       }
@@ -361,6 +381,7 @@ async function measure(name, server, job) {
     child.send({ ...job, port: server.port });
   });
   if (sampler) memory = sampler.stop();
+  await stopped;
   return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu, ...memory };
 }
 
@@ -384,6 +405,12 @@ async function main() {
   const maxRequests = Math.round(positive('max-requests', 'BENCH_MAX_REQUESTS', 5_000_000));
   const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 1));
   const durable = ['1', 'true'].includes(option('durable', 'BENCH_DURABLE', 'false'));
+  if (option('profile', 'BENCH_PROFILE', 'false') !== 'false') {
+    profiling.session = new Session();
+    profiling.session.connect();
+    await profiling.session.post('Profiler.enable');
+    profiling.dir = profileDirectory('audit-api');
+  }
   if (ips > 250) throw new Error('--ips must be at most 250 (127.0.0.2 … 127.0.0.251)');
 
   const body = envelopeText();
@@ -453,6 +480,10 @@ async function main() {
   console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
   const clientBound = results.filter((r) => r.clientCpu >= 0.9).map((r) => r.name);
   if (clientBound.length > 0) console.log(`note: the load generator used ≥ 90 % of a core during: ${clientBound.join(', ')} (those figures may be client-bound)`);
+  for (const { name, file } of profiling.files) {
+    console.log(`\nprofile     ${name}'s measured window (this process): ${file}`);
+    for (const line of formatSummary(summariseProfile(file, 15))) console.log(line);
+  }
   const bad = results.filter((r) => r.errors > 0 || Object.keys(r.statuses).some((s) => s !== '202'));
   if (bad.length > 0) process.exitCode = 1;
 }
