@@ -17,7 +17,7 @@ import { ingestionError, internalError, respond, type AuditResponse, type Ingest
 import { evaluateClientVersion, normaliseVersionHeader } from './versions.js';
 import type { SvcConfig } from '../config/schema.js';
 import type { Logger } from '../logging/logger.js';
-import type { AuditQueuedEvent } from '../queue/events.js';
+import type { AuditQueuedEvent, QueuedEvent } from '../queue/events.js';
 import { auditTimeMs } from './datamodel.js';
 import type { Claim, IdempotencyStore } from '../idempotency/port.js';
 import type { PointClock } from '../destinations/tsdb/line-protocol.js';
@@ -103,6 +103,50 @@ async function claimEvent(store: IdempotencyStore, id: string, now: () => number
   }
 }
 
+/**
+ * The queue's `send`, for one event per call, but handing the queue the events of all the requests
+ * that reach it in one turn of the event loop as one call (after the turn's I/O callbacks, via
+ * setImmediate): one message and one journal record for the turn's requests instead of one each,
+ * which the consumers then also settle once. Each caller's promise is the batch's: all of the
+ * turn's requests are queued, or all are refused (503) — near the queue's capacity a batch that
+ * does not fit is refused whole. On Lambda a turn holds one request, so it is one send as before.
+ */
+function sendTogether(queue: EventQueue): (event: QueuedEvent) => Promise<void> {
+  let batch: QueuedEvent[] | null = null;
+  let sent: Promise<void> = Promise.resolve();
+  return (event) => {
+    if (batch === null) {
+      const events: QueuedEvent[] = [];
+      batch = events;
+      sent = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          batch = null;
+          try {
+            queue.send(events).then(resolve, reject);
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+      });
+    }
+    batch.push(event);
+    return sent;
+  };
+}
+
+/** `toISOString` of a time, kept for the millisecond: requests within one share the text. */
+function isoTimes(): (epochMs: number) => string {
+  let lastMs = NaN;
+  let lastText = '';
+  return (epochMs) => {
+    if (epochMs !== lastMs) {
+      lastText = new Date(epochMs).toISOString();
+      lastMs = epochMs;
+    }
+    return lastText;
+  };
+}
+
 /** How the front door received a request. */
 export interface Arrival {
   /**
@@ -122,6 +166,8 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
   const missingVersion = new MissingVersionWarner(log, now);
   const queueTrouble = new LogThrottle(10_000, now);
   const duplicateSummary = new LogThrottle(60_000, now);
+  const send = sendTogether(queue);
+  const iso = isoTimes();
 
   const route = (event: AuditRequest): 'event' | 'test' | null => {
     const path = event.rawPath;
@@ -131,7 +177,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
   };
 
   return async (event, arrival) => {
-    const receivedAt = new Date(now()).toISOString();
+    const receivedAt = iso(now());
     const method = event.requestContext.http.method.toUpperCase();
     const target = route(event);
     const error = (status: number, outcome: Outcome, reason: string, details?: IngestionBody['details'], headers?: Record<string, string>) =>
@@ -220,7 +266,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     const queued: AuditQueuedEvent = { kind: 'audit', id, receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
     queued.timeNs = String(clock.next(auditTimeMs(queued)));
     try {
-      await queue.send([queued]);
+      await send(queued);
       // Only a queued event leaves a record: a refused one (503) lets the client's retry through.
       await idempotency?.complete(id, receivedAt, now());
     } catch (err) {
