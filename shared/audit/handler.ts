@@ -268,7 +268,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     try {
       await send(queued);
       // Only a queued event leaves a record: a refused one (503) lets the client's retry through.
-      await idempotency?.complete(id, receivedAt, now());
+      if (idempotency) await idempotency.complete(id, receivedAt, now());
     } catch (err) {
       await idempotency?.release(id);
       if (err instanceof QueueFullError || err instanceof QueueUnavailableError) {
