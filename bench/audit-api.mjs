@@ -3,6 +3,7 @@
  * baseline measured in the same run.
  *
  *   npm run build && node bench/audit-api.mjs [--duration=10] [--warmup=3] [--concurrency=32] [--ips=16] [--rounds=1] [--durable]
+ *                                             [--servers=Svc,Svc+disk] [--profile]
  *
  * (or BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_CONCURRENCY, BENCH_CLIENT_IPS, BENCH_MAX_REQUESTS, BENCH_ROUNDS,
  * BENCH_DURABLE=1). With --rounds=N the servers are measured in turn N times (baseline, Svc, baseline,
@@ -41,7 +42,8 @@
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { Agent, createServer, request } from 'node:http';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +51,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { fmt, option, pct, percentile, positive, sampleMemory } from './lib.mjs';
+import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -326,7 +329,15 @@ function probe(port, body, headers) {
   });
 }
 
+/**
+ * --profile: each Svc server's measured window (not its warmup, not the baseline) under V8's CPU
+ * profiler, through node:inspector in this process (the servers run here; the load generator is a
+ * child). The profiler costs some throughput: read the shares, not that row's req/s.
+ */
+const profiling = { session: null, dir: '', files: [] };
+
 async function measure(name, server, job) {
+  const profile = profiling.session !== null && name !== 'baseline';
   const check = await probe(server.port, job.body, job.headers);
   if (check.status !== 202) throw new Error(`${name}: the probe request got ${check.status}: ${check.text}`);
   const child = fork(fileURLToPath(import.meta.url), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -337,9 +348,11 @@ async function measure(name, server, job) {
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
   let sampler;
   let memory = { rssMb: NaN, peakMb: NaN };
+  let stopped = Promise.resolve();
   const result = await new Promise((resolve, reject) => {
     child.on('message', (m) => {
       if (m.type === 'measure-start') {
+        if (profile) void profiling.session.post('Profiler.start');
         cpuAt = process.cpuUsage();
         eluAt = performance.eventLoopUtilization();
         windowStart = performance.now();
@@ -350,6 +363,13 @@ async function measure(name, server, job) {
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
         serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
+        if (profile) {
+          stopped = profiling.session.post('Profiler.stop').then(({ profile: data }) => {
+            const file = join(profiling.dir, `${name.replace(/\W+/g, '-')}-${profiling.files.length + 1}.cpuprofile`);
+            writeFileSync(file, JSON.stringify(data));
+            profiling.files.push({ name, file });
+          });
+        }
       } else if (m.type === 'result') {
         resolve(m.result);
       }
@@ -361,15 +381,19 @@ async function measure(name, server, job) {
     child.send({ ...job, port: server.port });
   });
   if (sampler) memory = sampler.stop();
+  await stopped;
   return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu, ...memory };
 }
 
+
+/** Server CPU (user + system) per answered request, in µs: the figure that a busy machine moves least. */
+const cpuPerRequest = (r) => (r.rps > 0 ? (r.serverCpu / r.rps) * 1e6 : NaN);
 
 function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
   const notes = [others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
   console.log(
-    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
+    `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${fmt(cpuPerRequest(r), 1).padStart(6)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );
 }
 
@@ -381,6 +405,12 @@ async function main() {
   const maxRequests = Math.round(positive('max-requests', 'BENCH_MAX_REQUESTS', 5_000_000));
   const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 1));
   const durable = ['1', 'true'].includes(option('durable', 'BENCH_DURABLE', 'false'));
+  if (option('profile', 'BENCH_PROFILE', 'false') !== 'false') {
+    profiling.session = new Session();
+    profiling.session.connect();
+    await profiling.session.post('Profiler.enable');
+    profiling.dir = profileDirectory('audit-api');
+  }
   if (ips > 250) throw new Error('--ips must be at most 250 (127.0.0.2 … 127.0.0.251)');
 
   const body = envelopeText();
@@ -397,7 +427,7 @@ async function main() {
   console.log('');
 
   const results = [];
-  const runs = [
+  const every = [
     ['baseline', () => startBaseline()],
     ['Svc', () => startSvc({ durable: false, idempotency: false })],
     ...(durable
@@ -407,7 +437,12 @@ async function main() {
         ]
       : []),
   ];
-  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`);
+  // --servers=Svc+disk measures only that one against the baseline (always measured: the ratios need it).
+  const only = option('servers', 'BENCH_SERVERS', '').split(',').filter(Boolean);
+  const unknown = only.filter((n) => !every.some(([name]) => name === n));
+  if (unknown.length > 0) throw new Error(`--servers: unknown ${unknown.join(', ')} (of ${every.map(([n]) => n).join(', ')}${durable ? '' : '; Svc+disk and Svc+idem need --durable'})`);
+  const runs = only.length === 0 ? every : every.filter(([name]) => name === 'baseline' || only.includes(name));
+  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'µs/req'.padStart(6)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`);
   for (let round = 0; round < rounds; round++) {
     for (const [name, start] of runs) {
       const server = await start();
@@ -427,17 +462,17 @@ async function main() {
   };
   const summary = runs.map(([name]) => {
     const mine = results.filter((r) => r.name === name);
-    return { name, rps: median(mine.map((r) => r.rps)), p50: median(mine.map((r) => r.p50)), p99: median(mine.map((r) => r.p99)) };
+    return { name, rps: median(mine.map((r) => r.rps)), p50: median(mine.map((r) => r.p50)), p99: median(mine.map((r) => r.p99)), us: median(mine.map(cpuPerRequest)) };
   });
   const [base, ...rest] = summary;
   console.log('');
   if (rounds > 1) {
     console.log(`medians of ${rounds} rounds`);
-    for (const m of summary) console.log(`${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}`);
+    for (const m of summary) console.log(`${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}   ${fmt(m.us, 1)} µs CPU/req`);
     console.log('');
   }
   for (const r of rest) {
-    console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}`);
+    console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}   CPU/req ×${fmt(r.us / base.us)}`);
   }
   const disk = summary.find((m) => m.name === 'Svc+disk');
   const idem = summary.find((m) => m.name === 'Svc+idem');
@@ -445,6 +480,10 @@ async function main() {
   console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
   const clientBound = results.filter((r) => r.clientCpu >= 0.9).map((r) => r.name);
   if (clientBound.length > 0) console.log(`note: the load generator used ≥ 90 % of a core during: ${clientBound.join(', ')} (those figures may be client-bound)`);
+  for (const { name, file } of profiling.files) {
+    console.log(`\nprofile     ${name}'s measured window (this process): ${file}`);
+    for (const line of formatSummary(summariseProfile(file, 15))) console.log(line);
+  }
   const bad = results.filter((r) => r.errors > 0 || Object.keys(r.statuses).some((s) => s !== '202'));
   if (bad.length > 0) process.exitCode = 1;
 }

@@ -61,71 +61,147 @@ interface AddressConnections {
   idle: Set<Duplex>;
 }
 
-/** A Lambda context for local invocations; only what handlers read is meaningful. */
-export function localContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 30_000;
-  const unsupported = () => {
-    throw new Error('callback-style completion is not supported by the local gateway');
-  };
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '0',
-    awsRequestId: requestId,
-    logGroupName: 'local',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: unsupported,
-    fail: unsupported,
-    succeed: unsupported,
-  };
-}
+const unsupported = (): never => {
+  throw new Error('callback-style completion is not supported by the local gateway');
+};
 
-function headersOf(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    // API Gateway joins repeated headers with commas, as Node does for most of them.
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+/**
+ * A Lambda context for local invocations; only what handlers read is meaningful. A class, so a
+ * request costs one object (its methods live on the prototype), not an object and three closures.
+ */
+class LocalContext implements Context {
+  callbackWaitsForEmptyEventLoop = false;
+  readonly functionVersion = '$LATEST';
+  readonly invokedFunctionArn: string;
+  readonly memoryLimitInMB = '0';
+  readonly logGroupName = 'local';
+  readonly logStreamName = 'local';
+  private readonly deadline = Date.now() + LOCAL_INVOCATION_MS;
+  constructor(
+    readonly functionName: string,
+    readonly awsRequestId: string,
+  ) {
+    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:${functionName}`;
   }
-  return out;
+  getRemainingTimeInMillis(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+  done = unsupported;
+  fail = unsupported;
+  succeed = unsupported;
 }
 
-/** The API Gateway HTTP API event (payload format 2.0) for a request. */
-export function toHttpApiEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://local');
-  const headers = headersOf(req);
-  const now = new Date();
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+/** The time a local invocation has, as a Lambda's timeout (the handler answers 500 just before it). */
+export const LOCAL_INVOCATION_MS = 30_000;
+
+export function localContext(functionName: string, requestId: string): Context {
+  return new LocalContext(functionName, requestId);
+}
+
+/** A request target the URL parser would leave as it is: a path of plain characters, no query. */
+const PLAIN_PATH = /^\/(?!\/)[\w\-/]*$/;
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+let timeSecond = NaN;
+let timeText = '';
+
+/** API Gateway's `requestContext.time` ("24/Nov/2026:19:03:58 +0000"): made once per second, not per request. */
+export function apiGatewayTime(epochMs: number): string {
+  const second = Math.floor(epochMs / 1000);
+  if (second !== timeSecond) {
+    const d = new Date(second * 1000);
+    timeText = `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()] ?? ''}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+    timeSecond = second;
+  }
+  return timeText;
+}
+
+/**
+ * The request's headers as API Gateway (payload 2.0) gives them: names in lower case, a repeated
+ * header's values joined by commas (Node would join most with ", " and keep only the first of
+ * some), and the Cookie headers not among them but split into `cookies`. From `rawHeaders`, the
+ * headers as they arrived. The object has no prototype, so a header named like an Object.prototype
+ * member ("constructor", "__proto__") is a header like any other.
+ */
+function headersOf(raw: readonly string[]): { headers: Record<string, string>; cookies: string[] | undefined } {
+  const headers = Object.create(null) as Record<string, string>;
+  let cookies: string[] | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] ?? '').toLowerCase();
+    const value = raw[i + 1] ?? '';
+    if (name === 'cookie') {
+      for (const part of value.split(';')) {
+        const cookie = part.trim();
+        if (cookie !== '') (cookies ??= []).push(cookie);
+      }
+      continue;
+    }
+    const before = headers[name];
+    headers[name] = before === undefined ? value : `${before},${value}`;
+  }
+  return { headers, cookies };
+}
+
+/** The first label of the host ("api" of "api.example.com"), as API Gateway's `domainPrefix`. */
+function domainPrefixOf(host: string): string {
+  const dot = host.indexOf('.');
+  return dot < 0 ? host : host.slice(0, dot);
+}
+
+/**
+ * The API Gateway HTTP API event (payload format 2.0) for a request, as API Gateway would send it
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
+ * Every event has the same members in the same order (`cookies`, `queryStringParameters` and
+ * `body` are undefined when API Gateway leaves them out), so the handler's code sees one shape.
+ * The body is UTF-8 text (`isBase64Encoded` false), as the gateway always gave it.
+ */
+export function toHttpApiEvent(req: IncomingMessage, body: Buffer, requestId: string = randomUUID(), epochMs: number = Date.now()): APIGatewayProxyEventV2 {
+  const target = req.url ?? '/';
+  let rawPath: string;
+  let rawQueryString = '';
+  let query: Record<string, string> | undefined;
+  if (PLAIN_PATH.test(target)) {
+    rawPath = target;
+  } else {
+    const url = new URL(target, 'http://local');
+    rawPath = url.pathname;
+    rawQueryString = url.search.slice(1);
+    for (const [k, v] of url.searchParams) {
+      query ??= Object.create(null) as Record<string, string>;
+      const before = query[k];
+      query[k] = before === undefined ? v : `${before},${v}`;
+    }
+  }
+  const { headers, cookies } = headersOf(req.rawHeaders);
+  const host = headers['host'] ?? 'localhost';
   return {
     version: '2.0',
     routeKey: '$default',
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath,
+    rawQueryString,
+    cookies,
     headers,
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    queryStringParameters: query,
     requestContext: {
       accountId: 'local',
       apiId: 'local',
-      domainName: headers['host'] ?? 'localhost',
-      domainPrefix: (headers['host'] ?? 'localhost').split('.')[0] ?? 'localhost',
+      domainName: host,
+      domainPrefix: domainPrefixOf(host),
       http: {
         method: req.method ?? 'GET',
-        path: url.pathname,
+        path: rawPath,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress ?? '',
         userAgent: headers['user-agent'] ?? '',
       },
-      requestId: randomUUID(),
+      requestId,
       routeKey: '$default',
       stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
+      time: apiGatewayTime(epochMs),
+      timeEpoch: epochMs,
     },
-    ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
+    body: body.length > 0 ? body.toString('utf8') : undefined,
     isBase64Encoded: false,
   };
 }
@@ -176,10 +252,29 @@ function announcedLength(req: IncomingMessage): number | null {
   return value === undefined ? null : Number(value);
 }
 
+/** Lower-case header names, kept: the answers use a handful of names, over and over. */
+const lowerNames = new Map<string, string>();
+function lowerName(name: string): string {
+  let lower = lowerNames.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (lowerNames.size < 256) lowerNames.set(name, lower);
+  }
+  return lower;
+}
+
 function headersOfResult(result: APIGatewayProxyStructuredResultV2): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(result.headers ?? {})) out[k.toLowerCase()] = String(v);
+  const out = Object.create(null) as Record<string, string>;
+  const headers = result.headers;
+  if (headers) for (const k of Object.keys(headers)) out[lowerName(k)] = String(headers[k]);
   return out;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The connection's (normalised) peer address, for the log lines of rejections. */
+function addressOf(socket: Duplex): string {
+  return socket instanceof Socket ? normaliseIp(socket.remoteAddress ?? '') : '';
 }
 
 /** An answer written straight to the socket, for the moments Node has no ServerResponse to give (clientError). */
@@ -322,9 +417,10 @@ export class LocalGateway implements Component {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): Promise<void> {
-    const receivedAt = new Date().toISOString();
+    // The arrival time as a number: it becomes text only in the gateway's own answers (the
+    // handler's answers carry the handler's own receivedAt).
+    const arrivedAt = Date.now();
     const socket = req.socket;
-    const address = normaliseIp(socket.remoteAddress ?? '');
     this.inFlight.set(socket, res);
     this.markIdle(socket, false);
     res.once('close', () => {
@@ -335,42 +431,44 @@ export class LocalGateway implements Component {
     const { maxBodyBytes, bodyTimeout } = this.options.limits;
     const announced = announcedLength(req);
     if (announced !== null && announced > maxBodyBytes) {
-      this.reject('tooLarge', address, { contentLength: announced, maxBodyBytes }, `Content-Length ${announced} exceeds ${maxBodyBytes} bytes: the body is not read`);
+      this.reject('tooLarge', addressOf(socket), { contentLength: announced, maxBodyBytes }, `Content-Length ${announced} exceeds ${maxBodyBytes} bytes: the body is not read`);
       // Answered without a 100 Continue, so a client that waits for one never sends the body.
-      await this.invoke(this.options.oversized, req, res, Buffer.alloc(0), receivedAt, true);
+      await this.invoke(this.options.oversized, req, res, EMPTY, arrivedAt, true);
       return;
     }
     if (expectsContinue) res.writeContinue();
     const read = await readBody(req, maxBodyBytes, bodyTimeout);
     if (read.kind === 'gone') return;
     if (read.kind === 'too-large') {
-      this.reject('tooLarge', address, { maxBodyBytes }, `the body passed ${maxBodyBytes} bytes: the rest is not read`);
-      await this.invoke(this.options.oversized, req, res, Buffer.alloc(0), receivedAt, true);
+      this.reject('tooLarge', addressOf(socket), { maxBodyBytes }, `the body passed ${maxBodyBytes} bytes: the rest is not read`);
+      await this.invoke(this.options.oversized, req, res, EMPTY, arrivedAt, true);
       return;
     }
     if (read.kind === 'timeout') {
       const message = `the request body did not arrive within ${bodyTimeout} ms`;
-      this.reject('timedOut', address, { bodyTimeout }, `408: ${message}`);
-      this.send(res, ingestionError(receivedAt, 408, 'dropped', 'Request timeout', { errors: [{ message }] }), true);
+      this.reject('timedOut', addressOf(socket), { bodyTimeout }, `408: ${message}`);
+      this.send(res, ingestionError(new Date(arrivedAt).toISOString(), 408, 'dropped', 'Request timeout', { errors: [{ message }] }), true);
       return;
     }
-    await this.invoke(this.options.handler, req, res, read.body, receivedAt, false);
+    await this.invoke(this.options.handler, req, res, read.body, arrivedAt, false);
   }
 
   /** Runs a handler on the request and writes its result; `close` when the rest of the request is left unread. */
-  private async invoke(handler: HttpApiHandler, req: IncomingMessage, res: ServerResponse, body: Buffer, receivedAt: string, close: boolean): Promise<void> {
+  private async invoke(handler: HttpApiHandler, req: IncomingMessage, res: ServerResponse, body: Buffer, arrivedAt: number, close: boolean): Promise<void> {
+    // One id for API Gateway's requestContext.requestId and Lambda's awsRequestId (two ids on AWS,
+    // both unique per request: nothing reads them as different).
     const requestId = randomUUID();
     try {
-      const result = await handler(toHttpApiEvent(req, body), localContext(this.name, requestId));
+      const result = await handler(toHttpApiEvent(req, body, requestId, arrivedAt), localContext(this.name, requestId));
       this.send(res, result, close);
     } catch (err) {
       this.options.log.error({ errorId: requestId, err }, `${this.name}: request failed`);
-      if (!res.headersSent) this.send(res, internalError(receivedAt, requestId), close);
+      if (!res.headersSent) this.send(res, internalError(new Date(arrivedAt).toISOString(), requestId), close);
       else res.destroy();
     }
   }
 
-  /** Writes a result; `close` ends the connection once it is written (Node closes it after a `connection: close` answer). */
+  /** Writes a result with one writeHead + end; `close` ends the connection once it is written (Node closes it after a `connection: close` answer). */
   private send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2, close: boolean): void {
     const status = result.statusCode ?? 200;
     const body = result.body ?? '';

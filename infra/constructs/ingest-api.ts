@@ -81,7 +81,7 @@ export class IngestApi extends Construct {
     Grant.addToPrincipal({ grantee: this.handler, actions: ['s3:PutObject'], resourceArns: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)] });
 
     // No API Gateway CORS configuration (corsPreflight) on purpose: the function answers CORS itself
-    // (middy http-cors), because the allowed origins come from the Svc config and the same handler
+    // (shared/audit/cors.ts), because the allowed origins come from the Svc config and the same handler
     // serves local mode's gateway too. With corsPreflight set, API Gateway would answer preflights
     // itself and the OPTIONS routes would never reach the function.
     // The default stage ($default) serves the routes at the API's root URL, without a stage prefix.
