@@ -10,7 +10,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { arch, networkInterfaces, platform, release } from 'node:os';
+import { arch, networkInterfaces, platform, release, type NetworkInterfaceInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectSystemInfo, FALLBACK, hostId, interfaceAddresses, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
 import { recordingLog } from '../../support/log.js';
@@ -100,7 +100,8 @@ describe('systemInfo.enable: true', () => {
   });
 
   it('takes the named interface, else the first external one with an IPv4, else none', () => {
-    const address = (family: 'IPv4' | 'IPv6', addr: string, mac: string, internal = false) => ({ address: addr, netmask: '', family, mac, internal, cidr: null });
+    const address = (family: 'IPv4' | 'IPv6', addr: string, mac: string, internal = false): NetworkInterfaceInfo =>
+      family === 'IPv4' ? { address: addr, netmask: '', family, mac, internal, cidr: null } : { address: addr, netmask: '', family, mac, internal, cidr: null, scopeid: 0 };
     const interfaces = {
       lo: [address('IPv4', '127.0.0.1', '00:00:00:00:00:00', true)],
       eth0: [address('IPv6', 'fd00::2', '02:00:00:00:00:01'), address('IPv4', '192.0.2.2', '02:00:00:00:00:01')],
