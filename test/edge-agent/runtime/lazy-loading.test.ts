@@ -80,6 +80,9 @@ describe('the libraries a start loads', () => {
     expect(OPTIONAL.filter((p) => loaded.has(p))).toEqual([]);
     expect(loaded.modules.filter((m) => m.endsWith(AJV_COMPILER))).toEqual([]);
     expect(loaded.has('bowser')).toBe(false);
+    // TypeBox as the build's one-module bundle (scripts/bundle-typebox.mjs), not the package's ≈ 200 modules.
+    expect(loaded.has('@sinclair/typebox')).toBe(false);
+    expect(loaded.modules.some((m) => m.endsWith('/dist/vendor/typebox.js'))).toBe(true);
     expect(loaded.has('@aws-sdk/client-sqs')).toBe(false);
   }, 30_000);
 
