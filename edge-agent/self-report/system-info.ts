@@ -18,11 +18,12 @@
  *   from the runtime (`os.networkInterfaces()`, the same source the library reads them from).
  *   The library's `networkInterfaces()` would also run `ip a` and, per interface, `nmcli` and more
  *   (≈ 100 ms of blocking commands at every start, bench/memory.mjs --profile) for data Svc does not
- *   use. Likewise the OS installation's id (`si.uuid()`, more commands) is read only when the
- *   hardware uuid is not given.
+ *   use. Likewise the OS installation's id is read only when the hardware uuid is not given, and on
+ *   Linux from the machine-id file `si.uuid()` reads (without its `ip link` for the MAC addresses).
  */
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { arch, networkInterfaces, platform, release, type, type NetworkInterfaceInfo as OsInterfaceAddress } from 'node:os';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Log } from '../../shared/logging/log.js';
@@ -138,6 +139,29 @@ export function interfaceAddresses(name: string, interfaces: NodeJS.Dict<OsInter
   return undefined;
 }
 
+/** On Linux, where `si.uuid()` reads the OS installation's id: the first of these files that exists. */
+export const MACHINE_ID_FILES = ['/var/lib/dbus/machine-id', '/etc/machine-id'];
+
+/**
+ * The OS installation's id as `si.uuid().os` gives it. On Linux read from the machine-id file
+ * directly: `si.uuid()` also collects every MAC address, by running `ip link` synchronously
+ * (≈ 30–100 ms of a blocked event loop at start, more on a busy machine), which Svc does not use.
+ */
+export async function osInstallationId(si: Pick<typeof Si, 'uuid'>, files: readonly string[] = MACHINE_ID_FILES): Promise<string> {
+  if (platform() === 'linux') {
+    for (const file of files) {
+      let content: string;
+      try {
+        content = await readFile(file, 'utf8');
+      } catch {
+        continue;
+      }
+      return text(content.split('\n')[0]?.toLowerCase(), '');
+    }
+  }
+  return text((await si.uuid()).os, '');
+}
+
 /** Collects with `systeminformation`, each collector bounded and falling back on its own. */
 async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: number): Promise<SystemInfo> {
   let si: typeof Si;
@@ -169,7 +193,7 @@ async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: num
     }, { ...FALLBACK.defaultInterface }, timeoutMs, log),
   ]);
   // The OS installation's id only where the hardware gives no uuid.
-  const uuid = system.uuid !== '' ? '' : await bounded('OS uuid', async () => text((await si.uuid()).os, ''), '', timeoutMs, log);
+  const uuid = system.uuid !== '' ? '' : await bounded('OS uuid', () => osInstallationId(si), '', timeoutMs, log);
   const systemUuid = system.uuid !== '' ? system.uuid : uuid !== '' ? uuid : FALLBACK.systemUuid;
   return {
     source: 'systeminformation',

@@ -9,10 +9,12 @@
  * counter is shown to see them.
  */
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { arch, networkInterfaces, platform, release, type NetworkInterfaceInfo } from 'node:os';
+import { arch, networkInterfaces, platform, release, tmpdir, type NetworkInterfaceInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectSystemInfo, FALLBACK, hostId, interfaceAddresses, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
+import { collectSystemInfo, FALLBACK, hostId, interfaceAddresses, osInstallationId, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
 import { recordingLog } from '../../support/log.js';
 import { svcConfig } from '../../support/udp.js';
 
@@ -97,6 +99,21 @@ describe('systemInfo.enable: true', () => {
     expect(fromLibrary).toBeDefined();
     expect(info.defaultInterface).toEqual({ name, mac: fromLibrary?.mac, ip4: fromLibrary?.ip4 });
     expect(spawned.some((c) => /\bip a\b|nmcli/.test(c))).toBe(true); // the library's own call above ran them
+  });
+
+  it("reads the OS installation's id as the library's uuid() gives it, without its commands", async () => {
+    const { default: si } = await import('systeminformation');
+    const fromLibrary = (await si.uuid()).os;
+    spawned = [];
+    expect(await osInstallationId(si)).toBe(fromLibrary);
+    if (platform() === 'linux') {
+      expect(spawned).toEqual([]);
+      const dir = mkdtempSync(join(tmpdir(), 'svc-machine-id-'));
+      writeFileSync(join(dir, 'machine-id'), 'ABC123\nrest\n');
+      // The first file that exists, as `cat a || cat b`; none: the library's answer.
+      expect(await osInstallationId(si, [join(dir, 'missing'), join(dir, 'machine-id')])).toBe('abc123');
+      expect(await osInstallationId(si, [join(dir, 'missing')])).toBe(fromLibrary);
+    }
   });
 
   it('takes the named interface, else the first external one with an IPv4, else none', () => {
