@@ -19,7 +19,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'edge-agent/bin/*.js', 'bench/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'edge-agent/bin/*.js', 'bench/*.mjs', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
@@ -53,8 +53,8 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    // Benchmarks are plain ESM scripts run against the built dist/: no type information to check.
-    files: ['bench/**/*.mjs'],
+    // Benchmarks and build scripts are plain ESM scripts run against the built dist/: no type information to check.
+    files: ['bench/**/*.mjs', 'scripts/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
   {

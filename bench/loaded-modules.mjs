@@ -1,16 +1,21 @@
 /**
  * Records which modules a Node process loads: `node --import ./bench/loaded-modules.mjs …` with
- * SVC_LOADED_MODULES=<file> appends the URL of every module the ESM loader resolves to <file>, one
- * a line: `<url> <url of the importing module>` (the second is empty for the entry). Used by bench/memory.mjs (which packages a start loads) and by
+ * SVC_LOADED_MODULES=<file> appends the URL of every module loaded to <file>, one a line:
+ * `<url> <url of the importing module>` (the second is empty for the entry). Used by bench/memory.mjs (which packages a start loads) and by
  * test/edge-agent/runtime/lazy-loading.test.ts (a package a feature needs is not loaded without it).
  *
- * Why the ESM resolve hook: Svc's code is ESM, so each package it imports is resolved here once,
- * also a CommonJS package (the AWS SDK): the import from ESM goes through this resolver before the
- * CommonJS loader takes over that package's own require() calls. Those inner require() calls are
- * not recorded, which is what a "was package X loaded" check needs (the entry is recorded).
- * The hooks run on the loader thread (Node 20), which may write the file synchronously.
+ * Two hooks, because a module can be loaded two ways:
+ * - the ESM resolve hook sees every `import` (static or dynamic), also of a CommonJS package (the
+ *   AWS SDK) from ESM. Its hooks run on the loader thread (Node 20), which may write the file
+ *   synchronously;
+ * - `require` (CommonJS packages' own requires, and Svc's `createRequire` loads: the config
+ *   validator generated at build, bowser at the first user agent) goes through the CommonJS
+ *   loader's `_resolveFilename`, wrapped here on the main thread. Built-in modules are not recorded.
  */
-import { register } from 'node:module';
+import { appendFileSync } from 'node:fs';
+import Module, { register } from 'node:module';
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const file = process.env.SVC_LOADED_MODULES;
 if (file) {
@@ -22,4 +27,11 @@ export async function resolve(specifier, context, next) {
   return result;
 }`;
   register(`data:text/javascript,${encodeURIComponent(hooks)}`);
+
+  const resolveFilename = Module._resolveFilename;
+  Module._resolveFilename = function (request, parent, ...rest) {
+    const filename = resolveFilename.call(this, request, parent, ...rest);
+    if (isAbsolute(filename)) appendFileSync(file, `${pathToFileURL(filename).href} ${parent?.filename ? pathToFileURL(parent.filename).href : ''}\n`);
+    return filename;
+  };
 }

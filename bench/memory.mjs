@@ -7,7 +7,8 @@
  * For each: the time to its "running" log line, RSS --idle seconds after start (VmRSS, the median of
  * --readings readings 1 s apart) and the peak (VmHWM: the most RSS the process ever had, normally at
  * start). Then, in a separate start that is not measured, the packages the config's start loads
- * (the ESM resolve hook of bench/loaded-modules.mjs: the hook's own thread would add to the RSS).
+ * (the ESM resolve and CommonJS require hooks of bench/loaded-modules.mjs: the hook's own thread
+ * would add to the RSS).
  * With --profile, one more start of the config's `svc local` under `--heap-prof --cpu-prof`,
  * stopped after --idle seconds: the top of both profiles (bench/profile.mjs), files kept.
  *

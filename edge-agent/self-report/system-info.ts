@@ -14,10 +14,17 @@
  * - The system uuid (Svc choice) is the hardware uuid; where the OS does not give it (containers,
  *   VMs, no root), the OS installation's id (machine-id) — both from `systeminformation`.
  * - Host id = `hex(HMAC-SHA256(key = MAC, data = MAC + IPv4 + system uuid))` of the default interface.
+ * - Which interface is the default comes from `systeminformation` (one `ip route`); its MAC and IPv4
+ *   from the runtime (`os.networkInterfaces()`, the same source the library reads them from).
+ *   The library's `networkInterfaces()` would also run `ip a` and, per interface, `nmcli` and more
+ *   (≈ 100 ms of blocking commands at every start, bench/memory.mjs --profile) for data Svc does not
+ *   use. Likewise the OS installation's id is read only when the hardware uuid is not given, and on
+ *   Linux from the machine-id file `si.uuid()` reads (without its `ip link` for the MAC addresses).
  */
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { arch, platform, release, type } from 'node:os';
+import { readFile } from 'node:fs/promises';
+import { arch, networkInterfaces, platform, release, type, type NetworkInterfaceInfo as OsInterfaceAddress } from 'node:os';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Log } from '../../shared/logging/log.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
@@ -118,6 +125,43 @@ async function bounded<T>(what: string, work: () => Promise<T>, fallback: T, tim
 const text = (value: unknown, fallback: string): string => (typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback);
 const count = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback);
 
+/**
+ * The MAC and first IPv4 of the interface named `name`, else of the first interface that is not
+ * internal and has an IPv4; undefined when there is none. `interfaces` as `os.networkInterfaces()`.
+ */
+export function interfaceAddresses(name: string, interfaces: NodeJS.Dict<OsInterfaceAddress[]>): NetworkInterfaceInfo | undefined {
+  const named = interfaces[name];
+  if (named !== undefined && named.length > 0) return { name, mac: named[0]?.mac ?? '', ip4: named.find((a) => a.family === 'IPv4')?.address ?? '' };
+  for (const [other, addresses] of Object.entries(interfaces)) {
+    const ip4 = addresses?.find((a) => a.family === 'IPv4' && !a.internal);
+    if (ip4 !== undefined) return { name: other, mac: ip4.mac, ip4: ip4.address };
+  }
+  return undefined;
+}
+
+/** On Linux, where `si.uuid()` reads the OS installation's id: the first of these files that exists. */
+export const MACHINE_ID_FILES = ['/var/lib/dbus/machine-id', '/etc/machine-id'];
+
+/**
+ * The OS installation's id as `si.uuid().os` gives it. On Linux read from the machine-id file
+ * directly: `si.uuid()` also collects every MAC address, by running `ip link` synchronously
+ * (≈ 30–100 ms of a blocked event loop at start, more on a busy machine), which Svc does not use.
+ */
+export async function osInstallationId(si: Pick<typeof Si, 'uuid'>, files: readonly string[] = MACHINE_ID_FILES): Promise<string> {
+  if (platform() === 'linux') {
+    for (const file of files) {
+      let content: string;
+      try {
+        content = await readFile(file, 'utf8');
+      } catch {
+        continue;
+      }
+      return text(content.split('\n')[0]?.toLowerCase(), '');
+    }
+  }
+  return text((await si.uuid()).os, '');
+}
+
 /** Collects with `systeminformation`, each collector bounded and falling back on its own. */
 async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: number): Promise<SystemInfo> {
   let si: typeof Si;
@@ -128,7 +172,7 @@ async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: num
     return fallbackInfo(isContainer);
   }
   const os = runtimeOs();
-  const [osInfo, system, cpu, mem, uuid, iface] = await Promise.all([
+  const [osInfo, system, cpu, mem, iface] = await Promise.all([
     bounded('OS', async () => {
       const o = await si.osInfo();
       return { arch: text(o.arch, os.arch), platform: text(o.platform, os.platform), release: text(o.release, os.release), distro: text(o.distro, os.distro), codename: text(o.codename, '') };
@@ -142,15 +186,14 @@ async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: num
       return { brand: text(`${c.manufacturer} ${c.brand}`, ''), cores: count(c.cores, FALLBACK.cores) };
     }, { brand: '', cores: FALLBACK.cores }, timeoutMs, log),
     bounded('memory', async () => count((await si.mem()).total, FALLBACK.memoryBytes), FALLBACK.memoryBytes, timeoutMs, log),
-    bounded('OS uuid', async () => text((await si.uuid()).os, ''), '', timeoutMs, log),
     bounded('network interface', async () => {
-      const name = await si.networkInterfaceDefault();
-      const all = await si.networkInterfaces();
-      const found = all.find((i) => i.iface === name) ?? all.find((i) => !i.internal && i.ip4 !== '');
+      const found = interfaceAddresses(await si.networkInterfaceDefault(), networkInterfaces());
       if (found === undefined) throw new Error('no default interface');
-      return { name: found.iface, mac: text(found.mac, FALLBACK.defaultInterface.mac), ip4: text(found.ip4, FALLBACK.defaultInterface.ip4) };
+      return { name: found.name, mac: text(found.mac, FALLBACK.defaultInterface.mac), ip4: text(found.ip4, FALLBACK.defaultInterface.ip4) };
     }, { ...FALLBACK.defaultInterface }, timeoutMs, log),
   ]);
+  // The OS installation's id only where the hardware gives no uuid.
+  const uuid = system.uuid !== '' ? '' : await bounded('OS uuid', () => osInstallationId(si), '', timeoutMs, log);
   const systemUuid = system.uuid !== '' ? system.uuid : uuid !== '' ? uuid : FALLBACK.systemUuid;
   return {
     source: 'systeminformation',

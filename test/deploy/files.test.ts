@@ -221,6 +221,16 @@ describe('deploy/Dockerfile', () => {
     expect(text(inApp)).toContain('../../dist/edge-agent/cli/main.js');
     expect(execForm(only('CMD').args)).toEqual(['edge']);
   });
+
+  it('gives the build stage every script `npm run build` runs', () => {
+    const build = str(record(record(JSON.parse(text('package.json')), 'package.json')['scripts'], 'scripts')['build'], 'the build script');
+    const scripts = [...build.matchAll(/\bnode (\S+)/g)].map((m) => m[1] ?? '');
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const script of scripts) {
+      const top = script.split('/')[0] ?? '';
+      expect(steps.some((s) => s.stage === 0 && s.op === 'COPY' && s.args === `${top} ${top}`), script).toBe(true);
+    }
+  });
 });
 
 describe('deploy/docker-compose.yml', () => {

@@ -1,14 +1,23 @@
 /**
  * §1.5 user-agent attributes, parsed with bowser. Browsers repeat the same few user agents, so the
  * results are cached (bounded): parsing is the most expensive step of a user event.
+ *
+ * bowser (≈ 1 MB resident as an ES module) is loaded at the first user agent parsed, not at start:
+ * only a user-events listener that receives events needs it. `require` (its CommonJS build, the
+ * same version and parsers) because a datagram is parsed synchronously, within its batch.
  */
-import Bowser from 'bowser';
+import { createRequire } from 'node:module';
+import type Bowser from 'bowser';
 import type { UserActivity } from '../../../shared/platform/events.js';
+
+const require = createRequire(import.meta.url);
+let bowser: typeof Bowser | undefined;
+const loadBowser = (): typeof Bowser => (bowser ??= require('bowser') as typeof Bowser);
 
 export type UaAttributes = Pick<UserActivity, 'uaBrowserName' | 'uaBrowserMajorVersion' | 'uaOsName' | 'uaOsVersion'>;
 
 function parse(ua: string): UaAttributes {
-  const parser = Bowser.getParser(ua);
+  const parser = loadBowser().getParser(ua);
   const browser = parser.getBrowser();
   const os = parser.getOS();
   const out: UaAttributes = {};

@@ -9,10 +9,12 @@
  * counter is shown to see them.
  */
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { arch, platform, release } from 'node:os';
+import { arch, networkInterfaces, platform, release, tmpdir, type NetworkInterfaceInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectSystemInfo, FALLBACK, hostId, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
+import { collectSystemInfo, FALLBACK, hostId, interfaceAddresses, osInstallationId, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
 import { recordingLog } from '../../support/log.js';
 import { svcConfig } from '../../support/udp.js';
 
@@ -83,6 +85,50 @@ describe('systemInfo.enable: true', () => {
     expect(info.distro).not.toBe('');
     expect(info.systemUuid).not.toBe('disabled');
     expect(info.hostId).toBe(hostId(info.defaultInterface.mac, info.defaultInterface.ip4, info.systemUuid));
+  });
+
+  it("reads the default interface's MAC and IPv4 as the library's networkInterfaces() gives them, without its commands", async () => {
+    spawned = [];
+    const info = await collectSystemInfo({ enable: true, log: recordingLog().log });
+    // Not `ip a`, nor `nmcli` per interface: what networkInterfaces() runs and Svc does not use.
+    expect(spawned.filter((c) => /\bip a\b|nmcli/.test(c))).toEqual([]);
+    // Imported here, after the counters are in place (the library keeps its own references to child_process's functions).
+    const { default: si } = await import('systeminformation');
+    const name = await si.networkInterfaceDefault();
+    const fromLibrary = (await si.networkInterfaces()).find((i) => i.iface === name);
+    expect(fromLibrary).toBeDefined();
+    expect(info.defaultInterface).toEqual({ name, mac: fromLibrary?.mac, ip4: fromLibrary?.ip4 });
+    expect(spawned.some((c) => /\bip a\b|nmcli/.test(c))).toBe(true); // the library's own call above ran them
+  });
+
+  it("reads the OS installation's id as the library's uuid() gives it, without its commands", async () => {
+    const { default: si } = await import('systeminformation');
+    const fromLibrary = (await si.uuid()).os;
+    spawned = [];
+    expect(await osInstallationId(si)).toBe(fromLibrary);
+    if (platform() === 'linux') {
+      expect(spawned).toEqual([]);
+      const dir = mkdtempSync(join(tmpdir(), 'svc-machine-id-'));
+      writeFileSync(join(dir, 'machine-id'), 'ABC123\nrest\n');
+      // The first file that exists, as `cat a || cat b`; none: the library's answer.
+      expect(await osInstallationId(si, [join(dir, 'missing'), join(dir, 'machine-id')])).toBe('abc123');
+      expect(await osInstallationId(si, [join(dir, 'missing')])).toBe(fromLibrary);
+    }
+  });
+
+  it('takes the named interface, else the first external one with an IPv4, else none', () => {
+    const address = (family: 'IPv4' | 'IPv6', addr: string, mac: string, internal = false): NetworkInterfaceInfo =>
+      family === 'IPv4' ? { address: addr, netmask: '', family, mac, internal, cidr: null } : { address: addr, netmask: '', family, mac, internal, cidr: null, scopeid: 0 };
+    const interfaces = {
+      lo: [address('IPv4', '127.0.0.1', '00:00:00:00:00:00', true)],
+      eth0: [address('IPv6', 'fd00::2', '02:00:00:00:00:01'), address('IPv4', '192.0.2.2', '02:00:00:00:00:01')],
+      eth1: [address('IPv6', 'fd00::3', '02:00:00:00:00:02')],
+    };
+    expect(interfaceAddresses('eth0', interfaces)).toEqual({ name: 'eth0', mac: '02:00:00:00:00:01', ip4: '192.0.2.2' });
+    expect(interfaceAddresses('eth1', interfaces)).toEqual({ name: 'eth1', mac: '02:00:00:00:00:02', ip4: '' });
+    expect(interfaceAddresses('wlan9', interfaces)).toEqual({ name: 'eth0', mac: '02:00:00:00:00:01', ip4: '192.0.2.2' });
+    expect(interfaceAddresses('wlan9', { lo: interfaces.lo })).toBeUndefined();
+    expect(interfaceAddresses('', networkInterfaces())).toBeDefined();
   });
 
   it('falls back per collector, with a WARN naming it, when one is late', async () => {
