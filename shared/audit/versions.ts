@@ -2,7 +2,11 @@
  * Audit client ↔ service version compatibility (audit-event-api.md, Versioning). A new range is
  * one line of COMPATIBILITY_MATRIX.
  */
-import semver from 'semver';
+// The three functions by their own files, not the package's index: the index loads all of semver
+// (47 modules) into every process that checks a client version; these three need 22.
+import clean from 'semver/functions/clean.js';
+import satisfies from 'semver/functions/satisfies.js';
+import valid from 'semver/functions/valid.js';
 import { SVC_VERSION } from '../version.js';
 
 export const COMPATIBILITY_MATRIX: readonly { service: string; client: string }[] = [
@@ -27,7 +31,7 @@ export interface VersionVerdict {
 
 /** The client ranges this service version accepts. */
 export function compatibleClientRanges(serviceVersion: string = SVC_VERSION): string[] {
-  return COMPATIBILITY_MATRIX.filter((row) => semver.satisfies(serviceVersion, row.service, { includePrerelease: true })).map((row) => row.client);
+  return COMPATIBILITY_MATRIX.filter((row) => satisfies(serviceVersion, row.service, { includePrerelease: true })).map((row) => row.client);
 }
 
 /**
@@ -41,9 +45,9 @@ const verdicts = new Map<string, Readonly<VersionVerdict>>();
 
 function verdictOf(raw: string, from: 'header' | 'envelope', serviceVersion: string): Readonly<VersionVerdict> {
   const ranges = compatibleClientRanges(serviceVersion);
-  const parsed = semver.valid(semver.clean(raw) ?? raw);
+  const parsed = valid(clean(raw) ?? raw);
   if (!parsed) return { clientVersion: raw, from, compatible: false, reason: `audit client version "${raw.slice(0, 64)}" is not a semantic version` };
-  const compatible = ranges.some((range) => semver.satisfies(parsed, range, { includePrerelease: true }));
+  const compatible = ranges.some((range) => satisfies(parsed, range, { includePrerelease: true }));
   return compatible
     ? { clientVersion: raw, from, compatible }
     : { clientVersion: raw, from, compatible, reason: `audit client version ${parsed} is not compatible with service ${serviceVersion} (compatible: ${ranges.join(' or ') || 'none'}); upgrade the out-of-range component` };
