@@ -23,9 +23,12 @@ import { writeFileAtomically, writeFileSynced } from '../util/files.js';
 import { AppendLog, frame, frameBytes, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
+import type { QueuedEvent } from './events.js';
 
 export interface JournalRecord {
   seq: number;
+  /** The events `body` was encoded from, while the in-memory tail holds them (Journal.append); absent for records read from disk. */
+  readonly decoded?: readonly QueuedEvent[] | undefined;
   /** Only these consumer groups take it (a replayed dead letter); undefined = every group. */
   groups?: string[];
   /** Number of events packed in `body`. */
@@ -74,26 +77,72 @@ const ACK_LINE = /^([adf]) (\d+)$|^l( \d+)+$/;
 
 const RAW_HEAD = /^m (\d{1,15}) (\d{1,15}) /;
 
-/**
- * A record this process appended in the raw form: its body is kept as the bytes written and decoded
- * when first read (at delivery). Held until every group acknowledged it, a body as text would be
- * copied by every young-generation GC meanwhile and then promoted; bytes live outside the JS heap.
- */
-/** Bodies below this many characters are kept as text (see append). */
+/** Bodies below this many characters are kept as text when no events are held with them (see append). */
 const SMALL_BODY = 4096;
 
+/**
+ * The in-memory tail: the events of the most recent appends are held with their records (body bytes
+ * up to this many), so a consumer in this process takes them without parsing the body back
+ * (codec.ts `handOff`). Bounded: a consumer that lags further behind (a destination down, a long
+ * batch window) parses what it reads, as after a restart. 8 MiB is about 4,000 2 KB audit events, or
+ * 20,000 UDP log events: several batches ahead of a consumer that keeps up.
+ */
+const HELD_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A record this process appended in the raw form: its body is kept as the bytes written and decoded
+ * when first read. Held until every group acknowledged it, a body as text would be copied by every
+ * young-generation GC meanwhile and then promoted; bytes live outside the JS heap. It also holds the
+ * events the body was encoded from while it is in the in-memory tail (`decoded`).
+ */
 class AppendedRecord implements JournalRecord {
   private text: string | undefined;
 
   constructor(
     readonly seq: number,
     readonly events: number,
-    private readonly bytes: Buffer,
+    readonly bytes: Buffer,
+    public decoded: readonly QueuedEvent[] | undefined,
   ) {}
 
   get body(): string {
     this.text ??= this.bytes.toString('utf8');
     return this.text;
+  }
+}
+
+/** The records of the in-memory tail, oldest first, and their body bytes. */
+class HeldTail {
+  private records: AppendedRecord[] = [];
+  private head = 0;
+  private bytes = 0;
+
+  constructor(private readonly limit: number) {}
+
+  add(record: AppendedRecord): void {
+    this.records.push(record);
+    this.bytes += record.bytes.length;
+    while (this.bytes > this.limit && this.head < this.records.length) {
+      const oldest = this.records[this.head];
+      this.head += 1;
+      if (oldest === undefined) continue;
+      oldest.decoded = undefined;
+      this.bytes -= oldest.bytes.length;
+    }
+    // Drop the released slots now and then instead of shifting per record.
+    if (this.head >= 1024 && this.head * 2 >= this.records.length) {
+      this.records = this.records.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** An append that did not happen: its record leaves the tail. */
+  remove(record: AppendedRecord): void {
+    const at = this.records.lastIndexOf(record);
+    if (at < this.head) return;
+    this.records.splice(at, 1);
+    record.decoded = undefined;
+    this.bytes -= record.bytes.length;
   }
 }
 
@@ -128,6 +177,7 @@ export class Journal {
   private readonly ackCommits = new Map<string, GroupCommit>();
   private readonly ackLogs = new Map<string, AppendLog>();
   private nextSeq = 1;
+  private readonly tail = new HeldTail(HELD_BODY_BYTES);
   readonly groups = new Map<string, GroupState>();
   readonly damage: JournalDamage = { records: 0, bytes: 0, ackLines: 0 };
 
@@ -265,20 +315,34 @@ export class Journal {
     }
   }
 
-  /** Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept. */
-  async append(body: string, events: number, groups?: string[]): Promise<JournalRecord> {
+  /**
+   * Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept.
+   * `decoded`: the events `body` was encoded from, held in the in-memory tail for this process's
+   * consumers (see HELD_BODY_BYTES); the caller must not change them afterwards.
+   */
+  async append(body: string, events: number, groups?: string[], decoded?: readonly QueuedEvent[]): Promise<JournalRecord> {
     const seq = this.nextSeq++;
     let record: JournalRecord;
     let data: Chunk | Chunk[];
+    let held: AppendedRecord | undefined;
     if (groups === undefined && !body.includes('\n')) {
-      const bytes = Buffer.from(body, 'utf8');
-      // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
-      record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes) : { seq, events, body };
-      data = frameBytes(`m ${seq} ${events} `, bytes);
+      if (decoded !== undefined) {
+        // Bytes of their own (not a slice of Node's shared 8 KiB pool, which a small body would keep alive).
+        const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
+        bytes.write(body, 'utf8');
+        record = held = new AppendedRecord(seq, events, bytes, decoded);
+        data = frameBytes(`m ${seq} ${events} `, bytes);
+      } else {
+        const bytes = Buffer.from(body, 'utf8');
+        // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
+        record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes, undefined) : { seq, events, body };
+        data = frameBytes(`m ${seq} ${events} `, bytes);
+      }
     } else {
       record = { seq, events, body, ...(groups ? { groups } : {}) };
       data = frame(JSON.stringify({ s: seq, ...(groups ? { g: groups } : {}), n: events, b: body }));
     }
+    if (held !== undefined) this.tail.add(held);
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);
     }
@@ -286,6 +350,7 @@ export class Journal {
       await this.commits.add(data);
     } catch (err) {
       for (const state of this.groups.values()) removePending(state, record.seq);
+      if (held !== undefined) this.tail.remove(held);
       throw err;
     }
     return record;

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { decodeMessage, packEventBodies } from './codec.js';
+import { decodeMessage, handOff, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
@@ -221,7 +221,7 @@ export class LocalEventQueue implements EventQueue, Component {
     if (!first || first.done) return null;
     const { record } = first.value;
     if (rt.oldest?.seq !== record.seq) {
-      const decoded = decodeMessage(record.body);
+      const decoded = record.decoded ? { ok: true as const, message: { events: record.decoded } } : decodeMessage(record.body);
       const times = decoded.ok && 'events' in decoded.message ? decoded.message.events.map((e) => Date.parse(e.receivedAt)).filter(Number.isFinite) : [];
       rt.oldest = { seq: record.seq, at: times.length > 0 ? Math.min(...times) : null };
     }
@@ -243,7 +243,7 @@ export class LocalEventQueue implements EventQueue, Component {
     if (!journal || !this.accepting) throw new Error('the event queue is not running');
     if (journal.pendingEvents + events.length > this.options.capacity) throw new QueueFullError(this.options.capacity);
     const bodies = packEventBodies(events, this.options.maxMessageBytes ?? 1_048_576);
-    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length))));
+    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length, undefined, p.events))));
     for (const rt of this.runtimes.values()) {
       // Within its batching window a consumer wakes at the window's end anyway; earlier only when
       // its batch may be full (each wake rescans the pending messages).
@@ -502,12 +502,18 @@ function* bodiesOf(records: Iterable<JournalRecord>): Iterable<string> {
   for (const record of records) yield record.body;
 }
 
+/**
+ * The SQS-shaped record of a delivery. The body is read when asked for: a consumer given the
+ * record's events in memory (`handOff`) never needs the text, so it is not made from the bytes.
+ */
 function toSqsRecord(group: string, record: JournalRecord, receiveCount: number): SQSRecord {
   const now = String(Date.now());
-  return {
+  const sqsRecord: SQSRecord = {
     messageId: String(record.seq),
     receiptHandle: `${group}:${record.seq}`,
-    body: record.body,
+    get body() {
+      return record.body;
+    },
     attributes: {
       ApproximateReceiveCount: String(receiveCount),
       SentTimestamp: now,
@@ -520,6 +526,8 @@ function toSqsRecord(group: string, record: JournalRecord, receiveCount: number)
     eventSourceARN: `arn:aws:sqs:local:000000000000:${group}`,
     awsRegion: 'local',
   };
+  if (record.decoded !== undefined) handOff(sqsRecord, record.decoded);
+  return sqsRecord;
 }
 
 /**

@@ -109,6 +109,31 @@ describe('Journal on disk', () => {
     await journal.close();
   });
 
+  it('holds the events of its most recent appends for the consumers in this process (about 8 MiB of bodies), not of older ones, and never of records read from disk', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['g'], capture().log);
+    // Events of about 1 MiB each (a long payload), one message each.
+    const big = 'x'.repeat(1024 * 1024);
+    const events = Array.from({ length: 12 }, () => auditQueued({ payload: { context: { note: big } } }));
+    const records = [];
+    for (const e of events) records.push(await journal.append(encodePacked([e]), 1, undefined, [e]));
+    const held = records.map((r) => r.decoded !== undefined);
+    // The newest ones are held (the very objects), the oldest were let go of.
+    expect(held.slice(-7)).toEqual(Array(7).fill(true));
+    expect(held.slice(0, 3)).toEqual([false, false, false]);
+    expect(records.at(-1)?.decoded?.[0]).toBe(events.at(-1));
+    // Let go of or not, every body is what was appended.
+    expect(records.map((r) => decodeMessage(r.body))).toEqual(events.map((e) => ({ ok: true, message: { v: 1, events: [e] } })));
+    // A small body holds its events too (bytes of its own, not the shared pool's).
+    const small = auditQueued();
+    expect((await journal.append(encodePacked([small]), 1, undefined, [small])).decoded?.[0]).toBe(small);
+    await journal.close();
+    const again = await Journal.open(directory, ['g'], capture().log);
+    expect([...(again.groups.get('g')?.pending.values() ?? [])].map((p) => p.record.decoded)).toEqual(Array(13).fill(undefined));
+    expect(idsIn(again)).toEqual([...events, small].map((e) => e.id));
+    await again.close();
+  });
+
   it('reads a queue written before records were framed (Svc 15.0.0), and appends framed records after it', async () => {
     const directory = dir();
     const [a, b, c] = [auditQueued(), auditQueued(), auditQueued()];
