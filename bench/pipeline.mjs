@@ -40,7 +40,8 @@
  * row counts of the written files read back (parquet footer via hyparquet, QVD <NoOfRecords>).
  * Consumer group batching: batchSize --batch-size (the config's maxBatchSize, default 1,000), batch
  * window --window ms (default 50; the config's writeFrequency cannot go below 100 ms, so the bench
- * sets the group's window directly). Both tsdb databases are created before their stage, with the
+ * sets the group's window directly); deliveries at a time (maxInFlight) as the destination's builder
+ * says (tsdb: 2, the others 1), as Svc composes its groups. Both tsdb databases are created before their stage, with the
  * retention policy the writer would create, so ensureDatabase only finds it.
  *
  * SQS: fauxqs (in-process emulator, port 0; it binds 0.0.0.0, the SDK talks to 127.0.0.1) and the
@@ -510,7 +511,7 @@ function counting(inner, target) {
 }
 
 /** N events through a fresh LocalEventQueue with one consumer group over `destination`. */
-async function queueStage(svc, ctx, name, destination, events, { influxPid } = {}) {
+async function queueStage(svc, ctx, name, destination, events, { influxPid, maxInFlight = 1 } = {}) {
   const dir = tempDir('svc-bench-queue-');
   const counter = counting(destination, events.length);
   const queue = new svc.LocalEventQueue({
@@ -519,7 +520,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
     maxReceiveCount: 3,
     log: ctx.log,
     drainTimeoutMs: 5_000,
-    groups: [{ name: destination.name, handler: svc.makeWriterHandler({ destination: counter.destination, claimCheck: null, log: ctx.log }), batchSize: ctx.batchSize, batchWindowMs: ctx.windowMs }],
+    groups: [{ name: destination.name, handler: svc.makeWriterHandler({ destination: counter.destination, claimCheck: null, log: ctx.log }), batchSize: ctx.batchSize, batchWindowMs: ctx.windowMs, maxInFlight }],
   });
   await queue.start();
   const latencies = new Float64Array(events.length);
@@ -643,8 +644,8 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
 
 async function tsdbStage(svc, ctx, influx, events, db) {
   await createDatabase(influx, db);
-  const { destination } = configuredDestination(svc, ctx, 'tsdb', { influx, dbName: db, dir: tmpdir() });
-  const r = await queueStage(svc, ctx, 'queue → tsdb', destination, events, { influxPid: influx.pid });
+  const { destination, maxInFlight } = configuredDestination(svc, ctx, 'tsdb', { influx, dbName: db, dir: tmpdir() });
+  const r = await queueStage(svc, ctx, 'queue → tsdb', destination, events, { influxPid: influx.pid, maxInFlight });
   const stored = await countPoints(influx, db);
   r.check = `${int(stored)} points`;
   if (stored !== events.length) {
@@ -656,8 +657,8 @@ async function tsdbStage(svc, ctx, influx, events, db) {
 
 async function fileStage(svc, ctx, type, events) {
   const dir = tempDir(`svc-bench-${type}-`);
-  const { destination } = configuredDestination(svc, ctx, type, { influx: undefined, dbName: 'unused', dir });
-  const r = await queueStage(svc, ctx, `queue → ${type}`, destination, events);
+  const { destination, maxInFlight } = configuredDestination(svc, ctx, type, { influx: undefined, dbName: 'unused', dir });
+  const r = await queueStage(svc, ctx, `queue → ${type}`, destination, events, { maxInFlight });
   const extension = type === 'parquet' ? '.parquet' : '.qvd';
   const { rows, files, bytes } = await countFileRows(join(dir, type), extension);
   removeDir(dir);

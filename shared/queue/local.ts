@@ -63,6 +63,13 @@ export interface ConsumerGroup {
    * file instead of adding a second one. Costs one synced log line per delivery.
    */
   stableBatches?: boolean;
+  /**
+   * Deliveries of the group at a time (default 1; like the maximum concurrency of a Lambda's SQS
+   * event source). With 2, the next batch is taken and built (decoded, turned into points and line
+   * protocol) while the destination still writes the previous one, so neither waits for the other.
+   * Each batch is still settled on its own. A group with `stableBatches` takes one at a time.
+   */
+  maxInFlight?: number;
 }
 
 export interface LocalQueueOptions {
@@ -293,8 +300,23 @@ export class LocalEventQueue implements EventQueue, Component {
   }
 
   private async consume(rt: GroupRuntime): Promise<void> {
+    const running = new Set<Promise<void>>();
+    try {
+      await this.consumeLoop(rt, running);
+    } finally {
+      await Promise.all(running);
+    }
+  }
+
+  private async consumeLoop(rt: GroupRuntime, running: Set<Promise<void>>): Promise<void> {
+    const maxInFlight = rt.group.stableBatches ? 1 : Math.max(1, rt.group.maxInFlight ?? 1);
     let windowStart: number | undefined;
     for (;;) {
+      // As many deliveries as the group allows: wait for one to finish (it wakes the loop).
+      if (running.size >= maxInFlight) {
+        await Promise.race(running);
+        continue;
+      }
       const now = Date.now();
       if (this.draining && now > this.drainDeadline) return;
       if (rt.outage && now < rt.outage.pausedUntil) {
@@ -314,7 +336,8 @@ export class LocalEventQueue implements EventQueue, Component {
       const { records, nextAt } = this.visible(rt, now);
       if (records.length === 0) {
         windowStart = undefined;
-        if (this.draining && !Number.isFinite(nextAt)) return;
+        // What a delivery still running fails becomes visible again: a drain waits for it (its end wakes the loop).
+        if (this.draining && !Number.isFinite(nextAt) && running.size === 0) return;
         await this.sleep(rt, Number.isFinite(nextAt) ? Math.min(nextAt, this.drainDeadline) - now : 60_000);
         continue;
       }
@@ -338,7 +361,15 @@ export class LocalEventQueue implements EventQueue, Component {
         batch = batch.slice(0, granted);
       }
       windowStart = undefined;
-      await this.deliver(rt, batch);
+      if (maxInFlight === 1) {
+        await this.deliver(rt, batch);
+        continue;
+      }
+      const delivery: Promise<void> = this.deliver(rt, batch).finally(() => {
+        running.delete(delivery);
+        rt.wake?.();
+      });
+      running.add(delivery);
     }
   }
 
@@ -442,6 +473,8 @@ export class LocalEventQueue implements EventQueue, Component {
     const base = this.options.unavailableBaseMs ?? 1000;
     const cap = this.options.unavailableCapMs ?? 30_000;
     const previous = rt.outage;
+    // A second delivery in flight that fails within the pause it started is the same try, not another.
+    if (previous && now < previous.pausedUntil) return;
     const pauseMs = previous ? Math.min(cap, previous.pauseMs * 2) : Math.min(cap, base);
     rt.outage = { since: previous?.since ?? now, reason, pauseMs, pausedUntil: now + pauseMs };
     if (previous) return;

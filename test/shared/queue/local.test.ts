@@ -276,6 +276,36 @@ describe('LocalEventQueue', () => {
     });
   });
 
+  it('delivers up to maxInFlight batches of a group at a time, each settled on its own; one at a time by default and for stable batches', async () => {
+    for (const [maxInFlight, stableBatches, expected] of [[2, false, 2], [undefined, false, 1], [2, true, 1]] as const) {
+      const held: { e: SQSEvent; release: () => void }[] = [];
+      const handler: SqsBatchHandler = (e) =>
+        new Promise((resolve) => {
+          held.push({ e, release: () => resolve({ batchItemFailures: [] }) });
+        });
+      const q = queue(dir(), [{ name: 'g', handler, batchSize: 2, batchWindowMs: 0, stableBatches, ...(maxInFlight ? { maxInFlight } : {}) }]);
+      await q.start();
+      for (let i = 0; i < 6; i++) await q.send([event()]);
+      await expect.poll(() => held.length).toBe(expected);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // No more than that while they are being written.
+      expect(held.length).toBe(expected);
+      // The second batch settles before the first: only its messages are acknowledged.
+      held.at(-1)?.release();
+      await expect.poll(() => q.stats()['g']?.delivered).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => held.length).toBe(expected + 1);
+      // No message is in two batches at once.
+      const ids = held.flatMap((h) => h.e.Records.map((r) => r.messageId));
+      expect(new Set(ids).size).toBe(ids.length);
+      for (let i = 0; i < 10 && q.stats()['g']?.delivered !== 6; i++) {
+        for (const h of held) h.release();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await expect.poll(() => q.stats()['g']).toMatchObject({ delivered: 6, pending: 0 });
+      await q.stop();
+    }
+  });
+
   describe('in-memory hand-off: a consumer in this process gets the sent events without parsing them back', () => {
     /** The real writer handler over a destination that records the events it is given, and the handler's answers. */
     function writer(): { handler: SqsBatchHandler; written: QueuedEvent[]; failures: string[][]; errors: string[] } {
