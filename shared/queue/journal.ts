@@ -342,6 +342,23 @@ export class Journal {
       record = { seq, events, body, ...(groups ? { groups } : {}) };
       data = frame(JSON.stringify({ s: seq, ...(groups ? { g: groups } : {}), n: events, b: body }));
     }
+    return this.commit(record, data, groups, held);
+  }
+
+  /**
+   * `append` of a body given as its UTF-8 bytes, kept as they are (so not a slice of Node's shared
+   * pool), with the events it was encoded from (`decoded`, held in the in-memory tail).
+   */
+  async appendBytes(bytes: Buffer, events: number, decoded: readonly QueuedEvent[]): Promise<JournalRecord> {
+    // JSON text has no raw newline; a body that does takes the JSON record form.
+    if (bytes.includes(0x0a)) return this.append(bytes.toString('utf8'), events, undefined, decoded);
+    const seq = this.nextSeq++;
+    const record = new AppendedRecord(seq, events, bytes, decoded);
+    return this.commit(record, frameBytes(`m ${seq} ${events} `, bytes), undefined, record);
+  }
+
+  /** A record made pending for its groups, then written; undone when the write fails. */
+  private async commit(record: JournalRecord, data: Chunk | Chunk[], groups: string[] | undefined, held: AppendedRecord | undefined): Promise<JournalRecord> {
     if (held !== undefined) this.tail.add(held);
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);

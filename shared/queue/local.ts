@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { decodeMessage, handOff, packEventBodies } from './codec.js';
+import { decodeMessage, handOff, packEventBytes } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
@@ -249,8 +249,8 @@ export class LocalEventQueue implements EventQueue, Component {
     const journal = this.journal;
     if (!journal || !this.accepting) throw new Error('the event queue is not running');
     if (journal.pendingEvents + events.length > this.options.capacity) throw new QueueFullError(this.options.capacity);
-    const bodies = packEventBodies(events, this.options.maxMessageBytes ?? 1_048_576);
-    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length, undefined, p.events))));
+    const bodies = packEventBytes(events, this.options.maxMessageBytes ?? 1_048_576);
+    await this.writing('messages', Promise.all(bodies.map((p) => journal.appendBytes(p.bytes, p.events.length, p.events))));
     for (const rt of this.runtimes.values()) {
       // Within its batching window a consumer wakes at the window's end anyway; earlier only when
       // its batch may be full (each wake rescans the pending messages).
