@@ -76,8 +76,11 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
     const pts = points(450, 'wide');
     // Long lines (the buffer starts at 64 KiB and grows) with 2-, 3- and 4-byte UTF-8 and a quote.
     for (const [i, p] of pts.entries()) p.fields.text = str(`${'é'.repeat(i)} ✓ 😀 "q" ${i}`);
-    const report = await writerFor(fake(), { maxBatchSize: 200 }).write(pts, MODULE);
-    expect(report).toMatchObject({ written: 450, dropped: 0, failedWhole: [], requests: 3 });
+    // Points refused only at their last piece (the time), after a long field was written: nothing of their line is sent.
+    const refused = [17, 230, 449].map((i) => ({ ...(pts[i] as Point), timeNs: 2n ** 63n }));
+    const all = [...pts.slice(0, 17), refused[0], ...pts.slice(17, 230), refused[1], ...pts.slice(230), refused[2]].filter((p): p is Point => p !== undefined);
+    const report = await writerFor(fake(), { maxBatchSize: 200 }).write(all, MODULE);
+    expect(report).toMatchObject({ written: 450, dropped: 3, failedWhole: [], requests: 3 });
     expect(lineCounts(fake())).toEqual([200, 200, 50]);
     expect(fake().lines()).toEqual(pts.map(toLine));
   });
