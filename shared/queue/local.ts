@@ -288,7 +288,9 @@ export class LocalEventQueue implements EventQueue, Component {
     const state = this.journal?.groups.get(rt.group.name);
     const records: JournalRecord[] = [];
     let nextAt = Number.POSITIVE_INFINITY;
-    for (const [seq, { record }] of state?.pending ?? []) {
+    // Over the values, not the entries: an entry is a new [key, value] array per message per scan.
+    for (const { record } of state?.pending.values() ?? []) {
+      const seq = record.seq;
       if (rt.inFlight.has(seq)) continue;
       const at = rt.visibleAt.get(seq) ?? 0;
       if (at <= now) {
