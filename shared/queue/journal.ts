@@ -1,8 +1,9 @@
 /**
  * The durable local queue's storage: an append-only journal of messages in segment files, and one
  * append-only acknowledgement log per consumer group. A message is durable once `append` resolves
- * (written and fdatasync'ed, several appends sharing one sync). On open, the journal is replayed:
- * every message not yet acknowledged by a group is pending for that group again.
+ * (written and synced, several appends sharing one write). On open, the journal is replayed:
+ * every message not yet acknowledged by a group is pending for that group again. The segment and
+ * acknowledgement files are opened with O_DSYNC: a write returns once its data is on disk.
  *
  * Files under `dir` (every line a framed record, see append-log.ts):
  *   segment-<number, 12 digits>.log      one record per message: `m <seq> <events> <body>`, the body as
@@ -205,7 +206,7 @@ export class Journal {
       journal.compact();
       journal.rewriteAckLogs(records);
       for (const name of groupNames) {
-        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`)));
+        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`), { dsync: true }));
         journal.ackCommits.set(name, new GroupCommit((data) => journal.writeAcks(name, data)));
       }
       return journal;
@@ -387,7 +388,7 @@ export class Journal {
     // A new process starts a new segment, so replayed segments are never appended to.
     const index = (this.segments[this.segments.length - 1]?.index ?? 0) + 1;
     const path = join(this.dir, `segment-${String(index).padStart(12, '0')}.log`);
-    this.writer = await AppendLog.open(path);
+    this.writer = await AppendLog.open(path, { dsync: true });
     this.segments.push({ index, path, first: this.nextSeq, last: 0 });
   }
 

@@ -4,7 +4,7 @@
  * older versions still read, a full filesystem rolled back (a real tmpfs), and a batch that a crash
  * left unsettled delivered again exactly as it was.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, constants as fsConstants, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -259,6 +259,46 @@ describe('Journal on disk', () => {
  * A real small filesystem, mounted by the test (root only): the kernel's own ENOSPC and short
  * writes, which no stand-in reproduces faithfully.
  */
+describe('AppendLog opened with O_DSYNC', () => {
+  /** The open flags of this process's descriptor of `path` (/proc/self/fdinfo). */
+  function flagsOf(path: string): number {
+    for (const fd of readdirSync('/proc/self/fd')) {
+      let target = '';
+      try {
+        target = readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (target !== path) continue;
+      const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags !== undefined) return parseInt(flags, 8);
+    }
+    throw new Error(`no descriptor of ${path}`);
+  }
+
+  it('writes through O_DSYNC when asked (each write durable when it returns, no separate fdatasync), and the journal asks for it', async () => {
+    const directory = dir();
+    const plain = await AppendLog.open(join(directory, 'plain.log'));
+    const synced = await AppendLog.open(join(directory, 'dsync.log'), { dsync: true });
+    expect(flagsOf(join(directory, 'plain.log')) & fsConstants.O_DSYNC).toBe(0);
+    expect(flagsOf(join(directory, 'dsync.log')) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    await synced.append(frame('one'));
+    await synced.append([frame('two'), Buffer.from(frame('three'))]);
+    expect(scanRecords(readFileSync(join(directory, 'dsync.log'))).payloads).toEqual(['one', 'two', 'three']);
+    await plain.close();
+    await synced.close();
+
+    const journalDir = dir();
+    const journal = await Journal.open(journalDir, ['g'], capture().log);
+    const e = auditQueued();
+    await journal.append(encodePacked([e]), 1);
+    const files = readdirSync(journalDir).filter((f) => f.startsWith('segment-') || f.startsWith('acks-'));
+    expect(files.length).toBe(2);
+    for (const f of files) expect(flagsOf(join(journalDir, f)) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    await journal.close();
+  });
+});
+
 describe('AppendLog on a full filesystem (tmpfs)', () => {
   let fs: Tmpfs;
   beforeAll(() => {
@@ -266,11 +306,12 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
   });
   afterAll(() => fs.unmount());
 
-  it('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room', async ({ skip }) => {
+  it.for([false, true])('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room (O_DSYNC %s)', async (dsync, { skip }) => {
     if (fs.reason) skip(fs.reason);
     const mount = fs.path;
     const path = join(mount, 'log');
-    const log = await AppendLog.open(path);
+    rmSync(path, { force: true });
+    const log = await AppendLog.open(path, { dsync });
     await log.append(frame('first'));
     const good = statSync(path).size;
     // Leave less room than the next record needs (64 KiB: the log's page, 48 KiB of filler, 12 KiB
