@@ -6,10 +6,11 @@
  *   npm run build && node bench/pipeline.mjs [--events=20000] [--concurrency=32] [--batch-size=1000]
  *       [--window=50] [--rounds=3] [--warmup-events=2000] [--stages=queue,tsdb,parquet,tablefile,sqs]
  *       [--sqs-send-events=1000] [--sqs-single-events=5000] [--timeout=60] [--influxd=/usr/bin/influxd]
+ *       [--profile]
  *
  * (or BENCH_EVENTS, BENCH_CONCURRENCY, BENCH_BATCH_SIZE, BENCH_BATCH_WINDOW_MS, BENCH_ROUNDS,
  * BENCH_WARMUP_EVENTS, BENCH_STAGES, BENCH_SQS_SEND_EVENTS, BENCH_SQS_SINGLE_EVENTS,
- * BENCH_STAGE_TIMEOUT_S, BENCH_INFLUXD). It imports the BUILT modules from ../dist (bench/ is not
+ * BENCH_STAGE_TIMEOUT_S, BENCH_INFLUXD, BENCH_PROFILE). It imports the BUILT modules from ../dist (bench/ is not
  * part of the build). Everything runs in THIS process except influxd; only 127.0.0.1 is contacted.
  *
  * The events: N valid audit envelopes of about 2 KB of JSON each (a fixed mix of
@@ -39,7 +40,8 @@
  * row counts of the written files read back (parquet footer via hyparquet, QVD <NoOfRecords>).
  * Consumer group batching: batchSize --batch-size (the config's maxBatchSize, default 1,000), batch
  * window --window ms (default 50; the config's writeFrequency cannot go below 100 ms, so the bench
- * sets the group's window directly). Both tsdb databases are created before their stage, with the
+ * sets the group's window directly); deliveries at a time (maxInFlight) as the destination's builder
+ * says (tsdb: 2, the others 1), as Svc composes its groups. Both tsdb databases are created before their stage, with the
  * retention policy the writer would create, so ensureDatabase only finds it.
  *
  * SQS: fauxqs (in-process emulator, port 0; it binds 0.0.0.0, the SDK talks to 127.0.0.1) and the
@@ -56,15 +58,20 @@
  * Also printed: the machine (CPU model, cores, Node version), the load average at start and end
  * (other processes competing for the cores make every figure lower and noisier: compare ratios of
  * one run, use --rounds on a busy machine), this process's CPU per stage (100 % = one core) and
- * influxd's CPU during the tsdb stages. The exit code is 1 when a check fails or a stage times out.
+ * influxd's CPU during the tsdb stages, and this process's CPU per event (µs/ev: CPU seconds of
+ * the stage / events). --profile runs the timed window of every queue stage (not the event generation,
+ * not the baselines) under V8's CPU profiler, one file per stage and round, and prints the top of
+ * each stage's profiles. The exit code is 1 when a check fails or a stage times out.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
+import { Session } from 'node:inspector/promises';
 import { influxdConfig } from './influxd-config.mjs';
+import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
@@ -504,7 +511,7 @@ function counting(inner, target) {
 }
 
 /** N events through a fresh LocalEventQueue with one consumer group over `destination`. */
-async function queueStage(svc, ctx, name, destination, events, { influxPid } = {}) {
+async function queueStage(svc, ctx, name, destination, events, { influxPid, maxInFlight = 1 } = {}) {
   const dir = tempDir('svc-bench-queue-');
   const counter = counting(destination, events.length);
   const queue = new svc.LocalEventQueue({
@@ -513,7 +520,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
     maxReceiveCount: 3,
     log: ctx.log,
     drainTimeoutMs: 5_000,
-    groups: [{ name: destination.name, handler: svc.makeWriterHandler({ destination: counter.destination, claimCheck: null, log: ctx.log }), batchSize: ctx.batchSize, batchWindowMs: ctx.windowMs }],
+    groups: [{ name: destination.name, handler: svc.makeWriterHandler({ destination: counter.destination, claimCheck: null, log: ctx.log }), batchSize: ctx.batchSize, batchWindowMs: ctx.windowMs, maxInFlight }],
   });
   await queue.start();
   const latencies = new Float64Array(events.length);
@@ -522,6 +529,12 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
   let firstSendError = '';
   const influxCpu0 = influxPid ? processCpuSeconds(influxPid) : NaN;
   const memory = sampleMemory(process.pid);
+  const profiling = ctx.profiles ? new Session() : null;
+  if (profiling) {
+    profiling.connect();
+    await profiling.post('Profiler.enable');
+    await profiling.post('Profiler.start');
+  }
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const sender = async () => {
@@ -544,6 +557,13 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
   clearTimeout(timer);
   const end = timedOut ? performance.now() : counter.stats.doneAt;
   const cpu = process.cpuUsage(cpu0);
+  if (profiling) {
+    const { profile } = await profiling.post('Profiler.stop');
+    profiling.disconnect();
+    const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    ctx.profiles.files.push({ name, file });
+  }
   const influxCpu = influxPid ? processCpuSeconds(influxPid) - influxCpu0 : NaN;
   const { rssMb, peakMb } = memory.stop();
   await queue.stop();
@@ -564,6 +584,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid } = {
     largest: counter.stats.largest,
     failed: counter.stats.failed,
     cpu: (cpu.user + cpu.system) / 1e6 / seconds,
+    cpuUsPerEvent: (cpu.user + cpu.system) / counter.stats.written,
     influxCpu: influxCpu / seconds,
     rssMb,
     peakMb,
@@ -609,6 +630,7 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
     largest: 1000,
     failed: 0,
     cpu: (cpu.user + cpu.system) / 1e6 / seconds,
+    cpuUsPerEvent: (cpu.user + cpu.system) / events.length,
     influxCpu: influxCpu / seconds,
     rssMb,
     peakMb,
@@ -622,8 +644,8 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
 
 async function tsdbStage(svc, ctx, influx, events, db) {
   await createDatabase(influx, db);
-  const { destination } = configuredDestination(svc, ctx, 'tsdb', { influx, dbName: db, dir: tmpdir() });
-  const r = await queueStage(svc, ctx, 'queue → tsdb', destination, events, { influxPid: influx.pid });
+  const { destination, maxInFlight } = configuredDestination(svc, ctx, 'tsdb', { influx, dbName: db, dir: tmpdir() });
+  const r = await queueStage(svc, ctx, 'queue → tsdb', destination, events, { influxPid: influx.pid, maxInFlight });
   const stored = await countPoints(influx, db);
   r.check = `${int(stored)} points`;
   if (stored !== events.length) {
@@ -635,8 +657,8 @@ async function tsdbStage(svc, ctx, influx, events, db) {
 
 async function fileStage(svc, ctx, type, events) {
   const dir = tempDir(`svc-bench-${type}-`);
-  const { destination } = configuredDestination(svc, ctx, type, { influx: undefined, dbName: 'unused', dir });
-  const r = await queueStage(svc, ctx, `queue → ${type}`, destination, events);
+  const { destination, maxInFlight } = configuredDestination(svc, ctx, type, { influx: undefined, dbName: 'unused', dir });
+  const r = await queueStage(svc, ctx, `queue → ${type}`, destination, events, { maxInFlight });
   const extension = type === 'parquet' ? '.parquet' : '.qvd';
   const { rows, files, bytes } = await countFileRows(join(dir, type), extension);
   removeDir(dir);
@@ -722,12 +744,12 @@ async function sqsStage(svc, ctx, events) {
 // Output
 // ---------------------------------------------------------------------------------------------
 
-const HEADER = `${'stage'.padEnd(22)} ${'events/s'.padStart(9)} ${'time s'.padStart(7)} ${'sends/s'.padStart(8)} ${'send p50'.padStart(9)} ${'send p99'.padStart(9)} ${'batches'.padStart(7)} ${'ev/batch'.padStart(8)} ${'node CPU'.padStart(8)} ${'influxd'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}  check`;
+const HEADER = `${'stage'.padEnd(22)} ${'events/s'.padStart(9)} ${'time s'.padStart(7)} ${'sends/s'.padStart(8)} ${'send p50'.padStart(9)} ${'send p99'.padStart(9)} ${'batches'.padStart(7)} ${'ev/batch'.padStart(8)} ${'node CPU'.padStart(8)} ${'µs/ev'.padStart(5)} ${'influxd'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}  check`;
 
 function printRow(r) {
   const ms = (n) => (Number.isFinite(n) ? `${fmt(n)} ms` : 'n/a');
   console.log(
-    `${r.name.padEnd(22)} ${int(r.eps).padStart(9)} ${fmt(r.seconds).padStart(7)} ${int(r.sendEps).padStart(8)} ${ms(r.p50).padStart(9)} ${ms(r.p99).padStart(9)} ${String(r.batches).padStart(7)} ${fmt(r.meanBatch, 0).padStart(8)} ${pct(r.cpu).padStart(8)} ${pct(r.influxCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}  ${r.check ?? `${int(r.written)} acked`}${r.notes.length > 0 ? `   ${r.notes.join('; ')}` : ''}`,
+    `${r.name.padEnd(22)} ${int(r.eps).padStart(9)} ${fmt(r.seconds).padStart(7)} ${int(r.sendEps).padStart(8)} ${ms(r.p50).padStart(9)} ${ms(r.p99).padStart(9)} ${String(r.batches).padStart(7)} ${fmt(r.meanBatch, 0).padStart(8)} ${pct(r.cpu).padStart(8)} ${fmt(r.cpuUsPerEvent, 0).padStart(5)} ${pct(r.influxCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}  ${r.check ?? `${int(r.written)} acked`}${r.notes.length > 0 ? `   ${r.notes.join('; ')}` : ''}`,
   );
 }
 
@@ -782,8 +804,9 @@ async function main() {
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);
   console.log(`rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`);
 
-  const ctx = { events, log, errors, concurrency, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents };
-  const wctx = { ...ctx, events: warmup };
+  const profiles = option('profile', 'BENCH_PROFILE', 'false') !== 'false' ? { dir: profileDirectory('pipeline'), files: [] } : null;
+  const ctx = { events, log, errors, concurrency, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
+  const wctx = { ...ctx, events: warmup, profiles: null };
   const needInflux = stages.has('tsdb');
   let influx;
   const results = [];
@@ -845,6 +868,8 @@ async function main() {
       ratio('queue → tsdb', 'queue → no-op', 'queue → tsdb / queue → no-op');
       ratio('queue → parquet', 'queue → no-op', 'queue → parquet / queue → no-op');
       ratio('queue → tablefile', 'queue → no-op', 'queue → tablefile / queue → no-op');
+      const cpuPerEvent = names.map((name) => [name, median(results.filter((r) => r.name === name).map((r) => r.cpuUsPerEvent))]);
+      console.log(`node CPU per event (median, µs)        ${cpuPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`);
       const tracked = errors.summary();
       if (tracked.total > 0) console.log(`tracked errors: ${JSON.stringify(tracked.details)}`);
     }
@@ -867,6 +892,21 @@ async function main() {
     const [packed, unpacked, single] = sqs.results;
     console.log(`packed / unpacked    events per request ×${fmt(packed.events / packed.requests / (unpacked.events / unpacked.requests), 1)}`);
     console.log(`packed / per-event   events per request ×${fmt(packed.events / packed.requests / (single.events / single.requests), 1)}`);
+  }
+
+  if (profiles) {
+    // The top of each stage's profile per round, by function (bench/profile.mjs reads them again, by module too).
+    for (const name of [...new Set(profiles.files.map((f) => f.name))]) {
+      const dir = join(profiles.dir, name.replace(/[^a-z]+/g, '-'));
+      mkdirSync(dir, { recursive: true });
+      for (const f of profiles.files.filter((p) => p.name === name)) renameSync(f.file, join(dir, basename(f.file)));
+      console.log('');
+      console.log(`profile     ${name}, the timed windows of ${rounds} round(s): ${dir}`);
+      for (const file of readdirSync(dir).sort()) {
+        console.log(`  ${file}`);
+        for (const line of formatSummary(summariseProfile(join(dir, file), 20), { by: 'function', indent: '    ' })) console.log(line);
+      }
+    }
   }
 
   const loadAtEnd = loadavg();

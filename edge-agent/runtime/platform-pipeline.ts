@@ -80,11 +80,11 @@ export async function platformPipeline(ctx: AppContext, options: PipelineOptions
     const { cloudClients, forwarders } = await import('./forwarding.js');
     forwarded = forwarders(config, log, takes, options.clients ?? (() => cloudClients(config.cloud)));
   }
-  const groups = destinations.map(({ destination, batchSize, batchWindowMs }) => {
+  const groups = destinations.map(({ destination, batchSize, batchWindowMs, maxInFlight }) => {
     const forwarder = forwarded.get(destination.name);
     return forwarder
       ? { consumer: forwarder, group: { name: destination.name, handler: forwarder.handler, ...FORWARD_BATCH } }
-      : { consumer: destination, group: { name: destination.name, handler: makeWriterHandler({ destination, claimCheck: null, log }), batchSize, batchWindowMs } };
+      : { consumer: destination, group: { name: destination.name, handler: makeWriterHandler({ destination, claimCheck: null, log }), batchSize, batchWindowMs, maxInFlight: maxInFlight ?? 1 } };
   });
   const queue =
     groups.length === 0

@@ -21,6 +21,8 @@ export interface ConfiguredDestination {
   batchWindowMs: number;
   /** The destination names its output after the batch: a batch must come again exactly as it was (local queue). */
   stableBatches?: boolean;
+  /** Deliveries at a time on the local queue (ConsumerGroup.maxInFlight); default 1. */
+  maxInFlight?: number;
 }
 
 /** The audit destination types that are on (`Svc.auditEvents.enable`, `.destination.enable`, `.type`). */

@@ -10,7 +10,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ClaimCheckStore } from '../queue/claim-check.js';
-import { decodeMessage } from '../queue/codec.js';
+import { decodeMessage, decodeRecord } from '../queue/codec.js';
 import type { QueuedEvent } from '../queue/events.js';
 import type { Destination } from './port.js';
 import { RecentIds } from '../util/recent-ids.js';
@@ -46,7 +46,8 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
   const written = new RecentIds(deps.rememberIds ?? 100_000);
 
   const decode = async (record: SQSRecord): Promise<QueuedEvent[]> => {
-    const first = decodeMessage(record.body);
+    // The events a local queue handed off in memory, else the body parsed; validated either way.
+    const first = decodeRecord(record);
     if (!first.ok) throw new UndecodableMessageError(`message ${record.messageId}: ${first.error}`);
     if ('events' in first.message) return first.message.events;
     if (!claimCheck) throw new UndecodableMessageError(`message ${record.messageId} is a claim check, but no claim-check store is configured`);

@@ -31,6 +31,8 @@ const NONE: ReadonlySet<string> = new Set();
 export abstract class BaseDestination implements Destination {
   abstract readonly name: string;
   private prepared = false;
+  /** The preparation under way: deliveries running at once (ConsumerGroup.maxInFlight) share it. */
+  private preparing: Promise<void> | undefined;
   private failed = 0;
   private taken = 0;
 
@@ -72,7 +74,8 @@ export abstract class BaseDestination implements Destination {
     const all = () => new Set(mine.map((e) => e.id));
     if (!this.prepared) {
       try {
-        await this.prepare(mine);
+        this.preparing ??= this.prepare(mine).finally(() => (this.preparing = undefined));
+        await this.preparing;
         this.prepared = true;
       } catch (err) {
         this.log.warn({ err, destination: this.name, events: mine.length }, `${this.name} cannot be prepared yet; its ${mine.length} event(s) are delivered again`);

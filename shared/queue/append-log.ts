@@ -13,7 +13,7 @@
  * and the append rejects with QueueStorageError (the audit API answers 503 with retry-after).
  */
 import { crc32 } from 'node:zlib';
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open, stat } from 'node:fs/promises';
 import { QueueStorageError } from './port.js';
@@ -134,14 +134,22 @@ export class AppendLog {
     readonly path: string,
     private readonly handle: FileHandle,
     size: number,
+    private readonly dsync: boolean,
   ) {
     this.good = size;
   }
 
-  static async open(path: string): Promise<AppendLog> {
-    const handle = await open(path, 'a');
+  /**
+   * `dsync`: the file is opened with O_DSYNC, so a write returns once its data is on disk: one
+   * system call (and one trip to libuv's thread pool) per append instead of a write and an
+   * fdatasync, with the same promise (the queue journal's group commits, bench/pipeline.mjs). Its
+   * appends are then always synced (`sync: false` has no effect).
+   */
+  static async open(path: string, options: { dsync?: boolean } = {}): Promise<AppendLog> {
+    const dsync = options.dsync === true;
+    const handle = await open(path, dsync ? constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC : 'a');
     const { size } = await stat(path);
-    return new AppendLog(path, handle, size);
+    return new AppendLog(path, handle, size, dsync);
   }
 
   /** Bytes of whole records in the file. */
@@ -171,7 +179,7 @@ export class AppendLog {
         if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
         written += bytesWritten;
       }
-      if (options.sync !== false) await this.handle.datasync();
+      if (options.sync !== false && !this.dsync) await this.handle.datasync();
     } catch (err) {
       await this.rollback().catch(() => undefined);
       throw new QueueStorageError(`cannot write to ${this.path} (${describe(err)})`, { cause: err });

@@ -7,6 +7,7 @@
  * Readers validate every body against the schemas below (one per event kind) before trusting it.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { SQSRecord } from 'aws-lambda';
 import { AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS } from '../audit/envelope.js';
 import { lazyChecker, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
@@ -156,6 +157,11 @@ export function decodeMessage(body: string): DecodeResult {
   } catch (err) {
     return { ok: false, error: `queue message is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }
+  return checkMessage(value);
+}
+
+/** Validates a parsed queue message (decodeMessage's check, and the in-memory hand-off's). */
+function checkMessage(value: unknown): DecodeResult {
   if (messageChecker.check(value)) return { ok: true, message: value };
   if (!isRecord(value)) return { ok: false, error: 'queue message must be a JSON object' };
   if (value['v'] !== QUEUE_FORMAT_VERSION) {
@@ -167,6 +173,38 @@ export function decodeMessage(body: string): DecodeResult {
   const packed = packedShape;
   if (!packed.check(value)) return { ok: false, error: `invalid queue message: ${describe(packed.errors(value))}` };
   return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
+}
+
+/**
+ * The in-memory hand-off of the durable local queue: a message appended by this process reaches
+ * its consumers with the events it was encoded from, so they are not parsed back from the text
+ * just written (JSON.parse of a 2 KB audit event costs about as much as encoding it, and its
+ * objects are new garbage). Keyed by the delivered SQS record; a record from SQS, or one read back
+ * from disk after a restart, has none and is parsed (`decodeRecord`).
+ */
+const handedOff = new WeakMap<SQSRecord, readonly QueuedEvent[]>();
+
+/** Gives `record`'s consumer `events`, the values its body was encoded from (see `decodeRecord`). */
+export function handOff(record: SQSRecord, events: readonly QueuedEvent[]): void {
+  handedOff.set(record, events);
+}
+
+/**
+ * The message of a delivered record: the events handed off with it (`handOff`), else its body
+ * parsed. Either way it passes the same validation (`checkMessage`), so a consumer takes nothing it
+ * would refuse after a restart. What the in-memory path skips is only JSON.parse, and it gives the
+ * same values as parsing would because (1) `packEventBodies` encoded the body from exactly these
+ * objects, one JSON.stringify, moments before; (2) EventQueue.send's contract: the caller does not
+ * change the events once sent (port.ts), and destinations only read them; (3) the schema admits only
+ * JSON values where it types them (finite numbers, strings, booleans, null; a Date or NaN in a typed
+ * member fails the check here as its JSON would fail it after a restart). Free-form members
+ * (`payload`) come from JSON.parse in the audit API, so they are JSON values already.
+ * test/shared/queue/local.test.ts checks that a hand-off and a restart's read-back give equal events.
+ */
+export function decodeRecord(record: SQSRecord): DecodeResult {
+  const events = handedOff.get(record);
+  if (events === undefined) return decodeMessage(record.body);
+  return checkMessage({ v: QUEUE_FORMAT_VERSION, events });
 }
 
 /** Is this message a claim check (the packed body is stored elsewhere)? */
@@ -185,10 +223,12 @@ function toJson(value: unknown): string {
 }
 
 const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
+const HAS_NON_CHARACTER = /[\uFFFE\uFFFF]/;
 
 /** `json` with U+FFFE and U+FFFF escaped (see toJson). */
 function sqsSafe(json: string): string {
-  return json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  // Tested first: a replace allocates a copy of the text even when nothing matches.
+  return HAS_NON_CHARACTER.test(json) ? json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`) : json;
 }
 
 const PACKED_HEAD = `{"v":${QUEUE_FORMAT_VERSION},"events":[`;
@@ -266,6 +306,37 @@ export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number
   }
   flush();
   return out;
+}
+
+/** One packed message as the UTF-8 bytes to store, and the events in it. */
+export interface PackedBytes {
+  bytes: Buffer;
+  events: QueuedEvent[];
+}
+
+/** The UTF-8 bytes of `parts` in one buffer of its own (not a slice of Node's shared pool). */
+function utf8Of(parts: readonly string[]): Buffer {
+  let size = 0;
+  for (const part of parts) size += Buffer.byteLength(part);
+  const bytes = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const part of parts) at += bytes.write(part, at, 'utf8');
+  return bytes;
+}
+
+/**
+ * `packEventBodies` as bytes, for a queue that stores them (the durable local queue). When the
+ * events fit in one body, its head, the events' JSON and its tail are written straight into one
+ * buffer: the body is never made as a string (joined, concatenated, then flattened and encoded:
+ * three more copies of a 2 KB audit event per send).
+ */
+export function packEventBytes(events: readonly QueuedEvent[], maxBytes: number): PackedBytes[] {
+  const json = events.length === 1 ? toJson(events[0]) : events.length > 1 ? sqsSafe(JSON.stringify(events)) : undefined;
+  if (json !== undefined) {
+    const bytes = events.length === 1 ? utf8Of([PACKED_HEAD, json, PACKED_TAIL]) : utf8Of([`{"v":${QUEUE_FORMAT_VERSION},"events":`, json, '}']);
+    if (bytes.length <= maxBytes || events.length === 1) return [{ bytes, events: [...events] }];
+  }
+  return packEventBodies(events, maxBytes).map((p) => ({ bytes: utf8Of([p.body]), events: p.events }));
 }
 
 /** `packEventBodies`, bodies only. */

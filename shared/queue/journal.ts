@@ -1,8 +1,9 @@
 /**
  * The durable local queue's storage: an append-only journal of messages in segment files, and one
  * append-only acknowledgement log per consumer group. A message is durable once `append` resolves
- * (written and fdatasync'ed, several appends sharing one sync). On open, the journal is replayed:
- * every message not yet acknowledged by a group is pending for that group again.
+ * (written and synced, several appends sharing one write). On open, the journal is replayed:
+ * every message not yet acknowledged by a group is pending for that group again. The segment and
+ * acknowledgement files are opened with O_DSYNC: a write returns once its data is on disk.
  *
  * Files under `dir` (every line a framed record, see append-log.ts):
  *   segment-<number, 12 digits>.log      one record per message: `m <seq> <events> <body>`, the body as
@@ -23,9 +24,12 @@ import { writeFileAtomically, writeFileSynced } from '../util/files.js';
 import { AppendLog, frame, frameBytes, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
+import type { QueuedEvent } from './events.js';
 
 export interface JournalRecord {
   seq: number;
+  /** The events `body` was encoded from, while the in-memory tail holds them (Journal.append); absent for records read from disk. */
+  readonly decoded?: readonly QueuedEvent[] | undefined;
   /** Only these consumer groups take it (a replayed dead letter); undefined = every group. */
   groups?: string[];
   /** Number of events packed in `body`. */
@@ -74,26 +78,72 @@ const ACK_LINE = /^([adf]) (\d+)$|^l( \d+)+$/;
 
 const RAW_HEAD = /^m (\d{1,15}) (\d{1,15}) /;
 
-/**
- * A record this process appended in the raw form: its body is kept as the bytes written and decoded
- * when first read (at delivery). Held until every group acknowledged it, a body as text would be
- * copied by every young-generation GC meanwhile and then promoted; bytes live outside the JS heap.
- */
-/** Bodies below this many characters are kept as text (see append). */
+/** Bodies below this many characters are kept as text when no events are held with them (see append). */
 const SMALL_BODY = 4096;
 
+/**
+ * The in-memory tail: the events of the most recent appends are held with their records (body bytes
+ * up to this many), so a consumer in this process takes them without parsing the body back
+ * (codec.ts `handOff`). Bounded: a consumer that lags further behind (a destination down, a long
+ * batch window) parses what it reads, as after a restart. 8 MiB is about 4,000 2 KB audit events, or
+ * 20,000 UDP log events: several batches ahead of a consumer that keeps up.
+ */
+const HELD_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A record this process appended in the raw form: its body is kept as the bytes written and decoded
+ * when first read. Held until every group acknowledged it, a body as text would be copied by every
+ * young-generation GC meanwhile and then promoted; bytes live outside the JS heap. It also holds the
+ * events the body was encoded from while it is in the in-memory tail (`decoded`).
+ */
 class AppendedRecord implements JournalRecord {
   private text: string | undefined;
 
   constructor(
     readonly seq: number,
     readonly events: number,
-    private readonly bytes: Buffer,
+    readonly bytes: Buffer,
+    public decoded: readonly QueuedEvent[] | undefined,
   ) {}
 
   get body(): string {
     this.text ??= this.bytes.toString('utf8');
     return this.text;
+  }
+}
+
+/** The records of the in-memory tail, oldest first, and their body bytes. */
+class HeldTail {
+  private records: AppendedRecord[] = [];
+  private head = 0;
+  private bytes = 0;
+
+  constructor(private readonly limit: number) {}
+
+  add(record: AppendedRecord): void {
+    this.records.push(record);
+    this.bytes += record.bytes.length;
+    while (this.bytes > this.limit && this.head < this.records.length) {
+      const oldest = this.records[this.head];
+      this.head += 1;
+      if (oldest === undefined) continue;
+      oldest.decoded = undefined;
+      this.bytes -= oldest.bytes.length;
+    }
+    // Drop the released slots now and then instead of shifting per record.
+    if (this.head >= 1024 && this.head * 2 >= this.records.length) {
+      this.records = this.records.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** An append that did not happen: its record leaves the tail. */
+  remove(record: AppendedRecord): void {
+    const at = this.records.lastIndexOf(record);
+    if (at < this.head) return;
+    this.records.splice(at, 1);
+    record.decoded = undefined;
+    this.bytes -= record.bytes.length;
   }
 }
 
@@ -128,6 +178,7 @@ export class Journal {
   private readonly ackCommits = new Map<string, GroupCommit>();
   private readonly ackLogs = new Map<string, AppendLog>();
   private nextSeq = 1;
+  private readonly tail = new HeldTail(HELD_BODY_BYTES);
   readonly groups = new Map<string, GroupState>();
   readonly damage: JournalDamage = { records: 0, bytes: 0, ackLines: 0 };
 
@@ -155,7 +206,7 @@ export class Journal {
       journal.compact();
       journal.rewriteAckLogs(records);
       for (const name of groupNames) {
-        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`)));
+        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`), { dsync: true }));
         journal.ackCommits.set(name, new GroupCommit((data) => journal.writeAcks(name, data)));
       }
       return journal;
@@ -265,20 +316,51 @@ export class Journal {
     }
   }
 
-  /** Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept. */
-  async append(body: string, events: number, groups?: string[]): Promise<JournalRecord> {
+  /**
+   * Appends a message; resolves once it is on disk, rejects (QueueStorageError) with nothing kept.
+   * `decoded`: the events `body` was encoded from, held in the in-memory tail for this process's
+   * consumers (see HELD_BODY_BYTES); the caller must not change them afterwards.
+   */
+  async append(body: string, events: number, groups?: string[], decoded?: readonly QueuedEvent[]): Promise<JournalRecord> {
     const seq = this.nextSeq++;
     let record: JournalRecord;
     let data: Chunk | Chunk[];
+    let held: AppendedRecord | undefined;
     if (groups === undefined && !body.includes('\n')) {
-      const bytes = Buffer.from(body, 'utf8');
-      // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
-      record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes) : { seq, events, body };
-      data = frameBytes(`m ${seq} ${events} `, bytes);
+      if (decoded !== undefined) {
+        // Bytes of their own (not a slice of Node's shared 8 KiB pool, which a small body would keep alive).
+        const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
+        bytes.write(body, 'utf8');
+        record = held = new AppendedRecord(seq, events, bytes, decoded);
+        data = frameBytes(`m ${seq} ${events} `, bytes);
+      } else {
+        const bytes = Buffer.from(body, 'utf8');
+        // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
+        record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes, undefined) : { seq, events, body };
+        data = frameBytes(`m ${seq} ${events} `, bytes);
+      }
     } else {
       record = { seq, events, body, ...(groups ? { groups } : {}) };
       data = frame(JSON.stringify({ s: seq, ...(groups ? { g: groups } : {}), n: events, b: body }));
     }
+    return this.commit(record, data, groups, held);
+  }
+
+  /**
+   * `append` of a body given as its UTF-8 bytes, kept as they are (so not a slice of Node's shared
+   * pool), with the events it was encoded from (`decoded`, held in the in-memory tail).
+   */
+  async appendBytes(bytes: Buffer, events: number, decoded: readonly QueuedEvent[]): Promise<JournalRecord> {
+    // JSON text has no raw newline; a body that does takes the JSON record form.
+    if (bytes.includes(0x0a)) return this.append(bytes.toString('utf8'), events, undefined, decoded);
+    const seq = this.nextSeq++;
+    const record = new AppendedRecord(seq, events, bytes, decoded);
+    return this.commit(record, frameBytes(`m ${seq} ${events} `, bytes), undefined, record);
+  }
+
+  /** A record made pending for its groups, then written; undone when the write fails. */
+  private async commit(record: JournalRecord, data: Chunk | Chunk[], groups: string[] | undefined, held: AppendedRecord | undefined): Promise<JournalRecord> {
+    if (held !== undefined) this.tail.add(held);
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);
     }
@@ -286,6 +368,7 @@ export class Journal {
       await this.commits.add(data);
     } catch (err) {
       for (const state of this.groups.values()) removePending(state, record.seq);
+      if (held !== undefined) this.tail.remove(held);
       throw err;
     }
     return record;
@@ -305,7 +388,7 @@ export class Journal {
     // A new process starts a new segment, so replayed segments are never appended to.
     const index = (this.segments[this.segments.length - 1]?.index ?? 0) + 1;
     const path = join(this.dir, `segment-${String(index).padStart(12, '0')}.log`);
-    this.writer = await AppendLog.open(path);
+    this.writer = await AppendLog.open(path, { dsync: true });
     this.segments.push({ index, path, first: this.nextSeq, last: 0 });
   }
 

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { decodeMessage, packEventBodies } from './codec.js';
+import { decodeMessage, handOff, packEventBytes } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
@@ -63,6 +63,13 @@ export interface ConsumerGroup {
    * file instead of adding a second one. Costs one synced log line per delivery.
    */
   stableBatches?: boolean;
+  /**
+   * Deliveries of the group at a time (default 1; like the maximum concurrency of a Lambda's SQS
+   * event source). With 2, the next batch is taken and built (decoded, turned into points and line
+   * protocol) while the destination still writes the previous one, so neither waits for the other.
+   * Each batch is still settled on its own. A group with `stableBatches` takes one at a time.
+   */
+  maxInFlight?: number;
 }
 
 export interface LocalQueueOptions {
@@ -221,7 +228,7 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     if (!first || first.done) return null;
     const { record } = first.value;
     if (rt.oldest?.seq !== record.seq) {
-      const decoded = decodeMessage(record.body);
+      const decoded = record.decoded ? { ok: true as const, message: { events: record.decoded } } : decodeMessage(record.body);
       const times = decoded.ok && 'events' in decoded.message ? decoded.message.events.map((e) => Date.parse(e.receivedAt)).filter(Number.isFinite) : [];
       rt.oldest = { seq: record.seq, at: times.length > 0 ? Math.min(...times) : null };
     }
@@ -245,8 +252,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
 
   async send(events: readonly QueuedEvent[]): Promise<void> {
     const journal = this.journalFor(events.length);
-    const bodies = packEventBodies(events, this.maxMessageBytes);
-    await this.writing('messages', Promise.all(bodies.map((p) => journal.append(p.body, p.events.length))));
+    const bodies = packEventBytes(events, this.maxMessageBytes);
+    await this.writing('messages', Promise.all(bodies.map((p) => journal.appendBytes(p.bytes, p.events.length, p.events))));
     this.wakeConsumers(journal);
   }
 
@@ -306,7 +313,9 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     const state = this.journal?.groups.get(rt.group.name);
     const records: JournalRecord[] = [];
     let nextAt = Number.POSITIVE_INFINITY;
-    for (const [seq, { record }] of state?.pending ?? []) {
+    // Over the values, not the entries: an entry is a new [key, value] array per message per scan.
+    for (const { record } of state?.pending.values() ?? []) {
+      const seq = record.seq;
       if (rt.inFlight.has(seq)) continue;
       const at = rt.visibleAt.get(seq) ?? 0;
       if (at <= now) {
@@ -318,8 +327,23 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
   }
 
   private async consume(rt: GroupRuntime): Promise<void> {
+    const running = new Set<Promise<void>>();
+    try {
+      await this.consumeLoop(rt, running);
+    } finally {
+      await Promise.all(running);
+    }
+  }
+
+  private async consumeLoop(rt: GroupRuntime, running: Set<Promise<void>>): Promise<void> {
+    const maxInFlight = rt.group.stableBatches ? 1 : Math.max(1, rt.group.maxInFlight ?? 1);
     let windowStart: number | undefined;
     for (;;) {
+      // As many deliveries as the group allows: wait for one to finish (it wakes the loop).
+      if (running.size >= maxInFlight) {
+        await Promise.race(running);
+        continue;
+      }
       const now = Date.now();
       if (this.draining && now > this.drainDeadline) return;
       if (rt.outage && now < rt.outage.pausedUntil) {
@@ -339,7 +363,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       const { records, nextAt } = this.visible(rt, now);
       if (records.length === 0) {
         windowStart = undefined;
-        if (this.draining && !Number.isFinite(nextAt)) return;
+        // What a delivery still running fails becomes visible again: a drain waits for it (its end wakes the loop).
+        if (this.draining && !Number.isFinite(nextAt) && running.size === 0) return;
         await this.sleep(rt, Number.isFinite(nextAt) ? Math.min(nextAt, this.drainDeadline) - now : 60_000);
         continue;
       }
@@ -363,7 +388,15 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
         batch = batch.slice(0, granted);
       }
       windowStart = undefined;
-      await this.deliver(rt, batch);
+      if (maxInFlight === 1) {
+        await this.deliver(rt, batch);
+        continue;
+      }
+      const delivery: Promise<void> = this.deliver(rt, batch).finally(() => {
+        running.delete(delivery);
+        rt.wake?.();
+      });
+      running.add(delivery);
     }
   }
 
@@ -467,6 +500,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     const base = this.options.unavailableBaseMs ?? 1000;
     const cap = this.options.unavailableCapMs ?? 30_000;
     const previous = rt.outage;
+    // A second delivery in flight that fails within the pause it started is the same try, not another.
+    if (previous && now < previous.pausedUntil) return;
     const pauseMs = previous ? Math.min(cap, previous.pauseMs * 2) : Math.min(cap, base);
     rt.outage = { since: previous?.since ?? now, reason, pauseMs, pausedUntil: now + pauseMs };
     if (previous) return;
@@ -527,12 +562,18 @@ function* bodiesOf(records: Iterable<JournalRecord>): Iterable<string> {
   for (const record of records) yield record.body;
 }
 
+/**
+ * The SQS-shaped record of a delivery. The body is read when asked for: a consumer given the
+ * record's events in memory (`handOff`) never needs the text, so it is not made from the bytes.
+ */
 function toSqsRecord(group: string, record: JournalRecord, receiveCount: number): SQSRecord {
   const now = String(Date.now());
-  return {
+  const sqsRecord: SQSRecord = {
     messageId: String(record.seq),
     receiptHandle: `${group}:${record.seq}`,
-    body: record.body,
+    get body() {
+      return record.body;
+    },
     attributes: {
       ApproximateReceiveCount: String(receiveCount),
       SentTimestamp: now,
@@ -545,6 +586,8 @@ function toSqsRecord(group: string, record: JournalRecord, receiveCount: number)
     eventSourceARN: `arn:aws:sqs:local:000000000000:${group}`,
     awsRegion: 'local',
   };
+  if (record.decoded !== undefined) handOff(sqsRecord, record.decoded);
+  return sqsRecord;
 }
 
 /**

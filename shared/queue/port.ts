@@ -8,6 +8,8 @@ export interface EventQueue {
   /**
    * Takes all of `events` or none. Resolves once they are held by the queue (durably, for a
    * durable adapter). Rejects with QueueFullError when the queue has no room: back-pressure.
+   * The queue may keep the event objects (the local queue hands them to its consumers in this
+   * process instead of parsing its own text back): the caller must not change them once sent.
    */
   send(events: readonly QueuedEvent[]): Promise<void>;
 }

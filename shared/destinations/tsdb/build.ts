@@ -46,17 +46,25 @@ function tsdbDestination(ctx: DestinationContext, audit: TsdbDestinationOptions[
   return new TsdbDestination({ writer: tsdbWriter(ctx), audit, ...platform, log: ctx.logger });
 }
 
+/**
+ * Two deliveries at a time on a local queue: the next batch's points and line protocol are built
+ * while the tsdb writes the previous one (one batch at a time, the process and the tsdb took turns
+ * and each idled half the time: bench/pipeline.mjs). Not more: §6.0's one-request-per-chunk rules
+ * and the retry ladder stay per batch, and the tsdb is not asked for more than two writes at once.
+ */
+export const TSDB_MAX_IN_FLIGHT = 2;
+
 /** The audit queue's tsdb destination (batched by `auditEvents.destination.tsdb`). */
 export function auditTsdbDestination(ctx: DestinationContext): ConfiguredDestination {
   const t = ctx.config.auditEvents.destination.tsdb;
-  return { destination: tsdbDestination(ctx, auditTsdbKinds(ctx), NO_PLATFORM_TSDB_KINDS), batchSize: t.maxBatchSize, batchWindowMs: t.writeFrequency };
+  return { destination: tsdbDestination(ctx, auditTsdbKinds(ctx), NO_PLATFORM_TSDB_KINDS), batchSize: t.maxBatchSize, batchWindowMs: t.writeFrequency, maxInFlight: TSDB_MAX_IN_FLIGHT };
 }
 
 /** The platform queue's tsdb destination, or null when no platform kind goes to the tsdb. */
 export function platformTsdbDestination(ctx: DestinationContext, outputs: PlatformOutputs): ConfiguredDestination | null {
   const kinds = platformTsdbKinds(ctx.config, outputs);
   if (!takesAnyPlatformKind(kinds)) return null;
-  return { destination: tsdbDestination(ctx, null, kinds), batchSize: ctx.config.tsdbConfig.maxBatchSize, batchWindowMs: TSDB_BATCH_WINDOW_MS };
+  return { destination: tsdbDestination(ctx, null, kinds), batchSize: ctx.config.tsdbConfig.maxBatchSize, batchWindowMs: TSDB_BATCH_WINDOW_MS, maxInFlight: TSDB_MAX_IN_FLIGHT };
 }
 
 /**

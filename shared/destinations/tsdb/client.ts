@@ -24,12 +24,20 @@ export type Failure = Exclude<Outcome, { kind: 'ok' }>;
 /** No HTTP answer: connection refused or reset, host not found, timeout. */
 export type NetworkFailure = Extract<Outcome, { kind: 'network' }>;
 
+/** The lines of one write request. */
+export interface LineChunk {
+  /** The request body: the lines joined by `\n`, UTF-8, built once by the writer (writer.ts). */
+  readonly body: Uint8Array;
+  /** The lines as text, made when asked for (the version 2 client library takes lines). */
+  lines(): string[];
+}
+
 /** One tsdb version's requests. */
 export interface TsdbClient {
   /** The write endpoint (scheme, host, path and query; no credentials), for logs and errors. */
   readonly writeUrl: string;
   /** Posts the lines in one request, without retries; never throws for what the tsdb or the network does. */
-  send(lines: readonly string[]): Promise<Outcome>;
+  send(chunk: LineChunk): Promise<Outcome>;
   /**
    * Creates the database (v1: with the default retention policy), bucket (v2) or database (v3)
    * when missing; an existing one is left as it is. Throws when the tsdb cannot be reached or refuses.

@@ -4,7 +4,7 @@
  * versions 1 and 3 post their lines with.
  */
 import { isRecord } from '../../util/records.js';
-import type { Failure, NetworkFailure, Outcome, TsdbConfig, TsdbVersion } from './client.js';
+import type { Failure, LineChunk, NetworkFailure, Outcome, TsdbConfig, TsdbVersion } from './client.js';
 
 const MAX_SERVER_MESSAGE = 1_000;
 const DURATION = /^([1-9][0-9]*)([hdw])$/;
@@ -90,7 +90,7 @@ export interface Answer {
 }
 
 /** POSTs `body` with fetch: the answer, or the failure when there was none (timeout included). */
-export async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Answer | NetworkFailure> {
+export async function post(url: string, headers: Record<string, string>, body: string | Uint8Array, timeoutMs: number): Promise<Answer | NetworkFailure> {
   try {
     const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
@@ -100,7 +100,7 @@ export async function post(url: string, headers: Record<string, string>, body: s
   }
 }
 
-/** Versions 1 and 3: the lines posted with fetch, one request per `send`. */
+/** Versions 1 and 3: the chunk's body posted with fetch, one request per `send`. */
 export class FetchTransport {
   constructor(
     /** Where the lines go (no credentials). */
@@ -109,8 +109,8 @@ export class FetchTransport {
     private readonly timeoutMs: number,
   ) {}
 
-  async send(lines: readonly string[]): Promise<Outcome> {
-    const answer = await post(this.url, { ...this.headers, 'content-type': 'text/plain; charset=utf-8' }, lines.join('\n'), this.timeoutMs);
+  async send(chunk: LineChunk): Promise<Outcome> {
+    const answer = await post(this.url, { ...this.headers, 'content-type': 'text/plain; charset=utf-8' }, chunk.body, this.timeoutMs);
     if (answer.kind === 'network') return answer;
     if (answer.ok) return { kind: 'ok' };
     return {
@@ -130,7 +130,7 @@ export abstract class FetchClient {
     return this.transport.url;
   }
 
-  send(lines: readonly string[]): Promise<Outcome> {
-    return this.transport.send(lines);
+  send(chunk: LineChunk): Promise<Outcome> {
+    return this.transport.send(chunk);
   }
 }

@@ -12,7 +12,7 @@
 import type * as InfluxV2 from '@influxdata/influxdb-client';
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
-import type { Failure, Outcome, TsdbClient, TsdbClientOptions } from './client.js';
+import type { Failure, LineChunk, Outcome, TsdbClient, TsdbClientOptions } from './client.js';
 import { networkOutcome, retentionHours, retryAfterMs, serverMessage, serverUrl, setupError } from './http.js';
 
 interface Loaded {
@@ -47,7 +47,8 @@ export class V2Client implements TsdbClient {
   }
 
   /** Batching, timer, retries and gzip of the WriteApi off: one request with exactly these lines. */
-  async send(lines: readonly string[]): Promise<Outcome> {
+  async send(chunk: LineChunk): Promise<Outcome> {
+    const lines = chunk.lines();
     const { lib, client } = await this.load();
     const api = client.getWriteApi(this.v2.org, this.v2.bucket, 'ns', {
       batchSize: lines.length + 1,
@@ -60,7 +61,7 @@ export class V2Client implements TsdbClient {
       writeFailed: (error: Error) => Promise.reject(error),
     });
     try {
-      api.writeRecords([...lines]);
+      api.writeRecords(lines);
       await api.flush();
       return { kind: 'ok' };
     } catch (err) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { decodeMessage, encodeClaimCheck, encodePacked, isClaimCheck, packEventBodies, packEvents } from '../../../shared/queue/codec.js';
+import { decodeMessage, encodeClaimCheck, encodePacked, isClaimCheck, packEventBodies, packEventBytes, packEvents } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
 import { envelope } from '../../support/audit.js';
 
@@ -67,6 +67,21 @@ describe('packEvents / decodeMessage', () => {
           const next = packed[i + 1]?.events[0];
           if (next) expect(bytes(encodePacked([...p.events, next]))).toBeGreaterThan(maxBytes);
         });
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('packs as bytes exactly the bodies packEventBodies makes, for any unicode content, one event or many, split or not (property)', () => {
+    const arbEvents = fc.array(fc.string({ unit: 'binary', maxLength: 200 }), { minLength: 1, maxLength: 12 }).map((titles) => titles.map((t) => queued(sheet(`${t}\uFFFF`))));
+    fc.assert(
+      fc.property(arbEvents, fc.integer({ min: 200, max: 8000 }), (events, maxBytes) => {
+        const packed = packEventBytes(events, maxBytes);
+        const bodies = packEventBodies(events, maxBytes);
+        expect(packed.map((p) => p.bytes.toString('utf8'))).toEqual(bodies.map((b) => b.body));
+        expect(packed.map((p) => p.events)).toEqual(bodies.map((b) => b.events));
+        // Buffers of their own, not slices of Node's shared pool (the queue keeps them).
+        for (const p of packed) expect(p.bytes.byteOffset === 0 && p.bytes.buffer.byteLength === p.bytes.length).toBe(true);
       }),
       { numRuns: 100 },
     );

@@ -4,7 +4,7 @@
  * older versions still read, a full filesystem rolled back (a real tmpfs), and a batch that a crash
  * left unsettled delivered again exactly as it was.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, constants as fsConstants, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -107,6 +107,31 @@ describe('Journal on disk', () => {
     expect(copies).toEqual([`${segment.split('/').pop()}.${second}.bin`]);
     expect(readFileSync(join(directory, 'damaged', copies[0] ?? '')).length).toBe(data.indexOf(0x0a, second) + 1 - second);
     await journal.close();
+  });
+
+  it('holds the events of its most recent appends for the consumers in this process (about 8 MiB of bodies), not of older ones, and never of records read from disk', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['g'], capture().log);
+    // Events of about 1 MiB each (a long payload), one message each.
+    const big = 'x'.repeat(1024 * 1024);
+    const events = Array.from({ length: 12 }, () => auditQueued({ payload: { context: { note: big } } }));
+    const records = [];
+    for (const e of events) records.push(await journal.append(encodePacked([e]), 1, undefined, [e]));
+    const held = records.map((r) => r.decoded !== undefined);
+    // The newest ones are held (the very objects), the oldest were let go of.
+    expect(held.slice(-7)).toEqual(Array(7).fill(true));
+    expect(held.slice(0, 3)).toEqual([false, false, false]);
+    expect(records.at(-1)?.decoded?.[0]).toBe(events.at(-1));
+    // Let go of or not, every body is what was appended.
+    expect(records.map((r) => decodeMessage(r.body))).toEqual(events.map((e) => ({ ok: true, message: { v: 1, events: [e] } })));
+    // A small body holds its events too (bytes of its own, not the shared pool's).
+    const small = auditQueued();
+    expect((await journal.append(encodePacked([small]), 1, undefined, [small])).decoded?.[0]).toBe(small);
+    await journal.close();
+    const again = await Journal.open(directory, ['g'], capture().log);
+    expect([...(again.groups.get('g')?.pending.values() ?? [])].map((p) => p.record.decoded)).toEqual(Array(13).fill(undefined));
+    expect(idsIn(again)).toEqual([...events, small].map((e) => e.id));
+    await again.close();
   });
 
   it('reads a queue written before records were framed (Svc 15.0.0), and appends framed records after it', async () => {
@@ -234,6 +259,46 @@ describe('Journal on disk', () => {
  * A real small filesystem, mounted by the test (root only): the kernel's own ENOSPC and short
  * writes, which no stand-in reproduces faithfully.
  */
+describe('AppendLog opened with O_DSYNC', () => {
+  /** The open flags of this process's descriptor of `path` (/proc/self/fdinfo). */
+  function flagsOf(path: string): number {
+    for (const fd of readdirSync('/proc/self/fd')) {
+      let target = '';
+      try {
+        target = readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (target !== path) continue;
+      const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (flags !== undefined) return parseInt(flags, 8);
+    }
+    throw new Error(`no descriptor of ${path}`);
+  }
+
+  it('writes through O_DSYNC when asked (each write durable when it returns, no separate fdatasync), and the journal asks for it', async () => {
+    const directory = dir();
+    const plain = await AppendLog.open(join(directory, 'plain.log'));
+    const synced = await AppendLog.open(join(directory, 'dsync.log'), { dsync: true });
+    expect(flagsOf(join(directory, 'plain.log')) & fsConstants.O_DSYNC).toBe(0);
+    expect(flagsOf(join(directory, 'dsync.log')) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    await synced.append(frame('one'));
+    await synced.append([frame('two'), Buffer.from(frame('three'))]);
+    expect(scanRecords(readFileSync(join(directory, 'dsync.log'))).payloads).toEqual(['one', 'two', 'three']);
+    await plain.close();
+    await synced.close();
+
+    const journalDir = dir();
+    const journal = await Journal.open(journalDir, ['g'], capture().log);
+    const e = auditQueued();
+    await journal.append(encodePacked([e]), 1);
+    const files = readdirSync(journalDir).filter((f) => f.startsWith('segment-') || f.startsWith('acks-'));
+    expect(files.length).toBe(2);
+    for (const f of files) expect(flagsOf(join(journalDir, f)) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    await journal.close();
+  });
+});
+
 describe('AppendLog on a full filesystem (tmpfs)', () => {
   let fs: Tmpfs;
   beforeAll(() => {
@@ -241,11 +306,12 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
   });
   afterAll(() => fs.unmount());
 
-  it('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room', async ({ skip }) => {
+  it.for([false, true])('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room (O_DSYNC %s)', async (dsync, { skip }) => {
     if (fs.reason) skip(fs.reason);
     const mount = fs.path;
     const path = join(mount, 'log');
-    const log = await AppendLog.open(path);
+    rmSync(path, { force: true });
+    const log = await AppendLog.open(path, { dsync });
     await log.append(frame('first'));
     const good = statSync(path).size;
     // Leave less room than the next record needs (64 KiB: the log's page, 48 KiB of filler, 12 KiB

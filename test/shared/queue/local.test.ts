@@ -9,8 +9,11 @@ import { decodeMessage } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { DEAD_LETTER_DIR, DestinationUnavailableError, LocalEventQueue, replayDeadLetters, type ConsumerGroup, type SqsBatchHandler } from '../../../shared/queue/local.js';
 import { QueueFullError } from '../../../shared/queue/port.js';
-import { envelope } from '../../support/audit.js';
+import { makeWriterHandler } from '../../../shared/destinations/handler.js';
+import type { Destination } from '../../../shared/destinations/port.js';
+import { auditQueued, envelope } from '../../support/audit.js';
 import { recordingLog, silentLog } from '../../support/log.js';
+import { spawnQueueHolder, startQueueHolder } from '../../support/queue-holder.js';
 
 const silent = silentLog;
 
@@ -269,6 +272,156 @@ describe('LocalEventQueue', () => {
       const reopened = queue(directory, [{ name: 'tsdb', handler: r.handler, batchSize: 10, batchWindowMs: 0 }]);
       await reopened.start();
       await expect.poll(() => r.seen.length).toBe(2);
+      await reopened.stop();
+    });
+  });
+
+  it('delivers up to maxInFlight batches of a group at a time, each settled on its own; one at a time by default and for stable batches', async () => {
+    for (const [maxInFlight, stableBatches, expected] of [[2, false, 2], [undefined, false, 1], [2, true, 1]] as const) {
+      const held: { e: SQSEvent; release: () => void }[] = [];
+      const handler: SqsBatchHandler = (e) =>
+        new Promise((resolve) => {
+          held.push({ e, release: () => resolve({ batchItemFailures: [] }) });
+        });
+      const q = queue(dir(), [{ name: 'g', handler, batchSize: 2, batchWindowMs: 0, stableBatches, ...(maxInFlight ? { maxInFlight } : {}) }]);
+      await q.start();
+      for (let i = 0; i < 6; i++) await q.send([event()]);
+      await expect.poll(() => held.length).toBe(expected);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // No more than that while they are being written.
+      expect(held.length).toBe(expected);
+      // The second batch settles before the first: only its messages are acknowledged.
+      held.at(-1)?.release();
+      await expect.poll(() => q.stats()['g']?.delivered).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => held.length).toBe(expected + 1);
+      // No message is in two batches at once.
+      const ids = held.flatMap((h) => h.e.Records.map((r) => r.messageId));
+      expect(new Set(ids).size).toBe(ids.length);
+      for (let i = 0; i < 10 && q.stats()['g']?.delivered !== 6; i++) {
+        for (const h of held) h.release();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await expect.poll(() => q.stats()['g']).toMatchObject({ delivered: 6, pending: 0 });
+      await q.stop();
+    }
+  });
+
+  describe('in-memory hand-off: a consumer in this process gets the sent events without parsing them back', () => {
+    /** The real writer handler over a destination that records the events it is given, and the handler's answers. */
+    function writer(): { handler: SqsBatchHandler; written: QueuedEvent[]; failures: string[][]; errors: string[] } {
+      const written: QueuedEvent[] = [];
+      const failures: string[][] = [];
+      const errors: string[] = [];
+      const destination: Destination = {
+        name: 'recording',
+        takes: () => true,
+        write: (events) => {
+          written.push(...events);
+          return Promise.resolve(new Set<string>());
+        },
+      };
+      const say = (obj: unknown): void => {
+        const err = typeof obj === 'object' && obj !== null && 'err' in obj ? obj.err : undefined;
+        if (err instanceof Error) errors.push(err.message.replace(/^message \d+: /, ''));
+      };
+      const log = { ...silent, error: say };
+      const inner = makeWriterHandler({ destination, claimCheck: null, log });
+      const handler: SqsBatchHandler = async (e) => {
+        const response = await inner(e);
+        failures.push(response.batchItemFailures.map((f) => f.itemIdentifier));
+        return response;
+      };
+      return { handler, written, failures, errors };
+    }
+
+    /** A group whose destination is down: it keeps everything pending on disk for the next start. */
+    const down: SqsBatchHandler = () => Promise.reject(new DestinationUnavailableError('down'));
+
+    it('hands the sent objects over, and after a restart parses equal events from disk', async () => {
+      const directory = dir();
+      const live = writer();
+      const q = queue(directory, [
+        { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
+        { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
+      ], { unavailableBaseMs: 60_000 });
+      await q.start();
+      const single = Array.from({ length: 4 }, () => auditQueued());
+      const packed = Array.from({ length: 3 }, () => auditQueued());
+      for (const e of single) await q.send([e]);
+      await q.send(packed); // several events in one message
+      const sent = [...single, ...packed];
+      await expect.poll(() => live.written.length).toBe(sent.length);
+      // The very objects sent: nothing was parsed.
+      for (const [i, e] of sent.entries()) expect(live.written[i]).toBe(e);
+      await q.stop();
+
+      const later = writer();
+      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }]);
+      await reopened.start();
+      await expect.poll(() => later.written.length).toBe(sent.length);
+      // Read back from disk: new objects, equal to what the live consumer was handed.
+      for (const [i, e] of sent.entries()) expect(later.written[i]).not.toBe(e);
+      expect(later.written).toStrictEqual(JSON.parse(JSON.stringify(live.written)));
+      expect(later.written).toEqual(sent);
+      await reopened.stop();
+    });
+
+    it('validates handed-off events as it validates parsed ones: an invalid event fails its message either way', async () => {
+      const directory = dir();
+      const live = writer();
+      const q = queue(directory, [
+        { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
+        { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
+      ], { unavailableBaseMs: 60_000, maxReceiveCount: 1 });
+      await q.start();
+      const good = auditQueued();
+      // Well-typed, but not what the queue's schema admits (receivedAt is not an RFC 3339 time).
+      const bad: QueuedEvent = { ...auditQueued(), receivedAt: 'yesterday' };
+      await q.send([good]);
+      await q.send([bad]);
+      await expect.poll(() => live.failures.flat().length).toBe(1);
+      expect(live.written).toEqual([good]);
+      expect(live.errors).toEqual([expect.stringContaining("events[0] (audit id") as unknown as string]);
+      expect(live.errors[0]).toContain('/events/0/receivedAt: must be an RFC 3339 date-time with a zone');
+      await q.stop();
+
+      const later = writer();
+      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], { maxReceiveCount: 1 });
+      await reopened.start();
+      await expect.poll(() => later.failures.flat().length).toBe(1);
+      expect(later.written).toEqual([good]);
+      // The same verdict, word for word, from the parsed body.
+      expect(later.errors).toEqual(live.errors);
+      await reopened.stop();
+    });
+
+    it('loses nothing when the process is killed after the write, while a consumer holds the batch', async () => {
+      const directory = dir();
+      const events = Array.from({ length: 25 }, () => auditQueued());
+      // Its consumer takes the events handed off in memory and never settles them.
+      const holder = await startQueueHolder({ directory, groups: [{ name: 'g' }], events });
+      holder.child.kill('SIGKILL');
+      await holder.exited;
+      const after = writer();
+      const reopened = queue(directory, [{ name: 'g', handler: after.handler, batchSize: 100, batchWindowMs: 0 }]);
+      await reopened.start();
+      await expect.poll(() => after.written.length).toBe(events.length);
+      expect(after.written).toEqual(events);
+      expect(after.failures.flat()).toEqual([]);
+      await reopened.stop();
+    });
+
+    it('loses nothing when the process is killed after its consumer took the batch in memory and before the outcome is on disk', async () => {
+      const directory = dir();
+      const events = Array.from({ length: 25 }, () => auditQueued());
+      // One full batch, delivered only once every send resolved (so every event is durable), then SIGKILL before settling.
+      const { exited } = spawnQueueHolder({ directory, groups: [{ name: 'g', batchSize: events.length, batchWindowMs: 60_000, crashBeforeSettle: true }], events });
+      expect(await exited).toBeNull();
+      const after = writer();
+      const reopened = queue(directory, [{ name: 'g', handler: after.handler, batchSize: 100, batchWindowMs: 0 }]);
+      await reopened.start();
+      await expect.poll(() => after.written.length).toBe(events.length);
+      expect(after.written).toEqual(events);
       await reopened.stop();
     });
   });

@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../../shared/logging/logger.js';
-import { int, str, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { int, str, toLine, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter, type TsdbWriterOptions } from '../../../../shared/destinations/tsdb/writer.js';
 import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
 import { fakeWriter, lineCounts, points, recorder, recordingSleep, tsdbConfig, type ConfigParts, type Recorder } from './helpers.js';
@@ -70,6 +70,19 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
     expect(errorLogs).toHaveLength(1);
     expect(errorLogs[0]?.obj.line).toBe(`m,host=h1,seq=s7 n=7i,text="value 7" ${pts[7]?.timeNs}`);
     expect(errorLogs[0]?.obj.module).toBe(MODULE);
+  });
+
+  it('sends exactly the lines toLine makes, multi-byte text included, in chunks of maxBatchSize (the body is built in one buffer, grown as needed)', async () => {
+    const pts = points(450, 'wide');
+    // Long lines (the buffer starts at 64 KiB and grows) with 2-, 3- and 4-byte UTF-8 and a quote.
+    for (const [i, p] of pts.entries()) p.fields.text = str(`${'é'.repeat(i)} ✓ 😀 "q" ${i}`);
+    // Points refused only at their last piece (the time), after a long field was written: nothing of their line is sent.
+    const refused = [17, 230, 449].map((i) => ({ ...(pts[i] as Point), timeNs: 2n ** 63n }));
+    const all = [...pts.slice(0, 17), refused[0], ...pts.slice(17, 230), refused[1], ...pts.slice(230), refused[2]].filter((p): p is Point => p !== undefined);
+    const report = await writerFor(fake(), { maxBatchSize: 200 }).write(all, MODULE);
+    expect(report).toMatchObject({ written: 450, dropped: 3, failedWhole: [], requests: 3 });
+    expect(lineCounts(fake())).toEqual([200, 200, 50]);
+    expect(fake().lines()).toEqual(pts.map(toLine));
   });
 
   it('ladder sizes start below a short last chunk; the ERROR log truncates the line to 1,000 characters', async () => {
