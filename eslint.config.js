@@ -2,15 +2,16 @@
 import tseslint from 'typescript-eslint';
 
 /**
- * One config block per folder rule: an import whose path matches one of `forbid` (regular
- * expressions over the import string) is an error.
+ * One config block per folder rule: a relative import whose path matches one of `forbid` (regular
+ * expressions over the import string; `(^|/)` there means "at a path segment of a relative import")
+ * is an error. Package imports are never matched: `semver/functions/…` is not the functions/ folder.
  * @param {{ files: string[], ignores?: string[], forbid: string[], why: string }[]} rules
  */
 function boundaries(rules) {
   return rules.map(({ files, ignores, forbid, why }) => ({
     files,
     ...(ignores ? { ignores } : {}),
-    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map((regex) => ({ regex, message: `${why} (../shared/ARCHITECTURE.md, Folders).` })) }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map((folder) => ({ regex: folder.replace(/^\(\^\|\/\)/, '^\\.{1,2}/(?:.*/)?'), message: `${why} (../shared/ARCHITECTURE.md, Folders).` })) }] },
   }));
 }
 
