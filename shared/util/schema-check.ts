@@ -370,9 +370,15 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
     return ok;
   };
 
+  // A loop, not `types.some((t) => …)`: that made a closure per schema node per value checked.
+  const ofAType = (value: unknown): boolean => {
+    for (const t of types) if (isType(value, t)) return true;
+    return false;
+  };
+
   return (value, path, out) => {
     let ok = true;
-    if (types.length > 0 && !types.some((t) => isType(value, t))) {
+    if (types.length > 0 && !ofAType(value)) {
       if (!out) return false;
       err(out, path, 'type', { type: rawType }, `must be ${typeText}`);
       ok = false;
