@@ -55,7 +55,7 @@ import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'bench-token-0123456789abcdef';
-const CLIENT_VERSION = '0.3.2';
+export const CLIENT_VERSION = '0.3.2';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -65,8 +65,8 @@ const CLIENT_VERSION = '0.3.2';
 // The request
 // ---------------------------------------------------------------------------------------------
 
-/** A valid selection.state.changed envelope of about `targetBytes` bytes of JSON. */
-function envelopeText(targetBytes = 2048) {
+/** A valid selection.state.changed envelope of about `targetBytes` bytes of JSON (bench/memory.mjs --load sends it too). */
+export function envelopeText(targetBytes = 2048) {
   const txn = randomUUID();
   const env = {
     schemaVersion: 1,
@@ -502,6 +502,7 @@ if (process.argv.includes('--client')) {
       },
     );
   });
-} else {
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // Run as the bench, not imported (bench/memory.mjs imports the envelope and forks the client).
   await main();
 }

@@ -9,18 +9,22 @@
  * start). Then, in a separate start that is not measured, the packages the config's start loads
  * (the ESM resolve and CommonJS require hooks of bench/loaded-modules.mjs: the hook's own thread
  * would add to the RSS).
+ * With --load, one more start under load (`underLoad` below says what load): the issue's "≤ 150 MB
+ * under the UDP and audit loads", measured on the svc process itself rather than a bench process.
  * With --profile, one more start of the config's `svc local` under `--heap-prof --cpu-prof`,
  * stopped after --idle seconds: the top of both profiles (bench/profile.mjs), files kept.
  *
  * Each process gets its own temp working directory (the config's relative paths, ./data/…, land
  * there) with the config copied in; SVC_CONFIG is cleared. Linux only (/proc).
  */
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, loadNow, machineLine, median, option, positive, processMemory, removeOnExit, stopChild } from './lib.mjs';
+import { parseDocument } from 'yaml';
+import { CLIENT_VERSION, envelopeText } from './audit-api.mjs';
+import { fmt, freePort, int, loadNow, machineLine, median, option, positive, processMemory, removeOnExit, sampleMemory, stopChild } from './lib.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -30,6 +34,10 @@ const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
 const READINGS = Math.round(positive('readings', 'BENCH_READINGS', 5));
 const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', '')).split(' ').filter(Boolean);
 const PROFILE = option('profile', 'BENCH_PROFILE', 'false') !== 'false';
+const LOAD = option('load', 'BENCH_LOAD', 'false') !== 'false';
+const LOAD_S = positive('load-duration', 'BENCH_LOAD_S', 10);
+const UDP_RATE = Math.round(positive('udp-rate', 'BENCH_UDP_RATE', 20_000));
+const AUDIT_CONCURRENCY = Math.round(positive('audit-concurrency', 'BENCH_AUDIT_CONCURRENCY', 32));
 const MINIMAL = ['Svc:', '  localQueue: {directory: ./data/queue}', ''].join('\n');
 
 const dirs = new Set();
@@ -134,7 +142,62 @@ async function main() {
       for (const line of formatSummary(summarise(join(dir, f), 15))) console.log(line);
     }
   }
+  if (LOAD) await underLoad(config);
   console.log(`\nload avg    ${loadNow().text} at the end`);
+}
+
+/**
+ * --load: one more `svc local` on the config with a UDP log listener added (all four log sources
+ * on), its audit API and the listener driven at once for --load-duration s: audit POSTs of a 2 KB
+ * envelope from bench/audit-api.mjs's load generator (--audit-concurrency in flight, a child
+ * process) and `svc simulate udp --kinds log` at --udp-rate datagrams/s (a child process). RSS of
+ * the svc process every 100 ms during the load (median) and its VmHWM after it.
+ */
+async function underLoad(config) {
+  const [auditPort, udpPort] = [await freePort(), await freePort()];
+  const doc = parseDocument(config);
+  doc.setIn(['Svc', 'auditEvents', 'host'], '127.0.0.1');
+  doc.setIn(['Svc', 'auditEvents', 'port'], auditPort);
+  // As bench:audit: the per-IP limit stays on but does not bind, so every request takes the whole path.
+  doc.setIn(['Svc', 'auditEvents', 'rateLimit', 'maxPerMinute'], 1_000_000);
+  doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'serverHost'], '127.0.0.1');
+  doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'portLogEvents'], udpPort);
+  for (const source of ['engine', 'proxy', 'repository', 'scheduler']) doc.setIn(['Svc', 'logEvents', 'source', source, 'enable'], true);
+  console.log(`\nunder load: svc local on ${basename(CONFIG)} + a UDP log listener, for ${LOAD_S} s: audit POSTs (2 KB, ${AUDIT_CONCURRENCY} in flight) and ${int(UDP_RATE)} log datagrams/s at once`);
+  const p = svcLocal('under load', doc.toString());
+  await p.running;
+  const idleBefore = mb(processMemory(p.child.pid).rss);
+  const sampler = sampleMemory(p.child.pid);
+  const client = fork(join(ROOT, 'bench/audit-api.mjs'), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(client);
+  const audit = new Promise((resolve, reject) => {
+    client.on('message', (m) => m.type === 'result' && resolve(m.result));
+    client.once('exit', (code) => code !== 0 && reject(new Error(`the audit load generator exited with ${code}`)));
+  });
+  client.send({
+    port: auditPort,
+    body: envelopeText(),
+    headers: { 'content-type': 'application/json', 'x-audit-client-version': CLIENT_VERSION },
+    concurrency: AUDIT_CONCURRENCY,
+    ips: 16,
+    warmupMs: 0,
+    durationMs: LOAD_S * 1000,
+    maxRequests: 5_000_000,
+  });
+  const sender = spawn(process.execPath, [SVC, 'simulate', 'udp', '--target', `127.0.0.1:${udpPort}`, '--rate', String(UDP_RATE), '--duration', String(LOAD_S), '--kinds', 'log', '--seed', '42'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(sender);
+  let senderOut = '';
+  sender.stdout.on('data', (c) => (senderOut += c));
+  const [a] = await Promise.all([audit, new Promise((resolve) => sender.once('exit', resolve))]);
+  const during = sampler.stop();
+  const peak = mb(processMemory(p.child.pid).peak);
+  await stopChild(p.child);
+  const statuses = Object.entries(a.statuses).map(([status, n]) => `${status}: ${int(n)}`).join(', ');
+  console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
+  console.log(`udp         ${senderOut.trim().split('\n').at(-1) ?? ''}`);
+  console.log(`| process | RSS before the load | RSS during the load (median) | peak (VmHWM) |`);
+  console.log('|---|---|---|---|');
+  console.log(`| svc local, ${basename(CONFIG)} + UDP log listener | ${fmt(idleBefore, 1)} MB | ${fmt(during.rssMb, 1)} MB | ${fmt(peak, 1)} MB |`);
 }
 
 try {
