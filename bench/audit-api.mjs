@@ -343,7 +343,7 @@ async function measure(name, server, job) {
   const child = fork(fileURLToPath(import.meta.url), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let cpuAt;
   let eluAt;
-  let serverLoad = { cpu: NaN, elu: NaN };
+  let serverLoad = { cpu: NaN, system: NaN, elu: NaN };
   let windowStart = 0;
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
   let sampler;
@@ -362,7 +362,7 @@ async function measure(name, server, job) {
         sampler = undefined;
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
-        serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
+        serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, system: cpu.system / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
         if (profile) {
           stopped = profiling.session.post('Profiler.stop').then(({ profile: data }) => {
             const file = join(profiling.dir, `${name.replace(/\W+/g, '-')}-${profiling.files.length + 1}.cpuprofile`);
@@ -382,7 +382,7 @@ async function measure(name, server, job) {
   });
   if (sampler) memory = sampler.stop();
   await stopped;
-  return { name, ...result, serverCpu: serverLoad.cpu, serverElu: serverLoad.elu, ...memory };
+  return { name, ...result, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
 }
 
 
@@ -391,7 +391,9 @@ const cpuPerRequest = (r) => (r.rps > 0 ? (r.serverCpu / r.rps) * 1e6 : NaN);
 
 function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
-  const notes = [others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
+  // The kernel's share (system time: socket and file writes, fdatasync) says how much of the CPU is not JavaScript's.
+  const system = r.rps > 0 && Number.isFinite(r.serverSystem) ? `sys ${fmt((r.serverSystem / r.rps) * 1e6, 1)} µs/req` : '';
+  const notes = [system, others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
   console.log(
     `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${fmt(cpuPerRequest(r), 1).padStart(6)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );

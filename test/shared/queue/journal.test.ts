@@ -134,6 +134,27 @@ describe('Journal on disk', () => {
     await again.close();
   });
 
+  it('lets go of the events it held for a record once every group has settled it (acknowledged or dead), not before', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['a', 'b'], capture().log);
+    const [x, y, z] = [auditQueued(), auditQueued(), auditQueued()];
+    const [rx, ry, rz] = [
+      await journal.append(encodePacked([x]), 1, undefined, [x]),
+      await journal.append(encodePacked([y]), 1, undefined, [y]),
+      await journal.append(encodePacked([z]), 1, undefined, [z]),
+    ];
+    // Group a is done with all three (x acknowledged, y dead, z failed and so still pending).
+    await journal.settle('a', [rx.seq], [rz.seq], [ry.seq]);
+    // Group b still has each pending: held for it.
+    expect([rx, ry, rz].map((r) => r.decoded?.[0])).toEqual([x, y, z]);
+    await journal.settle('b', [rx.seq, ry.seq, rz.seq], [], []);
+    // x and y are settled everywhere: let go of; z is still pending for a (its retry takes it from the tail).
+    expect([rx, ry, rz].map((r) => r.decoded?.[0])).toEqual([undefined, undefined, z]);
+    // The bodies are still what was appended (they are read from the bytes).
+    expect([rx, ry].map((r) => decodeMessage(r.body))).toEqual([x, y].map((e) => ({ ok: true, message: { v: 1, events: [e] } })));
+    await journal.close();
+  });
+
   it('reads a queue written before records were framed (Svc 15.0.0), and appends framed records after it', async () => {
     const directory = dir();
     const [a, b, c] = [auditQueued(), auditQueued(), auditQueued()];
