@@ -21,7 +21,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomically, writeFileSynced } from '../util/files.js';
-import { AppendLog, frame, frameBytes, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
+import { AppendLog, frame, frameBytes, frameText, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
 import type { QueuedEvent } from './events.js';
@@ -327,17 +327,17 @@ export class Journal {
     let data: Chunk | Chunk[];
     let held: AppendedRecord | undefined;
     if (groups === undefined && !body.includes('\n')) {
+      // The frame in one buffer of its own, the body encoded once into it (frameText); a record
+      // that keeps the body's bytes keeps a view of that buffer, so nothing is copied again.
+      const framed = frameText(`m ${seq} ${events} `, body);
+      data = framed.data;
       if (decoded !== undefined) {
-        // Bytes of their own (not a slice of Node's shared 8 KiB pool, which a small body would keep alive).
-        const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
-        bytes.write(body, 'utf8');
-        record = held = new AppendedRecord(seq, events, bytes, decoded);
-        data = frameBytes(`m ${seq} ${events} `, bytes);
+        record = held = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), decoded);
+      } else if (body.length >= SMALL_BODY) {
+        record = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), undefined);
       } else {
-        const bytes = Buffer.from(body, 'utf8');
-        // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
-        record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes, undefined) : { seq, events, body };
-        data = frameBytes(`m ${seq} ${events} `, bytes);
+        // A small body is kept as text: its record is dropped soon, and text needs no decoding when delivered.
+        record = { seq, events, body };
       }
     } else {
       record = { seq, events, body, ...(groups ? { groups } : {}) };
