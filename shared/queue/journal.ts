@@ -92,13 +92,11 @@ const HELD_BODY_BYTES = 8 * 1024 * 1024;
 
 /**
  * A record this process appended in the raw form: its body is kept as the bytes written and decoded
- * when first read. Held until every group acknowledged it, a body as text would be copied by every
+ * whenever it is read. Held until every group acknowledged it, a body as text would be copied by every
  * young-generation GC meanwhile and then promoted; bytes live outside the JS heap. It also holds the
  * events the body was encoded from while it is in the in-memory tail (`decoded`).
  */
 class AppendedRecord implements JournalRecord {
-  private text: string | undefined;
-
   constructor(
     readonly seq: number,
     readonly events: number,
@@ -106,9 +104,12 @@ class AppendedRecord implements JournalRecord {
     public decoded: readonly QueuedEvent[] | undefined,
   ) {}
 
+  /**
+   * Decoded at each read, not kept: a delivery reads it once (to parse it), and text kept until
+   * every group acknowledged the record would be copied by each scavenge meanwhile, then promoted.
+   */
   get body(): string {
-    this.text ??= this.bytes.toString('utf8');
-    return this.text;
+    return this.bytes.toString('utf8');
   }
 }
 
