@@ -42,8 +42,44 @@ export function frameBytes(head: string, body: Uint8Array): Buffer[] {
   return [Buffer.from(`${headBytes.length + body.length} ${crc} `, 'latin1'), headBytes, Buffer.from(body.buffer, body.byteOffset, body.byteLength), NEWLINE_BYTES];
 }
 
+/**
+ * The bytes of `frame(head + body)` in one buffer of its own, `body` encoded once straight into it
+ * (no intermediate Buffer.from of the body, no concatenation of the frame's parts later), and where
+ * the body's bytes are in it (`bodyAt`), so a caller can keep them as a view.
+ */
+export function frameText(head: string, body: string): { data: Buffer; bodyAt: number } {
+  const headBytes = Buffer.byteLength(head);
+  const bodyBytes = Buffer.byteLength(body);
+  const payload = headBytes + bodyBytes;
+  const prefix = `${payload} `;
+  // `<payload bytes> <crc32, 8 hex> `: the prefix, 8 hex digits and a space.
+  const start = prefix.length + 9;
+  // Slow (unpooled): a view of the body may outlive the write (the journal's held tail).
+  const data = Buffer.allocUnsafeSlow(start + payload + 1);
+  data.write(prefix, 0, 'latin1');
+  data.write(head, start, 'utf8');
+  data.write(body, start + headBytes, 'utf8');
+  data.write(`${checksum(data.subarray(start, start + payload))} `, prefix.length, 'latin1');
+  data[start + payload] = NEWLINE;
+  return { data, bodyAt: start + headBytes };
+}
+
 /** What an append writes: text (UTF-8) and bytes, in order. */
 export type Chunk = string | Buffer;
+
+/** Most buffers handed to one writev (Linux's IOV_MAX): above it libuv splits the call, and each part would be a durable write of its own. */
+const MAX_IOVECS = 1024;
+
+/** `data` as buffers for one writev when it is several buffers only (nothing to encode), else null. */
+function asBuffers(data: Chunk | readonly Chunk[]): Buffer[] | null {
+  if (typeof data === 'string' || Buffer.isBuffer(data) || data.length < 2 || data.length > MAX_IOVECS) return null;
+  const buffers: Buffer[] = [];
+  for (const chunk of data) {
+    if (typeof chunk === 'string') return null;
+    buffers.push(chunk);
+  }
+  return buffers;
+}
 
 function toBytes(data: Chunk | readonly Chunk[]): Buffer {
   if (typeof data === 'string') return Buffer.from(data, 'utf8');
@@ -170,10 +206,21 @@ export class AppendLog {
         throw new QueueStorageError(`cannot repair ${this.path} after a failed write (${describe(err)})`, { cause: err });
       }
     }
-    const bytes = toBytes(data);
+    const buffers = asBuffers(data);
+    // Several buffers go out in one writev, not copied into one first; a short writev (rare: a
+    // signal, a full device) goes on from a copy of them all, at the offset reached.
+    const total = buffers === null ? 0 : buffers.reduce((n, b) => n + b.length, 0);
+    let written = 0;
+    let bytes: Buffer | undefined;
     try {
-      let written = 0;
-      while (written < bytes.length) {
+      if (buffers !== null) {
+        const { bytesWritten } = await this.handle.writev(buffers);
+        written = bytesWritten;
+        if (written < total) bytes = Buffer.concat(buffers, total);
+      } else {
+        bytes = toBytes(data);
+      }
+      while (bytes !== undefined && written < bytes.length) {
         const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
         // No progress without an error: the device takes nothing more.
         if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
@@ -184,7 +231,7 @@ export class AppendLog {
       await this.rollback().catch(() => undefined);
       throw new QueueStorageError(`cannot write to ${this.path} (${describe(err)})`, { cause: err });
     }
-    this.good += bytes.length;
+    this.good += written;
   }
 
   /** Syncs what earlier `append(…, { sync: false })` calls wrote. */

@@ -21,7 +21,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomically, writeFileSynced } from '../util/files.js';
-import { AppendLog, frame, frameBytes, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
+import { AppendLog, frame, frameBytes, frameText, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
 import type { QueuedEvent } from './events.js';
@@ -92,13 +92,11 @@ const HELD_BODY_BYTES = 8 * 1024 * 1024;
 
 /**
  * A record this process appended in the raw form: its body is kept as the bytes written and decoded
- * when first read. Held until every group acknowledged it, a body as text would be copied by every
+ * whenever it is read. Held until every group acknowledged it, a body as text would be copied by every
  * young-generation GC meanwhile and then promoted; bytes live outside the JS heap. It also holds the
  * events the body was encoded from while it is in the in-memory tail (`decoded`).
  */
 class AppendedRecord implements JournalRecord {
-  private text: string | undefined;
-
   constructor(
     readonly seq: number,
     readonly events: number,
@@ -106,9 +104,12 @@ class AppendedRecord implements JournalRecord {
     public decoded: readonly QueuedEvent[] | undefined,
   ) {}
 
+  /**
+   * Decoded at each read, not kept: a delivery reads it once (to parse it), and text kept until
+   * every group acknowledged the record would be copied by each scavenge meanwhile, then promoted.
+   */
   get body(): string {
-    this.text ??= this.bytes.toString('utf8');
-    return this.text;
+    return this.bytes.toString('utf8');
   }
 }
 
@@ -327,17 +328,17 @@ export class Journal {
     let data: Chunk | Chunk[];
     let held: AppendedRecord | undefined;
     if (groups === undefined && !body.includes('\n')) {
+      // The frame in one buffer of its own, the body encoded once into it (frameText); a record
+      // that keeps the body's bytes keeps a view of that buffer, so nothing is copied again.
+      const framed = frameText(`m ${seq} ${events} `, body);
+      data = framed.data;
       if (decoded !== undefined) {
-        // Bytes of their own (not a slice of Node's shared 8 KiB pool, which a small body would keep alive).
-        const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
-        bytes.write(body, 'utf8');
-        record = held = new AppendedRecord(seq, events, bytes, decoded);
-        data = frameBytes(`m ${seq} ${events} `, bytes);
+        record = held = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), decoded);
+      } else if (body.length >= SMALL_BODY) {
+        record = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), undefined);
       } else {
-        const bytes = Buffer.from(body, 'utf8');
-        // A small body's bytes are a slice of Node's shared 8 KiB pool, which they would keep alive: text then.
-        record = body.length >= SMALL_BODY ? new AppendedRecord(seq, events, bytes, undefined) : { seq, events, body };
-        data = frameBytes(`m ${seq} ${events} `, bytes);
+        // A small body is kept as text: its record is dropped soon, and text needs no decoding when delivered.
+        record = { seq, events, body };
       }
     } else {
       record = { seq, events, body, ...(groups ? { groups } : {}) };

@@ -28,17 +28,32 @@ export interface EventCountEntry extends EventCountKey {
 
 /** §6.5: events per `(event_type, source, host, subsystem)`; an empty value counts as `unknown`. */
 export class EventCounter {
-  private readonly entries = new Map<string, EventCountEntry>();
+  /**
+   * Entries by event type, source, host, subsystem: nested maps, because a joined key string
+   * would be built (and flattened to hash it) for every datagram, only to find an existing entry.
+   */
+  private readonly byType = new Map<EventType, Map<string, Map<string, Map<string, EventCountEntry>>>>();
+  /** The same entries in the order they were first counted (the snapshot's order). */
+  private entries: EventCountEntry[] = [];
 
   count(eventType: EventType, source: string, host: string, subsystem: string, n = 1): void {
     const s = source || 'unknown';
     const h = host || 'unknown';
     const sub = subsystem || 'unknown';
-    // Per datagram: the entry is looked up by its id, and only a new key makes an object.
-    const id = `${eventType}\u0000${s}\u0000${h}\u0000${sub}`;
-    const live = this.entries.get(id);
+    let bySource = this.byType.get(eventType);
+    if (bySource === undefined) this.byType.set(eventType, (bySource = new Map<string, Map<string, Map<string, EventCountEntry>>>()));
+    let byHost = bySource.get(s);
+    if (byHost === undefined) bySource.set(s, (byHost = new Map<string, Map<string, EventCountEntry>>()));
+    let bySubsystem = byHost.get(h);
+    if (bySubsystem === undefined) byHost.set(h, (bySubsystem = new Map<string, EventCountEntry>()));
+    const live = bySubsystem.get(sub);
     if (live) live.counter += n;
-    else this.entries.set(id, { event_type: eventType, source: s, host: h, subsystem: sub, counter: n });
+    else {
+      // Only a new key makes an object.
+      const entry = { event_type: eventType, source: s, host: h, subsystem: sub, counter: n };
+      bySubsystem.set(sub, entry);
+      this.entries.push(entry);
+    }
   }
 
   /** §6.5 unrecognised and malformed datagrams: `unknown` everywhere, with the listener's event type. */
@@ -47,8 +62,9 @@ export class EventCounter {
   }
 
   snapshotAndReset(): EventCountEntry[] {
-    const out = [...this.entries.values()];
-    this.entries.clear();
+    const out = this.entries;
+    this.entries = [];
+    this.byType.clear();
     return out;
   }
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppendLog, frame, frameBytes, scanRecords } from '../../../shared/queue/append-log.js';
+import { AppendLog, frame, frameBytes, frameText, scanRecords } from '../../../shared/queue/append-log.js';
 import { decodeMessage, encodePacked } from '../../../shared/queue/codec.js';
 import { Journal } from '../../../shared/queue/journal.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
@@ -55,6 +55,14 @@ describe('framed records', () => {
   it('frames a payload given as a text head and a byte body exactly as the whole text', () => {
     for (const body of ['{"x":"é"}', '', '{"e":"😀\\u0000;"}']) {
       expect(Buffer.concat(frameBytes('m 12 3 ', Buffer.from(body)))).toEqual(Buffer.from(frame(`m 12 3 ${body}`)));
+    }
+  });
+
+  it('frames a text head and body into one buffer exactly as the whole text, and says where the body is in it', () => {
+    for (const body of ['{"x":"é"}', '', '{"e":"😀\\u0000;"}', 'y'.repeat(70_000)]) {
+      const { data, bodyAt } = frameText('m 12 3 ', body);
+      expect(data).toEqual(Buffer.from(frame(`m 12 3 ${body}`)));
+      expect(data.subarray(bodyAt, data.length - 1).toString('utf8')).toBe(body);
     }
   });
 
@@ -305,7 +313,12 @@ describe('AppendLog opened with O_DSYNC', () => {
     expect(flagsOf(join(directory, 'dsync.log')) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
     await synced.append(frame('one'));
     await synced.append([frame('two'), Buffer.from(frame('three'))]);
-    expect(scanRecords(readFileSync(join(directory, 'dsync.log'))).payloads).toEqual(['one', 'two', 'three']);
+    // Buffers only: one writev, in order; more than one writev takes (IOV_MAX): one copy.
+    const many = (from: number, n: number) => Array.from({ length: n }, (_, i) => `r${from + i}`);
+    await synced.append(many(0, 3).map((p) => Buffer.from(frame(p))));
+    await synced.append(many(3, 1500).map((p) => Buffer.from(frame(p))));
+    expect(scanRecords(readFileSync(join(directory, 'dsync.log'))).payloads).toEqual(['one', 'two', 'three', ...many(0, 1503)]);
+    expect(synced.size).toBe(statSync(join(directory, 'dsync.log')).size);
     await plain.close();
     await synced.close();
 
@@ -342,6 +355,9 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
     const big = frame('x'.repeat(16 * 1024));
     await expect(log.append(big)).rejects.toThrow(QueueStorageError);
     await expect(log.append(big)).rejects.toThrow(/ENOSPC/);
+    expect(statSync(path).size).toBe(good);
+    // The same as buffers (one writev): written in part, then rolled back.
+    await expect(log.append([Buffer.from(frame('y'.repeat(8 * 1024))), Buffer.from(big)])).rejects.toThrow(/ENOSPC/);
     expect(statSync(path).size).toBe(good);
     expect(log.size).toBe(good);
 

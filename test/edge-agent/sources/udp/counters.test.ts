@@ -4,7 +4,7 @@
  * the EventQueue port's in-memory stand-in (the end-to-end suite writes through the real one).
  */
 import { describe, expect, it } from 'vitest';
-import { CounterWriter, EventCounter, eventCountPoints, queueMetricsPoint, rejectedEventPoints } from '../../../../edge-agent/sources/udp/counters.js';
+import { CounterWriter, EventCounter, eventCountPoints, queueMetricsPoint, rejectedEventPoints, type EventCountEntry } from '../../../../edge-agent/sources/udp/counters.js';
 import type { QueueMetrics } from '../../../../edge-agent/sources/udp/listener.js';
 import { RejectedEventCounter } from '../../../../edge-agent/sources/udp/rules/perf-filter.js';
 import { jsonPointToPoint } from '../../../../shared/destinations/tsdb/mappers.js';
@@ -29,6 +29,27 @@ describe('event counts', () => {
       'event_count,event_type=log,source=unknown,host=unknown,subsystem=unknown,site=lab counter=1i 1710233120000000004',
     ]);
     expect(c.snapshotAndReset()).toEqual([]);
+  });
+
+  it('keeps keys apart that share some of their parts, and counts each again after a reset and a restore', () => {
+    const c = new EventCounter();
+    const keys: [EventCountEntry['event_type'], string, string, string][] = [
+      ['log', 'qseow-engine', 'h1', 'a'],
+      ['log', 'qseow-engine', 'h1', 'b'],
+      ['log', 'qseow-engine', 'h2', 'a'],
+      ['log', 'qseow-proxy', 'h1', 'a'],
+      ['user', 'qseow-engine', 'h1', 'a'],
+    ];
+    keys.forEach(([t, s, h, sub], i) => c.count(t, s, h, sub, i + 1));
+    c.count('log', 'qseow-engine', 'h1', 'a', 10);
+    const expected = keys.map(([t, s, h, sub], i) => ({ event_type: t, source: s, host: h, subsystem: sub, counter: i === 0 ? 11 : i + 1 }));
+    const first = c.snapshotAndReset();
+    expect(first).toEqual(expected);
+    c.count('log', 'qseow-engine', 'h1', 'a');
+    expect(c.snapshotAndReset()).toEqual([{ ...expected[0], counter: 1 }]);
+    c.restore(first);
+    c.count('user', 'qseow-engine', 'h1', 'a');
+    expect(c.snapshotAndReset()).toEqual(expected.map((e, i) => (i === 4 ? { ...e, counter: 6 } : e)));
   });
 
   it('writes rejected counts with the §6.6 tags; perf tags only on perf_filter points', () => {
