@@ -15,44 +15,29 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, int, option, positive } from './lib.mjs';
+import { benchConfig, loadSvc } from './udp-svc.mjs';
 
-const dist = new URL('../dist/', import.meta.url);
-const load = (path) => import(new URL(path, dist).href);
-
-const [handlers, counters, perf, appNames, lp, local, config, logger, messages, spoolMod, compose, destinations] = await Promise.all([
-  load('edge-agent/sources/udp/handlers.js'),
-  load('edge-agent/sources/udp/counters.js'),
-  load('edge-agent/sources/udp/rules/perf-filter.js'),
-  load('shared/platform/app-names.js'),
-  load('shared/destinations/tsdb/line-protocol.js'),
-  load('shared/queue/local.js'),
-  load('shared/config/load.js'),
-  load('shared/logging/logger.js'),
-  load('edge-agent/simulate/messages.js'),
-  load('edge-agent/sources/udp/spool.js'),
-  load('edge-agent/sources/udp/compose.js'),
-  load('shared/destinations/registry.js'),
-]);
+const svc = await loadSvc();
 
 const count = Math.round(positive('count', 'BENCH_COUNT', 100_000));
 const batchSize = Math.round(positive('batch', 'BENCH_BATCH', 10));
 const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 3));
-const perMessage = Math.round(positive('per-message', 'BENCH_PER_MESSAGE', destinations.EDGE_EVENTS_PER_MESSAGE));
+const perMessage = Math.round(positive('per-message', 'BENCH_PER_MESSAGE', svc.EDGE_EVENTS_PER_MESSAGE));
 const seed = Math.round(positive('seed', 'BENCH_SEED', 42));
 const only = option('only', 'BENCH_ONLY', '');
 
-const yaml = ['Svc:', '  logEvents:', '    source:', ...['engine', 'proxy', 'repository', 'scheduler', 'apiPerf'].map((s) => `      ${s}: { enable: true }`), '    enginePerformanceMonitor:', '      enable: true', '      monitorFilter:', '        allApps:', '          enable: true'].join('\n');
-const settings = config.parseConfigText(`${yaml}\n`, 'bench.yaml', {}).config.logEvents;
-const { logger: log } = await logger.createLogger({ level: 'warn', pretty: false });
+// The listener's queue settings do not matter here: the datagrams are handed to the handler directly.
+const settings = benchConfig(svc, 200, 10).logEvents;
+const { logger: log } = await svc.createLogger({ level: 'warn', pretty: false });
 
-const gen = messages.createDatagramGenerator({ seed, kinds: messages.LOG_KINDS, malformed: 0 });
+const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
 const now = Date.now();
 const datagrams = Array.from({ length: count }, (_, i) => ({ data: gen.next().data, address: '127.0.0.1', port: 40000, receivedAtMs: now + Math.floor(i / 50) }));
 const batches = [];
 for (let i = 0; i < datagrams.length; i += batchSize) batches.push(datagrams.slice(i, i + batchSize));
 
 const makeHandler = (queue) =>
-  handlers.logEventHandler({ settings, appNames: appNames.NO_APP_NAMES, counter: new counters.EventCounter(), rejected: new perf.RejectedEventCounter(), trackPerfRejections: false, queue, clock: new lp.PointClock(), log });
+  svc.logEventHandler({ settings, appNames: svc.NO_APP_NAMES, counter: new svc.EventCounter(), rejected: new svc.RejectedEventCounter(), trackPerfRejections: false, queue, clock: new svc.PointClock(), log });
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -71,7 +56,7 @@ async function feed(handler) {
 async function withQueue(consumer, fn) {
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-steps-'));
   let consumed = 0;
-  const queue = new local.LocalEventQueue({
+  const queue = new svc.LocalEventQueue({
     directory,
     capacity: 10_000_000,
     maxReceiveCount: 3,
@@ -90,19 +75,19 @@ async function withQueue(consumer, fn) {
 const steps = {
   'handler (parse, count, categorise; no queue)': async () => feed(makeHandler(null)),
   'handler → spool → no-op queue': async () => {
-    const spool = new spoolMod.EventSpool({ name: 'log', queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} }, maxBuffered: compose.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+    const spool = new svc.EventSpool({ name: 'log', queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} }, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
     await feed(makeHandler(spool));
     await spool.stop();
   },
   'handler → spool → LocalEventQueue (no consumer)': async () =>
     withQueue(false, async (queue) => {
-      const spool = new spoolMod.EventSpool({ name: 'log', queue, maxBuffered: compose.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
       await feed(makeHandler(spool));
       await spool.stop();
     }),
   'handler → spool → LocalEventQueue → consumer acking all': async () =>
     withQueue(true, async (queue) => {
-      const spool = new spoolMod.EventSpool({ name: 'log', queue, maxBuffered: compose.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
       await feed(makeHandler(spool));
       await spool.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));

@@ -54,6 +54,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
+import { benchConfig, loadSvc } from './udp-svc.mjs';
 import { fmt, int, median, nonNegative, option, pct, positive, processMemory, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
@@ -63,71 +64,9 @@ const STABLE_MS = 300;
 /** Below this share of the asked rate, the sender, not the receiver, set the pace. */
 const SENDER_BOUND = 0.95;
 
-const dist = new URL('../dist/', import.meta.url);
-const load = (path) => import(new URL(path, dist).href);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const tempDirs = new Set();
-
-async function loadSvc() {
-  const [listener, handlers, counters, perf, appNames, lp, local, kernel, config, logger, messages, spool, compose, destinations] = await Promise.all([
-    load('edge-agent/sources/udp/listener.js'),
-    load('edge-agent/sources/udp/handlers.js'),
-    load('edge-agent/sources/udp/counters.js'),
-    load('edge-agent/sources/udp/rules/perf-filter.js'),
-    load('shared/platform/app-names.js'),
-    load('shared/destinations/tsdb/line-protocol.js'),
-    load('shared/queue/local.js'),
-    load('edge-agent/sources/udp/kernel-drops.js'),
-    load('shared/config/load.js'),
-    load('shared/logging/logger.js'),
-    load('edge-agent/simulate/messages.js'),
-    load('edge-agent/sources/udp/spool.js'),
-    load('edge-agent/sources/udp/compose.js'),
-    load('shared/destinations/registry.js'),
-  ]);
-  return {
-    UdpListener: listener.UdpListener,
-    logEventHandler: handlers.logEventHandler,
-    EventCounter: counters.EventCounter,
-    RejectedEventCounter: perf.RejectedEventCounter,
-    NO_APP_NAMES: appNames.NO_APP_NAMES,
-    PointClock: lp.PointClock,
-    LocalEventQueue: local.LocalEventQueue,
-    ProcNetUdpDrops: kernel.ProcNetUdpDrops,
-    parseConfigText: config.parseConfigText,
-    createLogger: logger.createLogger,
-    createDatagramGenerator: messages.createDatagramGenerator,
-    LOG_KINDS: messages.LOG_KINDS,
-    EventSpool: spool.EventSpool,
-    SPOOL_EVENTS: compose.SPOOL_EVENTS,
-    EDGE_EVENTS_PER_MESSAGE: destinations.EDGE_EVENTS_PER_MESSAGE,
-  };
-}
-
-function benchConfig(svc, maxSize, maxConcurrent) {
-  const yaml = [
-    'Svc:',
-    '  logEvents:',
-    '    udpServerConfig:',
-    `      serverHost: ${LOOPBACK}`,
-    '      messageQueue:',
-    `        maxSize: ${maxSize}`,
-    `        maxConcurrent: ${maxConcurrent}`,
-    '    source:',
-    '      engine: { enable: true }',
-    '      proxy: { enable: true }',
-    '      repository: { enable: true }',
-    '      scheduler: { enable: true }',
-    '      apiPerf: { enable: true }',
-    '    enginePerformanceMonitor:',
-    '      enable: true',
-    '      monitorFilter:',
-    '        allApps:',
-    '          enable: true',
-  ].join('\n');
-  return svc.parseConfigText(`${yaml}\n`, 'bench.yaml', {}).config;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Machine-wide loss counters (other processes' UDP traffic counts too)

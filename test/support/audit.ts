@@ -14,6 +14,7 @@ import { makeAuditHandlers, type AuditHandler } from '../../shared/audit/handler
 import { LocalGateway, localContext } from '../../functions/local/gateway.js';
 import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
+import type { Log } from '../../shared/logging/log.js';
 import { createLogger, type Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../shared/queue/events.js';
 import { validateEnvelope } from '../../shared/audit/envelope.js';
@@ -159,7 +160,8 @@ function configFor(lines: string[]): SvcConfig {
   return parseConfigText(`${text}\n`, 'test.yaml', {}).config;
 }
 
-function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayProxyEventV2 {
+/** The API Gateway v2 event of `req` with `body` (the Lambda door's input; handler tests build theirs here too). */
+export function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayProxyEventV2 {
   const path = req.path ?? '/api/v1/audit-event';
   const headers = Object.fromEntries(Object.entries(req.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   return {
@@ -243,20 +245,18 @@ export function startGatewayApi(options: ApiOptions = {}): Promise<GatewayApi> {
   return startApi(options, 'http');
 }
 
-async function startApi(options: ApiOptions, door: 'lambda'): Promise<AuditApi>;
-async function startApi(options: ApiOptions, door: 'http'): Promise<GatewayApi>;
-async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<AuditApi | GatewayApi> {
-  const config = configFor(options.yaml ?? []);
-  const settings = config.auditEvents;
-  const log = await captureLog();
+/**
+ * The real durable queue in a fresh directory, started; its one consumer group runs the real writer
+ * handler over a destination that records what it is given (`delivered`).
+ */
+export async function recordingQueue(log: Log, capacity: number): Promise<{ queue: LocalEventQueue; delivered: QueuedEvent[]; directory: string }> {
   const delivered: QueuedEvent[] = [];
-  // The real durable queue in a fresh directory; its one consumer records what it is given.
   const directory = mkdtempSync(join(tmpdir(), 'svc-queue-'));
-  const memory = new LocalEventQueue({
+  const queue = new LocalEventQueue({
     directory,
-    capacity: settings.queue.capacity,
+    capacity,
     maxReceiveCount: 3,
-    log: log.logger,
+    log,
     groups: [
       {
         name: 'recorder',
@@ -272,12 +272,22 @@ async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<A
             },
           },
           claimCheck: null,
-          log: log.logger,
+          log,
         }),
       },
     ],
   });
-  await memory.start();
+  await queue.start();
+  return { queue, delivered, directory };
+}
+
+async function startApi(options: ApiOptions, door: 'lambda'): Promise<AuditApi>;
+async function startApi(options: ApiOptions, door: 'http'): Promise<GatewayApi>;
+async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<AuditApi | GatewayApi> {
+  const config = configFor(options.yaml ?? []);
+  const settings = config.auditEvents;
+  const log = await captureLog();
+  const { queue: memory, delivered, directory } = await recordingQueue(log.logger, settings.queue.capacity);
   // The real local idempotency store, in the queue's directory as in `svc local`.
   const idempotency = settings.idempotency.enable
     ? new LocalIdempotencyStore({ directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log: log.logger })

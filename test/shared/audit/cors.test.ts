@@ -16,7 +16,7 @@ import { parseConfigText } from '../../../shared/config/load.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import { localContext } from '../../../functions/local/gateway.js';
-import { captureLog, envelope } from '../../support/audit.js';
+import { apiEvent, captureLog, envelope } from '../../support/audit.js';
 
 const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
 
@@ -78,30 +78,8 @@ describe('corsHeadersFor', () => {
 describe('makeAuditHandlers composition', () => {
   const TOKEN = 'cors-test-token-0123456789';
   const settings = parseConfigText(['Svc:', '  auditEvents:', '    enable: true', `    apiToken: ${TOKEN}`, '    cors:', '      allowedOrigins: [https://a.example.com]', ''].join('\n'), 'test.yaml', {}).config.auditEvents;
-  const request = (): APIGatewayProxyEventV2 => {
-    const path = '/api/v1/audit-event';
-    return {
-      version: '2.0',
-      routeKey: '$default',
-      rawPath: path,
-      rawQueryString: '',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', origin: 'https://a.example.com' },
-      requestContext: {
-        accountId: '123456789012',
-        apiId: 'api',
-        domainName: 'api.example.com',
-        domainPrefix: 'api',
-        http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-        requestId: 'r1',
-        routeKey: '$default',
-        stage: '$default',
-        time: '24/Nov/2026:19:00:00 +0000',
-        timeEpoch: Date.now(),
-      },
-      body: JSON.stringify(envelope()),
-      isBase64Encoded: false,
-    };
-  };
+  const request = (): APIGatewayProxyEventV2 =>
+    apiEvent({ headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', origin: 'https://a.example.com' } }, JSON.stringify(envelope()));
 
   it('answers a failure with 500, the error id and the CORS headers, the details only in the log', async () => {
     const log = await captureLog();
