@@ -420,8 +420,8 @@ export class Journal {
       const record = state.pending.get(seq)?.record;
       removePending(state, seq);
       // Settled everywhere: its events are let go of now, not when 8 MiB of later appends push it out
-      // of the tail. Held that long, every one outlived its young generation and was promoted, and the
-      // old generation's collections cost the durable audit path more CPU than the request itself.
+      // of the tail. Held that long, every one outlived its young generation and was promoted: the
+      // durable audit bench's peak RSS went from ≈ 250 to ≈ 192 MB with this (bench/README.md).
       if (record instanceof AppendedRecord && record.decoded !== undefined && !this.pendingInAnyGroup(seq)) record.decoded = undefined;
     }
     for (const seq of failed) {
