@@ -283,28 +283,47 @@ export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number
     const bytes = Buffer.byteLength(body);
     if (bytes <= maxBytes) return [{ body, bytes, events: [...events] }];
   }
-  const out: PackedBody[] = [];
-  let parts: string[] = [];
-  let group: QueuedEvent[] = [];
+  const lists = events.map((event) => {
+    const list = toJson(event);
+    return { list, events: 1, bytes: Buffer.byteLength(list), event };
+  });
+  return groupLists(lists, maxBytes).map((g) => ({ body: packedBodyOf(g.items.map((i) => i.list)), bytes: g.bytes, events: g.items.map((i) => i.event) }));
+}
+
+/** Encoded events as a packed body holds them (`encodeEventList`): the text, how many events, its UTF-8 size. */
+export interface EncodedList {
+  list: string;
+  events: number;
+  bytes: number;
+}
+
+/** UTF-8 bytes of a packed body around its event list. */
+export const PACKED_FRAME_BYTES = FRAME_BYTES;
+
+/**
+ * Groups `lists` in order, greedily, into as few bodies as possible of at most `maxBytes` UTF-8
+ * bytes and `maxEvents` events each (`packedBodyOf` of a group's lists is its body, `bytes` its
+ * size). A list too large on its own is a group by itself. One rule for every packer: the queue's
+ * (`packEventBodies`) and the edge's event spool, which holds encoded lists.
+ */
+export function groupLists<T extends EncodedList>(lists: readonly T[], maxBytes: number, maxEvents = Number.POSITIVE_INFINITY): { items: T[]; events: number; bytes: number }[] {
+  const out: { items: T[]; events: number; bytes: number }[] = [];
+  let items: T[] = [];
+  let events = 0;
   let bytes = FRAME_BYTES;
-  const flush = (): void => {
-    if (group.length === 0) return;
-    out.push({ body: PACKED_HEAD + parts.join(',') + PACKED_TAIL, bytes, events: group });
-    parts = [];
-    group = [];
-    bytes = FRAME_BYTES;
-  };
-  for (const event of events) {
-    const json = toJson(event);
-    const size = Buffer.byteLength(json);
-    const added = group.length === 0 ? size : size + 1; // + the comma
-    if (group.length > 0 && bytes + added > maxBytes) flush();
-    bytes += group.length === 0 ? size : size + 1;
-    parts.push(json);
-    group.push(event);
-    if (bytes > maxBytes) flush(); // alone and oversize: a body of its own
+  for (const item of lists) {
+    // + 1: the comma before every list but the first.
+    if (items.length > 0 && (events + item.events > maxEvents || bytes + item.bytes + 1 > maxBytes)) {
+      out.push({ items, events, bytes });
+      items = [];
+      events = 0;
+      bytes = FRAME_BYTES;
+    }
+    bytes += items.length === 0 ? item.bytes : item.bytes + 1;
+    events += item.events;
+    items.push(item);
   }
-  flush();
+  if (items.length > 0) out.push({ items, events, bytes });
   return out;
 }
 
@@ -331,9 +350,8 @@ function utf8Of(parts: readonly string[]): Buffer {
  * three more copies of a 2 KB audit event per send).
  */
 export function packEventBytes(events: readonly QueuedEvent[], maxBytes: number): PackedBytes[] {
-  const json = events.length === 1 ? toJson(events[0]) : events.length > 1 ? sqsSafe(JSON.stringify(events)) : undefined;
-  if (json !== undefined) {
-    const bytes = events.length === 1 ? utf8Of([PACKED_HEAD, json, PACKED_TAIL]) : utf8Of([`{"v":${QUEUE_FORMAT_VERSION},"events":`, json, '}']);
+  if (events.length > 0) {
+    const bytes = utf8Of([PACKED_HEAD, encodeEventList(events), PACKED_TAIL]);
     if (bytes.length <= maxBytes || events.length === 1) return [{ bytes, events: [...events] }];
   }
   return packEventBodies(events, maxBytes).map((p) => ({ bytes: utf8Of([p.body]), events: p.events }));

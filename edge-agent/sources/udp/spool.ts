@@ -19,7 +19,7 @@
  * write's fdatasync was copied by every young-generation GC meanwhile, which cost more than the
  * encoding itself (bench/udp-steps.mjs). The queue writes the messages' text as it is (sendEncoded).
  */
-import { encodeEventList, packedBodyOf } from '../../../shared/queue/codec.js';
+import { encodeEventList, groupLists, packedBodyOf, PACKED_FRAME_BYTES, type EncodedList } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
@@ -42,20 +42,13 @@ export interface SpoolOptions {
 }
 
 /** Events of one `send` or `offer` as the spool holds them: their encoded event list, count and UTF-8 size. */
-interface Entry {
-  list: string;
-  events: number;
-  bytes: number;
-}
+type Entry = EncodedList;
 
 /** A message of one round and the entries in it (they go back to the buffer if it is refused). */
 interface RoundMessage {
   message: EncodedMessage;
   entries: Entry[];
 }
-
-/** UTF-8 bytes of a packed body's frame around its event list. */
-const FRAME_BYTES = Buffer.byteLength(packedBodyOf([]));
 
 export class EventSpool implements EventQueue, Component {
   readonly name: string;
@@ -115,7 +108,7 @@ export class EventSpool implements EventQueue, Component {
     if (events.length === 0) return;
     const list = encodeEventList(events);
     const bytes = Buffer.byteLength(list);
-    if (events.length > 1 && bytes + FRAME_BYTES > this.options.queue.maxMessageBytes) {
+    if (events.length > 1 && bytes + PACKED_FRAME_BYTES > this.options.queue.maxMessageBytes) {
       for (const event of events) this.push([event]);
       return;
     }
@@ -188,26 +181,9 @@ export class EventSpool implements EventQueue, Component {
 
   /** Entries in order, packed greedily into messages within `maxPerMessage` events and the queue's largest body. */
   private messagesOf(entries: readonly Entry[]): RoundMessage[] {
-    const out: RoundMessage[] = [];
-    const maxBytes = this.options.queue.maxMessageBytes;
-    let group: Entry[] = [];
-    let events = 0;
-    let bytes = FRAME_BYTES;
-    const close = (): void => {
-      if (group.length === 0) return;
-      out.push({ message: { body: packedBodyOf(group.map((e) => e.list)), events }, entries: group });
-      group = [];
-      events = 0;
-      bytes = FRAME_BYTES;
-    };
-    for (const entry of entries) {
-      const added = group.length === 0 ? entry.bytes : entry.bytes + 1; // + the comma
-      if (group.length > 0 && (events + entry.events > this.options.maxPerMessage || bytes + added > maxBytes)) close();
-      bytes += group.length === 0 ? entry.bytes : entry.bytes + 1;
-      events += entry.events;
-      group.push(entry);
-    }
-    close();
-    return out;
+    return groupLists(entries, this.options.queue.maxMessageBytes, this.options.maxPerMessage).map((g) => ({
+      message: { body: packedBodyOf(g.items.map((e) => e.list)), events: g.events },
+      entries: g.items,
+    }));
   }
 }
