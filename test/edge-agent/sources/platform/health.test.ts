@@ -181,11 +181,14 @@ describe('health poller: failures', () => {
 
 describe('health poller: schedule', () => {
   it('polls every server at start and then every interval; a server slower than the interval skips ticks with a WARN and a count, the others go on', async () => {
-    bad.route('/engine/healthcheck', () => ({ json: healthBody(Date.now()), delayMs: 900 }));
-    const { deps: d, sink, lines } = deps({ servers: [server(good.hostPort, 'fast'), server(bad.hostPort, 'slow')], intervalMs: 200 });
+    // 2 s for the slow answer leaves room for 3 ticks of 200 ms even when a busy machine delays the
+    // timers (at 900 ms it failed once under load 8); the test waits for the skips, then the answer.
+    bad.route('/engine/healthcheck', () => ({ json: healthBody(Date.now()), delayMs: 2_000 }));
+    const { deps: d, sink, lines } = deps({ servers: [server(good.hostPort, 'fast'), server(bad.hostPort, 'slow')], intervalMs: 200, timeoutMs: 5_000 });
     const poller = healthPoller(d);
     await poller.start();
-    await expect.poll(() => poller.counts().find((c) => c.label === 'slow')?.completed ?? 0, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => poller.counts().find((c) => c.label === 'slow')?.skipped ?? 0, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => poller.counts().find((c) => c.label === 'slow')?.completed ?? 0, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     await poller.stop();
     const [fast, slow] = poller.counts();
     expect(slow?.skipped).toBeGreaterThanOrEqual(3);
