@@ -305,7 +305,7 @@ describe('AppendLog opened with O_DSYNC', () => {
     throw new Error(`no descriptor of ${path}`);
   }
 
-  it('writes through O_DSYNC when asked (each write durable when it returns, no separate fdatasync), and the journal asks for it', async () => {
+  it('writes through O_DSYNC when asked (each write durable when it returns, no separate fdatasync), and the journal asks for it for its segments only', async () => {
     const directory = dir();
     const plain = await AppendLog.open(join(directory, 'plain.log'));
     const synced = await AppendLog.open(join(directory, 'dsync.log'), { dsync: true });
@@ -328,8 +328,45 @@ describe('AppendLog opened with O_DSYNC', () => {
     await journal.append(encodePacked([e]), 1);
     const files = readdirSync(journalDir).filter((f) => f.startsWith('segment-') || f.startsWith('acks-'));
     expect(files.length).toBe(2);
-    for (const f of files) expect(flagsOf(join(journalDir, f)) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    // The segment carries the 202's promise; the ack log is synced periodically instead (journal.ts).
+    expect(flagsOf(segmentOf(journalDir)) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    expect(flagsOf(join(journalDir, 'acks-g.log')) & fsConstants.O_DSYNC).toBe(0);
     await journal.close();
+  });
+});
+
+describe('the ack logs, written per delivery and synced periodically', () => {
+  it('resolves a settle or a lease once written, before any sync; syncs each written ack log in the periodic sync; and syncs at close', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['g', 'h'], capture().log);
+    const records = [];
+    for (let i = 0; i < 3; i++) records.push(await journal.append(encodePacked([auditQueued()]), 1));
+    const [one, two, three] = records.map((r) => r.seq);
+    if (one === undefined || two === undefined || three === undefined) throw new Error('no records');
+    await journal.lease('g', [one, two]);
+    await journal.settle('g', [one], [two], []);
+    await journal.settle('h', [one, two], [], []);
+    // Written (readable, so a crash keeps them) and not yet synced: no sync ran on the way.
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual([`l ${one} ${two}`, `a ${one}`, `f ${two}`]);
+    expect(journal.ackSyncs).toBe(0);
+    await journal.acksSynced();
+    // One sync per written log, however many lines it took since the last.
+    expect(journal.ackSyncs).toBe(2);
+    await journal.acksSynced();
+    expect(journal.ackSyncs).toBe(2);
+    await journal.settle('g', [three], [], []);
+    await journal.acksSynced();
+    expect(journal.ackSyncs).toBe(3);
+    // A stop syncs what the periodic sync has not taken yet, without waiting for it.
+    await journal.settle('h', [three], [], []);
+    expect(journal.ackSyncs).toBe(3);
+    await journal.close();
+    expect(journal.ackSyncs).toBe(4);
+    const reopened = await Journal.open(directory, ['g', 'h'], capture().log);
+    expect([...(reopened.groups.get('g')?.pending.keys() ?? [])]).toEqual([two]);
+    expect(reopened.groups.get('g')?.pending.get(two ?? 0)?.failures).toBe(1);
+    expect(reopened.groups.get('h')?.pending.size).toBe(0);
+    await reopened.close();
   });
 });
 
