@@ -4,7 +4,7 @@
  * older versions still read, a full filesystem rolled back (a real tmpfs), and a batch that a crash
  * left unsettled delivered again exactly as it was.
  */
-import { appendFileSync, constants as fsConstants, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, constants as fsConstants, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -405,5 +405,45 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
     expect(scan.payloads).toEqual(['first', 'after']);
     expect(scan.damaged).toEqual([]);
     expect(scan.completeBytes).toBe(scan.totalBytes);
+  });
+  it('an outcome that cannot be written (ENOSPC) is not recorded: the fault is reported, and the message is delivered again and acknowledged once there is room', async ({ skip }) => {
+    if (fs.reason) skip(fs.reason);
+    const directory = join(fs.path, 'outcome-queue');
+    rmSync(directory, { recursive: true, force: true });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const deliveries: string[][] = [];
+    const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      deliveries.push(event.Records.map((r) => r.messageId));
+      await gate;
+      return { batchItemFailures: [] };
+    };
+    const { lines, log } = capture();
+    const queue = new LocalEventQueue({ directory, capacity: 100, maxReceiveCount: 5, log, groups: [{ name: 'g', handler, batchSize: 10, batchWindowMs: 0 }] });
+    await queue.start();
+    await queue.send([auditQueued()]);
+    await expect.poll(() => deliveries.length).toBe(1);
+    // The message is on disk and handed over; now the filesystem fills up, to the last page.
+    const filler = join(fs.path, 'outcome-filler');
+    const fd = openSync(filler, 'w');
+    try {
+      for (;;) writeSync(fd, Buffer.alloc(4096));
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'ENOSPC' });
+    } finally {
+      closeSync(fd);
+    }
+    release();
+    await expect.poll(() => queue.storageFault).toMatchObject({ log: 'outcomes', code: 'ENOSPC' });
+    expect(lines.some((l) => l.level === 'error' && /cannot record the outcome of a delivery/.test(l.msg))).toBe(true);
+    expect(queue.stats()['g']).toMatchObject({ pending: 1, delivered: 0 });
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual([]);
+
+    rmSync(filler);
+    await expect.poll(() => queue.stats()['g']?.delivered, { timeout: 15_000 }).toBe(1);
+    expect(deliveries).toEqual([['1'], ['1']]);
+    expect(queue.storageFault).toBeNull();
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual(['a 1']);
+    await queue.stop();
   });
 });
