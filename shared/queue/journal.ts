@@ -10,7 +10,8 @@
  * line is written (in the page cache, so a process crash, even kill -9, keeps it), and each ack log
  * written to is fdatasynced at most once per ACK_SYNC_MS, and at close. A power loss can therefore
  * lose up to ≈ 1 s of outcomes; those messages are delivered again, which the destinations tolerate
- * (idempotent by event id: nothing is lost and nothing is written twice). A synced outcome per
+ * (idempotent by event id: nothing is lost and nothing is written twice; only a file destination's
+ * batch handed out in that second may be regrouped, see `lease`). A synced outcome per
  * delivery was one of three synced writes per audit request (bench/README.md).
  * Nothing else waits for the ack logs to be synced, by choice (see `compact`, the dead-letter move in
  * local.ts and `rewriteAckLogs`): no step takes a decision a lost outcome line could make wrong.
