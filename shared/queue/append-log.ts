@@ -8,7 +8,8 @@
  * it are recovered), except an unterminated last line, which is a write a crash interrupted before
  * it was synced (so before anything was acknowledged) and is cut off.
  *
- * An append resolves only when its whole record is written and synced. A short or failed write, or
+ * An append resolves only when its whole record is written and (unless the caller asks for a
+ * written-only append: the journal's ack logs, synced periodically) synced. A short or failed write, or
  * a failed sync, truncates the file back to the last good record before anything else is appended,
  * and the append rejects with QueueStorageError (the audit API answers 503 with retry-after).
  */
@@ -234,7 +235,10 @@ export class AppendLog {
     this.good += written;
   }
 
-  /** Syncs what earlier `append(…, { sync: false })` calls wrote. */
+  /**
+   * Syncs what earlier `append(…, { sync: false })` calls wrote. A failure is the caller's to report:
+   * nothing is rolled back (the records are whole; only their durability is in doubt).
+   */
   async sync(): Promise<void> {
     await this.handle.datasync();
   }

@@ -2,8 +2,19 @@
  * The durable local queue's storage: an append-only journal of messages in segment files, and one
  * append-only acknowledgement log per consumer group. A message is durable once `append` resolves
  * (written and synced, several appends sharing one write). On open, the journal is replayed:
- * every message not yet acknowledged by a group is pending for that group again. The segment and
- * acknowledgement files are opened with O_DSYNC: a write returns once its data is on disk.
+ * every message not yet acknowledged by a group is pending for that group again.
+ *
+ * What is synced when. The segments are opened with O_DSYNC: an append resolves once its data is on
+ * disk, and that is the promise behind the audit API's 202. The acknowledgement logs (leases and
+ * delivery outcomes) are written WITHOUT a sync per delivery: `lease` and `settle` resolve once the
+ * line is written (in the page cache, so a process crash, even kill -9, keeps it), and each ack log
+ * written to is fdatasynced at most once per ACK_SYNC_MS, and at close. A power loss can therefore
+ * lose up to ≈ 1 s of outcomes; those messages are delivered again, which the destinations tolerate
+ * (idempotent by event id: nothing is lost and nothing is written twice; only a file destination's
+ * batch handed out in that second may be regrouped, see `lease`). A synced outcome per
+ * delivery was one of three synced writes per audit request (bench/README.md).
+ * Nothing else waits for the ack logs to be synced, by choice (see `compact`, the dead-letter move in
+ * local.ts and `rewriteAckLogs`): no step takes a decision a lost outcome line could make wrong.
  *
  * Files under `dir` (every line a framed record, see append-log.ts):
  *   segment-<number, 12 digits>.log      one record per message: `m <seq> <events> <body>`, the body as
@@ -77,6 +88,13 @@ const DAMAGED_DIR = 'damaged';
 const ACK_LINE = /^([adf]) (\d+)$|^l( \d+)+$/;
 
 const RAW_HEAD = /^m (\d{1,15}) (\d{1,15}) /;
+
+/**
+ * The ack logs' sync interval: a written but unsynced lease or outcome is on disk at most this long
+ * after it was written (bar a failing disk), the redelivery window after a power loss
+ * (docs/operations.md "What a crash or a power loss costs").
+ */
+export const ACK_SYNC_MS = 1000;
 
 /** Bodies below this many characters are kept as text when no events are held with them (see append). */
 const SMALL_BODY = 4096;
@@ -178,6 +196,16 @@ export class Journal {
   private readonly commits: GroupCommit;
   private readonly ackCommits = new Map<string, GroupCommit>();
   private readonly ackLogs = new Map<string, AppendLog>();
+  /** Ack logs written to since their last sync. */
+  private readonly unsyncedAcks = new Set<AppendLog>();
+  private ackSyncTimer: NodeJS.Timeout | undefined;
+  private ackSyncing: Promise<void> | undefined;
+  /** Ack writes so far, and how many of them the last finished sync covered (see acksSynced). */
+  private ackWrites = 0;
+  private ackWritesSynced = 0;
+  private ackSyncWaiters: { upTo: number; resolve: () => void }[] = [];
+  /** fdatasyncs of ack logs done so far (the periodic ones and close's). */
+  ackSyncs = 0;
   private nextSeq = 1;
   private readonly tail = new HeldTail(HELD_BODY_BYTES);
   readonly groups = new Map<string, GroupState>();
@@ -207,7 +235,8 @@ export class Journal {
       journal.compact();
       journal.rewriteAckLogs(records);
       for (const name of groupNames) {
-        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`), { dsync: true }));
+        // Not O_DSYNC: written per delivery, synced per ACK_SYNC_MS (see the header).
+        journal.ackLogs.set(name, await AppendLog.open(join(dir, `acks-${name}.log`)));
         journal.ackCommits.set(name, new GroupCommit((data) => journal.writeAcks(name, data)));
       }
       return journal;
@@ -299,7 +328,9 @@ export class Journal {
   /**
    * Rewrites each ack log with only what still matters, so the logs do not grow forever: the
    * acknowledgements of records still in a segment (after `compact`), the failed attempts of
-   * pending messages, and open leases.
+   * pending messages, and open leases. Written synced (writeFileAtomically) from what the old file
+   * held, which after a crash includes lines the last process wrote but never synced: so nothing is
+   * synced before it.
    */
   private rewriteAckLogs(records: ReadonlyMap<number, JournalRecord>): void {
     const kept = this.segments[0] ? Math.min(...this.segments.map((s) => s.first)) : Number.POSITIVE_INFINITY;
@@ -393,10 +424,64 @@ export class Journal {
     this.segments.push({ index, path, first: this.nextSeq, last: 0 });
   }
 
+  /**
+   * Writes ack lines without a sync: resolved once written, so a process crash keeps them; the file
+   * is synced by the next periodic sync. A failed write is rolled back and rejects as before
+   * (QueueStorageError: a full disk is a failed write, not a failed sync, on tmpfs and ext4 alike).
+   */
   private async writeAcks(group: string, data: Chunk[]): Promise<void> {
     const log = this.ackLogs.get(group);
     if (!log) throw new Error(`unknown consumer group ${group}`);
-    await log.append(data);
+    await log.append(data, { sync: false });
+    this.ackWrites += 1;
+    this.unsyncedAcks.add(log);
+    // Unref'd: a pending sync never keeps the process alive (close syncs; a crash keeps the page cache).
+    this.ackSyncTimer ??= setTimeout(() => void this.syncAcks(), ACK_SYNC_MS).unref();
+  }
+
+  /** fdatasyncs every ack log written to since its last sync; one sync at a time. */
+  private syncAcks(): Promise<void> {
+    this.ackSyncing ??= this.runAckSync().finally(() => {
+      this.ackSyncing = undefined;
+    });
+    return this.ackSyncing;
+  }
+
+  private async runAckSync(): Promise<void> {
+    if (this.ackSyncTimer !== undefined) clearTimeout(this.ackSyncTimer);
+    this.ackSyncTimer = undefined;
+    const upTo = this.ackWrites;
+    const logs = [...this.unsyncedAcks];
+    this.unsyncedAcks.clear();
+    for (const log of logs) {
+      try {
+        await log.sync();
+        this.ackSyncs += 1;
+      } catch (err) {
+        // Linux may drop the failed pages' error state after reporting it, so a retry can "succeed"
+        // without the data: say it loudly. The lines stay written for this process; at worst a power
+        // loss now redelivers their messages.
+        const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : String(err);
+        this.log.error({ file: log.path, err }, `cannot sync the acknowledgement log ${log.path} (${code}); after a power loss its recent messages may be delivered again, which the destinations tolerate`);
+      }
+    }
+    this.ackWritesSynced = upTo;
+    const waiters = this.ackSyncWaiters;
+    this.ackSyncWaiters = waiters.filter((w) => w.upTo > upTo);
+    for (const w of waiters) if (w.upTo <= upTo) w.resolve();
+  }
+
+  /**
+   * Resolves once every ack line written before the call went through a sync (the periodic one: this
+   * does not start one; a failed sync is logged and counts as done), for tests and for callers that
+   * must know.
+   */
+  acksSynced(): Promise<void> {
+    const upTo = this.ackWrites;
+    if (this.ackWritesSynced >= upTo) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.ackSyncWaiters.push({ upTo, resolve });
+    });
   }
 
   private commitFor(group: string): { state: GroupState; commit: GroupCommit } {
@@ -406,12 +491,19 @@ export class Journal {
     return { state, commit };
   }
 
-  /** Records that `seqs` are handed to `group` as one batch (see GroupState.unsettledBatches). */
+  /**
+   * Records that `seqs` are handed to `group` as one batch (see GroupState.unsettledBatches). Written,
+   * not synced: after a power loss within the sync interval the batch may be regrouped, so a file
+   * destination may write those events into a second file (docs/operations.md).
+   */
   async lease(group: string, seqs: readonly number[]): Promise<void> {
     await this.commitFor(group).commit.add(frame(`l ${seqs.join(' ')}`));
   }
 
-  /** Records the outcome of one delivery to `group`; the state changes only once it is on disk. */
+  /**
+   * Records the outcome of one delivery to `group`; the state changes only once it is written (not
+   * yet synced: see the header), and not at all when the write fails.
+   */
   async settle(group: string, acked: readonly number[], failed: readonly number[], dead: readonly number[]): Promise<void> {
     const { state, commit } = this.commitFor(group);
     const lines = [...acked.map((s) => frame(`a ${s}`)), ...failed.map((s) => frame(`f ${s}`)), ...dead.map((s) => frame(`d ${s}`))].join('');
@@ -443,7 +535,12 @@ export class Journal {
     return max;
   }
 
-  /** Deletes segments every group has fully acknowledged (never the one being written). */
+  /**
+   * Deletes segments every group has fully acknowledged (never the one being written). The ack lines
+   * that allowed it need not be synced first: if a power loss takes them and the segment is gone,
+   * its messages were all delivered (or dead-lettered, whose file is synced before its `d` line is
+   * written) and nothing refers to them; if the unlink is lost too, they are delivered again.
+   */
   private compact(): void {
     let oldestPending = this.nextSeq;
     for (const state of this.groups.values()) {
@@ -465,6 +562,9 @@ export class Journal {
   async close(): Promise<void> {
     await this.commits.idle();
     for (const commit of this.ackCommits.values()) await commit.idle();
+    // Whatever the last periodic sync did not take is synced now: a clean stop redelivers nothing.
+    await this.ackSyncing;
+    await this.syncAcks();
     await this.writer?.close();
     for (const log of this.ackLogs.values()) await log.close();
     this.writer = undefined;

@@ -537,7 +537,12 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     this.options.log.error({ group: rt.group.name, err, messages: seqs.length }, `event queue ${rt.group.name}: ${what}; the ${seqs.length} message(s) are delivered again in ${STORAGE_RETRY_MS / 1000} s`);
   }
 
-  /** Moves a message to the dead-letter folder; false (and it stays pending) when the file cannot be written. */
+  /**
+   * Moves a message to the dead-letter folder; false (and it stays pending) when the file cannot be
+   * written. The letter is synced before its `d` line is written, and that line needs no sync of its
+   * own: lost in a power loss, the message is pending again, delivered again, and dead-lettered again
+   * under the same file name.
+   */
   private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): boolean {
     const letter: DeadLetter = { group: rt.group.name, seq: record.seq, attempts, deadAt: new Date().toISOString(), reason, events: record.events, body: record.body };
     const path = join(this.options.directory, DEAD_LETTER_DIR, rt.group.name, `${String(record.seq).padStart(12, '0')}.json`);

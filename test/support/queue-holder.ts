@@ -19,6 +19,11 @@ export interface HolderGroup {
   recordTo?: string;
   /** SIGKILL the process after a batch was handed to the group and before its outcome is recorded. */
   crashBeforeSettle?: boolean;
+  /**
+   * SIGKILL the process as soon as the group's first outcome is recorded (the settle resolved),
+   * long before the ack log's periodic sync.
+   */
+  crashAfterSettle?: boolean;
 }
 
 export interface HolderOptions {
@@ -55,7 +60,13 @@ const groups = options.groups.map((g) => ({
       const ids = event.Records.flatMap((r) => JSON.parse(r.body).events.map((e) => e.id));
       appendFileSync(g.recordTo, JSON.stringify(ids) + '\\n');
     }
-    if (!g.recordTo && !g.crashBeforeSettle) return new Promise(() => undefined); // holds every batch
+    if (g.crashAfterSettle) {
+      // The handler has returned; its outcome is recorded in a few event-loop turns: the kill follows
+      // the first turn that sees it counted.
+      const poll = () => (queue.stats()[g.name].delivered > 0 ? process.kill(process.pid, 'SIGKILL') : setImmediate(poll));
+      setImmediate(poll);
+    }
+    if (!g.recordTo && !g.crashBeforeSettle && !g.crashAfterSettle) return new Promise(() => undefined); // holds every batch
     return { batchItemFailures: [] };
   },
 }));

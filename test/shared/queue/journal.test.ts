@@ -4,7 +4,7 @@
  * older versions still read, a full filesystem rolled back (a real tmpfs), and a batch that a crash
  * left unsettled delivered again exactly as it was.
  */
-import { appendFileSync, constants as fsConstants, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, constants as fsConstants, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -305,7 +305,7 @@ describe('AppendLog opened with O_DSYNC', () => {
     throw new Error(`no descriptor of ${path}`);
   }
 
-  it('writes through O_DSYNC when asked (each write durable when it returns, no separate fdatasync), and the journal asks for it', async () => {
+  it('writes through O_DSYNC when asked (each write durable when it returns, no separate fdatasync), and the journal asks for it for its segments only', async () => {
     const directory = dir();
     const plain = await AppendLog.open(join(directory, 'plain.log'));
     const synced = await AppendLog.open(join(directory, 'dsync.log'), { dsync: true });
@@ -328,8 +328,45 @@ describe('AppendLog opened with O_DSYNC', () => {
     await journal.append(encodePacked([e]), 1);
     const files = readdirSync(journalDir).filter((f) => f.startsWith('segment-') || f.startsWith('acks-'));
     expect(files.length).toBe(2);
-    for (const f of files) expect(flagsOf(join(journalDir, f)) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    // The segment carries the 202's promise; the ack log is synced periodically instead (journal.ts).
+    expect(flagsOf(segmentOf(journalDir)) & fsConstants.O_DSYNC).toBe(fsConstants.O_DSYNC);
+    expect(flagsOf(join(journalDir, 'acks-g.log')) & fsConstants.O_DSYNC).toBe(0);
     await journal.close();
+  });
+});
+
+describe('the ack logs, written per delivery and synced periodically', () => {
+  it('resolves a settle or a lease once written, before any sync; syncs each written ack log in the periodic sync; and syncs at close', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['g', 'h'], capture().log);
+    const records = [];
+    for (let i = 0; i < 3; i++) records.push(await journal.append(encodePacked([auditQueued()]), 1));
+    const [one, two, three] = records.map((r) => r.seq);
+    if (one === undefined || two === undefined || three === undefined) throw new Error('no records');
+    await journal.lease('g', [one, two]);
+    await journal.settle('g', [one], [two], []);
+    await journal.settle('h', [one, two], [], []);
+    // Written (readable, so a crash keeps them) and not yet synced: no sync ran on the way.
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual([`l ${one} ${two}`, `a ${one}`, `f ${two}`]);
+    expect(journal.ackSyncs).toBe(0);
+    await journal.acksSynced();
+    // One sync per written log, however many lines it took since the last.
+    expect(journal.ackSyncs).toBe(2);
+    await journal.acksSynced();
+    expect(journal.ackSyncs).toBe(2);
+    await journal.settle('g', [three], [], []);
+    await journal.acksSynced();
+    expect(journal.ackSyncs).toBe(3);
+    // A stop syncs what the periodic sync has not taken yet, without waiting for it.
+    await journal.settle('h', [three], [], []);
+    expect(journal.ackSyncs).toBe(3);
+    await journal.close();
+    expect(journal.ackSyncs).toBe(4);
+    const reopened = await Journal.open(directory, ['g', 'h'], capture().log);
+    expect([...(reopened.groups.get('g')?.pending.keys() ?? [])]).toEqual([two]);
+    expect(reopened.groups.get('g')?.pending.get(two ?? 0)?.failures).toBe(1);
+    expect(reopened.groups.get('h')?.pending.size).toBe(0);
+    await reopened.close();
   });
 });
 
@@ -368,5 +405,45 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
     expect(scan.payloads).toEqual(['first', 'after']);
     expect(scan.damaged).toEqual([]);
     expect(scan.completeBytes).toBe(scan.totalBytes);
+  });
+  it('an outcome that cannot be written (ENOSPC) is not recorded: the fault is reported, and the message is delivered again and acknowledged once there is room', async ({ skip }) => {
+    if (fs.reason) skip(fs.reason);
+    const directory = join(fs.path, 'outcome-queue');
+    rmSync(directory, { recursive: true, force: true });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const deliveries: string[][] = [];
+    const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      deliveries.push(event.Records.map((r) => r.messageId));
+      await gate;
+      return { batchItemFailures: [] };
+    };
+    const { lines, log } = capture();
+    const queue = new LocalEventQueue({ directory, capacity: 100, maxReceiveCount: 5, log, groups: [{ name: 'g', handler, batchSize: 10, batchWindowMs: 0 }] });
+    await queue.start();
+    await queue.send([auditQueued()]);
+    await expect.poll(() => deliveries.length).toBe(1);
+    // The message is on disk and handed over; now the filesystem fills up, to the last page.
+    const filler = join(fs.path, 'outcome-filler');
+    const fd = openSync(filler, 'w');
+    try {
+      for (;;) writeSync(fd, Buffer.alloc(4096));
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'ENOSPC' });
+    } finally {
+      closeSync(fd);
+    }
+    release();
+    await expect.poll(() => queue.storageFault).toMatchObject({ log: 'outcomes', code: 'ENOSPC' });
+    expect(lines.some((l) => l.level === 'error' && /cannot record the outcome of a delivery/.test(l.msg))).toBe(true);
+    expect(queue.stats()['g']).toMatchObject({ pending: 1, delivered: 0 });
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual([]);
+
+    rmSync(filler);
+    await expect.poll(() => queue.stats()['g']?.delivered, { timeout: 15_000 }).toBe(1);
+    expect(deliveries).toEqual([['1'], ['1']]);
+    expect(queue.storageFault).toBeNull();
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual(['a 1']);
+    await queue.stop();
   });
 });

@@ -412,6 +412,23 @@ describe('LocalEventQueue', () => {
       await reopened.stop();
     });
 
+    it('does not deliver again what was acknowledged just before the process was killed (the ack written, not yet synced)', async () => {
+      const directory = dir();
+      const events = Array.from({ length: 25 }, () => auditQueued());
+      const { exited, output } = spawnQueueHolder({ directory, groups: [{ name: 'g', batchSize: events.length, batchWindowMs: 60_000, crashAfterSettle: true }], events });
+      expect(await exited, output()).toBeNull();
+      const after = writer();
+      const reopened = queue(directory, [{ name: 'g', handler: after.handler, batchSize: 100, batchWindowMs: 0 }]);
+      await reopened.start();
+      expect(reopened.stats()['g']?.pending).toBe(0);
+      // And nothing delivered ahead of a new event (oldest first).
+      const next = auditQueued();
+      await reopened.send([next]);
+      await expect.poll(() => after.written.length).toBe(1);
+      expect(after.written).toEqual([next]);
+      await reopened.stop();
+    });
+
     it('loses nothing when the process is killed after its consumer took the batch in memory and before the outcome is on disk', async () => {
       const directory = dir();
       const events = Array.from({ length: 25 }, () => auditQueued());
