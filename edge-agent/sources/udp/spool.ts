@@ -15,11 +15,13 @@
  * and the datagrams waiting in the listener's queue are in memory anyway.
  *
  * Events are encoded (JSON, the queue's packed form) when the spool takes them, and it holds that
- * text, not the objects: an event object with its twenty-odd field strings that lived through the
- * write's fdatasync was copied by every young-generation GC meanwhile, which cost more than the
- * encoding itself (bench/udp-steps.mjs). The queue writes the messages' text as it is (sendEncoded).
+ * text as UTF-8 bytes, not the objects nor the string: an event object with its twenty-odd field
+ * strings, or its JSON text, that lived through the write's sync was copied by every young-generation
+ * GC meanwhile and then promoted, which cost more than the encoding itself (bench/udp-steps.mjs);
+ * bytes live outside the JS heap. The queue frames the messages' bytes as they are (sendEncoded with
+ * `parts`), so the text is neither joined into a body string nor encoded again.
  */
-import { encodeEventList, groupLists, packedBodyOf, PACKED_FRAME_BYTES, type EncodedList } from '../../../shared/queue/codec.js';
+import { encodeEventList, groupLists, packedBodyParts, PACKED_FRAME_BYTES } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
@@ -41,8 +43,24 @@ export interface SpoolOptions {
   whenFull?: string;
 }
 
-/** Events of one `send` or `offer` as the spool holds them: their encoded event list, count and UTF-8 size. */
-type Entry = EncodedList;
+/** Events of one `send` or `offer` as the spool holds them: their encoded event list as UTF-8, count and size. */
+interface Entry {
+  data: Buffer;
+  events: number;
+  bytes: number;
+}
+
+/** A message of a round: its body as UTF-8 parts, made a string only when someone asks for `body`. */
+class PartsMessage implements EncodedMessage {
+  constructor(
+    readonly parts: readonly Uint8Array[],
+    readonly events: number,
+  ) {}
+
+  get body(): string {
+    return Buffer.concat(this.parts).toString('utf8');
+  }
+}
 
 /** A message of one round and the entries in it (they go back to the buffer if it is refused). */
 interface RoundMessage {
@@ -106,13 +124,13 @@ export class EventSpool implements EventQueue, Component {
   /** One entry; events that would make a body over the queue's limit together are encoded one by one. */
   private push(events: readonly QueuedEvent[]): void {
     if (events.length === 0) return;
-    const list = encodeEventList(events);
-    const bytes = Buffer.byteLength(list);
+    const data = Buffer.from(encodeEventList(events), 'utf8');
+    const bytes = data.length;
     if (events.length > 1 && bytes + PACKED_FRAME_BYTES > this.options.queue.maxMessageBytes) {
       for (const event of events) this.push([event]);
       return;
     }
-    this.buffer.push({ list, events: events.length, bytes });
+    this.buffer.push({ data, events: events.length, bytes });
     this.bufferedEvents += events.length;
   }
 
@@ -182,7 +200,7 @@ export class EventSpool implements EventQueue, Component {
   /** Entries in order, packed greedily into messages within `maxPerMessage` events and the queue's largest body. */
   private messagesOf(entries: readonly Entry[]): RoundMessage[] {
     return groupLists(entries, this.options.queue.maxMessageBytes, this.options.maxPerMessage).map((g) => ({
-      message: { body: packedBodyOf(g.items.map((e) => e.list)), events: g.events },
+      message: new PartsMessage(packedBodyParts(g.items.map((e) => e.data)), g.events),
       entries: g.items,
     }));
   }
