@@ -62,6 +62,33 @@ class PartsMessage implements EncodedMessage {
   }
 }
 
+/** Bytes per slab: some forty handler batches of log events. */
+const SLAB_BYTES = 256 * 1024;
+
+/**
+ * The entries' UTF-8 bytes, written one after the other into slabs shared by many entries, each
+ * entry a view of its slab. A buffer of its own per entry (Buffer.from of a 6 KB list is above
+ * Node's pool size) cost more than the string it replaced: an ArrayBuffer allocated, tracked and
+ * swept per handler batch. A slab is let go of when the last view of it is (the entries written).
+ */
+class Utf8Slab {
+  private slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  private at = 0;
+
+  encode(text: string): Buffer {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair: 4 bytes for 2 units).
+    const most = text.length * 3;
+    if (most > SLAB_BYTES) return Buffer.from(text, 'utf8');
+    if (this.at + most > SLAB_BYTES) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.at = 0;
+    }
+    const start = this.at;
+    this.at += this.slab.write(text, start, 'utf8');
+    return this.slab.subarray(start, this.at);
+  }
+}
+
 /** A message of one round and the entries in it (they go back to the buffer if it is refused). */
 interface RoundMessage {
   message: EncodedMessage;
@@ -77,6 +104,7 @@ export class EventSpool implements EventQueue, Component {
   private spaceWaiters: (() => void)[] = [];
   private failingSince: number | undefined;
   private stopped = false;
+  private readonly slab = new Utf8Slab();
 
   constructor(private readonly options: SpoolOptions) {
     this.name = `event spool (${options.name})`;
@@ -124,7 +152,7 @@ export class EventSpool implements EventQueue, Component {
   /** One entry; events that would make a body over the queue's limit together are encoded one by one. */
   private push(events: readonly QueuedEvent[]): void {
     if (events.length === 0) return;
-    const data = Buffer.from(encodeEventList(events), 'utf8');
+    const data = this.slab.encode(encodeEventList(events));
     const bytes = data.length;
     if (events.length > 1 && bytes + PACKED_FRAME_BYTES > this.options.queue.maxMessageBytes) {
       for (const event of events) this.push([event]);

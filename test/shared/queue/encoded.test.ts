@@ -41,14 +41,19 @@ describe('packedBodyParts', () => {
   });
 });
 
+/** A consumer group that records each body it is given and acknowledges it, or refuses it (`fail`: it stays on disk). */
+function recordingGroup(bodies: string[], fail: boolean) {
+  return { name: 'g', batchSize: 10, batchWindowMs: 0, handler: (e: { Records: { body: string; messageId: string }[] }) => {
+    for (const r of e.Records) bodies.push(r.body);
+    return Promise.resolve({ batchItemFailures: fail ? e.Records.map((r) => ({ itemIdentifier: r.messageId })) : [] });
+  } };
+}
+
 describe('LocalEventQueue.sendEncoded', () => {
   it('writes a message given as UTF-8 parts as that body: the consumer gets it now, and again from disk after a restart', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-parts-'));
     const bodies: string[] = [];
-    const group = (fail: boolean) => ({ name: 'g', batchSize: 10, batchWindowMs: 0, handler: (e: { Records: { body: string; messageId: string }[] }) => {
-      for (const r of e.Records) bodies.push(r.body);
-      return Promise.resolve({ batchItemFailures: fail ? e.Records.map((r) => ({ itemIdentifier: r.messageId })) : [] });
-    } });
+    const group = (fail: boolean) => recordingGroup(bodies, fail);
     const lists = [encodeEventList([queued('ä one'), queued('two')]), encodeEventList([queued('three 😀')])];
     const body = packedBodyOf(lists);
     const parts = packedBodyParts(lists.map((l) => Buffer.from(l)));
@@ -70,6 +75,30 @@ describe('LocalEventQueue.sendEncoded', () => {
     try {
       await expect.poll(() => bodies).toEqual([body]);
       expect(decodeMessage(body)).toMatchObject({ ok: true });
+    } finally {
+      await second.stop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('writes parts that hold a raw newline (JSON with whitespace) in the record form for such bodies: that body comes back unchanged from disk', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-newline-'));
+    const bodies: string[] = [];
+    const group = (fail: boolean) => recordingGroup(bodies, fail);
+    const body = `{"v":1,\n"events":[${encodeEventList([queued('x')])}]}`;
+    const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(true)], drainTimeoutMs: 0 });
+    await first.start();
+    try {
+      await first.sendEncoded({ body, events: 1, parts: [Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))] });
+      await expect.poll(() => bodies.length).toBeGreaterThan(0);
+    } finally {
+      await first.stop();
+    }
+    bodies.length = 0;
+    const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(false)] });
+    await second.start();
+    try {
+      await expect.poll(() => bodies).toEqual([body]);
     } finally {
       await second.stop();
       rmSync(directory, { recursive: true, force: true });
