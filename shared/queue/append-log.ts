@@ -46,11 +46,13 @@ export function frameBytes(head: string, body: Uint8Array): Buffer[] {
 /**
  * The bytes of `frame(head + body)` in one buffer of its own, `body` encoded once straight into it
  * (no intermediate Buffer.from of the body, no concatenation of the frame's parts later), and where
- * the body's bytes are in it (`bodyAt`), so a caller can keep them as a view.
+ * the body's bytes are in it (`bodyAt`), so a caller can keep them as a view. A body given as UTF-8
+ * parts (the edge's event spool holds its messages so) is copied in, part after part: never made a
+ * string, never encoded again.
  */
-export function frameText(head: string, body: string): { data: Buffer; bodyAt: number } {
+export function frameText(head: string, body: string | readonly Uint8Array[]): { data: Buffer; bodyAt: number } {
   const headBytes = Buffer.byteLength(head);
-  const bodyBytes = Buffer.byteLength(body);
+  const bodyBytes = typeof body === 'string' ? Buffer.byteLength(body) : partsLength(body);
   const payload = headBytes + bodyBytes;
   const prefix = `${payload} `;
   // `<payload bytes> <crc32, 8 hex> `: the prefix, 8 hex digits and a space.
@@ -59,10 +61,23 @@ export function frameText(head: string, body: string): { data: Buffer; bodyAt: n
   const data = Buffer.allocUnsafeSlow(start + payload + 1);
   data.write(prefix, 0, 'latin1');
   data.write(head, start, 'utf8');
-  data.write(body, start + headBytes, 'utf8');
+  if (typeof body === 'string') data.write(body, start + headBytes, 'utf8');
+  else {
+    let at = start + headBytes;
+    for (const part of body) {
+      data.set(part, at);
+      at += part.length;
+    }
+  }
   data.write(`${checksum(data.subarray(start, start + payload))} `, prefix.length, 'latin1');
   data[start + payload] = NEWLINE;
   return { data, bodyAt: start + headBytes };
+}
+
+function partsLength(parts: readonly Uint8Array[]): number {
+  let bytes = 0;
+  for (const part of parts) bytes += part.length;
+  return bytes;
 }
 
 /** What an append writes: text (UTF-8) and bytes, in order. */

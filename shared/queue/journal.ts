@@ -96,6 +96,8 @@ const RAW_HEAD = /^m (\d{1,15}) (\d{1,15}) /;
  */
 export const ACK_SYNC_MS = 1000;
 
+const NEWLINE_BYTE = 0x0a;
+
 /** Bodies below this many characters are kept as text when no events are held with them (see append). */
 const SMALL_BODY = 4096;
 
@@ -379,12 +381,25 @@ export class Journal {
   }
 
   /**
+   * `append` of a body given as its UTF-8 bytes in parts (port.ts EncodedMessage `parts`), framed
+   * into one buffer of their own; the record keeps a view of the body there, decoded when read.
+   */
+  async appendParts(parts: readonly Uint8Array[], events: number): Promise<JournalRecord> {
+    // JSON text has no raw newline; a body that does takes the JSON record form.
+    if (parts.some((part) => part.includes(NEWLINE_BYTE))) return this.append(Buffer.concat(parts).toString('utf8'), events);
+    const seq = this.nextSeq++;
+    const framed = frameText(`m ${seq} ${events} `, parts);
+    const record = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), undefined);
+    return this.commit(record, framed.data, undefined, undefined);
+  }
+
+  /**
    * `append` of a body given as its UTF-8 bytes, kept as they are (so not a slice of Node's shared
    * pool), with the events it was encoded from (`decoded`, held in the in-memory tail).
    */
   async appendBytes(bytes: Buffer, events: number, decoded: readonly QueuedEvent[]): Promise<JournalRecord> {
     // JSON text has no raw newline; a body that does takes the JSON record form.
-    if (bytes.includes(0x0a)) return this.append(bytes.toString('utf8'), events, undefined, decoded);
+    if (bytes.includes(NEWLINE_BYTE)) return this.append(bytes.toString('utf8'), events, undefined, decoded);
     const seq = this.nextSeq++;
     const record = new AppendedRecord(seq, events, bytes, decoded);
     return this.commit(record, frameBytes(`m ${seq} ${events} `, bytes), undefined, record);

@@ -263,7 +263,7 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
    */
   async sendEncoded(message: EncodedMessage): Promise<void> {
     const journal = this.journalFor(message.events);
-    await this.writing('messages', journal.append(message.body, message.events));
+    await this.writing('messages', message.parts === undefined ? journal.append(message.body, message.events) : journal.appendParts(message.parts, message.events));
     this.wakeConsumers(journal);
   }
 

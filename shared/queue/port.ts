@@ -16,8 +16,13 @@ export interface EventQueue {
 
 /** A queue message already encoded (codec.ts `packedBodyOf`): its body and the number of events in it. */
 export interface EncodedMessage {
-  body: string;
-  events: number;
+  readonly body: string;
+  readonly events: number;
+  /**
+   * The body's UTF-8 bytes in order, when the sender holds it so (the edge's event spool, codec.ts
+   * `packedBodyParts`): a queue that stores bytes writes these, and `body` is then never made.
+   */
+  readonly parts?: readonly Uint8Array[];
 }
 
 /**

@@ -15,11 +15,13 @@
  * and the datagrams waiting in the listener's queue are in memory anyway.
  *
  * Events are encoded (JSON, the queue's packed form) when the spool takes them, and it holds that
- * text, not the objects: an event object with its twenty-odd field strings that lived through the
- * write's fdatasync was copied by every young-generation GC meanwhile, which cost more than the
- * encoding itself (bench/udp-steps.mjs). The queue writes the messages' text as it is (sendEncoded).
+ * text as UTF-8 bytes, not the objects nor the string: an event object with its twenty-odd field
+ * strings, or its JSON text, that lived through the write's sync was copied by every young-generation
+ * GC meanwhile and then promoted, which cost more than the encoding itself (bench/udp-steps.mjs);
+ * bytes live outside the JS heap. The queue frames the messages' bytes as they are (sendEncoded with
+ * `parts`), so the text is neither joined into a body string nor encoded again.
  */
-import { encodeEventList, groupLists, packedBodyOf, PACKED_FRAME_BYTES, type EncodedList } from '../../../shared/queue/codec.js';
+import { encodeEventList, groupLists, packedBodyParts, PACKED_FRAME_BYTES } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
@@ -41,8 +43,51 @@ export interface SpoolOptions {
   whenFull?: string;
 }
 
-/** Events of one `send` or `offer` as the spool holds them: their encoded event list, count and UTF-8 size. */
-type Entry = EncodedList;
+/** Events of one `send` or `offer` as the spool holds them: their encoded event list as UTF-8, count and size. */
+interface Entry {
+  data: Buffer;
+  events: number;
+  bytes: number;
+}
+
+/** A message of a round: its body as UTF-8 parts, made a string only when someone asks for `body`. */
+class PartsMessage implements EncodedMessage {
+  constructor(
+    readonly parts: readonly Uint8Array[],
+    readonly events: number,
+  ) {}
+
+  get body(): string {
+    return Buffer.concat(this.parts).toString('utf8');
+  }
+}
+
+/** Bytes per slab: some forty handler batches of log events. */
+const SLAB_BYTES = 256 * 1024;
+
+/**
+ * The entries' UTF-8 bytes, written one after the other into slabs shared by many entries, each
+ * entry a view of its slab. A buffer of its own per entry (Buffer.from of a 6 KB list is above
+ * Node's pool size) cost more than the string it replaced: an ArrayBuffer allocated, tracked and
+ * swept per handler batch. A slab is let go of when the last view of it is (the entries written).
+ */
+class Utf8Slab {
+  private slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  private at = 0;
+
+  encode(text: string): Buffer {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair: 4 bytes for 2 units).
+    const most = text.length * 3;
+    if (most > SLAB_BYTES) return Buffer.from(text, 'utf8');
+    if (this.at + most > SLAB_BYTES) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.at = 0;
+    }
+    const start = this.at;
+    this.at += this.slab.write(text, start, 'utf8');
+    return this.slab.subarray(start, this.at);
+  }
+}
 
 /** A message of one round and the entries in it (they go back to the buffer if it is refused). */
 interface RoundMessage {
@@ -59,6 +104,7 @@ export class EventSpool implements EventQueue, Component {
   private spaceWaiters: (() => void)[] = [];
   private failingSince: number | undefined;
   private stopped = false;
+  private readonly slab = new Utf8Slab();
 
   constructor(private readonly options: SpoolOptions) {
     this.name = `event spool (${options.name})`;
@@ -106,13 +152,13 @@ export class EventSpool implements EventQueue, Component {
   /** One entry; events that would make a body over the queue's limit together are encoded one by one. */
   private push(events: readonly QueuedEvent[]): void {
     if (events.length === 0) return;
-    const list = encodeEventList(events);
-    const bytes = Buffer.byteLength(list);
+    const data = this.slab.encode(encodeEventList(events));
+    const bytes = data.length;
     if (events.length > 1 && bytes + PACKED_FRAME_BYTES > this.options.queue.maxMessageBytes) {
       for (const event of events) this.push([event]);
       return;
     }
-    this.buffer.push({ list, events: events.length, bytes });
+    this.buffer.push({ data, events: events.length, bytes });
     this.bufferedEvents += events.length;
   }
 
@@ -182,7 +228,7 @@ export class EventSpool implements EventQueue, Component {
   /** Entries in order, packed greedily into messages within `maxPerMessage` events and the queue's largest body. */
   private messagesOf(entries: readonly Entry[]): RoundMessage[] {
     return groupLists(entries, this.options.queue.maxMessageBytes, this.options.maxPerMessage).map((g) => ({
-      message: { body: packedBodyOf(g.items.map((e) => e.list)), events: g.events },
+      message: new PartsMessage(packedBodyParts(g.items.map((e) => e.data)), g.events),
       entries: g.items,
     }));
   }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { decodeMessage, encodeEventList, encodePacked, packedBodyOf } from '../../../shared/queue/codec.js';
+import { decodeMessage, encodeEventList, encodePacked, packedBodyOf, packedBodyParts } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
 import { QueueFullError, SQS_MAX_MESSAGE_BYTES } from '../../../shared/queue/port.js';
@@ -32,7 +32,80 @@ describe('encodeEventList / packedBodyOf', () => {
   });
 });
 
+describe('packedBodyParts', () => {
+  it('gives the UTF-8 bytes of packedBodyOf of the same lists, in order', () => {
+    const lists = [encodeEventList([queued('Übersicht — 日本語 😀'), queued('two')]), encodeEventList([queued('third')])];
+    for (const taken of [lists, lists.slice(0, 1)]) {
+      expect(Buffer.concat(packedBodyParts(taken.map((l) => Buffer.from(l)))).toString('utf8')).toBe(packedBodyOf(taken));
+    }
+  });
+});
+
+/** A consumer group that records each body it is given and acknowledges it, or refuses it (`fail`: it stays on disk). */
+function recordingGroup(bodies: string[], fail: boolean) {
+  return { name: 'g', batchSize: 10, batchWindowMs: 0, handler: (e: { Records: { body: string; messageId: string }[] }) => {
+    for (const r of e.Records) bodies.push(r.body);
+    return Promise.resolve({ batchItemFailures: fail ? e.Records.map((r) => ({ itemIdentifier: r.messageId })) : [] });
+  } };
+}
+
 describe('LocalEventQueue.sendEncoded', () => {
+  it('writes a message given as UTF-8 parts as that body: the consumer gets it now, and again from disk after a restart', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-parts-'));
+    const bodies: string[] = [];
+    const group = (fail: boolean) => recordingGroup(bodies, fail);
+    const lists = [encodeEventList([queued('ä one'), queued('two')]), encodeEventList([queued('three 😀')])];
+    const body = packedBodyOf(lists);
+    const parts = packedBodyParts(lists.map((l) => Buffer.from(l)));
+    // A body getter that throws: the queue must write the parts, never ask for the string.
+    const message = { events: 3, parts, get body(): string { throw new Error('body asked for'); } };
+    // The first queue refuses every delivery, so the message is still on disk at the restart.
+    const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(true)], drainTimeoutMs: 0 });
+    await first.start();
+    try {
+      await first.sendEncoded(message);
+      await expect.poll(() => bodies.length).toBeGreaterThan(0);
+      expect(bodies[0]).toBe(body);
+    } finally {
+      await first.stop();
+    }
+    bodies.length = 0;
+    const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(false)] });
+    await second.start();
+    try {
+      await expect.poll(() => bodies).toEqual([body]);
+      expect(decodeMessage(body)).toMatchObject({ ok: true });
+    } finally {
+      await second.stop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('writes parts that hold a raw newline (JSON with whitespace) in the record form for such bodies: that body comes back unchanged from disk', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-newline-'));
+    const bodies: string[] = [];
+    const group = (fail: boolean) => recordingGroup(bodies, fail);
+    const body = `{"v":1,\n"events":[${encodeEventList([queued('x')])}]}`;
+    const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(true)], drainTimeoutMs: 0 });
+    await first.start();
+    try {
+      await first.sendEncoded({ body, events: 1, parts: [Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))] });
+      await expect.poll(() => bodies.length).toBeGreaterThan(0);
+    } finally {
+      await first.stop();
+    }
+    bodies.length = 0;
+    const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(false)] });
+    await second.start();
+    try {
+      await expect.poll(() => bodies).toEqual([body]);
+    } finally {
+      await second.stop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+
   it('writes the message as it is: the consumer gets that body, counted as its events; beyond capacity it refuses', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-'));
     const bodies: string[] = [];

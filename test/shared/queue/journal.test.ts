@@ -66,6 +66,15 @@ describe('framed records', () => {
     }
   });
 
+  it('frames a body given as UTF-8 parts exactly as the same body given as text', () => {
+    const bodies: string[][] = [['{"x":"é"}'], [], ['{"e":"😀', '\\u0000;"}', ''], ['y'.repeat(70_000), 'z']];
+    for (const parts of bodies) {
+      const { data, bodyAt } = frameText('m 12 3 ', parts.map((p) => Buffer.from(p)));
+      expect(data).toEqual(frameText('m 12 3 ', parts.join('')).data);
+      expect(data.subarray(bodyAt, data.length - 1).toString('utf8')).toBe(parts.join(''));
+    }
+  });
+
   it('finds a flipped byte, a wrong length and a line glued onto half a record as damage, and keeps the records around them', () => {
     const good = [frame('one'), frame('two'), frame('three'), frame('four')];
     const flipped = good[1]?.replace('two', 'twx') ?? '';

@@ -82,6 +82,20 @@ describe('EventSpool', () => {
     expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4'], ['e5', 'e6', 'e7', 'e8'], ['e9', 'e10']]);
   });
 
+  it('keeps the bytes of every buffered event intact while it holds more than its byte slabs take (several slabs, one event larger than a slab)', async () => {
+    const queue = new GatedQueue();
+    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 10_000, maxPerMessage: 20, log: (await captureLog()).logger });
+    // Events of about 1 KB with non-ASCII text (UTF-8 longer than the text), 2,000 of them: several
+    // 256 KB slabs; one event of 400,000 characters, larger than a slab, in the middle.
+    const sized = (i: number, chars: number): PointsQueuedEvent => ({ ...event(i), module: `ä😀${String(i).padStart(6, '0')}${'é'.repeat(chars)}` });
+    const sent = Array.from({ length: 2000 }, (_, i) => sized(i, i === 1000 ? 400_000 : 500));
+    queue.hold();
+    for (let i = 0; i < sent.length; i += 10) await spool.send(sent.slice(i, i + 10));
+    queue.release();
+    await spool.stop();
+    expect(queue.sends.flat()).toEqual(sent);
+  });
+
   it('splits a send of more than maxPerMessage events, and never splits one send between messages (a message may hold fewer)', async () => {
     const queue = new GatedQueue();
     const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 4, log: (await captureLog()).logger });
