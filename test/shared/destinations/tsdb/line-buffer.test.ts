@@ -43,7 +43,7 @@ describe('LineBuffer: the request bytes', () => {
         expect(Buffer.from(lines.chunk(spans).body)).toEqual(reference(points));
         expect(spans.map((s) => lines.text(s))).toEqual(points.map((p) => Buffer.from(toLine(p), 'utf8').toString('utf8')));
       }),
-      { numRuns: 1000 },
+      { numRuns: 600 },
     );
   });
 
