@@ -332,9 +332,14 @@ export function auditPoint(q: AuditQueuedEvent, measurement: string, staticTags:
   const tags: Record<string, string | null> = {};
   const fields: Record<string, FieldValue | null> = {};
   for (const column of AUDIT_COLUMNS) {
+    if (column.tsdb !== 'tag' && column.tsdb !== 'field') continue;
+    if (column.json !== undefined && column.tsdb === 'field') {
+      fields[column.name] = json(column.json(q), MAX_PAYLOAD_JSON);
+      continue;
+    }
     const value = column.get(q);
     if (column.tsdb === 'tag') tags[column.name] = value === null ? null : String(value);
-    else if (column.tsdb === 'field') fields[column.name] = column.json !== undefined ? json(column.json(q), MAX_PAYLOAD_JSON) : value === null ? null : auditFieldValue(column, value);
+    else fields[column.name] = value === null ? null : auditFieldValue(column, value);
   }
   for (const tag of staticTags) tags[tag.name] = tag.value;
   return { measurement, tags, fields, timeNs: q.timeNs === undefined ? clock.next(auditTimeMs(q)) : BigInt(q.timeNs) };
