@@ -186,6 +186,10 @@ export interface LineSink {
   putString(text: string): void;
 }
 
+/** The key sets of the line being written, reused: `writeLine` runs to its end (or throws) before the next line starts. */
+const TAG_KEYS = new Set<string>();
+const FIELD_KEYS = new Set<string>();
+
 /**
  * One line of line protocol (no trailing newline) as pieces given to `sink`, in order. Throws
  * `LineProtocolError` for a point no tsdb could store, possibly after some pieces: the caller
@@ -198,7 +202,8 @@ export function writeLine(point: Point, sink: LineSink): void {
   if (measurement.startsWith('#')) throw new LineProtocolError('a measurement starting with "#" would be read as a comment', rawMeasurement);
   sink.put(escapeText(measurement, MEASUREMENT_SPECIALS, HAS_MEASUREMENT_SPECIAL, 'measurement', rawMeasurement));
 
-  const tagKeys = new Set<string>();
+  const tagKeys = TAG_KEYS;
+  tagKeys.clear();
   let tagCount = 0;
   for (const rawKey in point.tags) {
     if (!Object.hasOwn(point.tags, rawKey)) continue;
@@ -212,7 +217,8 @@ export function writeLine(point: Point, sink: LineSink): void {
   }
   if (tagCount === 0) throw new LineProtocolError('a point needs at least one non-empty tag', rawMeasurement);
 
-  const fieldKeys = new Set<string>();
+  const fieldKeys = FIELD_KEYS;
+  fieldKeys.clear();
   for (const rawKey in point.fields) {
     if (!Object.hasOwn(point.fields, rawKey)) continue;
     const field = point.fields[rawKey];
