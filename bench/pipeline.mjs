@@ -31,6 +31,9 @@
  *                       at a time (like the writer: one batch in flight per consumer group).
  *   queue → tsdb        the queue and writer handler into TsdbDestination + TsdbWriter (v1),
  *                       built by auditDestinations() from a config parsed with parseConfigText.
+ *   tsdb destination    the same TsdbDestination's write() of the events straight, in batches of
+ *     (no queue)        --batch-size, one at a time: the tsdb side's own CPU per event (points,
+ *                       line protocol, requests), without the intake and the queue around it.
  *   queue → parquet     the same into AuditFileDestination + encodeParquet + DirectorySink.
  *   queue → tablefile   the same into AuditFileDestination + encodeQvd + DirectorySink.
  * Sources send one event per `send` (as the audit API does), `--concurrency` sends in flight; a
@@ -655,6 +658,47 @@ async function tsdbStage(svc, ctx, influx, events, db) {
   return r;
 }
 
+/** The tsdb destination alone: its write() of the events in batches, one at a time, no queue. */
+async function tsdbDestinationStage(svc, ctx, influx, events, db) {
+  await createDatabase(influx, db);
+  const { destination } = configuredDestination(svc, ctx, 'tsdb', { influx, dbName: db, dir: tmpdir() });
+  await destination.write(events.slice(0, 1)); // the first write creates the database (prepare): not timed
+  const rest = events.slice(1);
+  const influxCpu0 = processCpuSeconds(influx.pid);
+  const memory = sampleMemory(process.pid);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let failed = 0;
+  for (let i = 0; i < rest.length; i += ctx.batchSize) failed += (await destination.write(rest.slice(i, i + ctx.batchSize))).size;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const { rssMb, peakMb } = memory.stop();
+  const influxCpu = processCpuSeconds(influx.pid) - influxCpu0;
+  const stored = await countPoints(influx, db);
+  return {
+    name: 'tsdb dest (no queue)',
+    events: rest.length,
+    written: rest.length - failed,
+    seconds,
+    eps: (rest.length - failed) / seconds,
+    sendEps: NaN,
+    p50: NaN,
+    p99: NaN,
+    batches: Math.ceil(rest.length / ctx.batchSize),
+    meanBatch: Math.min(ctx.batchSize, rest.length),
+    largest: Math.min(ctx.batchSize, rest.length),
+    failed,
+    cpu: (cpu.user + cpu.system) / 1e6 / seconds,
+    cpuUsPerEvent: (cpu.user + cpu.system) / rest.length,
+    influxCpu: influxCpu / seconds,
+    rssMb,
+    peakMb,
+    check: `${int(stored)} points`,
+    notes: stored === events.length && failed === 0 ? [] : [`influxd holds ${stored} points, not ${events.length}; ${failed} reported failed`],
+    ok: stored === events.length && failed === 0,
+  };
+}
+
 async function fileStage(svc, ctx, type, events) {
   const dir = tempDir(`svc-bench-${type}-`);
   const { destination, maxInFlight } = configuredDestination(svc, ctx, type, { influx: undefined, dbName: 'unused', dir });
@@ -839,6 +883,7 @@ async function main() {
       if (needInflux) {
         record(await tsdbBaselineStage(svc, ctx, influx, events, `bench_base_${round}`));
         record(await tsdbStage(svc, ctx, influx, events, `bench_svc_${round}`));
+        record(await tsdbDestinationStage(svc, ctx, influx, events, `bench_dest_${round}`));
       }
       if (stages.has('parquet')) record(await fileStage(svc, ctx, 'parquet', events));
       if (stages.has('tablefile')) record(await fileStage(svc, ctx, 'tablefile', events));
@@ -863,6 +908,7 @@ async function main() {
         console.log(`line protocol  auditPoint + toLine of ${int(n)} events: ${fmt(buildMs, 0)} ms (${int(n / (buildMs / 1000))} events/s; not in the baseline's time), ${fmt(bases[0].lineBytes / n, 0)} B per line`);
         console.log(`               baseline with that build counted in: ${int(withBuild)} events/s`);
         ratio('queue → tsdb', 'tsdb baseline (fetch)', 'Svc-tsdb / baseline (events/s)');
+        ratio('tsdb dest (no queue)', 'tsdb baseline (fetch)', 'tsdb destination alone / baseline');
         if (eps.has('queue → tsdb')) console.log(`${'Svc-tsdb / (baseline + line build)'.padEnd(38)} ×${fmt(eps.get('queue → tsdb') / withBuild)}`);
       }
       ratio('queue → tsdb', 'queue → no-op', 'queue → tsdb / queue → no-op');

@@ -20,6 +20,17 @@ export interface AuditColumn {
   doc: string;
   /** The value for one event; null when the event has none. */
   get: (q: AuditQueuedEvent) => CellValue;
+  /**
+   * For a column holding JSON text: the value whose JSON it is (`get` gives the text, cut at
+   * `MAX_PAYLOAD_JSON`). The tsdb point carries the value and writes its text into the request
+   * (`json` field), so the text is not held by the point.
+   */
+  json?: (q: AuditQueuedEvent) => unknown;
+}
+
+/** A column holding the JSON text of `value`, at most MAX_PAYLOAD_JSON characters. */
+function jsonColumn(column: Omit<AuditColumn, 'get' | 'json'>, value: (q: AuditQueuedEvent) => unknown): AuditColumn {
+  return { ...column, json: value, get: (q) => JSON.stringify(value(q)).slice(0, MAX_PAYLOAD_JSON) };
 }
 
 /** The payload is free-form per type: read members structurally. */
@@ -59,13 +70,10 @@ export const AUDIT_COLUMNS: readonly AuditColumn[] = [
   { name: 'duration', type: 'float', tsdb: 'field', doc: '`payload.event.duration` (object.view.duration)', get: (q) => num(member(q.event.payload, 'event', 'duration')) },
   { name: 'viz_type', type: 'string', tsdb: 'field', doc: '`payload.event.vizType`', get: (q) => str(member(q.event.payload, 'event', 'vizType')) },
   { name: 'screenshot_url', type: 'string', tsdb: 'field', doc: '`payload.event.screenshotUrl`', get: (q) => str(member(q.event.payload, 'event', 'screenshotUrl')) },
-  {
-    name: 'payload',
-    type: 'string',
-    tsdb: 'field',
-    doc: `The whole \`payload\` as JSON text (at most ${MAX_PAYLOAD_JSON} characters; longer payloads are cut)`,
-    get: (q) => JSON.stringify(q.event.payload).slice(0, MAX_PAYLOAD_JSON),
-  },
+  jsonColumn(
+    { name: 'payload', type: 'string', tsdb: 'field', doc: `The whole \`payload\` as JSON text (at most ${MAX_PAYLOAD_JSON} characters; longer payloads are cut)` },
+    (q) => q.event.payload,
+  ),
 ];
 
 const TIME_COLUMN = AUDIT_COLUMNS.find((c) => c.tsdb === 'time');

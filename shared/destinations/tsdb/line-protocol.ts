@@ -12,7 +12,8 @@
  *   omitted; every point keeps at least one tag;
  * - a field whose name is also a tag key of the point (omitted empty tags included) is written as
  *   `<name>_field`;
- * - fields that are `null`/`undefined` are skipped; a point needs at least one field;
+ * - fields that are `null`/`undefined` are skipped (and `json` fields whose value has no JSON text); a
+ *   point needs at least one field;
  * - integers: signed 64-bit with the `i` suffix; floats always without it, also whole numbers
  *   (`total=7` is a float in line protocol), never in exponent notation; strings in `"` with `"`
  *   and `\` escaped by `\`; booleans `true`/`false`;
@@ -31,7 +32,22 @@ export type FieldValue =
   | { type: 'int'; value: number | bigint }
   | { type: 'float'; value: number }
   | { type: 'string'; value: string }
-  | { type: 'bool'; value: boolean };
+  | { type: 'bool'; value: boolean }
+  /**
+   * A string field holding the JSON text of `value`, cut after `maxLength` UTF-16 units; skipped
+   * like a null field when `value` has none (`undefined`, a function). The text is made when the line
+   * is written, not with the point: the audit point's 2 KB `payload` text then dies young, where
+   * held by a batch's points until the tsdb answered it survived young-generation collections and
+   * was copied and promoted (a large part of the queue → tsdb bench's GC time).
+   */
+  | { type: 'json'; value: unknown; maxLength: number };
+
+/** The text of a `json` field, or undefined when its value has none. */
+export function jsonFieldText(field: { value: unknown; maxLength: number }): string | undefined {
+  // JSON.stringify's type says string, but it returns undefined for undefined and functions.
+  const text: string | undefined = JSON.stringify(field.value);
+  return text === undefined || text.length <= field.maxLength ? text : text.slice(0, field.maxLength);
+}
 
 export interface Point {
   measurement: string;
@@ -48,6 +64,7 @@ export const int = (value: number | bigint): FieldValue => ({ type: 'int', value
 export const float = (value: number): FieldValue => ({ type: 'float', value });
 export const str = (value: string): FieldValue => ({ type: 'string', value });
 export const bool = (value: boolean): FieldValue => ({ type: 'bool', value });
+export const json = (value: unknown, maxLength: number): FieldValue => ({ type: 'json', value, maxLength });
 
 export class LineProtocolError extends Error {
   override readonly name = 'LineProtocolError';
@@ -110,12 +127,13 @@ function name(raw: string, what: string, measurement: string): string {
 const HAS_CONTROL_OR_SURROGATE = /[\u0000-\u001f\u007f\ud800-\udfff]/;
 
 /**
- * A string field's text in `"`, with `"` and `\` escaped. Without control characters and
+ * A string field's text in `"`, with `"` and `\` escaped (nothing else: control characters stay, and
+ * a lone surrogate becomes U+FFFD when the line is encoded as UTF-8). Without control characters and
  * surrogates, JSON.stringify of the text is exactly that (it escapes only `"`, `\`, control
- * characters and lone surrogates) and it is native: the audit point's `payload` field, 2 KB of JSON
- * full of quotes, costs a third of the replace calls.
+ * characters and lone surrogates) and it is native. The tsdb writer does not use this: it escapes
+ * the text's UTF-8 bytes in its request buffer (`LineBuffer.putString`), with the same bytes.
  */
-function quoted(text: string): string {
+export function quoted(text: string): string {
   if (!HAS_CONTROL_OR_SURROGATE.test(text)) return JSON.stringify(text);
   return `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 }
@@ -150,27 +168,42 @@ function fieldValue(key: string, field: FieldValue, measurement: string): string
       return formatFloat(field.value);
     case 'string':
       return quoted(field.value);
+    case 'json':
+      return quoted(jsonFieldText(field) ?? '');
     case 'bool':
       return field.value ? 'true' : 'false';
   }
 }
 
-/** Takes the pieces of one line, in order: `toLine` joins them, the tsdb writer writes them into its request. */
-export type LinePieces = (piece: string) => void;
+/**
+ * Takes the pieces of one line, in order: `toLine` joins them, the tsdb writer writes them into its
+ * request buffer. `putString` takes a string field's raw text, to be written in `"` with `"` and `\`
+ * escaped (what `quoted` returns): the writer escapes it in the buffer, with no escaped copy of the
+ * text (the audit point's 2 KB `payload` field was a tenth of the queue → tsdb bench's time).
+ */
+export interface LineSink {
+  put(piece: string): void;
+  putString(text: string): void;
+}
+
+/** The key sets of the line being written, reused: `writeLine` runs to its end (or throws) before the next line starts. */
+const TAG_KEYS = new Set<string>();
+const FIELD_KEYS = new Set<string>();
 
 /**
- * One line of line protocol (no trailing newline) as pieces given to `put`, in order. Throws
+ * One line of line protocol (no trailing newline) as pieces given to `sink`, in order. Throws
  * `LineProtocolError` for a point no tsdb could store, possibly after some pieces: the caller
  * drops what it was given of that line.
  */
-export function writeLine(point: Point, put: LinePieces): void {
+export function writeLine(point: Point, sink: LineSink): void {
   const rawMeasurement = point.measurement;
   const measurement = stripControl(rawMeasurement);
   if (measurement === '') throw new LineProtocolError('empty measurement', rawMeasurement);
   if (measurement.startsWith('#')) throw new LineProtocolError('a measurement starting with "#" would be read as a comment', rawMeasurement);
-  put(escapeText(measurement, MEASUREMENT_SPECIALS, HAS_MEASUREMENT_SPECIAL, 'measurement', rawMeasurement));
+  sink.put(escapeText(measurement, MEASUREMENT_SPECIALS, HAS_MEASUREMENT_SPECIAL, 'measurement', rawMeasurement));
 
-  const tagKeys = new Set<string>();
+  const tagKeys = TAG_KEYS;
+  tagKeys.clear();
   let tagCount = 0;
   for (const rawKey in point.tags) {
     if (!Object.hasOwn(point.tags, rawKey)) continue;
@@ -179,36 +212,46 @@ export function writeLine(point: Point, put: LinePieces): void {
     tagKeys.add(stripControl(rawKey));
     const value = rawValue === undefined || rawValue === null ? '' : stripControl(rawValue);
     if (value === '') continue;
-    put(`,${key}=${escapeText(value, NAME_SPECIALS, HAS_NAME_SPECIAL, `tag ${rawKey}`, rawMeasurement)}`);
+    sink.put(`,${key}=${escapeText(value, NAME_SPECIALS, HAS_NAME_SPECIAL, `tag ${rawKey}`, rawMeasurement)}`);
     tagCount++;
   }
   if (tagCount === 0) throw new LineProtocolError('a point needs at least one non-empty tag', rawMeasurement);
 
-  const fieldKeys = new Set<string>();
+  const fieldKeys = FIELD_KEYS;
+  fieldKeys.clear();
   for (const rawKey in point.fields) {
     if (!Object.hasOwn(point.fields, rawKey)) continue;
     const field = point.fields[rawKey];
     if (field === undefined || field === null) continue;
+    const text = field.type === 'json' ? jsonFieldText(field) : undefined;
+    if (field.type === 'json' && text === undefined) continue;
     const cleanKey = stripControl(rawKey);
     const finalKey = tagKeys.has(cleanKey) ? `${cleanKey}_field` : cleanKey;
     if (fieldKeys.has(finalKey)) throw new LineProtocolError(`field ${finalKey} given twice (after the _field suffix of tag names)`, rawMeasurement);
-    put(`${fieldKeys.size === 0 ? ' ' : ','}${name(finalKey, 'field key', rawMeasurement)}=`);
+    sink.put(`${fieldKeys.size === 0 ? ' ' : ','}${name(finalKey, 'field key', rawMeasurement)}=`);
     fieldKeys.add(finalKey);
-    put(fieldValue(finalKey, field, rawMeasurement));
+    if (field.type === 'string') sink.putString(field.value);
+    else if (text !== undefined) sink.putString(text);
+    else sink.put(fieldValue(finalKey, field, rawMeasurement));
   }
   if (fieldKeys.size === 0) throw new LineProtocolError('a point needs at least one field', rawMeasurement);
 
   if (typeof point.timeNs !== 'bigint' || point.timeNs < INT64_MIN || point.timeNs > INT64_MAX) {
     throw new LineProtocolError(`timestamp outside the signed 64-bit nanosecond range: ${String(point.timeNs)}`, rawMeasurement);
   }
-  put(` ${point.timeNs}`);
+  sink.put(` ${point.timeNs}`);
 }
 
 /** One line of line protocol (no trailing newline). Throws `LineProtocolError` for a point no tsdb could store. */
 export function toLine(point: Point): string {
   let line = '';
-  writeLine(point, (piece) => {
-    line += piece;
+  writeLine(point, {
+    put: (piece) => {
+      line += piece;
+    },
+    putString: (text) => {
+      line += quoted(text);
+    },
   });
   return line;
 }

@@ -20,13 +20,13 @@
 import { firstValueTags, type TagItem } from '../../platform/tags.js';
 import type { Category, PlatformLogEvent } from '../../platform/events.js';
 import { parseTimeNs, type AuditQueuedEvent, type HealthQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type SessionsQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
-import { float, int, nthPointTime, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
+import { float, int, json, jsonFieldText, nthPointTime, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
 import {
   APPS, CACHE, CPU, HEALTH_MEASUREMENTS, LOG_EVENT, MEM, SATURATED, SERVER_INFO, SESSION, USER_EVENTS, USER_SESSION_DETAILS, USER_SESSION_SUMMARY, USERS,
   fieldsOf, tagsOf, type FieldValues, type MeasurementModel,
 } from './datamodel.js';
 import type { DocNames } from '../../platform/polled.js';
-import { AUDIT_COLUMNS, auditTimeMs, type AuditColumn } from '../../audit/datamodel.js';
+import { AUDIT_COLUMNS, auditTimeMs, MAX_PAYLOAD_JSON, type AuditColumn } from '../../audit/datamodel.js';
 
 export { BUILT_IN_POINT_NAMES, LOG_EVENT_FIELDS, LOG_EVENT_MEASUREMENT, LOG_EVENT_TAGS, USER_EVENTS_FIELDS, USER_EVENTS_MEASUREMENT, USER_EVENTS_TAGS } from './names.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from './names.js';
@@ -304,6 +304,9 @@ export function pointToJson(p: Point): JsonPoint {
     else if (f.type === 'float') {
       if (!Number.isFinite(f.value)) throw new RangeError(`${p.measurement}.${key}: float ${f.value} is not finite`);
       fields.set(key, { type: 'float', value: f.value });
+    } else if (f.type === 'json') {
+      const text = jsonFieldText(f);
+      if (text !== undefined) fields.set(key, { type: 'string', value: text });
     } else fields.set(key, f.type === 'string' ? { type: 'string', value: f.value } : { type: 'bool', value: f.value });
   }
   return { measurement: p.measurement, tags: Object.fromEntries(tags), fields: Object.fromEntries(fields), timeNs: p.timeNs.toString() };
@@ -329,9 +332,14 @@ export function auditPoint(q: AuditQueuedEvent, measurement: string, staticTags:
   const tags: Record<string, string | null> = {};
   const fields: Record<string, FieldValue | null> = {};
   for (const column of AUDIT_COLUMNS) {
+    if (column.tsdb !== 'tag' && column.tsdb !== 'field') continue;
+    if (column.json !== undefined && column.tsdb === 'field') {
+      fields[column.name] = json(column.json(q), MAX_PAYLOAD_JSON);
+      continue;
+    }
     const value = column.get(q);
     if (column.tsdb === 'tag') tags[column.name] = value === null ? null : String(value);
-    else if (column.tsdb === 'field') fields[column.name] = value === null ? null : auditFieldValue(column, value);
+    else fields[column.name] = value === null ? null : auditFieldValue(column, value);
   }
   for (const tag of staticTags) tags[tag.name] = tag.value;
   return { measurement, tags, fields, timeNs: q.timeNs === undefined ? clock.next(auditTimeMs(q)) : BigInt(q.timeNs) };

@@ -8,9 +8,10 @@
  * the same for all three: line protocol, the chunk ladder, retries, reports, error tracking, logging.
  */
 import type { Log } from '../../logging/log.js';
-import { createTsdbClient, type Failure, type LineChunk, type Outcome, type TsdbClient, type TsdbConfig, type TsdbVersion } from './client.js';
+import { createTsdbClient, type Failure, type Outcome, type TsdbClient, type TsdbConfig, type TsdbVersion } from './client.js';
 import { truncate } from './http.js';
-import { writeLine, type Point } from './line-protocol.js';
+import { LineBuffer, type LineSpan } from './line-buffer.js';
+import type { Point } from './line-protocol.js';
 
 export type { TsdbConfig, TsdbVersion } from './client.js';
 export type TsdbErrorType = 'TSDB_V1_WRITE' | 'TSDB_V2_WRITE' | 'TSDB_V3_WRITE';
@@ -93,91 +94,15 @@ export function nextChunkSize(size: number): number {
   return LADDER.find((s) => s < size) ?? 1;
 }
 
-/** A point and where its line is in the write's line protocol (`Lines`). */
-interface Item {
+/** A point and where its line is in the write's line protocol (`LineBuffer`). */
+interface Item extends LineSpan {
   point: Point;
-  start: number;
-  end: number;
-}
-
-/** Pieces shorter than this are gathered into one string before they are written (fewer native calls). */
-const SMALL_PIECE = 256;
-
-/**
- * The line protocol of one `write`, built into one buffer: each point's line is written there piece
- * by piece (`writeLine`) as the points come, followed by `\n`. A chunk of consecutive items is a
- * slice of it (no join, no second encoding for the request), and no line is ever made as a string:
- * a 2 KB audit line cost four copies of its text (fields joined, line concatenated, flattened,
- * encoded), and strings alive across young-generation collections are copied and promoted, which
- * was a fifth of the queue → tsdb bench's time.
- */
-class Lines {
-  private buffer = Buffer.allocUnsafeSlow(64 * 1024);
-  private length = 0;
-  private small = '';
-
-  /** Appends the line of `point` and a newline; returns where the line starts and ends. Throws LineProtocolError, having appended nothing. */
-  add(point: Point): { start: number; end: number } {
-    const start = this.length;
-    try {
-      writeLine(point, this.put);
-    } catch (err) {
-      this.small = '';
-      this.length = start;
-      throw err;
-    }
-    this.put('\n');
-    this.flush();
-    return { start, end: this.length - 1 };
-  }
-
-  private readonly put = (piece: string): void => {
-    if (piece.length < SMALL_PIECE) {
-      this.small += piece;
-      if (this.small.length < SMALL_PIECE) return;
-      piece = this.small;
-      this.small = '';
-    } else this.flush();
-    this.write(piece);
-  };
-
-  private flush(): void {
-    if (this.small === '') return;
-    const text = this.small;
-    this.small = '';
-    this.write(text);
-  }
-
-  private write(text: string): void {
-    // At most 3 bytes per UTF-16 unit.
-    const room = text.length * 3;
-    if (this.length + room > this.buffer.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.length + room));
-      this.buffer.copy(grown, 0, 0, this.length);
-      this.buffer = grown;
-    }
-    this.length += this.buffer.write(text, this.length, 'utf8');
-  }
-
-  /** The request of consecutive `items` (a slice of the buffer, no copy). */
-  chunk(items: readonly Item[]): LineChunk {
-    const buffer = this.buffer;
-    const first = items[0];
-    const last = items[items.length - 1];
-    const body = first === undefined || last === undefined ? Buffer.alloc(0) : buffer.subarray(first.start, last.end);
-    return { body, lines: () => items.map((i) => buffer.toString('utf8', i.start, i.end)) };
-  }
-
-  /** The text of one item's line (for a log of the point the tsdb refused). */
-  text(item: Item): string {
-    return this.buffer.toString('utf8', item.start, item.end);
-  }
 }
 
 interface Run {
   module: string;
   untracked: boolean;
-  lines: Lines;
+  lines: LineBuffer;
   report: WriteReport;
   /** Set once a chunk failed whole: everything not yet sent goes to failedWhole. */
   aborted: boolean;
@@ -234,7 +159,7 @@ export class TsdbWriter {
     const run: Run = {
       module,
       untracked: options.untracked === true,
-      lines: new Lines(),
+      lines: new LineBuffer(),
       report: { written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: [], requests: 0 },
       aborted: false,
     };
