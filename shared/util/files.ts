@@ -41,7 +41,11 @@ export function writeFileAtomically(path: string, data: FileContents): void {
   try {
     writeFileSynced(temp, data, { exclusive: true });
   } catch (err) {
-    rmSync(temp, { force: true });
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // The write's own error is the one to report (e.g. a parent that is a file fails both).
+    }
     throw err;
   }
   renameSync(temp, path);
