@@ -40,7 +40,7 @@ export interface TableColumn {
 export const ROW_GROUP_BYTES = 1 << 20;
 
 /** Rows per row group by default (hyparquet-writer's own default): 1,000 in the first, then 100,000. */
-const DEFAULT_GROUP_ROWS = [1000, 100_000] as const;
+export const DEFAULT_GROUP_ROWS = [1000, 100_000] as const;
 
 export interface EncodeOptions {
   /** Rows per row group (default: hyparquet-writer's, 1,000 then 100,000). */
