@@ -1,6 +1,7 @@
 /** Renders docs/data-model.md from the data model tables (a test fails when the file is stale). */
 import { AUDIT_COLUMNS, type ColumnType } from './datamodel.js';
 import { renderPlatformDataModelDocs } from '../destinations/datamodel-docs.js';
+import { DEFAULT_GROUP_ROWS, ROW_GROUP_BYTES } from '../destinations/files/parquet.js';
 
 const PARQUET: Record<ColumnType, string> = {
   string: 'BYTE_ARRAY (STRING)',
@@ -56,6 +57,10 @@ export function renderDataModelDocs(): string {
     '- Files are named `<date>/audit_events_<yyyymmdd>_<digest>.<parquet|qvd>` by the event date (UTC),',
     '  where the digest is taken from the ids of the file\'s events: one delivered batch makes one file per',
     '  event date, and the same batch delivered again (a crash before its acknowledgement) replaces its file.',
+    `- A parquet file's row groups hold at most ${DEFAULT_GROUP_ROWS[0].toLocaleString('en')} rows (the first), then ${DEFAULT_GROUP_ROWS[1].toLocaleString('en')}, and at most ${ROW_GROUP_BYTES / 2 ** 20} MiB of`,
+    '  cell data each (string lengths, 8 bytes per number; a larger row gets a row group of its own): the',
+    '  writer holds one row group at a time, and a local file is written as it is encoded, beside its final',
+    '  name, then synced and renamed, so it appears whole or not at all.',
     '- `duration` is also an InfluxQL keyword: quote it in queries (`SELECT "duration" FROM audit_events`).',
     '',
     ...renderPlatformDataModelDocs(),

@@ -3,27 +3,69 @@
  * files an operator names (config, certificates).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+/**
+ * A file's contents: text, bytes, or bytes in chunks (written as they come, so a producer can hand
+ * out a large file piece by piece, each chunk possibly a view of a buffer it then reuses).
+ */
+export type FileContents = string | Uint8Array | Iterable<Uint8Array>;
+
+/** Writes all of `bytes` (writeSync may write less than asked). */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
 /** Writes `data` to `path` (creating its directory) and syncs it. `exclusive` refuses an existing file. */
-export function writeFileSynced(path: string, data: string | Uint8Array, options: { exclusive?: boolean; mode?: number } = {}): void {
+export function writeFileSynced(path: string, data: FileContents, options: { exclusive?: boolean; mode?: number } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   const fd = openSync(path, options.exclusive ? 'wx' : 'w', options.mode ?? 0o640);
   try {
     if (typeof data === 'string') writeSync(fd, data);
-    else writeSync(fd, data);
+    else if (data instanceof Uint8Array) writeSync(fd, data);
+    else for (const chunk of data) writeAll(fd, chunk);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
 }
 
-/** Writes `data` to a temporary file beside `path`, syncs it and renames it: readers see all of it or none. */
-export function writeFileAtomically(path: string, data: string | Uint8Array): void {
+/**
+ * Writes `data` to a temporary file beside `path`, syncs it and renames it: readers see all of it or
+ * none. When the writing fails (chunks whose producer throws half-way included), the temporary
+ * file is removed and the error thrown.
+ */
+export function writeFileAtomically(path: string, data: FileContents): void {
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSynced(temp, data, { exclusive: true });
+  try {
+    writeFileSynced(temp, data, { exclusive: true });
+  } catch (err) {
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // The write's own error is the one to report (e.g. a parent that is a file fails both).
+    }
+    throw err;
+  }
   renameSync(temp, path);
+}
+
+/** Chunks as one array; each chunk is copied as it comes (it may be a view of a buffer its producer reuses). */
+export function joinChunks(chunks: Iterable<Uint8Array>): Uint8Array {
+  const copies: Uint8Array[] = [];
+  let length = 0;
+  for (const chunk of chunks) {
+    copies.push(chunk.slice());
+    length += chunk.length;
+  }
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const copy of copies) {
+    out.set(copy, at);
+    at += copy.length;
+  }
+  return out;
 }
 
 /** A bounded read: the bytes, or why there are none (`tooLarge`: at least this many bytes). */

@@ -2,15 +2,16 @@
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from '../build.js';
 import type { BaseDestination } from '../port.js';
 import { AuditFileDestination, type TableEncoder } from './destination.js';
-import type { encodeParquet } from './parquet.js';
+import type { parquetChunks } from './parquet.js';
 import { DirectorySink, S3Sink, type FileSink } from './sink.js';
 
 /**
  * The parquet encoder, loaded at the first file: hyparquet-writer and hyparquet (≈ 50 modules) stay
  * out of a `svc local` that writes no parquet, and out of the parquet writer Lambda's cold start.
  */
-let parquetEncoder: Promise<typeof encodeParquet> | undefined;
-const encodeParquetLazily: TableEncoder = async (columns, rows) => (await (parquetEncoder ??= import('./parquet.js').then((m) => m.encodeParquet)))(columns, rows);
+let parquetEncoder: Promise<typeof parquetChunks> | undefined;
+/** In chunks, one row group at a time: the sink writes each before the next is encoded (parquet.ts). */
+const encodeParquetLazily: TableEncoder = async (columns, rows) => (await (parquetEncoder ??= import('./parquet.js').then((m) => m.parquetChunks)))(columns, rows);
 
 export function parquetDestination({ config, logger: log, errors }: DestinationContext): ConfiguredDestination {
   const p = config.auditEvents.destination.parquet;

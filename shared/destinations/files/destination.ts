@@ -11,10 +11,13 @@ import type { TagItem } from '../../platform/tags.js';
 import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
 import { BaseDestination } from '../port.js';
 import { auditFileColumns, auditRow } from './mappers.js';
-import type { FileSink } from './sink.js';
+import type { FileData, FileSink } from './sink.js';
 
-/** Encodes a file's rows; may be async, so an encoder can load its library at the first file. */
-export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => Uint8Array | Promise<Uint8Array>;
+/**
+ * Encodes a file's rows, at once or in chunks the sink writes as they are made; may be async, so an
+ * encoder can load its library at the first file.
+ */
+export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => FileData | Promise<FileData>;
 
 export interface AuditFileDestinationOptions {
   name: string;
@@ -54,7 +57,11 @@ export class AuditFileDestination extends BaseDestination {
     const byDate = new Map<string, AuditQueuedEvent[]>();
     for (const e of eventsOfKind(events, 'audit')) {
       const date = new Date(Date.parse(e.event.timestamp)).toISOString().slice(0, 10);
-      byDate.set(date, [...(byDate.get(date) ?? []), e]);
+      // Pushed, not spread into a new array per event: that copied the group once per event
+      // (quadratic: ≈ 4 MB of garbage per 1,000-event batch, 1.6 GB at 20,000).
+      const group = byDate.get(date);
+      if (group) group.push(e);
+      else byDate.set(date, [e]);
     }
     const failed = new Set<string>();
     const columns = auditFileColumns(this.options.staticTags);

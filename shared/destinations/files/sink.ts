@@ -1,16 +1,22 @@
 /** Where finished files go: a local directory or an S3 bucket. */
 import { join, resolve } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { writeFileAtomically } from '../../util/files.js';
+import { joinChunks, writeFileAtomically } from '../../util/files.js';
+
+/** A file's bytes: at once, or in chunks written as they come (each may be a view of a reused buffer). */
+export type FileData = Uint8Array | Iterable<Uint8Array>;
 
 /** Where finished files go. */
 export interface FileSink {
   readonly description: string;
   /** Stores `data` under `relativePath` (forward slashes); resolves to where it went. */
-  put(relativePath: string, data: Uint8Array): Promise<string>;
+  put(relativePath: string, data: FileData): Promise<string>;
 }
 
-/** A directory on local disk; a file appears complete or not at all (temp file, sync, rename). */
+/**
+ * A directory on local disk; a file appears complete or not at all (temp file, sync, rename). Chunks
+ * are written to the temporary file as they come, so a large file is never whole in memory.
+ */
 export class DirectorySink implements FileSink {
   private readonly root: string;
   readonly description: string;
@@ -20,7 +26,7 @@ export class DirectorySink implements FileSink {
     this.description = this.root;
   }
 
-  put(relativePath: string, data: Uint8Array): Promise<string> {
+  put(relativePath: string, data: FileData): Promise<string> {
     const target = join(this.root, ...relativePath.split('/'));
     writeFileAtomically(target, data);
     return Promise.resolve(target);
@@ -51,10 +57,12 @@ export class S3Sink implements FileSink {
     return this.client;
   }
 
-  async put(relativePath: string, data: Uint8Array): Promise<string> {
+  /** Chunks are joined first: one PutObject of a known length (files are one batch, bounded by maxBatchSize). */
+  async put(relativePath: string, data: FileData): Promise<string> {
     const key = `${this.options.prefix}${relativePath}`;
+    const body = data instanceof Uint8Array ? data : joinChunks(data);
     const [{ PutObjectCommand }, client] = await Promise.all([import('@aws-sdk/client-s3'), this.s3()]);
-    await client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: data }));
+    await client.send(new PutObjectCommand({ Bucket: this.options.bucket, Key: key, Body: body }));
     return `s3://${this.options.bucket}/${key}`;
   }
 }

@@ -3,13 +3,13 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { parquetReadObjects } from 'hyparquet';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../../shared/audit/envelope.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
-import { AuditFileDestination, batchFileName } from '../../../../shared/destinations/files/destination.js';
+import { AuditFileDestination, batchFileName, type TableEncoder } from '../../../../shared/destinations/files/destination.js';
 import { DirectorySink, S3Sink, type FileSink } from '../../../../shared/destinations/files/sink.js';
-import { encodeParquet } from '../../../../shared/destinations/files/parquet.js';
+import { encodeParquet, parquetChunks } from '../../../../shared/destinations/files/parquet.js';
 import { captureLog, envelope } from '../../../support/audit.js';
 import { startFauxqs, type FauxqsHandle } from '../../../support/fauxqs.js';
 
@@ -24,9 +24,9 @@ async function rows(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
   return parquetReadObjects({ file: buffer as ArrayBuffer, columns: ['event_id', 'env'] });
 }
 
-async function destination(sink: FileSink, onError?: (err: unknown) => void) {
+async function destination(sink: FileSink, onError?: (err: unknown) => void, encode: TableEncoder = (c, r) => encodeParquet(c, r)) {
   const { logger } = await captureLog();
-  return new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: (c, r) => encodeParquet(c, r), sink, staticTags: [{ name: 'env', value: 'prod' }], log: logger, ...(onError ? { onError } : {}) });
+  return new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode, sink, staticTags: [{ name: 'env', value: 'prod' }], log: logger, ...(onError ? { onError } : {}) });
 }
 
 describe('AuditFileDestination', () => {
@@ -75,6 +75,38 @@ describe('AuditFileDestination', () => {
     const object = await faux.s3.send(new GetObjectCommand({ Bucket: 'audit', Key: listed.Contents?.[0]?.Key }));
     const read = await rows(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
     expect(read.map((r) => r['event_id']).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
+  it('writes a file handed out in chunks (one per row group) to a directory and to S3, whole', async () => {
+    const chunked: TableEncoder = (c, r) => parquetChunks(c, r, { rowGroupSize: 1 });
+    const events = [queued('2026-11-22T10:15:22.123Z'), queued('2026-11-22T10:15:23.000Z'), queued('2026-11-22T10:15:24.000Z')];
+    const dir = mkdtempSync(join(tmpdir(), 'files-'));
+    expect(await (await destination(new DirectorySink(dir), undefined, chunked)).write(events)).toEqual(new Set());
+    const [name] = readdirSync(join(dir, '2026-11-22'));
+    const local = readFileSync(join(dir, '2026-11-22', name ?? ''));
+    expect(parquetMetadata(local.buffer.slice(local.byteOffset, local.byteOffset + local.byteLength)).row_groups).toHaveLength(3);
+    expect((await rows(local)).map((r) => r['event_id']).sort()).toEqual(events.map((e) => e.id).sort());
+
+    expect(await (await destination(new S3Sink({ client: faux.s3, bucket: 'audit', prefix: 'chunked/' }), undefined, chunked)).write(events)).toEqual(new Set());
+    const listed = await faux.s3.send(new ListObjectsV2Command({ Bucket: 'audit', Prefix: 'chunked/2026-11-22/' }));
+    const object = await faux.s3.send(new GetObjectCommand({ Bucket: 'audit', Key: listed.Contents?.[0]?.Key }));
+    const remote = await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+    expect(Buffer.from(remote)).toEqual(local);
+  });
+
+  it('leaves neither the file nor a temporary file when its chunks fail half-way, and fails its events', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'files-'));
+    const errors: unknown[] = [];
+    const halfWay: TableEncoder = function* (c, r) {
+      const chunks = parquetChunks(c, r, { rowGroupSize: 1 });
+      yield chunks.next().value ?? new Uint8Array();
+      throw new Error('the encoder broke after its first row group');
+    };
+    const dest = await destination(new DirectorySink(dir), (err) => errors.push(err), halfWay);
+    const events = [queued('2026-11-22T10:15:22.123Z'), queued('2026-11-22T10:15:23.000Z')];
+    expect(await dest.write(events)).toEqual(new Set(events.map((e) => e.id)));
+    expect(String(errors[0])).toMatch(/broke after its first row group/);
+    expect(readdirSync(join(dir, '2026-11-22'))).toEqual([]);
   });
 
   it('reports the events of a file it cannot write as failed, and tracks the error', async () => {

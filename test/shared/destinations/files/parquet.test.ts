@@ -12,7 +12,7 @@ import { validateEnvelope } from '../../../../shared/audit/envelope.js';
 import { AUDIT_COLUMNS, type CellValue, type ColumnType } from '../../../../shared/audit/datamodel.js';
 import { auditFileColumns, auditRow } from '../../../../shared/destinations/files/mappers.js';
 import type { AuditQueuedEvent } from '../../../../shared/queue/events.js';
-import { encodeParquet, type TableColumn } from '../../../../shared/destinations/files/parquet.js';
+import { encodeParquet, parquetChunks, ROW_GROUP_BYTES, type TableColumn } from '../../../../shared/destinations/files/parquet.js';
 import { envelope } from '../../../support/audit.js';
 
 type Row = Record<string, CellValue>;
@@ -209,6 +209,39 @@ describe('encodeParquet', () => {
     expect(plain.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([4000, 4000, 2000]);
     for (const group of plain.metadata.row_groups) for (const chunk of group.columns) expect(chunk.meta_data?.codec).toBe('UNCOMPRESSED');
     for (const group of byDefault.metadata.row_groups) for (const chunk of group.columns) expect(chunk.meta_data?.codec).toBe('SNAPPY');
+  });
+
+  it('closes a row group at rowGroupBytes of cell data (string lengths, 8 per number), however few its rows', async () => {
+    // Each row: a 100-character string and a number = 108 bytes; 1,000 bytes hold 9 rows.
+    const rows: Row[] = Array.from({ length: 40 }, (_, n) => ({ s: `${n}`.padStart(100, 'x'), i: n, f: null, t: null }));
+    const bounded = await roundTrip(ALL_TYPES, rows, { rowGroupBytes: 1000 });
+    expect(bounded.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([9, 9, 9, 9, 4]);
+    // A row larger than the bound gets a row group of its own rather than none.
+    const alone = await roundTrip(ALL_TYPES, rows.slice(0, 3), { rowGroupBytes: 50 });
+    expect(alone.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([1, 1, 1]);
+    // The default bound (1 MiB): 2 KB audit-sized strings close the first row group before its 1,000 rows.
+    const big: Row[] = Array.from({ length: 1200 }, (_, n) => ({ s: `${n}`.padStart(2048, 'y'), i: null, f: null, t: null }));
+    const byDefault = await roundTrip(ALL_TYPES, big);
+    const perGroup = Math.floor(ROW_GROUP_BYTES / 2048);
+    expect(byDefault.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([perGroup, perGroup, 1200 - 2 * perGroup]);
+    expect(() => encodeParquet(ALL_TYPES, [], { rowGroupBytes: 0 })).toThrow(/rowGroupBytes/);
+  });
+
+  it('hands the file out in chunks, one per row group and then the footer, which joined are the file', () => {
+    const rows: Row[] = Array.from({ length: 30 }, (_, n) => ({ s: `${n}`.padStart(100, 'x'), i: n, f: n / 3, t: 1_700_000_000_000 + n }));
+    // Each copied as it comes: a chunk is a view of the encoder's reused buffer.
+    const chunks: Uint8Array[] = [];
+    for (const chunk of parquetChunks(ALL_TYPES, rows, { rowGroupSize: 10 })) chunks.push(chunk.slice());
+    expect(chunks).toHaveLength(4);
+    expect(new TextDecoder().decode(chunks[0]?.subarray(0, 4))).toBe('PAR1');
+    expect(Buffer.concat(chunks)).toEqual(Buffer.from(encodeParquet(ALL_TYPES, rows, { rowGroupSize: 10 })));
+    // A bad cell fails when its row group is reached: the chunks before it were already handed out.
+    const bad: Row[] = [...rows.slice(0, 10), { s: 5, i: 0, f: 0, t: 0 }];
+    const seen: number[] = [];
+    expect(() => {
+      for (const chunk of parquetChunks(ALL_TYPES, bad, { rowGroupSize: 10 })) seen.push(chunk.length);
+    }).toThrow(/column "s" \(string\) row 10: expected a string or null, got number 5/);
+    expect(seen).toHaveLength(1);
   });
 
   it('writes real audit rows (auditRow / auditFileColumns) with static tags', async () => {
