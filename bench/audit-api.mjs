@@ -113,7 +113,9 @@ export function envelopeText(targetBytes = 2048) {
 // ---------------------------------------------------------------------------------------------
 
 async function runClient(job) {
-  const { port, body, headers, concurrency, ips, warmupMs, durationMs, maxRequests } = job;
+  // rate (requests/s, optional): request n is not issued before t0 + n / rate, so the load is the
+  // same from run to run (bench/memory.mjs --audit-rate) instead of whatever the machine allows.
+  const { port, body, headers, concurrency, ips, warmupMs, durationMs, maxRequests, rate } = job;
   const template = Buffer.from(body);
   // Every request gets a fresh eventId (same length, written in place into a copy of the body).
   const idAt = template.indexOf(JSON.parse(body).eventId);
@@ -165,7 +167,14 @@ async function runClient(job) {
         cpuAtStart = process.cpuUsage();
         process.send?.({ type: 'measure-start' });
       }
-      issued += 1;
+      if (rate !== undefined) {
+        const due = t0 + (issued / rate) * 1000;
+        if (due > now) {
+          issued += 1;
+          await new Promise((r) => setTimeout(r, due - now));
+          if (performance.now() >= measureTo) return;
+        } else issued += 1;
+      } else issued += 1;
       const r = await once(target);
       if (r.started >= measureFrom && r.ended <= measureTo) {
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);

@@ -38,6 +38,11 @@ const LOAD = option('load', 'BENCH_LOAD', 'false') !== 'false';
 const LOAD_S = positive('load-duration', 'BENCH_LOAD_S', 10);
 const UDP_RATE = Math.round(positive('udp-rate', 'BENCH_UDP_RATE', 20_000));
 const AUDIT_CONCURRENCY = Math.round(positive('audit-concurrency', 'BENCH_AUDIT_CONCURRENCY', 32));
+// A fixed audit rate (the generator paces its requests), so the peak follows the code rather than
+// how fast the shared machine lets the client go; --audit-rate=0 sends as fast as it can.
+const AUDIT_RATE = Math.round(Number(option('audit-rate', 'BENCH_AUDIT_RATE', 3000)));
+// --load-only: skip the idle readings, the module list and the profile (a quicker before/after of the load).
+const LOAD_ONLY = option('load-only', 'BENCH_LOAD_ONLY', 'false') !== 'false';
 const MINIMAL = ['Svc:', '  localQueue: {directory: ./data/queue}', ''].join('\n');
 
 const dirs = new Set();
@@ -110,6 +115,11 @@ async function main() {
   console.log(`machine     ${machineLine()}`);
   console.log(`load avg    ${loadStart.text} at the start`);
 
+  if (LOAD_ONLY) {
+    await underLoad(config);
+    console.log(`\nload avg    ${loadNow().text} at the end`);
+    return;
+  }
   const procs = [svcLocal(basename(CONFIG), config), svcLocal('minimal config', MINIMAL), start('bare node', [...NODE_FLAGS, '-e', 'setInterval(() => {}, 1e3)'], {})];
   const startMs = await Promise.all(procs.map((p) => p.running));
   const wait = IDLE_S * 1000 - Math.max(...startMs);
@@ -163,8 +173,10 @@ async function underLoad(config) {
   doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'serverHost'], '127.0.0.1');
   doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'portLogEvents'], udpPort);
   for (const source of ['engine', 'proxy', 'repository', 'scheduler']) doc.setIn(['Svc', 'logEvents', 'source', source, 'enable'], true);
-  console.log(`\nunder load: svc local on ${basename(CONFIG)} + a UDP log listener, for ${LOAD_S} s: audit POSTs (2 KB, ${AUDIT_CONCURRENCY} in flight) and ${int(UDP_RATE)} log datagrams/s at once`);
-  const p = svcLocal('under load', doc.toString());
+  console.log(`\nunder load: svc local on ${basename(CONFIG)} + a UDP log listener, for ${LOAD_S} s: audit POSTs (2 KB, ${AUDIT_CONCURRENCY} in flight, ${AUDIT_RATE > 0 ? `paced at ${int(AUDIT_RATE)}/s` : 'unpaced'}) and ${int(UDP_RATE)} log datagrams/s at once`);
+  const usageFile = join(mkdtempSync(join(tmpdir(), 'svc-bench-memory-usage-')), 'usage.jsonl');
+  dirs.add(resolve(usageFile, '..'));
+  const p = svcLocal('under load', doc.toString(), { flags: ['--import', join(ROOT, 'bench/memory-usage.mjs')], env: { SVC_MEMORY_USAGE: usageFile } });
   await p.running;
   const idleBefore = mb(processMemory(p.child.pid).rss);
   const sampler = sampleMemory(p.child.pid);
@@ -183,6 +195,7 @@ async function underLoad(config) {
     warmupMs: 0,
     durationMs: LOAD_S * 1000,
     maxRequests: 5_000_000,
+    ...(AUDIT_RATE > 0 ? { rate: AUDIT_RATE } : {}),
   });
   const sender = spawn(process.execPath, [SVC, 'simulate', 'udp', '--target', `127.0.0.1:${udpPort}`, '--rate', String(UDP_RATE), '--duration', String(LOAD_S), '--kinds', 'log', '--seed', '42'], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(sender);
@@ -193,11 +206,29 @@ async function underLoad(config) {
   const peak = mb(processMemory(p.child.pid).peak);
   await stopChild(p.child);
   const statuses = Object.entries(a.statuses).map(([status, n]) => `${status}: ${int(n)}`).join(', ');
-  console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
+  const short = AUDIT_RATE > 0 && a.rps < AUDIT_RATE * 0.95 ? ` — below the --audit-rate ${int(AUDIT_RATE)}/s: the server or the machine could not keep up` : '';
+  console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s reached${short}; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
   console.log(`udp         ${senderOut.trim().split('\n').at(-1) ?? ''}`);
   console.log(`| process | RSS before the load | RSS during the load (median) | peak (VmHWM) |`);
   console.log('|---|---|---|---|');
   console.log(`| svc local, ${basename(CONFIG)} + UDP log listener | ${fmt(idleBefore, 1)} MB | ${fmt(during.rssMb, 1)} MB | ${fmt(peak, 1)} MB |`);
+  printUsage(usageFile);
+}
+
+/** From bench/memory-usage.mjs's samples: what the RSS was made of at its highest sample, and each part's own highest. */
+function printUsage(file) {
+  if (!existsSync(file)) return;
+  const samples = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  if (samples.length === 0) return;
+  const parts = (s) => ({ rss: s.rss, heapUsed: s.heapUsed, heapTotal: s.heapTotal, external: s.external, arrayBuffers: s.arrayBuffers, native: s.rss - s.heapTotal - s.external });
+  const top = parts(samples.reduce((a, b) => (b.rss > a.rss ? b : a)));
+  const most = Object.fromEntries(Object.keys(top).map((k) => [k, Math.max(...samples.map((s) => parts(s)[k]))]));
+  const row = (name, v) => `| ${name} | ${fmt(mb(v.rss), 1)} | ${fmt(mb(v.heapUsed), 1)} | ${fmt(mb(v.heapTotal), 1)} | ${fmt(mb(v.external), 1)} | ${fmt(mb(v.arrayBuffers), 1)} | ${fmt(mb(v.native), 1)} |`;
+  console.log(`\nprocess.memoryUsage() of svc local every 100 ms (${samples.length} samples; native = rss − heapTotal − external), MB:`);
+  console.log('| sample | rss | heapUsed | heapTotal | external | (of which arrayBuffers) | native |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(row('at the highest rss', top));
+  console.log(row('each part at its highest', most));
 }
 
 try {
