@@ -205,6 +205,9 @@ async function underLoad(config) {
   const during = sampler.stop();
   const peak = mb(processMemory(p.child.pid).peak);
   await stopChild(p.child);
+  // --load-log=<file>: svc's own log of the loaded run (what it wrote when), for a closer look.
+  const logFile = option('load-log', 'BENCH_LOAD_LOG', '');
+  if (logFile) writeFileSync(String(logFile), p.output());
   const statuses = Object.entries(a.statuses).map(([status, n]) => `${status}: ${int(n)}`).join(', ');
   const short = AUDIT_RATE > 0 && a.rps < AUDIT_RATE * 0.95 ? ` — below the --audit-rate ${int(AUDIT_RATE)}/s: the server or the machine could not keep up` : '';
   console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s reached${short}; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
