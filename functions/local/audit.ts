@@ -46,13 +46,14 @@ export function localAuditComponents(ctx: AppContext): LocalAudit | null {
   if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
   const destinations = auditDestinations(ctx);
   if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
-  const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs, stableBatches, maxInFlight }) => ({
+  const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs, stableBatches, maxInFlight, maxBatchEvents }) => ({
     name: destination.name,
     handler: makeWriterHandler({ destination, claimCheck: null, log }),
     batchSize,
     batchWindowMs,
     maxInFlight: maxInFlight ?? 1,
     stableBatches: stableBatches ?? false,
+    ...(maxBatchEvents !== undefined ? { maxBatchEvents } : {}),
     throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
   }));
   const beforeSettle = crashBeforeSettle();

@@ -23,6 +23,8 @@ export interface ConfiguredDestination {
   stableBatches?: boolean;
   /** Deliveries at a time on the local queue (ConsumerGroup.maxInFlight); default 1. */
   maxInFlight?: number;
+  /** Most events per delivery on the local queue (ConsumerGroup.maxBatchEvents): maxBatchSize of a writer that counts rows. */
+  maxBatchEvents?: number;
 }
 
 /** The audit destination types that are on (`Svc.auditEvents.enable`, `.destination.enable`, `.type`). */

@@ -70,6 +70,13 @@ export interface ConsumerGroup {
    * Each batch is still settled on its own. A group with `stableBatches` takes one at a time.
    */
   maxInFlight?: number;
+  /**
+   * Most events per delivery, over the messages it takes (a message packs several events: the audit
+   * API's group commit). For destinations whose maxBatchSize counts rows (files): a batch stops
+   * before the message that would take it past this (a message is never split, so one larger
+   * message goes alone), and a batch this full is delivered without waiting for its window.
+   */
+  maxBatchEvents?: number;
 }
 
 export interface LocalQueueOptions {
@@ -279,7 +286,9 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     for (const rt of this.runtimes.values()) {
       // Within its batching window a consumer wakes at the window's end anyway; earlier only when
       // its batch may be full (each wake rescans the pending messages).
-      if (!rt.inWindow || (journal.groups.get(rt.group.name)?.pending.size ?? 0) >= rt.group.batchSize) rt.wake?.();
+      const state = journal.groups.get(rt.group.name);
+      const maxEvents = rt.group.maxBatchEvents;
+      if (!rt.inWindow || (state?.pending.size ?? 0) >= rt.group.batchSize || (maxEvents !== undefined && (state?.events ?? 0) >= maxEvents)) rt.wake?.();
     }
   }
 
@@ -308,10 +317,16 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     });
   }
 
-  /** Visible messages of a group, in order (at most one batch), and when the next invisible one becomes visible (when none is visible). */
-  private visible(rt: GroupRuntime, now: number): { records: JournalRecord[]; nextAt: number } {
+  /**
+   * Visible messages of a group, in order (at most one batch), whether they make a full batch
+   * (batchSize messages or maxBatchEvents events), and when the next invisible one becomes visible
+   * (when none is visible).
+   */
+  private visible(rt: GroupRuntime, now: number): { records: JournalRecord[]; full: boolean; nextAt: number } {
     const state = this.journal?.groups.get(rt.group.name);
     const records: JournalRecord[] = [];
+    const maxEvents = rt.group.maxBatchEvents ?? Number.POSITIVE_INFINITY;
+    let events = 0;
     let nextAt = Number.POSITIVE_INFINITY;
     // Over the values, not the entries: an entry is a new [key, value] array per message per scan.
     for (const { record } of state?.pending.values() ?? []) {
@@ -319,11 +334,14 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       if (rt.inFlight.has(seq)) continue;
       const at = rt.visibleAt.get(seq) ?? 0;
       if (at <= now) {
+        if (records.length > 0 && events + record.events > maxEvents) return { records, full: true, nextAt };
         records.push(record);
-        if (records.length >= rt.group.batchSize) break; // one batch is all the caller takes
+        events += record.events;
+        // One batch is all the caller takes.
+        if (records.length >= rt.group.batchSize || events >= maxEvents) return { records, full: true, nextAt };
       } else nextAt = Math.min(nextAt, at);
     }
-    return { records, nextAt };
+    return { records, full: false, nextAt };
   }
 
   private async consume(rt: GroupRuntime): Promise<void> {
@@ -360,7 +378,7 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
         if (batch.length > 0) await this.deliver(rt, batch);
         continue;
       }
-      const { records, nextAt } = this.visible(rt, now);
+      const { records, full, nextAt } = this.visible(rt, now);
       if (records.length === 0) {
         windowStart = undefined;
         // What a delivery still running fails becomes visible again: a drain waits for it (its end wakes the loop).
@@ -369,7 +387,6 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
         continue;
       }
       windowStart ??= now;
-      const full = records.length >= rt.group.batchSize;
       const windowLeft = windowStart + rt.group.batchWindowMs - now;
       if (!full && windowLeft > 0 && !this.draining) {
         rt.inWindow = true;

@@ -17,8 +17,10 @@ export function parquetDestination({ config, logger: log, errors }: DestinationC
   const p = config.auditEvents.destination.parquet;
   const sink: FileSink = p.s3.enable ? new S3Sink({ client: async () => new (await import('@aws-sdk/client-s3')).S3Client({ region: p.s3.region, ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}) }), bucket: p.s3.bucket, prefix: p.s3.prefix }) : new DirectorySink(p.exportDirectory);
   return {
-    destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: encodeParquetLazily, sink, staticTags: p.staticTags, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
+    destination: new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode: encodeParquetLazily, sink, staticTags: p.staticTags, maxRows: p.maxBatchSize, log, onError: (err) => errors.track('AUDIT_FILE_WRITE', err, { module: 'PARQUET' }) }),
     batchSize: p.maxBatchSize,
+    // maxBatchSize is rows per file: count the events, not the messages that pack them.
+    maxBatchEvents: p.maxBatchSize,
     batchWindowMs: p.writeFrequency,
     stableBatches: true,
   };

@@ -28,6 +28,12 @@ export interface AuditFileDestinationOptions {
   log: Log;
   /** Error tracking of a failed file (the events are retried). */
   onError?: (err: unknown) => void;
+  /**
+   * Most rows per file (maxBatchSize). The queue delivers whole messages, and one message can pack
+   * more events than this (the audit API's group commit), so a larger batch is written as several
+   * files, in order; only one file's rows are built at a time.
+   */
+  maxRows?: number;
 }
 
 /**
@@ -65,18 +71,22 @@ export class AuditFileDestination extends BaseDestination {
     }
     const failed = new Set<string>();
     const columns = auditFileColumns(this.options.staticTags);
-    for (const [date, group] of byDate) {
-      const path = batchFileName(date, group.map((e) => e.id), this.options.extension);
-      try {
-        const data = await this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
-        const where = await this.options.sink.put(path, data);
-        this.options.log.info({ destination: this.name, file: where, rows: group.length }, `wrote ${group.length} audit event(s) to ${where}`);
-      } catch (err) {
-        for (const e of group) failed.add(e.id);
-        this.options.onError?.(err);
-        this.options.log.error({ destination: this.name, err, rows: group.length, sink: this.options.sink.description }, `cannot write ${this.name} file ${path}; the events will be retried`);
-      }
-    }
+    const maxRows = this.options.maxRows ?? Number.POSITIVE_INFINITY;
+    for (const [date, all] of byDate) for (let at = 0; at < all.length; at += maxRows) await this.writeFile(columns, date, all.length > maxRows ? all.slice(at, at + maxRows) : all, failed);
     return failed;
+  }
+
+  /** One file of one date's events (its name from their ids: a batch delivered again makes the same files); a failure adds them to `failed`. */
+  private async writeFile(columns: readonly { name: string; type: ColumnType }[], date: string, group: readonly AuditQueuedEvent[], failed: Set<string>): Promise<void> {
+    const path = batchFileName(date, group.map((e) => e.id), this.options.extension);
+    try {
+      const data = await this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
+      const where = await this.options.sink.put(path, data);
+      this.options.log.info({ destination: this.name, file: where, rows: group.length }, `wrote ${group.length} audit event(s) to ${where}`);
+    } catch (err) {
+      for (const e of group) failed.add(e.id);
+      this.options.onError?.(err);
+      this.options.log.error({ destination: this.name, err, rows: group.length, sink: this.options.sink.description }, `cannot write ${this.name} file ${path}; the events will be retried`);
+    }
   }
 }

@@ -80,6 +80,20 @@ describe('LocalEventQueue', () => {
     await q.stop();
   });
 
+  it('with maxBatchEvents, counts the events a batch holds over its messages: a full batch goes without waiting for its window; a larger message goes alone', async () => {
+    const r = recorder();
+    // A long window and a message count that never binds: only the event count closes a batch.
+    const q = queue(dir(), [{ name: 'files', handler: r.handler, batchSize: 1000, batchWindowMs: 60_000, maxBatchEvents: 5 }]);
+    await q.start();
+    for (let i = 0; i < 4; i++) await q.send([event(), event()]);
+    await q.send(Array.from({ length: 7 }, event));
+    await expect.poll(() => r.seen.length, { timeout: 5000 }).toBe(8 + 7);
+    const sizes = r.batches.map((b) => idsOf(b).length);
+    // Two messages of two (a third would make six), twice; then the seven-event message on its own.
+    expect(sizes).toEqual([4, 4, 7]);
+    await q.stop();
+  });
+
   it('redelivers only the failed messages, with a growing receive count', async () => {
     const r = recorder((e, call) => (call === 1 ? [e.Records[1]?.messageId ?? ''] : []));
     const q = queue(dir(), [{ name: 'g', handler: r.handler, batchSize: 10, batchWindowMs: 50 }]);
