@@ -171,21 +171,14 @@ export class HttpTransport {
           const status = res.statusCode ?? 0;
           settle({ kind: 'answer', status, ok: status >= 200 && status < 300, headers: res.headers, body: parts.length === 0 ? '' : Buffer.concat(parts).toString('utf8') });
         });
+        // Cut off mid-answer (ECONNRESET, "aborted"): no answer to go by.
         res.on('error', (err) => settle({ kind: 'error', err, reused: false }));
-        // Cut off mid-answer: no answer to go by.
-        res.on('close', () => {
-          if (!res.complete) settle({ kind: 'error', err: connectionError('ECONNRESET', 'the connection closed before the whole answer arrived'), reused: false });
-        });
       });
       const timer = setTimeout(() => req.destroy(timeoutError(this.timeoutMs)), this.timeoutMs);
       req.on('error', (err) => settle({ kind: 'error', err, reused: req.reusedSocket }));
       req.end(body);
     });
   }
-}
-
-function connectionError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
 }
 
 /** Named as fetch's timeout error is, so `networkOutcome` reads it as `ETIMEDOUT`. */
