@@ -44,6 +44,8 @@ export class UndecodableMessageError extends Error {
 export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
   const { destination, claimCheck, log } = deps;
   const written = new RecentIds(deps.rememberIds ?? 100_000);
+  /** Batch processors not in use by a batch in flight. */
+  const idle: BatchProcessor[] = [];
 
   const decode = async (record: SQSRecord): Promise<QueuedEvent[]> => {
     // The events a local queue handed off in memory, else the body parsed; validated either way.
@@ -102,11 +104,19 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       if (mine > 0) throw new Error(`${mine} of ${events.length} event(s) of message ${record.messageId} not written to ${destination.name}`);
     };
 
-    return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
-      ...(context ? { context } : {}),
-      // A batch where every message failed is answered, not thrown: the local queue and SQS then
-      // retry exactly the failed messages either way.
-      throwOnFullBatchFailure: false,
-    });
+    // A processor holds one batch's state from register() to response(), and building one reads
+    // the environment: each batch borrows an idle one (a new one only when all are busy: batches
+    // in flight at once), never shares one with another batch in flight.
+    const processor = idle.pop() ?? new BatchProcessor(EventType.SQS);
+    try {
+      return await processPartialResponse(event, recordHandler, processor, {
+        ...(context ? { context } : {}),
+        // A batch where every message failed is answered, not thrown: the local queue and SQS then
+        // retry exactly the failed messages either way.
+        throwOnFullBatchFailure: false,
+      });
+    } finally {
+      idle.push(processor);
+    }
   };
 }
