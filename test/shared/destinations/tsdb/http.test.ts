@@ -86,6 +86,19 @@ describe('the tsdb writer over node:http', () => {
     expect(seen[0]?.body.split('\n')).toHaveLength(2);
   });
 
+  it('writes in flight at once each send their own lines; a later, smaller write sends only its own', async () => {
+    const { writer: w } = writer();
+    const a = points(300, 'first');
+    const b = points(200, 'second');
+    const reports = await Promise.all([w.write(a, MODULE), w.write(b, MODULE)]);
+    expect(reports.map((r) => r.written)).toEqual([300, 200]);
+    const bodies = seen.map((s) => s.body.split('\n'));
+    expect(bodies.map((lines) => lines.length).sort()).toEqual([200, 300]);
+    for (const lines of bodies) expect(new Set(lines.map((l) => l.split(',')[0])).size).toBe(1);
+    expect(await w.write(points(2, 'third'), MODULE)).toMatchObject({ written: 2 });
+    expect(seen[2]?.body.split('\n').map((l) => l.split(',')[0])).toEqual(['third', 'third']);
+  });
+
   it('a connection reset before any answer is a connection-level failure: retried, then failed whole', async () => {
     plan = ['reset', 'reset', 'reset', 'reset'];
     const { writer: w, waits } = writer();
