@@ -191,7 +191,7 @@ function isTimeout(err: unknown): boolean {
 }
 
 function isResetBeforeAnswer(err: unknown): boolean {
-  const code = err instanceof Error ? Reflect.get(err, 'code') : undefined;
+  const code = stringProp(err, 'code');
   return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
