@@ -120,7 +120,7 @@ export class LineBuffer implements LineSink {
     const first = spans[0];
     const last = spans[spans.length - 1];
     const body = first === undefined || last === undefined ? Buffer.alloc(0) : buffer.subarray(first.start, last.end);
-    return { body, lines: () => spans.map((s) => buffer.toString('utf8', s.start, s.end)) };
+    return { body };
   }
 
   /** The text of one line (for a log of the point the tsdb refused). */
