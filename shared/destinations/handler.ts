@@ -17,6 +17,9 @@ import { RecentIds } from '../util/recent-ids.js';
 import type { Log } from '../logging/log.js';
 
 
+/** No refused events (the common case, without a new array per message). */
+const NONE: readonly QueuedEvent[] = [];
+
 export interface WriterHandlerDeps {
   destination: Destination;
   claimCheck: ClaimCheckStore | null;
@@ -89,7 +92,7 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
         log.error({ destination: destination.name, messageId: record.messageId, err }, 'queue message cannot be decoded');
         throw err;
       }
-      const refused = deps.onlyTakenKinds ? events.filter((e) => !destination.takes(e)) : [];
+      const refused = deps.onlyTakenKinds ? events.filter((e) => !destination.takes(e)) : NONE;
       for (const e of refused) {
         log.error({ destination: destination.name, messageId: record.messageId, eventId: e.id, kind: e.kind }, `event ${e.id} of kind ${e.kind} reached ${destination.name}, which does not take that kind (check the sender's routing and Svc's config); its message fails and goes to the dead-letter queue after its retries`);
       }
@@ -99,7 +102,7 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       await allArrived;
       outcome ??= writeAll();
       const failed = await outcome;
-      const mine = events.filter((e) => failed.has(e.id)).length;
+      const mine = failed.size === 0 ? 0 : events.filter((e) => failed.has(e.id)).length;
       if (refused.length > 0) throw new Error(`${refused.length} of ${events.length} event(s) of message ${record.messageId} are of a kind ${destination.name} does not take (${[...new Set(refused.map((e) => e.kind))].join(', ')})`);
       if (mine > 0) throw new Error(`${mine} of ${events.length} event(s) of message ${record.messageId} not written to ${destination.name}`);
     };
