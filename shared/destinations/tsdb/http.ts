@@ -143,14 +143,15 @@ export class HttpTransport {
   async send(chunk: LineChunk): Promise<Outcome> {
     let attempt = await this.post(chunk.body);
     // A kept-alive connection the server closed meanwhile fails at once, before any answer: the
-    // request is sent again on a fresh one (as a new connection would have been in the first place).
+    // request is sent again on a fresh one (as a new connection would have been in the first place;
+    // should the server have stored it, the points come again with the same times and overwrite themselves).
     if (attempt.kind === 'error' && attempt.reused && !isTimeout(attempt.err) && isResetBeforeAnswer(attempt.err)) attempt = await this.post(chunk.body);
     if (attempt.kind === 'error') return networkOutcome(attempt.err);
     if (attempt.ok) return { kind: 'ok' };
     return {
       kind: 'http',
       status: attempt.status,
-      message: serverMessage(attempt.body, header(attempt.headers, 'x-influxdb-error')) || `HTTP ${attempt.status}`,
+      message: serverMessage(attempt.body, header(attempt.headers, 'x-influxdb-error')),
       retryAfterMs: retryAfterMs(header(attempt.headers, 'retry-after')),
     };
   }
