@@ -62,7 +62,7 @@
  * (other processes competing for the cores make every figure lower and noisier: compare ratios of
  * one run, use --rounds on a busy machine), this process's CPU per stage (100 % = one core) and
  * influxd's CPU during the tsdb stages, and this process's CPU per event (µs/ev: CPU seconds of
- * the stage / events). --profile runs the timed window of every queue stage (not the event generation,
+ * the stage / events) and influxd's (its CPU seconds in the stage / events). --profile runs the timed window of every queue stage (not the event generation,
  * not the baselines) under V8's CPU profiler, one file per stage and round, and prints the top of
  * each stage's profiles. The exit code is 1 when a check fails or a stage times out.
  */
@@ -916,6 +916,12 @@ async function main() {
       ratio('queue → tablefile', 'queue → no-op', 'queue → tablefile / queue → no-op');
       const cpuPerEvent = names.map((name) => [name, median(results.filter((r) => r.name === name).map((r) => r.cpuUsPerEvent))]);
       console.log(`node CPU per event (median, µs)        ${cpuPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`);
+      // influxd's CPU seconds in the stage over its events: the same line protocol costs it the same
+      // whoever posts it, so node's share of the 2 cores is what is left beside this.
+      const influxPerEvent = names
+        .map((name) => [name, median(results.filter((r) => r.name === name && Number.isFinite(r.influxCpu)).map((r) => (r.influxCpu * r.seconds * 1e6) / r.written))])
+        .filter(([, us]) => Number.isFinite(us));
+      if (influxPerEvent.length > 0) console.log(`influxd CPU per event (median, µs)     ${influxPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`);
       const tracked = errors.summary();
       if (tracked.total > 0) console.log(`tracked errors: ${JSON.stringify(tracked.details)}`);
     }

@@ -17,6 +17,9 @@ import { RecentIds } from '../util/recent-ids.js';
 import type { Log } from '../logging/log.js';
 
 
+/** No refused events (the common case, without a new array per message). */
+const NONE: readonly QueuedEvent[] = [];
+
 export interface WriterHandlerDeps {
   destination: Destination;
   claimCheck: ClaimCheckStore | null;
@@ -44,6 +47,8 @@ export class UndecodableMessageError extends Error {
 export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
   const { destination, claimCheck, log } = deps;
   const written = new RecentIds(deps.rememberIds ?? 100_000);
+  /** Batch processors not in use by a batch in flight. */
+  const idle: BatchProcessor[] = [];
 
   const decode = async (record: SQSRecord): Promise<QueuedEvent[]> => {
     // The events a local queue handed off in memory, else the body parsed; validated either way.
@@ -87,7 +92,7 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
         log.error({ destination: destination.name, messageId: record.messageId, err }, 'queue message cannot be decoded');
         throw err;
       }
-      const refused = deps.onlyTakenKinds ? events.filter((e) => !destination.takes(e)) : [];
+      const refused = deps.onlyTakenKinds ? events.filter((e) => !destination.takes(e)) : NONE;
       for (const e of refused) {
         log.error({ destination: destination.name, messageId: record.messageId, eventId: e.id, kind: e.kind }, `event ${e.id} of kind ${e.kind} reached ${destination.name}, which does not take that kind (check the sender's routing and Svc's config); its message fails and goes to the dead-letter queue after its retries`);
       }
@@ -97,16 +102,24 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       await allArrived;
       outcome ??= writeAll();
       const failed = await outcome;
-      const mine = events.filter((e) => failed.has(e.id)).length;
+      const mine = failed.size === 0 ? 0 : events.filter((e) => failed.has(e.id)).length;
       if (refused.length > 0) throw new Error(`${refused.length} of ${events.length} event(s) of message ${record.messageId} are of a kind ${destination.name} does not take (${[...new Set(refused.map((e) => e.kind))].join(', ')})`);
       if (mine > 0) throw new Error(`${mine} of ${events.length} event(s) of message ${record.messageId} not written to ${destination.name}`);
     };
 
-    return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
-      ...(context ? { context } : {}),
-      // A batch where every message failed is answered, not thrown: the local queue and SQS then
-      // retry exactly the failed messages either way.
-      throwOnFullBatchFailure: false,
-    });
+    // A processor holds one batch's state from register() to response(), and building one reads
+    // the environment: each batch borrows an idle one (a new one only when all are busy: batches
+    // in flight at once), never shares one with another batch in flight.
+    const processor = idle.pop() ?? new BatchProcessor(EventType.SQS);
+    try {
+      return await processPartialResponse(event, recordHandler, processor, {
+        ...(context ? { context } : {}),
+        // A batch where every message failed is answered, not thrown: the local queue and SQS then
+        // retry exactly the failed messages either way.
+        throwOnFullBatchFailure: false,
+      });
+    } finally {
+      idle.push(processor);
+    }
   };
 }

@@ -28,8 +28,6 @@ export type NetworkFailure = Extract<Outcome, { kind: 'network' }>;
 export interface LineChunk {
   /** The request body: the lines joined by `\n`, UTF-8, built once by the writer (writer.ts). */
   readonly body: Uint8Array;
-  /** The lines as text, made when asked for (the version 2 client library takes lines). */
-  lines(): string[];
 }
 
 /** One tsdb version's requests. */

@@ -28,6 +28,17 @@ export class LineBuffer implements LineSink {
   private length = 0;
   private small = '';
 
+  /** Bytes it holds room for (the buffer grows, never shrinks). */
+  get capacity(): number {
+    return this.buffer.length;
+  }
+
+  /** Empties it for the next write's lines, keeping its buffer (the chunks of earlier lines are then overwritten). */
+  reset(): void {
+    this.length = 0;
+    this.small = '';
+  }
+
   /** Appends the line of `point` and a newline; returns where the line starts and ends. Throws LineProtocolError, having appended nothing. */
   add(point: Point): LineSpan {
     const start = this.length;
@@ -109,7 +120,7 @@ export class LineBuffer implements LineSink {
     const first = spans[0];
     const last = spans[spans.length - 1];
     const body = first === undefined || last === undefined ? Buffer.alloc(0) : buffer.subarray(first.start, last.end);
-    return { body, lines: () => spans.map((s) => buffer.toString('utf8', s.start, s.end)) };
+    return { body };
   }
 
   /** The text of one line (for a log of the point the tsdb refused). */

@@ -1,7 +1,7 @@
 /**
  * tsdb version 1 (InfluxDB 1.x).
  *
- * Writes: `POST /write?db=<dbName>&precision=ns` with `fetch`, HTTP Basic when `v1Config.auth.enable`.
+ * Writes: `POST /write?db=<dbName>&precision=ns` with node:http (http.ts `HttpTransport`), HTTP Basic when `v1Config.auth.enable`.
  * node-influx (`influx`) cannot post given lines: `writePoints` serialises its own point objects
  * (numbers become floats unless a schema is declared per measurement, its escaping is its own), and
  * its request pool is private and takes a host out of service for a backoff period after a network
@@ -12,17 +12,17 @@
  */
 import type { Log } from '../../logging/log.js';
 import type { TsdbClient, TsdbClientOptions, TsdbConfig } from './client.js';
-import { FetchClient, FetchTransport, retentionHours, serverUrl } from './http.js';
+import { HttpClient, HttpTransport, retentionHours, serverUrl } from './http.js';
 
 /** `POST /write?db=&precision=ns`, with HTTP Basic when `v1Config.auth.enable`. */
-function writeTransport({ config, requestTimeoutMs }: TsdbClientOptions): FetchTransport {
+function writeTransport({ config, requestTimeoutMs }: TsdbClientOptions): HttpTransport {
   const { auth, dbName } = config.v1Config;
   const headers: Record<string, string> = auth.enable ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
   const query = new URLSearchParams({ db: dbName, precision: 'ns' });
-  return new FetchTransport(`${serverUrl(config)}/write?${query.toString()}`, headers, requestTimeoutMs);
+  return new HttpTransport(`${serverUrl(config)}/write?${query.toString()}`, headers, requestTimeoutMs);
 }
 
-export class V1Client extends FetchClient implements TsdbClient {
+export class V1Client extends HttpClient implements TsdbClient {
   private readonly config: TsdbConfig;
   private readonly v1: TsdbConfig['v1Config'];
   private readonly log: Log;

@@ -1,10 +1,10 @@
 /**
- * tsdb version 2 (InfluxDB 2.x), with `@influxdata/influxdb-client`, loaded at the first request.
+ * tsdb version 2 (InfluxDB 2.x); setup with `@influxdata/influxdb-client`, loaded at the first setup request.
  *
- * Writes: the client's `WriteApi` (`POST /api/v2/write?org=&bucket=&precision=ns`, `Authorization:
- * Token`), one WriteApi per request with `maxRetries: 0`, no flush timer, a batch size above the
- * request's line count (so only our explicit flush sends) and gzip off (the body is the line
- * protocol as is).
+ * Writes: `POST /api/v2/write?org=&bucket=&precision=ns`, `Authorization: Token`, with node:http
+ * (http.ts `HttpTransport`, as versions 1 and 3): the line protocol as is (no gzip), one request per
+ * chunk, no retries of its own. The client's `WriteApi` did the same request, but built its own
+ * copy of every line, a closure and promise chain per request and a WriteApi per chunk.
  *
  * Bucket setup uses the same client's transport for `GET /api/v2/orgs`, `GET /api/v2/buckets`,
  * `POST /api/v2/buckets` (`@influxdata/influxdb-client-apis` is not installed).
@@ -12,16 +12,15 @@
 import type * as InfluxV2 from '@influxdata/influxdb-client';
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
-import type { Failure, LineChunk, Outcome, TsdbClient, TsdbClientOptions } from './client.js';
-import { networkOutcome, retentionHours, retryAfterMs, serverMessage, serverUrl, setupError } from './http.js';
+import type { Failure, TsdbClient, TsdbClientOptions } from './client.js';
+import { HttpClient, HttpTransport, networkOutcome, retentionHours, retryAfterMs, serverMessage, serverUrl, setupError } from './http.js';
 
 interface Loaded {
   lib: typeof InfluxV2;
   client: InfluxV2.InfluxDB;
 }
 
-export class V2Client implements TsdbClient {
-  readonly writeUrl: string;
+export class V2Client extends HttpClient implements TsdbClient {
   private readonly v2: TsdbClientOptions['config']['v2Config'];
   private readonly log: Log;
   private readonly baseUrl: string;
@@ -29,46 +28,24 @@ export class V2Client implements TsdbClient {
   private loading: Promise<Loaded> | undefined;
 
   constructor(options: TsdbClientOptions) {
-    this.v2 = options.config.v2Config;
+    const v2 = options.config.v2Config;
+    const base = serverUrl(options.config);
+    // The path the client library built.
+    const url = `${base}/api/v2/write?org=${encodeURIComponent(v2.org)}&bucket=${encodeURIComponent(v2.bucket)}&precision=ns`;
+    super(new HttpTransport(url, { authorization: `Token ${v2.token}` }, options.requestTimeoutMs));
+    this.v2 = v2;
     this.log = options.log;
     this.baseUrl = serverUrl(options.config);
     this.requestTimeoutMs = options.requestTimeoutMs;
-    // The path the client builds.
-    this.writeUrl = `${this.baseUrl}/api/v2/write?org=${encodeURIComponent(this.v2.org)}&bucket=${encodeURIComponent(this.v2.bucket)}&precision=ns`;
   }
 
-  /** The library and one client for writes and setup, made at the first request. */
+  /** The library and one client for setup, made at the first setup request. */
   private load(): Promise<Loaded> {
     this.loading ??= import('@influxdata/influxdb-client').then((lib) => ({
       lib,
       client: new lib.InfluxDB({ url: this.baseUrl, token: this.v2.token, timeout: this.requestTimeoutMs }),
     }));
     return this.loading;
-  }
-
-  /** Batching, timer, retries and gzip of the WriteApi off: one request with exactly these lines. */
-  async send(chunk: LineChunk): Promise<Outcome> {
-    const lines = chunk.lines();
-    const { lib, client } = await this.load();
-    const api = client.getWriteApi(this.v2.org, this.v2.bucket, 'ns', {
-      batchSize: lines.length + 1,
-      maxBatchBytes: Number.POSITIVE_INFINITY,
-      flushInterval: 0,
-      maxRetries: 0,
-      maxBufferLines: lines.length + 1,
-      gzipThreshold: Number.POSITIVE_INFINITY,
-      // The failure becomes the result of flush(): no retry buffer, no console logging by the client.
-      writeFailed: (error: Error) => Promise.reject(error),
-    });
-    try {
-      api.writeRecords(lines);
-      await api.flush();
-      return { kind: 'ok' };
-    } catch (err) {
-      return failure(lib, err);
-    } finally {
-      api.dispose();
-    }
   }
 
   async ensureDatabase(): Promise<void> {

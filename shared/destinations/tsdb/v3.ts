@@ -1,5 +1,5 @@
 /**
- * tsdb version 3 (InfluxDB 3.x), with `fetch`.
+ * tsdb version 3 (InfluxDB 3.x): writes with node:http (http.ts `HttpTransport`), setup with `fetch`.
  *
  * Writes: `POST /api/v3/write_lp?db=<database>&precision=nanosecond`, `Authorization: Bearer`, with
  * the timeout `v3Config.writeTimeout`. `@influxdata/influxdb3-client` 2.1 cannot make that request:
@@ -11,7 +11,7 @@
  */
 import type { Log } from '../../logging/log.js';
 import type { TsdbClient, TsdbClientOptions } from './client.js';
-import { FetchClient, FetchTransport, post, retentionHours, serverMessage, serverUrl, setupError } from './http.js';
+import { HttpClient, HttpTransport, post, retentionHours, serverMessage, serverUrl, setupError } from './http.js';
 
 const CONFIGURE = 'POST /api/v3/configure/database';
 
@@ -20,7 +20,7 @@ function authorization(v3: TsdbClientOptions['config']['v3Config']): Record<stri
   return v3.token === '' ? {} : { authorization: `Bearer ${v3.token}` };
 }
 
-export class V3Client extends FetchClient implements TsdbClient {
+export class V3Client extends HttpClient implements TsdbClient {
   private readonly v3: TsdbClientOptions['config']['v3Config'];
   private readonly log: Log;
   private readonly baseUrl: string;
@@ -29,7 +29,7 @@ export class V3Client extends FetchClient implements TsdbClient {
   constructor(options: TsdbClientOptions) {
     const v3 = options.config.v3Config;
     const query = new URLSearchParams({ db: v3.database, precision: 'nanosecond' });
-    super(new FetchTransport(`${serverUrl(options.config)}/api/v3/write_lp?${query.toString()}`, authorization(v3), v3.writeTimeout));
+    super(new HttpTransport(`${serverUrl(options.config)}/api/v3/write_lp?${query.toString()}`, authorization(v3), v3.writeTimeout));
     this.v3 = v3;
     this.log = options.log;
     this.baseUrl = serverUrl(options.config);

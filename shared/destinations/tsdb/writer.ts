@@ -87,6 +87,8 @@ const DEFAULT_RETRY_DELAYS_MS = [1_000, 2_000, 4_000] as const;
 const DEFAULT_RETRY_CAP_MS = 10_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const MAX_LOGGED_LINE = 1_000;
+/** Largest line buffer kept between writes: a batch of 1,000 ~2 KB audit lines fits. */
+const MAX_KEPT_LINE_BUFFER = 4 * 1024 * 1024;
 const RETENTION_DROP = /partial write: points beyond retention policy dropped=(\d+)/;
 
 /** The next chunk size of the ladder for a failing chunk of `size` points. */
@@ -118,6 +120,8 @@ export class TsdbWriter {
   private readonly retryDelayCapMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly client: TsdbClient;
+  /** Line buffers not in use by a write in flight (writes in flight at once each have their own). */
+  private readonly idleLines: LineBuffer[] = [];
 
   constructor(options: TsdbWriterOptions) {
     this.version = options.config.version;
@@ -156,10 +160,23 @@ export class TsdbWriter {
    * whole are returned in `failedWhole` for redelivery.
    */
   async write(points: readonly Point[], module: string, options: WriteOptions = {}): Promise<WriteReport> {
+    // A line buffer of an earlier write: a batch's lines (≈ 2.4 MB for 1,000 audit events) grow a
+    // new one by doublings, and each of those external allocations pushes V8 toward a full GC.
+    const lines = this.idleLines.pop() ?? new LineBuffer();
+    lines.reset();
+    try {
+      return await this.writeLines(points, module, options, lines);
+    } finally {
+      // Kept for the next write unless a huge batch grew it (not held while idle).
+      if (lines.capacity <= MAX_KEPT_LINE_BUFFER) this.idleLines.push(lines);
+    }
+  }
+
+  private async writeLines(points: readonly Point[], module: string, options: WriteOptions, lines: LineBuffer): Promise<WriteReport> {
     const run: Run = {
       module,
       untracked: options.untracked === true,
-      lines: new LineBuffer(),
+      lines,
       report: { written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: [], requests: 0 },
       aborted: false,
     };

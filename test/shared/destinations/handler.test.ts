@@ -55,6 +55,32 @@ describe('writer handler', () => {
     expect(dest.calls[0]?.map((e) => e.id).sort()).toEqual([a.id, b.id, c.id, d.id].sort());
   });
 
+  it('answers each of two batches in flight at once with its own failures, also on later batches', async () => {
+    const [a, b, c, d] = [queued(), queued(), queued(), queued()] as [QueuedEvent, QueuedEvent, QueuedEvent, QueuedEvent];
+    const calls: QueuedEvent[][] = [];
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // Both batches are in write() together before either is answered.
+    const dest: Destination = {
+      name: 'gated',
+      takes: () => true,
+      write: async (events) => {
+        calls.push([...events]);
+        if (calls.length === 2) open();
+        await gate;
+        return new Set(events.filter((e) => e.id === a.id || e.id === d.id).map((e) => e.id));
+      },
+    };
+    const { logger } = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: logger });
+    const first: SQSEvent = { Records: [record('m1', encodePacked([a])), record('m2', encodePacked([b]))] };
+    const second: SQSEvent = { Records: [record('m3', encodePacked([c])), record('m4', encodePacked([d]))] };
+    expect(await Promise.all([handler(first), handler(second)])).toEqual([{ batchItemFailures: [{ itemIdentifier: 'm1' }] }, { batchItemFailures: [{ itemIdentifier: 'm4' }] }]);
+    // A batch after them starts from a clean processor.
+    const third: SQSEvent = { Records: [record('m5', encodePacked([queued()]))] };
+    expect(await handler(third)).toEqual({ batchItemFailures: [] });
+  });
+
   it('does not write an event again on redelivery, but retries the one that failed', async () => {
     const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
     const failing = new Set([b.id]);
