@@ -3,7 +3,7 @@
  * baseline measured in the same run.
  *
  *   npm run build && node bench/audit-api.mjs [--duration=10] [--warmup=3] [--concurrency=32] [--ips=16] [--rounds=1] [--durable]
- *                                             [--servers=Svc,Svc+disk] [--profile]
+ *                                             [--servers=Svc,Svc+disk] [--profile] [--threads]
  *
  * (or BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_CONCURRENCY, BENCH_CLIENT_IPS, BENCH_MAX_REQUESTS, BENCH_ROUNDS,
  * BENCH_DURABLE=1). With --rounds=N the servers are measured in turn N times (baseline, Svc, baseline,
@@ -35,6 +35,13 @@
  * details), `Authorization: Bearer …`, `Content-Type: application/json`, `X-Audit-Client-Version`.
  * Every answer must be 202: any other status is counted and printed.
  *
+ * --threads: each server's CPU per request split by thread kind (main, libuv pool, V8's helpers
+ * and other threads; bench/lib.mjs threadKinds; from /proc/<pid>/task/<tid>/stat before and after the window: the CPU column is all
+ * threads, a --cpu-prof profile the main thread only), and, for the Svc servers, counts per request
+ * taken by wrapping the built modules from here (no product code changes): synced segment appends,
+ * unsynced ack-log appends, ack-log fdatasyncs, deliveries and queue sends (one per event-loop turn
+ * with requests). Messages per delivery: sends packed into one journal message each.
+ *
  * Printed: requests/s, p50/p99/mean latency (ms), server CPU and event-loop utilisation, client
  * CPU (near 100 % means the client, not the server, was the limit), and Svc/baseline ratios; plus the
  * machine (CPU model, cores, Node version) and its load average before and after (other processes
@@ -50,7 +57,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { fmt, option, pct, percentile, positive, sampleMemory } from './lib.mjs';
+import { fmt, option, pct, percentile, positive, sampleMemory, THREAD_KINDS, threadCpuByKind, threadTimes } from './lib.mjs';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 
 const PATH = '/api/v1/audit-event';
@@ -246,6 +253,35 @@ async function startBaseline() {
   };
 }
 
+/**
+ * --threads: what the durable path does per request, counted from outside the product code (the
+ * bench wraps the queue's send, the consumer's handler and AppendLog's append of the built modules):
+ * sends (one per event-loop turn with requests), deliveries, synced segment appends and unsynced
+ * ack-log appends. Reset at the start of each measured window.
+ */
+const counters = { sends: 0, sentEvents: 0, deliveries: 0, delivered: 0, syncedAppends: 0, unsyncedAppends: 0, fdatasyncs: 0 };
+const resetCounters = () => {
+  for (const k of Object.keys(counters)) counters[k] = 0;
+};
+let countingAppends = false;
+
+async function countAppends(load) {
+  if (countingAppends) return;
+  countingAppends = true;
+  const { AppendLog } = await load('shared/queue/append-log.js');
+  const append = AppendLog.prototype.append;
+  AppendLog.prototype.append = function (data, options = {}) {
+    if (options.sync === false) counters.unsyncedAppends += 1;
+    else counters.syncedAppends += 1;
+    return append.call(this, data, options);
+  };
+  const sync = AppendLog.prototype.sync;
+  AppendLog.prototype.sync = function () {
+    counters.fdatasyncs += 1;
+    return sync.call(this);
+  };
+}
+
 async function startSvc({ durable, idempotency }) {
   const dist = new URL('../dist/', import.meta.url);
   const load = (path) => import(new URL(path, dist).href);
@@ -277,6 +313,7 @@ async function startSvc({ durable, idempotency }) {
   const devNull = new Writable({ write: (_chunk, _enc, done) => done() });
   const { logger: log } = await createLogger({ level: 'info', destination: devNull, pretty: false });
 
+  if (threadsOption()) await countAppends(load);
   let queue = { send: () => Promise.resolve() };
   let stopQueue = () => Promise.resolve();
   let store = null;
@@ -292,18 +329,36 @@ async function startSvc({ durable, idempotency }) {
       capacity: settings.queue.capacity,
       maxReceiveCount: 3,
       log,
-      groups: [{ name: 'discard', batchSize: 100, batchWindowMs: 0, handler: () => Promise.resolve({ batchItemFailures: [] }) }],
+      groups: [
+        {
+          name: 'discard',
+          batchSize: 100,
+          batchWindowMs: 0,
+          handler: (event) => {
+            counters.deliveries += 1;
+            counters.delivered += event.Records.length;
+            return Promise.resolve({ batchItemFailures: [] });
+          },
+        },
+      ],
     });
     await local.start();
     queue = local;
     stopQueue = () => local.stop();
   }
 
+  const counted = {
+    send: (events) => {
+      counters.sends += 1;
+      counters.sentEvents += events.length;
+      return queue.send(events);
+    },
+  };
   const handlers = makeAuditHandlers({
     settings,
     rateLimiter: settings.rateLimit.enable ? new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }) : null,
     idempotency: store,
-    queue,
+    queue: threadsOption() ? counted : queue,
     clock: new PointClock(),
     log,
   });
@@ -353,6 +408,9 @@ async function measure(name, server, job) {
   let cpuAt;
   let eluAt;
   let serverLoad = { cpu: NaN, system: NaN, elu: NaN };
+  let threadsAt;
+  let threads;
+  let counted;
   let windowStart = 0;
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
   let sampler;
@@ -366,11 +424,19 @@ async function measure(name, server, job) {
         eluAt = performance.eventLoopUtilization();
         windowStart = performance.now();
         sampler = sampleMemory(process.pid);
+        if (threadsOption()) {
+          threadsAt = threadTimes();
+          resetCounters();
+        }
       } else if (m.type === 'measure-end' && cpuAt) {
         memory = sampler.stop();
         sampler = undefined;
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
+        if (threadsAt) {
+          threads = threadCpuByKind(threadsAt, threadTimes());
+          counted = { ...counters };
+        }
         serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, system: cpu.system / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
         if (profile) {
           stopped = profiling.session.post('Profiler.stop').then(({ profile: data }) => {
@@ -391,9 +457,30 @@ async function measure(name, server, job) {
   });
   if (sampler) memory = sampler.stop();
   await stopped;
-  return { name, ...result, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
+  return { name, ...result, threads, counted, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
 }
 
+
+/** --threads (BENCH_THREADS=1): the per-thread CPU split and the durable path's counts per request. */
+const threadsOption = () => option('threads', 'BENCH_THREADS', 'false') !== 'false';
+
+/** µs of CPU per request by thread kind (user+system, sys in parentheses), and the counts per request. */
+function printThreads(r) {
+  if (!r.threads || !(r.rps > 0)) return;
+  const n = r.rps * r.seconds;
+  const parts = THREAD_KINDS.map((k) => {
+    const t = r.threads[k];
+    return `${k} ${fmt((t.user + t.system) / n, 1)} (sys ${fmt(t.system / n, 1)}, ${t.threads} thr)`;
+  });
+  console.log(`           µs CPU/req by thread: ${parts.join('; ')}`);
+  const c = r.counted;
+  if (c && c.sends > 0) {
+    const per = (x) => fmt(x / n, 3);
+    console.log(
+      `           per request: synced appends ${per(c.syncedAppends)}, unsynced (ack) appends ${per(c.unsyncedAppends)}, ack fdatasyncs ${per(c.fdatasyncs)}, deliveries ${per(c.deliveries)}, sends ${per(c.sends)} (${fmt(c.sentEvents / c.sends, 1)} requests/send, ${fmt(c.deliveries > 0 ? c.delivered / c.deliveries : NaN, 1)} messages/delivery)`,
+    );
+  }
+}
 
 /** Server CPU (user + system) per answered request, in µs: the figure that a busy machine moves least. */
 const cpuPerRequest = (r) => (r.rps > 0 ? (r.serverCpu / r.rps) * 1e6 : NaN);
@@ -424,6 +511,8 @@ async function main() {
   }
   if (ips > 250) throw new Error('--ips must be at most 250 (127.0.0.2 … 127.0.0.251)');
 
+  // The first listing of this process's threads tells libuv's pool on Node 20 (bench/lib.mjs threadKinds).
+  if (threadsOption()) threadTimes();
   const body = envelopeText();
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'x-audit-client-version': CLIENT_VERSION };
   const job = { body, headers, concurrency, ips, warmupMs: warmupS * 1000, durationMs: durationS * 1000, maxRequests };
@@ -461,6 +550,7 @@ async function main() {
         const r = await measure(name, server, job);
         results.push(r);
         printRow(r);
+        printThreads(r);
       } finally {
         await server.stop();
       }

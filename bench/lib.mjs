@@ -3,7 +3,7 @@
  * clean-up at exit, free ports, the machine and its load, and what a child process costs (/proc).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 
@@ -152,4 +152,91 @@ export function stopChild(child, graceMs = 10_000) {
     });
     child.kill('SIGTERM');
   });
+}
+
+/** Clock ticks per second of /proc's utime/stime (USER_HZ: 100 on Linux for every architecture Node runs on). */
+const USER_HZ = 100;
+
+/**
+ * The kind of a thread of a Node process: the main thread (tid = pid), libuv's thread pool (fs
+ * writes and syncs, dns, zlib), V8's helper threads (concurrent and parallel GC, compilation), or
+ * other. Node ≥ 22 names its threads (/proc/<pid>/task/<tid>/comm: `libuv-worker`, `V8 DefaultWorke`);
+ * Node 20 names them all `node`, so then the pool is told by creation order: libuv starts its
+ * UV_THREADPOOL_SIZE threads (default 4) at the first thread-pool job, after V8's platform threads
+ * (measured: with UV_THREADPOOL_SIZE=1, 8, --v8-pool-size=2 the counts move accordingly), and an
+ * ES module entry has already made one. So the highest tids of the process's first listing are the
+ * pool, and the rest ("V8 + other": V8's workers, its delayed-task thread, node's signal thread)
+ * are mostly V8's GC helpers once the process is busy.
+ */
+const firstListing = new Map();
+
+function threadKinds(pid, tids, comms) {
+  const named = [...comms.values()].some((c) => c !== 'node' && c !== '');
+  if (!firstListing.has(pid)) firstListing.set(pid, [...tids].map(Number).sort((a, b) => a - b));
+  const first = firstListing.get(pid);
+  const poolSize = Math.max(1, Number(process.env.UV_THREADPOOL_SIZE) || 4);
+  const pool = new Set(first.slice(-poolSize));
+  const kinds = new Map();
+  for (const tid of tids) {
+    const n = Number(tid);
+    const comm = comms.get(tid) ?? '';
+    let kind;
+    if (n === pid) kind = 'main';
+    else if (named) kind = comm.startsWith('libuv-worker') ? 'libuv pool' : 'V8 + other';
+    else kind = pool.has(n) ? 'libuv pool' : 'V8 + other';
+    kinds.set(tid, kind);
+  }
+  return kinds;
+}
+
+export const THREAD_KINDS = ['main', 'libuv pool', 'V8 + other'];
+
+/**
+ * CPU time (µs, user and system) of every thread of `pid` now, by tid (call it once early, before
+ * anything could start more threads: see threadKinds): take one before and one after a window and pass both to `threadCpuByKind`. process.cpuUsage() sums all threads, and --cpu-prof
+ * sees only the main one; this says which thread spent it. Linux only (/proc); {} elsewhere.
+ */
+export function threadTimes(pid = process.pid) {
+  const times = {};
+  let tids;
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return times;
+  }
+  const comms = new Map();
+  const raw = new Map();
+  for (const name of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${name}/stat`, 'utf8');
+      // The name (field 2) is in parentheses and may hold spaces: the fields after it start at the last ')'.
+      comms.set(name, stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
+      raw.set(name, stat.slice(stat.lastIndexOf(')') + 2).split(' '));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  const kinds = threadKinds(pid, [...raw.keys()], comms);
+  const tick = 1e6 / USER_HZ;
+  for (const [name, fields] of raw) {
+    // fields[0] is field 3 (state): utime is field 14, stime field 15.
+    times[name] = { kind: kinds.get(name) ?? 'V8 + other', user: Number(fields[11]) * tick, system: Number(fields[12]) * tick };
+  }
+  return times;
+}
+
+/**
+ * CPU spent between two `threadTimes` samples, by thread kind: { [kind]: { user, system, threads } } in µs.
+ * A thread that ended within the window is missed (its time is gone from /proc/<pid>/task).
+ */
+export function threadCpuByKind(before, after) {
+  const out = Object.fromEntries(THREAD_KINDS.map((k) => [k, { user: 0, system: 0, threads: 0 }]));
+  for (const [tid, a] of Object.entries(after)) {
+    const b = before[tid] ?? { user: 0, system: 0 };
+    const slot = out[a.kind];
+    slot.user += a.user - b.user;
+    slot.system += a.system - b.system;
+    if (a.user + a.system > b.user + b.system) slot.threads += 1;
+  }
+  return out;
 }

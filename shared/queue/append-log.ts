@@ -14,7 +14,7 @@
  * and the append rejects with QueueStorageError (the audit API answers 503 with retry-after).
  */
 import { crc32 } from 'node:zlib';
-import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync, writevSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open, stat } from 'node:fs/promises';
 import { QueueStorageError } from './port.js';
@@ -213,6 +213,14 @@ export class AppendLog {
    * Appends `data` (whole records) and syncs; on any failure the file is as it was before. With
    * `sync: false` the records are written but not synced (see `sync`): they survive the process,
    * not a power loss.
+   *
+   * An unsynced append (of a file not opened with O_DSYNC) is written at once, on the calling thread,
+   * before `append` returns its promise: not through libuv's thread pool. It only copies a few bytes
+   * into the page cache (the queue's ack lines: ≈ 10–100 bytes per delivery), microseconds of a
+   * blocked loop, while the pool's round trip cost a job hand-off, a wake-up of the loop and a
+   * promise turn each: with the durable audit API the ack writes were half of the pool's jobs
+   * (bench/README.md "audit: the durable path by thread"). A synced append stays in the pool: it
+   * waits for the disk.
    */
   async append(data: Chunk | readonly Chunk[], options: { sync?: boolean } = {}): Promise<void> {
     if (this.dirty) {
@@ -228,16 +236,16 @@ export class AppendLog {
     const total = buffers === null ? 0 : buffers.reduce((n, b) => n + b.length, 0);
     let written = 0;
     let bytes: Buffer | undefined;
+    const now = options.sync === false && !this.dsync;
     try {
       if (buffers !== null) {
-        const { bytesWritten } = await this.handle.writev(buffers);
-        written = bytesWritten;
+        written = now ? writevSync(this.handle.fd, buffers) : (await this.handle.writev(buffers)).bytesWritten;
         if (written < total) bytes = Buffer.concat(buffers, total);
       } else {
         bytes = toBytes(data);
       }
       while (bytes !== undefined && written < bytes.length) {
-        const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written);
+        const bytesWritten = now ? writeSync(this.handle.fd, bytes, written, bytes.length - written) : (await this.handle.write(bytes, written, bytes.length - written)).bytesWritten;
         // No progress without an error: the device takes nothing more.
         if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
         written += bytesWritten;

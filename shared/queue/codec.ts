@@ -222,6 +222,40 @@ function toJson(value: unknown): string {
   return sqsSafe(JSON.stringify(value));
 }
 
+/**
+ * Events whose JSON text their sender already has (`withJson`): encoded from it, not stringified
+ * again. Weak: the text goes with the event.
+ */
+const knownJson = new WeakMap<QueuedEvent, string>();
+
+/**
+ * Gives `event` its JSON text, so the queue encodes it from `json` instead of stringifying it (the
+ * audit API builds it around the request's own body: a 2 KB event's `JSON.stringify` was ≈ 6 µs of
+ * each durable request, bench/README.md "audit: the durable path by thread"). `json` must be JSON
+ * that parses to a value equal to `event` (same members in the same order); the event must not
+ * change afterwards. The text serves the event's first packing (see releaseJson). Returns the event.
+ */
+export function withJson<E extends QueuedEvent>(event: E, json: string): E {
+  knownJson.set(event, json);
+  return event;
+}
+
+/** One event's JSON as queued: its known text (`withJson`), else its `JSON.stringify`. */
+function eventJson(event: QueuedEvent): string {
+  const known = knownJson.get(event);
+  return known === undefined ? toJson(event) : sqsSafe(known);
+}
+
+/**
+ * Lets the known texts of `events` go once a packer has built its bodies: the events may be held
+ * until every consumer settled them (the journal's in-memory tail), and a 2 KB text with each would
+ * outlive a young generation for nothing. Encoded again (a retried send), they are stringified:
+ * the same JSON.
+ */
+function releaseJson(events: readonly QueuedEvent[]): void {
+  for (const event of events) knownJson.delete(event);
+}
+
 const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
 const HAS_NON_CHARACTER = /[\uFFFE\uFFFF]/;
 
@@ -237,18 +271,22 @@ const FRAME_BYTES = Buffer.byteLength(PACKED_HEAD) + Buffer.byteLength(PACKED_TA
 
 /** The body of one packed message holding `events` (in order). */
 export function encodePacked(events: readonly QueuedEvent[]): string {
-  return PACKED_HEAD + events.map(toJson).join(',') + PACKED_TAIL;
+  const body = PACKED_HEAD + events.map(eventJson).join(',') + PACKED_TAIL;
+  releaseJson(events);
+  return body;
 }
 
 /**
  * `events` encoded as a packed body's event list (what goes between its `[` and `]`), so a sender
  * can encode events when it takes them and hold one string instead of the objects until it writes
  * (the edge's event spool). `packedBodyOf` joins such lists into a body: the same text as
- * `encodePacked` of all their events, byte for byte.
+ * `encodePacked` of all their events, byte for byte. Known texts (`withJson`) are used and kept:
+ * the packers let them go once their bodies are built.
  */
 export function encodeEventList(events: readonly QueuedEvent[]): string {
-  const json = toJson(events);
-  return json.slice(1, -1);
+  // One JSON.stringify of the array unless an event's text is known: the same text, byte for byte.
+  if (!events.some((event) => knownJson.has(event))) return toJson(events).slice(1, -1);
+  return events.map(eventJson).join(',');
 }
 
 /** The body of one packed message from event lists of `encodeEventList`, in order. */
@@ -299,14 +337,18 @@ export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number
   // Usually all of them fit in one body (the edge's spool sends 20 events at a time): one
   // JSON.stringify of the array is that body, byte for byte what the greedy packing below builds.
   if (events.length > 1) {
-    const body = `{"v":${QUEUE_FORMAT_VERSION},"events":${sqsSafe(JSON.stringify(events))}}`;
+    const body = PACKED_HEAD + encodeEventList(events) + PACKED_TAIL;
     const bytes = Buffer.byteLength(body);
-    if (bytes <= maxBytes) return [{ body, bytes, events: [...events] }];
+    if (bytes <= maxBytes) {
+      releaseJson(events);
+      return [{ body, bytes, events: [...events] }];
+    }
   }
   const lists = events.map((event) => {
-    const list = toJson(event);
+    const list = eventJson(event);
     return { list, events: 1, bytes: Buffer.byteLength(list), event };
   });
+  releaseJson(events);
   return groupLists(lists, maxBytes).map((g) => ({ body: packedBodyOf(g.items.map((i) => i.list)), bytes: g.bytes, events: g.items.map((i) => i.event) }));
 }
 
@@ -372,7 +414,10 @@ function utf8Of(parts: readonly string[]): Buffer {
 export function packEventBytes(events: readonly QueuedEvent[], maxBytes: number): PackedBytes[] {
   if (events.length > 0) {
     const bytes = utf8Of([PACKED_HEAD, encodeEventList(events), PACKED_TAIL]);
-    if (bytes.length <= maxBytes || events.length === 1) return [{ bytes, events: [...events] }];
+    if (bytes.length <= maxBytes || events.length === 1) {
+      releaseJson(events);
+      return [{ bytes, events: [...events] }];
+    }
   }
   return packEventBodies(events, maxBytes).map((p) => ({ bytes: utf8Of([p.body]), events: p.events }));
 }

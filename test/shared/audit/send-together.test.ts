@@ -5,17 +5,21 @@
  * temp directory, a consumer that records what it is given); the queue is wrapped only to count
  * its send calls, or, for the refusal, stands for a full queue.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuditHandlers, type AuditHandler } from '../../../shared/audit/handler.js';
+import { makeAuditHandlers, queuedJson, type AuditHandler } from '../../../shared/audit/handler.js';
+import { scanRecords } from '../../../shared/queue/append-log.js';
+import { decodeMessage } from '../../../shared/queue/codec.js';
+import { parseMessageRecord } from '../../../shared/queue/journal.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { LocalEventQueue } from '../../../shared/queue/local.js';
 import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
 import { localContext } from '../../../functions/local/gateway.js';
-import { apiEvent, captureLog, envelope, recordingQueue, type LogCapture } from '../../support/audit.js';
+import { apiEvent, auditQueued, captureLog, envelope, recordingQueue, type LogCapture } from '../../support/audit.js';
 
 const settings = parseConfigText('Svc:\n  auditEvents:\n    enable: true\n', 'test.yaml', {}).config.auditEvents;
 
@@ -55,6 +59,39 @@ describe('audit handler: the events of one turn of the event loop go to the queu
     sends.length = 0;
     for (let i = 0; i < 3; i++) expect((await handler(request(envelope()), localContext('test', 'r'))).statusCode).toBe(202);
     expect(sends).toEqual([1, 1, 1]);
+  });
+
+  it("queues the request's own JSON text as the event (its spacing and escapes), which reads back from disk as the event delivered", async () => {
+    const body = envelope();
+    const eventId = String(body['eventId']).toLowerCase();
+    // Spacing and a \u escape JSON.stringify would not write: the text on disk must be the client's.
+    const raw = `  ${JSON.stringify({ ...body, payload: { ...(body['payload'] as Record<string, unknown>), note: 'Ö' } }).replace(/,"/g, ', "').replace('Ö', '\\u00d6')}\n`;
+    expect((await handler(apiEvent({ headers: { 'content-type': 'application/json' } }, raw), localContext('test', 'r'))).statusCode).toBe(202);
+    await expect.poll(() => delivered.some((e) => e.id === eventId)).toBe(true);
+    const segments = readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((f) => /segment-\d+\.log$/.test(f));
+    const records = segments.flatMap((f) => scanRecords(readFileSync(join(directory, f))).payloads.flatMap((p) => parseMessageRecord(p) ?? []));
+    const mine = records.filter((r) => r.body.includes(eventId));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]?.body).toContain(`"event":${raw.trim()},"meta":`);
+    const decoded = decodeMessage(mine[0]?.body ?? '');
+    if (!decoded.ok) throw new Error(decoded.error);
+    const onDisk = 'events' in decoded.message ? decoded.message.events.find((e) => e.id === eventId) : undefined;
+    expect(onDisk).toEqual(delivered.find((e) => e.id === eventId));
+    expect(onDisk?.kind === 'audit' ? onDisk.event : undefined).toEqual(JSON.parse(raw));
+  });
+
+  it('splices the body only where it reads back the same: a number JSON turns into Infinity is queued stringified', () => {
+    const queued = auditQueued();
+    const raw = JSON.stringify(queued.event);
+    const spliced = queuedJson(queued, raw);
+    expect(spliced).not.toBeNull();
+    // The same members, in the same order, as JSON.stringify writes them.
+    expect(spliced).toBe(JSON.stringify(queued));
+    for (const big of ['1e400', '-2.5E+308', '9'.repeat(309)]) {
+      expect(queuedJson(queued, raw.replace(/}$/, `,"n":${big}}`))).toBeNull();
+    }
+    // A small exponent is safe, and digits inside a string (an id's hex) are not numbers.
+    expect(queuedJson(queued, raw.replace(/}$/, ',"n":1e30,"s":"4e123"}'))).not.toBeNull();
   });
 
   it('answers every request of a refused send 503, with retry-after', async () => {

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { decodeMessage, encodeClaimCheck, encodePacked, isClaimCheck, packEventBodies, packEventBytes, packEvents } from '../../../shared/queue/codec.js';
+import { decodeMessage, encodeClaimCheck, encodePacked, isClaimCheck, packEventBodies, packEventBytes, packEvents, withJson } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
-import { envelope } from '../../support/audit.js';
+import { auditQueued, envelope } from '../../support/audit.js';
 
 /** A queued audit event around a valid envelope; `over` replaces envelope members. */
 function queued(over: Record<string, unknown> = {}): AuditQueuedEvent {
@@ -115,6 +115,29 @@ describe('packEvents / decodeMessage', () => {
     const result = decodeMessage(body);
     expect(result).toEqual({ ok: true, message: { v: 1, claimCheck: { bucket: 'b', key: 'claim-checks/2026/11/22/x.json', events: 3 } } });
     expect(result.ok && isClaimCheck(result.message)).toBe(true);
+  });
+});
+
+describe('withJson: an event encoded from the text its sender has', () => {
+  it('encodes the event from its known text the first time (every packer), then lets the text go: a second encoding is its JSON.stringify', () => {
+    const known = (e: QueuedEvent) => JSON.stringify(e).replace(/,"/g, ', "');
+    for (const pack of [
+      (events: QueuedEvent[]) => encodePacked(events),
+      (events: QueuedEvent[]) => packEventBytes(events, 1 << 20).map((p) => p.bytes.toString('utf8')).join(''),
+      (events: QueuedEvent[]) => packEventBodies(events, 1 << 20).map((p) => p.body).join(''),
+      // Too small for both in one body: packed one by one.
+      (events: QueuedEvent[]) => packEventBodies(events, Buffer.byteLength(known(events[0] as QueuedEvent)) + 40).map((p) => p.body).join('|'),
+    ]) {
+      const plain = auditQueued();
+      const spliced = withJson(auditQueued(), '');
+      withJson(spliced, known(spliced));
+      const first = pack([plain, spliced]);
+      expect(first).toContain(known(spliced));
+      expect(first).toContain(JSON.stringify(plain));
+      const again = pack([plain, spliced]);
+      expect(again).not.toContain(known(spliced));
+      expect(again).toContain(JSON.stringify(spliced));
+    }
   });
 });
 

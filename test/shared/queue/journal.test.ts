@@ -5,6 +5,7 @@
  * left unsettled delivered again exactly as it was.
  */
 import { appendFileSync, closeSync, constants as fsConstants, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { pbkdf2 } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -297,6 +298,12 @@ describe('Journal on disk', () => {
  * A real small filesystem, mounted by the test (root only): the kernel's own ENOSPC and short
  * writes, which no stand-in reproduces faithfully.
  */
+/** Jobs that hold every thread of libuv's pool for a while (key derivations); resolves when they are done. */
+function occupyThreadPool(): Promise<void> {
+  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  return Promise.all(Array.from({ length: threads * 2 }, () => new Promise<void>((resolve, reject) => pbkdf2('p', 's', 200_000, 32, 'sha256', (err) => (err ? reject(err) : resolve()))))).then(() => undefined);
+}
+
 describe('AppendLog opened with O_DSYNC', () => {
   /** The open flags of this process's descriptor of `path` (/proc/self/fdinfo). */
   function flagsOf(path: string): number {
@@ -342,6 +349,37 @@ describe('AppendLog opened with O_DSYNC', () => {
     expect(flagsOf(join(journalDir, 'acks-g.log')) & fsConstants.O_DSYNC).toBe(0);
     await journal.close();
   });
+
+  it('writes an unsynced append (an ack line) before append returns, not later from the thread pool', async () => {
+    const directory = dir();
+    const path = join(directory, 'acks.log');
+    const log = await AppendLog.open(path);
+    // Every thread of libuv's pool busy meanwhile, so a write handed to the pool cannot have happened
+    // by the time this thread reads the file (a deterministic check, not a race).
+    const busy = occupyThreadPool();
+    const pending = log.append(frame('a 1'), { sync: false });
+    // Read before awaiting anything: the bytes are already in the file.
+    expect(scanRecords(readFileSync(path)).payloads).toEqual(['a 1']);
+    await pending;
+    const both = log.append([Buffer.from(frame('a 2')), Buffer.from(frame('f 3'))], { sync: false });
+    expect(scanRecords(readFileSync(path)).payloads).toEqual(['a 1', 'a 2', 'f 3']);
+    await both;
+    expect(log.size).toBe(statSync(path).size);
+    await log.append(frame('a 4'));
+    expect(scanRecords(readFileSync(path)).payloads).toEqual(['a 1', 'a 2', 'f 3', 'a 4']);
+
+    // The journal's settle: the outcome line is in the ack log as soon as settle is called.
+    const journalDir = dir();
+    const journal = await Journal.open(journalDir, ['g'], capture().log);
+    const record = await journal.append(encodePacked([auditQueued()]), 1);
+    const busyAgain = occupyThreadPool();
+    const settled = journal.settle('g', [record.seq], [], []);
+    expect(scanRecords(readFileSync(join(journalDir, 'acks-g.log'))).payloads).toEqual([`a ${record.seq}`]);
+    await settled;
+    await Promise.all([busy, busyAgain]);
+    await journal.close();
+    await log.close();
+  });
 });
 
 describe('the ack logs, written per delivery and synced periodically', () => {
@@ -386,7 +424,12 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
   });
   afterAll(() => fs.unmount());
 
-  it.for([false, true])('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room (O_DSYNC %s)', async (dsync, { skip }) => {
+  it.for([
+    [false, true],
+    [true, true],
+    // Unsynced: written on the calling thread (writeSync/writevSync), rolled back the same way.
+    [false, false],
+  ] as const)('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room (O_DSYNC %s, synced %s)', async ([dsync, sync], { skip }) => {
     if (fs.reason) skip(fs.reason);
     const mount = fs.path;
     const path = join(mount, 'log');
@@ -399,11 +442,11 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
     const filler = join(mount, 'filler');
     writeFileSync(filler, Buffer.alloc(48 * 1024));
     const big = frame('x'.repeat(16 * 1024));
-    await expect(log.append(big)).rejects.toThrow(QueueStorageError);
-    await expect(log.append(big)).rejects.toThrow(/ENOSPC/);
+    await expect(log.append(big, { sync })).rejects.toThrow(QueueStorageError);
+    await expect(log.append(big, { sync })).rejects.toThrow(/ENOSPC/);
     expect(statSync(path).size).toBe(good);
     // The same as buffers (one writev): written in part, then rolled back.
-    await expect(log.append([Buffer.from(frame('y'.repeat(8 * 1024))), Buffer.from(big)])).rejects.toThrow(/ENOSPC/);
+    await expect(log.append([Buffer.from(frame('y'.repeat(8 * 1024))), Buffer.from(big)], { sync })).rejects.toThrow(/ENOSPC/);
     expect(statSync(path).size).toBe(good);
     expect(log.size).toBe(good);
 
