@@ -600,6 +600,19 @@ async function noopStage(svc, ctx, events) {
   return queueStage(svc, ctx, 'queue → no-op', { name: 'noop', write: () => Promise.resolve(new Set()) }, events);
 }
 
+/** Runs `work` with this process's CPU and memory and influxd's CPU measured over it. */
+async function measured(influx, work) {
+  const influxCpu0 = processCpuSeconds(influx.pid);
+  const memory = sampleMemory(process.pid);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await work();
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const { rssMb, peakMb } = memory.stop();
+  return { seconds, cpuUs: cpu.user + cpu.system, influxCpu: processCpuSeconds(influx.pid) - influxCpu0, rssMb, peakMb };
+}
+
 async function tsdbBaselineStage(svc, ctx, influx, events, db) {
   await createDatabase(influx, db);
   const clock = new svc.PointClock();
@@ -609,15 +622,9 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
   const bodies = [];
   for (let i = 0; i < lines.length; i += 1000) bodies.push(lines.slice(i, i + 1000).join('\n'));
   const bytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
-  const influxCpu0 = processCpuSeconds(influx.pid);
-  const memory = sampleMemory(process.pid);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  for (const body of bodies) await postLines(influx, db, body);
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const { rssMb, peakMb } = memory.stop();
-  const influxCpu = processCpuSeconds(influx.pid) - influxCpu0;
+  const { seconds, cpuUs, influxCpu, rssMb, peakMb } = await measured(influx, async () => {
+    for (const body of bodies) await postLines(influx, db, body);
+  });
   const stored = await countPoints(influx, db);
   return {
     name: 'tsdb baseline (fetch)',
@@ -632,8 +639,8 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
     meanBatch: events.length / bodies.length,
     largest: 1000,
     failed: 0,
-    cpu: (cpu.user + cpu.system) / 1e6 / seconds,
-    cpuUsPerEvent: (cpu.user + cpu.system) / events.length,
+    cpu: cpuUs / 1e6 / seconds,
+    cpuUsPerEvent: cpuUs / events.length,
     influxCpu: influxCpu / seconds,
     rssMb,
     peakMb,
@@ -664,16 +671,10 @@ async function tsdbDestinationStage(svc, ctx, influx, events, db) {
   const { destination } = configuredDestination(svc, ctx, 'tsdb', { influx, dbName: db, dir: tmpdir() });
   await destination.write(events.slice(0, 1)); // the first write creates the database (prepare): not timed
   const rest = events.slice(1);
-  const influxCpu0 = processCpuSeconds(influx.pid);
-  const memory = sampleMemory(process.pid);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
   let failed = 0;
-  for (let i = 0; i < rest.length; i += ctx.batchSize) failed += (await destination.write(rest.slice(i, i + ctx.batchSize))).size;
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const { rssMb, peakMb } = memory.stop();
-  const influxCpu = processCpuSeconds(influx.pid) - influxCpu0;
+  const { seconds, cpuUs, influxCpu, rssMb, peakMb } = await measured(influx, async () => {
+    for (let i = 0; i < rest.length; i += ctx.batchSize) failed += (await destination.write(rest.slice(i, i + ctx.batchSize))).size;
+  });
   const stored = await countPoints(influx, db);
   return {
     name: 'tsdb dest (no queue)',
@@ -688,8 +689,8 @@ async function tsdbDestinationStage(svc, ctx, influx, events, db) {
     meanBatch: Math.min(ctx.batchSize, rest.length),
     largest: Math.min(ctx.batchSize, rest.length),
     failed,
-    cpu: (cpu.user + cpu.system) / 1e6 / seconds,
-    cpuUsPerEvent: (cpu.user + cpu.system) / rest.length,
+    cpu: cpuUs / 1e6 / seconds,
+    cpuUsPerEvent: cpuUs / rest.length,
     influxCpu: influxCpu / seconds,
     rssMb,
     peakMb,

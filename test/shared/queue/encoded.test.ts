@@ -11,7 +11,7 @@ import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import { decodeMessage, encodeEventList, encodePacked, packedBodyOf, packedBodyParts } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
-import { QueueFullError, SQS_MAX_MESSAGE_BYTES } from '../../../shared/queue/port.js';
+import { QueueFullError, SQS_MAX_MESSAGE_BYTES, type EncodedMessage } from '../../../shared/queue/port.js';
 import { envelope } from '../../support/audit.js';
 import { silentLog } from '../../support/log.js';
 
@@ -49,62 +49,54 @@ function recordingGroup(bodies: string[], fail: boolean) {
   } };
 }
 
+/**
+ * Sends `message` to a queue whose consumer refuses every delivery (so it stays on disk), stops it,
+ * and starts a second queue on the same directory: the body the first delivery got, and the bodies
+ * the second queue delivers once it has delivered one.
+ */
+async function sendThenRestart(prefix: string, message: EncodedMessage): Promise<{ first: string | undefined; afterRestart: string[] }> {
+  const directory = mkdtempSync(join(tmpdir(), prefix));
+  const bodies: string[] = [];
+  const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [recordingGroup(bodies, true)], drainTimeoutMs: 0 });
+  await first.start();
+  let firstBody: string | undefined;
+  try {
+    await first.sendEncoded(message);
+    await expect.poll(() => bodies.length).toBeGreaterThan(0);
+    firstBody = bodies[0];
+  } finally {
+    await first.stop();
+  }
+  bodies.length = 0;
+  const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [recordingGroup(bodies, false)] });
+  await second.start();
+  try {
+    await expect.poll(() => bodies.length).toBeGreaterThan(0);
+    return { first: firstBody, afterRestart: [...bodies] };
+  } finally {
+    await second.stop();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
 describe('LocalEventQueue.sendEncoded', () => {
   it('writes a message given as UTF-8 parts as that body: the consumer gets it now, and again from disk after a restart', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-parts-'));
-    const bodies: string[] = [];
-    const group = (fail: boolean) => recordingGroup(bodies, fail);
     const lists = [encodeEventList([queued('ä one'), queued('two')]), encodeEventList([queued('three 😀')])];
     const body = packedBodyOf(lists);
     const parts = packedBodyParts(lists.map((l) => Buffer.from(l)));
     // A body getter that throws: the queue must write the parts, never ask for the string.
     const message = { events: 3, parts, get body(): string { throw new Error('body asked for'); } };
-    // The first queue refuses every delivery, so the message is still on disk at the restart.
-    const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(true)], drainTimeoutMs: 0 });
-    await first.start();
-    try {
-      await first.sendEncoded(message);
-      await expect.poll(() => bodies.length).toBeGreaterThan(0);
-      expect(bodies[0]).toBe(body);
-    } finally {
-      await first.stop();
-    }
-    bodies.length = 0;
-    const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(false)] });
-    await second.start();
-    try {
-      await expect.poll(() => bodies).toEqual([body]);
-      expect(decodeMessage(body)).toMatchObject({ ok: true });
-    } finally {
-      await second.stop();
-      rmSync(directory, { recursive: true, force: true });
-    }
+    const { first, afterRestart } = await sendThenRestart('svc-encoded-parts-', message);
+    expect(first).toBe(body);
+    expect(afterRestart).toEqual([body]);
+    expect(decodeMessage(body)).toMatchObject({ ok: true });
   });
 
   it('writes parts that hold a raw newline (JSON with whitespace) in the record form for such bodies: that body comes back unchanged from disk', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-newline-'));
-    const bodies: string[] = [];
-    const group = (fail: boolean) => recordingGroup(bodies, fail);
     const body = `{"v":1,\n"events":[${encodeEventList([queued('x')])}]}`;
-    const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(true)], drainTimeoutMs: 0 });
-    await first.start();
-    try {
-      await first.sendEncoded({ body, events: 1, parts: [Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))] });
-      await expect.poll(() => bodies.length).toBeGreaterThan(0);
-    } finally {
-      await first.stop();
-    }
-    bodies.length = 0;
-    const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [group(false)] });
-    await second.start();
-    try {
-      await expect.poll(() => bodies).toEqual([body]);
-    } finally {
-      await second.stop();
-      rmSync(directory, { recursive: true, force: true });
-    }
+    const { afterRestart } = await sendThenRestart('svc-encoded-newline-', { body, events: 1, parts: [Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))] });
+    expect(afterRestart).toEqual([body]);
   });
-
 
   it('writes the message as it is: the consumer gets that body, counted as its events; beyond capacity it refuses', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'svc-encoded-'));
