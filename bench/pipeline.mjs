@@ -613,6 +613,34 @@ async function measured(influx, work) {
   return { seconds, cpuUs: cpu.user + cpu.system, influxCpu: processCpuSeconds(influx.pid) - influxCpu0, rssMb, peakMb };
 }
 
+/**
+ * The row of a stage that timed its own writes of `events` (`measured`, no queue: no send rate or
+ * latency), checked against the points influxd holds (`expected`).
+ */
+function writesRow(name, events, failed, batching, m, stored, expected) {
+  const ok = stored === expected && failed === 0;
+  return {
+    name,
+    events,
+    written: events - failed,
+    seconds: m.seconds,
+    eps: (events - failed) / m.seconds,
+    sendEps: NaN,
+    p50: NaN,
+    p99: NaN,
+    ...batching,
+    failed,
+    cpu: m.cpuUs / 1e6 / m.seconds,
+    cpuUsPerEvent: m.cpuUs / events,
+    influxCpu: m.influxCpu / m.seconds,
+    rssMb: m.rssMb,
+    peakMb: m.peakMb,
+    check: `${int(stored)} points`,
+    notes: ok ? [] : [`influxd holds ${stored} points, not ${expected}${failed > 0 ? `; ${failed} reported failed` : ''}`],
+    ok,
+  };
+}
+
 async function tsdbBaselineStage(svc, ctx, influx, events, db) {
   await createDatabase(influx, db);
   const clock = new svc.PointClock();
@@ -622,34 +650,12 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
   const bodies = [];
   for (let i = 0; i < lines.length; i += 1000) bodies.push(lines.slice(i, i + 1000).join('\n'));
   const bytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
-  const { seconds, cpuUs, influxCpu, rssMb, peakMb } = await measured(influx, async () => {
+  const m = await measured(influx, async () => {
     for (const body of bodies) await postLines(influx, db, body);
   });
   const stored = await countPoints(influx, db);
-  return {
-    name: 'tsdb baseline (fetch)',
-    events: events.length,
-    written: events.length,
-    seconds,
-    eps: events.length / seconds,
-    sendEps: NaN,
-    p50: NaN,
-    p99: NaN,
-    batches: bodies.length,
-    meanBatch: events.length / bodies.length,
-    largest: 1000,
-    failed: 0,
-    cpu: cpuUs / 1e6 / seconds,
-    cpuUsPerEvent: cpuUs / events.length,
-    influxCpu: influxCpu / seconds,
-    rssMb,
-    peakMb,
-    check: `${int(stored)} points`,
-    notes: stored === events.length ? [] : [`influxd holds ${stored} points, not ${events.length}`],
-    ok: stored === events.length,
-    buildMs,
-    lineBytes: bytes,
-  };
+  const batching = { batches: bodies.length, meanBatch: events.length / bodies.length, largest: 1000 };
+  return { ...writesRow('tsdb baseline (fetch)', events.length, 0, batching, m, stored, events.length), buildMs, lineBytes: bytes };
 }
 
 async function tsdbStage(svc, ctx, influx, events, db) {
@@ -672,32 +678,12 @@ async function tsdbDestinationStage(svc, ctx, influx, events, db) {
   await destination.write(events.slice(0, 1)); // the first write creates the database (prepare): not timed
   const rest = events.slice(1);
   let failed = 0;
-  const { seconds, cpuUs, influxCpu, rssMb, peakMb } = await measured(influx, async () => {
+  const m = await measured(influx, async () => {
     for (let i = 0; i < rest.length; i += ctx.batchSize) failed += (await destination.write(rest.slice(i, i + ctx.batchSize))).size;
   });
   const stored = await countPoints(influx, db);
-  return {
-    name: 'tsdb dest (no queue)',
-    events: rest.length,
-    written: rest.length - failed,
-    seconds,
-    eps: (rest.length - failed) / seconds,
-    sendEps: NaN,
-    p50: NaN,
-    p99: NaN,
-    batches: Math.ceil(rest.length / ctx.batchSize),
-    meanBatch: Math.min(ctx.batchSize, rest.length),
-    largest: Math.min(ctx.batchSize, rest.length),
-    failed,
-    cpu: cpuUs / 1e6 / seconds,
-    cpuUsPerEvent: cpuUs / rest.length,
-    influxCpu: influxCpu / seconds,
-    rssMb,
-    peakMb,
-    check: `${int(stored)} points`,
-    notes: stored === events.length && failed === 0 ? [] : [`influxd holds ${stored} points, not ${events.length}; ${failed} reported failed`],
-    ok: stored === events.length && failed === 0,
-  };
+  const batch = Math.min(ctx.batchSize, rest.length);
+  return writesRow('tsdb dest (no queue)', rest.length, failed, { batches: Math.ceil(rest.length / ctx.batchSize), meanBatch: batch, largest: batch }, m, stored, events.length);
 }
 
 async function fileStage(svc, ctx, type, events) {

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, int, option, positive } from './lib.mjs';
-import { benchConfig, loadSvc } from './udp-svc.mjs';
+import { benchConfig, countingGroup, loadSvc } from './udp-svc.mjs';
 
 const svc = await loadSvc();
 
@@ -55,17 +55,17 @@ async function feed(handler) {
 
 async function withQueue(consumer, fn) {
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-steps-'));
-  let consumed = 0;
   const queue = new svc.LocalEventQueue({
     directory,
     capacity: 10_000_000,
     maxReceiveCount: 3,
     log,
-    groups: consumer ? [{ name: 'bench', batchSize: 1000, batchWindowMs: 100, handler: async (event) => { for (const record of event.Records) consumed += record.body.length > 0 ? 1 : 0; return { batchItemFailures: [] }; } }] : [],
+    // The acking consumer is bench:udp's (udp-svc.mjs), so both benches measure the same path.
+    groups: consumer ? [countingGroup().group] : [],
   });
   await queue.start();
   try {
-    return await fn(queue, () => consumed);
+    return await fn(queue);
   } finally {
     await queue.stop();
     rmSync(directory, { recursive: true, force: true });

@@ -67,3 +67,35 @@ export function benchConfig(svc, maxSize, maxConcurrent) {
   ].join('\n');
   return svc.parseConfigText(`${yaml}\n`, 'bench.yaml', {}).config;
 }
+
+const EVENT_OPENING = '{"kind":"';
+
+/** Events in a packed queue message body. */
+function countEvents(body) {
+  let n = 0;
+  for (let i = body.indexOf(EVENT_OPENING); i !== -1; i = body.indexOf(EVENT_OPENING, i + EVENT_OPENING.length)) n++;
+  return n;
+}
+
+/**
+ * The consumer group both UDP benches give the queue: what a destination that writes nothing would
+ * cost: take the batch, count its events, acknowledge it. Events, not messages (the spool packs
+ * several in one message): counted by their `{"kind":"`, which opens every packed event and cannot
+ * occur inside a JSON string (its `"` are escaped). A JSON.parse of every body here cost ≈ 2.5 µs per
+ * datagram and its garbage, in the bench's process.
+ */
+export function countingGroup() {
+  let consumed = 0;
+  return {
+    group: {
+      name: 'bench',
+      batchSize: 1000,
+      batchWindowMs: 100,
+      handler: async (event) => {
+        for (const record of event.Records) consumed += countEvents(record.body);
+        return { batchItemFailures: [] };
+      },
+    },
+    consumed: () => consumed,
+  };
+}

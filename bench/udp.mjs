@@ -54,7 +54,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
-import { benchConfig, loadSvc } from './udp-svc.mjs';
+import { benchConfig, countingGroup, loadSvc } from './udp-svc.mjs';
 import { fmt, int, median, nonNegative, option, pct, positive, processMemory, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
@@ -135,15 +135,6 @@ async function startBaseline(svc, receiveBufferBytes) {
   };
 }
 
-const EVENT_OPENING = '{"kind":"';
-
-/** Events in a packed queue message body (see the consumer in startSvc). */
-function countEvents(body) {
-  let n = 0;
-  for (let i = body.indexOf(EVENT_OPENING); i !== -1; i = body.indexOf(EVENT_OPENING, i + EVENT_OPENING.length)) n++;
-  return n;
-}
-
 async function startSvc(svc, config) {
   const warnings = [];
   let logLines = 0;
@@ -167,27 +158,13 @@ async function startSvc(svc, config) {
 
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-'));
   tempDirs.add(directory);
-  let consumed = 0;
+  const consumer = countingGroup();
   const queue = new svc.LocalEventQueue({
     directory,
     capacity: 10_000_000,
     maxReceiveCount: 3,
     log,
-    groups: [
-      {
-        name: 'bench',
-        batchSize: 1000,
-        batchWindowMs: 100,
-        // What a destination that writes nothing would cost: take the batch, count its events, ack it.
-        // Events, not messages (the spool packs several in one message): counted by their `{"kind":"`,
-        // which opens every packed event and cannot occur inside a JSON string (its `"` are escaped).
-        // A JSON.parse of every body here cost ≈ 2.5 µs per datagram and its garbage, in this process.
-        handler: async (event) => {
-          for (const record of event.Records) consumed += countEvents(record.body);
-          return { batchItemFailures: [] };
-        },
-      },
-    ],
+    groups: [consumer.group],
   });
   await queue.start();
   // Counts the events whose send resolved (on disk); the spool in front writes them in batches, as in svc local.
@@ -244,8 +221,8 @@ async function startSvc(svc, config) {
         processed: m.messages_processed,
         failed: m.messages_failed,
         enqueued,
-        held: consumed + queue.pending,
-        consumed,
+        held: consumer.consumed() + queue.pending,
+        consumed: consumer.consumed(),
         kernelProc: ((k) => (k === null ? NaN : k - kernelAtStart))(await kernel.read()),
       };
     },
