@@ -6,12 +6,12 @@
  * with backoff; after `maxReceiveCount` attempts they go to the group's dead-letter folder.
  */
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
 import { decodeMessage, handOff, packEventBytes } from './codec.js';
 import type { QueuedEvent } from './events.js';
-import { writeFileSynced } from '../util/files.js';
+import { syncDirectory, writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
 import { QueueFullError, QueueStorageError, SQS_MAX_MESSAGE_BYTES, type EncodedEventQueue, type EncodedMessage, type EventQueue } from './port.js';
 import type { Throttle } from './throttle.js';
@@ -556,8 +556,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
 
   /**
    * Moves a message to the dead-letter folder; false (and it stays pending) when the file cannot be
-   * written. The letter is synced before its `d` line is written, and that line needs no sync of its
-   * own: lost in a power loss, the message is pending again, delivered again, and dead-lettered again
+   * written. The letter and its name (the folder's fsync) are synced before its `d` line is written,
+   * and that line needs no sync of its own: lost in a power loss, the message is pending again, delivered again, and dead-lettered again
    * under the same file name.
    */
   private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): boolean {
@@ -565,6 +565,7 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     const path = join(this.options.directory, DEAD_LETTER_DIR, rt.group.name, `${String(record.seq).padStart(12, '0')}.json`);
     try {
       writeFileSynced(path, `${JSON.stringify(letter, null, 2)}\n`);
+      syncDirectory(dirname(path));
     } catch (err) {
       this.options.log.error({ group: rt.group.name, seq: record.seq, err, file: path }, `cannot write the dead letter ${path}; the message stays in the queue`);
       return false;

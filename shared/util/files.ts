@@ -32,9 +32,25 @@ export function writeFileSynced(path: string, data: FileContents, options: { exc
 }
 
 /**
- * Writes `data` to a temporary file beside `path`, syncs it and renames it: readers see all of it or
- * none. When the writing fails (chunks whose producer throws half-way included), the temporary
- * file is removed and the error thrown.
+ * Syncs a directory, so that the names created, renamed or removed in it survive a power loss. A
+ * file's own fsync makes its data durable, not its name: POSIX leaves that to the directory's
+ * fsync, and a file system may keep a rename or a new name in memory for seconds after the file's
+ * data is on disk.
+ */
+export function syncDirectory(dir: string): void {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes `data` to a temporary file beside `path`, syncs it, renames it and syncs the directory:
+ * readers see all of it or none, and once the call returns the new contents stay `path`'s after a
+ * power loss too. When the writing fails (chunks whose producer throws half-way included), the
+ * temporary file is removed and the error thrown.
  */
 export function writeFileAtomically(path: string, data: FileContents): void {
   const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
@@ -49,6 +65,7 @@ export function writeFileAtomically(path: string, data: FileContents): void {
     throw err;
   }
   renameSync(temp, path);
+  syncDirectory(dirname(path));
 }
 
 /** Chunks as one array; each chunk is copied as it comes (it may be a view of a buffer its producer reuses). */

@@ -265,6 +265,28 @@ describe('Journal on disk', () => {
     await second.close();
   });
 
+  it('starts numbering at 1 again once every segment is gone, and no acknowledgement of the old numbers applies to the new messages', async () => {
+    const directory = dir();
+    const old = [auditQueued(), auditQueued()];
+    const first = await Journal.open(directory, ['g'], capture().log);
+    const settled = [];
+    for (const e of old) settled.push((await first.append(encodePacked([e]), 1)).seq);
+    await first.settle('g', settled, [], []);
+    await first.close();
+    // Every message delivered: the next open deletes the segments (and rewrites the ack log).
+    await (await Journal.open(directory, ['g'], capture().log)).close();
+    expect(readdirSync(directory).filter((f) => f.startsWith('segment-'))).toEqual([]);
+    const fresh = [auditQueued(), auditQueued(), auditQueued()];
+    const third = await Journal.open(directory, ['g'], capture().log);
+    const seqs = [];
+    for (const e of fresh) seqs.push((await third.append(encodePacked([e]), 1)).seq);
+    expect(seqs).toEqual([1, 2, 3]);
+    await third.close();
+    const fourth = await Journal.open(directory, ['g'], capture().log);
+    expect(idsIn(fourth)).toEqual(fresh.map((e) => e.id));
+    await fourth.close();
+  });
+
   it('delivers a batch that a crash left between its write and its acknowledgement again first, exactly as it was', async () => {
     const directory = dir();
     const record = join(dir(), 'batches.jsonl');
