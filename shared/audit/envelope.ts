@@ -251,6 +251,20 @@ function deepPointer(value: unknown, depth: number, max: number): string | null 
   return null;
 }
 
+/**
+ * The envelopes `validateEnvelope` passed (the objects it was given and returned), so the queue's
+ * in-memory hand-off need not check them against the same schema a second time (codec.ts
+ * `decodeRecord`). Weak: the mark goes with the object. It vouches for the object as it was
+ * checked: the audit API queues the envelope unchanged, and a queued event is not changed after
+ * it is sent (queue/port.ts).
+ */
+const passedEnvelopes = new WeakSet<object>();
+
+/** Did `validateEnvelope` pass this very object (see `passedEnvelopes`)? */
+export function passedEnvelopeCheck(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && passedEnvelopes.has(value);
+}
+
 /** Structural check (→ 400). */
 export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnvelope } | { ok: false; errors: EnvelopeError[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -259,7 +273,10 @@ export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnve
   const deep = tooDeep(body, MAX_NESTING_DEPTH);
   if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
   const checker = envelopeChecker;
-  if (checker.check(body)) return { ok: true, envelope: body };
+  if (checker.check(body)) {
+    passedEnvelopes.add(body);
+    return { ok: true, envelope: body };
+  }
   return { ok: false, errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }
 
