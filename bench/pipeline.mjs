@@ -16,9 +16,11 @@
  * The events: N valid audit envelopes of about 2 KB of JSON each (a fixed mix of
  * selection.state.changed, navigation.sheet.loaded, object.view.duration, app.model.validated and
  * event.bookmark, with realistic context: 12 apps, 4 sheets each, 150 users, browser details),
- * built from a seeded generator, each checked with validateEnvelope + checkContent (as the audit
- * API does) and wrapped as the audit API queues them ({kind: 'audit', id, receivedAt, meta, event}).
- * Event times are spread over the last two minutes.
+ * built from a seeded generator as the JSON text of a request body, parsed, checked with
+ * validateEnvelope + checkContent (as the audit API does) and wrapped as the audit API queues them
+ * ({kind: 'audit', id, receivedAt, event, meta}, sent with the queued JSON the audit API builds
+ * around the body: queuedJson + withJson). That work is the audit API's and is done before the
+ * clock starts. Event times are spread over the last two minutes.
  *
  * Stages (each in a fresh temp directory, one after the other; they are run --rounds times, in
  * turn, and the medians compared, which evens out a machine whose load changes meanwhile):
@@ -95,7 +97,7 @@ const dist = new URL('../dist/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
 async function loadSvc() {
-  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages, awsSqs] = await Promise.all([
+  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages, awsSqs, codec, auditApi] = await Promise.all([
     load('shared/queue/local.js'),
     load('shared/destinations/handler.js'),
     load('shared/destinations/registry.js'),
@@ -109,6 +111,8 @@ async function loadSvc() {
     load('shared/queue/sqs.js'),
     load('edge-agent/simulate/messages.js'),
     load('shared/aws/sqs.js'),
+    load('shared/queue/codec.js'),
+    load('shared/audit/handler.js'),
   ]);
   return {
     LocalEventQueue: local.LocalEventQueue,
@@ -126,6 +130,8 @@ async function loadSvc() {
     SqsEventQueue: sqs.SqsEventQueue,
     LeanSqsClient: awsSqs.LeanSqsClient,
     mulberry32: messages.mulberry32,
+    withJson: codec.withJson,
+    queuedJson: auditApi.queuedJson,
   };
 }
 
@@ -250,14 +256,33 @@ function makeEvents(svc, n, seed) {
   const events = [];
   for (let i = 0; i < n; i++) {
     const timeMs = now - 120_000 + Math.floor((i / n) * 120_000);
-    const env = makeEnvelope(random, world, 1800 + Math.floor(random() * 500), timeMs);
-    const structural = svc.validateEnvelope(env);
+    // As the audit API has it: the request's body text, parsed.
+    const body = JSON.stringify(makeEnvelope(random, world, 1800 + Math.floor(random() * 500), timeMs));
+    const structural = svc.validateEnvelope(JSON.parse(body));
     if (!structural.ok) throw new Error(`generated envelope ${i} is invalid: ${JSON.stringify(structural.errors)}`);
     const violations = svc.checkContent(structural.envelope);
     if (violations.length > 0) throw new Error(`generated envelope ${i} breaks content rules: ${JSON.stringify(violations)}`);
-    events.push({ kind: 'audit', id: env.eventId.toLowerCase(), receivedAt: new Date(timeMs + 40).toISOString(), meta: { clientIp: '127.0.0.2', clientVersion: CLIENT_VERSION }, event: structural.envelope });
+    const env = structural.envelope;
+    // The audit API's queued event (its members in its order) and the queued JSON it builds around the body.
+    const queued = { kind: 'audit', id: env.eventId.toLowerCase(), receivedAt: new Date(timeMs + 40).toISOString(), event: env, meta: { clientIp: '127.0.0.2', clientVersion: CLIENT_VERSION } };
+    const json = svc.queuedJson(queued, body);
+    if (json !== null) QUEUED_JSON.set(queued, json);
+    events.push(queued);
   }
   return events;
+}
+
+/**
+ * Each event's JSON as the audit API gives it to the queue (`queuedJson` around the request body,
+ * `withJson`), built before the clock starts as the audit API builds it before its send. A send
+ * gives it again each time: the queue lets the text go once it has packed the event.
+ */
+const QUEUED_JSON = new WeakMap();
+
+/** `event` as the audit API sends it: with its queued JSON, when it has one. */
+function asSent(svc, event) {
+  const json = QUEUED_JSON.get(event);
+  return json === undefined ? event : svc.withJson(event, json);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,7 +570,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
       const i = next++;
       const started = performance.now();
       try {
-        await queue.send([events[i]]);
+        await queue.send([asSent(svc, events[i])]);
       } catch (err) {
         sendErrors += 1;
         firstSendError ||= err instanceof Error ? err.message : String(err);
