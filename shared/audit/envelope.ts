@@ -17,11 +17,15 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz
 export function isRfc3339(text: string): boolean {
   const m = RFC3339.exec(text);
   if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  // Each member read on its own (no slice, map or list per call: this runs for every time of every
+  // request and of every delivered event).
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
   const zoneOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && zoneOk;
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60 && zoneOk;
 }
 
 /** One URI character (RFC 3986 §2: unreserved, reserved but "#", "[" and "]", or a percent-encoded octet). */
