@@ -6,7 +6,7 @@
  *   npm run build && node bench/pipeline.mjs [--events=20000] [--concurrency=32] [--batch-size=1000]
  *       [--window=50] [--rounds=3] [--warmup-events=2000] [--stages=queue,tsdb,parquet,tablefile,sqs]
  *       [--sqs-send-events=1000] [--sqs-single-events=5000] [--timeout=60] [--influxd=/usr/bin/influxd]
- *       [--profile]
+ *       [--profile[=cpu|heap]]
  *
  * (or BENCH_EVENTS, BENCH_CONCURRENCY, BENCH_BATCH_SIZE, BENCH_BATCH_WINDOW_MS, BENCH_ROUNDS,
  * BENCH_WARMUP_EVENTS, BENCH_STAGES, BENCH_SQS_SEND_EVENTS, BENCH_SQS_SINGLE_EVENTS,
@@ -66,7 +66,9 @@
  * influxd's CPU during the tsdb stages, and this process's CPU per event (µs/ev: CPU seconds of
  * the stage / events) and influxd's (its CPU seconds in the stage / events). --profile runs the timed window of every queue stage (not the event generation,
  * not the baselines) under V8's CPU profiler, one file per stage and round, and prints the top of
- * each stage's profiles. The exit code is 1 when a check fails or a stage times out.
+ * each stage's profiles. --profile=heap samples the same windows' allocations instead (V8's
+ * sampling heap profiler, every 4 KB, the objects collected before the end included: what each
+ * event allocates, short-lived or not) and prints them per function with the KB per event. The exit code is 1 when a check fails or a stage times out.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -76,7 +78,7 @@ import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { Session } from 'node:inspector/promises';
 import { influxdConfig } from './influxd-config.mjs';
-import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
+import { formatSummary, profileDirectory, summarise } from './profile.mjs';
 import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
@@ -560,8 +562,14 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   const profiling = ctx.profiles ? new Session() : null;
   if (profiling) {
     profiling.connect();
-    await profiling.post('Profiler.enable');
-    await profiling.post('Profiler.start');
+    if (ctx.profiles.kind === 'heap') {
+      // Every sampled allocation, also the ones collected before the end: what the window allocates, short-lived or not.
+      await profiling.post('HeapProfiler.enable');
+      await profiling.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    } else {
+      await profiling.post('Profiler.enable');
+      await profiling.post('Profiler.start');
+    }
   }
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -586,11 +594,12 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   const end = timedOut ? performance.now() : counter.stats.doneAt;
   const cpu = process.cpuUsage(cpu0);
   if (profiling) {
-    const { profile } = await profiling.post('Profiler.stop');
+    const heap = ctx.profiles.kind === 'heap';
+    const { profile } = heap ? await profiling.post('HeapProfiler.stopSampling') : await profiling.post('Profiler.stop');
     profiling.disconnect();
-    const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.cpuprofile`);
+    const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.${heap ? 'heapprofile' : 'cpuprofile'}`);
     writeFileSync(file, JSON.stringify(profile));
-    ctx.profiles.files.push({ name, file });
+    ctx.profiles.files.push({ name, file, events: events.length });
   }
   const influxCpu = influxPid ? processCpuSeconds(influxPid) - influxCpu0 : NaN;
   const { rssMb, peakMb } = memory.stop();
@@ -860,7 +869,9 @@ async function main() {
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);
   console.log(`rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`);
 
-  const profiles = option('profile', 'BENCH_PROFILE', 'false') !== 'false' ? { dir: profileDirectory('pipeline'), files: [] } : null;
+  const profileKind = option('profile', 'BENCH_PROFILE', 'false');
+  if (!['false', 'true', 'cpu', 'heap'].includes(profileKind)) throw new Error('--profile must be given alone (CPU), as --profile=cpu or as --profile=heap');
+  const profiles = profileKind !== 'false' ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'heap' ? 'heap' : 'cpu' } : null;
   const ctx = { events, log, errors, concurrency, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
   const wctx = { ...ctx, events: warmup, profiles: null };
   const needInflux = stages.has('tsdb');
@@ -967,8 +978,12 @@ async function main() {
       console.log('');
       console.log(`profile     ${name}, the timed windows of ${rounds} round(s): ${dir}`);
       for (const file of readdirSync(dir).sort()) {
-        console.log(`  ${file}`);
-        for (const line of formatSummary(summariseProfile(join(dir, file), 20), { by: 'function', indent: '    ' })) console.log(line);
+        const summary = summarise(join(dir, file), 20);
+        const events = profiles.files.find((f) => basename(f.file) === file)?.events ?? NaN;
+        // A heap profile of the window holds every sampled allocation (collected ones too), not only the live ones.
+        console.log(`  ${file}${summary.kind === 'heap' ? `: every sampled allocation of the window, ${fmt(summary.totalBytes / events / 1024, 1)} KB per event` : ''}`);
+        // (A heap summary's first line says "live allocations": not so here, the line above says what it holds.)
+        for (const line of formatSummary(summary, { by: 'function', indent: '    ' }).slice(summary.kind === 'heap' ? 1 : 0)) console.log(line);
       }
     }
   }
