@@ -6,7 +6,7 @@
  *   npm run build && node bench/pipeline.mjs [--events=20000] [--concurrency=32] [--batch-size=1000]
  *       [--window=50] [--rounds=3] [--warmup-events=2000] [--stages=queue,tsdb,parquet,tablefile,sqs]
  *       [--sqs-send-events=1000] [--sqs-single-events=5000] [--timeout=60] [--influxd=/usr/bin/influxd]
- *       [--profile]
+ *       [--profile[=cpu|heap]]
  *
  * (or BENCH_EVENTS, BENCH_CONCURRENCY, BENCH_BATCH_SIZE, BENCH_BATCH_WINDOW_MS, BENCH_ROUNDS,
  * BENCH_WARMUP_EVENTS, BENCH_STAGES, BENCH_SQS_SEND_EVENTS, BENCH_SQS_SINGLE_EVENTS,
@@ -16,9 +16,11 @@
  * The events: N valid audit envelopes of about 2 KB of JSON each (a fixed mix of
  * selection.state.changed, navigation.sheet.loaded, object.view.duration, app.model.validated and
  * event.bookmark, with realistic context: 12 apps, 4 sheets each, 150 users, browser details),
- * built from a seeded generator, each checked with validateEnvelope + checkContent (as the audit
- * API does) and wrapped as the audit API queues them ({kind: 'audit', id, receivedAt, meta, event}).
- * Event times are spread over the last two minutes.
+ * built from a seeded generator as the JSON text of a request body, parsed, checked with
+ * validateEnvelope + checkContent (as the audit API does) and wrapped as the audit API queues them
+ * ({kind: 'audit', id, receivedAt, event, meta}, sent with the queued JSON the audit API builds
+ * around the body: queuedJson + withJson). That work is the audit API's and is done before the
+ * clock starts. Event times are spread over the last two minutes.
  *
  * Stages (each in a fresh temp directory, one after the other; they are run --rounds times, in
  * turn, and the medians compared, which evens out a machine whose load changes meanwhile):
@@ -64,7 +66,9 @@
  * influxd's CPU during the tsdb stages, and this process's CPU per event (µs/ev: CPU seconds of
  * the stage / events) and influxd's (its CPU seconds in the stage / events). --profile runs the timed window of every queue stage (not the event generation,
  * not the baselines) under V8's CPU profiler, one file per stage and round, and prints the top of
- * each stage's profiles. The exit code is 1 when a check fails or a stage times out.
+ * each stage's profiles. --profile=heap samples the same windows' allocations instead (V8's
+ * sampling heap profiler, every 4 KB, the objects collected before the end included: what each
+ * event allocates, short-lived or not) and prints them per function with the KB per event. The exit code is 1 when a check fails or a stage times out.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -74,7 +78,7 @@ import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { Session } from 'node:inspector/promises';
 import { influxdConfig } from './influxd-config.mjs';
-import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
+import { formatSummary, profileDirectory, summarise } from './profile.mjs';
 import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
@@ -95,7 +99,7 @@ const dist = new URL('../dist/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
 async function loadSvc() {
-  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages, awsSqs] = await Promise.all([
+  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages, awsSqs, codec, auditApi] = await Promise.all([
     load('shared/queue/local.js'),
     load('shared/destinations/handler.js'),
     load('shared/destinations/registry.js'),
@@ -109,6 +113,8 @@ async function loadSvc() {
     load('shared/queue/sqs.js'),
     load('edge-agent/simulate/messages.js'),
     load('shared/aws/sqs.js'),
+    load('shared/queue/codec.js'),
+    load('shared/audit/handler.js'),
   ]);
   return {
     LocalEventQueue: local.LocalEventQueue,
@@ -126,6 +132,8 @@ async function loadSvc() {
     SqsEventQueue: sqs.SqsEventQueue,
     LeanSqsClient: awsSqs.LeanSqsClient,
     mulberry32: messages.mulberry32,
+    withJson: codec.withJson,
+    queuedJson: auditApi.queuedJson,
   };
 }
 
@@ -250,14 +258,33 @@ function makeEvents(svc, n, seed) {
   const events = [];
   for (let i = 0; i < n; i++) {
     const timeMs = now - 120_000 + Math.floor((i / n) * 120_000);
-    const env = makeEnvelope(random, world, 1800 + Math.floor(random() * 500), timeMs);
-    const structural = svc.validateEnvelope(env);
+    // As the audit API has it: the request's body text, parsed.
+    const body = JSON.stringify(makeEnvelope(random, world, 1800 + Math.floor(random() * 500), timeMs));
+    const structural = svc.validateEnvelope(JSON.parse(body));
     if (!structural.ok) throw new Error(`generated envelope ${i} is invalid: ${JSON.stringify(structural.errors)}`);
     const violations = svc.checkContent(structural.envelope);
     if (violations.length > 0) throw new Error(`generated envelope ${i} breaks content rules: ${JSON.stringify(violations)}`);
-    events.push({ kind: 'audit', id: env.eventId.toLowerCase(), receivedAt: new Date(timeMs + 40).toISOString(), meta: { clientIp: '127.0.0.2', clientVersion: CLIENT_VERSION }, event: structural.envelope });
+    const env = structural.envelope;
+    // The audit API's queued event (its members in its order) and the queued JSON it builds around the body.
+    const queued = { kind: 'audit', id: env.eventId.toLowerCase(), receivedAt: new Date(timeMs + 40).toISOString(), event: env, meta: { clientIp: '127.0.0.2', clientVersion: CLIENT_VERSION } };
+    const json = svc.queuedJson(queued, body);
+    if (json !== null) QUEUED_JSON.set(queued, json);
+    events.push(queued);
   }
   return events;
+}
+
+/**
+ * Each event's JSON as the audit API gives it to the queue (`queuedJson` around the request body,
+ * `withJson`), built before the clock starts as the audit API builds it before its send. A send
+ * gives it again each time: the queue lets the text go once it has packed the event.
+ */
+const QUEUED_JSON = new WeakMap();
+
+/** `event` as the audit API sends it: with its queued JSON, when it has one. */
+function asSent(svc, event) {
+  const json = QUEUED_JSON.get(event);
+  return json === undefined ? event : svc.withJson(event, json);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -535,8 +562,14 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   const profiling = ctx.profiles ? new Session() : null;
   if (profiling) {
     profiling.connect();
-    await profiling.post('Profiler.enable');
-    await profiling.post('Profiler.start');
+    if (ctx.profiles.kind === 'heap') {
+      // Every sampled allocation, also the ones collected before the end: what the window allocates, short-lived or not.
+      await profiling.post('HeapProfiler.enable');
+      await profiling.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    } else {
+      await profiling.post('Profiler.enable');
+      await profiling.post('Profiler.start');
+    }
   }
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -545,7 +578,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
       const i = next++;
       const started = performance.now();
       try {
-        await queue.send([events[i]]);
+        await queue.send([asSent(svc, events[i])]);
       } catch (err) {
         sendErrors += 1;
         firstSendError ||= err instanceof Error ? err.message : String(err);
@@ -561,11 +594,12 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   const end = timedOut ? performance.now() : counter.stats.doneAt;
   const cpu = process.cpuUsage(cpu0);
   if (profiling) {
-    const { profile } = await profiling.post('Profiler.stop');
+    const heap = ctx.profiles.kind === 'heap';
+    const { profile } = heap ? await profiling.post('HeapProfiler.stopSampling') : await profiling.post('Profiler.stop');
     profiling.disconnect();
-    const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.cpuprofile`);
+    const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.${heap ? 'heapprofile' : 'cpuprofile'}`);
     writeFileSync(file, JSON.stringify(profile));
-    ctx.profiles.files.push({ name, file });
+    ctx.profiles.files.push({ name, file, events: events.length });
   }
   const influxCpu = influxPid ? processCpuSeconds(influxPid) - influxCpu0 : NaN;
   const { rssMb, peakMb } = memory.stop();
@@ -835,7 +869,9 @@ async function main() {
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);
   console.log(`rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`);
 
-  const profiles = option('profile', 'BENCH_PROFILE', 'false') !== 'false' ? { dir: profileDirectory('pipeline'), files: [] } : null;
+  const profileKind = option('profile', 'BENCH_PROFILE', 'false');
+  if (!['false', 'true', 'cpu', 'heap'].includes(profileKind)) throw new Error('--profile must be given alone (CPU), as --profile=cpu or as --profile=heap');
+  const profiles = profileKind !== 'false' ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'heap' ? 'heap' : 'cpu' } : null;
   const ctx = { events, log, errors, concurrency, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
   const wctx = { ...ctx, events: warmup, profiles: null };
   const needInflux = stages.has('tsdb');
@@ -942,8 +978,12 @@ async function main() {
       console.log('');
       console.log(`profile     ${name}, the timed windows of ${rounds} round(s): ${dir}`);
       for (const file of readdirSync(dir).sort()) {
-        console.log(`  ${file}`);
-        for (const line of formatSummary(summariseProfile(join(dir, file), 20), { by: 'function', indent: '    ' })) console.log(line);
+        const summary = summarise(join(dir, file), 20);
+        const events = profiles.files.find((f) => basename(f.file) === file)?.events ?? NaN;
+        // A heap profile of the window holds every sampled allocation (collected ones too), not only the live ones.
+        console.log(`  ${file}${summary.kind === 'heap' ? `: every sampled allocation of the window, ${fmt(summary.totalBytes / events / 1024, 1)} KB per event` : ''}`);
+        // (A heap summary's first line says "live allocations": not so here, the line above says what it holds.)
+        for (const line of formatSummary(summary, { by: 'function', indent: '    ' }).slice(summary.kind === 'heap' ? 1 : 0)) console.log(line);
       }
     }
   }

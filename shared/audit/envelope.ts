@@ -17,11 +17,15 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz
 export function isRfc3339(text: string): boolean {
   const m = RFC3339.exec(text);
   if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  // Each member read on its own (no slice, map or list per call: this runs for every time of every
+  // request and of every delivered event).
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
   const zoneOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 60 && zoneOk;
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60 && zoneOk;
 }
 
 /** One URI character (RFC 3986 §2: unreserved, reserved but "#", "[" and "]", or a percent-encoded octet). */
@@ -251,6 +255,20 @@ function deepPointer(value: unknown, depth: number, max: number): string | null 
   return null;
 }
 
+/**
+ * The envelopes `validateEnvelope` passed (the objects it was given and returned), so the queue's
+ * in-memory hand-off need not check them against the same schema a second time (codec.ts
+ * `decodeRecord`). Weak: the mark goes with the object. It vouches for the object as it was
+ * checked: the audit API queues the envelope unchanged, and a queued event is not changed after
+ * it is sent (queue/port.ts).
+ */
+const passedEnvelopes = new WeakSet<object>();
+
+/** Did `validateEnvelope` pass this very object (see `passedEnvelopes`)? */
+export function passedEnvelopeCheck(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && passedEnvelopes.has(value);
+}
+
 /** Structural check (→ 400). */
 export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnvelope } | { ok: false; errors: EnvelopeError[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -259,7 +277,10 @@ export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnve
   const deep = tooDeep(body, MAX_NESTING_DEPTH);
   if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
   const checker = envelopeChecker;
-  if (checker.check(body)) return { ok: true, envelope: body };
+  if (checker.check(body)) {
+    passedEnvelopes.add(body);
+    return { ok: true, envelope: body };
+  }
   return { ok: false, errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }
 

@@ -10,7 +10,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ClaimCheckStore } from '../queue/claim-check.js';
-import { decodeMessage, decodeRecord } from '../queue/codec.js';
+import { decodeMessage, decodeRecord, type ClaimCheckMessage } from '../queue/codec.js';
 import type { QueuedEvent } from '../queue/events.js';
 import type { Destination } from './port.js';
 import { RecentIds } from '../util/recent-ids.js';
@@ -44,22 +44,30 @@ export class UndecodableMessageError extends Error {
   override readonly name = 'UndecodableMessageError';
 }
 
+/** The events of a claim check's stored body (fetched, parsed and validated). */
+async function fetchClaimed(store: ClaimCheckStore, ref: ClaimCheckMessage['claimCheck'], messageId: string): Promise<QueuedEvent[]> {
+  const inner = decodeMessage(await store.get(ref));
+  if (!inner.ok || !('events' in inner.message)) throw new UndecodableMessageError(`claim check of message ${messageId}: ${inner.ok ? 'holds another claim check' : inner.error}`);
+  return inner.message.events;
+}
+
 export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
   const { destination, claimCheck, log } = deps;
   const written = new RecentIds(deps.rememberIds ?? 100_000);
   /** Batch processors not in use by a batch in flight. */
   const idle: BatchProcessor[] = [];
 
-  const decode = async (record: SQSRecord): Promise<QueuedEvent[]> => {
-    // The events a local queue handed off in memory, else the body parsed; validated either way.
+  /**
+   * The events of a message: the ones a local queue handed off in memory, else the body parsed;
+   * validated either way. Synchronous (no promise per message) unless it is a claim check, whose
+   * body is fetched: then a promise of them.
+   */
+  const decode = (record: SQSRecord): QueuedEvent[] | Promise<QueuedEvent[]> => {
     const first = decodeRecord(record);
     if (!first.ok) throw new UndecodableMessageError(`message ${record.messageId}: ${first.error}`);
     if ('events' in first.message) return first.message.events;
     if (!claimCheck) throw new UndecodableMessageError(`message ${record.messageId} is a claim check, but no claim-check store is configured`);
-    const body = await claimCheck.get(first.message.claimCheck);
-    const inner = decodeMessage(body);
-    if (!inner.ok || !('events' in inner.message)) throw new UndecodableMessageError(`claim check of message ${record.messageId}: ${inner.ok ? 'holds another claim check' : inner.error}`);
-    return inner.message.events;
+    return fetchClaimed(claimCheck, first.message.claimCheck, record.messageId);
   };
 
   return async (event, context) => {
@@ -72,7 +80,6 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       arrived += 1;
       if (arrived === total) release();
     };
-    let outcome: Promise<ReadonlySet<string>> | undefined;
     const writeAll = async (): Promise<ReadonlySet<string>> => {
       const fresh = arrivals.flat().filter((e) => !written.has(e.id));
       if (fresh.length === 0) return new Set();
@@ -80,13 +87,18 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       for (const e of fresh) if (!failed.has(e.id)) written.add(e.id);
       return failed;
     };
+    // One write of every event of the batch once all messages arrived: each record awaits this one promise.
+    const outcome = allArrived.then(writeAll);
+    // Not awaited until the records' handlers are: a failed write is each record's failure, not an unhandled rejection meanwhile.
+    outcome.catch(() => undefined);
 
     // Powertools runs the record handlers in parallel: each decodes its message, then all wait for
     // one write of every event of the batch, then each fails if any of its events was not written.
     const recordHandler = async (record: SQSRecord): Promise<void> => {
       let events: QueuedEvent[];
       try {
-        events = await decode(record);
+        const decoded = decode(record);
+        events = Array.isArray(decoded) ? decoded : await decoded;
       } catch (err) {
         arrive();
         log.error({ destination: destination.name, messageId: record.messageId, err }, 'queue message cannot be decoded');
@@ -99,8 +111,6 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       // The message's other events are written all the same: its redelivery skips them (idempotent by id).
       arrivals.push(refused.length === 0 ? events : events.filter((e) => destination.takes(e)));
       arrive();
-      await allArrived;
-      outcome ??= writeAll();
       const failed = await outcome;
       const mine = failed.size === 0 ? 0 : events.filter((e) => failed.has(e.id)).length;
       if (refused.length > 0) throw new Error(`${refused.length} of ${events.length} event(s) of message ${record.messageId} are of a kind ${destination.name} does not take (${[...new Set(refused.map((e) => e.kind))].join(', ')})`);

@@ -410,6 +410,36 @@ describe('LocalEventQueue', () => {
       await reopened.stop();
     });
 
+    it('checks a handed-off audit envelope again only when validateEnvelope did not pass that very object', async () => {
+      const directory = dir();
+      const live = writer();
+      const q = queue(directory, [
+        { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
+        { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
+      ], { unavailableBaseMs: 60_000, maxReceiveCount: 1 });
+      await q.start();
+      // Never through validateEnvelope (a copy of a checked one, then broken): checked in full in memory.
+      const unchecked = auditQueued();
+      unchecked.event = { ...unchecked.event, timestamp: 'soon' };
+      // Through validateEnvelope, then changed against port.ts's contract: the hand-off does not
+      // check the envelope again, so it is written; parsed back after a restart, it is refused.
+      const vouched = auditQueued();
+      Object.assign(vouched.event, { timestamp: 'soon' });
+      await q.send([unchecked]);
+      await q.send([vouched]);
+      await expect.poll(() => live.failures.flat().length + live.written.length).toBe(2);
+      expect(live.written).toEqual([vouched]);
+      expect(live.errors).toEqual([expect.stringContaining('/events/0/event/timestamp: must be an RFC 3339 date-time with a zone') as unknown as string]);
+      await q.stop();
+
+      const later = writer();
+      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], { maxReceiveCount: 1 });
+      await reopened.start();
+      await expect.poll(() => later.failures.flat().length).toBe(2);
+      expect(later.written).toEqual([]);
+      await reopened.stop();
+    });
+
     it('loses nothing when the process is killed after the write, while a consumer holds the batch', async () => {
       const directory = dir();
       const events = Array.from({ length: 25 }, () => auditQueued());
