@@ -212,6 +212,8 @@ async function underLoad(config) {
   clearTimeout(snapshotTimer);
   const during = sampler.stop();
   const peak = mb(processMemory(p.child.pid).peak);
+  // A svc that ended during the load (a crash) makes every figure meaningless: say so, with its log's end.
+  if (p.child.exitCode !== null || p.child.signalCode !== null) console.log(`svc local ENDED during the load (exit ${p.child.exitCode ?? p.child.signalCode}); the end of its log:\n${p.output().slice(-3000)}`);
   await stopChild(p.child);
   // --load-log=<file>: svc's own log of the loaded run (what it wrote when), for a closer look.
   const logFile = option('load-log', 'BENCH_LOAD_LOG', '');
