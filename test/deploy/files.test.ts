@@ -397,6 +397,6 @@ describe('edge-agent/bin/svc.js, the `svc` command', () => {
     expect(run.status, run.stderr).toBe(0);
     const printed = /^execArgv (.*)$/m.exec(run.stderr)?.[1] ?? 'null';
     expect(JSON.parse(printed)).toEqual(NODE_FLAGS);
-    expect(NODE_FLAGS).toContain('--max-semi-space-size=8');
+    expect(NODE_FLAGS).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=50']));
   });
 });
