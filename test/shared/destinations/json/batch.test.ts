@@ -16,7 +16,7 @@ import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.j
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { decodeMessage } from '../../../../shared/queue/codec.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
-import { auditQueued } from '../../../support/audit.js';
+import { auditQueued, captureLog } from '../../../support/audit.js';
 import { silentLog } from '../../../support/log.js';
 import { svcConfig } from '../../../support/udp.js';
 
@@ -41,7 +41,8 @@ describe('JSON object-data destination: its batch', () => {
     dirs.push(dir);
     const out = join(dir, 'out');
     const config = svcConfig(['  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: json', '      json:', '        objectdata:', '          enable: true', `          exportDirectory: ${out}`]);
-    const built = jsonDestination({ config, logger: silentLog, errors: new ErrorTracker(silentLog), clock: new PointClock() });
+    const { logger } = await captureLog('info');
+    const built = jsonDestination({ config, logger, errors: new ErrorTracker({ enabled: true, log: silentLog }), clock: new PointClock() });
     if (!built) throw new Error('the JSON destination is configured');
     const writer = makeWriterHandler({ destination: built.destination, claimCheck: null, log: silentLog });
     const sizes: number[] = [];
