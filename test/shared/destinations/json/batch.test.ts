@@ -65,9 +65,8 @@ describe('JSON object-data destination: its batch', () => {
       log: silentLog,
     });
     const withObjectData = () => auditQueued({ type: 'object.visibility.changed', payload: { context: { appId: 'e7af59a0-c243-480d-9571-08727551a66f' }, event: { objectData: { qId: 'obj1' } } } });
-    // Ten messages of 30 events each, all on disk before the consumer starts (its first scan sees them all).
-    await queue.start();
-    await queue.stop();
+    // Ten messages of 30 events each, on disk before the consumer starts (its first scan sees them
+    // all): written by a queue of the same directory without consumer groups.
     const early = new LocalEventQueue({ directory: join(dir, 'queue'), capacity: 10_000, maxReceiveCount: 3, groups: [], log: silentLog });
     await early.start();
     for (let m = 0; m < 10; m++) await early.send(Array.from({ length: 30 }, withObjectData));
