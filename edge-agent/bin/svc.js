@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=50
 // The `svc` command: runs the built CLI. The README's setup command (`npm ci`) builds it.
 // The node flags of the line above bound V8's heap under load (bench/README.md "memory.mjs"; measured
-// at 3,000 audit requests/s + 20,000 datagrams/s: RSS peak ≈ 175–214 MB without them, ≈ 150 with):
+// at 3,000 audit requests/s + 20,000 datagrams/s: RSS peak 176–231 MB without them, 149–155 with):
 // --max-semi-space-size=8   the young generation takes at most 16 MB instead of Node's 32 MB;
 // --heap-growing-percent=50 after a full GC the old generation may grow by 50 % of what survived
 //                           before the next one, where V8 lets it grow up to 4× on a machine with
