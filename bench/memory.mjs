@@ -24,7 +24,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { CLIENT_VERSION, envelopeText } from './audit-api.mjs';
-import { fmt, freePort, int, loadNow, machineLine, median, option, positive, processMemory, removeOnExit, sampleMemory, stopChild } from './lib.mjs';
+import { fmt, freePort, int, loadNow, machineLine, median, option, positive, processCpuSeconds, processMemory, removeOnExit, sampleMemory, stopChild } from './lib.mjs';
 import { formatSnapshot, summariseSnapshot } from './heap-snapshot.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
 
@@ -190,6 +190,7 @@ async function underLoad(config) {
   const p = svcLocal('under load', doc.toString(), { flags: ['--import', join(ROOT, 'bench/memory-usage.mjs'), ...snapshotFlags], env: { SVC_MEMORY_USAGE: usageFile } });
   await p.running;
   const idleBefore = mb(processMemory(p.child.pid).rss);
+  const cpuBefore = processCpuSeconds(p.child.pid);
   const sampler = sampleMemory(p.child.pid);
   const client = fork(join(ROOT, 'bench/audit-api.mjs'), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(client);
@@ -217,6 +218,9 @@ async function underLoad(config) {
   clearTimeout(snapshotTimer);
   const during = sampler.stop();
   const peak = mb(processMemory(p.child.pid).peak);
+  // svc's CPU over the load (all its threads: GC helpers and the libuv pool too), per audit request
+  // and datagram together: what its node flags cost it at this fixed load.
+  const cpuSeconds = processCpuSeconds(p.child.pid) - cpuBefore;
   // A svc that ended during the load (a crash) makes every figure meaningless: say so, with its log's end.
   if (p.child.exitCode !== null || p.child.signalCode !== null) console.log(`svc local ENDED during the load (exit ${p.child.exitCode ?? p.child.signalCode}); the end of its log:\n${p.output().slice(-3000)}`);
   await stopChild(p.child);
@@ -227,6 +231,8 @@ async function underLoad(config) {
   const short = AUDIT_RATE > 0 && a.rps < AUDIT_RATE * 0.95 ? ` — below the --audit-rate ${int(AUDIT_RATE)}/s: the server or the machine could not keep up` : '';
   console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s reached${short}; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
   console.log(`udp         ${senderOut.trim().split('\n').at(-1) ?? ''}`);
+  const datagrams = Number(/sent (\d+) datagrams/.exec(senderOut)?.[1] ?? NaN);
+  console.log(`svc CPU     ${fmt(cpuSeconds, 2)} s during the load (${fmt((cpuSeconds / LOAD_S) * 100, 0)} % of a core); ${fmt((cpuSeconds * 1e6) / (a.requests + datagrams), 1)} µs per request or datagram (${int(a.requests)} + ${int(datagrams)})`);
   console.log(`| process | RSS before the load | RSS during the load (median) | peak (VmHWM) |`);
   console.log('|---|---|---|---|');
   console.log(`| svc local, ${basename(CONFIG)} + UDP log listener | ${fmt(idleBefore, 1)} MB | ${fmt(during.rssMb, 1)} MB | ${fmt(peak, 1)} MB |`);
