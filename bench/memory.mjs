@@ -18,13 +18,14 @@
  * there) with the config copied in; SVC_CONFIG is cleared. Linux only (/proc).
  */
 import { fork, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { CLIENT_VERSION, envelopeText } from './audit-api.mjs';
-import { fmt, freePort, int, loadNow, machineLine, median, option, positive, processMemory, removeOnExit, sampleMemory, stopChild } from './lib.mjs';
+import { fmt, freePort, int, loadNow, machineLine, median, option, positive, processCpuSeconds, processMemory, removeOnExit, sampleMemory, stopChild } from './lib.mjs';
+import { formatSnapshot, summariseSnapshot } from './heap-snapshot.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -33,6 +34,10 @@ const CONFIG = resolve(option('config', 'BENCH_CONFIG', join(ROOT, 'config/local
 const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
 const READINGS = Math.round(positive('readings', 'BENCH_READINGS', 5));
 const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', '')).split(' ').filter(Boolean);
+// The node flags of the svc command's first line (`#!/usr/bin/env -S node <flags>`): every launcher
+// passes them (docs/operations.md), so svc runs with them here too; --bin-flags=false leaves them out
+// (the before of an A/B). --node-flags come after them, so a flag given there wins.
+const BIN_FLAGS = option('bin-flags', 'BENCH_BIN_FLAGS', 'true') === 'false' ? [] : (/^#!\/usr\/bin\/env -S node(.*)\n/.exec(readFileSync(SVC, 'utf8'))?.[1] ?? '').split(' ').filter(Boolean);
 const PROFILE = option('profile', 'BENCH_PROFILE', 'false') !== 'false';
 const LOAD = option('load', 'BENCH_LOAD', 'false') !== 'false';
 const LOAD_S = positive('load-duration', 'BENCH_LOAD_S', 10);
@@ -43,6 +48,10 @@ const AUDIT_CONCURRENCY = Math.round(positive('audit-concurrency', 'BENCH_AUDIT_
 const AUDIT_RATE = Math.round(Number(option('audit-rate', 'BENCH_AUDIT_RATE', 3000)));
 // --load-only: skip the idle readings, the module list and the profile (a quicker before/after of the load).
 const LOAD_ONLY = option('load-only', 'BENCH_LOAD_ONLY', 'false') !== 'false';
+// --load-snapshot=<s>: a heap snapshot of the loaded svc <s> seconds into the load (SIGUSR2 through
+// --heapsnapshot-signal), summarised by bench/heap-snapshot.mjs. Writing it stops the process for a
+// while and doubles its heap, so the RSS figures of such a run are not the code's.
+const LOAD_SNAPSHOT_S = Number(option('load-snapshot', 'BENCH_LOAD_SNAPSHOT_S', 0));
 const MINIMAL = ['Svc:', '  localQueue: {directory: ./data/queue}', ''].join('\n');
 
 const dirs = new Set();
@@ -79,7 +88,7 @@ function start(name, args, { config, env = {}, ready }) {
   return { name, child, cwd, running, output: () => out };
 }
 
-const svcLocal = (name, config, extra = {}) => start(name, [...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], { config, env: extra.env, ready: /svc local \S+ running \(/ });
+const svcLocal = (name, config, extra = {}) => start(name, [...BIN_FLAGS, ...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], { config, env: extra.env, ready: /svc local \S+ running \(/ });
 
 /** VmRSS readings 1 s apart (median) and the VmHWM after them, of every process at once, in MB. */
 async function readMemory(procs) {
@@ -111,7 +120,8 @@ async function packagesLoaded(config) {
 async function main() {
   const config = readFileSync(CONFIG, 'utf8');
   const loadStart = loadNow();
-  console.log(`memory bench: svc local --config ${CONFIG}${NODE_FLAGS.length ? ` (node ${NODE_FLAGS.join(' ')})` : ''}, RSS ${IDLE_S} s after start, ${READINGS} readings`);
+  const flags = [...BIN_FLAGS, ...NODE_FLAGS];
+  console.log(`memory bench: svc local --config ${CONFIG} (node ${flags.length ? flags.join(' ') : 'without flags'}${BIN_FLAGS.length ? '; the first ones are the svc command\'s own' : ''}), RSS ${IDLE_S} s after start, ${READINGS} readings`);
   console.log(`machine     ${machineLine()}`);
   console.log(`load avg    ${loadStart.text} at the start`);
 
@@ -176,9 +186,11 @@ async function underLoad(config) {
   console.log(`\nunder load: svc local on ${basename(CONFIG)} + a UDP log listener, for ${LOAD_S} s: audit POSTs (2 KB, ${AUDIT_CONCURRENCY} in flight, ${AUDIT_RATE > 0 ? `paced at ${int(AUDIT_RATE)}/s` : 'unpaced'}) and ${int(UDP_RATE)} log datagrams/s at once`);
   const usageFile = join(mkdtempSync(join(tmpdir(), 'svc-bench-memory-usage-')), 'usage.jsonl');
   dirs.add(resolve(usageFile, '..'));
-  const p = svcLocal('under load', doc.toString(), { flags: ['--import', join(ROOT, 'bench/memory-usage.mjs')], env: { SVC_MEMORY_USAGE: usageFile } });
+  const snapshotFlags = LOAD_SNAPSHOT_S > 0 ? ['--heapsnapshot-signal=SIGUSR2'] : [];
+  const p = svcLocal('under load', doc.toString(), { flags: ['--import', join(ROOT, 'bench/memory-usage.mjs'), ...snapshotFlags], env: { SVC_MEMORY_USAGE: usageFile } });
   await p.running;
   const idleBefore = mb(processMemory(p.child.pid).rss);
+  const cpuBefore = processCpuSeconds(p.child.pid);
   const sampler = sampleMemory(p.child.pid);
   const client = fork(join(ROOT, 'bench/audit-api.mjs'), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(client);
@@ -201,9 +213,16 @@ async function underLoad(config) {
   children.add(sender);
   let senderOut = '';
   sender.stdout.on('data', (c) => (senderOut += c));
+  const snapshotTimer = LOAD_SNAPSHOT_S > 0 ? setTimeout(() => p.child.kill('SIGUSR2'), LOAD_SNAPSHOT_S * 1000) : undefined;
   const [a] = await Promise.all([audit, new Promise((resolve) => sender.once('exit', resolve))]);
+  clearTimeout(snapshotTimer);
   const during = sampler.stop();
   const peak = mb(processMemory(p.child.pid).peak);
+  // svc's CPU over the load (all its threads: GC helpers and the libuv pool too), per audit request
+  // and datagram together: what its node flags cost it at this fixed load.
+  const cpuSeconds = processCpuSeconds(p.child.pid) - cpuBefore;
+  // A svc that ended during the load (a crash) makes every figure meaningless: say so, with its log's end.
+  if (p.child.exitCode !== null || p.child.signalCode !== null) console.log(`svc local ENDED during the load (exit ${p.child.exitCode ?? p.child.signalCode}); the end of its log:\n${p.output().slice(-3000)}`);
   await stopChild(p.child);
   // --load-log=<file>: svc's own log of the loaded run (what it wrote when), for a closer look.
   const logFile = option('load-log', 'BENCH_LOAD_LOG', '');
@@ -212,10 +231,22 @@ async function underLoad(config) {
   const short = AUDIT_RATE > 0 && a.rps < AUDIT_RATE * 0.95 ? ` — below the --audit-rate ${int(AUDIT_RATE)}/s: the server or the machine could not keep up` : '';
   console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s reached${short}; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
   console.log(`udp         ${senderOut.trim().split('\n').at(-1) ?? ''}`);
+  const datagrams = Number(/sent (\d+) datagrams/.exec(senderOut)?.[1] ?? NaN);
+  console.log(`svc CPU     ${fmt(cpuSeconds, 2)} s during the load (${fmt((cpuSeconds / LOAD_S) * 100, 0)} % of a core); ${fmt((cpuSeconds * 1e6) / (a.requests + datagrams), 1)} µs per request or datagram (${int(a.requests)} + ${int(datagrams)})`);
   console.log(`| process | RSS before the load | RSS during the load (median) | peak (VmHWM) |`);
   console.log('|---|---|---|---|');
   console.log(`| svc local, ${basename(CONFIG)} + UDP log listener | ${fmt(idleBefore, 1)} MB | ${fmt(during.rssMb, 1)} MB | ${fmt(peak, 1)} MB |`);
   printUsage(usageFile);
+  if (LOAD_SNAPSHOT_S > 0) {
+    const written = readdirSync(p.cwd).filter((f) => f.endsWith('.heapsnapshot'));
+    if (written.length === 0) console.log(`\nno heap snapshot was written (--load-snapshot=${LOAD_SNAPSHOT_S} is past the load?)`);
+    for (const f of written) {
+      const kept = join(profileDirectory('memory-load'), f);
+      copyFileSync(join(p.cwd, f), kept);
+      console.log(`\n${LOAD_SNAPSHOT_S} s into the load: ${kept}`);
+      for (const line of formatSnapshot(summariseSnapshot(kept, 20))) console.log(line);
+    }
+  }
 }
 
 /** From bench/memory-usage.mjs's samples: what the RSS was made of at its highest sample, and each part's own highest. */
@@ -224,7 +255,8 @@ function printUsage(file) {
   const samples = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
   if (samples.length === 0) return;
   const parts = (s) => ({ rss: s.rss, heapUsed: s.heapUsed, heapTotal: s.heapTotal, external: s.external, arrayBuffers: s.arrayBuffers, native: s.rss - s.heapTotal - s.external });
-  const top = parts(samples.reduce((a, b) => (b.rss > a.rss ? b : a)));
+  const highest = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
+  const top = parts(highest);
   const most = Object.fromEntries(Object.keys(top).map((k) => [k, Math.max(...samples.map((s) => parts(s)[k]))]));
   const row = (name, v) => `| ${name} | ${fmt(mb(v.rss), 1)} | ${fmt(mb(v.heapUsed), 1)} | ${fmt(mb(v.heapTotal), 1)} | ${fmt(mb(v.external), 1)} | ${fmt(mb(v.arrayBuffers), 1)} | ${fmt(mb(v.native), 1)} |`;
   console.log(`\nprocess.memoryUsage() of svc local every 100 ms (${samples.length} samples; native = rss − heapTotal − external), MB:`);
@@ -232,6 +264,27 @@ function printUsage(file) {
   console.log('|---|---|---|---|---|---|---|');
   console.log(row('at the highest rss', top));
   console.log(row('each part at its highest', most));
+  if (highest.spaces === undefined) return;
+  // Once a second: how the parts moved (a backlog grows steadily; an old space waiting for its
+  // mark-compact grows and then drops).
+  console.log('\nonce a second (MB): rss | new space committed | old space used / committed | arrayBuffers | malloc (anonymous − heap − external)');
+  for (let i = 0; i < samples.length; i += 10) {
+    const s = samples[i];
+    const o = s.spaces?.old_space ?? { size: 0, used: 0 };
+    console.log(`  ${String(i / 10).padStart(3)} s  ${fmt(mb(s.rss), 0).padStart(4)} | ${fmt(mb(s.spaces?.new_space?.size ?? 0), 0).padStart(3)} | ${fmt(mb(o.used), 0).padStart(3)} / ${fmt(mb(o.size), 0).padStart(3)} | ${fmt(mb(s.arrayBuffers), 0).padStart(3)} | ${fmt(mb(s.rssAnon - s.heapTotal - s.external), 0).padStart(3)}`);
+  }
+  // The same sample by V8 heap space (committed / used) and as the kernel counts it: file pages
+  // (the node binary) and anonymous memory; what is anonymous beyond V8's heap and the external
+  // memory is the allocator's (malloc: V8's own tables, libuv, zlib, thread arenas).
+  const space = (name) => highest.spaces[name] ?? { size: 0, used: 0 };
+  const named = ['new_space', 'old_space', 'code_space', 'large_object_space'];
+  const others = Object.entries(highest.spaces).filter(([k]) => !named.includes(k)).reduce((t, [, v]) => ({ size: t.size + v.size, used: t.used + v.used }), { size: 0, used: 0 });
+  const sp = (v) => `${fmt(mb(v.size), 1)} / ${fmt(mb(v.used), 1)}`;
+  const malloc = highest.rssAnon - highest.heapTotal - highest.external;
+  console.log('\nthe highest sample by V8 heap space (committed / used, MB) and by page kind (MB):');
+  console.log('| new space | old space | code | large objects | other spaces | file pages (RssFile) | anonymous (RssAnon) | anonymous − heap − external (malloc) |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(`| ${sp(space('new_space'))} | ${sp(space('old_space'))} | ${sp(space('code_space'))} | ${sp(space('large_object_space'))} | ${sp(others)} | ${fmt(mb(highest.rssFile), 1)} | ${fmt(mb(highest.rssAnon), 1)} | ${fmt(mb(malloc), 1)} |`);
 }
 
 try {

@@ -23,7 +23,7 @@ export interface ConfiguredDestination {
   stableBatches?: boolean;
   /** Deliveries at a time on the local queue (ConsumerGroup.maxInFlight); default 1. */
   maxInFlight?: number;
-  /** Most events per delivery on the local queue (ConsumerGroup.maxBatchEvents): maxBatchSize of a writer that counts rows. */
+  /** Most events per delivery on the local queue (ConsumerGroup.maxBatchEvents): maxBatchSize of a writer that counts rows; the JSON writer's 100. */
   maxBatchEvents?: number;
 }
 
