@@ -34,10 +34,6 @@ const CONFIG = resolve(option('config', 'BENCH_CONFIG', join(ROOT, 'config/local
 const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
 const READINGS = Math.round(positive('readings', 'BENCH_READINGS', 5));
 const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', '')).split(' ').filter(Boolean);
-// The node flags of the svc command's first line (`#!/usr/bin/env -S node <flags>`): every launcher
-// passes them (docs/operations.md), so svc runs with them here too; --bin-flags=false leaves them out
-// (the before of an A/B). --node-flags come after them, so a flag given there wins.
-const BIN_FLAGS = option('bin-flags', 'BENCH_BIN_FLAGS', 'true') === 'false' ? [] : (/^#!\/usr\/bin\/env -S node(.*)\n/.exec(readFileSync(SVC, 'utf8'))?.[1] ?? '').split(' ').filter(Boolean);
 const PROFILE = option('profile', 'BENCH_PROFILE', 'false') !== 'false';
 const LOAD = option('load', 'BENCH_LOAD', 'false') !== 'false';
 const LOAD_S = positive('load-duration', 'BENCH_LOAD_S', 10);
@@ -88,7 +84,7 @@ function start(name, args, { config, env = {}, ready }) {
   return { name, child, cwd, running, output: () => out };
 }
 
-const svcLocal = (name, config, extra = {}) => start(name, [...BIN_FLAGS, ...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], { config, env: extra.env, ready: /svc local \S+ running \(/ });
+const svcLocal = (name, config, extra = {}) => start(name, [...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], { config, env: extra.env, ready: /svc local \S+ running \(/ });
 
 /** VmRSS readings 1 s apart (median) and the VmHWM after them, of every process at once, in MB. */
 async function readMemory(procs) {
@@ -120,8 +116,7 @@ async function packagesLoaded(config) {
 async function main() {
   const config = readFileSync(CONFIG, 'utf8');
   const loadStart = loadNow();
-  const flags = [...BIN_FLAGS, ...NODE_FLAGS];
-  console.log(`memory bench: svc local --config ${CONFIG} (node ${flags.length ? flags.join(' ') : 'without flags'}${BIN_FLAGS.length ? '; the first ones are the svc command\'s own' : ''}), RSS ${IDLE_S} s after start, ${READINGS} readings`);
+  console.log(`memory bench: svc local --config ${CONFIG} (node ${NODE_FLAGS.length ? NODE_FLAGS.join(' ') : 'without flags'}), RSS ${IDLE_S} s after start, ${READINGS} readings`);
   console.log(`machine     ${machineLine()}`);
   console.log(`load avg    ${loadStart.text} at the start`);
 
