@@ -1,5 +1,5 @@
 /**
- * After its start, a service runs one full garbage collection (edge-agent/runtime/settle.ts), so
+ * A few seconds after its start, a service runs one full garbage collection (edge-agent/runtime/settle.ts), so
  * its idle memory does not depend on whether V8 happened to shrink the young generation that start
  * grew. On the real built CLI: the collection is logged at debug, after the "running" line, and the
  * service goes on working (its audit API answers) with V8's flags as before.
