@@ -24,6 +24,7 @@ import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 import { selfReportComponents } from '../self-report/compose.js';
+import { collectAfterStart } from './settle.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -137,7 +138,10 @@ export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOption
   return new Promise<number>((resolve) => {
     exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });
     lifecycle.start().then(
-      () => logger.info({ mode, version: SVC_VERSION, components: lifecycle.names, pid: process.pid }, `svc ${mode} ${SVC_VERSION} running (${lifecycle.names.length} component${lifecycle.names.length === 1 ? '' : 's'}: ${lifecycle.names.join(', ') || 'none yet'})`),
+      () => {
+        logger.info({ mode, version: SVC_VERSION, components: lifecycle.names, pid: process.pid }, `svc ${mode} ${SVC_VERSION} running (${lifecycle.names.length} component${lifecycle.names.length === 1 ? '' : 's'}: ${lifecycle.names.join(', ') || 'none yet'})`);
+        collectAfterStart(logger);
+      },
       (err: unknown) => {
         logger.error({ err }, `svc ${mode} failed to start`);
         logging.flush();

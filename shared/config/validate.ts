@@ -6,12 +6,17 @@
  * dist/shared/config/config-validator.generated.cjs, from the same schema and the same ajv options,
  * and a start loads that file. Compiling at start cost ≈ 0.3 s of CPU and ≈ 30 MB more peak RSS
  * (ajv's schema environments and code generation for the whole config schema, bench/memory.mjs),
- * and kept ajv's compiler among the modules of every start. Where no generated file is next to
+ * and kept ajv's compiler among the modules of every start. The build also writes V8's code cache
+ * of that file (GENERATED_CACHE_FILE): V8 compiling the generated code's one ≈ 1 MB function took
+ * ≈ 11 MB of malloc'ed compiler memory at start, which glibc then kept as ≈ 10 MB of idle RSS (the
+ * space is freed, but later allocations sit above it). Where no generated file is next to
  * this module (the sources run by vitest) the validator is compiled at run time with `makeAjv`,
  * the function the generator uses; test/shared/config/validator.test.ts checks that both agree.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
+import { compileFunction } from 'node:vm';
 import type * as AjvModule from 'ajv';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { KeywordCxt } from 'ajv/dist/compile/validate/index.js';
@@ -97,6 +102,43 @@ export function makeAjv(forBuild: boolean): Ajv {
 
 /** The generated file, built by scripts/build-config-validator.mjs next to this module in dist/. */
 export const GENERATED_FILE = 'config-validator.generated.cjs';
+/** V8's code cache of GENERATED_FILE, written by the same build step (`codeCache` of runGenerated). */
+export const GENERATED_CACHE_FILE = 'config-validator.generated.v8cache';
+
+/** Whether V8 took the code cache; undefined when none was given (nothing to say). */
+export type CodeCacheUse = 'accepted' | 'rejected' | undefined;
+
+export interface GeneratedRun {
+  /** What the file's `module.exports` was set to: the validator factory. */
+  factory: unknown;
+  codeCache: CodeCacheUse;
+  /** With `produceCache`: V8's code cache of the compiled file (the build writes it). */
+  producedCache: Buffer | undefined;
+}
+
+/**
+ * Runs the generated file's source as a CommonJS module body, compiled by `vm.compileFunction`
+ * rather than loaded by `require`, for two reasons:
+ * - the code cache: it takes V8's cachedData, which skips compiling the ≈ 1 MB function (the file
+ *   is shaped to be compiled whole at once, validator-source.ts); a cache V8 rejects (another Node
+ *   version, other V8 flags such as --expose-gc) only means it compiles as before;
+ * - nothing keeps it: `require` left the module reachable from the module cache (through its own
+ *   require of ajv's ucs2length, whose module points back at its parent), so the validator's code
+ *   and ≈ 1.9 MB source string stayed for the life of the process. A `vm.Script` would keep them
+ *   too, in V8's compilation cache (which only a memory-pressure GC clears). A compiled function is
+ *   held only by what it makes.
+ */
+export function runGenerated(source: string, filename: string, options: { cachedData?: Buffer; produceCache?: boolean } = {}): GeneratedRun {
+  const { cachedData, produceCache = false } = options;
+  const body = compileFunction(source, ['module', 'exports', 'require'], { filename, produceCachedData: produceCache, ...(cachedData === undefined ? {} : { cachedData }) });
+  const module: { exports: unknown } = { exports: {} };
+  Reflect.apply(body, undefined, [module, module.exports, require]);
+  const codeCache: CodeCacheUse = cachedData === undefined ? undefined : body.cachedDataRejected === true ? 'rejected' : 'accepted';
+  return { factory: module.exports, codeCache, producedCache: body.cachedData };
+}
+
+/** What the last load of the generated validator did with the code cache (tests read it). */
+export let generatedCodeCache: CodeCacheUse;
 
 /** The generated validator, when the build made one; else undefined. */
 function generatedValidator(): ValidateFunction<ConfigFile> | undefined {
@@ -106,10 +148,15 @@ function generatedValidator(): ValidateFunction<ConfigFile> | undefined {
   } catch {
     return undefined;
   }
-  const factory: unknown = require(path);
-  // Out of the require cache at once: the factory (and its ≈ 1 MB of code) is then held only by
-  // the validator it makes, which is held weakly (below).
-  Reflect.deleteProperty(require.cache, path);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(require.resolve(`./${GENERATED_CACHE_FILE}`));
+  } catch {
+    // No code cache (a build from before it existed): V8 compiles the source.
+    cachedData = undefined;
+  }
+  const { factory, codeCache } = runGenerated(readFileSync(path, 'utf8'), path, cachedData === undefined ? {} : { cachedData });
+  generatedCodeCache = codeCache;
   if (typeof factory !== 'function') throw new Error(`${path} does not export the validator factory: rebuild with npm run build`);
   return (factory as (fns: ValidatorFunctions) => ValidateFunction<ConfigFile>)(VALIDATOR_FUNCTIONS);
 }

@@ -12,8 +12,11 @@
  * reads which packages its start loaded. The later cases switch those features on (and send the
  * first poll's body and user agent) and see each package loaded, so the check cannot pass because
  * the hooks saw nothing.
+ *
+ * And what a start uses once is let go after: `systeminformation` (the system info, collected once)
+ * is not in a heap snapshot of the running process taken after start.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -137,4 +140,41 @@ describe('the libraries a start loads', () => {
       await Promise.all([engine.stop(), broker.stop()]);
     }
   }, 30_000);
+});
+
+describe('what a start uses once', () => {
+  /** A line of systeminformation's main module (its header), which only its source text holds. */
+  const SI_SOURCE = 'System Information - library';
+
+  it('svc local lets systeminformation go once the system info is collected', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-released-'));
+    writeFileSync(join(dir, 'svc.yaml'), ['Svc:', '  localQueue: {directory: queue}', ''].join('\n'));
+    // Node writes a heap snapshot (after a full garbage collection) into the working directory at SIGUSR2.
+    const svc = startSvc(dir, 'local', { NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' });
+    let snapshot = '';
+    try {
+      await expect.poll(svc.output, { timeout: 20_000 }).toMatch(/svc local \S+ running/);
+      // The library did the collecting (not the fallbacks), so it was loaded.
+      expect(svc.output()).toMatch(/"source":"systeminformation"/);
+      svc.child.kill('SIGUSR2');
+      await expect
+        .poll(
+          () => {
+            const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot'));
+            snapshot = file === undefined ? '' : readFileSync(join(dir, file), 'utf8');
+            return snapshot.trimEnd().endsWith('}');
+          },
+          { timeout: 20_000, interval: 200 },
+        )
+        .toBe(true);
+    } finally {
+      svc.child.kill('SIGTERM');
+    }
+    expect(await svc.exited).toBe(0);
+    // The snapshot holds the process's code: the start of Svc's own system-info module's source is
+    // there (a snapshot names a string by its first 1,024 characters; JSON-escaped in the file).
+    const ownSource = readFileSync(join(REPO_ROOT, 'dist/edge-agent/self-report/system-info.js'), 'utf8').slice(0, 300);
+    expect(snapshot).toContain(JSON.stringify(ownSource).slice(1, -1));
+    expect(snapshot.includes(SI_SOURCE)).toBe(false);
+  }, 40_000);
 });

@@ -7,22 +7,19 @@
  * removed, given a value of another type, and an unknown key beside it).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { compileValidator, GENERATED_FILE, VALIDATOR_FUNCTIONS, type ConfigFile, type ValidatorFunctions } from '../../../shared/config/validate.js';
+import { compileValidator, GENERATED_FILE, runGenerated, VALIDATOR_FUNCTIONS, type ConfigFile, type ValidatorFunctions } from '../../../shared/config/validate.js';
 import { configValidatorSource } from '../../../shared/config/validator-source.js';
 import { isRecord } from '../../../shared/util/records.js';
 import { REPO_ROOT } from '../../support/build.js';
 
-const require = createRequire(import.meta.url);
-
 /** The build's file (the last test checks it is what the schema generates now), loaded as validate.ts loads it. */
 const BUILT = join(REPO_ROOT, 'dist/shared/config', GENERATED_FILE);
 function loadGenerated(): ValidateFunction<ConfigFile> {
-  const factory = require(BUILT) as (fns: ValidatorFunctions) => ValidateFunction<ConfigFile>;
+  const factory = runGenerated(readFileSync(BUILT, 'utf8'), BUILT).factory as (fns: ValidatorFunctions) => ValidateFunction<ConfigFile>;
   return factory(VALIDATOR_FUNCTIONS);
 }
 
