@@ -2,8 +2,8 @@
  * A file's fsync makes its data durable, not its name: the directory must be synced too, or a power
  * loss can undo a rename or take a new file whole. No power loss can be staged here, so these tests
  * watch the system calls of a real child process (the built dist/ code) with strace: the directory
- * is opened and fsynced after the rename, and after a new queue segment is created and before the
- * first message is written into it.
+ * is opened and fsynced after the rename, after a new queue segment is created and before the
+ * first message is written into it, and once per batch of the per-event JSON files, after the last.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { auditQueued } from '../../support/audit.js';
 import { REPO_ROOT } from '../../support/build.js';
 
 const SCRIPT = `
@@ -22,6 +23,11 @@ const silent = { info() {}, warn() {}, error() {}, debug() {} };
 const journal = await Journal.open(dir + '/queue', ['g'], silent);
 await journal.append('{"kind":"points","points":[]}', 1);
 await journal.close();
+const { JsonObjectDataWriter } = await import(process.env.JSON_WRITER_MODULE);
+const { JsonObjectDataDestination } = await import(process.env.JSON_DESTINATION_MODULE);
+const destination = new JsonObjectDataDestination(new JsonObjectDataWriter({ enable: true, exportDirectory: dir + '/json', staticTags: [] }), silent);
+const again = await destination.write(JSON.parse(process.env.AUDIT_EVENTS));
+if (again.size > 0) throw new Error('the JSON destination did not write every event');
 `;
 
 interface Call {
@@ -30,18 +36,24 @@ interface Call {
   result: string;
 }
 
+const withObjectData = () => auditQueued({ type: 'object.visibility.changed', payload: { event: { objectData: { qId: 'obj1' } } } });
+const JSON_EVENTS = [withObjectData(), withObjectData(), withObjectData()];
+
 /** Runs the script under strace; its calls in order (every thread, unfinished calls joined). */
 function traced(dir: string): Call[] {
   const out = join(dir, 'trace.txt');
   const run = spawnSync(
     'strace',
-    ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,rename,renameat,renameat2,write,pwrite64,writev,pwritev,pwritev2', '-o', out, process.execPath, '--input-type=module', '-e', SCRIPT],
+    ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,rename,renameat,renameat2,link,linkat,write,pwrite64,writev,pwritev,pwritev2', '-o', out, process.execPath, '--input-type=module', '-e', SCRIPT],
     {
       encoding: 'utf8',
       env: {
         ...process.env,
         FILES_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/util/files.js')).href,
         JOURNAL_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/journal.js')).href,
+        JSON_WRITER_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/destinations/json/writer.js')).href,
+        JSON_DESTINATION_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/destinations/json/destination.js')).href,
+        AUDIT_EVENTS: JSON.stringify(JSON_EVENTS),
         WORK_DIR: dir,
       },
     },
@@ -107,5 +119,14 @@ describe('names made durable (strace of a real process)', () => {
     const synced = directorySynced(calls, segment, `${dir}/queue`);
     expect(synced).toBeGreaterThan(segment);
     expect(synced).toBeLessThan(firstWrite);
+  });
+
+  it('syncs the folder of the per-event JSON files once per batch, after the last file is linked into place', () => {
+    const links = calls.flatMap((c, i) => (c.name.startsWith('link') && c.args.includes(`"${dir}/json/`) ? [i] : []));
+    expect(links).toHaveLength(JSON_EVENTS.length);
+    const last = links.at(-1) ?? -1;
+    const opens = calls.filter((c) => c.name === 'openat' && c.args.includes(`"${dir}/json"`) && c.args.includes('O_DIRECTORY'));
+    expect(opens).toHaveLength(1);
+    expect(directorySynced(calls, last, `${dir}/json`)).toBeGreaterThan(last);
   });
 });
