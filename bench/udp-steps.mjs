@@ -3,7 +3,9 @@
  * categorise), the event spool, and the durable LocalEventQueue (stringify, journal, fdatasync),
  * with the bench's consumer and without, on datagrams of `svc simulate udp --kinds log`. CPU µs per
  * datagram (process.cpuUsage), best of --rounds passes of --count datagrams handed over in batches
- * of --batch (the listener's maxConcurrent). Steps are cumulative: each adds one stage.
+ * of --batch (the listener's maxConcurrent). Steps are cumulative: each adds one stage. Under each
+ * step: the best round's CPU by thread (main, libuv's pool: the synced writes, V8's helpers: GC),
+ * and with the queue its synced journal writes (the group commit's size: datagrams per write).
  *
  *   npm run bench:udp-steps  (= npm run -s build && node bench/udp-steps.mjs)
  *       [--count=100000] [--batch=10] [--rounds=3] [--per-message=20] [--seed=42] [--only=TEXT]
@@ -14,10 +16,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, int, option, positive } from './lib.mjs';
+import { fmt, int, median, option, positive, threadCpuByKind, threadTimes } from './lib.mjs';
 import { benchConfig, countingGroup, loadSvc } from './udp-svc.mjs';
 
 const svc = await loadSvc();
+// The first listing tells the thread kinds apart (lib.mjs threadKinds): taken before any pool job.
+threadTimes();
 
 const count = Math.round(positive('count', 'BENCH_COUNT', 100_000));
 const batchSize = Math.round(positive('batch', 'BENCH_BATCH', 10));
@@ -65,7 +69,9 @@ async function withQueue(consumer, fn) {
   });
   await queue.start();
   try {
-    return await fn(queue);
+    await fn(queue);
+    // Taken before the stop, which closes the journal (its writes are all done: the spool stopped).
+    return queue.segmentWrites;
   } finally {
     await queue.stop();
     rmSync(directory, { recursive: true, force: true });
@@ -95,20 +101,29 @@ const steps = {
 };
 
 console.log(`UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${perMessage} events per queue message, best of ${rounds}; load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+const perDatagram = (us) => fmt(us / count, 2);
 for (const [name, run] of Object.entries(steps)) {
   if (only && !name.includes(only)) continue;
-  let best = Infinity;
-  let bestSystem = 0;
+  const runs = [];
   for (let r = 0; r < rounds; r++) {
+    const t0 = threadTimes();
     const c0 = process.cpuUsage();
-    await run();
+    const w0 = performance.now();
+    const writes = await run();
+    const ms = performance.now() - w0;
     const c = process.cpuUsage(c0);
-    if ((c.user + c.system) / count < best) {
-      best = (c.user + c.system) / count;
-      bestSystem = c.system / count;
-    }
+    runs.push({ total: c.user + c.system, system: c.system, ms, threads: threadCpuByKind(t0, threadTimes()), writes });
   }
+  const totals = runs.map((x) => x.total);
+  const best = runs.reduce((a, b) => (b.total < a.total ? b : a));
   // The system share is mostly the journal's writes (O_DSYNC: the kernel's work for the sync is in it).
-  console.log(`${fmt(best, 2).padStart(7)} µs CPU per datagram (${fmt(bestSystem, 2)} system)   ${name}`);
+  console.log(`${perDatagram(best.total).padStart(7)} µs CPU per datagram (${perDatagram(best.system)} system; median ${perDatagram(median(totals))})   ${name}`);
+  const t = best.threads;
+  // /proc counts in ticks of 10 ms: enough over a round of 100,000 datagrams.
+  console.log(`          by thread: main ${perDatagram(t.main.user + t.main.system)} (system ${perDatagram(t.main.system)}), libuv pool ${perDatagram(t['libuv pool'].user + t['libuv pool'].system)} (system ${perDatagram(t['libuv pool'].system)}), V8 + other ${perDatagram(t['V8 + other'].user + t['V8 + other'].system)}; ${int(count / (best.ms / 1000))} datagrams/s fed`);
+  if (best.writes !== undefined && best.writes.writes > 0) {
+    const w = best.writes;
+    console.log(`          journal: ${int(w.writes)} synced writes (${int(w.writes / (best.ms / 1000))}/s), ${fmt(count / w.writes, 1)} datagrams, ${fmt(w.records / w.writes, 2)} messages and ${int(w.bytes / w.writes)} bytes per write`);
+  }
 }
 console.log(`load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);

@@ -283,7 +283,8 @@ export class GroupCommit {
   private queue: { data: Chunk | readonly Chunk[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private running: Promise<void> | undefined;
 
-  constructor(private readonly flush: (data: Chunk[]) => Promise<void>) {}
+  /** `flush` writes the data of `added` appends together. */
+  constructor(private readonly flush: (data: Chunk[], added: number) => Promise<void>) {}
 
   add(data: Chunk | readonly Chunk[]): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -301,7 +302,7 @@ export class GroupCommit {
       const batch = this.queue;
       this.queue = [];
       try {
-        await this.flush(batch.flatMap((b) => b.data));
+        await this.flush(batch.flatMap((b) => b.data), batch.length);
         for (const b of batch) b.resolve();
       } catch (err) {
         for (const b of batch) b.reject(err);

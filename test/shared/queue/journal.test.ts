@@ -350,6 +350,17 @@ describe('AppendLog opened with O_DSYNC', () => {
     await journal.close();
   });
 
+  it('counts its synced message writes, the records and the bytes they carried: appends made while a write is in flight share the next one', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['g'], capture().log);
+    await journal.append(encodePacked([auditQueued()]), 1);
+    expect(journal.segmentWrites).toEqual({ writes: 1, records: 1, bytes: statSync(segmentOf(directory)).size });
+    // The first starts a write at once; the four made meanwhile go together in the next.
+    await Promise.all(Array.from({ length: 5 }, () => journal.append(encodePacked([auditQueued()]), 1)));
+    expect(journal.segmentWrites).toEqual({ writes: 3, records: 6, bytes: statSync(segmentOf(directory)).size });
+    await journal.close();
+  });
+
   it('writes an unsynced append (an ack line) before append returns, not later from the thread pool', async () => {
     const directory = dir();
     const path = join(directory, 'acks.log');
