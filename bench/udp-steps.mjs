@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, int, median, option, positive, threadCpuByKind, threadTimes } from './lib.mjs';
-import { benchConfig, countingGroup, loadSvc } from './udp-svc.mjs';
+import { benchConfig, countingGroup, decodingGroup, loadSvc } from './udp-svc.mjs';
 
 const svc = await loadSvc();
 // The first listing tells the thread kinds apart (lib.mjs threadKinds): taken before any pool job.
@@ -57,6 +57,7 @@ async function feed(handler) {
   }
 }
 
+/** `consumer`: null (none), 'acking' (bench:udp's counting group) or 'decoding' (decodes as the writers do). */
 async function withQueue(consumer, fn) {
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-steps-'));
   const queue = new svc.LocalEventQueue({
@@ -65,7 +66,7 @@ async function withQueue(consumer, fn) {
     maxReceiveCount: 3,
     log,
     // The acking consumer is bench:udp's (udp-svc.mjs), so both benches measure the same path.
-    groups: consumer ? [countingGroup().group] : [],
+    groups: consumer === 'acking' ? [countingGroup().group] : consumer === 'decoding' ? [decodingGroup(svc).group] : [],
   });
   await queue.start();
   try {
@@ -86,13 +87,20 @@ const steps = {
     await spool.stop();
   },
   'handler → spool → LocalEventQueue (no consumer)': async () =>
-    withQueue(false, async (queue) => {
+    withQueue(null, async (queue) => {
       const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
       await feed(makeHandler(spool));
       await spool.stop();
     }),
   'handler → spool → LocalEventQueue → consumer acking all': async () =>
-    withQueue(true, async (queue) => {
+    withQueue('acking', async (queue) => {
+      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      await feed(makeHandler(spool));
+      await spool.stop();
+      while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
+    }),
+  'handler → spool → LocalEventQueue → consumer decoding all (decodeRecord, as the writers)': async () =>
+    withQueue('decoding', async (queue) => {
       const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
       await feed(makeHandler(spool));
       await spool.stop();
