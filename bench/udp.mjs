@@ -223,6 +223,8 @@ async function startSvc(svc, config) {
         enqueued,
         held: consumer.consumed() + queue.pending,
         consumed: consumer.consumed(),
+        // The journal's synced writes in this trial (the receiver is fresh per trial): the group commit's size.
+        writes: queue.segmentWrites,
         kernelProc: ((k) => (k === null ? NaN : k - kernelAtStart))(await kernel.read()),
       };
     },
@@ -368,6 +370,9 @@ function printTrial(t, overload = false) {
   ];
   if (t.kind === 'Svc') {
     parts.push(`full ${int(d.queue_full).padStart(7)}`, `proc ${int(c.processed).padStart(8)}`, `failed ${int(c.failed)}`, `queued ${int(c.held).padStart(8)}`);
+    // Synced journal writes per second of sending, and the events (one per log datagram) each carried.
+    const w = c.writes?.writes ?? 0;
+    if (w > 0) parts.push(`sync ${int(w / t.sender.seconds).padStart(4)}/s × ${int(c.enqueued / w).padStart(5)}`);
   }
   parts.push(`EL ${pct(t.load.elu).padStart(5)}`, `CPU ${pct(t.load.cpu).padStart(5)}`, `${fmt(t.load.usPerDatagram, 1).padStart(5)} µs/dgram`, `RSS ${fmt(t.memory.rss / 2 ** 20, 0).padStart(4)} MB`, overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL');
   const busy = [...(t.busy ? [`busy: load ${fmt(t.loadAvg)} > ${cpus().length} cores`] : []), ...(t.senderBound ? ['sender slowed'] : [])];
