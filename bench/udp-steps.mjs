@@ -8,10 +8,14 @@
  * and with the queue its synced journal writes (the group commit's size: datagrams per write).
  *
  *   npm run bench:udp-steps  (= npm run -s build && node bench/udp-steps.mjs)
- *       [--count=100000] [--batch=10] [--rounds=3] [--per-message=20] [--seed=42] [--only=TEXT]
+ *       [--count=100000] [--batch=10] [--rounds=3] [--per-message=20] [--seed=42] [--only=TEXT] [--rate=0] [--gather=MS]
  *
- * --only runs the steps whose name contains TEXT. One batch is handed over per event-loop turn
- * (setImmediate), as the listener's queue does, so the spool's writes run between batches.
+ * --only runs the steps whose name contains TEXT. --rate=N hands the batches over at N datagrams/s
+ * (as a socket at that rate would; timers, so in bursts of about a millisecond) instead of as fast as
+ * the handler takes them: the spool's rounds, and so the group commit, are then as small as at that rate.
+ * --gather=MS: the spool's least time between rounds (default svc's, compose.ts SPOOL_GATHER_MS).
+ * One batch is handed over per event-loop turn (setImmediate), as the listener's queue does, so the
+ * spool's writes run between batches.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,6 +33,11 @@ const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 3));
 const perMessage = Math.round(positive('per-message', 'BENCH_PER_MESSAGE', svc.EDGE_EVENTS_PER_MESSAGE));
 const seed = Math.round(positive('seed', 'BENCH_SEED', 42));
 const only = option('only', 'BENCH_ONLY', '');
+// The spool's rounds at least this far apart: svc's own (compose.ts SPOOL_GATHER_MS) unless given.
+const gatherMs = Number(option('gather', 'BENCH_GATHER_MS', String(svc.SPOOL_GATHER_MS ?? 0)));
+// 0: as fast as the handler takes them; else datagrams/s, paced as a socket would deliver them.
+const rate = Math.round(Number(option('rate', 'BENCH_RATE', '0')));
+if (!Number.isFinite(rate) || rate < 0) throw new Error('--rate must be a number of datagrams/s, 0 for as fast as possible');
 
 // The listener's queue settings do not matter here: the datagrams are handed to the handler directly.
 const settings = benchConfig(svc, 200, 10).logEvents;
@@ -50,7 +59,13 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
  * (so the spool's writes run between batches); waits when a batch's outcome is a promise (spool full).
  */
 async function feed(handler) {
-  for (const batch of batches) {
+  const start = performance.now();
+  for (let b = 0; b < batches.length; b++) {
+    const batch = batches[b];
+    if (rate > 0) {
+      const wait = start + ((b * batchSize) / rate) * 1000 - performance.now();
+      if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
     const r = handler.batch(batch);
     if (r instanceof Promise) await r;
     await turn();
@@ -82,33 +97,33 @@ async function withQueue(consumer, fn) {
 const steps = {
   'handler (parse, count, categorise; no queue)': async () => feed(makeHandler(null)),
   'handler → spool → no-op queue': async () => {
-    const spool = new svc.EventSpool({ name: 'log', queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} }, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+    const spool = new svc.EventSpool({ name: 'log', queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} }, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
     await feed(makeHandler(spool));
     await spool.stop();
   },
   'handler → spool → LocalEventQueue (no consumer)': async () =>
     withQueue(null, async (queue) => {
-      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
       await feed(makeHandler(spool));
       await spool.stop();
     }),
   'handler → spool → LocalEventQueue → consumer acking all': async () =>
     withQueue('acking', async (queue) => {
-      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
       await feed(makeHandler(spool));
       await spool.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
     }),
   'handler → spool → LocalEventQueue → consumer decoding all (decodeRecord, as the writers)': async () =>
     withQueue('decoding', async (queue) => {
-      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, log });
+      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
       await feed(makeHandler(spool));
       await spool.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
     }),
 };
 
-console.log(`UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${perMessage} events per queue message, best of ${rounds}; load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(`UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${rate > 0 ? `paced at ${int(rate)}/s` : 'as fast as taken'}, ${perMessage} events per queue message, spool rounds ≥ ${gatherMs} ms apart, best of ${rounds}; load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const perDatagram = (us) => fmt(us / count, 2);
 for (const [name, run] of Object.entries(steps)) {
   if (only && !name.includes(only)) continue;

@@ -40,6 +40,7 @@ export async function loadSvc() {
     LOG_KINDS: messages.LOG_KINDS,
     EventSpool: spool.EventSpool,
     SPOOL_EVENTS: compose.SPOOL_EVENTS,
+    SPOOL_GATHER_MS: compose.SPOOL_GATHER_MS,
     EDGE_EVENTS_PER_MESSAGE: destinations.EDGE_EVENTS_PER_MESSAGE,
     decodeRecord: codec.decodeRecord,
   };

@@ -176,7 +176,7 @@ async function startSvc(svc, config) {
       enqueued += message.events;
     },
   };
-  const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, log });
+  const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, gatherMs: svc.SPOOL_GATHER_MS, log });
   const settings = config.logEvents;
   const handler = svc.logEventHandler({
     settings,
@@ -540,7 +540,7 @@ async function main() {
   console.log(`load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
   console.log(`socket      ${LOOPBACK}, receiveBufferBytes ${int(udp.receiveBufferBytes)} requested, ${int(granted)} reported by the OS (net.core.rmem_max ${rmemMax})`);
   console.log(`listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`);
-  console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
+  console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.SPOOL_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
   console.log(`sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`);
   console.log(`search      trials of ${trialS} s (rate × ${trialS} datagrams), from ${int(startRate)}/s doubling up to ${int(maxRate)}/s, then ${steps} bisection steps; settle ≤ ${settleMs / 1000} s`);
   console.log(`confirm     a failing rate is tried up to ${confirm} more time(s) and fails on a majority of failures; the sustained rate is repeated ${repeat} times in all (spread) and holds only when most repeats pass, else it steps down`);
