@@ -225,7 +225,8 @@ export class Journal {
     private readonly log: Log,
   ) {
     for (const name of groupNames) this.groups.set(name, { pending: new Map(), events: 0, unsettledBatches: [] });
-    this.commits = new GroupCommit((data, added) => this.writeSegment(data, added));
+    // wholeTurn: the messages of one send or spool round go in one synced write (append-log.ts).
+    this.commits = new GroupCommit((data, added) => this.writeSegment(data, added), true);
   }
 
   /**
