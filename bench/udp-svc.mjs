@@ -8,7 +8,7 @@ const LOOPBACK = '127.0.0.1';
 
 /** The modules of the UDP path, by the names the benches use. */
 export async function loadSvc() {
-  const [listener, handlers, counters, perf, appNames, lp, local, kernel, config, logger, messages, spool, compose, destinations] = await Promise.all([
+  const [listener, handlers, counters, perf, appNames, lp, local, kernel, config, logger, messages, spool, compose, destinations, codec] = await Promise.all([
     load('edge-agent/sources/udp/listener.js'),
     load('edge-agent/sources/udp/handlers.js'),
     load('edge-agent/sources/udp/counters.js'),
@@ -23,6 +23,7 @@ export async function loadSvc() {
     load('edge-agent/sources/udp/spool.js'),
     load('edge-agent/sources/udp/compose.js'),
     load('shared/destinations/registry.js'),
+    load('shared/queue/codec.js'),
   ]);
   return {
     UdpListener: listener.UdpListener,
@@ -39,7 +40,9 @@ export async function loadSvc() {
     LOG_KINDS: messages.LOG_KINDS,
     EventSpool: spool.EventSpool,
     SPOOL_EVENTS: compose.SPOOL_EVENTS,
+    SPOOL_GATHER_MS: compose.SPOOL_GATHER_MS,
     EDGE_EVENTS_PER_MESSAGE: destinations.EDGE_EVENTS_PER_MESSAGE,
+    decodeRecord: codec.decodeRecord,
   };
 }
 
@@ -93,6 +96,32 @@ export function countingGroup() {
       batchWindowMs: 100,
       handler: async (event) => {
         for (const record of event.Records) consumed += countEvents(record.body);
+        return { batchItemFailures: [] };
+      },
+    },
+    consumed: () => consumed,
+  };
+}
+
+/**
+ * A consumer group that decodes every message as the platform pipeline's writers do before they
+ * write (destinations/handler.ts: `decodeRecord`, the body parsed and every event validated, unless
+ * the queue handed the events off in memory), then acknowledges it: what the real consumers cost
+ * before their destination's own work. bench:udp-steps' "consumer decoding" step.
+ */
+export function decodingGroup(svc) {
+  let consumed = 0;
+  return {
+    group: {
+      name: 'bench-decoding',
+      batchSize: 1000,
+      batchWindowMs: 100,
+      handler: async (event) => {
+        for (const record of event.Records) {
+          const decoded = svc.decodeRecord(record);
+          if (!decoded.ok || !('events' in decoded.message)) throw new Error(`undecodable message ${record.messageId}: ${decoded.ok ? 'a claim check' : decoded.error}`);
+          consumed += decoded.message.events.length;
+        }
         return { batchItemFailures: [] };
       },
     },

@@ -176,7 +176,7 @@ async function startSvc(svc, config) {
       enqueued += message.events;
     },
   };
-  const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, log });
+  const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, gatherMs: svc.SPOOL_GATHER_MS, log });
   const settings = config.logEvents;
   const handler = svc.logEventHandler({
     settings,
@@ -223,6 +223,8 @@ async function startSvc(svc, config) {
         enqueued,
         held: consumer.consumed() + queue.pending,
         consumed: consumer.consumed(),
+        // The journal's synced writes in this trial (the receiver is fresh per trial): the group commit's size.
+        writes: queue.segmentWrites,
         kernelProc: ((k) => (k === null ? NaN : k - kernelAtStart))(await kernel.read()),
       };
     },
@@ -368,6 +370,9 @@ function printTrial(t, overload = false) {
   ];
   if (t.kind === 'Svc') {
     parts.push(`full ${int(d.queue_full).padStart(7)}`, `proc ${int(c.processed).padStart(8)}`, `failed ${int(c.failed)}`, `queued ${int(c.held).padStart(8)}`);
+    // Synced journal writes per second of sending, and the events (one per log datagram) each carried.
+    const w = c.writes?.writes ?? 0;
+    if (w > 0) parts.push(`sync ${int(w / t.sender.seconds).padStart(4)}/s × ${int(c.enqueued / w).padStart(5)}`);
   }
   parts.push(`EL ${pct(t.load.elu).padStart(5)}`, `CPU ${pct(t.load.cpu).padStart(5)}`, `${fmt(t.load.usPerDatagram, 1).padStart(5)} µs/dgram`, `RSS ${fmt(t.memory.rss / 2 ** 20, 0).padStart(4)} MB`, overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL');
   const busy = [...(t.busy ? [`busy: load ${fmt(t.loadAvg)} > ${cpus().length} cores`] : []), ...(t.senderBound ? ['sender slowed'] : [])];
@@ -535,7 +540,7 @@ async function main() {
   console.log(`load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
   console.log(`socket      ${LOOPBACK}, receiveBufferBytes ${int(udp.receiveBufferBytes)} requested, ${int(granted)} reported by the OS (net.core.rmem_max ${rmemMax})`);
   console.log(`listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`);
-  console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
+  console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.SPOOL_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
   console.log(`sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`);
   console.log(`search      trials of ${trialS} s (rate × ${trialS} datagrams), from ${int(startRate)}/s doubling up to ${int(maxRate)}/s, then ${steps} bisection steps; settle ≤ ${settleMs / 1000} s`);
   console.log(`confirm     a failing rate is tried up to ${confirm} more time(s) and fails on a majority of failures; the sustained rate is repeated ${repeat} times in all (spread) and holds only when most repeats pass, else it steps down`);

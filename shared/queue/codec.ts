@@ -279,12 +279,13 @@ function releaseJson(events: readonly QueuedEvent[]): void {
 }
 
 const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
-const HAS_NON_CHARACTER = /[\uFFFE\uFFFF]/;
 
 /** `json` with U+FFFE and U+FFFF escaped (see toJson). */
 function sqsSafe(json: string): string {
-  // Tested first: a replace allocates a copy of the text even when nothing matches.
-  return HAS_NON_CHARACTER.test(json) ? json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`) : json;
+  // Looked for first: a replace allocates a copy of the text even when nothing matches. Two indexOf,
+  // not a regex test: on a UDP handler batch's 8 KB of JSON the test cost 0.33 µs per event, the two
+  // searches 0.05 (a one-byte string cannot hold either character: V8 answers at once).
+  return json.indexOf('\uFFFE') === -1 && json.indexOf('\uFFFF') === -1 ? json : json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 const PACKED_HEAD = `{"v":${QUEUE_FORMAT_VERSION},"events":[`;

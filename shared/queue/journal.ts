@@ -208,6 +208,11 @@ export class Journal {
   private ackSyncWaiters: { upTo: number; resolve: () => void }[] = [];
   /** fdatasyncs of ack logs done so far (the periodic ones and close's). */
   ackSyncs = 0;
+  /**
+   * The message records' synced writes so far: how many, the records and bytes they carried (a
+   * group commit's size is records / writes), for the benches and the queue's stats.
+   */
+  readonly segmentWrites = { writes: 0, records: 0, bytes: 0 };
   private nextSeq = 1;
   private readonly tail = new HeldTail(HELD_BODY_BYTES);
   readonly groups = new Map<string, GroupState>();
@@ -220,7 +225,8 @@ export class Journal {
     private readonly log: Log,
   ) {
     for (const name of groupNames) this.groups.set(name, { pending: new Map(), events: 0, unsettledBatches: [] });
-    this.commits = new GroupCommit((data) => this.writeSegment(data));
+    // wholeTurn: the messages of one send or spool round go in one synced write (append-log.ts).
+    this.commits = new GroupCommit((data, added) => this.writeSegment(data, added), true);
   }
 
   /**
@@ -421,10 +427,14 @@ export class Journal {
     return record;
   }
 
-  private async writeSegment(data: Chunk[]): Promise<void> {
+  private async writeSegment(data: Chunk[], records: number): Promise<void> {
     if (!this.writer || this.writer.size >= SEGMENT_BYTES) await this.rotate();
     const writer = this.writer as AppendLog;
+    const before = writer.size;
     await writer.append(data);
+    this.segmentWrites.writes += 1;
+    this.segmentWrites.records += records;
+    this.segmentWrites.bytes += writer.size - before;
     const current = this.segments[this.segments.length - 1];
     // May overstate the last seq (appends still queued): a segment is then only kept longer.
     if (current) current.last = this.nextSeq - 1;

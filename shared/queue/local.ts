@@ -203,6 +203,11 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     return oldest;
   }
 
+  /** The journal's synced message writes since the queue started: writes, records and bytes (journal.ts `segmentWrites`). */
+  get segmentWrites(): { writes: number; records: number; bytes: number } {
+    return { ...(this.journal?.segmentWrites ?? { writes: 0, records: 0, bytes: 0 }) };
+  }
+
   /** The most events held before `send` refuses (QueueFullError). */
   get capacity(): number {
     return this.options.capacity;

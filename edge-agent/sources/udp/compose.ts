@@ -30,6 +30,15 @@ import { EventSpool } from './spool.js';
  */
 export const SPOOL_EVENTS = 5000;
 
+/**
+ * Least time between the starts of two of a listener's spool rounds (synced journal writes): at
+ * 25,000 datagrams/s a round per finished write made 300–800 writes/s of 30–80 datagrams, whose
+ * kernel time (≈ 100 µs each) cost 2–4 µs per datagram; 10 ms cut that to 0.8–1.2 µs
+ * (bench:udp-steps --rate=25000, bench/README.md). An event is on disk at most this plus one write
+ * after its handler ended (docs/udp-events.md); 10 ms at 50,000/s is 500 events, a tenth of the spool.
+ */
+export const SPOOL_GATHER_MS = 10;
+
 export interface UdpEdge {
   components: Component[];
   listeners: Partial<Record<QueueType, UdpListener>>;
@@ -77,7 +86,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   /** The listener's way into the queue: a spool that writes its handlers' events in batches (spool.ts). */
   const spoolFor = (name: string, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string): EventSpool | null => {
     if (queue === null) return null;
-    const spool = new EventSpool({ name, queue, maxBuffered: SPOOL_EVENTS, maxPerMessage: EDGE_EVENTS_PER_MESSAGE, log, onWriteError: (err) => errors.track(errorType, err, { module }) });
+    const spool = new EventSpool({ name, queue, maxBuffered: SPOOL_EVENTS, maxPerMessage: EDGE_EVENTS_PER_MESSAGE, gatherMs: SPOOL_GATHER_MS, log, onWriteError: (err) => errors.track(errorType, err, { module }) });
     spools.push(spool);
     return spool;
   };

@@ -11,8 +11,11 @@
  * buffered when Svc stops and cannot be written then is lost, and that is logged with its count.
  *
  * The trade-off (docs/udp-events.md): an event is durable a few milliseconds after its handler
- * finished, not before. UDP has no acknowledgement, so no sender relies on the earlier moment,
- * and the datagrams waiting in the listener's queue are in memory anyway.
+ * finished, not before (at most `gatherMs` plus one synced write). UDP has no acknowledgement, so no
+ * sender relies on the earlier moment, and the datagrams waiting in the listener's queue are in
+ * memory anyway. `gatherMs` spaces the rounds: a round started as soon as the last one ended carries
+ * only what arrived during one write, and each synced write costs the kernel about the same whatever
+ * it carries.
  *
  * Events are encoded (JSON, the queue's packed form) when the spool takes them, and it holds that
  * text as UTF-8 bytes, not the objects nor the string: an event object with its twenty-odd field
@@ -41,6 +44,13 @@ export interface SpoolOptions {
   retryDelayMs?: number;
   /** What happens upstream while the buffer is full, for the refusal's log line; default the listener's. */
   whenFull?: string;
+  /**
+   * Least time from the start of one round (one group commit: a synced write of the queue's journal)
+   * to the start of the next; what arrives meanwhile waits in the buffer for the next round. A round
+   * starts early when the buffer is half full, and at stop. Default 0: a round starts as soon as the
+   * last one ended, so at a steady rate each write carries only what arrived during the one before.
+   */
+  gatherMs?: number;
 }
 
 /** Events of one `send` or `offer` as the spool holds them: their encoded event list as UTF-8, count and size. */
@@ -105,6 +115,9 @@ export class EventSpool implements EventQueue, Component {
   private failingSince: number | undefined;
   private stopped = false;
   private readonly slab = new Utf8Slab();
+  /** When the last round started (performance.now), and the wake-up of a round waiting out gatherMs. */
+  private lastRoundAt = Number.NEGATIVE_INFINITY;
+  private wakeGather: (() => void) | undefined;
 
   constructor(private readonly options: SpoolOptions) {
     this.name = `event spool (${options.name})`;
@@ -160,11 +173,13 @@ export class EventSpool implements EventQueue, Component {
     }
     this.buffer.push({ data, events: events.length, bytes });
     this.bufferedEvents += events.length;
+    if (this.wakeGather !== undefined && this.bufferedEvents * 2 >= this.options.maxBuffered) this.wakeGather();
   }
 
   /** Writes what is buffered (one more attempt if the queue refuses it), then reports what could not be written. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wakeGather?.();
     for (const wake of this.spaceWaiters.splice(0)) wake();
     await this.flushing;
     if (this.buffer.length > 0) await this.writeAll();
@@ -177,7 +192,11 @@ export class EventSpool implements EventQueue, Component {
   }
 
   private async flush(): Promise<void> {
+    const gather = this.options.gatherMs ?? 0;
     while (this.buffer.length > 0) {
+      const wait = this.lastRoundAt + gather - performance.now();
+      if (wait > 0 && !this.stopped && this.bufferedEvents * 2 < this.options.maxBuffered) await this.gathering(wait);
+      this.lastRoundAt = performance.now();
       const ok = await this.writeAll();
       if (!ok) {
         if (this.stopped) break;
@@ -185,6 +204,19 @@ export class EventSpool implements EventQueue, Component {
       }
     }
     this.flushing = undefined;
+  }
+
+  /** Resolves after `ms`, or earlier through `wakeGather` (the buffer half full, or stop). */
+  private gathering(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeGather = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeGather = done;
+    });
   }
 
   /**

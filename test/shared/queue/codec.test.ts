@@ -108,6 +108,13 @@ describe('packEvents / decodeMessage', () => {
     const [both] = packEvents([event, other], 10_000);
     expect(both).toBe(encodePacked([event, other]));
     expect(both).not.toMatch(/[\uFFFE\uFFFF]/);
+    // Either one alone is found and escaped too (they are looked for one at a time).
+    for (const title of ['only \uFFFF', 'only \uFFFE']) {
+      const alone = queued(sheet(title));
+      const [text] = packEvents([alone], 10_000);
+      expect(text).not.toMatch(/[\uFFFE\uFFFF]/);
+      expect(decodeEvents(text ?? '')).toEqual([alone]);
+    }
   });
 
   it('decodes a claim-check message', () => {

@@ -372,6 +372,22 @@ describe('AppendLog opened with O_DSYNC', () => {
     await journal.close();
   });
 
+  it('counts its synced message writes, the records and the bytes they carried: appends made together share one write, and those made while it is in flight the next', async () => {
+    const directory = dir();
+    const journal = await Journal.open(directory, ['g'], capture().log);
+    await journal.append(encodePacked([auditQueued()]), 1);
+    expect(journal.segmentWrites).toEqual({ writes: 1, records: 1, bytes: statSync(segmentOf(directory)).size });
+    // Five made in one turn (as the UDP spool's round makes its messages): one write.
+    await Promise.all(Array.from({ length: 5 }, () => journal.append(encodePacked([auditQueued()]), 1)));
+    expect(journal.segmentWrites).toEqual({ writes: 2, records: 6, bytes: statSync(segmentOf(directory)).size });
+    // Two while that write runs: the next one.
+    const first = journal.append(encodePacked([auditQueued()]), 1);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await Promise.all([first, journal.append(encodePacked([auditQueued()]), 1), journal.append(encodePacked([auditQueued()]), 1)]);
+    expect(journal.segmentWrites).toEqual({ writes: 4, records: 9, bytes: statSync(segmentOf(directory)).size });
+    await journal.close();
+  });
+
   it('writes an unsynced append (an ack line) before append returns, not later from the thread pool', async () => {
     const directory = dir();
     const path = join(directory, 'acks.log');

@@ -21,6 +21,8 @@ const event = (i: number): PointsQueuedEvent => ({ kind: 'points', id: `e${i}`, 
 class GatedQueue implements EncodedEventQueue {
   readonly sends: QueuedEvent[][] = [];
   readonly bodies: string[] = [];
+  /** performance.now() at each send's start. */
+  readonly startedAt: number[] = [];
   refuse = false;
   maxMessageBytes = 1_048_576;
   private gate: Promise<void> = Promise.resolve();
@@ -32,6 +34,7 @@ class GatedQueue implements EncodedEventQueue {
     this.open();
   }
   async sendEncoded(message: EncodedMessage): Promise<void> {
+    this.startedAt.push(performance.now());
     await this.gate;
     if (this.refuse) throw new QueueFullError(1);
     const decoded = decodeMessage(message.body);
@@ -187,5 +190,39 @@ describe('EventSpool', () => {
     expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']);
     await spool.stop();
     expect(spool.offer([event(6)])).toBe(false);
+  });
+
+  describe('with gatherMs (the UDP listeners: compose.ts SPOOL_GATHER_MS)', () => {
+    it('writes the first events at once, and what arrives after a round started in the next round, no sooner than gatherMs after it', async () => {
+      const queue = new GatedQueue();
+      const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 20, gatherMs: 300, log: (await captureLog()).logger });
+      await spool.send([event(0)]);
+      await eventually(() => queue.sends.length === 1);
+      for (let i = 1; i <= 5; i++) await spool.send([event(i)]);
+      // Still gathering (a timer never fires early, so this holds on a busy machine too).
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(queue.sends.length).toBe(1);
+      await eventually(() => queue.sends.length === 2);
+      expect(queue.sends.map((m) => m.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4', 'e5']]);
+      // Node may run a timer up to a millisecond before its time.
+      expect((queue.startedAt[1] ?? 0) - (queue.startedAt[0] ?? 0)).toBeGreaterThanOrEqual(299);
+      await spool.stop();
+    });
+
+    it('starts the next round at once when the buffer is half full, and at stop', async () => {
+      const queue = new GatedQueue();
+      // A minute: the test would time out if either waited for it.
+      const spool = new EventSpool({ name: 'test', queue, maxBuffered: 10, maxPerMessage: 20, gatherMs: 60_000, log: (await captureLog()).logger });
+      await spool.send([event(0)]);
+      await eventually(() => queue.sends.length === 1);
+      for (let i = 1; i <= 4; i++) await spool.send([event(i)]);
+      expect(queue.sends.length).toBe(1);
+      // The fifth makes half of maxBuffered.
+      await spool.send([event(5)]);
+      await eventually(() => queue.sends.length === 2);
+      await spool.send([event(6)]);
+      await spool.stop();
+      expect(queue.sends.map((m) => m.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4', 'e5'], ['e6']]);
+    });
   });
 });
