@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -43,6 +44,16 @@ export function syncDirectory(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** `syncDirectory` off the main thread (libuv's pool), for a caller on a hot path. */
+export async function syncDirectoryAsync(dir: string): Promise<void> {
+  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 
