@@ -88,14 +88,19 @@ function countEvents(body) {
  * datagram and its garbage, in the bench's process.
  */
 export function countingGroup() {
+  return benchGroup('bench', (record) => countEvents(record.body));
+}
+
+/** A consumer group of the benches' batching that counts what `eventsOf` says each record holds, and acknowledges every batch. */
+function benchGroup(name, eventsOf) {
   let consumed = 0;
   return {
     group: {
-      name: 'bench',
+      name,
       batchSize: 1000,
       batchWindowMs: 100,
       handler: async (event) => {
-        for (const record of event.Records) consumed += countEvents(record.body);
+        for (const record of event.Records) consumed += eventsOf(record);
         return { batchItemFailures: [] };
       },
     },
@@ -110,21 +115,9 @@ export function countingGroup() {
  * before their destination's own work. bench:udp-steps' "consumer decoding" step.
  */
 export function decodingGroup(svc) {
-  let consumed = 0;
-  return {
-    group: {
-      name: 'bench-decoding',
-      batchSize: 1000,
-      batchWindowMs: 100,
-      handler: async (event) => {
-        for (const record of event.Records) {
-          const decoded = svc.decodeRecord(record);
-          if (!decoded.ok || !('events' in decoded.message)) throw new Error(`undecodable message ${record.messageId}: ${decoded.ok ? 'a claim check' : decoded.error}`);
-          consumed += decoded.message.events.length;
-        }
-        return { batchItemFailures: [] };
-      },
-    },
-    consumed: () => consumed,
-  };
+  return benchGroup('bench-decoding', (record) => {
+    const decoded = svc.decodeRecord(record);
+    if (!decoded.ok || !('events' in decoded.message)) throw new Error(`undecodable message ${record.messageId}: ${decoded.ok ? 'a claim check' : decoded.error}`);
+    return decoded.message.events.length;
+  });
 }

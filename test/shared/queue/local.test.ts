@@ -381,7 +381,12 @@ describe('LocalEventQueue', () => {
       await reopened.stop();
     });
 
-    it('validates handed-off events as it validates parsed ones: an invalid event fails its message either way', async () => {
+    /**
+     * A started queue with two groups: `live` writes what it is handed (an invalid event fails its
+     * message at once, maxReceiveCount 1), `later` is down, so the messages stay on disk for a
+     * restart to read back.
+     */
+    async function liveAndLater() {
       const directory = dir();
       const live = writer();
       const q = queue(directory, [
@@ -389,6 +394,11 @@ describe('LocalEventQueue', () => {
         { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
       ], { unavailableBaseMs: 60_000, maxReceiveCount: 1 });
       await q.start();
+      return { directory, live, q };
+    }
+
+    it('validates handed-off events as it validates parsed ones: an invalid event fails its message either way', async () => {
+      const { directory, live, q } = await liveAndLater();
       const good = auditQueued();
       // Well-typed, but not what the queue's schema admits (receivedAt is not an RFC 3339 time).
       const bad: QueuedEvent = { ...auditQueued(), receivedAt: 'yesterday' };
@@ -411,13 +421,7 @@ describe('LocalEventQueue', () => {
     });
 
     it('checks a handed-off audit envelope again only when validateEnvelope did not pass that very object', async () => {
-      const directory = dir();
-      const live = writer();
-      const q = queue(directory, [
-        { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
-        { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
-      ], { unavailableBaseMs: 60_000, maxReceiveCount: 1 });
-      await q.start();
+      const { directory, live, q } = await liveAndLater();
       // Never through validateEnvelope (a copy of a checked one, then broken): checked in full in memory.
       const unchecked = auditQueued();
       unchecked.event = { ...unchecked.event, timestamp: 'soon' };
