@@ -29,9 +29,9 @@
  *   damaged/                             copies of damaged records found at open, for inspection
  * A directory is held by one process at a time (lock.ts).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../util/files.js';
+import { makeDirectorySynced, syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../util/files.js';
 import { AppendLog, frame, frameBytes, frameText, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
@@ -234,7 +234,7 @@ export class Journal {
    * `onReplay` sees every record found, acknowledged or not, before acknowledged segments are deleted.
    */
   static async open(dir: string, groupNames: readonly string[], log: Log, onReplay?: (records: Iterable<JournalRecord>) => void): Promise<Journal> {
-    mkdirSync(dir, { recursive: true });
+    makeDirectorySynced(dir);
     const lock = await QueueLock.acquire(dir);
     try {
       const journal = new Journal(dir, groupNames, lock, log);

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /**
  * A file's contents: text, bytes, or bytes in chunks (written as they come, so a producer can hand
@@ -18,9 +18,24 @@ function writeAll(fd: number, bytes: Uint8Array): void {
   for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
-/** Writes `data` to `path` (creating its directory) and syncs it. `exclusive` refuses an existing file. */
+/**
+ * `mkdir -p`, with the names of the folders it creates made durable: each new folder's parent is
+ * synced (a folder's name lives in its parent, like a file's). Nothing is synced when `dir` exists.
+ */
+export function makeDirectorySynced(dir: string): void {
+  const first = mkdirSync(dir, { recursive: true });
+  if (first === undefined) return;
+  // Every folder from `first` down to `dir` is new: sync the parent of each, deepest first.
+  const top = resolve(first);
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    syncDirectory(dirname(at));
+    if (at === top || dirname(at) === at) break;
+  }
+}
+
+/** Writes `data` to `path` (creating its directory, durably) and syncs it. `exclusive` refuses an existing file. */
 export function writeFileSynced(path: string, data: FileContents, options: { exclusive?: boolean; mode?: number } = {}): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirectorySynced(dirname(path));
   const fd = openSync(path, options.exclusive ? 'wx' : 'w', options.mode ?? 0o640);
   try {
     if (typeof data === 'string') writeSync(fd, data);

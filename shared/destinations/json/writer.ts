@@ -5,12 +5,12 @@
  * `<YYYYMMDDTHHmmssSSSZ>_<eventId>.json`. The same eventId twice makes no second file.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, unlinkSync } from 'node:fs';
+import { linkSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AuditEnvelope } from '../../audit/envelope.js';
 import type { SvcConfig } from '../../config/schema.js';
 import type { AuditQueuedEvent } from '../../queue/events.js';
-import { syncDirectory, writeFileSynced } from '../../util/files.js';
+import { makeDirectorySynced, syncDirectory, writeFileSynced } from '../../util/files.js';
 import { getPath, isRecord } from '../../util/records.js';
 import { RecentIds } from '../../util/recent-ids.js';
 
@@ -61,7 +61,7 @@ export class JsonObjectDataWriter {
     const eventId = envelope.eventId.toLowerCase();
     if (this.recent.has(eventId)) return null;
     if (!this.dirReady) {
-      mkdirSync(this.dir, { recursive: true });
+      makeDirectorySynced(this.dir);
       this.dirReady = true;
     }
     const appId = getPath(envelope.payload, ['context', 'appId']);

@@ -3,7 +3,8 @@
  * loss can undo a rename or take a new file whole. No power loss can be staged here, so these tests
  * watch the system calls of a real child process (the built dist/ code) with strace: the directory
  * is opened and fsynced after the rename, after a new queue segment is created and before the
- * first message is written into it, and once per batch of the per-event JSON files, after the last.
+ * first message is written into it, once per batch of the per-event JSON files, after the last, and
+ * the parent of every folder Svc creates.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
@@ -44,7 +45,7 @@ function traced(dir: string): Call[] {
   const out = join(dir, 'trace.txt');
   const run = spawnSync(
     'strace',
-    ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,rename,renameat,renameat2,link,linkat,write,pwrite64,writev,pwritev,pwritev2', '-o', out, process.execPath, '--input-type=module', '-e', SCRIPT],
+    ['-f', '-qq', '-e', 'trace=openat,mkdir,mkdirat,fsync,fdatasync,rename,renameat,renameat2,link,linkat,write,pwrite64,writev,pwritev,pwritev2', '-o', out, process.execPath, '--input-type=module', '-e', SCRIPT],
     {
       encoding: 'utf8',
       env: {
@@ -128,5 +129,17 @@ describe('names made durable (strace of a real process)', () => {
     const opens = calls.filter((c) => c.name === 'openat' && c.args.includes(`"${dir}/json"`) && c.args.includes('O_DIRECTORY'));
     expect(opens).toHaveLength(1);
     expect(directorySynced(calls, last, `${dir}/json`)).toBeGreaterThan(last);
+  });
+
+  it('syncs the parent of every folder it creates (the atomic file\'s, the queue\'s, the JSON files\'), before anything is written into it', () => {
+    for (const name of ['atomic', 'queue', 'json']) {
+      const made = find(calls, 0, (c) => c.name.startsWith('mkdir') && c.args.includes(`"${dir}/${name}"`) && c.result.startsWith('0'));
+      expect(made, name).toBeGreaterThanOrEqual(0);
+      const firstInside = find(calls, made, (c) => c.name === 'openat' && c.args.includes(`"${dir}/${name}/`));
+      expect(firstInside, name).toBeGreaterThan(made);
+      const synced = directorySynced(calls, made, dir);
+      expect(synced, name).toBeGreaterThan(made);
+      expect(synced, name).toBeLessThan(firstInside);
+    }
   });
 });
