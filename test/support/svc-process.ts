@@ -3,9 +3,11 @@
  * for the end-to-end tests that kill, restart and fill up a running Svc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
+import { expect } from 'vitest';
+import { stringify } from 'yaml';
 import { REPO_ROOT } from './build.js';
 import { decodeQvd } from './qvd-reader.js';
 
@@ -29,6 +31,28 @@ export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJ
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
   return { child, output: () => out, exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal === null ? code : null))) };
+}
+
+/**
+ * Writes `cwd`/svc.yaml for a `svc local` with its queue in `queue/` and the audit API on `port`
+ * (rate limit off: a test's bursts come from one address), writing to `destination` (the members
+ * of auditEvents.destination besides `enable`); `sections`: more top-level sections (tsdbConfig …).
+ */
+export function writeAuditLocalConfig(cwd: string, port: number, destination: Record<string, unknown>, sections: Record<string, unknown> = {}): void {
+  const config = { Svc: { localQueue: { directory: 'queue' }, ...sections, auditEvents: { enable: true, port, rateLimit: { enable: false }, destination: { enable: true, ...destination } } } };
+  writeFileSync(join(cwd, 'svc.yaml'), stringify(config));
+}
+
+/** Starts `svc local` in `cwd` (see startSvc) and waits until its audit API listens on `port`. */
+export async function startAuditLocal(cwd: string, port: number, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess> {
+  const svc = startSvc(cwd, 'local', env);
+  await expect.poll(svc.output, { timeout: 15_000 }).toContain(`audit API listening on http://127.0.0.1:${port}`);
+  return svc;
+}
+
+/** POSTs `body` as JSON to the audit API of the local Svc on `port`. */
+export function postAuditEvent(port: number, body: unknown): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
 /** Files under `dir` (recursively) ending in `extension`. */

@@ -2,46 +2,25 @@
  * Nothing acknowledged is lost: events answered 202 by `svc local` survive `kill -9` and are written
  * after the restart. Real processes, real HTTP, files read back with an independent parquet reader.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envelope } from '../../support/audit.js';
 import { freePort } from '../../support/ports.js';
-import { filesIn, parquetEventIds, startSvc } from '../../support/svc-process.js';
+import { filesIn, parquetEventIds, postAuditEvent, startAuditLocal, startSvc, writeAuditLocalConfig } from '../../support/svc-process.js';
 
 describe('svc local durability', () => {
   it('writes every event answered 202 after a kill -9 and a restart', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'svc-kill9-'));
     const port = await freePort();
-    writeFileSync(
-      join(cwd, 'svc.yaml'),
-      [
-        'Svc:',
-        '  localQueue:',
-        '    directory: queue',
-        '  auditEvents:',
-        '    enable: true',
-        `    port: ${port}`,
-        '    rateLimit:',
-        '      enable: false',
-        '    destination:',
-        '      enable: true',
-        '      type: parquet',
-        '      parquet:',
-        '        exportDirectory: out/parquet',
-        // A long batching window: at the kill every accepted event is still only in the queue.
-        '        writeFrequency: 60000',
-        '        maxBatchSize: 100000',
-        '',
-      ].join('\n'),
-    );
-    const first = startSvc(cwd);
-    await expect.poll(first.output, { timeout: 15_000 }).toContain('audit API listening');
+    // A long batching window: at the kill every accepted event is still only in the queue.
+    writeAuditLocalConfig(cwd, port, { type: 'parquet', parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 } });
+    const first = await startAuditLocal(cwd, port);
     const accepted: string[] = [];
     const post = async () => {
       const body = envelope();
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await postAuditEvent(port, body);
       if (res.status === 202) accepted.push(String(body['eventId']));
     };
     for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 20 }, post));

@@ -5,7 +5,7 @@
  * with the SVC_TEST_CRASH_BEFORE_SETTLE hook, not a timing guess) still leaves one record each.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { CRASH_BEFORE_SETTLE_ENV } from '../../../functions/local/test-hooks.js'
 import { envelope } from '../../support/audit.js';
 import { queryRows, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
 import { freePort } from '../../support/ports.js';
-import { parquetEventIds, startSvc, tablefileEventIds, type SvcProcess } from '../../support/svc-process.js';
+import { parquetEventIds, postAuditEvent, startAuditLocal, tablefileEventIds, writeAuditLocalConfig, type SvcProcess } from '../../support/svc-process.js';
 
 let influx: InfluxdHandle;
 beforeAll(async () => {
@@ -33,49 +33,19 @@ async function setup(): Promise<Setup> {
   const cwd = mkdtempSync(join(tmpdir(), 'svc-once-'));
   const port = await freePort();
   const db = `once_${randomUUID().slice(0, 8)}`;
-  writeFileSync(
-    join(cwd, 'svc.yaml'),
-    [
-      'Svc:',
-      '  localQueue:',
-      '    directory: queue',
-      '  tsdbConfig:',
-      '    enable: true',
-      '    host: 127.0.0.1',
-      `    port: ${influx.port}`,
-      '    version: 1',
-      '    v1Config:',
-      `      dbName: ${db}`,
-      '  auditEvents:',
-      '    enable: true',
-      `    port: ${port}`,
-      '    rateLimit:',
-      '      enable: false',
-      '    destination:',
-      '      enable: true',
-      '      type: tsdb, parquet, tablefile, json',
-      '      tsdb:',
-      '        writeFrequency: 100',
-      '      parquet:',
-      '        exportDirectory: out/parquet',
-      '        writeFrequency: 200',
-      '      tablefile:',
-      '        exportDirectory: out/tablefile',
-      '        writeFrequency: 200',
-      '      json:',
-      '        objectdata:',
-      '          enable: true',
-      '          exportDirectory: out/json',
-      '',
-    ].join('\n'),
+  writeAuditLocalConfig(
+    cwd,
+    port,
+    {
+      type: 'tsdb, parquet, tablefile, json',
+      tsdb: { writeFrequency: 100 },
+      parquet: { exportDirectory: 'out/parquet', writeFrequency: 200 },
+      tablefile: { exportDirectory: 'out/tablefile', writeFrequency: 200 },
+      json: { objectdata: { enable: true, exportDirectory: 'out/json' } },
+    },
+    { tsdbConfig: { enable: true, host: '127.0.0.1', port: influx.port, version: 1, v1Config: { dbName: db } } },
   );
   return { cwd, port, db };
-}
-
-async function started(s: Setup, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess> {
-  const svc = startSvc(s.cwd, 'local', env);
-  await expect.poll(svc.output, { timeout: 15_000 }).toContain('audit API listening');
-  return svc;
 }
 
 async function stopped(svc: SvcProcess): Promise<void> {
@@ -88,7 +58,7 @@ function body(id: string): Record<string, unknown> {
 }
 
 async function post(s: Setup, payload: Record<string, unknown>): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`http://127.0.0.1:${s.port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+  const res = await postAuditEvent(s.port, payload);
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -110,7 +80,7 @@ describe('exactly once per eventId, in every destination', () => {
   it('writes an eventId posted twice in a row, concurrently, and again after a restart once', async () => {
     const s = await setup();
     const [twice, concurrent, afterRestart] = [randomUUID(), randomUUID(), randomUUID()];
-    const first = await started(s);
+    const first = await startAuditLocal(s.cwd, s.port);
     const a = await post(s, body(twice));
     const b = await post(s, body(twice));
     expect([a.status, b.status]).toEqual([202, 202]);
@@ -122,7 +92,7 @@ describe('exactly once per eventId, in every destination', () => {
     expect((await post(s, body(afterRestart))).status).toBe(202);
     await stopped(first);
 
-    const second = await started(s);
+    const second = await startAuditLocal(s.cwd, s.port);
     for (const id of [twice, concurrent, afterRestart]) expect((await post(s, body(id))).status).toBe(202);
     await stopped(second);
     expect(await recorded(s)).toEqual(once([twice, concurrent, afterRestart]));
@@ -131,7 +101,7 @@ describe('exactly once per eventId, in every destination', () => {
   it('remembers an eventId it answered just before a kill -9 (its record not yet in the idempotency file)', async () => {
     const s = await setup();
     const id = randomUUID();
-    const first = await started(s);
+    const first = await startAuditLocal(s.cwd, s.port);
     const a = await post(s, body(id));
     expect(a.status).toBe(202);
     // Wait until every destination has it (and acknowledged it), then kill at once: most often
@@ -141,7 +111,7 @@ describe('exactly once per eventId, in every destination', () => {
     first.child.kill('SIGKILL');
     await first.exited;
 
-    const second = await started(s);
+    const second = await startAuditLocal(s.cwd, s.port);
     const again = await post(s, body(id));
     expect(again.json).toEqual({ status: 'accepted', receivedAt: a.json['receivedAt'], outcome: 'processed' });
     await stopped(second);
@@ -152,7 +122,7 @@ describe('exactly once per eventId, in every destination', () => {
     const s = await setup();
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     // Every destination writes its batch; the hook then kills the process before any is acknowledged.
-    const crashing = await started(s, { [CRASH_BEFORE_SETTLE_ENV]: 'tsdb,parquet,tablefile,json' });
+    const crashing = await startAuditLocal(s.cwd, s.port, { [CRASH_BEFORE_SETTLE_ENV]: 'tsdb,parquet,tablefile,json' });
     for (const id of ids) expect((await post(s, body(id))).status).toBe(202);
     expect(await crashing.exited).toBeNull(); // killed by a signal
     expect(crashing.output()).not.toContain('shutdown complete');
@@ -160,7 +130,7 @@ describe('exactly once per eventId, in every destination', () => {
     expect(before.parquet.length + before.tablefile.length + before.json.length).toBeGreaterThan(0);
 
     // The restart delivers the unacknowledged batches again: every destination overwrites, none adds.
-    const restarted = await started(s);
+    const restarted = await startAuditLocal(s.cwd, s.port);
     await expect.poll(restarted.output, { timeout: 10_000 }).toContain('recovered 3 undelivered event(s)');
     await stopped(restarted);
     expect(await recorded(s)).toEqual(once(ids));

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envelope } from '../../support/audit.js';
 import { freePort } from '../../support/ports.js';
-import { parquetEventIds, startSvc, type SvcProcess } from '../../support/svc-process.js';
+import { parquetEventIds, postAuditEvent, startAuditLocal, writeAuditLocalConfig } from '../../support/svc-process.js';
 import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 
 const cwd = mkdtempSync(join(tmpdir(), 'svc-full-disk-'));
@@ -23,24 +23,15 @@ beforeAll(() => {
 });
 afterAll(() => fs.unmount());
 
-async function started(port: number): Promise<SvcProcess> {
-  const svc = startSvc(cwd);
-  await expect.poll(svc.output, { timeout: 15_000 }).toContain(`audit API listening on http://127.0.0.1:${port}`);
-  return svc;
-}
-
 describe('svc local on a full disk', () => {
   it('answers 503 with retry-after while the queue cannot write, and delivers every event it answered 202 after kill -9', async ({ skip }) => {
     if (fs.reason) skip(fs.reason);
     const port = await freePort();
-    writeFileSync(
-      join(cwd, 'svc.yaml'),
-      ['Svc:', '  localQueue:', '    directory: queue', '  auditEvents:', '    enable: true', `    port: ${port}`, '    rateLimit:', '      enable: false', '    destination:', '      enable: true', '      type: parquet', '      parquet:', '        exportDirectory: out/parquet', '        writeFrequency: 60000', '        maxBatchSize: 100000', ''].join('\n'),
-    );
+    writeAuditLocalConfig(cwd, port, { type: 'parquet', parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 } });
     const accepted: string[] = [];
     const refused: string[] = [];
     const post = async (id: string = randomUUID()) => {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope({ eventId: id })) });
+      const res = await postAuditEvent(port, envelope({ eventId: id }));
       const json = (await res.json()) as Record<string, unknown>;
       if (res.status === 202) accepted.push(id);
       else {
@@ -52,7 +43,7 @@ describe('svc local on a full disk', () => {
       return res.status;
     };
 
-    const first = await started(port);
+    const first = await startAuditLocal(cwd, port);
     for (let i = 0; i < 20; i++) await post();
     // Fill the filesystem up to the last few KiB, then keep posting until the queue refuses.
     const filler = join(queueDir, 'filler');
@@ -70,7 +61,7 @@ describe('svc local on a full disk', () => {
 
     first.child.kill('SIGKILL');
     await first.exited;
-    const second = await started(port);
+    const second = await startAuditLocal(cwd, port);
     await expect.poll(second.output, { timeout: 10_000 }).toContain(`recovered ${accepted.length} undelivered event(s)`);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);

@@ -4,7 +4,7 @@
  * so a parquet file with maxBatchSize 1000 could hold 10,000 rows (and the process held all of
  * them at once: the memory peak under the audit load). Real process, real HTTP, files read back.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { envelope } from '../../../support/audit.js';
 import { freePort } from '../../../support/ports.js';
 import { decodeQvd } from '../../../support/qvd-reader.js';
-import { filesIn, startSvc } from '../../../support/svc-process.js';
+import { filesIn, postAuditEvent, startAuditLocal, writeAuditLocalConfig } from '../../../support/svc-process.js';
 
 const MAX = 5;
 
@@ -26,38 +26,14 @@ describe('file writers: maxBatchSize rows per file', () => {
   it('closes parquet and table files at maxBatchSize rows when messages pack several events each', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'svc-max-batch-'));
     const port = await freePort();
-    writeFileSync(
-      join(cwd, 'svc.yaml'),
-      [
-        'Svc:',
-        '  localQueue:',
-        '    directory: queue',
-        '  auditEvents:',
-        '    enable: true',
-        `    port: ${port}`,
-        '    rateLimit:',
-        '      enable: false',
-        '    destination:',
-        '      enable: true',
-        '      type: parquet, tablefile',
-        // A long window: a file is closed because it is full (or at the stop), never by time here.
-        '      parquet:',
-        '        exportDirectory: out/parquet',
-        '        writeFrequency: 60000',
-        `        maxBatchSize: ${MAX}`,
-        '      tablefile:',
-        '        exportDirectory: out/tablefile',
-        '        writeFrequency: 60000',
-        `        maxBatchSize: ${MAX}`,
-        '',
-      ].join('\n'),
-    );
-    const svc = startSvc(cwd);
-    await expect.poll(svc.output, { timeout: 15_000 }).toContain('audit API listening');
+    // A long window: a file is closed because it is full (or at the stop), never by time here.
+    const fileWriter = (dir: string) => ({ exportDirectory: dir, writeFrequency: 60_000, maxBatchSize: MAX });
+    writeAuditLocalConfig(cwd, port, { type: 'parquet, tablefile', parquet: fileWriter('out/parquet'), tablefile: fileWriter('out/tablefile') });
+    const svc = await startAuditLocal(cwd, port);
     const accepted: string[] = [];
     const post = async () => {
       const body = envelope();
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await postAuditEvent(port, body);
       if (res.status === 202) accepted.push(String(body['eventId']));
     };
     // 25 at a time (under maxConnectionsPerClient): requests that arrive together share a queue message.
