@@ -99,14 +99,17 @@ describe('the tsdb writer over node:http', () => {
     expect(seen[2]?.body.split('\n').map((l) => l.split(',')[0])).toEqual(['third', 'third']);
   });
 
-  it('a connection reset before any answer is a connection-level failure: retried, then failed whole', async () => {
-    plan = ['reset', 'reset', 'reset', 'reset'];
-    const { writer: w, waits } = writer();
+  it.each([
+    ['a connection reset before any answer is a connection-level failure', 'reset', 'ECONNRESET', {}],
+    ['a timeout in the middle of the answer body is ETIMEDOUT', 'stall-mid-body', 'ETIMEDOUT', { requestTimeoutMs: 100 }],
+  ] as const)('%s: retried, then failed whole', async (_what, action, code, options) => {
+    plan = [action, action, action, action];
+    const { writer: w, waits } = writer(options);
     const report = await w.write(points(3), MODULE);
     expect(report).toMatchObject({ written: 0, requests: 4 });
     expect(report.failedWhole).toHaveLength(3);
     expect(waits).toEqual([1_000, 2_000, 4_000]);
-    expect(rec.errors[0]?.err).toMatchObject({ code: 'ECONNRESET' });
+    expect(rec.errors[0]?.err).toMatchObject({ code });
   });
 
   it('an answer cut off in its body is a connection-level failure (no ladder), and the retry is written', async () => {
@@ -118,16 +121,6 @@ describe('the tsdb writer over node:http', () => {
     expect(rec.at('debug')[0]?.obj).toMatchObject({ code: 'ECONNRESET' });
     // The chunk was sent whole both times, not split down the ladder.
     expect(seen.map((s) => s.body.split('\n').length)).toEqual([3, 3]);
-  });
-
-  it('a timeout in the middle of the answer body is ETIMEDOUT: retried, then failed whole', async () => {
-    plan = ['stall-mid-body', 'stall-mid-body', 'stall-mid-body', 'stall-mid-body'];
-    const { writer: w, waits } = writer({ requestTimeoutMs: 100 });
-    const report = await w.write(points(2), MODULE);
-    expect(report).toMatchObject({ written: 0, requests: 4 });
-    expect(report.failedWhole).toHaveLength(2);
-    expect(waits).toEqual([1_000, 2_000, 4_000]);
-    expect(rec.errors[0]?.err).toMatchObject({ code: 'ETIMEDOUT' });
   });
 
   it('a kept-alive connection the server drops is replaced at once: the write succeeds without a retry wait', async () => {
