@@ -210,7 +210,8 @@ export class Journal {
   ackSyncs = 0;
   /**
    * The message records' synced writes so far: how many, the records and bytes they carried (a
-   * group commit's size is records / writes), for the benches and the queue's stats.
+   * group commit's size is records / writes); the benches (bench:udp, bench:udp-steps) read it
+   * through LocalEventQueue.segmentWrites.
    */
   readonly segmentWrites = { writes: 0, records: 0, bytes: 0 };
   private nextSeq = 1;
