@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
+import { envelope } from './audit.js';
 import { REPO_ROOT } from './build.js';
 import { decodeQvd } from './qvd-reader.js';
 
@@ -53,6 +54,17 @@ export async function startAuditLocal(cwd: string, port: number, env: NodeJS.Pro
 /** POSTs `body` as JSON to the audit API of the local Svc on `port`. */
 export function postAuditEvent(port: number, body: unknown): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** Posts `rounds` rounds of `perRound` fresh envelopes at once to the audit API on `port`; the eventIds answered 202. */
+export async function postInRounds(port: number, rounds: number, perRound: number): Promise<string[]> {
+  const accepted: string[] = [];
+  const post = async (): Promise<void> => {
+    const body = envelope();
+    if ((await postAuditEvent(port, body)).status === 202) accepted.push(String(body['eventId']));
+  };
+  for (let round = 0; round < rounds; round++) await Promise.all(Array.from({ length: perRound }, post));
+  return accepted;
 }
 
 /** Files under `dir` (recursively) ending in `extension`. */

@@ -6,9 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envelope } from '../../support/audit.js';
 import { freePort } from '../../support/ports.js';
-import { filesIn, parquetEventIds, postAuditEvent, startAuditLocal, startSvc, writeAuditLocalConfig } from '../../support/svc-process.js';
+import { filesIn, parquetEventIds, postInRounds, startAuditLocal, startSvc, writeAuditLocalConfig } from '../../support/svc-process.js';
 
 describe('svc local durability', () => {
   it('writes every event answered 202 after a kill -9 and a restart', async () => {
@@ -17,13 +16,7 @@ describe('svc local durability', () => {
     // A long batching window: at the kill every accepted event is still only in the queue.
     writeAuditLocalConfig(cwd, port, { type: 'parquet', parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 } });
     const first = await startAuditLocal(cwd, port);
-    const accepted: string[] = [];
-    const post = async () => {
-      const body = envelope();
-      const res = await postAuditEvent(port, body);
-      if (res.status === 202) accepted.push(String(body['eventId']));
-    };
-    for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 20 }, post));
+    const accepted = await postInRounds(port, 10, 20);
     first.child.kill('SIGKILL');
     await first.exited;
     expect(accepted).toHaveLength(200);

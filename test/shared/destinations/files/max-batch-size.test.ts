@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
-import { envelope } from '../../../support/audit.js';
 import { freePort } from '../../../support/ports.js';
 import { decodeQvd } from '../../../support/qvd-reader.js';
-import { filesIn, postAuditEvent, startAuditLocal, writeAuditLocalConfig } from '../../../support/svc-process.js';
+import { filesIn, postInRounds, startAuditLocal, writeAuditLocalConfig } from '../../../support/svc-process.js';
 
 const MAX = 5;
 
@@ -30,14 +29,8 @@ describe('file writers: maxBatchSize rows per file', () => {
     const fileWriter = (dir: string) => ({ exportDirectory: dir, writeFrequency: 60_000, maxBatchSize: MAX });
     writeAuditLocalConfig(cwd, port, { type: 'parquet, tablefile', parquet: fileWriter('out/parquet'), tablefile: fileWriter('out/tablefile') });
     const svc = await startAuditLocal(cwd, port);
-    const accepted: string[] = [];
-    const post = async () => {
-      const body = envelope();
-      const res = await postAuditEvent(port, body);
-      if (res.status === 202) accepted.push(String(body['eventId']));
-    };
     // 25 at a time (under maxConnectionsPerClient): requests that arrive together share a queue message.
-    for (let round = 0; round < 8; round++) await Promise.all(Array.from({ length: 25 }, post));
+    const accepted = await postInRounds(port, 8, 25);
     expect(accepted).toHaveLength(200);
     // Full files are written without waiting for the 60 s window.
     await expect.poll(() => filesIn(join(cwd, 'out/parquet'), '.parquet').length, { timeout: 15_000 }).toBeGreaterThan(0);
