@@ -19,7 +19,7 @@ import { runInNewContext } from 'node:vm';
 import type { Log } from '../../shared/logging/log.js';
 
 /** The `gc` function: the global one when the process was started with --expose-gc, else one taken as above. */
-function gcFunction(): unknown {
+export function gcFunction(): unknown {
   const global: unknown = Reflect.get(globalThis, 'gc');
   if (typeof global === 'function') return global;
   try {

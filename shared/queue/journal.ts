@@ -124,6 +124,9 @@ class AppendedRecord implements JournalRecord {
     public decoded: readonly QueuedEvent[] | undefined,
   ) {}
 
+  /** Its slot in the HeldTail while the tail holds it, else -1. */
+  tailSlot = -1;
+
   /**
    * Decoded at each read, not kept: a delivery reads it once (to parse it), and text kept until
    * every group acknowledged the record would be copied by each scavenge meanwhile, then promoted.
@@ -133,37 +136,50 @@ class AppendedRecord implements JournalRecord {
   }
 }
 
-/** The records of the in-memory tail, oldest first, and their body bytes. */
+/**
+ * The records of the in-memory tail, oldest first, and their body bytes. A record leaves it when 8 MiB
+ * of later appends push it out, or as soon as every group settled it (release): a record a consumer
+ * keeping up settles within milliseconds then dies in the young generation, bytes and all, instead of
+ * being held (and so promoted to the old generation, its buffer waiting for a full GC) until pushed out.
+ */
 class HeldTail {
-  private records: AppendedRecord[] = [];
+  /** The records, a released one's slot emptied; `records[i]` is slot `base + i`. */
+  private records: (AppendedRecord | undefined)[] = [];
+  /** Slots dropped from the front of `records` so far. */
+  private base = 0;
   private head = 0;
   private bytes = 0;
 
   constructor(private readonly limit: number) {}
 
   add(record: AppendedRecord): void {
+    record.tailSlot = this.base + this.records.length;
     this.records.push(record);
     this.bytes += record.bytes.length;
     while (this.bytes > this.limit && this.head < this.records.length) {
       const oldest = this.records[this.head];
+      this.records[this.head] = undefined;
       this.head += 1;
       if (oldest === undefined) continue;
       oldest.decoded = undefined;
+      oldest.tailSlot = -1;
       this.bytes -= oldest.bytes.length;
     }
-    // Drop the released slots now and then instead of shifting per record.
+    // Drop the emptied slots at the front now and then instead of shifting per record.
     if (this.head >= 1024 && this.head * 2 >= this.records.length) {
       this.records = this.records.slice(this.head);
+      this.base += this.head;
       this.head = 0;
     }
   }
 
-  /** An append that did not happen: its record leaves the tail. */
-  remove(record: AppendedRecord): void {
-    const at = this.records.lastIndexOf(record);
-    if (at < this.head) return;
-    this.records.splice(at, 1);
+  /** The record leaves the tail (settled everywhere, or an append that did not happen), its events let go of. */
+  release(record: AppendedRecord): void {
     record.decoded = undefined;
+    const at = record.tailSlot - this.base;
+    record.tailSlot = -1;
+    if (at < this.head || this.records[at] !== record) return;
+    this.records[at] = undefined;
     this.bytes -= record.bytes.length;
   }
 }
@@ -422,7 +438,7 @@ export class Journal {
       await this.commits.add(data);
     } catch (err) {
       for (const state of this.groups.values()) removePending(state, record.seq);
-      if (held !== undefined) this.tail.remove(held);
+      if (held !== undefined) this.tail.release(held);
       throw err;
     }
     return record;
@@ -541,10 +557,9 @@ export class Journal {
     for (const seq of [...acked, ...dead]) {
       const record = state.pending.get(seq)?.record;
       removePending(state, seq);
-      // Settled everywhere: its events are let go of now, not when 8 MiB of later appends push it out
-      // of the tail. Held that long, every one outlived its young generation and was promoted: the
-      // durable audit bench's peak RSS went from ≈ 250 to ≈ 192 MB with this (bench/README.md).
-      if (record instanceof AppendedRecord && record.decoded !== undefined && !this.pendingInAnyGroup(seq)) record.decoded = undefined;
+      // Settled everywhere: the record leaves the tail now, not when 8 MiB of later appends push it
+      // out. Held that long, every one outlived its young generation and was promoted (HeldTail).
+      if (record instanceof AppendedRecord && !this.pendingInAnyGroup(seq)) this.tail.release(record);
     }
     for (const seq of failed) {
       const entry = state.pending.get(seq);

@@ -14,6 +14,7 @@ import { AppendLog, frame, frameBytes, frameText, scanRecords } from '../../../s
 import { decodeMessage, encodePacked } from '../../../shared/queue/codec.js';
 import { Journal } from '../../../shared/queue/journal.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
+import { gcFunction } from '../../../edge-agent/runtime/settle.js';
 import { QueueStorageError } from '../../../shared/queue/port.js';
 import { auditQueued } from '../../support/audit.js';
 import { recordingLog } from '../../support/log.js';
@@ -170,6 +171,29 @@ describe('Journal on disk', () => {
     expect([rx, ry, rz].map((r) => r.decoded?.[0])).toEqual([undefined, undefined, z]);
     // The bodies are still what was appended (they are read from the bytes).
     expect([rx, ry].map((r) => decodeMessage(r.body))).toEqual([x, y].map((e) => ({ ok: true, message: { v: 1, events: [e] } })));
+    await journal.close();
+  });
+
+  it('keeps no record in memory once every group settled it, so the records of a consumer that keeps up die young (not held in the tail until 8 MiB of later appends push them out)', async () => {
+    const gc = gcFunction();
+    if (typeof gc !== 'function') throw new Error('no gc function in this runtime');
+    const journal = await Journal.open(dir(), ['a', 'b'], capture().log);
+    // Only weak references here: whatever keeps a record alive is the journal's.
+    const appendWeakly = async () => {
+      const e = auditQueued();
+      const record = await journal.append(encodePacked([e]), 1, undefined, [e]);
+      return { seq: record.seq, ref: new WeakRef(record) };
+    };
+    const appended = [await appendWeakly(), await appendWeakly(), await appendWeakly()];
+    const seqs = appended.map((r) => r.seq);
+    await journal.settle('a', seqs, [], []);
+    await journal.settle('b', seqs.slice(0, 2), [], []);
+    // A WeakRef holds its target until the end of the job that made or read it.
+    await new Promise((resolve) => setImmediate(resolve));
+    Reflect.apply(gc, undefined, []);
+    // Settled everywhere: gone. Still pending for b: kept, with its events.
+    expect(appended.map((r) => r.ref.deref() === undefined)).toEqual([true, true, false]);
+    expect(appended[2]?.ref.deref()?.decoded).toHaveLength(1);
     await journal.close();
   });
 
