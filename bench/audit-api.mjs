@@ -264,6 +264,13 @@ const resetCounters = () => {
   for (const k of Object.keys(counters)) counters[k] = 0;
 };
 let countingAppends = false;
+/**
+ * How long each synced segment write of the measured window took (ms, from AppendLog.append to its
+ * end: the wait for a pool thread and the O_DSYNC write), for the durable rows. A durable 202 waits
+ * for one such write to end, often for two (the one in flight when its request was read, then the
+ * one that carries it): their p99 is a floor under the row's p99 that no code of Svc's moves.
+ */
+const syncedWrites = { recording: false, ms: [] };
 
 async function countAppends(load) {
   if (countingAppends) return;
@@ -271,9 +278,17 @@ async function countAppends(load) {
   const { AppendLog } = await load('shared/queue/append-log.js');
   const append = AppendLog.prototype.append;
   AppendLog.prototype.append = function (data, options = {}) {
-    if (options.sync === false) counters.unsyncedAppends += 1;
-    else counters.syncedAppends += 1;
-    return append.call(this, data, options);
+    if (options.sync === false) {
+      counters.unsyncedAppends += 1;
+      return append.call(this, data, options);
+    }
+    counters.syncedAppends += 1;
+    if (!syncedWrites.recording) return append.call(this, data, options);
+    const start = performance.now();
+    const done = () => syncedWrites.ms.push(performance.now() - start);
+    const written = append.call(this, data, options);
+    written.then(done, () => {});
+    return written;
   };
   const sync = AppendLog.prototype.sync;
   AppendLog.prototype.sync = function () {
@@ -313,7 +328,7 @@ async function startSvc({ durable, idempotency }) {
   const devNull = new Writable({ write: (_chunk, _enc, done) => done() });
   const { logger: log } = await createLogger({ level: 'info', destination: devNull, pretty: false });
 
-  if (threadsOption()) await countAppends(load);
+  if (threadsOption() || durable) await countAppends(load);
   let queue = { send: () => Promise.resolve() };
   let stopQueue = () => Promise.resolve();
   let store = null;
@@ -411,6 +426,7 @@ async function measure(name, server, job) {
   let threadsAt;
   let threads;
   let counted;
+  let writes = null;
   let windowStart = 0;
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
   let sampler;
@@ -424,6 +440,8 @@ async function measure(name, server, job) {
         eluAt = performance.eventLoopUtilization();
         windowStart = performance.now();
         sampler = sampleMemory(process.pid);
+        syncedWrites.ms = [];
+        syncedWrites.recording = true;
         if (threadsOption()) {
           threadsAt = threadTimes();
           resetCounters();
@@ -431,6 +449,8 @@ async function measure(name, server, job) {
       } else if (m.type === 'measure-end' && cpuAt) {
         memory = sampler.stop();
         sampler = undefined;
+        syncedWrites.recording = false;
+        writes = percentiles(syncedWrites.ms);
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
         if (threadsAt) {
@@ -457,9 +477,16 @@ async function measure(name, server, job) {
   });
   if (sampler) memory = sampler.stop();
   await stopped;
-  return { name, ...result, threads, counted, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
+  return { name, ...result, threads, counted, writes, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
 }
 
+
+/** Count, p50 and p99 of a list of durations (null when empty). */
+function percentiles(ms) {
+  if (ms.length === 0) return null;
+  const sorted = [...ms].sort((a, b) => a - b);
+  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
 
 /** --threads (BENCH_THREADS=1): the per-thread CPU split and the durable path's counts per request. */
 const threadsOption = () => option('threads', 'BENCH_THREADS', 'false') !== 'false';
@@ -489,7 +516,9 @@ function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
   // The kernel's share (system time: socket and file writes, fdatasync) says how much of the CPU is not JavaScript's.
   const system = r.rps > 0 && Number.isFinite(r.serverSystem) ? `sys ${fmt((r.serverSystem / r.rps) * 1e6, 1)} µs/req` : '';
-  const notes = [system, others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
+  // The durable rows: the synced writes every 202 waits for (see syncedWrites).
+  const writes = r.writes ? `synced writes ${r.writes.count}: p50 ${fmt(r.writes.p50)} p99 ${fmt(r.writes.p99)} ms` : '';
+  const notes = [system, writes, others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
   console.log(
     `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${fmt(cpuPerRequest(r), 1).padStart(6)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );
