@@ -110,6 +110,9 @@ const SMALL_BODY = 4096;
  */
 const HELD_BODY_BYTES = 8 * 1024 * 1024;
 
+/** At most this many slots from the oldest record the tail holds to the newest (HeldTail.add). */
+const HELD_SLOTS = 65_536;
+
 /**
  * A record this process appended in the raw form: its body is kept as the bytes written and decoded
  * whenever it is read. Held until every group acknowledged it, a body as text would be copied by every
@@ -156,7 +159,9 @@ class HeldTail {
     record.tailSlot = this.base + this.records.length;
     this.records.push(record);
     this.bytes += record.bytes.length;
-    while (this.bytes > this.limit && this.head < this.records.length) {
+    // Past the bytes or the slots (a record pending long, behind it only released ones): push out
+    // the oldest, then step over the released slots at the front.
+    while ((this.bytes > this.limit || this.records.length - this.head > HELD_SLOTS) && this.head < this.records.length) {
       const oldest = this.records[this.head];
       this.records[this.head] = undefined;
       this.head += 1;
@@ -165,12 +170,18 @@ class HeldTail {
       oldest.tailSlot = -1;
       this.bytes -= oldest.bytes.length;
     }
+    while (this.head < this.records.length && this.records[this.head] === undefined) this.head += 1;
     // Drop the emptied slots at the front now and then instead of shifting per record.
     if (this.head >= 1024 && this.head * 2 >= this.records.length) {
       this.records = this.records.slice(this.head);
       this.base += this.head;
       this.head = 0;
     }
+  }
+
+  /** Slots from the oldest record held to the newest (the tail's array, released slots included). */
+  get slots(): number {
+    return this.records.length - this.head;
   }
 
   /** The record leaves the tail (settled everywhere, or an append that did not happen), its events let go of. */
@@ -181,6 +192,14 @@ class HeldTail {
     if (at < this.head || this.records[at] !== record) return;
     this.records[at] = undefined;
     this.bytes -= record.bytes.length;
+    if (at !== this.head) return;
+    while (this.head < this.records.length && this.records[this.head] === undefined) this.head += 1;
+    if (this.head === this.records.length) {
+      // Empty: start the array again (its slots are numbered on from base).
+      this.base += this.head;
+      this.records.length = 0;
+      this.head = 0;
+    }
   }
 }
 
@@ -232,6 +251,10 @@ export class Journal {
   readonly segmentWrites = { writes: 0, records: 0, bytes: 0 };
   private nextSeq = 1;
   private readonly tail = new HeldTail(HELD_BODY_BYTES);
+  /** Slots of the in-memory tail's array in use (tests): bounded however long a record stays pending. */
+  get tailSlots(): number {
+    return this.tail.slots;
+  }
   readonly groups = new Map<string, GroupState>();
   readonly damage: JournalDamage = { records: 0, bytes: 0, ackLines: 0 };
 

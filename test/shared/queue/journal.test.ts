@@ -197,6 +197,33 @@ describe('Journal on disk', () => {
     await journal.close();
   });
 
+  it('keeps its in-memory tail short whatever is settled when: a consumer that keeps up leaves it empty, and one record pending for long does not make it grow past its bound', async () => {
+    const journal = await Journal.open(dir(), ['a', 'b'], capture().log);
+    const body = encodePacked([]);
+    const appendMany = (n: number) => Promise.all(Array.from({ length: n }, () => journal.append(body, 0, undefined, [])));
+    // Settled as they come, in both groups: nothing stays held.
+    for (let i = 0; i < 3; i++) {
+      const seqs = (await appendMany(1500)).map((r) => r.seq);
+      await journal.settle('a', seqs, [], []);
+      await journal.settle('b', seqs, [], []);
+    }
+    expect(journal.tailSlots).toBe(0);
+    // One record stays pending for b while 70,000 later ones are settled everywhere.
+    const [stuck] = await appendMany(1);
+    await journal.settle('a', [stuck?.seq ?? 0], [], []);
+    for (let i = 0; i < 35; i++) {
+      const seqs = (await appendMany(2000)).map((r) => r.seq);
+      await journal.settle('a', seqs, [], []);
+      await journal.settle('b', seqs, [], []);
+      expect(journal.tailSlots).toBeLessThanOrEqual(65_536);
+    }
+    // Pushed out of the tail (its events let go of), still pending and readable.
+    expect(stuck?.decoded).toBeUndefined();
+    expect(journal.groups.get('b')?.pending.has(stuck?.seq ?? 0)).toBe(true);
+    expect(stuck?.body).toBe(body);
+    await journal.close();
+  });
+
   it('reads a queue written before records were framed (Svc 15.0.0), and appends framed records after it', async () => {
     const directory = dir();
     const [a, b, c] = [auditQueued(), auditQueued(), auditQueued()];
