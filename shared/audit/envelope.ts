@@ -228,17 +228,27 @@ export const MAX_NESTING_DEPTH = 64;
  * only on the way back from a find, so a valid body costs no strings (this runs on every request).
  */
 export function tooDeep(value: unknown, max: number): string | null {
-  return deepPointer(value, 0, max);
+  return deepPointer(value, 0, max, { infinity: false });
 }
 
-function deepPointer(value: unknown, depth: number, max: number): string | null {
+/** What the walk of `deepPointer` saw besides depth: a number JSON.parse made ±Infinity. */
+interface WalkFindings {
+  infinity: boolean;
+}
+
+const isInfinite = (value: unknown): boolean => value === Infinity || value === -Infinity;
+
+function deepPointer(value: unknown, depth: number, max: number, found: WalkFindings): string | null {
   if (typeof value !== 'object' || value === null) return null;
   if (depth >= max) return '';
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const child: unknown = value[i];
-      if (typeof child !== 'object' || child === null) continue;
-      const below = deepPointer(child, depth + 1, max);
+      if (typeof child !== 'object' || child === null) {
+        if (isInfinite(child)) found.infinity = true;
+        continue;
+      }
+      const below = deepPointer(child, depth + 1, max, found);
       if (below !== null) return `/${i}${below}`;
     }
     return null;
@@ -248,8 +258,11 @@ function deepPointer(value: unknown, depth: number, max: number): string | null 
   for (const key in record) {
     if (!Object.hasOwn(record, key)) continue;
     const child = record[key];
-    if (typeof child !== 'object' || child === null) continue;
-    const below = deepPointer(child, depth + 1, max);
+    if (typeof child !== 'object' || child === null) {
+      if (isInfinite(child)) found.infinity = true;
+      continue;
+    }
+    const below = deepPointer(child, depth + 1, max, found);
     if (below !== null) return `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}${below}`;
   }
   return null;
@@ -269,17 +282,21 @@ export function passedEnvelopeCheck(value: unknown): boolean {
   return typeof value === 'object' && value !== null && passedEnvelopes.has(value);
 }
 
-/** Structural check (→ 400). */
-export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnvelope } | { ok: false; errors: EnvelopeError[] } {
+/**
+ * Structural check (→ 400). A passed envelope comes with `holdsInfinity`: a number in it is ±Infinity
+ * (a literal like 1e400 that JSON.parse overflowed), seen by the same walk that measures the depth.
+ */
+export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnvelope; holdsInfinity: boolean } | { ok: false; errors: EnvelopeError[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, errors: [{ instancePath: '', message: 'the body must be a JSON object' }] };
   }
-  const deep = tooDeep(body, MAX_NESTING_DEPTH);
+  const found: WalkFindings = { infinity: false };
+  const deep = deepPointer(body, 0, MAX_NESTING_DEPTH, found);
   if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
   const checker = envelopeChecker;
   if (checker.check(body)) {
     passedEnvelopes.add(body);
-    return { ok: true, envelope: body };
+    return { ok: true, envelope: body, holdsInfinity: found.infinity };
   }
   return { ok: false, errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
 }

@@ -136,22 +136,15 @@ function sendTogether(queue: EventQueue): (event: QueuedEvent) => Promise<void> 
 }
 
 /**
- * A number literal JSON.parse turns into ±Infinity (an exponent of 3 digits, or 309 digits), which
- * JSON.stringify would write as null: a body with one (or with text that looks so, inside a string)
- * is queued stringified, so its queued text means what it always did.
- */
-const OVERFLOWING_NUMBER = /[:,[]\s*-?(?:\d{309}|\d+(?:\.\d+)?[eE][+-]?\d{3})/;
-
-/**
  * The queued event's JSON built around the request's own body (`raw`, which parsed to
  * `queued.event` and passed every check unchanged): the members JSON.stringify(queued) writes, in
  * its order, without stringifying the 2 KB envelope again (≈ 6 µs per request). The text is the
  * client's (its spacing, its escapes); it parses back to the same event, as the in-memory hand-off
- * holds it (so also -0 stays -0, where JSON.stringify wrote 0). Null when the body is not safe to
- * splice (OVERFLOWING_NUMBER).
+ * holds it (so also -0 stays -0, where JSON.stringify wrote 0). Not for a body holding a number
+ * JSON.parse made ±Infinity (validateEnvelope's `holdsInfinity`): JSON.stringify writes that as
+ * null, and such an event is queued stringified, so its queued text means what it always did.
  */
-export function queuedJson(queued: AuditQueuedEvent, raw: string): string | null {
-  if (OVERFLOWING_NUMBER.test(raw)) return null;
+export function queuedJson(queued: AuditQueuedEvent, raw: string): string {
   const { kind, id, receivedAt, meta, timeNs } = queued;
   const time = timeNs === undefined ? '' : `,"timeNs":${JSON.stringify(timeNs)}`;
   return `{"kind":${JSON.stringify(kind)},"id":${JSON.stringify(id)},"receivedAt":${JSON.stringify(receivedAt)},"event":${raw.trim()},"meta":${JSON.stringify(meta)}${time}}`;
@@ -288,8 +281,7 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     // 6. Queue.
     const queued: AuditQueuedEvent = { kind: 'audit', id, receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
     queued.timeNs = String(clock.next(auditTimeMs(queued)));
-    const json = queuedJson(queued, raw);
-    if (json !== null) withJson(queued, json);
+    if (!structural.holdsInfinity) withJson(queued, queuedJson(queued, raw));
     try {
       await send(queued);
       // Only a queued event leaves a record: a refused one (503) lets the client's retry through.
