@@ -56,7 +56,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fmt, option, pct, percentile, positive, sampleMemory, THREAD_KINDS, threadCpuByKind, threadTimes } from './lib.mjs';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 
@@ -427,6 +427,9 @@ async function measure(name, server, job) {
   let threads;
   let counted;
   let writes = null;
+  // The event loop's delay in the window (how late a timer of 1 ms ran): a request in flight waits as long.
+  let loopDelay;
+  let delayP99 = NaN;
   let windowStart = 0;
   // RSS of this process (the servers run in it; the load generator is a child) every 100 ms of the window.
   let sampler;
@@ -442,6 +445,8 @@ async function measure(name, server, job) {
         sampler = sampleMemory(process.pid);
         syncedWrites.ms = [];
         syncedWrites.recording = true;
+        loopDelay = monitorEventLoopDelay({ resolution: 1 });
+        loopDelay.enable();
         if (threadsOption()) {
           threadsAt = threadTimes();
           resetCounters();
@@ -451,6 +456,8 @@ async function measure(name, server, job) {
         sampler = undefined;
         syncedWrites.recording = false;
         writes = percentiles(syncedWrites.ms);
+        loopDelay.disable();
+        delayP99 = loopDelay.percentile(99) / 1e6;
         const cpu = process.cpuUsage(cpuAt);
         const elapsed = performance.now() - windowStart;
         if (threadsAt) {
@@ -477,7 +484,7 @@ async function measure(name, server, job) {
   });
   if (sampler) memory = sampler.stop();
   await stopped;
-  return { name, ...result, threads, counted, writes, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
+  return { name, ...result, threads, counted, writes, delayP99, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
 }
 
 
@@ -518,7 +525,8 @@ function printRow(r) {
   const system = r.rps > 0 && Number.isFinite(r.serverSystem) ? `sys ${fmt((r.serverSystem / r.rps) * 1e6, 1)} µs/req` : '';
   // The durable rows: the synced writes every 202 waits for (see syncedWrites).
   const writes = r.writes ? `synced writes ${r.writes.count}: p50 ${fmt(r.writes.p50)} p99 ${fmt(r.writes.p99)} ms` : '';
-  const notes = [system, writes, others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
+  const delay = Number.isFinite(r.delayP99) ? `loop delay p99 ${fmt(r.delayP99)} ms` : '';
+  const notes = [system, delay, writes, others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
   console.log(
     `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${fmt(cpuPerRequest(r), 1).padStart(6)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );
