@@ -610,12 +610,14 @@ export class Journal {
    * written) and nothing refers to them; if the unlink is lost too, they are delivered again.
    */
   private compact(): void {
+    const active = this.writer ? this.segments[this.segments.length - 1] : undefined;
+    // Only the segment being written: nothing to delete (most settles), so no walk of the groups.
+    if (this.segments.length === 0 || this.segments[0] === active) return;
     let oldestPending = this.nextSeq;
     for (const state of this.groups.values()) {
       const first = state.pending.keys().next();
       if (!first.done) oldestPending = Math.min(oldestPending, first.value);
     }
-    const active = this.writer ? this.segments[this.segments.length - 1] : undefined;
     this.segments = this.segments.filter((segment) => {
       if (segment === active || segment.last >= oldestPending) return true;
       try {
