@@ -48,7 +48,12 @@ export function prefixOf(text: string): string {
 export function prefixKey(text: string): string | null {
   const prefix = prefixOf(text);
   if (prefix.length > MAX_PREFIX_LENGTH) return null;
-  return prefix.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+  // Nearly always lower-case already: then the prefix is its own key, without a regex replace.
+  for (let i = 0; i < prefix.length; i++) {
+    const c = prefix.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) return prefix.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+  }
+  return prefix;
 }
 
 /** `user_full` (§1.2, §2.2): `dir\\id` when directory and user id are both non-empty, else `''`. */

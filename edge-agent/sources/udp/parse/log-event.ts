@@ -115,10 +115,25 @@ const BLANKS: { readonly [S in LogSource]: Blank<S> } = {
   'qseow-qix-perf': blankOf('qseow-qix-perf', headKeys, ['proxy_session_id', 'event_activity_source'], layoutKeys(LOG_LAYOUTS['qseow-qix-perf'].fields)),
 };
 
+/**
+ * A fresh copy of each source's blank: a spread per source, each at a place of its own. A spread
+ * clones the blank's shape and values at once, where Object.assign({}, blank) adds its keys one by
+ * one (growing the new object's property store as it goes); but one spread of all five sources'
+ * blanks at one place is megamorphic, and V8 then clones in its runtime (bench:udp-steps, the
+ * handler step: 4.6 µs per datagram with Object.assign, 7.4 with one spread for all).
+ */
+const COPIES: { readonly [S in LogSource]: () => Blank<S> } = {
+  'qseow-engine': () => ({ ...BLANKS['qseow-engine'] }),
+  'qseow-proxy': () => ({ ...BLANKS['qseow-proxy'] }),
+  'qseow-repository': () => ({ ...BLANKS['qseow-repository'] }),
+  'qseow-scheduler': () => ({ ...BLANKS['qseow-scheduler'] }),
+  'qseow-qix-perf': () => ({ ...BLANKS['qseow-qix-perf'] }),
+};
+
 /** A fresh object of the source's blank with the head (fields 0–7) decoded. `clean`: no control character in the datagram. */
 function head<S extends LogSource>(source: S, f: readonly string[], clean: boolean) {
-  const blank: Blank<S> = Object.assign({}, BLANKS[source]);
-  return decodeInto(blank, f, LOG_HEAD_FIELDS, clean);
+  const copy: () => Blank<S> = COPIES[source];
+  return decodeInto(copy(), f, LOG_HEAD_FIELDS, clean);
 }
 
 function finish<T extends { user_directory: string; user_id: string }>(event: T) {

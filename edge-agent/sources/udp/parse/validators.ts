@@ -3,11 +3,23 @@
  * as given (no trimming); the parsers give them the field with its control characters removed (§0.1).
  */
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-
-/** A uuid of any version/variant, returned lower-case; `''` when the text is not one. */
+/**
+ * A uuid of any version/variant (`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`),
+ * returned lower-case; `''` when the text is not one. Read by position, not by a regex and an
+ * unconditional toLowerCase: a log datagram has up to four of them, nearly always lower-case already,
+ * and the text itself is then the answer (bench/udp-steps.mjs, the handler step).
+ */
 export function uuid(text: string): string {
-  return text.length === 36 && UUID.test(text) ? text.toLowerCase() : '';
+  if (text.length !== 36) return '';
+  let upper = false;
+  for (let i = 0; i < 36; i++) {
+    const c = text.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 0x2d) return '';
+    } else if (c >= 0x41 && c <= 0x46) upper = true;
+    else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return '';
+  }
+  return upper ? text.toLowerCase() : text;
 }
 
 /*
@@ -83,15 +95,21 @@ function daysFromCivil(y: number, m: number, d: number): number {
 }
 
 /**
- * The last text read and its result: a log event's `ts_iso` is read by the validator and then again
- * for the event time (§0.3), one right after the other.
+ * The last two texts read and their results: a log event's `ts_iso` and `ts_local` are read by the
+ * validator, then `ts_iso` again (and `ts_local` when it was not valid) for the event time (§0.3).
+ * With one slot the second read of `ts_iso` missed: `ts_local` had taken the slot.
  */
 let lastText = '';
 let lastResult: Timestamp | null = null;
+let olderText = '';
+let olderResult: Timestamp | null = null;
 
 function readTimestamp(text: string): Timestamp | null {
   if (text === lastText) return lastResult;
+  if (text === olderText) return olderResult;
   const result = readTimestampOnce(text);
+  olderText = lastText;
+  olderResult = lastResult;
   lastText = text;
   lastResult = result;
   return result;
@@ -102,7 +120,12 @@ function readTimestampOnce(text: string): Timestamp | null {
   // The three forms differ at fixed places: T at 8 (compact), T or a space at 10.
   const form: TimestampForm = text.charCodeAt(8) === 0x54 ? 'compact' : text.charCodeAt(10) === 0x54 ? 'extended' : 'local';
   const at = form === 'compact' ? COMPACT_AT : form === 'extended' ? EXTENDED_AT : LOCAL_AT;
-  for (const [i, code] of at.seps) if (text.charCodeAt(i) !== code) return null;
+  // An indexed loop, not a for-of destructuring the pairs: 0.21 → 0.19 µs per timestamp read.
+  const seps = at.seps;
+  for (let j = 0; j < seps.length; j++) {
+    const sep = seps[j];
+    if (sep === undefined || text.charCodeAt(sep[0]) !== sep[1]) return null;
+  }
   if (form === 'local' && text.length !== at.end) return null;
   const year = digits(text, at.y, 4);
   const month = digits(text, at.mo, 2);

@@ -17,6 +17,9 @@ describe('common helpers', () => {
     expect(prefixOf('/a/;b;c')).toBe('/a/');
     expect(prefixOf('/a/')).toBe('/a/');
     expect(prefixKey('/QSEOW-Engine/;x')).toBe('/qseow-engine/');
+    expect(prefixKey('/qseow-engine/;x')).toBe('/qseow-engine/');
+    expect(prefixKey('/qseow-enginE/;x')).toBe('/qseow-engine/');
+    expect(prefixKey('/Zqseow-engine@[/;x')).toBe('/zqseow-engine@[/');
     expect(prefixKey('/QSEOW-İ/;x')).toBe('/qseow-İ/');
     expect(prefixKey(`/${'x'.repeat(MAX_PREFIX_LENGTH)};`)).toBeNull();
     expect(MAX_PREFIX_LENGTH).toBe('/qseow-proxy-connection/'.length);

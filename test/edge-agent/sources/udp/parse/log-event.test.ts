@@ -487,3 +487,19 @@ describe('sanitising', () => {
     expect(parsed(broken)).toMatchObject({ message: "Access was denied for User: 'LAB\\kalle'. No licence \uFFFD", context: '/hub/' });
   });
 });
+
+describe('key order of a parsed log event', () => {
+  // The queued JSON text keeps the parser's key order (the handler queues this object as it is),
+  // so every event of a source is written alike: source, the head, the layout, the derived keys.
+  it.each([
+    [LOG_ENGINE, []],
+    [LOG_PROXY, []],
+    [LOG_REPOSITORY_SURPLUS, []],
+    [LOG_SCHEDULER_SURPLUS, []],
+    [LOG_QIX_PERF_USER, ['proxy_session_id', 'event_activity_source']],
+  ] as const)('%s', (datagram, derived) => {
+    const e = parsed(datagram);
+    const layout = Object.keys(LOG_LAYOUTS[e.source].fields);
+    expect(Object.keys(e)).toEqual(['source', ...Object.keys(LOG_HEAD_FIELDS), ...derived, ...layout, 'user_full', 'eventTimeMs', 'receivedAtMs']);
+  });
+});

@@ -7,6 +7,7 @@ import {
   exceptionFieldCheck,
   MAX_CANDIDATES,
   nextComposition,
+  partsOf,
   schedulerCheck,
   SOURCE_CHECKS,
   splitDatagram,
@@ -288,5 +289,21 @@ describe('adversarial surplus stays cheap', () => {
       expect(r.ok).toBe(true);
       expect(ms).toBeLessThan(500);
     }
+  });
+});
+
+describe('partsOf', () => {
+  it.each(['', ';', ';;', 'a', 'a;', ';a', 'a;;b', '/qseow-engine/;1;x;;', 'é;\ud83d\ude00;\ud800;'])('%j gives the parts of a split on every `;`', (text) => {
+    expect(partsOf(text)).toEqual(text.split(';'));
+  });
+
+  it('agrees with split on any text of `;` and other characters', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(';', 'a', 'é', '\\', '\ud83d', '\u0000'), { maxLength: 40 }), (chars) => {
+        const text = chars.join('');
+        expect(partsOf(text)).toEqual(text.split(';'));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -26,6 +26,47 @@ describe('uuid', () => {
   ])('rejects %j', (text) => {
     expect(uuid(text)).toBe('');
   });
+
+  it('takes mixed case, and rejects the characters next to the hex ranges and a dash out of place', () => {
+    expect(uuid('e7aF59A0-c243-480D-9571-08727551a66F')).toBe('e7af59a0-c243-480d-9571-08727551a66f');
+    for (const c of ['/', ':', '@', 'G', '`', 'g', '-'])
+      for (const at of [0, 7, 9, 35]) expect(uuid(`${'a'.repeat(at)}${c}${'a'.repeat(35 - at)}`.replace(/^(.{8}).(.{4}).(.{4}).(.{4})./, '$1-$2-$3-$4-'))).toBe('');
+    expect(uuid('e7af59a0-c243-480d-9571-08727551a66f'.replace(/-/g, 'a'))).toBe('');
+    expect(uuid('e7af59a0c-243-480d-9571-08727551a66f')).toBe('');
+  });
+
+  it('agrees with the §0.2 regex on any 36 characters of hex digits, dashes and their neighbours', () => {
+    const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+    const chars = fc.constantFrom(...'0123456789abcdefABCDEF-/:@G`gz\u00e9\u0000'.split(''));
+    const shaped = fc.tuple(...[8, 4, 4, 4, 12].map((n) => fc.array(chars, { minLength: n, maxLength: n }))).map((parts) => parts.map((p) => p.join('')).join('-'));
+    fc.assert(
+      fc.property(fc.oneof(shaped, fc.array(chars, { minLength: 36, maxLength: 36 }).map((a) => a.join(''))), (text) => {
+        expect(uuid(text)).toBe(UUID.test(text) ? text.toLowerCase() : '');
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('timestamps read in any order', () => {
+  it('give each text its own answer, however the reads of several texts interleave', () => {
+    const pool: [string, number | null][] = [
+      ['20211109T153726.028+0200', Date.parse('2021-11-09T13:37:26.028Z')],
+      ['2021-11-09 15:37:26,028', null],
+      ['2021-11-09T15:37:26.028-05:00', Date.parse('2021-11-09T20:37:26.028Z')],
+      ['2021-11-09T15:37:26.028', null],
+      ['', null],
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.nat(pool.length - 1), { minLength: 1, maxLength: 12 }), (picks) => {
+        for (const i of picks) {
+          const [text, instant] = pool[i] ?? ['', null];
+          expect(tsToInstantMs(text)).toBe(instant);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
 
 describe('ts — the three platform timestamp forms', () => {
