@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { decodeMessage, handOff, packEventBytes } from './codec.js';
+import { decodeMessage, HANDED_OFF_EVENTS, packEventBytes, type DeliverableRecord } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { syncDirectory, writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
@@ -602,14 +602,16 @@ const NO_MESSAGE_ATTRIBUTES: SQSRecord['messageAttributes'] = Object.freeze({});
 
 /**
  * The SQS-shaped record of a delivered message. The body is read when asked for: a consumer given
- * the record's events in memory (`handOff`) never needs the text, so it is not made from the bytes.
+ * the record's events in memory (HANDED_OFF_EVENTS) never needs the text, so it is not made from the bytes.
  * A class (the body and receipt handle read through its prototype), with what a batch's records
  * have in common made once per batch (`DeliveryShape`): as an object literal with its own getter,
  * each record was a closure, an accessor pair and six strings, held for the batch's whole delivery
  * (the tsdb's answer included), so young-generation collections copied and promoted them.
  */
-class DeliveredRecord implements SQSRecord {
+class DeliveredRecord implements DeliverableRecord {
   readonly messageId: string;
+  /** The events of the record's body, when the journal's in-memory tail still held them (codec.ts HANDED_OFF_EVENTS). */
+  readonly [HANDED_OFF_EVENTS]: readonly QueuedEvent[] | undefined;
   readonly md5OfBody = '';
   readonly eventSource = 'aws:sqs';
   readonly awsRegion = 'local';
@@ -626,6 +628,7 @@ class DeliveredRecord implements SQSRecord {
     this.#record = record;
     this.#group = group;
     this.messageId = String(record.seq);
+    this[HANDED_OFF_EVENTS] = record.decoded;
   }
 
   get body(): string {
@@ -654,9 +657,7 @@ class DeliveryShape {
       attributes = Object.freeze({ ApproximateReceiveCount: String(receiveCount), SentTimestamp: this.now, SenderId: 'svc-local', ApproximateFirstReceiveTimestamp: this.now });
       this.attributes.set(receiveCount, attributes);
     }
-    const sqsRecord = new DeliveredRecord(record, this.group, attributes, this.arn);
-    if (record.decoded !== undefined) handOff(sqsRecord, record.decoded);
-    return sqsRecord;
+    return new DeliveredRecord(record, this.group, attributes, this.arn);
   }
 }
 
