@@ -6,7 +6,7 @@
  *   npm run build && node bench/pipeline.mjs [--events=20000] [--concurrency=32] [--batch-size=1000]
  *       [--window=50] [--rounds=3] [--warmup-events=2000] [--stages=queue,tsdb,parquet,tablefile,sqs]
  *       [--sqs-send-events=1000] [--sqs-single-events=5000] [--timeout=60] [--influxd=/usr/bin/influxd]
- *       [--profile[=cpu|heap]]
+ *       [--profile[=cpu|heap|survivors]]
  *
  * (or BENCH_EVENTS, BENCH_CONCURRENCY, BENCH_BATCH_SIZE, BENCH_BATCH_WINDOW_MS, BENCH_ROUNDS,
  * BENCH_WARMUP_EVENTS, BENCH_STAGES, BENCH_SQS_SEND_EVENTS, BENCH_SQS_SINGLE_EVENTS,
@@ -68,7 +68,9 @@
  * not the baselines) under V8's CPU profiler, one file per stage and round, and prints the top of
  * each stage's profiles. --profile=heap samples the same windows' allocations instead (V8's
  * sampling heap profiler, every 4 KB, the objects collected before the end included: what each
- * event allocates, short-lived or not) and prints them per function with the KB per event. The exit code is 1 when a check fails or a stage times out.
+ * event allocates, short-lived or not) and prints them per function with the KB per event;
+ * --profile=survivors leaves out what a young-generation collection freed: what was promoted (or
+ * still alive at the end), the part of the allocations that costs the scavenges their copying. The exit code is 1 when a check fails or a stage times out.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -568,10 +570,10 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   const profiling = ctx.profiles ? new Session() : null;
   if (profiling) {
     profiling.connect();
-    if (ctx.profiles.kind === 'heap') {
+    if (ctx.profiles.kind !== 'cpu') {
       // Every sampled allocation, also the ones collected before the end: what the window allocates, short-lived or not.
       await profiling.post('HeapProfiler.enable');
-      await profiling.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      await profiling.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: ctx.profiles.kind === 'heap' });
     } else {
       await profiling.post('Profiler.enable');
       await profiling.post('Profiler.start');
@@ -600,7 +602,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   const end = timedOut ? performance.now() : counter.stats.doneAt;
   const cpu = process.cpuUsage(cpu0);
   if (profiling) {
-    const heap = ctx.profiles.kind === 'heap';
+    const heap = ctx.profiles.kind !== 'cpu';
     const { profile } = heap ? await profiling.post('HeapProfiler.stopSampling') : await profiling.post('Profiler.stop');
     profiling.disconnect();
     const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.${heap ? 'heapprofile' : 'cpuprofile'}`);
@@ -876,8 +878,8 @@ async function main() {
   console.log(`rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`);
 
   const profileKind = option('profile', 'BENCH_PROFILE', 'false');
-  if (!['false', 'true', 'cpu', 'heap'].includes(profileKind)) throw new Error('--profile must be given alone (CPU), as --profile=cpu or as --profile=heap');
-  const profiles = profileKind !== 'false' ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'heap' ? 'heap' : 'cpu' } : null;
+  if (!['false', 'true', 'cpu', 'heap', 'survivors'].includes(profileKind)) throw new Error('--profile must be given alone (CPU), as --profile=cpu, --profile=heap or --profile=survivors');
+  const profiles = profileKind !== 'false' ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'true' ? 'cpu' : profileKind } : null;
   const ctx = { events, log, errors, concurrency, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
   const wctx = { ...ctx, events: warmup, profiles: null };
   const needInflux = stages.has('tsdb');
@@ -987,7 +989,8 @@ async function main() {
         const summary = summarise(join(dir, file), 20);
         const events = profiles.files.find((f) => basename(f.file) === file)?.events ?? NaN;
         // A heap profile of the window holds every sampled allocation (collected ones too), not only the live ones.
-        console.log(`  ${file}${summary.kind === 'heap' ? `: every sampled allocation of the window, ${fmt(summary.totalBytes / events / 1024, 1)} KB per event` : ''}`);
+        const what = profiles.kind === 'survivors' ? 'the sampled allocations of the window that outlived a young-generation collection (promoted, or alive at its end)' : 'every sampled allocation of the window';
+        console.log(`  ${file}${summary.kind === 'heap' ? `: ${what}, ${fmt(summary.totalBytes / events / 1024, 1)} KB per event` : ''}`);
         // (A heap summary's first line says "live allocations": not so here, the line above says what it holds.)
         for (const line of formatSummary(summary, { by: 'function', indent: '    ' }).slice(summary.kind === 'heap' ? 1 : 0)) console.log(line);
       }
