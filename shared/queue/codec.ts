@@ -179,15 +179,16 @@ function checkMessage(value: unknown): DecodeResult {
  * The in-memory hand-off of the durable local queue: a message appended by this process reaches
  * its consumers with the events it was encoded from, so they are not parsed back from the text
  * just written (JSON.parse of a 2 KB audit event costs about as much as encoding it, and its
- * objects are new garbage). Keyed by the delivered SQS record; a record from SQS, or one read back
- * from disk after a restart, has none and is parsed (`decodeRecord`).
+ * objects are new garbage). The delivered SQS record carries them under this key (local.ts
+ * `DeliveredRecord`); a record from SQS, or one read back from disk after a restart, has none and
+ * is parsed (`decodeRecord`). A member of the record, not a WeakMap entry: a batch's thousand
+ * entries made the young-generation collections walk an ephemeron table, and each `set` cost
+ * ≈ 0.8 µs (bench/pipeline.mjs queue → no-op).
  */
-const handedOff = new WeakMap<SQSRecord, readonly QueuedEvent[]>();
+export const HANDED_OFF_EVENTS: unique symbol = Symbol('svc.handedOffEvents');
 
-/** Gives `record`'s consumer `events`, the values its body was encoded from (see `decodeRecord`). */
-export function handOff(record: SQSRecord, events: readonly QueuedEvent[]): void {
-  handedOff.set(record, events);
-}
+/** An SQS record, possibly with the events handed off with it (see HANDED_OFF_EVENTS). */
+export type DeliverableRecord = SQSRecord & { readonly [HANDED_OFF_EVENTS]?: readonly QueuedEvent[] | undefined };
 
 /** Any one queued event (one of EVENT_SCHEMAS): the hand-off's check of an event. */
 const eventChecker = lazyChecker<QueuedEvent>(QueuedEventSchema, ENVELOPE_SCHEMA_OPTIONS);
@@ -206,7 +207,7 @@ function handedOffValid(event: QueuedEvent): boolean {
 }
 
 /**
- * The message of a delivered record: the events handed off with it (`handOff`), else its body
+ * The message of a delivered record: the events handed off with it (HANDED_OFF_EVENTS), else its body
  * parsed. Either way it passes the same validation, so a consumer takes nothing it would refuse
  * after a restart. What the in-memory path skips is JSON.parse, and it gives the same values as
  * parsing would because (1) `packEventBodies` encoded the body from exactly these objects moments
@@ -221,8 +222,8 @@ function handedOffValid(event: QueuedEvent): boolean {
  * ones written, not that the Svc that wrote them (before an upgrade) wrote what this one accepts.
  * test/shared/queue/local.test.ts checks that a hand-off and a restart's read-back give equal events.
  */
-export function decodeRecord(record: SQSRecord): DecodeResult {
-  const events = handedOff.get(record);
+export function decodeRecord(record: DeliverableRecord): DecodeResult {
+  const events = record[HANDED_OFF_EVENTS];
   if (events === undefined) return decodeMessage(record.body);
   if (events.length > 0 && events.every(handedOffValid)) return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...events] } };
   // The whole message's check says which event is wrong and why, in the words a parsed body gets.

@@ -104,7 +104,7 @@ const SMALL_BODY = 4096;
 /**
  * The in-memory tail: the events of the most recent appends are held with their records (body bytes
  * up to this many), so a consumer in this process takes them without parsing the body back
- * (codec.ts `handOff`). Bounded: a consumer that lags further behind (a destination down, a long
+ * (codec.ts `HANDED_OFF_EVENTS`). Bounded: a consumer that lags further behind (a destination down, a long
  * batch window) parses what it reads, as after a restart. 8 MiB is about 4,000 2 KB audit events, or
  * 20,000 UDP log events: several batches ahead of a consumer that keeps up.
  */

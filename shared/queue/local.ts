@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Component } from '../runtime/lifecycle.js';
-import { decodeMessage, handOff, packEventBytes } from './codec.js';
+import { decodeMessage, HANDED_OFF_EVENTS, packEventBytes, type DeliverableRecord } from './codec.js';
 import type { QueuedEvent } from './events.js';
 import { syncDirectory, writeFileSynced } from '../util/files.js';
 import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
@@ -437,7 +437,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       }
     }
     for (const seq of seqs) rt.inFlight.add(seq);
-    const event: SQSEvent = { Records: batch.map((r) => toSqsRecord(rt.group.name, r, (state.pending.get(r.seq)?.failures ?? 0) + 1)) };
+    const shape = new DeliveryShape(rt.group.name);
+    const event: SQSEvent = { Records: batch.map((r) => shape.record(r, (state.pending.get(r.seq)?.failures ?? 0) + 1)) };
     let failedIds: Set<string>;
     let reason = '';
     // Messages the destination could not be reached for: neither acknowledged nor counted as a receive.
@@ -471,14 +472,20 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     const acked: number[] = [];
     const failed: number[] = [];
     const dead: number[] = [];
+    const allAcked = unreached.size === 0 && failedIds.size === 0;
     for (const record of batch) {
-      if (unreached.has(String(record.seq))) continue;
-      if (!failedIds.has(String(record.seq))) {
+      if (allAcked) {
+        acked.push(record.seq);
+        continue;
+      }
+      const id = String(record.seq);
+      if (unreached.has(id)) continue;
+      if (!failedIds.has(id)) {
         acked.push(record.seq);
         continue;
       }
       const attempts = (state.pending.get(record.seq)?.failures ?? 0) + 1;
-      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reasons[String(record.seq)] ?? reason)) dead.push(record.seq);
+      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reasons[id] ?? reason)) dead.push(record.seq);
       else failed.push(record.seq);
     }
     try {
@@ -494,7 +501,7 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       rt.inFlight.delete(record.seq);
       const attempts = state.pending.get(record.seq)?.failures;
       // An unreached message waits for the group's pause, not for a backoff of its own.
-      if (attempts === undefined || unreached.has(String(record.seq))) rt.visibleAt.delete(record.seq);
+      if (attempts === undefined || (unreached.size > 0 && unreached.has(String(record.seq)))) rt.visibleAt.delete(record.seq);
       else rt.visibleAt.set(record.seq, Date.now() + this.retryDelay(attempts));
     }
     rt.delivered += acked.length;
@@ -590,32 +597,68 @@ function* bodiesOf(records: Iterable<JournalRecord>): Iterable<string> {
   for (const record of records) yield record.body;
 }
 
+/** No message attributes (the local queue sets none): one object for every record, never changed. */
+const NO_MESSAGE_ATTRIBUTES: SQSRecord['messageAttributes'] = Object.freeze({});
+
 /**
- * The SQS-shaped record of a delivery. The body is read when asked for: a consumer given the
- * record's events in memory (`handOff`) never needs the text, so it is not made from the bytes.
+ * The SQS-shaped record of a delivered message. The body is read when asked for: a consumer given
+ * the record's events in memory (HANDED_OFF_EVENTS) never needs the text, so it is not made from the bytes.
+ * A class (the body and receipt handle read through its prototype), with what a batch's records
+ * have in common made once per batch (`DeliveryShape`): as an object literal with its own getter,
+ * each record was a closure, an accessor pair and six strings, held for the batch's whole delivery
+ * (the tsdb's answer included), so young-generation collections copied and promoted them.
  */
-function toSqsRecord(group: string, record: JournalRecord, receiveCount: number): SQSRecord {
-  const now = String(Date.now());
-  const sqsRecord: SQSRecord = {
-    messageId: String(record.seq),
-    receiptHandle: `${group}:${record.seq}`,
-    get body() {
-      return record.body;
-    },
-    attributes: {
-      ApproximateReceiveCount: String(receiveCount),
-      SentTimestamp: now,
-      SenderId: 'svc-local',
-      ApproximateFirstReceiveTimestamp: now,
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: `arn:aws:sqs:local:000000000000:${group}`,
-    awsRegion: 'local',
-  };
-  if (record.decoded !== undefined) handOff(sqsRecord, record.decoded);
-  return sqsRecord;
+class DeliveredRecord implements DeliverableRecord {
+  readonly messageId: string;
+  /** The events of the record's body, when the journal's in-memory tail still held them (codec.ts HANDED_OFF_EVENTS). */
+  readonly [HANDED_OFF_EVENTS]: readonly QueuedEvent[] | undefined;
+  readonly md5OfBody = '';
+  readonly eventSource = 'aws:sqs';
+  readonly awsRegion = 'local';
+  readonly messageAttributes = NO_MESSAGE_ATTRIBUTES;
+  readonly #record: JournalRecord;
+  readonly #group: string;
+
+  constructor(
+    record: JournalRecord,
+    group: string,
+    readonly attributes: SQSRecord['attributes'],
+    readonly eventSourceARN: string,
+  ) {
+    this.#record = record;
+    this.#group = group;
+    this.messageId = String(record.seq);
+    this[HANDED_OFF_EVENTS] = record.decoded;
+  }
+
+  get body(): string {
+    return this.#record.body;
+  }
+
+  get receiptHandle(): string {
+    return `${this.#group}:${this.#record.seq}`;
+  }
+}
+
+/** What the records of one delivery share: the group's ARN, the send time and the attributes per receive count. */
+class DeliveryShape {
+  private readonly now = String(Date.now());
+  private readonly arn: string;
+  private readonly attributes = new Map<number, SQSRecord['attributes']>();
+
+  constructor(private readonly group: string) {
+    this.arn = `arn:aws:sqs:local:000000000000:${group}`;
+  }
+
+  record(record: JournalRecord, receiveCount: number): SQSRecord {
+    let attributes = this.attributes.get(receiveCount);
+    if (attributes === undefined) {
+      // Shared by the batch's records of this receive count: read only (as SQS's are).
+      attributes = Object.freeze({ ApproximateReceiveCount: String(receiveCount), SentTimestamp: this.now, SenderId: 'svc-local', ApproximateFirstReceiveTimestamp: this.now });
+      this.attributes.set(receiveCount, attributes);
+    }
+    return new DeliveredRecord(record, this.group, attributes, this.arn);
+  }
 }
 
 /**

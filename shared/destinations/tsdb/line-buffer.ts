@@ -28,6 +28,11 @@ export class LineBuffer implements LineSink {
   private length = 0;
   private small = '';
 
+  /** Bytes of lines it holds (since `reset`). */
+  get size(): number {
+    return this.length;
+  }
+
   /** Bytes it holds room for (the buffer grows, never shrinks). */
   get capacity(): number {
     return this.buffer.length;

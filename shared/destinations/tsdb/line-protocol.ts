@@ -186,9 +186,48 @@ export interface LineSink {
   putString(text: string): void;
 }
 
-/** The key sets of the line being written, reused: `writeLine` runs to its end (or throws) before the next line starts. */
-const TAG_KEYS = new Set<string>();
-const FIELD_KEYS = new Set<string>();
+/**
+ * The keys of the line being written (its tag keys, then its field keys), reused: `writeLine` runs
+ * to its end (or throws) before the next line starts. A list searched in order up to `LINEAR_KEYS`
+ * keys, a Set past that (a point with very many keys): a Set per line, even cleared and reused,
+ * allocated a new table at each `clear()` and more as it grew, for every line (≈ 0.4 KB per audit
+ * point, much of it copied by the scavenges: bench/pipeline.mjs --profile=survivors).
+ */
+const LINEAR_KEYS = 32;
+
+class KeyList {
+  private readonly keys: string[] = [];
+  private count = 0;
+  private wide: Set<string> | null = null;
+
+  get size(): number {
+    return this.count;
+  }
+
+  reset(): void {
+    this.count = 0;
+    this.wide = null;
+  }
+
+  add(key: string): void {
+    if (this.wide !== null) {
+      this.wide.add(key);
+    } else if (this.count === LINEAR_KEYS) {
+      this.wide = new Set(this.keys);
+      this.wide.add(key);
+    } else this.keys[this.count] = key;
+    this.count += 1;
+  }
+
+  has(key: string): boolean {
+    if (this.wide !== null) return this.wide.has(key);
+    for (let i = 0; i < this.count; i++) if (this.keys[i] === key) return true;
+    return false;
+  }
+}
+
+const TAG_KEYS = new KeyList();
+const FIELD_KEYS = new KeyList();
 
 /**
  * One line of line protocol (no trailing newline) as pieces given to `sink`, in order. Throws
@@ -203,7 +242,7 @@ export function writeLine(point: Point, sink: LineSink): void {
   sink.put(escapeText(measurement, MEASUREMENT_SPECIALS, HAS_MEASUREMENT_SPECIAL, 'measurement', rawMeasurement));
 
   const tagKeys = TAG_KEYS;
-  tagKeys.clear();
+  tagKeys.reset();
   let tagCount = 0;
   for (const rawKey in point.tags) {
     if (!Object.hasOwn(point.tags, rawKey)) continue;
@@ -218,7 +257,7 @@ export function writeLine(point: Point, sink: LineSink): void {
   if (tagCount === 0) throw new LineProtocolError('a point needs at least one non-empty tag', rawMeasurement);
 
   const fieldKeys = FIELD_KEYS;
-  fieldKeys.clear();
+  fieldKeys.reset();
   for (const rawKey in point.fields) {
     if (!Object.hasOwn(point.fields, rawKey)) continue;
     const field = point.fields[rawKey];

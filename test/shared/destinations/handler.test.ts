@@ -76,7 +76,7 @@ describe('writer handler', () => {
     const first: SQSEvent = { Records: [record('m1', encodePacked([a])), record('m2', encodePacked([b]))] };
     const second: SQSEvent = { Records: [record('m3', encodePacked([c])), record('m4', encodePacked([d]))] };
     expect(await Promise.all([handler(first), handler(second)])).toEqual([{ batchItemFailures: [{ itemIdentifier: 'm1' }] }, { batchItemFailures: [{ itemIdentifier: 'm4' }] }]);
-    // A batch after them starts from a clean processor.
+    // A batch after them is answered on its own.
     const third: SQSEvent = { Records: [record('m5', encodePacked([queued()]))] };
     expect(await handler(third)).toEqual({ batchItemFailures: [] });
   });
@@ -132,6 +132,27 @@ describe('writer handler', () => {
     // The redelivery of m3 does not write b again (idempotent by id) and fails again for q.
     expect(await handler({ Records: [record('m3', encodePacked([b, q]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm3' }] });
     expect(dest.calls).toHaveLength(1);
+  });
+
+  it('fails a claim check whose body cannot be fetched alone and logs why; the messages around it are written', async () => {
+    const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
+    const store = new S3ClaimCheckStore({ client: faux.s3, bucket: 'claims', prefix: 'claim-checks/' });
+    const dest = destination();
+    const log = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: store, log: log.logger });
+    const gone = encodeClaimCheck({ bucket: 'claims', key: 'claim-checks/never-stored' }, 1);
+    expect(await handler({ Records: [record('m1', encodePacked([a])), record('gone', gone), record('m3', encodePacked([b]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'gone' }] });
+    expect(dest.calls.map((call) => call.map((e) => e.id))).toEqual([[a.id, b.id]]);
+    expect(log.lines().filter((l) => l['msg'] === 'queue message cannot be decoded').map((l) => l['messageId'])).toEqual(['gone']);
+  });
+
+  it('fails every message of the batch when the destination throws instead of answering, and logs it', async () => {
+    const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
+    const dest: Destination = { name: 'throwing', takes: () => true, write: () => Promise.reject(new Error('disk on fire')) };
+    const log = await captureLog();
+    const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger });
+    expect(await handler({ Records: [record('m1', encodePacked([a])), record('m2', encodePacked([b]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }] });
+    expect(log.lines().filter((l) => l['level'] === 'error').map((l) => [l['destination'], l['msg']])).toEqual([['throwing', 'writer throwing failed to write a batch']]);
   });
 
   it('fetches a claim-checked message from S3', async () => {

@@ -109,6 +109,25 @@ describe('LocalEventQueue', () => {
     await q.stop();
   });
 
+  it('a batch mixing a redelivered message and a new one: each record has its own id, receipt handle, body and receive count', async () => {
+    const r = recorder((e, call) => (call === 1 ? [e.Records[0]?.messageId ?? ''] : []));
+    const q = queue(dir(), [{ name: 'g', handler: r.handler, batchSize: 10, batchWindowMs: 200 }]);
+    await q.start();
+    const [first, second] = [event(), event()];
+    await q.send([first]);
+    await expect.poll(() => r.batches.length).toBe(1);
+    // Sent while the failed message waits for its retry (10 ms) or its window: both go in the next batch.
+    await q.send([second]);
+    await expect.poll(() => r.seen.length).toBe(2);
+    const records = r.batches[1]?.Records ?? [];
+    expect(records.map((x) => [x.messageId, x.receiptHandle, x.attributes.ApproximateReceiveCount, x.eventSourceARN])).toEqual([
+      ['1', 'g:1', '2', 'arn:aws:sqs:local:000000000000:g'],
+      ['2', 'g:2', '1', 'arn:aws:sqs:local:000000000000:g'],
+    ]);
+    expect(records.map((x) => idsOf({ Records: [x] }))).toEqual([[first.id], [second.id]]);
+    await q.stop();
+  });
+
   it('moves a message to the dead-letter folder after maxReceiveCount attempts, and replays it', async () => {
     const directory = dir();
     let failing = true;

@@ -117,6 +117,19 @@ describe('toLine: names and tags', () => {
     expect(() => toLine(p({ tags: { x: 'a' }, fields: { x: int(1), x_field: int(2) } }))).toThrow(/given twice/);
   });
 
+  it('applies the suffix and the collision rule on a point with many tags and fields too (past the short key list)', () => {
+    const many = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    const tags = Object.fromEntries(many('t', 40).map((k) => [k, 'v']));
+    // t3 is among the first 32 tag keys, t35 after them.
+    const fields = Object.fromEntries([...many('f', 40), 't3', 't35'].map((k) => [k, int(1)]));
+    const line = toLine(p({ tags, fields }));
+    expect(line).toContain(',f39=1i,t3_field=1i,t35_field=1i ');
+    expect(line.split(' ')[1]?.split(',')).toHaveLength(42);
+    // A field named like a tag, and another named like its suffixed name: past 32 keys of each.
+    expect(() => toLine(p({ tags, fields: { ...fields, t35_field: int(2) } }))).toThrow(/t35_field given twice/);
+    expect(() => toLine(p({ tags, fields: { ...Object.fromEntries(many('f', 40).map((k) => [k, int(1)])), f39_dup: int(1) } }))).not.toThrow();
+  });
+
   it('refuses names line protocol cannot carry: empty, "time", a measurement starting with #', () => {
     expect(() => toLine(p({ measurement: '' }))).toThrow(/empty measurement/);
     expect(() => toLine(p({ measurement: '\n' }))).toThrow(/empty measurement/);

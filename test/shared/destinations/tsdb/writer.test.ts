@@ -136,6 +136,29 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
   });
 });
 
+describe('a large batch', () => {
+  it('builds its lines in slices, letting the event loop run between them (other work is not held up for the whole build)', async () => {
+    // 8 lines of ≈ 100 KB: the loop gets a turn after each ≈ 256 KiB of line protocol.
+    const pts = points(8, 'big');
+    for (const p of pts) p.fields.text = str('x'.repeat(100_000));
+    const order: string[] = [];
+    const last = pts[7];
+    if (last === undefined) throw new Error('no point 7');
+    Object.defineProperty(last, 'measurement', {
+      get: () => {
+        order.push('last point built');
+        return 'big';
+      },
+    });
+    // Due before the write starts: it runs at the loop's next turn.
+    setImmediate(() => order.push('loop ran'));
+    const report = await writerFor(v1, { maxBatchSize: 1000 }).write(pts, MODULE);
+    expect(order).toEqual(['loop ran', 'last point built']);
+    expect(report).toMatchObject({ written: 8, dropped: 0, requests: 1 });
+    expect(v1.lines()).toEqual(pts.map(toLine));
+  });
+});
+
 describe('with the service logger', () => {
   it('takes the pino Logger as its log and writes the drop as an ERROR line with module and line', async () => {
     const chunks: string[] = [];
