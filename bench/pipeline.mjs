@@ -26,7 +26,7 @@
  * turn, and the medians compared, which evens out a machine whose load changes meanwhile):
  *   queue → no-op       LocalEventQueue (journal + fdatasync group commit) with ONE consumer group
  *                       running the real writer handler (makeWriterHandler: decode + validate every
- *                       message, Powertools partial batch) over a destination that only counts.
+ *                       message, partial batch response) over a destination that only counts.
  *   tsdb baseline       the SAME line protocol (auditPoint + toLine of the same events, built before
  *                       the clock starts; the build time is printed separately) POSTed straight to
  *                       influxd's /write?db=…&precision=ns with fetch, in chunks of 1,000, one request

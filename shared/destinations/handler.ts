@@ -2,7 +2,7 @@
  * The queue-triggered writer handler: one per destination. It takes a batch in the SQS event shape
  * (from SQS on Lambda, or from the durable local queue), decodes every message (fetching claim
  * checks), writes all their events to the destination in one go, and reports the messages whose
- * events were not written as partial batch failures (Powertools batch), so only those come back.
+ * events were not written as partial batch failures (SQS's batch response), so only those come back.
  * On a queue of the destination's own (`onlyTakenKinds`), a message holding an event of a kind the
  * destination does not take fails too. Idempotent by event id: events written before (a
  * redelivery) are not written again.
