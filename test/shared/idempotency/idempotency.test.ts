@@ -105,6 +105,25 @@ describe('LocalIdempotencyStore', () => {
     await store.stop();
   });
 
+  it('forgets by age of the last receipt: a key recorded again goes to the end, and the order holds over thousands of records', async () => {
+    const store = await localStore({ maxEntries: 3 });
+    const record = (key: string, ms: number) => store.complete(key, iso(ms), ms);
+    await record('a', T0);
+    await record('b', T0 + 1);
+    await record('c', T0 + 2);
+    // a again, later (as after its window): now the newest.
+    await record('a', T0 + 3);
+    await record('d', T0 + 4);
+    const statuses = async (keys: string[], at: number) => Promise.all(keys.map(async (k) => (await store.claim(k, at)).status));
+    expect(await statuses(['a', 'b', 'c', 'd'], T0 + 5)).toEqual(['duplicate', 'claimed', 'duplicate', 'duplicate']);
+    await store.release('b');
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+    for (const [i, key] of keys.entries()) await record(key, T0 + 10 + i);
+    expect(store.size).toBe(3);
+    expect(await statuses(['a', 'd', 'k4996', 'k4997', 'k4998', 'k4999'], T0 + 6000)).toEqual(['claimed', 'claimed', 'claimed', 'duplicate', 'duplicate', 'duplicate']);
+    await store.stop();
+  });
+
   it('drops expired records from its file at start, and reports damaged lines without losing the others', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'idem-'));
     const file = join(directory, IDEMPOTENCY_FILE);
