@@ -204,8 +204,9 @@ describe('EventSpool', () => {
       expect(queue.sends.length).toBe(1);
       await eventually(() => queue.sends.length === 2);
       expect(queue.sends.map((m) => m.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4', 'e5']]);
-      // Node may run a timer up to a millisecond before its time.
-      expect((queue.startedAt[1] ?? 0) - (queue.startedAt[0] ?? 0)).toBeGreaterThanOrEqual(299);
+      // By performance.now, Node may run a timer up to two milliseconds before its time: it counts
+      // whole milliseconds from the loop's cached time (seen: 298.98 ms of 300 in a full run).
+      expect((queue.startedAt[1] ?? 0) - (queue.startedAt[0] ?? 0)).toBeGreaterThanOrEqual(298);
       await spool.stop();
     });
 
