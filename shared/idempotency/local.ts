@@ -24,6 +24,7 @@ import { writeFileAtomically } from '../util/files.js';
 import { LogThrottle } from '../logging/throttle.js';
 import { assertValidWindow, type Claim, type IdempotencyStore } from './port.js';
 import type { Log } from '../logging/log.js';
+import { Fifo } from '../util/fifo.js';
 
 export const IDEMPOTENCY_FILE = 'idempotency.log';
 /** Longest time a record waits in memory before it is written and synced. */
@@ -49,9 +50,8 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
    * its start walked them on every request once the store was full (10–65 µs per request at
    * 250,000 records; `node bench/eviction.mjs`).
    */
-  private orderKeys: string[] = [];
-  private orderTimes: number[] = [];
-  private head = 0;
+  private readonly orderKeys = new Fifo<string>();
+  private readonly orderTimes = new Fifo<number>();
   private readonly claims = new Set<string>();
   private file: AppendLog | undefined;
   /** Lines noted since the last write. */
@@ -133,20 +133,15 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
 
   /** Drops expired records, and the oldest beyond maxEntries. */
   private evict(now: number): void {
-    while (this.head < this.orderKeys.length) {
-      const key = this.orderKeys[this.head] ?? '';
-      const at = this.orderTimes[this.head] ?? 0;
+    for (let key = this.orderKeys.peek(); key !== undefined; key = this.orderKeys.peek()) {
+      // Pushed with its key, so never missing; NaN would only read as stale.
+      const at = this.orderTimes.peek() ?? Number.NaN;
       if (this.records.get(key) === at) {
         if (at + this.windowMs > now && this.records.size <= this.options.maxEntries) break;
         this.records.delete(key);
       }
-      this.head += 1;
-    }
-    // Drop the passed entries now and then instead of shifting per record.
-    if (this.head >= 1024 && this.head * 2 >= this.orderKeys.length) {
-      this.orderKeys = this.orderKeys.slice(this.head);
-      this.orderTimes = this.orderTimes.slice(this.head);
-      this.head = 0;
+      this.orderKeys.shift();
+      this.orderTimes.shift();
     }
   }
 

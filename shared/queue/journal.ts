@@ -32,6 +32,7 @@
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDirectorySynced, syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../util/files.js';
+import { Fifo } from '../util/fifo.js';
 import { AppendLog, frame, frameBytes, frameText, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
 import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
@@ -146,60 +147,40 @@ class AppendedRecord implements JournalRecord {
  * being held (and so promoted to the old generation, its buffer waiting for a full GC) until pushed out.
  */
 class HeldTail {
-  /** The records, a released one's slot emptied; `records[i]` is slot `base + i`. */
-  private records: (AppendedRecord | undefined)[] = [];
-  /** Slots dropped from the front of `records` so far. */
-  private base = 0;
-  private head = 0;
+  /** The records, oldest first; a released one's slot is emptied in place. */
+  private readonly records = new Fifo<AppendedRecord>();
   private bytes = 0;
 
   constructor(private readonly limit: number) {}
 
   add(record: AppendedRecord): void {
-    record.tailSlot = this.base + this.records.length;
-    this.records.push(record);
+    record.tailSlot = this.records.push(record);
     this.bytes += record.bytes.length;
     // Past the bytes or the slots (a record pending long, behind it only released ones): push out
     // the oldest, then step over the released slots at the front.
-    while ((this.bytes > this.limit || this.records.length - this.head > HELD_SLOTS) && this.head < this.records.length) {
-      const oldest = this.records[this.head];
-      this.records[this.head] = undefined;
-      this.head += 1;
+    while ((this.bytes > this.limit || this.records.length > HELD_SLOTS) && this.records.length > 0) {
+      const oldest = this.records.shift();
       if (oldest === undefined) continue;
       oldest.decoded = undefined;
       oldest.tailSlot = -1;
       this.bytes -= oldest.bytes.length;
     }
-    while (this.head < this.records.length && this.records[this.head] === undefined) this.head += 1;
-    // Drop the emptied slots at the front now and then instead of shifting per record.
-    if (this.head >= 1024 && this.head * 2 >= this.records.length) {
-      this.records = this.records.slice(this.head);
-      this.base += this.head;
-      this.head = 0;
-    }
+    this.records.skipEmpty();
   }
 
-  /** Slots from the oldest record held to the newest (the tail's array, released slots included). */
+  /** Slots from the oldest record held to the newest (released slots included). */
   get slots(): number {
-    return this.records.length - this.head;
+    return this.records.length;
   }
 
   /** The record leaves the tail (settled everywhere, or an append that did not happen), its events let go of. */
   release(record: AppendedRecord): void {
     record.decoded = undefined;
-    const at = record.tailSlot - this.base;
+    const slot = record.tailSlot;
     record.tailSlot = -1;
-    if (at < this.head || this.records[at] !== record) return;
-    this.records[at] = undefined;
+    if (slot < 0 || !this.records.empty(slot, record)) return;
     this.bytes -= record.bytes.length;
-    if (at !== this.head) return;
-    while (this.head < this.records.length && this.records[this.head] === undefined) this.head += 1;
-    if (this.head === this.records.length) {
-      // Empty: start the array again (its slots are numbered on from base).
-      this.base += this.head;
-      this.records.length = 0;
-      this.head = 0;
-    }
+    this.records.skipEmpty();
   }
 }
 

@@ -12,6 +12,7 @@
  * still counts as one running handler (`queue_running`) and one handler duration, so the §3 figures
  * mean what they did; only the per-datagram promise and closures are gone.
  */
+import { Fifo } from '../../../shared/util/fifo.js';
 
 /** How a handler ended for one datagram. */
 export type HandlerOutcome = 'processed' | 'failed';
@@ -82,7 +83,7 @@ export class DurationWindow {
 }
 
 export class MessageQueue<T> {
-  private readonly waiting: T[] = [];
+  private readonly waiting = new Fifo<T>();
   /** Index of the first waiting item in `waiting` (a ring would save little; we compact lazily). */
   private head = 0;
   private runningCount = 0;
@@ -147,14 +148,7 @@ export class MessageQueue<T> {
   }
 
   private take(): T | undefined {
-    if (this.head >= this.waiting.length) return undefined;
-    const item = this.waiting[this.head] as T;
-    this.head += 1;
-    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting.splice(0, this.head);
-      this.head = 0;
-    }
-    return item;
+    return this.waiting.shift();
   }
 
   private run(item: T): void {
