@@ -118,6 +118,23 @@ export function sampleMemory(pid, everyMs = 100) {
   };
 }
 
+/**
+ * The filesystem type of the mount holding `dir` (its kernel name, `ext4`, `tmpfs`, …: what the
+ * journal's synced writes depend on), from findmnt; GNU stat's name when findmnt is missing (stat -f
+ * names ext2, ext3 and ext4 alike "ext2/ext3", by their shared magic number).
+ */
+export function filesystemOf(dir) {
+  for (const [cmd, args] of [['findmnt', ['-n', '-o', 'FSTYPE', '-T', dir]], ['stat', ['-f', '-c', '%T', dir]]]) {
+    try {
+      const type = execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      if (type !== '') return type;
+    } catch {
+      // not installed here: try the next
+    }
+  }
+  return 'unknown filesystem';
+}
+
 /** One line about the machine: CPU model, cores, memory, OS, Node. */
 export function machineLine() {
   const cpu = cpus();

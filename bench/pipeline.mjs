@@ -81,7 +81,7 @@ import { Writable } from 'node:stream';
 import { Session } from 'node:inspector/promises';
 import { influxdConfig } from './influxd-config.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
-import { fmt, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
+import { fmt, filesystemOf, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -870,12 +870,7 @@ async function main() {
   console.log(`            mix: ${[...typeCounts].map(([t, c]) => `${t} ${Math.round((c / n) * 100)} %`).join(', ')}`);
   console.log(`sources     one event per send() (as the audit API), ${concurrency} sends in flight; a send resolves after fdatasync`);
   console.log(`batching    consumer group batchSize ${batchSize} (config maxBatchSize), batch window ${windowMs} ms; tsdbConfig.maxBatchSize 1000`);
-  let fsType = 'unknown filesystem';
-  try {
-    fsType = execFileSync('stat', ['-f', '-c', '%T', tmpdir()], { encoding: 'utf8' }).trim();
-  } catch {
-    // no GNU stat
-  }
+  const fsType = filesystemOf(tmpdir());
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);
   console.log(`rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`);
 

@@ -44,7 +44,7 @@
  * than was sent, the listener's counters do not add up, the queue holds more than was processed)
  * or when the sender fails.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
@@ -55,7 +55,7 @@ import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 import { benchConfig, countingGroup, loadSvc } from './udp-svc.mjs';
-import { fmt, int, median, nonNegative, option, pct, positive, processMemory, removeOnExit } from './lib.mjs';
+import { fmt, int, median, nonNegative, option, pct, positive, filesystemOf, processMemory, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const SVC_CLI = fileURLToPath(new URL('../edge-agent/bin/svc.js', import.meta.url));
@@ -519,12 +519,7 @@ async function main() {
   const sizes = Array.from({ length: 2000 }, () => gen.next().data.length);
   const cpu = cpus();
   const loadAtStart = loadavg();
-  let fsType = 'unknown filesystem';
-  try {
-    fsType = execFileSync('stat', ['-f', '-c', '%T', tmpdir()], { encoding: 'utf8' }).trim();
-  } catch {
-    // no GNU stat
-  }
+  const fsType = filesystemOf(tmpdir());
   let rmemMax = 'n/a';
   try {
     rmemMax = int(Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8').trim()));
