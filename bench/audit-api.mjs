@@ -13,7 +13,7 @@
  * Servers, one after the other, each in THIS process, listening on 127.0.0.1:
  *   baseline  a bare node:http server: reads the body, JSON.parse, answers 202 with a small JSON body.
  *   Svc       the real local gateway (functions/local/gateway.ts) in front of the real audit handler
- *             (makeAuditHandlers: middy, CORS, rate limit ON, bearer token, ajv schema + content checks,
+ *             (makeAuditHandlers: CORS, rate limit ON, bearer token, schema (schema-check.ts) + content checks,
  *             version check), composed like functions/local/audit.ts, with a queue that takes each
  *             event and discards it, so the figures are the API's, not a writer's.
  *   Svc+disk  (with --durable) the same with the durable local queue (LocalEventQueue: journal with

@@ -6,10 +6,10 @@
  *   npm run build && node bench/pipeline.mjs [--events=20000] [--concurrency=32] [--batch-size=1000]
  *       [--window=50] [--rounds=3] [--warmup-events=2000] [--stages=queue,tsdb,parquet,tablefile,sqs]
  *       [--sqs-send-events=1000] [--sqs-single-events=5000] [--timeout=60] [--influxd=/usr/bin/influxd]
- *       [--profile[=cpu|heap|survivors]]
+ *       [--profile[=cpu|heap|survivors]] [--sends=single|together]
  *
  * (or BENCH_EVENTS, BENCH_CONCURRENCY, BENCH_BATCH_SIZE, BENCH_BATCH_WINDOW_MS, BENCH_ROUNDS,
- * BENCH_WARMUP_EVENTS, BENCH_STAGES, BENCH_SQS_SEND_EVENTS, BENCH_SQS_SINGLE_EVENTS,
+ * BENCH_WARMUP_EVENTS, BENCH_STAGES, BENCH_SQS_SEND_EVENTS, BENCH_SQS_SINGLE_EVENTS, BENCH_SENDS,
  * BENCH_STAGE_TIMEOUT_S, BENCH_INFLUXD, BENCH_PROFILE). It imports the BUILT modules from ../dist (bench/ is not
  * part of the build). Everything runs in THIS process except influxd; only 127.0.0.1 is contacted.
  *
@@ -38,8 +38,10 @@
  *                       line protocol, requests), without the intake and the queue around it.
  *   queue → parquet     the same into AuditFileDestination + encodeParquet + DirectorySink.
  *   queue → tablefile   the same into AuditFileDestination + encodeQvd + DirectorySink.
- * Sources send one event per `send` (as the audit API does), `--concurrency` sends in flight; a
- * send resolves once its event is fdatasync'ed. A stage's time runs from the first send until the
+ * Sources send one event per `send`, `--concurrency` sends in flight (the yardstick of issue 14); a
+ * send resolves once its event is fdatasync'ed. With `--sends=together` the sends of one event-loop
+ * turn go to the queue as one `send`, through the audit API's own `sendTogether` (handler.ts), as the
+ * audit API hands its requests to the queue: fewer, larger messages. A stage's time runs from the first send until the
  * destination's write() has returned for the last event (influxd answered 204 / the file is synced
  * and renamed); afterwards, untimed, the result is checked: SELECT count(event_id) in influxd, and the
  * row counts of the written files read back (parquet footer via hyparquet, QVD <NoOfRecords>).
@@ -136,6 +138,7 @@ async function loadSvc() {
     mulberry32: messages.mulberry32,
     withJson: codec.withJson,
     queuedJson: auditApi.queuedJson,
+    sendTogether: auditApi.sendTogether,
   };
 }
 
@@ -581,6 +584,9 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
       await profiling.post('Profiler.start');
     }
   }
+  // --sends=together: the sends of one event-loop turn go to the queue as one, through the audit
+  // API's own sendTogether; --sends=single (the default): each event is a send of its own.
+  const send = ctx.sends === 'together' ? svc.sendTogether(queue) : (event) => queue.send([event]);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const sender = async () => {
@@ -588,7 +594,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
       const i = next++;
       const started = performance.now();
       try {
-        await queue.send([asSent(svc, events[i])]);
+        await send(asSent(svc, events[i]));
       } catch (err) {
         sendErrors += 1;
         firstSendError ||= err instanceof Error ? err.message : String(err);
@@ -842,6 +848,8 @@ async function main() {
   const sqsSendEvents = Math.round(positive('sqs-send-events', 'BENCH_SQS_SEND_EVENTS', 1000));
   const sqsSingleEvents = Math.round(positive('sqs-single-events', 'BENCH_SQS_SINGLE_EVENTS', 5000));
   const timeoutMs = positive('timeout', 'BENCH_STAGE_TIMEOUT_S', 60) * 1000;
+  const sends = option('sends', 'BENCH_SENDS', 'single');
+  if (sends !== 'single' && sends !== 'together') throw new Error('--sends must be single or together');
   const influxdBinary = option('influxd', 'BENCH_INFLUXD', '/usr/bin/influxd');
   const stages = new Set(option('stages', 'BENCH_STAGES', 'queue,tsdb,parquet,tablefile,sqs').split(',').map((s) => s.trim()).filter(Boolean));
   for (const s of stages) if (!['queue', 'tsdb', 'parquet', 'tablefile', 'sqs'].includes(s)) throw new Error(`unknown stage "${s}" (queue, tsdb, parquet, tablefile, sqs)`);
@@ -868,7 +876,11 @@ async function main() {
   for (const e of events) typeCounts.set(e.event.type, (typeCounts.get(e.event.type) ?? 0) + 1);
   console.log(`events      ${int(n)} envelopes, JSON ${int(percentile(sizes, 50))} B median (${int(sizes[0])}-${int(sizes[sizes.length - 1])}), all pass validateEnvelope + checkContent (generated in ${fmt((performance.now() - g0) / 1000)} s)`);
   console.log(`            mix: ${[...typeCounts].map(([t, c]) => `${t} ${Math.round((c / n) * 100)} %`).join(', ')}`);
-  console.log(`sources     one event per send() (as the audit API), ${concurrency} sends in flight; a send resolves after fdatasync`);
+  console.log(
+    sends === 'single'
+      ? `sources     one event per send(), ${concurrency} sends in flight; a send resolves after fdatasync`
+      : `sources     ${concurrency} sources in flight, the sends of one event-loop turn as one send() (the audit API's sendTogether); a send resolves after fdatasync`,
+  );
   console.log(`batching    consumer group batchSize ${batchSize} (config maxBatchSize), batch window ${windowMs} ms; tsdbConfig.maxBatchSize 1000`);
   const fsType = filesystemOf(tmpdir());
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);
@@ -877,7 +889,7 @@ async function main() {
   const profileKind = option('profile', 'BENCH_PROFILE', 'false');
   if (!['false', 'true', 'cpu', 'heap', 'survivors'].includes(profileKind)) throw new Error('--profile must be given alone (CPU), as --profile=cpu, --profile=heap or --profile=survivors');
   const profiles = profileKind !== 'false' ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'true' ? 'cpu' : profileKind } : null;
-  const ctx = { events, log, errors, concurrency, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
+  const ctx = { events, log, errors, concurrency, sends, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
   const wctx = { ...ctx, events: warmup, profiles: null };
   const needInflux = stages.has('tsdb');
   let influx;

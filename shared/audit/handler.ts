@@ -111,8 +111,9 @@ async function claimEvent(store: IdempotencyStore, id: string, now: () => number
  * which the consumers then also settle once. Each caller's promise is the batch's: all of the
  * turn's requests are queued, or all are refused (503) — near the queue's capacity a batch that
  * does not fit is refused whole. On Lambda a turn holds one request, so it is one send as before.
+ * bench/pipeline.mjs `--sends=together` feeds its queue through it, as the audit API does.
  */
-function sendTogether(queue: EventQueue): (event: QueuedEvent) => Promise<void> {
+export function sendTogether(queue: EventQueue): (event: QueuedEvent) => Promise<void> {
   let batch: QueuedEvent[] | null = null;
   let sent: Promise<void> = Promise.resolve();
   return (event) => {
