@@ -26,6 +26,13 @@ export function nonNegative(name, envName, fallback) {
   return value;
 }
 
+/** `option`, one of `allowed`; anything else is refused, naming them. */
+export function oneOf(name, envName, fallback, allowed) {
+  const value = option(name, envName, fallback);
+  if (!allowed.includes(value)) throw new Error(`--${name} must be ${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}`);
+  return value;
+}
+
 export const fmt = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 export const pct = (n) => (Number.isFinite(n) ? `${Math.round(n * 100)} %` : 'n/a');
 export const int = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');

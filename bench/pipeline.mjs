@@ -40,11 +40,11 @@
  *   queue → tablefile   the same into AuditFileDestination + encodeQvd + DirectorySink.
  * Sources send one event per `send`, `--concurrency` sends in flight (the yardstick of issue 14); a
  * send resolves once its event is fdatasync'ed. With `--sends=together` the sends of one event-loop
- * turn go to the queue as one `send`, through the audit API's own `sendTogether` (handler.ts), as the
- * audit API hands its requests to the queue: fewer, larger messages. A stage's time runs from the first send until the
- * destination's write() has returned for the last event (influxd answered 204 / the file is synced
- * and renamed); afterwards, untimed, the result is checked: SELECT count(event_id) in influxd, and the
- * row counts of the written files read back (parquet footer via hyparquet, QVD <NoOfRecords>).
+ * turn go to the queue as one `send`, through the audit API's own `sendTogether` (handler.ts), as
+ * the audit API hands its requests to the queue: fewer, larger messages. A stage's time runs from
+ * the first send until the destination's write() has returned for the last event (influxd answered
+ * 204 / the file is synced and renamed); afterwards, untimed, the result is checked: SELECT
+ * count(event_id) in influxd, and the row counts of the written files read back (parquet footer via hyparquet, QVD <NoOfRecords>).
  * Consumer group batching: batchSize --batch-size (the config's maxBatchSize, default 1,000), batch
  * window --window ms (default 50; the config's writeFrequency cannot go below 100 ms, so the bench
  * sets the group's window directly); deliveries at a time (maxInFlight) as the destination's builder
@@ -83,7 +83,7 @@ import { Writable } from 'node:stream';
 import { Session } from 'node:inspector/promises';
 import { influxdConfig } from './influxd-config.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
-import { fmt, filesystemOf, freePort, int, median, nonNegative, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
+import { fmt, filesystemOf, freePort, int, median, nonNegative, oneOf, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -848,8 +848,7 @@ async function main() {
   const sqsSendEvents = Math.round(positive('sqs-send-events', 'BENCH_SQS_SEND_EVENTS', 1000));
   const sqsSingleEvents = Math.round(positive('sqs-single-events', 'BENCH_SQS_SINGLE_EVENTS', 5000));
   const timeoutMs = positive('timeout', 'BENCH_STAGE_TIMEOUT_S', 60) * 1000;
-  const sends = option('sends', 'BENCH_SENDS', 'single');
-  if (sends !== 'single' && sends !== 'together') throw new Error('--sends must be single or together');
+  const sends = oneOf('sends', 'BENCH_SENDS', 'single', ['single', 'together']);
   const influxdBinary = option('influxd', 'BENCH_INFLUXD', '/usr/bin/influxd');
   const stages = new Set(option('stages', 'BENCH_STAGES', 'queue,tsdb,parquet,tablefile,sqs').split(',').map((s) => s.trim()).filter(Boolean));
   for (const s of stages) if (!['queue', 'tsdb', 'parquet', 'tablefile', 'sqs'].includes(s)) throw new Error(`unknown stage "${s}" (queue, tsdb, parquet, tablefile, sqs)`);
@@ -876,11 +875,8 @@ async function main() {
   for (const e of events) typeCounts.set(e.event.type, (typeCounts.get(e.event.type) ?? 0) + 1);
   console.log(`events      ${int(n)} envelopes, JSON ${int(percentile(sizes, 50))} B median (${int(sizes[0])}-${int(sizes[sizes.length - 1])}), all pass validateEnvelope + checkContent (generated in ${fmt((performance.now() - g0) / 1000)} s)`);
   console.log(`            mix: ${[...typeCounts].map(([t, c]) => `${t} ${Math.round((c / n) * 100)} %`).join(', ')}`);
-  console.log(
-    sends === 'single'
-      ? `sources     one event per send(), ${concurrency} sends in flight; a send resolves after fdatasync`
-      : `sources     ${concurrency} sources in flight, the sends of one event-loop turn as one send() (the audit API's sendTogether); a send resolves after fdatasync`,
-  );
+  const shape = sends === 'single' ? 'one event per send()' : "the sends of one event-loop turn as one send() (the audit API's sendTogether)";
+  console.log(`sources     ${shape}, ${concurrency} sources in flight; a send resolves after fdatasync`);
   console.log(`batching    consumer group batchSize ${batchSize} (config maxBatchSize), batch window ${windowMs} ms; tsdbConfig.maxBatchSize 1000`);
   const fsType = filesystemOf(tmpdir());
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { option, positive } from './lib.mjs';
+import { oneOf, positive } from './lib.mjs';
 
 const maps = new Map();
 /** The source map of a script URL (file:// or a path), or null. */
@@ -167,8 +167,7 @@ export function main(argv = process.argv.slice(2)) {
     return;
   }
   const top = Math.round(positive('top', 'PROFILE_TOP', 25));
-  const by = option('by', 'PROFILE_BY', 'both');
-  if (!['module', 'function', 'both'].includes(by)) throw new Error('--by must be module, function or both');
+  const by = oneOf('by', 'PROFILE_BY', 'both', ['module', 'function', 'both']);
   for (const file of profileFiles(target)) {
     process.stdout.write(`${file}\n${formatSummary(summarise(file, top), { by }).join('\n')}\n`);
   }
