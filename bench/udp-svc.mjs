@@ -34,6 +34,7 @@ export async function loadSvc() {
     PointClock: lp.PointClock,
     LocalEventQueue: local.LocalEventQueue,
     ProcNetUdpDrops: kernel.ProcNetUdpDrops,
+    parseProcNetUdp: kernel.parseProcNetUdp,
     parseConfigText: config.parseConfigText,
     createLogger: logger.createLogger,
     createDatagramGenerator: messages.createDatagramGenerator,

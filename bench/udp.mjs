@@ -29,6 +29,9 @@
  * listener's queue is idle, at most --settle s): received == sent and every drop counter is 0
  * (kernel included); for Svc also processed == sent, failed == 0, every event was enqueued (sends
  * resolved) and the durable queue holds them all (consumer's acknowledged + pending == sent).
+ * A pass can hide a shortfall the receive buffer absorbed (up to what it holds, over the trial's
+ * seconds): the bench measures what the buffer holds before the search (bufferCapacity) and prints
+ * that bound beside Svc's figure.
  * Search per receiver: start at --start-rate, double while passing (capped at --max-rate), then
  * bisect between the last pass and the first fail for --steps steps.
  *
@@ -133,6 +136,54 @@ async function startBaseline(svc, receiveBufferBytes) {
     },
     stop: () => new Promise((resolve) => socket.close(() => resolve())),
   };
+}
+
+/** Datagrams sent to the buffer probe at most: more than any receive buffer a bench runs with holds. */
+const PROBE_MAX = 200_000;
+
+/**
+ * How many datagrams of the sender's mix the receive buffer holds, and so what a passing trial can
+ * hide: a receiver that falls short of the rate by S datagrams/s still passes a trial of T s while
+ * S × T datagrams fit in its buffer (a larger receiveBufferBytes "passes" higher rates that way, not
+ * by keeping up). Measured, as the kernel charges each waiting datagram its in-kernel size (payload
+ * and overhead, several times a small datagram's bytes): a connected socket writes its sends at once
+ * (libuv sends while its queue is empty), and the receiver is read only when the event loop next
+ * polls, so sends in one turn fill the buffer until the kernel drops; /proc/net/udp then gives the
+ * bytes waiting (rx_queue) and the drops. null where /proc/net/udp has no such row.
+ */
+async function bufferCapacity(svc, receiveBufferBytes, seed) {
+  const receiver = dgram.createSocket({ type: 'udp4' });
+  receiver.on('message', () => {});
+  await new Promise((resolve) => receiver.bind(0, LOOPBACK, resolve));
+  receiver.setRecvBufferSize(receiveBufferBytes);
+  const port = receiver.address().port;
+  const sender = dgram.createSocket({ type: 'udp4' });
+  await new Promise((resolve) => sender.connect(port, LOOPBACK, resolve));
+  const row = () => {
+    try {
+      return svc.parseProcNetUdp(readFileSync('/proc/net/udp', 'utf8')).find((r) => r.localPort === port && r.localAddress === LOOPBACK) ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
+  const before = row();
+  let sent = 0;
+  let full = null;
+  // One turn, no await: nothing is read meanwhile.
+  while (before !== null && sent < PROBE_MAX) {
+    for (let i = 0; i < 1000; i++) sender.send(gen.next().data);
+    sent += 1000;
+    const now = row();
+    if (now === null) break;
+    if (now.drops > before.drops) {
+      full = { held: sent - (now.drops - before.drops), bytes: now.rxQueueBytes };
+      break;
+    }
+  }
+  await new Promise((resolve) => sender.close(resolve));
+  await new Promise((resolve) => receiver.close(resolve));
+  return full === null ? null : { datagrams: full.held, bytesEach: full.bytes / full.held };
 }
 
 async function startSvc(svc, config) {
@@ -529,11 +580,19 @@ async function main() {
   const probe = await startBaseline(svc, udp.receiveBufferBytes);
   const granted = probe.granted;
   await probe.stop();
+  const capacity = await bufferCapacity(svc, udp.receiveBufferBytes, seed);
+  // The shortfall a passing trial can hide: what the buffer holds, spread over the trial.
+  const hideable = capacity === null ? NaN : capacity.datagrams / trialS;
 
   console.log('UDP listener benchmark: zero-loss datagrams/s, receive → parse → enqueue (durable local queue)');
   console.log(`machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`);
   console.log(`load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
   console.log(`socket      ${LOOPBACK}, receiveBufferBytes ${int(udp.receiveBufferBytes)} requested, ${int(granted)} reported by the OS (net.core.rmem_max ${rmemMax})`);
+  console.log(
+    capacity === null
+      ? 'buffer      its capacity in datagrams cannot be measured here (no /proc/net/udp row): a pass may hide a shortfall the buffer absorbed'
+      : `buffer      holds ${int(capacity.datagrams)} datagrams of this mix (${int(capacity.bytesEach)} B each as the kernel counts them): a ${trialS} s trial passes a receiver that falls short of its rate by up to ${int(hideable)} datagrams/s`,
+  );
   console.log(`listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`);
   console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.SPOOL_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
   console.log(`sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`);
@@ -571,6 +630,10 @@ async function main() {
   const lowerBound = (x) => Boolean(x.lastPass?.senderBound || x.capped);
   const ratioNote = lowerBound(base) && lowerBound(mine) ? '  (both figures are lower bounds: the ratio says little)' : lowerBound(base) ? '  (the baseline figure is a lower bound, so the ratio is an upper bound)' : lowerBound(mine) ? '  (the Svc figure is a lower bound, so the ratio is a lower bound)' : '';
   console.log(`Svc / baseline          ×${fmt(ratio)}${ratioNote}`);
+  if (mine.lastPass && Number.isFinite(hideable)) {
+    const rate = sustained(mine.lastPass);
+    console.log(`hidden      a pass at Svc's ${int(rate)}/s allows a shortfall of up to ${int(hideable)}/s (${pct(hideable / rate)}) that the receive buffer absorbed: Svc kept up with at least ${int(Math.max(0, rate - hideable))}/s`);
+  }
   console.log(`spread      baseline  ${spreadLine(base)}`);
   console.log(`            Svc       ${spreadLine(mine)}`);
   const memo = (s) => `RSS ${fmt(median(s.trials.map((t) => t.memory.rss)) / 2 ** 20, 1)} MB median of its trials, peak ${fmt(s.peak / 2 ** 20, 1)} MB`;

@@ -10,6 +10,8 @@ export interface UdpSocketRow {
   localAddress: string;
   localPort: number;
   inode: number;
+  /** Bytes the kernel charges to the socket's receive queue now (`rx_queue`): datagrams waiting to be read, at their in-kernel size. */
+  rxQueueBytes: number;
   drops: number;
 }
 
@@ -33,7 +35,8 @@ export function parseProcNetUdp(text: string): UdpSocketRow[] {
     if (address === undefined || port === undefined || address.length !== 8) continue;
     const drops = Number(cols[cols.length - 1]);
     const inode = Number(cols[9]);
-    rows.push({ localAddress: hexToIPv4(address), localPort: Number.parseInt(port, 16), inode, drops: Number.isFinite(drops) ? drops : 0 });
+    const rxQueue = Number.parseInt((cols[4] ?? '').split(':')[1] ?? '', 16);
+    rows.push({ localAddress: hexToIPv4(address), localPort: Number.parseInt(port, 16), inode, rxQueueBytes: Number.isFinite(rxQueue) ? rxQueue : 0, drops: Number.isFinite(drops) ? drops : 0 });
   }
   return rows;
 }

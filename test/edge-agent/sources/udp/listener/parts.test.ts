@@ -188,15 +188,15 @@ describe('LogThrottle', () => {
 });
 
 describe('parseProcNetUdp', () => {
-  it('reads address, port, inode and drops of each socket', () => {
+  it('reads address, port, inode, receive queue bytes and drops of each socket', () => {
     const text = [
       '   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops            ',
-      '11001: 0100007F:B16C 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 216370 2 000000005580c36f 17       ',
+      '11001: 0100007F:B16C 00000000:0000 07 00000000:0001F400 00:00000000 00000000     0        0 216370 2 000000005580c36f 17       ',
       '  412: 00000000:270D 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 99 2 0000000000000000 0',
     ].join('\n');
     expect(parseProcNetUdp(text)).toEqual([
-      { localAddress: '127.0.0.1', localPort: 0xb16c, inode: 216370, drops: 17 },
-      { localAddress: '0.0.0.0', localPort: 9997, inode: 99, drops: 0 },
+      { localAddress: '127.0.0.1', localPort: 0xb16c, inode: 216370, rxQueueBytes: 128_000, drops: 17 },
+      { localAddress: '0.0.0.0', localPort: 9997, inode: 99, rxQueueBytes: 0, drops: 0 },
     ]);
     expect(parseProcNetUdp('no header\n')).toEqual([]);
   });
