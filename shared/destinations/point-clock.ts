@@ -19,6 +19,15 @@ export function pointTime(eventMs: number, discriminator: bigint | number): bigi
   return BigInt(Math.floor(eventMs)) * NS_PER_MS + c;
 }
 
+/** The zeros a decimal of n digits (index n, 1–6) needs in front to be six digits long. */
+const LEADING_ZEROS = ['', '00000', '0000', '000', '00', '0', ''] as const;
+
+/** `n` (0 ≤ n < 1,000,000, an integer) in exactly six digits. */
+function sixDigits(n: number): string {
+  const text = String(n);
+  return (LEADING_ZEROS[text.length] ?? '') + text;
+}
+
 /**
  * §0.3's process-wide counter: one instance per process, handed to every source that builds points
  * (injected, not a module global, so tests get their own). Each `next()` takes the next counter
@@ -47,7 +56,12 @@ export class PointClock {
     if (!(ms >= 1 && ms <= MAX_POINT_MS)) return this.next(eventMs).toString();
     const c = this.counter;
     this.counter = (c + 1) % 1_000_000;
-    return `${ms}${c < 100_000 ? String(c).padStart(6, '0') : c}`;
+    // The millisecond as its millions and the rest in six digits: small integers, which V8 turns into
+    // text from its number-string cache, where a 13-digit millisecond took a double's conversion at
+    // every call (≈ 190–280 against 70–105 ns per call). Both parts are exact: ms < 2^53.
+    const millions = Math.floor(ms / 1_000_000);
+    const rest = ms - millions * 1_000_000;
+    return millions === 0 ? `${rest}${sixDigits(c)}` : `${millions}${sixDigits(rest)}${sixDigits(c)}`;
   }
 
   /**
