@@ -44,7 +44,8 @@
  * the audit API hands its requests to the queue: fewer, larger messages. A stage's time runs from
  * the first send until the destination's write() has returned for the last event (influxd answered
  * 204 / the file is synced and renamed); afterwards, untimed, the result is checked: SELECT
- * count(event_id) in influxd, and the row counts of the written files read back (parquet footer via hyparquet, QVD <NoOfRecords>).
+ * count(event_id) in influxd, and the row counts of the written files read back (parquet footer via
+ * hyparquet, QVD <NoOfRecords>).
  * Consumer group batching: batchSize --batch-size (the config's maxBatchSize, default 1,000), batch
  * window --window ms (default 50; the config's writeFrequency cannot go below 100 ms, so the bench
  * sets the group's window directly); deliveries at a time (maxInFlight) as the destination's builder

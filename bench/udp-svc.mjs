@@ -34,7 +34,7 @@ export async function loadSvc() {
     PointClock: lp.PointClock,
     LocalEventQueue: local.LocalEventQueue,
     ProcNetUdpDrops: kernel.ProcNetUdpDrops,
-    parseProcNetUdp: kernel.parseProcNetUdp,
+    socketRows: kernel.socketRows,
     parseConfigText: config.parseConfigText,
     createLogger: logger.createLogger,
     createDatagramGenerator: messages.createDatagramGenerator,

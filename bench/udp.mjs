@@ -142,52 +142,45 @@ async function startBaseline(svc, receiveBufferBytes) {
 const PROBE_MAX = 200_000;
 
 /**
- * How many datagrams of the sender's mix the receive buffer holds, and so what a passing trial can
- * hide: a receiver that falls short of the rate by S datagrams/s still passes a trial of T s while
- * S × T datagrams fit in its buffer (a larger receiveBufferBytes "passes" higher rates that way, not
- * by keeping up). Measured, as the kernel charges each waiting datagram its in-kernel size (payload
- * and overhead, several times a small datagram's bytes): a connected socket writes its sends at once
- * (libuv sends while its queue is empty), and the receiver is read only when the event loop next
- * polls, so sends in one turn fill the buffer until the kernel drops; /proc/net/udp then gives the
- * bytes waiting (rx_queue) and the drops (`atLeast` when PROBE_MAX sends did not fill it). null where
- * /proc/net/udp has no such row.
+ * How many datagrams of the sender's mix the receive buffer of the socket on `port` (bound, not
+ * read meanwhile) holds, and so what a passing trial can hide: a receiver that falls short of the
+ * rate by S datagrams/s still passes a trial of T s while S × T datagrams fit in its buffer (a larger
+ * receiveBufferBytes "passes" higher rates that way, not by keeping up). Measured, as the kernel
+ * charges each waiting datagram its in-kernel size (payload and overhead, several times a small
+ * datagram's bytes): a connected socket writes its sends at once (libuv sends while its queue is
+ * empty), and the receiver is read only when the event loop next polls, so sends in one turn fill
+ * the buffer until the kernel drops; /proc/net/udp then gives the bytes waiting (rx_queue) and the
+ * drops (`atLeast` when PROBE_MAX sends did not fill it). null where /proc/net/udp has no such row.
  */
-async function bufferCapacity(svc, receiveBufferBytes, seed) {
-  const receiver = dgram.createSocket({ type: 'udp4' });
-  receiver.on('message', () => {});
-  await new Promise((resolve) => receiver.bind(0, LOOPBACK, resolve));
-  receiver.setRecvBufferSize(receiveBufferBytes);
-  const port = receiver.address().port;
-  const sender = dgram.createSocket({ type: 'udp4' });
-  await new Promise((resolve) => sender.connect(port, LOOPBACK, resolve));
+async function bufferCapacity(svc, port, seed) {
+  // Read synchronously: an await would let the event loop poll, and so read the receiver.
   const row = () => {
     try {
-      return svc.parseProcNetUdp(readFileSync('/proc/net/udp', 'utf8')).find((r) => r.localPort === port && r.localAddress === LOOPBACK) ?? null;
+      return svc.socketRows(readFileSync('/proc/net/udp', 'utf8'), LOOPBACK, port)[0] ?? null;
     } catch {
       return null;
     }
   };
-  const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
-  const before = row();
-  let sent = 0;
-  let full = null;
-  // One turn, no await: nothing is read meanwhile.
-  while (before !== null && sent < PROBE_MAX) {
-    for (let i = 0; i < 1000; i++) sender.send(gen.next().data);
-    sent += 1000;
-    const now = row();
-    if (now === null) break;
-    if (now.drops > before.drops) {
-      full = { held: sent - (now.drops - before.drops), bytes: now.rxQueueBytes };
-      break;
+  const sender = dgram.createSocket({ type: 'udp4' });
+  await new Promise((resolve) => sender.connect(port, LOOPBACK, resolve));
+  try {
+    const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
+    const before = row();
+    if (before === null) return null;
+    let now = before;
+    let sent = 0;
+    while (sent < PROBE_MAX && now.drops === before.drops) {
+      for (let i = 0; i < 1000; i++) sender.send(gen.next().data);
+      sent += 1000;
+      now = row();
+      if (now === null) return null;
     }
+    const dropped = now.drops - before.drops;
+    const held = sent - dropped;
+    return { datagrams: held, bytesEach: now.rxQueueBytes / held, atLeast: dropped === 0 };
+  } finally {
+    await new Promise((resolve) => sender.close(resolve));
   }
-  // No drop after PROBE_MAX sends: it holds at least those (what is waiting now).
-  const last = full === null && before !== null && sent >= PROBE_MAX ? row() : null;
-  if (last !== null) full = { held: sent, bytes: last.rxQueueBytes, atLeast: true };
-  await new Promise((resolve) => sender.close(resolve));
-  await new Promise((resolve) => receiver.close(resolve));
-  return full === null ? null : { datagrams: full.held, bytesEach: full.bytes / full.held, atLeast: full.atLeast === true };
 }
 
 async function startSvc(svc, config) {
@@ -581,10 +574,11 @@ async function main() {
   } catch {
     // not Linux
   }
+  // A bare socket with the receivers' buffer: what the OS grants, and how many datagrams it holds.
   const probe = await startBaseline(svc, udp.receiveBufferBytes);
   const granted = probe.granted;
+  const capacity = await bufferCapacity(svc, probe.port, seed);
   await probe.stop();
-  const capacity = await bufferCapacity(svc, udp.receiveBufferBytes, seed);
   // The shortfall a passing trial can hide: what the buffer holds, spread over the trial.
   const hideable = capacity === null ? NaN : capacity.datagrams / trialS;
 

@@ -41,6 +41,11 @@ export function parseProcNetUdp(text: string): UdpSocketRow[] {
   return rows;
 }
 
+/** The rows of `/proc/net/udp`'s text for the IPv4 socket(s) bound to `address:port`. */
+export function socketRows(text: string, address: string, port: number): UdpSocketRow[] {
+  return parseProcNetUdp(text).filter((r) => r.localPort === port && r.localAddress === address);
+}
+
 export interface KernelDropSource {
   /** The socket's kernel drop counter now, or null when it cannot be read. */
   read(): Promise<number | null>;
@@ -71,7 +76,7 @@ export class ProcNetUdpDrops implements KernelDropSource {
     } catch {
       return null;
     }
-    const rows = parseProcNetUdp(text).filter((r) => r.localPort === this.port && r.localAddress === this.address);
+    const rows = socketRows(text, this.address, this.port);
     if (rows.length === 0) return null;
     return rows.reduce((sum, r) => sum + r.drops, 0);
   }
