@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Child-process tests run the built CLI and modules: build once before any suite.
     globalSetup: ['test/support/build.ts'],
+    // Stops what a failed test left running when its file ends (test/support/setup.ts).
+    setupFiles: ['test/support/setup.ts'],
     environment: 'node',
     pool: 'forks',
     testTimeout: 30_000,

@@ -10,6 +10,7 @@ import { LocalEventQueue } from '../../shared/queue/local.js';
 import { envelope } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
 import { silentLog } from '../support/log.js';
+import { trackChild } from '../support/ports.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
 /** The not-built-yet warnings every config gets unless it switches these defaults off (none: every default-on feature is built). */
@@ -135,6 +136,7 @@ describe('svc command line', () => {
     it(`\`svc ${mode}\` logs the loaded file, runs until SIGTERM, and exits 0 after a clean shutdown`, async () => {
       const { dir, file } = tempConfig('Svc:\n  logLevel: debug\n');
       const child = spawn(SVC, [mode, '--config', file], { cwd: dir, env: { ...process.env, SVC_CONFIG: '' } });
+      trackChild(child);
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -18,6 +18,7 @@ import { bundledConfigFiles } from '../support/config-document.js';
 import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
 import { query, startInfluxd, type InfluxdHandle } from '../support/influxd.js';
 import { packedRecord } from '../support/sqs-record.js';
+import { trackChild } from '../support/ports.js';
 
 const DB = 'secret_lambda';
 const PASSWORD = 'tsdb pass from secrets manager';
@@ -40,6 +41,7 @@ async function run(script: string, configFile: string, aws: SecretStores, extra:
       ...extra,
     },
   });
+  trackChild(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -23,6 +23,7 @@ import { loadConfigFile } from '../../shared/config/load.js';
 import { REPO_ROOT } from '../support/build.js';
 import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
 import { cdkApp } from '../support/cdk-app.js';
+import { trackChild } from '../support/ports.js';
 
 const KMS_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const MONSAAS_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:svc/monsaas-AbCdEf';
@@ -187,6 +188,7 @@ process.stderr.write('STATUS ' + JSON.stringify(answers.map((a) => a.statusCode)
         AWS_ENDPOINT_URL_SSM: aws.url,
       },
     });
+    trackChild(child);
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));

@@ -40,12 +40,16 @@ export function payloadContext(over: Record<string, unknown> = {}): Record<strin
   };
 }
 
-/** A valid envelope of type navigation.sheet.loaded; `over` replaces top-level members. */
+/**
+ * A valid envelope of type navigation.sheet.loaded; `over` replaces top-level members. Its
+ * timestamp is a second before the call: a fixed date would fall out of a store's retention (the
+ * tsdb's default is 10 days) as the calendar moves on, and the tests writing there would fail.
+ */
 export function envelope(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     schemaVersion: 1,
     eventId: randomUUID(),
-    timestamp: '2026-11-22T10:15:22.123Z',
+    timestamp: new Date(Date.now() - 1000).toISOString(),
     type: 'navigation.sheet.loaded',
     correlationId: '42',
     source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: CLIENT_VERSION },

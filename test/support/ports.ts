@@ -148,6 +148,38 @@ function killAllChildrenSync(): void {
   liveChildren.clear();
 }
 
+/**
+ * Puts a child process a test started on the list of those stopped when the test file ends
+ * (`stopLeftChildren`, a setup file's afterAll) or its worker exits: a test that fails before its
+ * own stop still leaves nothing running. Returns the child.
+ */
+export function trackChild<C extends ChildProcess>(child: C): C {
+  installCleanup();
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+  return child;
+}
+
+/** SIGKILLs every tracked child still running and waits for each to exit (test/support/setup.ts). */
+export async function stopLeftChildren(): Promise<number> {
+  const left = [...liveChildren].filter((child) => child.exitCode === null && child.signalCode === null);
+  await Promise.all(
+    left.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          try {
+            child.kill('SIGCONT');
+            child.kill('SIGKILL');
+          } catch {
+            resolve();
+          }
+        }),
+    ),
+  );
+  return left.length;
+}
+
 function installCleanup(): void {
   if (cleanupInstalled) return;
   cleanupInstalled = true;
@@ -205,7 +237,7 @@ export function spawnManaged(command: string, args: readonly string[], cwd?: str
   child.stderr?.on('data', onData);
 
   let running = true;
-  liveChildren.add(child);
+  trackChild(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('error', (err) => {
       // spawn failure (ENOENT, EACCES): no 'exit' event follows

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { envelope } from './audit.js';
 import { REPO_ROOT } from './build.js';
 import { decodeQvd } from './qvd-reader.js';
+import { trackChild } from './ports.js';
 
 export const SVC_BIN = join(REPO_ROOT, 'node_modules/.bin/svc');
 
@@ -28,6 +29,7 @@ export function startSvc(cwd: string, mode: 'local' | 'edge' = 'local', env: Nod
 /** Starts `svc <args…>` in `cwd` (SVC_CONFIG cleared; `env` added), collecting stdout and stderr. */
 export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): SvcProcess {
   const child = spawn(SVC_BIN, [...args], { cwd, env: { ...process.env, SVC_CONFIG: '', ...env } });
+  trackChild(child);
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));

@@ -7,6 +7,7 @@ import { parseTarget } from '../../../edge-agent/simulate/cli-common.js';
 import { createDatagramGenerator, DEFAULT_START_MS, LOG_KINDS } from '../../../edge-agent/simulate/messages.js';
 import { REPO_ROOT } from '../../support/build.js';
 import { startReceiver, type Receiver } from './receiver.js';
+import { trackChild } from '../../support/ports.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
 
@@ -20,6 +21,7 @@ interface Run {
 function svc(args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(SVC, args, { cwd: REPO_ROOT, env: { ...process.env, SVC_CONFIG: '' } });
+    trackChild(child);
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

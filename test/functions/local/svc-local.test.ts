@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envelope } from '../../support/audit.js';
 import { REPO_ROOT } from '../../support/build.js';
-import { freePort } from '../../support/ports.js';
+import { freePort, trackChild } from '../../support/ports.js';
 
 describe('svc local', () => {
   it('serves the audit API, writes object data to disk, and shuts down cleanly', async () => {
@@ -17,6 +17,7 @@ describe('svc local', () => {
       ['Svc:', '  auditEvents:', '    enable: true', `    port: ${port}`, '    destination:', '      enable: true', '      type: json', '      json:', '        objectdata:', '          enable: true', '          exportDirectory: out/json', ''].join('\n'),
     );
     const child = spawn(join(REPO_ROOT, 'node_modules/.bin/svc'), ['local', '--config', 'svc.yaml'], { cwd: dir, env: { ...process.env, SVC_CONFIG: '' } });
+    trackChild(child);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -28,7 +29,7 @@ describe('svc local', () => {
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       expect(res.status).toBe(202);
       const outDir = join(dir, 'out/json');
-      await expect.poll(() => (existsSync(outDir) ? readdirSync(outDir) : []), { timeout: 10_000 }).toEqual([`20261122T101522123Z_${String(body['eventId'])}.json`]);
+      await expect.poll(() => (existsSync(outDir) ? readdirSync(outDir) : []), { timeout: 10_000 }).toEqual([`${String(body['timestamp']).replace(/[-:.]/g, '')}_${String(body['eventId'])}.json`]);
     } finally {
       child.kill('SIGTERM');
     }

@@ -21,6 +21,7 @@ import { PROXY, START_SESSION, logQueued, userQueued } from '../../shared/platfo
 import { EVENT_COUNT, pointsQueued } from '../../shared/platform/queued.js';
 import { healthQueued } from '../../shared/destinations/polled.js';
 import { packedRecord } from '../../support/sqs-record.js';
+import { trackChild } from '../../support/ports.js';
 
 const DB = 'writer_lambda';
 
@@ -40,6 +41,7 @@ process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
     // No S3 is reached (no claim checks in these events); the client only needs a region to be made.
     env: { PATH: process.env.PATH ?? '', SVC_CONFIG: configFile, SVC_DESTINATION: destination, SVC_CLAIM_CHECK_BUCKET: 'claims', AWS_REGION: 'us-east-1', TEST_EVENTS: JSON.stringify(events), ...env },
   });
+  trackChild(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

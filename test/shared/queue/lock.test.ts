@@ -16,6 +16,7 @@ import { REPO_ROOT } from '../../support/build.js';
 import { startQueueHolder, type Holder } from '../../support/queue-holder.js';
 import { auditQueued } from '../../support/audit.js';
 import { silentLog } from '../../support/log.js';
+import { trackChild } from '../../support/ports.js';
 
 const silent = silentLog;
 const dir = () => mkdtempSync(join(tmpdir(), 'queue-lock-'));
@@ -96,6 +97,7 @@ describe('queue directory lock', () => {
   it('is not held by a lock file naming a live process that is not Svc (a reused PID)', async () => {
     const directory = dir();
     const unrelated = spawn('sleep', ['30']);
+    trackChild(unrelated);
     try {
       writeFileSync(join(directory, LOCK_INFO_FILE), `${unrelated.pid ?? 1}\n`);
       const journal = await Journal.open(directory, ['g'], silent);
@@ -133,6 +135,7 @@ describe('queue directory lock', () => {
     const script = `const { QueueLock } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/lock.js')).href)});
 await QueueLock.acquire(${JSON.stringify(directory)}, 'darwin'); process.stdout.write('held'); setInterval(() => {}, 1 << 30);`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script]);
+    trackChild(child);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await expect.poll(() => out, { timeout: 10_000 }).toBe('held');

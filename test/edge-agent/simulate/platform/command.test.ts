@@ -15,7 +15,7 @@ import { parseUserEvent } from '../../../../edge-agent/sources/udp/parse/index.j
 import { loadConfigFile } from '../../../../shared/config/load.js';
 import { HealthBodySchema } from '../../../../shared/platform/polled.js';
 import { REPO_ROOT } from '../../../support/build.js';
-import { canConnect } from '../../../support/ports.js';
+import { canConnect, trackChild } from '../../../support/ports.js';
 import { startReceiver, type Receiver } from '../receiver.js';
 import { get, json, SA_REPOSITORY, svcClient, withKey, XRFKEY } from './client.js';
 
@@ -35,6 +35,7 @@ let receiver: Receiver | undefined;
 
 function start(args: string[]): Child {
   const child = spawn(SVC, ['simulate', 'platform', ...args], { cwd: REPO_ROOT, env: { ...process.env, SVC_CONFIG: '' } });
+  trackChild(child);
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

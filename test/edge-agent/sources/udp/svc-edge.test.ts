@@ -12,12 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatagramGenerator, DEFAULT_START_MS } from '../../../../edge-agent/simulate/messages.js';
 import { REPO_ROOT } from '../../../support/build.js';
 import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import { freeUdpPort, LOOPBACK } from '../../../support/ports.js';
+import { freeUdpPort, LOOPBACK, trackChild } from '../../../support/ports.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
 
 function run(args: string[], cwd: string) {
   const child = spawn(SVC, args, { cwd, env: { ...process.env, SVC_CONFIG: '' } });
+  trackChild(child);
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));

@@ -8,7 +8,7 @@ import { UdpListener, type ReceivedDatagram, type UdpListenerOptions } from '../
 import type { HandlerOutcome } from '../../../../../edge-agent/sources/udp/message-queue.js';
 import { ErrorTracker } from '../../../../../shared/errors/tracker.js';
 import { captureLog, type LogCapture } from '../../../../support/audit.js';
-import { LOOPBACK } from '../../../../support/ports.js';
+import { LOOPBACK, trackChild } from '../../../../support/ports.js';
 import { eventually, sendDatagrams, svcConfig } from '../../../../support/udp.js';
 
 const running: UdpListener[] = [];
@@ -154,6 +154,7 @@ describe('UDP listener', () => {
       let n = 0; const buf = Buffer.alloc(1000, 97);
       const go = () => { while (n < ${total}) { n++; s.send(buf, ${listener.port}, '127.0.0.1', n === ${total} ? () => s.close() : undefined); if (n % 200 === 0) return setImmediate(go); } };
       go();`]);
+    trackChild(child);
     const childDone = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const until = Date.now() + 1500;
     while (Date.now() < until) {
