@@ -11,7 +11,17 @@ function boundaries(rules) {
   return rules.map(({ files, ignores, forbid, why }) => ({
     files,
     ...(ignores ? { ignores } : {}),
-    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map((folder) => ({ regex: folder.replace(/^\(\^\|\/\)/, '^\\.{1,2}/(?:.*/)?'), message: `${why} (../shared/ARCHITECTURE.md, Folders).` })) }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: forbid.map((folder) => ({
+            regex: folder.replace(/^\(\^\|\/\)/, '^\\.{1,2}/(?:.*/)?'),
+            message: `${why} (../shared/ARCHITECTURE.md, Folders).`,
+          })),
+        },
+      ],
+    },
   }));
 }
 
@@ -20,7 +30,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'edge-agent/bin/*.js', 'bench/*.mjs', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'edge-agent/bin/*.js', 'bench/*.mjs', 'scripts/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
@@ -32,7 +45,11 @@ export default tseslint.config(
   },
   // The folder table of ../shared/ARCHITECTURE.md ("Folders": who may import whom), held by the linter.
   ...boundaries([
-    { files: ['shared/**/*.ts'], forbid: ['(^|/)(functions|edge-agent|infra)/'], why: 'shared/ is the domain: it imports npm libraries and shared/ only' },
+    {
+      files: ['shared/**/*.ts'],
+      forbid: ['(^|/)(functions|edge-agent|infra)/'],
+      why: 'shared/ is the domain: it imports npm libraries and shared/ only',
+    },
     { files: ['functions/**/*.ts'], forbid: ['(^|/)(edge-agent|infra)/'], why: 'functions/ imports shared/ only' },
     {
       files: ['edge-agent/**/*.ts'],
@@ -41,7 +58,11 @@ export default tseslint.config(
       why: 'edge-agent/ imports shared/ only; the composition root (edge-agent/runtime/boot.ts) is the one exception',
     },
     // The one exception: `svc local` composes local mode's runners (functions/local/) into the edge agent's process.
-    { files: ['edge-agent/runtime/boot.ts'], forbid: ['(^|/)infra/', '(^|/)functions/(?!local/)'], why: 'the composition root may import functions/local/ and nothing else of functions/' },
+    {
+      files: ['edge-agent/runtime/boot.ts'],
+      forbid: ['(^|/)infra/', '(^|/)functions/(?!local/)'],
+      why: 'the composition root may import functions/local/ and nothing else of functions/',
+    },
     {
       files: ['infra/**/*.ts'],
       forbid: ['(^|/)functions/(?!contract\\.js$)', '(^|/)shared/(?!config/)', '(^|/)edge-agent/'],

@@ -50,14 +50,24 @@
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { Agent, createServer, request } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { fmt, option, pct, percentile, positive, sampleMemory, THREAD_KINDS, threadCpuByKind, threadTimes } from './lib.mjs';
+import {
+  fmt,
+  option,
+  pct,
+  percentile,
+  positive,
+  sampleMemory,
+  THREAD_KINDS,
+  threadCpuByKind,
+  threadTimes,
+} from './lib.mjs';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 
 const PATH = '/api/v1/audit-event';
@@ -92,7 +102,8 @@ export function envelopeText(targetBytes = 2048) {
         user: 'UserDirectory=LAB; UserId=goran',
         host: 'analytics.example.com',
         client: {
-          userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+          userAgent:
+            'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
           language: 'en-GB',
           viewport: { width: 1920, height: 969 },
           timezone: 'Europe/Stockholm',
@@ -106,11 +117,34 @@ export function envelopeText(targetBytes = 2048) {
       },
     },
   };
-  const fields = ['Region', 'Country', 'Product Category', 'Sales Representative', 'Fiscal Quarter', 'Customer Segment', 'Channel', 'Warehouse'];
-  const values = [['EMEA', 'North America'], ['Sweden', 'Norway', 'Denmark', 'Finland'], ['Bikes', 'Accessories'], ['Anna Lindqvist'], ['2026-Q3', '2026-Q4'], ['Enterprise', 'SMB'], ['Online'], ['Göteborg DC']];
+  const fields = [
+    'Region',
+    'Country',
+    'Product Category',
+    'Sales Representative',
+    'Fiscal Quarter',
+    'Customer Segment',
+    'Channel',
+    'Warehouse',
+  ];
+  const values = [
+    ['EMEA', 'North America'],
+    ['Sweden', 'Norway', 'Denmark', 'Finland'],
+    ['Bikes', 'Accessories'],
+    ['Anna Lindqvist'],
+    ['2026-Q3', '2026-Q4'],
+    ['Enterprise', 'SMB'],
+    ['Online'],
+    ['Göteborg DC'],
+  ];
   for (let i = 0; JSON.stringify(env).length < targetBytes - 120 && i < 64; i++) {
     const k = i % fields.length;
-    env.payload.event.details.push({ field: `${fields[k]}${i >= fields.length ? ` ${Math.floor(i / fields.length) + 1}` : ''}`, values: values[k], state: 'selected', cardinality: 120 + i * 7 });
+    env.payload.event.details.push({
+      field: `${fields[k]}${i >= fields.length ? ` ${Math.floor(i / fields.length) + 1}` : ''}`,
+      values: values[k],
+      state: 'selected',
+      cardinality: 120 + i * 7,
+    });
   }
   return JSON.stringify(env);
 }
@@ -133,7 +167,10 @@ async function runClient(job) {
   };
   const agents = Array.from({ length: ips }, (_, i) => {
     const localAddress = `127.0.0.${2 + i}`;
-    return { localAddress, agent: new Agent({ keepAlive: true, maxSockets: Math.ceil(concurrency / ips), localAddress }) };
+    return {
+      localAddress,
+      agent: new Agent({ keepAlive: true, maxSockets: Math.ceil(concurrency / ips), localAddress }),
+    };
   });
   const latencies = new Float64Array(Math.min(maxRequests, 20_000_000));
   const statuses = new Map();
@@ -152,10 +189,21 @@ async function runClient(job) {
     new Promise((resolve) => {
       const payload = payloadWithNewId();
       const started = performance.now();
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: PATH, agent, localAddress, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, started, ended: performance.now() }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: PATH,
+          agent,
+          localAddress,
+          headers: { ...headers, 'content-length': String(payload.length) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, started, ended: performance.now() }));
+        },
+      );
       req.on('error', (err) => {
         errors += 1;
         firstError ||= err.message;
@@ -259,7 +307,15 @@ async function startBaseline() {
  * sends (one per event-loop turn with requests), deliveries, synced segment appends and unsynced
  * ack-log appends. Reset at the start of each measured window.
  */
-const counters = { sends: 0, sentEvents: 0, deliveries: 0, delivered: 0, syncedAppends: 0, unsyncedAppends: 0, fdatasyncs: 0 };
+const counters = {
+  sends: 0,
+  sentEvents: 0,
+  deliveries: 0,
+  delivered: 0,
+  syncedAppends: 0,
+  unsyncedAppends: 0,
+  fdatasyncs: 0,
+};
 const resetCounters = () => {
   for (const k of Object.keys(counters)) counters[k] = 0;
 };
@@ -300,7 +356,15 @@ async function countAppends(load) {
 async function startSvc({ durable, idempotency }) {
   const dist = new URL('../dist/', import.meta.url);
   const load = (path) => import(new URL(path, dist).href);
-  const [{ makeAuditHandlers }, { LocalGateway }, { parseConfigText }, { createLogger }, { MemoryRateLimiter }, { PointClock }, { LocalIdempotencyStore }] = await Promise.all([
+  const [
+    { makeAuditHandlers },
+    { LocalGateway },
+    { parseConfigText },
+    { createLogger },
+    { MemoryRateLimiter },
+    { PointClock },
+    { LocalIdempotencyStore },
+  ] = await Promise.all([
     load('shared/audit/handler.js'),
     load('functions/local/gateway.js'),
     load('shared/config/load.js'),
@@ -334,7 +398,12 @@ async function startSvc({ durable, idempotency }) {
   let store = null;
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-queue-'));
   if (idempotency) {
-    store = new LocalIdempotencyStore({ directory, windowSeconds: 86_400, maxEntries: settings.idempotency.maxEntries, log });
+    store = new LocalIdempotencyStore({
+      directory,
+      windowSeconds: 86_400,
+      maxEntries: settings.idempotency.maxEntries,
+      log,
+    });
     await store.start();
   }
   if (durable) {
@@ -377,7 +446,14 @@ async function startSvc({ durable, idempotency }) {
     clock: new PointClock(),
     log,
   });
-  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, ...handlers, log, limits: settings });
+  const gateway = new LocalGateway({
+    name: 'audit API',
+    host: '127.0.0.1',
+    port: 0,
+    ...handlers,
+    log,
+    limits: settings,
+  });
   await gateway.start();
   return {
     port: gateway.address.port,
@@ -397,12 +473,15 @@ async function startSvc({ durable, idempotency }) {
 /** One probe request from this process: the server must answer 202 before it is measured. */
 function probe(port, body, headers) {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: PATH, headers, localAddress: '127.0.0.2', agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: PATH, headers, localAddress: '127.0.0.2', agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -464,7 +543,11 @@ async function measure(name, server, job) {
           threads = threadCpuByKind(threadsAt, threadTimes());
           counted = { ...counters };
         }
-        serverLoad = { cpu: (cpu.user + cpu.system) / 1000 / elapsed, system: cpu.system / 1000 / elapsed, elu: performance.eventLoopUtilization(eluAt).utilization };
+        serverLoad = {
+          cpu: (cpu.user + cpu.system) / 1000 / elapsed,
+          system: cpu.system / 1000 / elapsed,
+          elu: performance.eventLoopUtilization(eluAt).utilization,
+        };
         if (profile) {
           stopped = profiling.session.post('Profiler.stop').then(({ profile: data }) => {
             const file = join(profiling.dir, `${name.replace(/\W+/g, '-')}-${profiling.files.length + 1}.cpuprofile`);
@@ -484,9 +567,19 @@ async function measure(name, server, job) {
   });
   if (sampler) memory = sampler.stop();
   await stopped;
-  return { name, ...result, threads, counted, writes, delayP99, serverCpu: serverLoad.cpu, serverSystem: serverLoad.system, serverElu: serverLoad.elu, ...memory };
+  return {
+    name,
+    ...result,
+    threads,
+    counted,
+    writes,
+    delayP99,
+    serverCpu: serverLoad.cpu,
+    serverSystem: serverLoad.system,
+    serverElu: serverLoad.elu,
+    ...memory,
+  };
 }
-
 
 /** Count, p50 and p99 of a list of durations (null when empty). */
 function percentiles(ms) {
@@ -522,11 +615,22 @@ const cpuPerRequest = (r) => (r.rps > 0 ? (r.serverCpu / r.rps) * 1e6 : NaN);
 function printRow(r) {
   const others = Object.entries(r.statuses).filter(([s]) => s !== '202');
   // The kernel's share (system time: socket and file writes, fdatasync) says how much of the CPU is not JavaScript's.
-  const system = r.rps > 0 && Number.isFinite(r.serverSystem) ? `sys ${fmt((r.serverSystem / r.rps) * 1e6, 1)} µs/req` : '';
+  const system =
+    r.rps > 0 && Number.isFinite(r.serverSystem) ? `sys ${fmt((r.serverSystem / r.rps) * 1e6, 1)} µs/req` : '';
   // The durable rows: the synced writes every 202 waits for (see syncedWrites).
-  const writes = r.writes ? `synced writes ${r.writes.count}: p50 ${fmt(r.writes.p50)} p99 ${fmt(r.writes.p99)} ms` : '';
+  const writes = r.writes
+    ? `synced writes ${r.writes.count}: p50 ${fmt(r.writes.p50)} p99 ${fmt(r.writes.p99)} ms`
+    : '';
   const delay = Number.isFinite(r.delayP99) ? `loop delay p99 ${fmt(r.delayP99)} ms` : '';
-  const notes = [system, delay, writes, others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '', r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : ''].filter(Boolean).join('; ');
+  const notes = [
+    system,
+    delay,
+    writes,
+    others.length > 0 ? `non-202: ${others.map(([s, n]) => `${s}×${n}`).join(' ')}` : '',
+    r.errors > 0 ? `errors: ${r.errors} (${r.firstError})` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
   console.log(
     `${r.name.padEnd(10)} ${fmt(r.rps, 0).padStart(9)} ${fmt(r.p50).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.mean).padStart(8)} ${String(r.requests).padStart(9)} ${pct(r.serverCpu).padStart(7)} ${fmt(cpuPerRequest(r), 1).padStart(6)} ${pct(r.serverElu).padStart(6)} ${pct(r.clientCpu).padStart(7)} ${fmt(r.rssMb, 0).padStart(6)} ${fmt(r.peakMb, 0).padStart(7)}${notes ? `   ${notes}` : ''}`,
   );
@@ -551,16 +655,32 @@ async function main() {
   // The first listing of this process's threads tells libuv's pool on Node 20 (bench/lib.mjs threadKinds).
   if (threadsOption()) threadTimes();
   const body = envelopeText();
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'x-audit-client-version': CLIENT_VERSION };
+  const headers = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${TOKEN}`,
+    'x-audit-client-version': CLIENT_VERSION,
+  };
   const job = { body, headers, concurrency, ips, warmupMs: warmupS * 1000, durationMs: durationS * 1000, maxRequests };
 
   const cpu = cpus();
   console.log('audit API benchmark: POST /api/v1/audit-event');
-  console.log(`machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`);
-  console.log(`load        ${concurrency} keep-alive connections from ${ips} client addresses (127.0.0.2-127.0.0.${ips + 1}), load generator in a child process`);
+  console.log(
+    `machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`,
+  );
+  console.log(
+    `load        ${concurrency} keep-alive connections from ${ips} client addresses (127.0.0.2-127.0.0.${ips + 1}), load generator in a child process`,
+  );
   console.log(`            warmup ${warmupS} s, measured ${durationS} s per server (at most ${maxRequests} requests)`);
-  console.log(`request     ${Buffer.byteLength(body)} B envelope (selection.state.changed), bearer token, X-Audit-Client-Version ${CLIENT_VERSION}`);
-  console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadavg()[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
+  console.log(
+    `request     ${Buffer.byteLength(body)} B envelope (selection.state.changed), bearer token, X-Audit-Client-Version ${CLIENT_VERSION}`,
+  );
+  console.log(
+    `load avg    ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(
+        ' ',
+      )} (1/5/15 min) at start${loadavg()[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`,
+  );
   console.log('');
 
   const results = [];
@@ -577,9 +697,14 @@ async function main() {
   // --servers=Svc+disk measures only that one against the baseline (always measured: the ratios need it).
   const only = option('servers', 'BENCH_SERVERS', '').split(',').filter(Boolean);
   const unknown = only.filter((n) => !every.some(([name]) => name === n));
-  if (unknown.length > 0) throw new Error(`--servers: unknown ${unknown.join(', ')} (of ${every.map(([n]) => n).join(', ')}${durable ? '' : '; Svc+disk and Svc+idem need --durable'})`);
+  if (unknown.length > 0)
+    throw new Error(
+      `--servers: unknown ${unknown.join(', ')} (of ${every.map(([n]) => n).join(', ')}${durable ? '' : '; Svc+disk and Svc+idem need --durable'})`,
+    );
   const runs = only.length === 0 ? every : every.filter(([name]) => name === 'baseline' || only.includes(name));
-  console.log(`${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'µs/req'.padStart(6)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`);
+  console.log(
+    `${'server'.padEnd(10)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)} ${'requests'.padStart(9)} ${'srv CPU'.padStart(7)} ${'µs/req'.padStart(6)} ${'srv EL'.padStart(6)} ${'cli CPU'.padStart(7)} ${'RSS MB'.padStart(6)} ${'peak MB'.padStart(7)}`,
+  );
   for (let round = 0; round < rounds; round++) {
     for (const [name, start] of runs) {
       const server = await start();
@@ -600,24 +725,45 @@ async function main() {
   };
   const summary = runs.map(([name]) => {
     const mine = results.filter((r) => r.name === name);
-    return { name, rps: median(mine.map((r) => r.rps)), p50: median(mine.map((r) => r.p50)), p99: median(mine.map((r) => r.p99)), us: median(mine.map(cpuPerRequest)) };
+    return {
+      name,
+      rps: median(mine.map((r) => r.rps)),
+      p50: median(mine.map((r) => r.p50)),
+      p99: median(mine.map((r) => r.p99)),
+      us: median(mine.map(cpuPerRequest)),
+    };
   });
   const [base, ...rest] = summary;
   console.log('');
   if (rounds > 1) {
     console.log(`medians of ${rounds} rounds`);
-    for (const m of summary) console.log(`${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}   ${fmt(m.us, 1)} µs CPU/req`);
+    for (const m of summary)
+      console.log(
+        `${m.name.padEnd(10)} ${fmt(m.rps, 0).padStart(9)} ${fmt(m.p50).padStart(8)} ${fmt(m.p99).padStart(8)}   ${fmt(m.us, 1)} µs CPU/req`,
+      );
     console.log('');
   }
   for (const r of rest) {
-    console.log(`${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}   CPU/req ×${fmt(r.us / base.us)}`);
+    console.log(
+      `${`${r.name}/baseline`.padEnd(19)} req/s ×${fmt(r.rps / base.rps)}   p50 ×${fmt(r.p50 / base.p50)}   p99 ×${fmt(r.p99 / base.p99)}   CPU/req ×${fmt(r.us / base.us)}`,
+    );
   }
   const disk = summary.find((m) => m.name === 'Svc+disk');
   const idem = summary.find((m) => m.name === 'Svc+idem');
-  if (disk && idem) console.log(`${'Svc+idem/Svc+disk'.padEnd(19)} req/s ×${fmt(idem.rps / disk.rps)}   p50 ×${fmt(idem.p50 / disk.p50)}   p99 ×${fmt(idem.p99 / disk.p99)}   (the idempotency store's cost)`);
-  console.log(`load avg    ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
+  if (disk && idem)
+    console.log(
+      `${'Svc+idem/Svc+disk'.padEnd(19)} req/s ×${fmt(idem.rps / disk.rps)}   p50 ×${fmt(idem.p50 / disk.p50)}   p99 ×${fmt(idem.p99 / disk.p99)}   (the idempotency store's cost)`,
+    );
+  console.log(
+    `load avg    ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (1/5/15 min) at the end`,
+  );
   const clientBound = results.filter((r) => r.clientCpu >= 0.9).map((r) => r.name);
-  if (clientBound.length > 0) console.log(`note: the load generator used ≥ 90 % of a core during: ${clientBound.join(', ')} (those figures may be client-bound)`);
+  if (clientBound.length > 0)
+    console.log(
+      `note: the load generator used ≥ 90 % of a core during: ${clientBound.join(', ')} (those figures may be client-bound)`,
+    );
   for (const { name, file } of profiling.files) {
     console.log(`\nprofile     ${name}'s measured window (this process): ${file}`);
     for (const line of formatSummary(summariseProfile(file, 15))) console.log(line);

@@ -41,7 +41,9 @@ import { fmt, loadNow, machineLine, median, option, positive } from './lib.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const dist = (path) => pathToFileURL(join(REPO, 'dist', path)).href;
-const { BUNDLE_FILE, SECRET_FETCH_FILE, lambdaEsbuildOptions, secretFetchEsbuildOptions } = await import(dist('infra/constructs/esbuild-options.js'));
+const { BUNDLE_FILE, SECRET_FETCH_FILE, lambdaEsbuildOptions, secretFetchEsbuildOptions } = await import(
+  dist('infra/constructs/esbuild-options.js')
+);
 const { BUNDLED_CONFIG_FILE, ENTRIES, LAMBDA_ENV } = await import(dist('functions/contract.js'));
 // The producer synth uses: the bundled config is the resolved config document made from the YAML below.
 const { configDocumentForSynth } = await import(dist('infra/app.js'));
@@ -92,7 +94,12 @@ const CONFIG = `Svc:
 
 const functions = [
   { name: 'audit', entry: ENTRIES.audit, target: TARGETS.audit },
-  ...Object.entries(ENTRIES.writers).map(([destination, entry]) => ({ name: `writer:${destination}`, destination, entry, target: TARGETS.writer })),
+  ...Object.entries(ENTRIES.writers).map(([destination, entry]) => ({
+    name: `writer:${destination}`,
+    destination,
+    entry,
+    target: TARGETS.writer,
+  })),
 ];
 
 /** The environment the stack gives a function (infra/constructs/svc-function.ts, event-pipeline.ts, ingest-api.ts), with dummy values. */
@@ -105,7 +112,9 @@ function lambdaEnv(fn, configFile) {
     AWS_ACCESS_KEY_ID: 'bench',
     AWS_SECRET_ACCESS_KEY: 'bench',
     [LAMBDA_ENV.config]: configFile,
-    [LAMBDA_ENV.eventQueueUrls]: JSON.stringify(Object.fromEntries(Object.keys(ENTRIES.writers).map((d) => [d, queue(d)]))),
+    [LAMBDA_ENV.eventQueueUrls]: JSON.stringify(
+      Object.fromEntries(Object.keys(ENTRIES.writers).map((d) => [d, queue(d)])),
+    ),
     [LAMBDA_ENV.rateLimitTable]: 'svc-rate-limit',
     [LAMBDA_ENV.idempotencyTable]: 'svc-idempotency',
     [LAMBDA_ENV.claimCheckBucket]: 'svc-claim-checks',
@@ -122,7 +131,12 @@ function allowedExternal(path) {
 async function bundle(name, entry) {
   const dir = join(OUT, name.replace(':', '-'));
   const outfile = join(dir, BUNDLE_FILE);
-  const result = await build({ ...lambdaEsbuildOptions(entry, outfile), absWorkingDir: REPO, metafile: true, logLevel: 'error' });
+  const result = await build({
+    ...lambdaEsbuildOptions(entry, outfile),
+    absWorkingDir: REPO,
+    metafile: true,
+    logLevel: 'error',
+  });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
   const byPackage = new Map();
   for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
@@ -135,8 +149,15 @@ async function bundle(name, entry) {
   const fetcherOutput = Object.values(fetcher.metafile.outputs).find((o) => o.entryPoint !== undefined);
   const fetcherExternals = [...new Set(fetcherOutput.imports.filter((i) => i.external).map((i) => i.path))].sort();
   return {
-    dir, outfile, bytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, byPackage, externals, metafile: result.metafile,
-    fetcherBytes: statSync(join(dir, SECRET_FETCH_FILE)).size, fetcherExternals,
+    dir,
+    outfile,
+    bytes: statSync(outfile).size,
+    mapBytes: statSync(`${outfile}.map`).size,
+    byPackage,
+    externals,
+    metafile: result.metafile,
+    fetcherBytes: statSync(join(dir, SECRET_FETCH_FILE)).size,
+    fetcherExternals,
   };
 }
 
@@ -147,9 +168,14 @@ process.stderr.write('BENCH_INIT_MS ' + (t1 - t0) + '\\n');`;
 
 /** One cold import in a fresh process: the module-init time in ms, or throws with the child's output. */
 function initOnce(url, env) {
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', INIT_SCRIPT], { env: { ...env, BENCH_BUNDLE_URL: url }, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', INIT_SCRIPT], {
+    env: { ...env, BENCH_BUNDLE_URL: url },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   const line = run.stderr.split('\n').find((l) => l.startsWith('BENCH_INIT_MS '));
-  if (run.status !== 0 || line === undefined) throw new Error(`importing ${url} failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
+  if (run.status !== 0 || line === undefined)
+    throw new Error(`importing ${url} failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
   return Number(line.slice('BENCH_INIT_MS '.length));
 }
 
@@ -175,7 +201,9 @@ async function main() {
 
   console.log(`bench/bundles: ${machineLine()}`);
   console.log(`load average at start: ${loadNow().text}`);
-  console.log(`esbuild options: infra/constructs/esbuild-options.ts (the stack's); ${RUNS} cold imports per bundle; 1 KB = 1,000 bytes\n`);
+  console.log(
+    `esbuild options: infra/constructs/esbuild-options.ts (the stack's); ${RUNS} cold imports per bundle; 1 KB = 1,000 bytes\n`,
+  );
 
   const built = [];
   for (const fn of functions) built.push({ ...fn, ...(await bundle(fn.name, fn.entry)) });
@@ -190,20 +218,63 @@ async function main() {
   }
 
   let failed = false;
-  const rows = [['function', 'entry', 'size (index.mjs)', 'target', '', 'source map', 'init median', 'min–max', 'target', '']];
+  const rows = [
+    ['function', 'entry', 'size (index.mjs)', 'target', '', 'source map', 'init median', 'min–max', 'target', ''],
+  ];
   for (const b of built) {
     const t = times.get(b.name);
     const init = median(t);
-    rows.push([b.name, b.entry, kb(b.bytes), `≤ ${kb(b.target)}`, verdict(b.bytes <= b.target), kb(b.mapBytes), `${fmt(init, 1)} ms`, `${fmt(Math.min(...t), 1)}–${fmt(Math.max(...t), 1)}`, `≤ ${TARGETS.initMs} ms`, verdict(init <= TARGETS.initMs)]);
+    rows.push([
+      b.name,
+      b.entry,
+      kb(b.bytes),
+      `≤ ${kb(b.target)}`,
+      verdict(b.bytes <= b.target),
+      kb(b.mapBytes),
+      `${fmt(init, 1)} ms`,
+      `${fmt(Math.min(...t), 1)}–${fmt(Math.max(...t), 1)}`,
+      `≤ ${TARGETS.initMs} ms`,
+      verdict(init <= TARGETS.initMs),
+    ]);
   }
   const bt = times.get('baseline');
-  rows.push(['baseline', '(empty entry, same options)', kb(baseline.bytes), '', '', kb(baseline.mapBytes), `${fmt(median(bt), 1)} ms`, `${fmt(Math.min(...bt), 1)}–${fmt(Math.max(...bt), 1)}`, '', '']);
+  rows.push([
+    'baseline',
+    '(empty entry, same options)',
+    kb(baseline.bytes),
+    '',
+    '',
+    kb(baseline.mapBytes),
+    `${fmt(median(bt), 1)} ms`,
+    `${fmt(Math.min(...bt), 1)}–${fmt(Math.max(...bt), 1)}`,
+    '',
+    '',
+  ]);
   const nt = times.get('node -e');
-  rows.push(["node -e ''", '(whole process, wall time)', '', '', '', '', `${fmt(median(nt), 1)} ms`, `${fmt(Math.min(...nt), 1)}–${fmt(Math.max(...nt), 1)}`, '', '']);
+  rows.push([
+    "node -e ''",
+    '(whole process, wall time)',
+    '',
+    '',
+    '',
+    '',
+    `${fmt(median(nt), 1)} ms`,
+    `${fmt(Math.min(...nt), 1)}–${fmt(Math.max(...nt), 1)}`,
+    '',
+    '',
+  ]);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd());
+  for (const r of rows)
+    console.log(
+      r
+        .map((cell, c) => cell.padEnd(widths[c]))
+        .join('  ')
+        .trimEnd(),
+    );
 
-  console.log(`\n${SECRET_FETCH_FILE} beside each index.mjs (loaded only when the config has secret references; not in the init above): ${kb(fetcherBytes)}`);
+  console.log(
+    `\n${SECRET_FETCH_FILE} beside each index.mjs (loaded only when the config has secret references; not in the init above): ${kb(fetcherBytes)}`,
+  );
   for (const b of built) {
     const top = [...b.byPackage].sort((x, y) => y[1] - x[1]).slice(0, 8);
     console.log(`\n${b.name}: largest parts ${top.map(([pkg, bytes]) => `${pkg} ${kb(bytes)}`).join(', ')}`);

@@ -33,8 +33,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fmt, int, loadNow, machineLine, median, positive } from './lib.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -51,13 +51,26 @@ const LOOPBACK = '127.0.0.1';
  */
 const PRICES = {
   date: '2025-01 (us-east-1, first tier; not re-checked online)',
-  apiGatewayHttpPerMillion: { usd: 1.0, source: 'https://aws.amazon.com/api-gateway/pricing/ (HTTP APIs, first 300 million requests; metered in 512 KB increments)' },
+  apiGatewayHttpPerMillion: {
+    usd: 1.0,
+    source:
+      'https://aws.amazon.com/api-gateway/pricing/ (HTTP APIs, first 300 million requests; metered in 512 KB increments)',
+  },
   lambdaRequestPerMillion: { usd: 0.2, source: 'https://aws.amazon.com/lambda/pricing/' },
-  lambdaArmGbSecond: { usd: 0.0000133334, source: 'https://aws.amazon.com/lambda/pricing/ (Arm, first 7.5 billion GB-s per month)' },
-  sqsStandardPerMillion: { usd: 0.4, source: 'https://aws.amazon.com/sqs/pricing/ (standard queues; each 64 KB chunk of a payload is one request)' },
+  lambdaArmGbSecond: {
+    usd: 0.0000133334,
+    source: 'https://aws.amazon.com/lambda/pricing/ (Arm, first 7.5 billion GB-s per month)',
+  },
+  sqsStandardPerMillion: {
+    usd: 0.4,
+    source: 'https://aws.amazon.com/sqs/pricing/ (standard queues; each 64 KB chunk of a payload is one request)',
+  },
   s3PutPerThousand: { usd: 0.005, source: 'https://aws.amazon.com/s3/pricing/ (S3 Standard PUT, COPY, POST, LIST)' },
   s3GetPerThousand: { usd: 0.0004, source: 'https://aws.amazon.com/s3/pricing/ (S3 Standard GET)' },
-  dynamoWritePerMillion: { usd: 0.625, source: 'https://aws.amazon.com/dynamodb/pricing/on-demand/ (write request units, on-demand, since 2024-11)' },
+  dynamoWritePerMillion: {
+    usd: 0.625,
+    source: 'https://aws.amazon.com/dynamodb/pricing/on-demand/ (write request units, on-demand, since 2024-11)',
+  },
 };
 
 const SQS_CHUNK = 65_536;
@@ -116,12 +129,20 @@ async function startLineProtocolEndpoint() {
         lines += Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean).length;
         res.writeHead(204).end();
       } else if (req.url?.startsWith('/query')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: [{ statement_id: 0, series: [{ name: 'databases', columns: ['name'], values: [['svc']] }] }] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            results: [{ statement_id: 0, series: [{ name: 'databases', columns: ['name'], values: [['svc']] }] }],
+          }),
+        );
       } else res.writeHead(204).end();
     });
   });
   await new Promise((resolve) => server.listen(0, LOOPBACK, resolve));
-  return { port: server.address().port, lines: () => lines, stop: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    port: server.address().port,
+    lines: () => lines,
+    stop: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /**
@@ -131,11 +152,19 @@ async function startLineProtocolEndpoint() {
 function recordingSqs(endpoint) {
   const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const admin = new SQSClient({ endpoint, ...local, maxAttempts: 1 });
-  const lean = new LeanSqsClient({ endpoint, region: local.region, credentials: () => Promise.resolve(local.credentials), maxAttempts: 1 });
+  const lean = new LeanSqsClient({
+    endpoint,
+    region: local.region,
+    credentials: () => Promise.resolve(local.credentials),
+    maxAttempts: 1,
+  });
   const requests = [];
   const client = {
     sendMessageBatch(input) {
-      requests.push({ messages: input.Entries.length, bytes: input.Entries.reduce((n, e) => n + Buffer.byteLength(e.MessageBody, 'utf8'), 0) });
+      requests.push({
+        messages: input.Entries.length,
+        bytes: input.Entries.reduce((n, e) => n + Buffer.byteLength(e.MessageBody, 'utf8'), 0),
+      });
       return lean.sendMessageBatch(input);
     },
   };
@@ -157,13 +186,34 @@ async function packing(endpoint, name, chunks) {
   const bytes = requests.reduce((n, r) => n + r.bytes, 0);
   const billedSends = requests.reduce((n, r) => n + Math.max(1, Math.ceil(r.bytes / SQS_CHUNK)), 0);
   destroy();
-  return { events, requests: requests.length, messages, bytes, billedSends, eventsPerRequest: events / requests.length, eventsPerMessage: events / messages, bytesPerEvent: bytes / events };
+  return {
+    events,
+    requests: requests.length,
+    messages,
+    bytes,
+    billedSends,
+    eventsPerRequest: events / requests.length,
+    eventsPerMessage: events / messages,
+    bytesPerEvent: bytes / events,
+  };
 }
 
 function record(messageId, events) {
   return {
-    messageId, receiptHandle: messageId, body: encodePacked(events), md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:svc', awsRegion: 'us-east-1', messageAttributes: {},
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'bench', ApproximateFirstReceiveTimestamp: '0' },
+    messageId,
+    receiptHandle: messageId,
+    body: encodePacked(events),
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:svc',
+    awsRegion: 'us-east-1',
+    messageAttributes: {},
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 'bench',
+      ApproximateFirstReceiveTimestamp: '0',
+    },
   };
 }
 
@@ -188,7 +238,12 @@ async function main() {
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://${LOOPBACK}:${fauxqs.port}`;
   const tsdb = await startLineProtocolEndpoint();
-  const s3 = new S3Client({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, forcePathStyle: true });
+  const s3 = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    forcePathStyle: true,
+  });
   await s3.send(new CreateBucketCommand({ Bucket: 'svc-parquet' }));
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -218,28 +273,62 @@ async function main() {
   const gen = createDatagramGenerator({ seed: 42, kinds: LOG_KINDS.filter((k) => k !== 'qix-perf'), malformed: 0 });
   const random = new SeededRandom(42);
   const version = simulatedClientVersion();
-  const auditEvent = () => ({ kind: 'audit', id: randomUUID(), receivedAt: new Date().toISOString(), event: auditEnvelope(random, gen.options.pool, version, Date.now()), meta: { clientIp: '192.0.2.1', clientVersion: version }, timeNs: String(BigInt(Date.now()) * 1_000_000n) });
+  const auditEvent = () => ({
+    kind: 'audit',
+    id: randomUUID(),
+    receivedAt: new Date().toISOString(),
+    event: auditEnvelope(random, gen.options.pool, version, Date.now()),
+    meta: { clientIp: '192.0.2.1', clientVersion: version },
+    timeNs: String(BigInt(Date.now()) * 1_000_000n),
+  });
   const logEvent = () => {
     const parsed = parseLogEvent(gen.next().data, Date.now());
     if (!parsed.ok) throw new Error('the simulator made a datagram the parser refused');
     // The queued form, as edge-agent/sources/udp/handlers.ts makes it: the times travel beside the keys (no categories configured).
     const { eventTimeMs, receivedAtMs: _received, ...event } = parsed.event;
-    return { kind: 'log-event', id: randomUUID(), receivedAt: new Date().toISOString(), timeNs: String(BigInt(Math.floor(eventTimeMs)) * 1_000_000n), event };
+    return {
+      kind: 'log-event',
+      id: randomUUID(),
+      receivedAt: new Date().toISOString(),
+      timeNs: String(BigInt(Math.floor(eventTimeMs)) * 1_000_000n),
+      event,
+    };
   };
 
   // 1. Packing, measured with the real adapter.
-  const auditPack = await packing(endpoint, 'cost-audit', Array.from({ length: 2000 }, () => [auditEvent()]));
-  const platformPack = await packing(endpoint, 'cost-platform', Array.from({ length: 10 }, () => Array.from({ length: FORWARD_BATCH }, logEvent)));
+  const auditPack = await packing(
+    endpoint,
+    'cost-audit',
+    Array.from({ length: 2000 }, () => [auditEvent()]),
+  );
+  const platformPack = await packing(
+    endpoint,
+    'cost-platform',
+    Array.from({ length: 10 }, () => Array.from({ length: FORWARD_BATCH }, logEvent)),
+  );
 
   // 2. Lambda durations, measured with the real handlers.
   const auditSqs = recordingSqs(endpoint);
   const { QueueUrl } = await auditSqs.admin.send(new CreateQueueCommand({ QueueName: 'cost-audit-api' }));
-  const auditHandler = makeAuditHandler({ settings: { ...audit, apiToken: '' }, rateLimiter: null, idempotency: null, queue: new SqsEventQueue({ client: auditSqs.client, queueUrl: QueueUrl, claimCheck: null }), clock: new PointClock(), log: logger });
+  const auditHandler = makeAuditHandler({
+    settings: { ...audit, apiToken: '' },
+    rateLimiter: null,
+    idempotency: null,
+    queue: new SqsEventQueue({ client: auditSqs.client, queueUrl: QueueUrl, claimCheck: null }),
+    clock: new PointClock(),
+    log: logger,
+  });
   const request = () => ({
-    version: '2.0', rawPath: '/api/v1/audit-event', routeKey: 'POST /api/v1/audit-event', isBase64Encoded: false,
+    version: '2.0',
+    rawPath: '/api/v1/audit-event',
+    routeKey: 'POST /api/v1/audit-event',
+    isBase64Encoded: false,
     headers: { 'content-type': 'application/json', 'x-audit-client-version': version },
     body: JSON.stringify(auditEnvelope(random, gen.options.pool, version, Date.now())),
-    requestContext: { http: { method: 'POST', path: '/api/v1/audit-event', sourceIp: '192.0.2.1' }, requestId: randomUUID() },
+    requestContext: {
+      http: { method: 'POST', path: '/api/v1/audit-event', sourceIp: '192.0.2.1' },
+      requestId: randomUUID(),
+    },
   });
   const auditTimes = [];
   for (let i = 0; i <= BATCHES * 5; i++) {
@@ -252,24 +341,44 @@ async function main() {
 
   const tsdbBatch = Math.min(audit.destination.tsdb.maxBatchSize, 10_000);
   const parquetBatch = Math.min(audit.destination.parquet.maxBatchSize, 10_000);
-  const tsdbHandler = makeWriterHandler({ destination: tsdbWriterDestination(ctx), onlyTakenKinds: true, claimCheck: null, log: logger });
-  const parquetHandler = makeWriterHandler({ destination: parquetWriterDestination(ctx), onlyTakenKinds: true, claimCheck: null, log: logger });
+  const tsdbHandler = makeWriterHandler({
+    destination: tsdbWriterDestination(ctx),
+    onlyTakenKinds: true,
+    claimCheck: null,
+    log: logger,
+  });
+  const parquetHandler = makeWriterHandler({
+    destination: parquetWriterDestination(ctx),
+    onlyTakenKinds: true,
+    claimCheck: null,
+    log: logger,
+  });
   // Audit path: one event per message (as sent), a full batch of the stack's batch size.
   const auditBatch = (n) => () => ({ Records: Array.from({ length: n }, (_, i) => record(`m${i}`, [auditEvent()])) });
   const tsdbAuditMs = await timeBatches(tsdbHandler, auditBatch(tsdbBatch));
   const parquetAuditMs = await timeBatches(parquetHandler, auditBatch(parquetBatch));
   // Platform path: packed messages, as many as fit one invocation (batch size and 6 MB payload).
-  const platformMessagesPerInvocation = Math.max(1, Math.min(tsdbBatch, Math.floor(LAMBDA_PAYLOAD_BYTES / (platformPack.bytes / platformPack.messages))));
+  const platformMessagesPerInvocation = Math.max(
+    1,
+    Math.min(tsdbBatch, Math.floor(LAMBDA_PAYLOAD_BYTES / (platformPack.bytes / platformPack.messages))),
+  );
   const platformEventsPerInvocation = Math.round(platformMessagesPerInvocation * platformPack.eventsPerMessage);
   const perMessage = Math.round(platformPack.eventsPerMessage);
-  const tsdbPlatformMs = await timeBatches(tsdbHandler, () => ({ Records: Array.from({ length: platformMessagesPerInvocation }, (_, i) => record(`p${i}`, Array.from({ length: perMessage }, logEvent))) }));
+  const tsdbPlatformMs = await timeBatches(tsdbHandler, () => ({
+    Records: Array.from({ length: platformMessagesPerInvocation }, (_, i) =>
+      record(`p${i}`, Array.from({ length: perMessage }, logEvent)),
+    ),
+  }));
 
   // 3. The bill.
   const scale = LAMBDA_FULL_VCPU_MB / MEMORY_MB;
   const gb = MEMORY_MB / 1024;
   const P = PRICES;
   const M = 1_000_000;
-  const lambda = (invocations, ms) => ({ requests: (invocations / M) * P.lambdaRequestPerMillion.usd, compute: invocations * (Math.ceil(ms * scale) / 1000) * gb * P.lambdaArmGbSecond.usd });
+  const lambda = (invocations, ms) => ({
+    requests: (invocations / M) * P.lambdaRequestPerMillion.usd,
+    compute: invocations * (Math.ceil(ms * scale) / 1000) * gb * P.lambdaArmGbSecond.usd,
+  });
   const sqs = (pack, queues) => {
     const messages = (M / pack.eventsPerMessage) * queues;
     const bytes = M * pack.bytesPerEvent * queues;
@@ -295,32 +404,60 @@ async function main() {
     claimChecks: 0,
   };
   const lambdaUsd = (l) => l.requests + l.compute;
-  const auditTotal = a.api + lambdaUsd(a.auditLambda) + a.dynamo + a.sqs.usd + lambdaUsd(a.tsdbWriter) + lambdaUsd(a.parquetWriter) + a.s3Puts;
+  const auditTotal =
+    a.api +
+    lambdaUsd(a.auditLambda) +
+    a.dynamo +
+    a.sqs.usd +
+    lambdaUsd(a.tsdbWriter) +
+    lambdaUsd(a.parquetWriter) +
+    a.s3Puts;
   const platformTotal = p.sqs.usd + lambdaUsd(p.tsdbWriter) + p.claimChecks;
 
   console.log(`Prices: ${P.date}`);
-  for (const [key, value] of Object.entries(P)) if (key !== 'date') console.log(`  ${key.padEnd(26)} $${value.usd}  ${value.source}`);
+  for (const [key, value] of Object.entries(P))
+    if (key !== 'date') console.log(`  ${key.padEnd(26)} $${value.usd}  ${value.source}`);
   console.log('\nMeasured in this run:');
-  console.log(`  audit events, one send each (audit API): ${fmt(auditPack.eventsPerRequest, 2)} events per SendMessageBatch, ${int(auditPack.bytesPerEvent)} bytes per event, ${fmt(auditPack.billedSends / auditPack.requests, 2)} billed requests per send`);
-  console.log(`  platform log events, sends of ${int(FORWARD_BATCH)} (edge forwarder): ${fmt(platformPack.eventsPerRequest, 1)} events per SendMessageBatch, ${fmt(platformPack.eventsPerMessage, 1)} per message, ${int(platformPack.bytesPerEvent)} bytes per event, ${fmt(platformPack.billedSends / platformPack.requests, 1)} billed requests (64 KB chunks) per send`);
+  console.log(
+    `  audit events, one send each (audit API): ${fmt(auditPack.eventsPerRequest, 2)} events per SendMessageBatch, ${int(auditPack.bytesPerEvent)} bytes per event, ${fmt(auditPack.billedSends / auditPack.requests, 2)} billed requests per send`,
+  );
+  console.log(
+    `  platform log events, sends of ${int(FORWARD_BATCH)} (edge forwarder): ${fmt(platformPack.eventsPerRequest, 1)} events per SendMessageBatch, ${fmt(platformPack.eventsPerMessage, 1)} per message, ${int(platformPack.bytesPerEvent)} bytes per event, ${fmt(platformPack.billedSends / platformPack.requests, 1)} billed requests (64 KB chunks) per send`,
+  );
   console.log(`  audit handler, one request: ${fmt(auditMs, 2)} ms (median of ${auditTimes.length})`);
-  console.log(`  tsdb writer, ${int(tsdbBatch)} audit events: ${fmt(tsdbAuditMs, 1)} ms; parquet writer, ${int(parquetBatch)} audit events: ${fmt(parquetAuditMs, 1)} ms; tsdb writer, ${int(platformMessagesPerInvocation)} packed messages = ${int(platformEventsPerInvocation)} log events: ${fmt(tsdbPlatformMs, 1)} ms (medians of ${BATCHES})`);
+  console.log(
+    `  tsdb writer, ${int(tsdbBatch)} audit events: ${fmt(tsdbAuditMs, 1)} ms; parquet writer, ${int(parquetBatch)} audit events: ${fmt(parquetAuditMs, 1)} ms; tsdb writer, ${int(platformMessagesPerInvocation)} packed messages = ${int(platformEventsPerInvocation)} log events: ${fmt(tsdbPlatformMs, 1)} ms (medians of ${BATCHES})`,
+  );
   console.log(`  line-protocol endpoint received ${int(tsdb.lines())} lines`);
-  console.log(`\nModel: ${MEMORY_MB} MB arm64, local ms × ${fmt(scale, 2)} (1,769 MB = 1 vCPU), full batches; rate limit ${audit.rateLimit.enable ? 'on' : 'off'}, idempotency ${audit.idempotency.enable ? 'on' : 'off'} (defaults); audit events to ${auditDestinations} destinations (tsdb, parquet)\n`);
+  console.log(
+    `\nModel: ${MEMORY_MB} MB arm64, local ms × ${fmt(scale, 2)} (1,769 MB = 1 vCPU), full batches; rate limit ${audit.rateLimit.enable ? 'on' : 'off'}, idempotency ${audit.idempotency.enable ? 'on' : 'off'} (defaults); audit events to ${auditDestinations} destinations (tsdb, parquet)\n`,
+  );
 
   const rows = [
     ['per million audit events', 'quantity', 'USD'],
     ['API Gateway HTTP API', `${int(M)} requests`, a.api],
     ['Lambda audit function', `${int(M)} × ${fmt(auditMs * scale, 1)} ms`, lambdaUsd(a.auditLambda)],
-    ['DynamoDB (rate limit, idempotency)', `${int(M * ((audit.rateLimit.enable ? 1 : 0) + (audit.idempotency.enable ? 1 : 0)))} writes`, a.dynamo],
+    [
+      'DynamoDB (rate limit, idempotency)',
+      `${int(M * ((audit.rateLimit.enable ? 1 : 0) + (audit.idempotency.enable ? 1 : 0)))} writes`,
+      a.dynamo,
+    ],
     ['SQS (send, receive, delete)', `${int(a.sqs.sends + a.sqs.receives + a.sqs.deletes)} requests`, a.sqs.usd],
     ['Lambda tsdb writer', `${int(M / tsdbBatch)} × ${fmt(tsdbAuditMs * scale, 0)} ms`, lambdaUsd(a.tsdbWriter)],
-    ['Lambda parquet writer', `${int(M / parquetBatch)} × ${fmt(parquetAuditMs * scale, 0)} ms`, lambdaUsd(a.parquetWriter)],
+    [
+      'Lambda parquet writer',
+      `${int(M / parquetBatch)} × ${fmt(parquetAuditMs * scale, 0)} ms`,
+      lambdaUsd(a.parquetWriter),
+    ],
     ['S3 PUT (parquet files)', `${int(M / parquetBatch)} PUTs`, a.s3Puts],
     ['total', '', auditTotal],
     ['per million platform events (tsdb)', '', ''],
     ['SQS (send, receive, delete)', `${int(p.sqs.sends + p.sqs.receives + p.sqs.deletes)} requests`, p.sqs.usd],
-    ['Lambda tsdb writer', `${int(M / platformEventsPerInvocation)} × ${fmt(tsdbPlatformMs * scale, 0)} ms`, lambdaUsd(p.tsdbWriter)],
+    [
+      'Lambda tsdb writer',
+      `${int(M / platformEventsPerInvocation)} × ${fmt(tsdbPlatformMs * scale, 0)} ms`,
+      lambdaUsd(p.tsdbWriter),
+    ],
     ['S3 PUT (claim checks)', 'none: no message passes 1 MiB', p.claimChecks],
     ['total', '', platformTotal],
   ];

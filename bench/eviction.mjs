@@ -19,7 +19,17 @@ const { LocalIdempotencyStore } = await import(new URL('shared/idempotency/local
 
 const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 5));
 const adds = Math.round(positive('adds', 'BENCH_ADDS', 50_000));
-const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child() { return silent; } };
+const silent = {
+  info() {},
+  warn() {},
+  error() {},
+  debug() {},
+  trace() {},
+  fatal() {},
+  child() {
+    return silent;
+  },
+};
 const key = (i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 const usPer = (start, n) => Number(process.hrtime.bigint() - start) / n / 1000;
 
@@ -34,7 +44,13 @@ for (; s < 100_000; s++) set.add(key(s));
 for (; r < 100_000; r++) recent.add(key(r));
 const directory = mkdtempSync(join(tmpdir(), 'svc-bench-eviction-'));
 let now = Date.parse('2026-11-25T00:00:00Z');
-const store = new LocalIdempotencyStore({ directory, windowSeconds: 86_400, maxEntries: 250_000, log: silent, now: () => now });
+const store = new LocalIdempotencyStore({
+  directory,
+  windowSeconds: 86_400,
+  maxEntries: 250_000,
+  log: silent,
+  now: () => now,
+});
 await store.start();
 let k = 0;
 const record = async (i) => {
@@ -57,7 +73,9 @@ for (let round = 1; round <= rounds; round++) {
   t = process.hrtime.bigint();
   for (let n = 0; n < adds; n++, k++) await record(k);
   const idem = usPer(t, adds);
-  console.log(`round ${round}   baseline (Set add + delete) ${baseline.toFixed(2)} µs   RecentIds(100,000) ${ids.toFixed(2)} µs (×${(ids / baseline).toFixed(1)})   idempotency store (250,000) ${idem.toFixed(2)} µs per claim + complete`);
+  console.log(
+    `round ${round}   baseline (Set add + delete) ${baseline.toFixed(2)} µs   RecentIds(100,000) ${ids.toFixed(2)} µs (×${(ids / baseline).toFixed(1)})   idempotency store (250,000) ${idem.toFixed(2)} µs per claim + complete`,
+  );
 }
 await store.stop();
 rmSync(directory, { recursive: true, force: true });

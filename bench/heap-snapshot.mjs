@@ -23,7 +23,10 @@ export function summariseSnapshot(file, top = 20) {
     const bytes = nodes[i + sizeAt];
     total += bytes;
     // Objects and closures by constructor; strings, code, arrays and the rest by type alone.
-    const name = type === 'object' || type === 'closure' || type === 'native' ? String(strings[nodes[i + nameAt]]).slice(0, 60) : '';
+    const name =
+      type === 'object' || type === 'closure' || type === 'native'
+        ? String(strings[nodes[i + nameAt]]).slice(0, 60)
+        : '';
     const key = `${type}\u0000${name}`;
     const g = groups.get(key) ?? { type, name, count: 0, bytes: 0 };
     g.count += 1;
@@ -35,7 +38,14 @@ export function summariseSnapshot(file, top = 20) {
 
 export function formatSnapshot({ total, rows }) {
   const mb = (b) => (b / 2 ** 20).toFixed(1);
-  return [`heap snapshot: ${mb(total)} MB of objects (self sizes); the largest kinds:`, '| type | constructor | objects | MB |', '|---|---|---|---|', ...rows.map((r) => `| ${r.type} | ${r.name.replace(/\|/g, '\\|')} | ${r.count.toLocaleString('en-US')} | ${mb(r.bytes)} |`)];
+  return [
+    `heap snapshot: ${mb(total)} MB of objects (self sizes); the largest kinds:`,
+    '| type | constructor | objects | MB |',
+    '|---|---|---|---|',
+    ...rows.map(
+      (r) => `| ${r.type} | ${r.name.replace(/\|/g, '\\|')} | ${r.count.toLocaleString('en-US')} | ${mb(r.bytes)} |`,
+    ),
+  ];
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -29,7 +29,8 @@ export function nonNegative(name, envName, fallback) {
 /** `option`, one of `allowed`; anything else is refused, naming them. */
 export function oneOf(name, envName, fallback, allowed) {
   const value = option(name, envName, fallback);
-  if (!allowed.includes(value)) throw new Error(`--${name} must be ${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}`);
+  if (!allowed.includes(value))
+    throw new Error(`--${name} must be ${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}`);
   return value;
 }
 
@@ -60,7 +61,10 @@ export function removeOnExit(dirs, before = () => {}) {
     dirs.clear();
   };
   process.on('exit', cleanup);
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ]) {
     process.once(signal, () => {
       cleanup();
       process.exit(code);
@@ -131,7 +135,10 @@ export function sampleMemory(pid, everyMs = 100) {
  * names ext2, ext3 and ext4 alike "ext2/ext3", by their shared magic number).
  */
 export function filesystemOf(dir) {
-  for (const [cmd, args] of [['findmnt', ['-n', '-o', 'FSTYPE', '-T', dir]], ['stat', ['-f', '-c', '%T', dir]]]) {
+  for (const [cmd, args] of [
+    ['findmnt', ['-n', '-o', 'FSTYPE', '-T', dir]],
+    ['stat', ['-f', '-c', '%T', dir]],
+  ]) {
     try {
       const type = execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
       if (type !== '') return type;
@@ -155,7 +162,11 @@ export function machineLine() {
 export function loadNow() {
   const load = loadavg();
   const cores = cpus().length;
-  return { one: load[0], busy: load[0] > cores, text: `${load.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min), ${cores} cores` };
+  return {
+    one: load[0],
+    busy: load[0] > cores,
+    text: `${load.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min), ${cores} cores`,
+  };
 }
 
 /**
@@ -163,7 +174,8 @@ export function loadNow() {
  * `{ code, signal, killed }` (`killed` when SIGKILL was needed).
  */
 export function stopChild(child, graceMs = 10_000) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode, killed: false });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode, killed: false });
   return new Promise((resolve) => {
     let killed = false;
     const timer = setTimeout(() => {
@@ -196,7 +208,11 @@ const firstListing = new Map();
 
 function threadKinds(pid, tids, comms) {
   const named = [...comms.values()].some((c) => c !== 'node' && c !== '');
-  if (!firstListing.has(pid)) firstListing.set(pid, [...tids].map(Number).sort((a, b) => a - b));
+  if (!firstListing.has(pid))
+    firstListing.set(
+      pid,
+      [...tids].map(Number).sort((a, b) => a - b),
+    );
   const first = firstListing.get(pid);
   const poolSize = Math.max(1, Number(process.env.UV_THREADPOOL_SIZE) || 4);
   const pool = new Set(first.slice(-poolSize));
@@ -244,7 +260,11 @@ export function threadTimes(pid = process.pid) {
   const tick = 1e6 / USER_HZ;
   for (const [name, fields] of raw) {
     // fields[0] is field 3 (state): utime is field 14, stime field 15.
-    times[name] = { kind: kinds.get(name) ?? 'V8 + other', user: Number(fields[11]) * tick, system: Number(fields[12]) * tick };
+    times[name] = {
+      kind: kinds.get(name) ?? 'V8 + other',
+      user: Number(fields[11]) * tick,
+      system: Number(fields[12]) * tick,
+    };
   }
   return times;
 }

@@ -31,7 +31,11 @@ export async function resolve(specifier, context, next) {
   const resolveFilename = Module._resolveFilename;
   Module._resolveFilename = function (request, parent, ...rest) {
     const filename = resolveFilename.call(this, request, parent, ...rest);
-    if (isAbsolute(filename)) appendFileSync(file, `${pathToFileURL(filename).href} ${parent?.filename ? pathToFileURL(parent.filename).href : ''}\n`);
+    if (isAbsolute(filename))
+      appendFileSync(
+        file,
+        `${pathToFileURL(filename).href} ${parent?.filename ? pathToFileURL(parent.filename).href : ''}\n`,
+      );
     return filename;
   };
 }

@@ -16,8 +16,13 @@ if (file) {
   const kb = (status, name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
   setInterval(() => {
     const m = process.memoryUsage();
-    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+    const spaces = Object.fromEntries(
+      getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]),
+    );
     const status = readFileSync('/proc/self/status', 'utf8');
-    appendFileSync(file, `${JSON.stringify({ rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, spaces, rssFile: kb(status, 'RssFile'), rssAnon: kb(status, 'RssAnon') })}\n`);
+    appendFileSync(
+      file,
+      `${JSON.stringify({ rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, spaces, rssFile: kb(status, 'RssFile'), rssAnon: kb(status, 'RssAnon') })}\n`,
+    );
   }, 100).unref();
 }

@@ -24,8 +24,22 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { CLIENT_VERSION, envelopeText } from './audit-api.mjs';
-import { fmt, freePort, int, loadNow, machineLine, median, option, positive, processCpuSeconds, processMemory, removeOnExit, sampleMemory, stopChild } from './lib.mjs';
 import { formatSnapshot, summariseSnapshot } from './heap-snapshot.mjs';
+import {
+  fmt,
+  freePort,
+  int,
+  loadNow,
+  machineLine,
+  median,
+  option,
+  positive,
+  processCpuSeconds,
+  processMemory,
+  removeOnExit,
+  sampleMemory,
+  stopChild,
+} from './lib.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -33,7 +47,9 @@ const SVC = join(ROOT, 'edge-agent/bin/svc.js');
 const CONFIG = resolve(option('config', 'BENCH_CONFIG', join(ROOT, 'config/local.yaml')));
 const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
 const READINGS = Math.round(positive('readings', 'BENCH_READINGS', 5));
-const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', '')).split(' ').filter(Boolean);
+const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', ''))
+  .split(' ')
+  .filter(Boolean);
 const PROFILE = option('profile', 'BENCH_PROFILE', 'false') !== 'false';
 const LOAD = option('load', 'BENCH_LOAD', 'false') !== 'false';
 const LOAD_S = positive('load-duration', 'BENCH_LOAD_S', 10);
@@ -62,7 +78,11 @@ function start(name, args, { config, env = {}, ready }) {
   dirs.add(cwd);
   if (config !== undefined) writeFileSync(join(cwd, 'svc.yaml'), config);
   const startedAt = performance.now();
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, SVC_CONFIG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, SVC_CONFIG: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let out = '';
@@ -84,7 +104,12 @@ function start(name, args, { config, env = {}, ready }) {
   return { name, child, cwd, running, output: () => out };
 }
 
-const svcLocal = (name, config, extra = {}) => start(name, [...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], { config, env: extra.env, ready: /svc local \S+ running \(/ });
+const svcLocal = (name, config, extra = {}) =>
+  start(name, [...NODE_FLAGS, ...(extra.flags ?? []), SVC, 'local', '--config', 'svc.yaml'], {
+    config,
+    env: extra.env,
+    ready: /svc local \S+ running \(/,
+  });
 
 /** VmRSS readings 1 s apart (median) and the VmHWM after them, of every process at once, in MB. */
 async function readMemory(procs) {
@@ -100,10 +125,19 @@ async function readMemory(procs) {
 async function packagesLoaded(config) {
   const list = join(mkdtempSync(join(tmpdir(), 'svc-bench-memory-modules-')), 'modules.txt');
   dirs.add(resolve(list, '..'));
-  const p = start('modules', ['--import', join(ROOT, 'bench/loaded-modules.mjs'), SVC, 'local', '--config', 'svc.yaml'], { config, env: { SVC_LOADED_MODULES: list }, ready: /svc local \S+ running \(/ });
+  const p = start(
+    'modules',
+    ['--import', join(ROOT, 'bench/loaded-modules.mjs'), SVC, 'local', '--config', 'svc.yaml'],
+    { config, env: { SVC_LOADED_MODULES: list }, ready: /svc local \S+ running \(/ },
+  );
   await p.running;
   await stopChild(p.child);
-  const urls = new Set(readFileSync(list, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]));
+  const urls = new Set(
+    readFileSync(list, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ')[0]),
+  );
   const packages = new Map();
   for (const url of urls) {
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
@@ -116,7 +150,9 @@ async function packagesLoaded(config) {
 async function main() {
   const config = readFileSync(CONFIG, 'utf8');
   const loadStart = loadNow();
-  console.log(`memory bench: svc local --config ${CONFIG} (node ${NODE_FLAGS.length ? NODE_FLAGS.join(' ') : 'without flags'}), RSS ${IDLE_S} s after start, ${READINGS} readings`);
+  console.log(
+    `memory bench: svc local --config ${CONFIG} (node ${NODE_FLAGS.length ? NODE_FLAGS.join(' ') : 'without flags'}), RSS ${IDLE_S} s after start, ${READINGS} readings`,
+  );
   console.log(`machine     ${machineLine()}`);
   console.log(`load avg    ${loadStart.text} at the start`);
 
@@ -125,7 +161,11 @@ async function main() {
     console.log(`\nload avg    ${loadNow().text} at the end`);
     return;
   }
-  const procs = [svcLocal(basename(CONFIG), config), svcLocal('minimal config', MINIMAL), start('bare node', [...NODE_FLAGS, '-e', 'setInterval(() => {}, 1e3)'], {})];
+  const procs = [
+    svcLocal(basename(CONFIG), config),
+    svcLocal('minimal config', MINIMAL),
+    start('bare node', [...NODE_FLAGS, '-e', 'setInterval(() => {}, 1e3)'], {}),
+  ];
   const startMs = await Promise.all(procs.map((p) => p.running));
   const wait = IDLE_S * 1000 - Math.max(...startMs);
   if (wait > 0) await sleep(wait);
@@ -136,21 +176,40 @@ async function main() {
   console.log('');
   console.log(`| process | running after | RSS ${IDLE_S} s after start (median) | peak (VmHWM) |`);
   console.log('|---|---|---|---|');
-  procs.forEach((p, k) => console.log(`| ${p.name === basename(CONFIG) ? `svc local, ${basename(CONFIG)}` : p.name === 'bare node' ? 'bare node (setInterval)' : 'svc local, minimal config'} | ${p.name === 'bare node' ? '' : `${fmt(startMs[k], 0)} ms`} | ${fmt(memory[k].rss, 1)} MB | ${fmt(memory[k].peak, 1)} MB |`));
-  console.log(`load avg    ${loadRead.text} at the readings${loadRead.busy || loadStart.busy ? '  ← the machine was busy: start times are longer; RSS is less affected' : ''}`);
+  procs.forEach((p, k) =>
+    console.log(
+      `| ${p.name === basename(CONFIG) ? `svc local, ${basename(CONFIG)}` : p.name === 'bare node' ? 'bare node (setInterval)' : 'svc local, minimal config'} | ${p.name === 'bare node' ? '' : `${fmt(startMs[k], 0)} ms`} | ${fmt(memory[k].rss, 1)} MB | ${fmt(memory[k].peak, 1)} MB |`,
+    ),
+  );
+  console.log(
+    `load avg    ${loadRead.text} at the readings${loadRead.busy || loadStart.busy ? '  ← the machine was busy: start times are longer; RSS is less affected' : ''}`,
+  );
 
   const { packages, own, total } = await packagesLoaded(config);
-  console.log(`\nloaded at start (${basename(CONFIG)}): ${total} modules resolved, ${own} of Svc's, ${packages.size} packages:`);
-  console.log(`  ${[...packages].sort((a, b) => b[1] - a[1]).map(([pkg, n]) => `${pkg}${n > 1 ? ` (${n})` : ''}`).join(', ')}`);
+  console.log(
+    `\nloaded at start (${basename(CONFIG)}): ${total} modules resolved, ${own} of Svc's, ${packages.size} packages:`,
+  );
+  console.log(
+    `  ${[...packages]
+      .sort((a, b) => b[1] - a[1])
+      .map(([pkg, n]) => `${pkg}${n > 1 ? ` (${n})` : ''}`)
+      .join(', ')}`,
+  );
 
   if (PROFILE) {
     const dir = profileDirectory('memory');
-    console.log(`\nprofile: svc local --config ${basename(CONFIG)} under --heap-prof --cpu-prof for ${IDLE_S} s; files in ${dir}`);
-    const p = svcLocal('profile', config, { flags: ['--heap-prof', `--heap-prof-dir=${dir}`, '--cpu-prof', `--cpu-prof-dir=${dir}`] });
+    console.log(
+      `\nprofile: svc local --config ${basename(CONFIG)} under --heap-prof --cpu-prof for ${IDLE_S} s; files in ${dir}`,
+    );
+    const p = svcLocal('profile', config, {
+      flags: ['--heap-prof', `--heap-prof-dir=${dir}`, '--cpu-prof', `--cpu-prof-dir=${dir}`],
+    });
     await p.running;
     await sleep(IDLE_S * 1000);
     await stopChild(p.child);
-    const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.heapprofile') || f.endsWith('.cpuprofile')) : [];
+    const files = existsSync(dir)
+      ? readdirSync(dir).filter((f) => f.endsWith('.heapprofile') || f.endsWith('.cpuprofile'))
+      : [];
     if (files.length === 0) throw new Error('svc local wrote no profile (it did not exit cleanly)');
     for (const f of files.sort()) {
       console.log(`${f.endsWith('.heapprofile') ? 'heap (live at exit)' : 'cpu (start and idle)'}: ${join(dir, f)}`);
@@ -177,17 +236,25 @@ async function underLoad(config) {
   doc.setIn(['Svc', 'auditEvents', 'rateLimit', 'maxPerMinute'], 1_000_000);
   doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'serverHost'], '127.0.0.1');
   doc.setIn(['Svc', 'logEvents', 'udpServerConfig', 'portLogEvents'], udpPort);
-  for (const source of ['engine', 'proxy', 'repository', 'scheduler']) doc.setIn(['Svc', 'logEvents', 'source', source, 'enable'], true);
-  console.log(`\nunder load: svc local on ${basename(CONFIG)} + a UDP log listener, for ${LOAD_S} s: audit POSTs (2 KB, ${AUDIT_CONCURRENCY} in flight, ${AUDIT_RATE > 0 ? `paced at ${int(AUDIT_RATE)}/s` : 'unpaced'}) and ${int(UDP_RATE)} log datagrams/s at once`);
+  for (const source of ['engine', 'proxy', 'repository', 'scheduler'])
+    doc.setIn(['Svc', 'logEvents', 'source', source, 'enable'], true);
+  console.log(
+    `\nunder load: svc local on ${basename(CONFIG)} + a UDP log listener, for ${LOAD_S} s: audit POSTs (2 KB, ${AUDIT_CONCURRENCY} in flight, ${AUDIT_RATE > 0 ? `paced at ${int(AUDIT_RATE)}/s` : 'unpaced'}) and ${int(UDP_RATE)} log datagrams/s at once`,
+  );
   const usageFile = join(mkdtempSync(join(tmpdir(), 'svc-bench-memory-usage-')), 'usage.jsonl');
   dirs.add(resolve(usageFile, '..'));
   const snapshotFlags = LOAD_SNAPSHOT_S > 0 ? ['--heapsnapshot-signal=SIGUSR2'] : [];
-  const p = svcLocal('under load', doc.toString(), { flags: ['--import', join(ROOT, 'bench/memory-usage.mjs'), ...snapshotFlags], env: { SVC_MEMORY_USAGE: usageFile } });
+  const p = svcLocal('under load', doc.toString(), {
+    flags: ['--import', join(ROOT, 'bench/memory-usage.mjs'), ...snapshotFlags],
+    env: { SVC_MEMORY_USAGE: usageFile },
+  });
   await p.running;
   const idleBefore = mb(processMemory(p.child.pid).rss);
   const cpuBefore = processCpuSeconds(p.child.pid);
   const sampler = sampleMemory(p.child.pid);
-  const client = fork(join(ROOT, 'bench/audit-api.mjs'), ['--client'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const client = fork(join(ROOT, 'bench/audit-api.mjs'), ['--client'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.add(client);
   const audit = new Promise((resolve, reject) => {
     client.on('message', (m) => m.type === 'result' && resolve(m.result));
@@ -204,11 +271,30 @@ async function underLoad(config) {
     maxRequests: 5_000_000,
     ...(AUDIT_RATE > 0 ? { rate: AUDIT_RATE } : {}),
   });
-  const sender = spawn(process.execPath, [SVC, 'simulate', 'udp', '--target', `127.0.0.1:${udpPort}`, '--rate', String(UDP_RATE), '--duration', String(LOAD_S), '--kinds', 'log', '--seed', '42'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const sender = spawn(
+    process.execPath,
+    [
+      SVC,
+      'simulate',
+      'udp',
+      '--target',
+      `127.0.0.1:${udpPort}`,
+      '--rate',
+      String(UDP_RATE),
+      '--duration',
+      String(LOAD_S),
+      '--kinds',
+      'log',
+      '--seed',
+      '42',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   children.add(sender);
   let senderOut = '';
   sender.stdout.on('data', (c) => (senderOut += c));
-  const snapshotTimer = LOAD_SNAPSHOT_S > 0 ? setTimeout(() => p.child.kill('SIGUSR2'), LOAD_SNAPSHOT_S * 1000) : undefined;
+  const snapshotTimer =
+    LOAD_SNAPSHOT_S > 0 ? setTimeout(() => p.child.kill('SIGUSR2'), LOAD_SNAPSHOT_S * 1000) : undefined;
   const [a] = await Promise.all([audit, new Promise((resolve) => sender.once('exit', resolve))]);
   clearTimeout(snapshotTimer);
   const during = sampler.stop();
@@ -217,24 +303,39 @@ async function underLoad(config) {
   // and datagram together: what its node flags cost it at this fixed load.
   const cpuSeconds = processCpuSeconds(p.child.pid) - cpuBefore;
   // A svc that ended during the load (a crash) makes every figure meaningless: say so, with its log's end.
-  if (p.child.exitCode !== null || p.child.signalCode !== null) console.log(`svc local ENDED during the load (exit ${p.child.exitCode ?? p.child.signalCode}); the end of its log:\n${p.output().slice(-3000)}`);
+  if (p.child.exitCode !== null || p.child.signalCode !== null)
+    console.log(
+      `svc local ENDED during the load (exit ${p.child.exitCode ?? p.child.signalCode}); the end of its log:\n${p.output().slice(-3000)}`,
+    );
   await stopChild(p.child);
   // --load-log=<file>: svc's own log of the loaded run (what it wrote when), for a closer look.
   const logFile = option('load-log', 'BENCH_LOAD_LOG', '');
   if (logFile) writeFileSync(String(logFile), p.output());
-  const statuses = Object.entries(a.statuses).map(([status, n]) => `${status}: ${int(n)}`).join(', ');
-  const short = AUDIT_RATE > 0 && a.rps < AUDIT_RATE * 0.95 ? ` — below the --audit-rate ${int(AUDIT_RATE)}/s: the server or the machine could not keep up` : '';
-  console.log(`audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s reached${short}; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`);
+  const statuses = Object.entries(a.statuses)
+    .map(([status, n]) => `${status}: ${int(n)}`)
+    .join(', ');
+  const short =
+    AUDIT_RATE > 0 && a.rps < AUDIT_RATE * 0.95
+      ? ` — below the --audit-rate ${int(AUDIT_RATE)}/s: the server or the machine could not keep up`
+      : '';
+  console.log(
+    `audit       ${int(a.requests)} requests in ${fmt(a.seconds, 1)} s (${int(a.rps)}/s reached${short}; ${statuses}${a.errors > 0 ? `; ${a.errors} errors: ${a.firstError}` : ''})`,
+  );
   console.log(`udp         ${senderOut.trim().split('\n').at(-1) ?? ''}`);
   const datagrams = Number(/sent (\d+) datagrams/.exec(senderOut)?.[1] ?? NaN);
-  console.log(`svc CPU     ${fmt(cpuSeconds, 2)} s during the load (${fmt((cpuSeconds / LOAD_S) * 100, 0)} % of a core); ${fmt((cpuSeconds * 1e6) / (a.requests + datagrams), 1)} µs per request or datagram (${int(a.requests)} + ${int(datagrams)})`);
+  console.log(
+    `svc CPU     ${fmt(cpuSeconds, 2)} s during the load (${fmt((cpuSeconds / LOAD_S) * 100, 0)} % of a core); ${fmt((cpuSeconds * 1e6) / (a.requests + datagrams), 1)} µs per request or datagram (${int(a.requests)} + ${int(datagrams)})`,
+  );
   console.log(`| process | RSS before the load | RSS during the load (median) | peak (VmHWM) |`);
   console.log('|---|---|---|---|');
-  console.log(`| svc local, ${basename(CONFIG)} + UDP log listener | ${fmt(idleBefore, 1)} MB | ${fmt(during.rssMb, 1)} MB | ${fmt(peak, 1)} MB |`);
+  console.log(
+    `| svc local, ${basename(CONFIG)} + UDP log listener | ${fmt(idleBefore, 1)} MB | ${fmt(during.rssMb, 1)} MB | ${fmt(peak, 1)} MB |`,
+  );
   printUsage(usageFile);
   if (LOAD_SNAPSHOT_S > 0) {
     const written = readdirSync(p.cwd).filter((f) => f.endsWith('.heapsnapshot'));
-    if (written.length === 0) console.log(`\nno heap snapshot was written (--load-snapshot=${LOAD_SNAPSHOT_S} is past the load?)`);
+    if (written.length === 0)
+      console.log(`\nno heap snapshot was written (--load-snapshot=${LOAD_SNAPSHOT_S} is past the load?)`);
     for (const f of written) {
       const kept = join(profileDirectory('memory-load'), f);
       copyFileSync(join(p.cwd, f), kept);
@@ -247,14 +348,27 @@ async function underLoad(config) {
 /** From bench/memory-usage.mjs's samples: what the RSS was made of at its highest sample, and each part's own highest. */
 function printUsage(file) {
   if (!existsSync(file)) return;
-  const samples = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const samples = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   if (samples.length === 0) return;
-  const parts = (s) => ({ rss: s.rss, heapUsed: s.heapUsed, heapTotal: s.heapTotal, external: s.external, arrayBuffers: s.arrayBuffers, native: s.rss - s.heapTotal - s.external });
+  const parts = (s) => ({
+    rss: s.rss,
+    heapUsed: s.heapUsed,
+    heapTotal: s.heapTotal,
+    external: s.external,
+    arrayBuffers: s.arrayBuffers,
+    native: s.rss - s.heapTotal - s.external,
+  });
   const highest = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
   const top = parts(highest);
   const most = Object.fromEntries(Object.keys(top).map((k) => [k, Math.max(...samples.map((s) => parts(s)[k]))]));
-  const row = (name, v) => `| ${name} | ${fmt(mb(v.rss), 1)} | ${fmt(mb(v.heapUsed), 1)} | ${fmt(mb(v.heapTotal), 1)} | ${fmt(mb(v.external), 1)} | ${fmt(mb(v.arrayBuffers), 1)} | ${fmt(mb(v.native), 1)} |`;
-  console.log(`\nprocess.memoryUsage() of svc local every 100 ms (${samples.length} samples; native = rss − heapTotal − external), MB:`);
+  const row = (name, v) =>
+    `| ${name} | ${fmt(mb(v.rss), 1)} | ${fmt(mb(v.heapUsed), 1)} | ${fmt(mb(v.heapTotal), 1)} | ${fmt(mb(v.external), 1)} | ${fmt(mb(v.arrayBuffers), 1)} | ${fmt(mb(v.native), 1)} |`;
+  console.log(
+    `\nprocess.memoryUsage() of svc local every 100 ms (${samples.length} samples; native = rss − heapTotal − external), MB:`,
+  );
   console.log('| sample | rss | heapUsed | heapTotal | external | (of which arrayBuffers) | native |');
   console.log('|---|---|---|---|---|---|---|');
   console.log(row('at the highest rss', top));
@@ -262,24 +376,34 @@ function printUsage(file) {
   if (highest.spaces === undefined) return;
   // Once a second: how the parts moved (a backlog grows steadily; an old space waiting for its
   // mark-compact grows and then drops).
-  console.log('\nonce a second (MB): rss | new space committed | old space used / committed | arrayBuffers | malloc (anonymous − heap − external)');
+  console.log(
+    '\nonce a second (MB): rss | new space committed | old space used / committed | arrayBuffers | malloc (anonymous − heap − external)',
+  );
   for (let i = 0; i < samples.length; i += 10) {
     const s = samples[i];
     const o = s.spaces?.old_space ?? { size: 0, used: 0 };
-    console.log(`  ${String(i / 10).padStart(3)} s  ${fmt(mb(s.rss), 0).padStart(4)} | ${fmt(mb(s.spaces?.new_space?.size ?? 0), 0).padStart(3)} | ${fmt(mb(o.used), 0).padStart(3)} / ${fmt(mb(o.size), 0).padStart(3)} | ${fmt(mb(s.arrayBuffers), 0).padStart(3)} | ${fmt(mb(s.rssAnon - s.heapTotal - s.external), 0).padStart(3)}`);
+    console.log(
+      `  ${String(i / 10).padStart(3)} s  ${fmt(mb(s.rss), 0).padStart(4)} | ${fmt(mb(s.spaces?.new_space?.size ?? 0), 0).padStart(3)} | ${fmt(mb(o.used), 0).padStart(3)} / ${fmt(mb(o.size), 0).padStart(3)} | ${fmt(mb(s.arrayBuffers), 0).padStart(3)} | ${fmt(mb(s.rssAnon - s.heapTotal - s.external), 0).padStart(3)}`,
+    );
   }
   // The same sample by V8 heap space (committed / used) and as the kernel counts it: file pages
   // (the node binary) and anonymous memory; what is anonymous beyond V8's heap and the external
   // memory is the allocator's (malloc: V8's own tables, libuv, zlib, thread arenas).
   const space = (name) => highest.spaces[name] ?? { size: 0, used: 0 };
   const named = ['new_space', 'old_space', 'code_space', 'large_object_space'];
-  const others = Object.entries(highest.spaces).filter(([k]) => !named.includes(k)).reduce((t, [, v]) => ({ size: t.size + v.size, used: t.used + v.used }), { size: 0, used: 0 });
+  const others = Object.entries(highest.spaces)
+    .filter(([k]) => !named.includes(k))
+    .reduce((t, [, v]) => ({ size: t.size + v.size, used: t.used + v.used }), { size: 0, used: 0 });
   const sp = (v) => `${fmt(mb(v.size), 1)} / ${fmt(mb(v.used), 1)}`;
   const malloc = highest.rssAnon - highest.heapTotal - highest.external;
   console.log('\nthe highest sample by V8 heap space (committed / used, MB) and by page kind (MB):');
-  console.log('| new space | old space | code | large objects | other spaces | file pages (RssFile) | anonymous (RssAnon) | anonymous − heap − external (malloc) |');
+  console.log(
+    '| new space | old space | code | large objects | other spaces | file pages (RssFile) | anonymous (RssAnon) | anonymous − heap − external (malloc) |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
-  console.log(`| ${sp(space('new_space'))} | ${sp(space('old_space'))} | ${sp(space('code_space'))} | ${sp(space('large_object_space'))} | ${sp(others)} | ${fmt(mb(highest.rssFile), 1)} | ${fmt(mb(highest.rssAnon), 1)} | ${fmt(mb(malloc), 1)} |`);
+  console.log(
+    `| ${sp(space('new_space'))} | ${sp(space('old_space'))} | ${sp(space('code_space'))} | ${sp(space('large_object_space'))} | ${sp(others)} | ${fmt(mb(highest.rssFile), 1)} | ${fmt(mb(highest.rssAnon), 1)} | ${fmt(mb(malloc), 1)} |`,
+  );
 }
 
 try {

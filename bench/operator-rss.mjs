@@ -23,7 +23,16 @@ import { fmt, median, positive, removeOnExit } from './lib.mjs';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
 const PAGE_S = positive('page', 'BENCH_PAGE_S', 60);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => { try { execFileSync(p, ['--version'], { stdio: 'ignore' }); return true; } catch { return false; } });
+const CHROMIUM =
+  process.env.CHROMIUM_PATH ??
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => {
+    try {
+      execFileSync(p, ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 const TARGET_MB = 15;
 const HOST = '127.0.0.1';
 
@@ -67,7 +76,11 @@ function startEdge(name, lines) {
   const cwd = mkdtempSync(join(os.tmpdir(), `svc-bench-rss-${name}-`));
   dirs.add(cwd);
   writeFileSync(join(cwd, 'svc.yaml'), ['Svc:', ...lines, ''].join('\n'));
-  const child = spawn(process.execPath, [join(ROOT, 'edge-agent/bin/svc.js'), 'edge', '--config', 'svc.yaml'], { cwd, env: { ...process.env, SVC_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(ROOT, 'edge-agent/bin/svc.js'), 'edge', '--config', 'svc.yaml'], {
+    cwd,
+    env: { ...process.env, SVC_CONFIG: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout.on('data', (c) => (out += c));
@@ -97,8 +110,17 @@ async function main() {
     res.end('ok');
   });
   await new Promise((resolve) => recorder.listen(0, HOST, resolve));
-  const [offUdp, onUdp, webPort, healthPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-  const base = (udp) => [`  logEvents: {udpServerConfig: {serverHost: ${HOST}, portLogEvents: ${udp}}, source: {proxy: {enable: true}}}`, '  localQueue: {directory: queue}'];
+  const [offUdp, onUdp, webPort, healthPort, metricsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const base = (udp) => [
+    `  logEvents: {udpServerConfig: {serverHost: ${HOST}, portLogEvents: ${udp}}, source: {proxy: {enable: true}}}`,
+    '  localQueue: {directory: queue}',
+  ];
   const off = startEdge('off', [...base(offUdp), '  uptimeMonitor: {enable: false}', '  systemInfo: {enable: false}']);
   const on = startEdge('on', [
     ...base(onUdp),
@@ -114,7 +136,10 @@ async function main() {
   await Promise.all([off.running, on.running]);
   // The start line's `components` field: what each process runs.
   const components = (o) => {
-    const line = o.output().split('\n').find((l) => l.includes('"components":'));
+    const line = o
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"components":'));
     return line ? JSON.parse(line).components.join(', ') : '?';
   };
   console.log(`svc edge, operator features off: ${components(off)}`);
@@ -128,7 +153,10 @@ async function main() {
   let refreshes = 0;
   if (CHROMIUM) {
     console.log(`status page open in headless Chromium for ${PAGE_S} s …`);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
     const page = await browser.newPage();
     page.on('response', (r) => (r.url().endsWith('/status.json') ? refreshes++ : undefined));
     await page.goto(`http://${HOST}:${webPort}/status`);
@@ -143,18 +171,24 @@ async function main() {
 
   const [l1, l5, l15] = os.loadavg();
   console.log('');
-  console.log(`machine: ${os.cpus().length} CPUs, load average ${fmt(l1)} ${fmt(l5)} ${fmt(l15)}; node ${process.version}`);
+  console.log(
+    `machine: ${os.cpus().length} CPUs, load average ${fmt(l1)} ${fmt(l5)} ${fmt(l15)}; node ${process.version}`,
+  );
   console.log('| process | RSS MB | vs off |');
   console.log('|---|---|---|');
   console.log(`| features off, idle ${IDLE_S} s | ${fmt(offIdle, 1)} | |`);
   console.log(`| features on, idle ${IDLE_S} s | ${fmt(onIdle, 1)} | ${signed(onIdle - offIdle)} |`);
   if (CHROMIUM) {
     console.log(`| features off, ${PAGE_S} s later | ${fmt(offLater, 1)} | |`);
-    console.log(`| features on, status page open ${PAGE_S} s (${refreshes} refreshes) | ${fmt(pageMb, 1)} | ${signed(pageMb - offLater)} |`);
+    console.log(
+      `| features on, status page open ${PAGE_S} s (${refreshes} refreshes) | ${fmt(pageMb, 1)} | ${signed(pageMb - offLater)} |`,
+    );
   }
   console.log(`heartbeats received: ${heartbeats}; telemetry reports received: ${telemetry}`);
   const worst = Math.max(onIdle - offIdle, CHROMIUM ? pageMb - offLater : -Infinity);
-  console.log(`target: the features cost ≤ ${TARGET_MB} MB together: ${worst <= TARGET_MB ? 'met' : 'NOT met'} (${signed(worst)} MB at most)`);
+  console.log(
+    `target: the features cost ≤ ${TARGET_MB} MB together: ${worst <= TARGET_MB ? 'met' : 'NOT met'} (${signed(worst)} MB at most)`,
+  );
 }
 
 main().then(

@@ -76,15 +76,42 @@
  * still alive at the end), the part of the allocations that costs the scavenges their copying. The exit code is 1 when a check fails or a stage times out.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
-import { Session } from 'node:inspector/promises';
 import { influxdConfig } from './influxd-config.mjs';
+import {
+  filesystemOf,
+  fmt,
+  freePort,
+  int,
+  median,
+  nonNegative,
+  oneOf,
+  option,
+  pct,
+  percentile,
+  positive,
+  processCpuSeconds,
+  removeOnExit,
+  sampleMemory,
+} from './lib.mjs';
 import { formatSummary, profileDirectory, summarise } from './profile.mjs';
-import { fmt, filesystemOf, freePort, int, median, nonNegative, oneOf, option, pct, percentile, positive, processCpuSeconds, removeOnExit, sampleMemory } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const CLIENT_VERSION = '0.3.2';
@@ -104,7 +131,23 @@ const dist = new URL('../dist/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
 async function loadSvc() {
-  const [local, handler, destinations, config, logger, tracker, audit, lp, writer, envelope, sqs, messages, awsSqs, codec, auditApi] = await Promise.all([
+  const [
+    local,
+    handler,
+    destinations,
+    config,
+    logger,
+    tracker,
+    audit,
+    lp,
+    writer,
+    envelope,
+    sqs,
+    messages,
+    awsSqs,
+    codec,
+    auditApi,
+  ] = await Promise.all([
     load('shared/queue/local.js'),
     load('shared/destinations/handler.js'),
     load('shared/destinations/registry.js'),
@@ -157,13 +200,60 @@ function uuidFrom(random) {
 
 const pick = (random, list) => list[Math.floor(random() * list.length)];
 
-const APP_NAMES = ['Sales Analysis 2026', 'Finance Dashboard', 'Supply Chain KPIs', 'HR Headcount', 'Customer 360', 'Marketing Funnel', 'Inventory Health', 'Executive Overview', 'Operations Daily', 'Procurement Spend', 'Service Desk', 'Quality Control'];
+const APP_NAMES = [
+  'Sales Analysis 2026',
+  'Finance Dashboard',
+  'Supply Chain KPIs',
+  'HR Headcount',
+  'Customer 360',
+  'Marketing Funnel',
+  'Inventory Health',
+  'Executive Overview',
+  'Operations Daily',
+  'Procurement Spend',
+  'Service Desk',
+  'Quality Control',
+];
 const SHEET_TITLES = ['Overview', 'Details', 'Trends', 'Regions'];
 const OBJECT_TYPES = ['barchart', 'linechart', 'table', 'kpi', 'pivot-table', 'map', 'filterpane', 'combochart'];
-const FIELDS = ['Region', 'Country', 'Product Category', 'Sales Representative', 'Fiscal Quarter', 'Customer Segment', 'Channel', 'Warehouse'];
-const VALUES = [['EMEA', 'North America'], ['Sweden', 'Norway', 'Denmark', 'Finland'], ['Bikes', 'Accessories'], ['Anna Lindqvist'], ['2026-Q3', '2026-Q4'], ['Enterprise', 'SMB'], ['Online'], ['Göteborg DC']];
+const FIELDS = [
+  'Region',
+  'Country',
+  'Product Category',
+  'Sales Representative',
+  'Fiscal Quarter',
+  'Customer Segment',
+  'Channel',
+  'Warehouse',
+];
+const VALUES = [
+  ['EMEA', 'North America'],
+  ['Sweden', 'Norway', 'Denmark', 'Finland'],
+  ['Bikes', 'Accessories'],
+  ['Anna Lindqvist'],
+  ['2026-Q3', '2026-Q4'],
+  ['Enterprise', 'SMB'],
+  ['Online'],
+  ['Göteborg DC'],
+];
 const FIRST = ['Anna', 'Erik', 'Göran', 'Maria', 'Lars', 'Karin', 'Johan', 'Sofia', 'Per', 'Emma'];
-const LAST = ['Lindqvist', 'Sander', 'Johansson', 'Nilsson', 'Berg', 'Holm', 'Ek', 'Strand', 'Lund', 'Dahl', 'Sjöberg', 'Wallin', 'Falk', 'Nyberg', 'Öberg'];
+const LAST = [
+  'Lindqvist',
+  'Sander',
+  'Johansson',
+  'Nilsson',
+  'Berg',
+  'Holm',
+  'Ek',
+  'Strand',
+  'Lund',
+  'Dahl',
+  'Sjöberg',
+  'Wallin',
+  'Falk',
+  'Nyberg',
+  'Öberg',
+];
 const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
@@ -182,12 +272,24 @@ function makeWorld(random) {
   const apps = APP_NAMES.map((name) => ({
     id: uuidFrom(random),
     name,
-    sheets: SHEET_TITLES.map((title) => ({ id: uuidFrom(random), title, objects: Array.from({ length: 5 }, (_, i) => ({ id: uuidFrom(random).slice(0, 8), type: OBJECT_TYPES[i % OBJECT_TYPES.length], title: `${title} ${FIELDS[i % FIELDS.length]} ${i + 1}` })) })),
+    sheets: SHEET_TITLES.map((title) => ({
+      id: uuidFrom(random),
+      title,
+      objects: Array.from({ length: 5 }, (_, i) => ({
+        id: uuidFrom(random).slice(0, 8),
+        type: OBJECT_TYPES[i % OBJECT_TYPES.length],
+        title: `${title} ${FIELDS[i % FIELDS.length]} ${i + 1}`,
+      })),
+    })),
   }));
   const users = Array.from({ length: 150 }, (_, i) => {
     const first = FIRST[i % FIRST.length];
     const last = LAST[Math.floor(i / FIRST.length) % LAST.length];
-    return { directory: i % 5 === 0 ? 'CONTRACTORS' : 'LAB', id: `${first}.${last}`.toLowerCase().replace(/ö/g, 'o'), name: `${first} ${last}` };
+    return {
+      directory: i % 5 === 0 ? 'CONTRACTORS' : 'LAB',
+      id: `${first}.${last}`.toLowerCase().replace(/ö/g, 'o'),
+      name: `${first} ${last}`,
+    };
   });
   return { apps, users };
 }
@@ -217,7 +319,12 @@ function makeEnvelope(random, world, target, timeMs) {
         // The audit client sends the user as one string (docs/audit-api.md, payload.context.user).
         user: `UserDirectory=${user.directory}; UserId=${user.id}`,
         host: 'analytics.example.com',
-        client: { userAgent: pick(random, USER_AGENTS), language: 'en-GB', viewport: { width: 1920, height: 969 }, timezone: 'Europe/Stockholm' },
+        client: {
+          userAgent: pick(random, USER_AGENTS),
+          language: 'en-GB',
+          viewport: { width: 1920, height: 969 },
+          timezone: 'Europe/Stockholm',
+        },
       },
       event: {},
     },
@@ -226,23 +333,58 @@ function makeEnvelope(random, world, target, timeMs) {
   let item;
   const event = env.payload.event;
   if (type === 'selection.state.changed') {
-    Object.assign(event, { selectionTxnId: txn, trigger: 'user', durationMs: Math.round(40 + random() * 400), details: [] });
+    Object.assign(event, {
+      selectionTxnId: txn,
+      trigger: 'user',
+      durationMs: Math.round(40 + random() * 400),
+      details: [],
+    });
     list = event.details;
-    item = (i) => ({ field: `${FIELDS[i % FIELDS.length]}${i >= FIELDS.length ? ` ${Math.floor(i / FIELDS.length) + 1}` : ''}`, values: VALUES[i % VALUES.length], state: 'selected', cardinality: 120 + i * 7 });
+    item = (i) => ({
+      field: `${FIELDS[i % FIELDS.length]}${i >= FIELDS.length ? ` ${Math.floor(i / FIELDS.length) + 1}` : ''}`,
+      values: VALUES[i % VALUES.length],
+      state: 'selected',
+      cardinality: 120 + i * 7,
+    });
   } else if (type === 'navigation.sheet.loaded') {
-    Object.assign(event, { sheetTitle: sheet.title, loadMs: Math.round(200 + random() * 1800), previousSheetId: pick(random, app.sheets).id, objects: [] });
+    Object.assign(event, {
+      sheetTitle: sheet.title,
+      loadMs: Math.round(200 + random() * 1800),
+      previousSheetId: pick(random, app.sheets).id,
+      objects: [],
+    });
     list = event.objects;
     item = (i) => ({ ...sheet.objects[i % sheet.objects.length], rendered: true, renderMs: 30 + i * 11 });
   } else if (type === 'object.view.duration') {
-    Object.assign(event, { objectId: object.id, objectType: object.type, duration: Math.round(random() * 120_000) / 1000, leftAt: new Date(timeMs).toISOString(), interactions: [] });
+    Object.assign(event, {
+      objectId: object.id,
+      objectType: object.type,
+      duration: Math.round(random() * 120_000) / 1000,
+      leftAt: new Date(timeMs).toISOString(),
+      interactions: [],
+    });
     list = event.interactions;
-    item = (i) => ({ at: new Date(timeMs - (i + 1) * 1500).toISOString(), kind: i % 3 === 0 ? 'hover' : i % 3 === 1 ? 'click' : 'scroll', target: `${object.type}:${FIELDS[i % FIELDS.length]}` });
+    item = (i) => ({
+      at: new Date(timeMs - (i + 1) * 1500).toISOString(),
+      kind: i % 3 === 0 ? 'hover' : i % 3 === 1 ? 'click' : 'scroll',
+      target: `${object.type}:${FIELDS[i % FIELDS.length]}`,
+    });
   } else if (type === 'app.model.validated') {
     Object.assign(event, { selectionTxnId: txn, dataStateId: Math.floor(random() * 100_000), fields: [] });
     list = event.fields;
-    item = (i) => ({ name: FIELDS[i % FIELDS.length], selectedCount: (i * 3) % 17, cardinality: 120 + i * 7, locked: false });
+    item = (i) => ({
+      name: FIELDS[i % FIELDS.length],
+      selectedCount: (i * 3) % 17,
+      cardinality: 120 + i * 7,
+      locked: false,
+    });
   } else {
-    Object.assign(event, { bookmarkId: uuidFrom(random), title: `${user.name.split(' ')[0]}'s ${sheet.title.toLowerCase()} view`, action: 'applied', fields: [] });
+    Object.assign(event, {
+      bookmarkId: uuidFrom(random),
+      title: `${user.name.split(' ')[0]}'s ${sheet.title.toLowerCase()} view`,
+      action: 'applied',
+      fields: [],
+    });
     list = event.fields;
     item = (i) => ({ name: FIELDS[i % FIELDS.length], values: VALUES[i % VALUES.length] });
   }
@@ -269,10 +411,17 @@ function makeEvents(svc, n, seed) {
     const structural = svc.validateEnvelope(JSON.parse(body));
     if (!structural.ok) throw new Error(`generated envelope ${i} is invalid: ${JSON.stringify(structural.errors)}`);
     const violations = svc.checkContent(structural.envelope);
-    if (violations.length > 0) throw new Error(`generated envelope ${i} breaks content rules: ${JSON.stringify(violations)}`);
+    if (violations.length > 0)
+      throw new Error(`generated envelope ${i} breaks content rules: ${JSON.stringify(violations)}`);
     const env = structural.envelope;
     // The audit API's queued event (its members in its order) and the queued JSON it builds around the body.
-    const queued = { kind: 'audit', id: env.eventId.toLowerCase(), receivedAt: new Date(timeMs + 40).toISOString(), event: env, meta: { clientIp: '127.0.0.2', clientVersion: CLIENT_VERSION } };
+    const queued = {
+      kind: 'audit',
+      id: env.eventId.toLowerCase(),
+      receivedAt: new Date(timeMs + 40).toISOString(),
+      event: env,
+      meta: { clientIp: '127.0.0.2', clientVersion: CLIENT_VERSION },
+    };
     if (!structural.holdsInfinity) {
       const json = svc.queuedJson(queued, body);
       // indexOf flattens the concatenation now, before the clock (see QUEUED_JSON).
@@ -298,7 +447,9 @@ const QUEUED_JSON = new WeakMap();
 /** `event` as the audit API sends it: with its queued JSON, a new concatenation, when it has one. */
 function asSent(svc, event) {
   const queued = QUEUED_JSON.get(event);
-  return queued === undefined ? event : svc.withJson(event, queued.json.slice(0, queued.bodyAt) + queued.json.slice(queued.bodyAt));
+  return queued === undefined
+    ? event
+    : svc.withJson(event, queued.json.slice(0, queued.bodyAt) + queued.json.slice(queued.bodyAt));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -451,7 +602,11 @@ async function startInfluxd(binary) {
 async function influxQuery(influx, q, db) {
   const params = new URLSearchParams({ q });
   if (db !== undefined) params.set('db', db);
-  const res = await fetch(`${influx.url}/query`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: params.toString() });
+  const res = await fetch(`${influx.url}/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: params.toString(),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`influxd query failed: HTTP ${res.status}: ${text.trim()} (q=${q})`);
   const json = JSON.parse(text);
@@ -462,7 +617,10 @@ async function influxQuery(influx, q, db) {
 
 /** The database with the default retention policy TsdbWriter.ensureDatabase() would create. */
 async function createDatabase(influx, db) {
-  await influxQuery(influx, `CREATE DATABASE "${db}" WITH DURATION ${RETENTION_HOURS}h REPLICATION 1 NAME "${RETENTION_POLICY}"`);
+  await influxQuery(
+    influx,
+    `CREATE DATABASE "${db}" WITH DURATION ${RETENTION_HOURS}h REPLICATION 1 NAME "${RETENTION_POLICY}"`,
+  );
 }
 
 async function countPoints(influx, db) {
@@ -472,7 +630,11 @@ async function countPoints(influx, db) {
 
 async function postLines(influx, db, body) {
   const params = new URLSearchParams({ db, precision: 'ns' });
-  const res = await fetch(`${influx.url}/write?${params.toString()}`, { method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body });
+  const res = await fetch(`${influx.url}/write?${params.toString()}`, {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain; charset=utf-8' },
+    body,
+  });
   const text = await res.text();
   if (res.status !== 204) throw new Error(`influxd write failed: HTTP ${res.status}: ${text.trim().slice(0, 500)}`);
 }
@@ -564,7 +726,15 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
     maxReceiveCount: 3,
     log: ctx.log,
     drainTimeoutMs: 5_000,
-    groups: [{ name: destination.name, handler: svc.makeWriterHandler({ destination: counter.destination, claimCheck: null, log: ctx.log }), batchSize: ctx.batchSize, batchWindowMs: ctx.windowMs, maxInFlight }],
+    groups: [
+      {
+        name: destination.name,
+        handler: svc.makeWriterHandler({ destination: counter.destination, claimCheck: null, log: ctx.log }),
+        batchSize: ctx.batchSize,
+        batchWindowMs: ctx.windowMs,
+        maxInFlight,
+      },
+    ],
   });
   await queue.start();
   const latencies = new Float64Array(events.length);
@@ -579,7 +749,11 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
     if (ctx.profiles.kind !== 'cpu') {
       // Every sampled allocation, also the ones collected before the end: what the window allocates, short-lived or not.
       await profiling.post('HeapProfiler.enable');
-      await profiling.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: ctx.profiles.kind === 'heap' });
+      await profiling.post('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: ctx.profiles.kind === 'heap',
+      });
     } else {
       await profiling.post('Profiler.enable');
       await profiling.post('Profiler.start');
@@ -606,15 +780,23 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
   await Promise.all(Array.from({ length: Math.min(ctx.concurrency, events.length) }, sender));
   const sentAt = performance.now();
   let timer;
-  const timedOut = await Promise.race([counter.done.then(() => false), new Promise((resolve) => (timer = setTimeout(() => resolve(true), ctx.timeoutMs)))]);
+  const timedOut = await Promise.race([
+    counter.done.then(() => false),
+    new Promise((resolve) => (timer = setTimeout(() => resolve(true), ctx.timeoutMs))),
+  ]);
   clearTimeout(timer);
   const end = timedOut ? performance.now() : counter.stats.doneAt;
   const cpu = process.cpuUsage(cpu0);
   if (profiling) {
     const heap = ctx.profiles.kind !== 'cpu';
-    const { profile } = heap ? await profiling.post('HeapProfiler.stopSampling') : await profiling.post('Profiler.stop');
+    const { profile } = heap
+      ? await profiling.post('HeapProfiler.stopSampling')
+      : await profiling.post('Profiler.stop');
     profiling.disconnect();
-    const file = join(ctx.profiles.dir, `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.${heap ? 'heapprofile' : 'cpuprofile'}`);
+    const file = join(
+      ctx.profiles.dir,
+      `${name.replace(/[^a-z]+/g, '-')}-${ctx.profiles.files.length + 1}.${heap ? 'heapprofile' : 'cpuprofile'}`,
+    );
     writeFileSync(file, JSON.stringify(profile));
     ctx.profiles.files.push({ name, file, events: events.length });
   }
@@ -642,7 +824,11 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
     influxCpu: influxCpu / seconds,
     rssMb,
     peakMb,
-    notes: [timedOut ? `TIMED OUT after ${ctx.timeoutMs / 1000} s` : '', sendErrors > 0 ? `${sendErrors} send errors (${firstSendError})` : '', counter.stats.failed > 0 ? `${counter.stats.failed} events reported failed` : ''].filter(Boolean),
+    notes: [
+      timedOut ? `TIMED OUT after ${ctx.timeoutMs / 1000} s` : '',
+      sendErrors > 0 ? `${sendErrors} send errors (${firstSendError})` : '',
+      counter.stats.failed > 0 ? `${counter.stats.failed} events reported failed` : '',
+    ].filter(Boolean),
     ok: !timedOut && sendErrors === 0,
   };
 }
@@ -661,7 +847,13 @@ async function measured(influx, work) {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const { rssMb, peakMb } = memory.stop();
-  return { seconds, cpuUs: cpu.user + cpu.system, influxCpu: processCpuSeconds(influx.pid) - influxCpu0, rssMb, peakMb };
+  return {
+    seconds,
+    cpuUs: cpu.user + cpu.system,
+    influxCpu: processCpuSeconds(influx.pid) - influxCpu0,
+    rssMb,
+    peakMb,
+  };
 }
 
 /**
@@ -687,7 +879,9 @@ function writesRow(name, events, failed, batching, m, stored, expected) {
     rssMb: m.rssMb,
     peakMb: m.peakMb,
     check: `${int(stored)} points`,
-    notes: ok ? [] : [`influxd holds ${stored} points, not ${expected}${failed > 0 ? `; ${failed} reported failed` : ''}`],
+    notes: ok
+      ? []
+      : [`influxd holds ${stored} points, not ${expected}${failed > 0 ? `; ${failed} reported failed` : ''}`],
     ok,
   };
 }
@@ -706,7 +900,11 @@ async function tsdbBaselineStage(svc, ctx, influx, events, db) {
   });
   const stored = await countPoints(influx, db);
   const batching = { batches: bodies.length, meanBatch: events.length / bodies.length, largest: 1000 };
-  return { ...writesRow('tsdb baseline (fetch)', events.length, 0, batching, m, stored, events.length), buildMs, lineBytes: bytes };
+  return {
+    ...writesRow('tsdb baseline (fetch)', events.length, 0, batching, m, stored, events.length),
+    buildMs,
+    lineBytes: bytes,
+  };
 }
 
 async function tsdbStage(svc, ctx, influx, events, db) {
@@ -730,16 +928,29 @@ async function tsdbDestinationStage(svc, ctx, influx, events, db) {
   const rest = events.slice(1);
   let failed = 0;
   const m = await measured(influx, async () => {
-    for (let i = 0; i < rest.length; i += ctx.batchSize) failed += (await destination.write(rest.slice(i, i + ctx.batchSize))).size;
+    for (let i = 0; i < rest.length; i += ctx.batchSize)
+      failed += (await destination.write(rest.slice(i, i + ctx.batchSize))).size;
   });
   const stored = await countPoints(influx, db);
   const batch = Math.min(ctx.batchSize, rest.length);
-  return writesRow('tsdb dest (no queue)', rest.length, failed, { batches: Math.ceil(rest.length / ctx.batchSize), meanBatch: batch, largest: batch }, m, stored, events.length);
+  return writesRow(
+    'tsdb dest (no queue)',
+    rest.length,
+    failed,
+    { batches: Math.ceil(rest.length / ctx.batchSize), meanBatch: batch, largest: batch },
+    m,
+    stored,
+    events.length,
+  );
 }
 
 async function fileStage(svc, ctx, type, events) {
   const dir = tempDir(`svc-bench-${type}-`);
-  const { destination, maxInFlight } = configuredDestination(svc, ctx, type, { influx: undefined, dbName: 'unused', dir });
+  const { destination, maxInFlight } = configuredDestination(svc, ctx, type, {
+    influx: undefined,
+    dbName: 'unused',
+    dir,
+  });
   const r = await queueStage(svc, ctx, `queue → ${type}`, destination, events, { maxInFlight });
   const extension = type === 'parquet' ? '.parquet' : '.qvd';
   const { rows, files, bytes } = await countFileRows(join(dir, type), extension);
@@ -757,12 +968,25 @@ async function fileStage(svc, ctx, type, events) {
 // ---------------------------------------------------------------------------------------------
 
 async function sqsStage(svc, ctx, events) {
-  const [{ startFauxqs }, { SQSClient, CreateQueueCommand, GetQueueAttributesCommand }] = await Promise.all([import('fauxqs'), import('@aws-sdk/client-sqs')]);
+  const [{ startFauxqs }, { SQSClient, CreateQueueCommand, GetQueueAttributesCommand }] = await Promise.all([
+    import('fauxqs'),
+    import('@aws-sdk/client-sqs'),
+  ]);
   const server = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://${LOOPBACK}:${server.port}`;
   // The SDK's client creates and counts the queues; the adapter sends with Svc's own.
-  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-  const sender = new svc.LeanSqsClient({ endpoint, region: 'us-east-1', credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 1 });
+  const client = new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  const sender = new svc.LeanSqsClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }),
+    maxAttempts: 1,
+  });
   const results = [];
   try {
     // Largest single packed body, and the smallest two neighbours packed together.
@@ -770,7 +994,8 @@ async function sqsStage(svc, ctx, events) {
     const single = events.map((e) => Buffer.byteLength(JSON.stringify(e)) + frame);
     const largest = Math.max(...single);
     let smallestPair = Infinity;
-    for (let i = 1; i < single.length; i++) smallestPair = Math.min(smallestPair, single[i - 1] + single[i] - frame + 1);
+    for (let i = 1; i < single.length; i++)
+      smallestPair = Math.min(smallestPair, single[i - 1] + single[i] - frame + 1);
     const unpackedLimit = Math.max(1024, largest + 64);
     if (unpackedLimit - 64 >= smallestPair) throw new Error('events too uneven in size to force one event per message');
 
@@ -794,11 +1019,17 @@ async function sqsStage(svc, ctx, events) {
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, chunks.length) }, worker));
       const seconds = (performance.now() - t0) / 1000;
-      const attrs = await client.send(new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      const attrs = await client.send(
+        new GetQueueAttributesCommand({ QueueUrl: created.QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      );
       const held = Number(attrs.Attributes?.ApproximateNumberOfMessages ?? NaN);
       const c = queue.counters;
       const events = chunks.reduce((n, ch) => n + ch.length, 0);
-      const notes = [errors > 0 ? `${errors} send errors (${firstError})` : '', held !== c.messages ? `fauxqs holds ${held} messages, counters say ${c.messages}` : '', c.events !== events ? `${c.events} of ${events} events sent` : ''].filter(Boolean);
+      const notes = [
+        errors > 0 ? `${errors} send errors (${firstError})` : '',
+        held !== c.messages ? `fauxqs holds ${held} messages, counters say ${c.messages}` : '',
+        c.events !== events ? `${c.events} of ${events} events sent` : '',
+      ].filter(Boolean);
       results.push({ name, sends: chunks.length, events, ...c, seconds, held, notes, ok: notes.length === 0 });
     };
 
@@ -851,8 +1082,15 @@ async function main() {
   const timeoutMs = positive('timeout', 'BENCH_STAGE_TIMEOUT_S', 60) * 1000;
   const sends = oneOf('sends', 'BENCH_SENDS', 'single', ['single', 'together']);
   const influxdBinary = option('influxd', 'BENCH_INFLUXD', '/usr/bin/influxd');
-  const stages = new Set(option('stages', 'BENCH_STAGES', 'queue,tsdb,parquet,tablefile,sqs').split(',').map((s) => s.trim()).filter(Boolean));
-  for (const s of stages) if (!['queue', 'tsdb', 'parquet', 'tablefile', 'sqs'].includes(s)) throw new Error(`unknown stage "${s}" (queue, tsdb, parquet, tablefile, sqs)`);
+  const stages = new Set(
+    option('stages', 'BENCH_STAGES', 'queue,tsdb,parquet,tablefile,sqs')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  for (const s of stages)
+    if (!['queue', 'tsdb', 'parquet', 'tablefile', 'sqs'].includes(s))
+      throw new Error(`unknown stage "${s}" (queue, tsdb, parquet, tablefile, sqs)`);
   if (n > 1_000_000) throw new Error('--events must be at most 1,000,000');
   if (batchSize > 100_000) throw new Error('--batch-size must be at most 100,000 (the config limit)');
 
@@ -865,8 +1103,12 @@ async function main() {
   const cpu = cpus();
   const loadAtStart = loadavg();
   console.log('pipeline benchmark: durable local queue → writer handler → destination');
-  console.log(`machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`);
-  console.log(`load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
+  console.log(
+    `machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`,
+  );
+  console.log(
+    `load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`,
+  );
 
   const g0 = performance.now();
   const events = makeEvents(svc, n, 1);
@@ -874,19 +1116,44 @@ async function main() {
   const sizes = events.map((e) => Buffer.byteLength(JSON.stringify(e.event))).sort((a, b) => a - b);
   const typeCounts = new Map();
   for (const e of events) typeCounts.set(e.event.type, (typeCounts.get(e.event.type) ?? 0) + 1);
-  console.log(`events      ${int(n)} envelopes, JSON ${int(percentile(sizes, 50))} B median (${int(sizes[0])}-${int(sizes[sizes.length - 1])}), all pass validateEnvelope + checkContent (generated in ${fmt((performance.now() - g0) / 1000)} s)`);
+  console.log(
+    `events      ${int(n)} envelopes, JSON ${int(percentile(sizes, 50))} B median (${int(sizes[0])}-${int(sizes[sizes.length - 1])}), all pass validateEnvelope + checkContent (generated in ${fmt((performance.now() - g0) / 1000)} s)`,
+  );
   console.log(`            mix: ${[...typeCounts].map(([t, c]) => `${t} ${Math.round((c / n) * 100)} %`).join(', ')}`);
-  const shape = sends === 'single' ? 'one event per send()' : "the sends of one event-loop turn as one send() (the audit API's sendTogether)";
+  const shape =
+    sends === 'single'
+      ? 'one event per send()'
+      : "the sends of one event-loop turn as one send() (the audit API's sendTogether)";
   console.log(`sources     ${shape}, ${concurrency} sources in flight; a send resolves after fdatasync`);
-  console.log(`batching    consumer group batchSize ${batchSize} (config maxBatchSize), batch window ${windowMs} ms; tsdbConfig.maxBatchSize 1000`);
+  console.log(
+    `batching    consumer group batchSize ${batchSize} (config maxBatchSize), batch window ${windowMs} ms; tsdbConfig.maxBatchSize 1000`,
+  );
   const fsType = filesystemOf(tmpdir());
   console.log(`temp dirs   ${tmpdir()} (${fsType}): queue journals, files, influxd data`);
-  console.log(`rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`);
+  console.log(
+    `rounds      ${rounds}${warmup.length > 0 ? `, after a warmup of ${int(warmup.length)} events through each path (not counted)` : ''}; stage timeout ${timeoutMs / 1000} s`,
+  );
 
   const profileKind = option('profile', 'BENCH_PROFILE', 'false');
-  if (!['false', 'true', 'cpu', 'heap', 'survivors'].includes(profileKind)) throw new Error('--profile must be given alone (CPU), as --profile=cpu, --profile=heap or --profile=survivors');
-  const profiles = profileKind !== 'false' ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'true' ? 'cpu' : profileKind } : null;
-  const ctx = { events, log, errors, concurrency, sends, batchSize, windowMs, timeoutMs, sqsSendEvents, sqsSingleEvents, profiles };
+  if (!['false', 'true', 'cpu', 'heap', 'survivors'].includes(profileKind))
+    throw new Error('--profile must be given alone (CPU), as --profile=cpu, --profile=heap or --profile=survivors');
+  const profiles =
+    profileKind !== 'false'
+      ? { dir: profileDirectory('pipeline'), files: [], kind: profileKind === 'true' ? 'cpu' : profileKind }
+      : null;
+  const ctx = {
+    events,
+    log,
+    errors,
+    concurrency,
+    sends,
+    batchSize,
+    windowMs,
+    timeoutMs,
+    sqsSendEvents,
+    sqsSingleEvents,
+    profiles,
+  };
   const wctx = { ...ctx, events: warmup, profiles: null };
   const needInflux = stages.has('tsdb');
   let influx;
@@ -895,7 +1162,9 @@ async function main() {
   try {
     if (needInflux) {
       influx = await startInfluxd(influxdBinary);
-      console.log(`influxd     ${influx.version} at ${influx.url} (pid ${influx.pid}), fresh temp dirs, wal-fsync-delay 0s`);
+      console.log(
+        `influxd     ${influx.version} at ${influx.url} (pid ${influx.pid}), fresh temp dirs, wal-fsync-delay 0s`,
+      );
     }
     console.log('');
 
@@ -942,23 +1211,43 @@ async function main() {
         const bases = results.filter((r) => r.name === 'tsdb baseline (fetch)');
         const buildMs = median(bases.map((r) => r.buildMs));
         const withBuild = median(bases.map((r) => r.events / (r.seconds + r.buildMs / 1000)));
-        console.log(`line protocol  auditPoint + toLine of ${int(n)} events: ${fmt(buildMs, 0)} ms (${int(n / (buildMs / 1000))} events/s; not in the baseline's time), ${fmt(bases[0].lineBytes / n, 0)} B per line`);
+        console.log(
+          `line protocol  auditPoint + toLine of ${int(n)} events: ${fmt(buildMs, 0)} ms (${int(n / (buildMs / 1000))} events/s; not in the baseline's time), ${fmt(bases[0].lineBytes / n, 0)} B per line`,
+        );
         console.log(`               baseline with that build counted in: ${int(withBuild)} events/s`);
         ratio('queue → tsdb', 'tsdb baseline (fetch)', 'Svc-tsdb / baseline (events/s)');
         ratio('tsdb dest (no queue)', 'tsdb baseline (fetch)', 'tsdb destination alone / baseline');
-        if (eps.has('queue → tsdb')) console.log(`${'Svc-tsdb / (baseline + line build)'.padEnd(38)} ×${fmt(eps.get('queue → tsdb') / withBuild)}`);
+        if (eps.has('queue → tsdb'))
+          console.log(
+            `${'Svc-tsdb / (baseline + line build)'.padEnd(38)} ×${fmt(eps.get('queue → tsdb') / withBuild)}`,
+          );
       }
       ratio('queue → tsdb', 'queue → no-op', 'queue → tsdb / queue → no-op');
       ratio('queue → parquet', 'queue → no-op', 'queue → parquet / queue → no-op');
       ratio('queue → tablefile', 'queue → no-op', 'queue → tablefile / queue → no-op');
-      const cpuPerEvent = names.map((name) => [name, median(results.filter((r) => r.name === name).map((r) => r.cpuUsPerEvent))]);
-      console.log(`node CPU per event (median, µs)        ${cpuPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`);
+      const cpuPerEvent = names.map((name) => [
+        name,
+        median(results.filter((r) => r.name === name).map((r) => r.cpuUsPerEvent)),
+      ]);
+      console.log(
+        `node CPU per event (median, µs)        ${cpuPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`,
+      );
       // influxd's CPU seconds in the stage over its events: the same line protocol costs it the same
       // whoever posts it, so node's share of the 2 cores is what is left beside this.
       const influxPerEvent = names
-        .map((name) => [name, median(results.filter((r) => r.name === name && Number.isFinite(r.influxCpu)).map((r) => (r.influxCpu * r.seconds * 1e6) / r.written))])
+        .map((name) => [
+          name,
+          median(
+            results
+              .filter((r) => r.name === name && Number.isFinite(r.influxCpu))
+              .map((r) => (r.influxCpu * r.seconds * 1e6) / r.written),
+          ),
+        ])
         .filter(([, us]) => Number.isFinite(us));
-      if (influxPerEvent.length > 0) console.log(`influxd CPU per event (median, µs)     ${influxPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`);
+      if (influxPerEvent.length > 0)
+        console.log(
+          `influxd CPU per event (median, µs)     ${influxPerEvent.map(([name, us]) => `${name} ${fmt(us, 1)}`).join(', ')}`,
+        );
       const tracked = errors.summary();
       if (tracked.total > 0) console.log(`tracked errors: ${JSON.stringify(tracked.details)}`);
     }
@@ -969,9 +1258,15 @@ async function main() {
   if (stages.has('sqs')) {
     console.log('');
     const sqs = await sqsStage(svc, ctx, events);
-    console.log(`SQS         SqsEventQueue → fauxqs (in this process); packed/unpacked: send() of ${sqsSendEvents} events, one send at a time (adapter concurrency 4); per-event: ${concurrency} in flight`);
-    console.log(`            unpacked = maxMessageBytes ${int(sqs.unpackedLimit)} (largest single-event body ${int(sqs.largest)} B): one event per message`);
-    console.log(`${'run'.padEnd(10)} ${'events'.padStart(7)} ${'sends'.padStart(6)} ${'requests'.padStart(8)} ${'messages'.padStart(8)} ${'ev/request'.padStart(10)} ${'ev/message'.padStart(10)} ${'msg/request'.padStart(11)} ${'retries'.padStart(7)} ${'events/s'.padStart(9)}`);
+    console.log(
+      `SQS         SqsEventQueue → fauxqs (in this process); packed/unpacked: send() of ${sqsSendEvents} events, one send at a time (adapter concurrency 4); per-event: ${concurrency} in flight`,
+    );
+    console.log(
+      `            unpacked = maxMessageBytes ${int(sqs.unpackedLimit)} (largest single-event body ${int(sqs.largest)} B): one event per message`,
+    );
+    console.log(
+      `${'run'.padEnd(10)} ${'events'.padStart(7)} ${'sends'.padStart(6)} ${'requests'.padStart(8)} ${'messages'.padStart(8)} ${'ev/request'.padStart(10)} ${'ev/message'.padStart(10)} ${'msg/request'.padStart(11)} ${'retries'.padStart(7)} ${'events/s'.padStart(9)}`,
+    );
     for (const r of sqs.results) {
       console.log(
         `${r.name.padEnd(10)} ${String(r.events).padStart(7)} ${String(r.sends).padStart(6)} ${String(r.requests).padStart(8)} ${String(r.messages).padStart(8)} ${fmt(r.events / r.requests, 1).padStart(10)} ${fmt(r.events / r.messages, 1).padStart(10)} ${fmt(r.messages / r.requests, 1).padStart(11)} ${String(r.retries).padStart(7)} ${int(r.events / r.seconds).padStart(9)}${r.notes.length > 0 ? `   ${r.notes.join('; ')}` : ''}`,
@@ -979,8 +1274,12 @@ async function main() {
       if (!r.ok) failed = true;
     }
     const [packed, unpacked, single] = sqs.results;
-    console.log(`packed / unpacked    events per request ×${fmt(packed.events / packed.requests / (unpacked.events / unpacked.requests), 1)}`);
-    console.log(`packed / per-event   events per request ×${fmt(packed.events / packed.requests / (single.events / single.requests), 1)}`);
+    console.log(
+      `packed / unpacked    events per request ×${fmt(packed.events / packed.requests / (unpacked.events / unpacked.requests), 1)}`,
+    );
+    console.log(
+      `packed / per-event   events per request ×${fmt(packed.events / packed.requests / (single.events / single.requests), 1)}`,
+    );
   }
 
   if (profiles) {
@@ -995,10 +1294,18 @@ async function main() {
         const summary = summarise(join(dir, file), 20);
         const events = profiles.files.find((f) => basename(f.file) === file)?.events ?? NaN;
         // A heap profile of the window holds every sampled allocation (collected ones too), not only the live ones.
-        const what = profiles.kind === 'survivors' ? 'the sampled allocations of the window that outlived a young-generation collection (promoted, or alive at its end)' : 'every sampled allocation of the window';
-        console.log(`  ${file}${summary.kind === 'heap' ? `: ${what}, ${fmt(summary.totalBytes / events / 1024, 1)} KB per event` : ''}`);
+        const what =
+          profiles.kind === 'survivors'
+            ? 'the sampled allocations of the window that outlived a young-generation collection (promoted, or alive at its end)'
+            : 'every sampled allocation of the window';
+        console.log(
+          `  ${file}${summary.kind === 'heap' ? `: ${what}, ${fmt(summary.totalBytes / events / 1024, 1)} KB per event` : ''}`,
+        );
         // (A heap summary's first line says "live allocations": not so here, the line above says what it holds.)
-        for (const line of formatSummary(summary, { by: 'function', indent: '    ' }).slice(summary.kind === 'heap' ? 1 : 0)) console.log(line);
+        for (const line of formatSummary(summary, { by: 'function', indent: '    ' }).slice(
+          summary.kind === 'heap' ? 1 : 0,
+        ))
+          console.log(line);
       }
     }
   }

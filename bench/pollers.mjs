@@ -60,8 +60,22 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import {
+  fmt,
+  freePort,
+  int,
+  loadNow,
+  machineLine,
+  median,
+  option,
+  percentile,
+  positive,
+  processCpuSeconds,
+  processMemory,
+  removeOnExit,
+  stopChild,
+} from './lib.mjs';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
-import { fmt, freePort, int, loadNow, machineLine, median, option, percentile, positive, processCpuSeconds, processMemory, removeOnExit, stopChild } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const SELF = fileURLToPath(import.meta.url);
@@ -148,7 +162,8 @@ function tail(max) {
 async function startSimulator(servers, certDir) {
   const child = track(fork(SELF, ['--simulator-child'], { execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }));
   const output = tail(20);
-  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => output.push(line));
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on('line', (line) => output.push(line));
   const waiting = new Map();
   let next = 0;
   let ended;
@@ -183,12 +198,19 @@ async function startSimulator(servers, certDir) {
       child.send({ id, type, ...args });
     });
   await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the simulator process did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the simulator process did not start within ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
     child.once('message', () => (clearTimeout(timer), resolve()));
     child.once('exit', () => (clearTimeout(timer), reject(new Error(ended))));
   });
   try {
-    const { config } = await call('start', { options: { servers, seed: SEED, virtualProxies: VIRTUAL_PROXIES, certDir } }, START_TIMEOUT_MS);
+    const { config } = await call(
+      'start',
+      { options: { servers, seed: SEED, virtualProxies: VIRTUAL_PROXIES, certDir } },
+      START_TIMEOUT_MS,
+    );
     return {
       pid: child.pid,
       config,
@@ -211,7 +233,11 @@ function agentConfig(simConfig, servers, intervalMs, metricsPort) {
   return {
     Svc: {
       ...svc,
-      serversToMonitor: { ...svc.serversToMonitor, pollingInterval: intervalMs, servers: servers === 0 ? [] : svc.serversToMonitor.servers },
+      serversToMonitor: {
+        ...svc.serversToMonitor,
+        pollingInterval: intervalMs,
+        servers: servers === 0 ? [] : svc.serversToMonitor.servers,
+      },
       userSessions: { ...svc.userSessions, pollingInterval: intervalMs },
       metricsEndpoint: { enable: true, host: LOOPBACK, port: metricsPort },
       localQueue: { directory: 'queue' },
@@ -228,7 +254,13 @@ function agentConfig(simConfig, servers, intervalMs, metricsPort) {
 async function startAgent(dir, config, nodeFlags = []) {
   const file = join(dir, 'svc.yaml');
   writeFileSync(file, `${JSON.stringify(config, null, 1)}\n`);
-  const child = track(spawn(process.execPath, [...nodeFlags, SVC_MAIN, 'edge', '--config', file], { cwd: dir, env: { ...process.env, SVC_CONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(
+    spawn(process.execPath, [...nodeFlags, SVC_MAIN, 'edge', '--config', file], {
+      cwd: dir,
+      env: { ...process.env, SVC_CONFIG: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const log = { warn: 0, error: 0, first: [], tail: tail(20) };
   let onRunning;
   const running = new Promise((resolve) => (onRunning = resolve));
@@ -263,7 +295,14 @@ async function startAgent(dir, config, nodeFlags = []) {
     await stopChild(child, 2_000);
     throw err;
   });
-  return { child, pid: child.pid, startedAt, log, exited, alive: () => child.exitCode === null && child.signalCode === null };
+  return {
+    child,
+    pid: child.pid,
+    startedAt,
+    log,
+    exited,
+    alive: () => child.exitCode === null && child.signalCode === null,
+  };
 }
 
 /** GET `url` on `agent`: status, body and milliseconds until the last byte. */
@@ -295,7 +334,11 @@ function metricSums(text) {
     entry.count += 1;
     sums.set(m[1], entry);
   }
-  return { sum: (name) => sums.get(name)?.sum ?? 0, count: (name) => sums.get(name)?.count ?? 0, samples: [...sums.values()].reduce((n, e) => n + e.count, 0) };
+  return {
+    sum: (name) => sums.get(name)?.sum ?? 0,
+    count: (name) => sums.get(name)?.count ?? 0,
+    samples: [...sums.values()].reduce((n, e) => n + e.count, 0),
+  };
 }
 
 async function scrapeMetrics(url) {
@@ -328,10 +371,23 @@ async function scrapeLatency(url, count) {
   }
 }
 
-const answered = (status) => ({ health: status.stats.health.ok, sessions: status.stats.sessions.ok, apps: status.stats.apps.ok });
+const answered = (status) => ({
+  health: status.stats.health.ok,
+  sessions: status.stats.sessions.ok,
+  apps: status.stats.apps.ok,
+});
 const refused = (status) => {
   const s = status.stats;
-  return s.health.failed + s.health.rejected + s.sessions.failed + s.sessions.rejected + s.apps.failed + s.apps.rejected + s.notFound + s.tlsRejected;
+  return (
+    s.health.failed +
+    s.health.rejected +
+    s.sessions.failed +
+    s.sessions.rejected +
+    s.apps.failed +
+    s.apps.rejected +
+    s.notFound +
+    s.tlsRejected
+  );
 };
 
 /**
@@ -373,15 +429,28 @@ async function runStep(ctx, servers, { scrapes = 0, nodeFlags = [] } = {}) {
     const expected = servers * POLLS_PER_SERVER * ticks;
 
     await sleepUntil(tickAt(warmupTicks) - edge);
-    const a = { t: performance.now(), cpu: processCpuSeconds(agent.pid), simCpu: processCpuSeconds(sim.pid), sim: await sim.status() };
+    const a = {
+      t: performance.now(),
+      cpu: processCpuSeconds(agent.pid),
+      simCpu: processCpuSeconds(sim.pid),
+      sim: await sim.status(),
+    };
     const load = loadNow();
     // RSS goes up and down with the bursts and the collector: its median over the window, not one reading.
     const rssSamples = [processMemory(agent.pid).rss];
     sampler = setInterval(() => rssSamples.push(processMemory(agent.pid).rss), RSS_SAMPLE_MS);
     // The first measured tick: how long until the simulator has sent all its answers.
-    const burstMs = servers === 0 ? NaN : await burstEnd(sim, a.sim, servers * POLLS_PER_SERVER, tickAt(warmupTicks), tickAt(warmupTicks + 1) - edge);
+    const burstMs =
+      servers === 0
+        ? NaN
+        : await burstEnd(sim, a.sim, servers * POLLS_PER_SERVER, tickAt(warmupTicks), tickAt(warmupTicks + 1) - edge);
     await sleepUntil(tickAt(warmupTicks + ticks) - edge);
-    const b = { t: performance.now(), cpu: processCpuSeconds(agent.pid), simCpu: processCpuSeconds(sim.pid), sim: await sim.status() };
+    const b = {
+      t: performance.now(),
+      cpu: processCpuSeconds(agent.pid),
+      simCpu: processCpuSeconds(sim.pid),
+      sim: await sim.status(),
+    };
     clearInterval(sampler);
     const memory = processMemory(agent.pid);
     if (!agent.alive()) throw new Error(`svc edge died during the window:\n${agent.log.tail.text()}`);
@@ -413,24 +482,37 @@ async function runStep(ctx, servers, { scrapes = 0, nodeFlags = [] } = {}) {
       logFirst: agent.log.first,
     };
     // The window's count is shown, not judged: a burst that ends after the window's edge moves answers across it.
-    result.passed = result.failed === 0 && result.skipped === 0 && result.refused === 0 && result.answeredTotal === result.expectedTotal;
+    result.passed =
+      result.failed === 0 &&
+      result.skipped === 0 &&
+      result.refused === 0 &&
+      result.answeredTotal === result.expectedTotal;
 
     if (scrapes > 0) {
       // After the next tick's burst, so the scrapes do not share the agent with a burst.
       const before = await sim.status();
-      if (servers > 0) await burstEnd(sim, before, servers * POLLS_PER_SERVER, tickAt(warmupTicks + ticks), tickAt(warmupTicks + ticks + 1) - edge);
+      if (servers > 0)
+        await burstEnd(
+          sim,
+          before,
+          servers * POLLS_PER_SERVER,
+          tickAt(warmupTicks + ticks),
+          tickAt(warmupTicks + ticks + 1) - edge,
+        );
       const check = await scrapeMetrics(metricsUrl);
       const present = { health: check.count('svc_cpu_total'), sessions: check.count('svc_user_session_total') };
       const t0 = performance.now();
       result.scrape = { ...(await scrapeLatency(metricsUrl, scrapes)), samples: check.samples, present };
-      result.scrape.overlappedTick = servers > 0 && performance.now() > tickAt(warmupTicks + ticks + 1) && t0 < tickAt(warmupTicks + ticks + 1);
+      result.scrape.overlappedTick =
+        servers > 0 && performance.now() > tickAt(warmupTicks + ticks + 1) && t0 < tickAt(warmupTicks + ticks + 1);
     }
     return result;
   } finally {
     clearInterval(sampler);
     if (agent !== undefined) {
       const end = await stopChild(agent.child, 15_000);
-      if (end.killed) console.log(`  note: svc edge (${servers} servers) did not stop within 15 s of SIGTERM and was killed`);
+      if (end.killed)
+        console.log(`  note: svc edge (${servers} servers) did not stop within 15 s of SIGTERM and was killed`);
     }
     await sim.stop();
   }
@@ -445,33 +527,55 @@ function parseOptions(maxServers) {
   const servers = String(option('servers', 'BENCH_SERVERS', quick ? '50,100,250,500' : '50,100,250,500,1000,2000'))
     .split(',')
     .map((s) => Number(s.trim()));
-  for (const n of servers) if (!Number.isSafeInteger(n) || n < 1 || n > maxServers) throw new Error(`--servers: every count must be an integer 1–${maxServers} (got ${n})`);
+  for (const n of servers)
+    if (!Number.isSafeInteger(n) || n < 1 || n > maxServers)
+      throw new Error(`--servers: every count must be an integer 1–${maxServers} (got ${n})`);
   const intervalMs = positive('interval', 'BENCH_INTERVAL_MS', quick ? 5_000 : 30_000);
-  if (!Number.isSafeInteger(intervalMs) || intervalMs < 1000) throw new Error('--interval must be an integer ≥ 1000 (ms)');
+  if (!Number.isSafeInteger(intervalMs) || intervalMs < 1000)
+    throw new Error('--interval must be an integer ≥ 1000 (ms)');
   const ticks = positive('ticks', 'BENCH_TICKS', 2);
   const warmupTicks = positive('warmup-ticks', 'BENCH_WARMUP_TICKS', 1);
-  if (!Number.isSafeInteger(ticks) || !Number.isSafeInteger(warmupTicks)) throw new Error('--ticks and --warmup-ticks must be integers ≥ 1');
+  if (!Number.isSafeInteger(ticks) || !Number.isSafeInteger(warmupTicks))
+    throw new Error('--ticks and --warmup-ticks must be integers ≥ 1');
   const scrapeServers = positive('scrape-servers', 'BENCH_SCRAPE_SERVERS', 100);
   const scrapes = positive('scrapes', 'BENCH_SCRAPES', quick ? 100 : 200);
-  if (scrapeServers > maxServers || !Number.isSafeInteger(scrapeServers)) throw new Error(`--scrape-servers must be an integer 1–${maxServers}`);
+  if (scrapeServers > maxServers || !Number.isSafeInteger(scrapeServers))
+    throw new Error(`--scrape-servers must be an integer 1–${maxServers}`);
   if (scrapes > 10_000 || !Number.isSafeInteger(scrapes)) throw new Error('--scrapes must be an integer 1–10000');
   const keepGoing = option('keep-going', 'BENCH_KEEP_GOING', 'false') !== 'false';
   const profileOption = option('profile', 'BENCH_PROFILE', '');
   const profile = profileOption === '' ? undefined : Number(profileOption);
-  if (profile !== undefined && (!Number.isSafeInteger(profile) || profile < 1 || profile > maxServers)) throw new Error(`--profile must name a server count 1–${maxServers}`);
+  if (profile !== undefined && (!Number.isSafeInteger(profile) || profile < 1 || profile > maxServers))
+    throw new Error(`--profile must name a server count 1–${maxServers}`);
   const steps = [...new Set(servers)].sort((x, y) => x - y);
   // A step: start + warmup ticks + the window + the scrape tick + stop, with slack.
   const stepS = ((warmupTicks + ticks + 1) * intervalMs) / 1000 + 30;
   const estimateMin = ((steps.length + 1 + (steps.includes(scrapeServers) ? 0 : 1) + (profile ? 1 : 0)) * stepS) / 60;
   const timeLimitMin = positive('time-limit', 'BENCH_TIME_LIMIT_MIN', Math.ceil(estimateMin * 2 + 5));
-  return { quick, steps, intervalMs, ticks, warmupTicks, scrapeServers, scrapes, keepGoing, profile, timeLimitMin, estimateMin };
+  return {
+    quick,
+    steps,
+    intervalMs,
+    ticks,
+    warmupTicks,
+    scrapeServers,
+    scrapes,
+    keepGoing,
+    profile,
+    timeLimitMin,
+    estimateMin,
+  };
 }
 
 /** Why a step did not pass, beyond its failed and skipped counts. */
 function verdictNotes(r) {
   const notes = [];
-  if (r.answeredTotal !== r.expectedTotal) notes.push(`${int(r.answeredTotal)} of ${int(r.expectedTotal)} polls since the start answered at the window's end`);
-  if (r.refused > 0) notes.push(`${r.refused} refused by the simulator (TLS or request checks; a client giving up mid-handshake counts)`);
+  if (r.answeredTotal !== r.expectedTotal)
+    notes.push(`${int(r.answeredTotal)} of ${int(r.expectedTotal)} polls since the start answered at the window's end`);
+  if (r.refused > 0)
+    notes.push(
+      `${r.refused} refused by the simulator (TLS or request checks; a client giving up mid-handshake counts)`,
+    );
   return notes.length > 0 ? ` (${notes.join('; ')})` : '';
 }
 
@@ -510,11 +614,19 @@ async function main() {
   limit.unref();
 
   const loadStart = loadNow();
-  console.log('pollers benchmark: one svc edge polling N simulated servers (health + sessions with 2 virtual proxies + the app list) over mutual TLS');
+  console.log(
+    'pollers benchmark: one svc edge polling N simulated servers (health + sessions with 2 virtual proxies + the app list) over mutual TLS',
+  );
   console.log(`machine     ${machineLine()}`);
-  console.log(`load avg    ${loadStart.text} at start${loadStart.busy ? '  ← busy: the load is above the cores; expect lower, noisier figures' : ''}`);
-  console.log(`interval    ${int(o.intervalMs)} ms (health and sessions); ${o.warmupTicks} warmup tick(s), then a window of ${o.ticks} ticks; steps ${o.steps.join(', ')} servers; about ${Math.ceil(o.estimateMin)} min (limit ${o.timeLimitMin} min)`);
-  console.log('            simulator and agent are child processes; the agent is `svc edge` with the metrics endpoint and no destination');
+  console.log(
+    `load avg    ${loadStart.text} at start${loadStart.busy ? '  ← busy: the load is above the cores; expect lower, noisier figures' : ''}`,
+  );
+  console.log(
+    `interval    ${int(o.intervalMs)} ms (health and sessions); ${o.warmupTicks} warmup tick(s), then a window of ${o.ticks} ticks; steps ${o.steps.join(', ')} servers; about ${Math.ceil(o.estimateMin)} min (limit ${o.timeLimitMin} min)`,
+  );
+  console.log(
+    '            simulator and agent are child processes; the agent is `svc edge` with the metrics endpoint and no destination',
+  );
 
   const certDir = mkdtempSync(join(tmpdir(), 'svc-bench-pollers-certs-'));
   tempDirs.add(certDir);
@@ -524,7 +636,9 @@ async function main() {
   const wantsScrape = (n) => n === o.scrapeServers;
   console.log('\nbaseline: 0 servers …');
   const baseline = await runStep(ctx, 0, { scrapes: o.scrapes });
-  console.log(`baseline    CPU ${fmt(baseline.cpu * 100, 2)} % of a core idle, RSS ${fmt(baseline.rss / 2 ** 20, 1)} MB (peak ${fmt(baseline.peak / 2 ** 20, 1)}), ${baseline.scrape.samples} samples on /metrics; ${baseline.warn} WARN, ${baseline.error} ERROR lines`);
+  console.log(
+    `baseline    CPU ${fmt(baseline.cpu * 100, 2)} % of a core idle, RSS ${fmt(baseline.rss / 2 ** 20, 1)} MB (peak ${fmt(baseline.peak / 2 ** 20, 1)}), ${baseline.scrape.samples} samples on /metrics; ${baseline.warn} WARN, ${baseline.error} ERROR lines`,
+  );
 
   const header = [
     'servers'.padStart(7),
@@ -575,10 +689,16 @@ async function main() {
     }
   }
 
-  console.log('\n  answered/expect  the simulator\'s answers in the window / servers × 3 polls × ticks; failed, skipped: svc_polls_*_total since the agent started');
-  console.log('  burst s          after the first measured tick, until the simulator had sent its last answer (the request timeout is 5 s)');
-  console.log('  CPU ms/srv       agent CPU per server and interval, less the baseline\'s idle CPU; RSS KB/srv = (RSS − baseline RSS) / servers');
-  console.log('  load1            1-minute load average at the window\'s start; * = above the cores (busy)');
+  console.log(
+    "\n  answered/expect  the simulator's answers in the window / servers × 3 polls × ticks; failed, skipped: svc_polls_*_total since the agent started",
+  );
+  console.log(
+    '  burst s          after the first measured tick, until the simulator had sent its last answer (the request timeout is 5 s)',
+  );
+  console.log(
+    "  CPU ms/srv       agent CPU per server and interval, less the baseline's idle CPU; RSS KB/srv = (RSS − baseline RSS) / servers",
+  );
+  console.log("  load1            1-minute load average at the window's start; * = above the cores (busy)");
 
   const passing = results.filter((r) => r.passed);
   const best = passing.length > 0 ? passing[passing.length - 1] : undefined;
@@ -588,26 +708,46 @@ async function main() {
     console.log(`largest N   none: no step passed (first: ${o.steps[0]} servers)`);
   } else {
     const contiguous = firstFail === undefined || firstFail.servers > best.servers;
-    console.log(`largest N   ${best.servers} servers with 0 skipped and 0 failed polls at a ${int(o.intervalMs)} ms interval${contiguous ? '' : ' (a smaller step failed: noisy machine?)'}${failedStep === undefined ? ` (the largest step tried; ${o.steps.at(-1)} is not a limit)` : `; ${failedStep} did not pass`}`);
-    console.log(`500/agent   ${best.servers >= 500 ? 'reached' : 'NOT reached'}${o.intervalMs !== 30_000 ? ` (at ${int(o.intervalMs)} ms; the goal is for 30,000 ms)` : ''}`);
+    console.log(
+      `largest N   ${best.servers} servers with 0 skipped and 0 failed polls at a ${int(o.intervalMs)} ms interval${contiguous ? '' : ' (a smaller step failed: noisy machine?)'}${failedStep === undefined ? ` (the largest step tried; ${o.steps.at(-1)} is not a limit)` : `; ${failedStep} did not pass`}`,
+    );
+    console.log(
+      `500/agent   ${best.servers >= 500 ? 'reached' : 'NOT reached'}${o.intervalMs !== 30_000 ? ` (at ${int(o.intervalMs)} ms; the goal is for 30,000 ms)` : ''}`,
+    );
     const perServerMs = best.cpuMsPerServer;
     if (Number.isFinite(perServerMs) && perServerMs > 0) {
-      console.log(`per server  ${fmt(perServerMs, 2)} ms CPU per interval (${fmt((perServerMs / o.intervalMs) * 100, 4)} % of a core), ${fmt(best.rssPerServer / 1024, 1)} KB RSS, at ${best.servers} servers`);
-      console.log(`            CPU alone would allow ~${int(o.intervalMs / perServerMs)} servers per core at this interval; the limit is usually the burst (all targets polled at the same moment, each within 5 s)`);
+      console.log(
+        `per server  ${fmt(perServerMs, 2)} ms CPU per interval (${fmt((perServerMs / o.intervalMs) * 100, 4)} % of a core), ${fmt(best.rssPerServer / 1024, 1)} KB RSS, at ${best.servers} servers`,
+      );
+      console.log(
+        `            CPU alone would allow ~${int(o.intervalMs / perServerMs)} servers per core at this interval; the limit is usually the burst (all targets polled at the same moment, each within 5 s)`,
+      );
     }
   }
 
   if (scrapeResult?.scrape !== undefined) {
     const s = scrapeResult.scrape;
     const b = baseline.scrape;
-    console.log(`\nscrape      ${o.scrapes} sequential GET /metrics on one keep-alive connection (after ${SCRAPE_WARMUP} unmeasured), after a poll burst`);
-    console.log(`${'agent'.padEnd(14)} ${'samples'.padStart(8)} ${'body KB'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)}`);
-    const row = (name, x) => console.log(`${name.padEnd(14)} ${String(x.samples).padStart(8)} ${fmt(x.bytes / 1024, 1).padStart(8)} ${fmt(x.p50, 2).padStart(8)} ${fmt(x.p99, 2).padStart(8)} ${fmt(x.max, 2).padStart(8)}`);
+    console.log(
+      `\nscrape      ${o.scrapes} sequential GET /metrics on one keep-alive connection (after ${SCRAPE_WARMUP} unmeasured), after a poll burst`,
+    );
+    console.log(
+      `${'agent'.padEnd(14)} ${'samples'.padStart(8)} ${'body KB'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)}`,
+    );
+    const row = (name, x) =>
+      console.log(
+        `${name.padEnd(14)} ${String(x.samples).padStart(8)} ${fmt(x.bytes / 1024, 1).padStart(8)} ${fmt(x.p50, 2).padStart(8)} ${fmt(x.p99, 2).padStart(8)} ${fmt(x.max, 2).padStart(8)}`,
+      );
     row('0 servers', b);
     row(`${scrapeResult.servers} servers`, s);
-    console.log(`ratio          ${fmt(s.samples / b.samples, 1).padStart(8)} ${fmt(s.bytes / b.bytes, 1).padStart(8)} ${fmt(s.p50 / b.p50, 1).padStart(8)} ${fmt(s.p99 / b.p99, 1).padStart(8)} ${fmt(s.max / b.max, 1).padStart(8)}`);
-    const complete = s.present.health === scrapeResult.servers && s.present.sessions === scrapeResult.servers * VIRTUAL_PROXIES.length;
-    console.log(`gauges      svc_cpu_total ${s.present.health} series, svc_user_session_total ${s.present.sessions}${complete ? ' (all present)' : `  ← expected ${scrapeResult.servers} and ${scrapeResult.servers * VIRTUAL_PROXIES.length}`}${s.overlappedTick ? '; the scrapes ran into the next tick' : ''}`);
+    console.log(
+      `ratio          ${fmt(s.samples / b.samples, 1).padStart(8)} ${fmt(s.bytes / b.bytes, 1).padStart(8)} ${fmt(s.p50 / b.p50, 1).padStart(8)} ${fmt(s.p99 / b.p99, 1).padStart(8)} ${fmt(s.max / b.max, 1).padStart(8)}`,
+    );
+    const complete =
+      s.present.health === scrapeResult.servers && s.present.sessions === scrapeResult.servers * VIRTUAL_PROXIES.length;
+    console.log(
+      `gauges      svc_cpu_total ${s.present.health} series, svc_user_session_total ${s.present.sessions}${complete ? ' (all present)' : `  ← expected ${scrapeResult.servers} and ${scrapeResult.servers * VIRTUAL_PROXIES.length}`}${s.overlappedTick ? '; the scrapes ran into the next tick' : ''}`,
+    );
   }
 
   if (o.profile !== undefined) {
@@ -619,7 +759,9 @@ async function main() {
       const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
       if (file === undefined) throw new Error('the agent wrote no .cpuprofile (it did not exit cleanly)');
       const p = summariseProfile(join(profileDir, file));
-      console.log(`profile     start, warmup and window: ${join(profileDir, file)} (node bench/profile.mjs <file> reads it)`);
+      console.log(
+        `profile     start, warmup and window: ${join(profileDir, file)} (node bench/profile.mjs <file> reads it)`,
+      );
       for (const line of formatSummary(p, { indent: '  ' })) console.log(line);
     } catch (err) {
       console.log(`  the profile run failed: ${errorText(err)}`);
@@ -628,7 +770,9 @@ async function main() {
   }
 
   const loadEnd = loadNow();
-  console.log(`\nload avg    ${loadEnd.text} at the end${loadEnd.busy || loadStart.busy || results.some((r) => r.load.busy) ? '  ← the machine was busy during the run: compare ratios within this run' : ''}`);
+  console.log(
+    `\nload avg    ${loadEnd.text} at the end${loadEnd.busy || loadStart.busy || results.some((r) => r.load.busy) ? '  ← the machine was busy during the run: compare ratios within this run' : ''}`,
+  );
 }
 
 if (process.argv.includes('--simulator-child')) {

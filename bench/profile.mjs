@@ -14,8 +14,8 @@
  * allocated and freed; shares are of that total.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { SourceMap } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { oneOf, positive } from './lib.mjs';
@@ -27,7 +27,8 @@ function sourceMapOf(url) {
   let map = null;
   try {
     const path = url.startsWith('file://') ? fileURLToPath(url) : url;
-    if (path.startsWith('/') && existsSync(`${path}.map`)) map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
+    if (path.startsWith('/') && existsSync(`${path}.map`))
+      map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
   } catch {
     map = null;
   }
@@ -52,7 +53,8 @@ export function place(frame) {
     }
   }
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source)?.[1];
-  const group = pkg ?? source.replace(/^file:\/\//, '').replace(/^.*?\/((?:shared|functions|edge-agent|infra|bench|test)\/)/, '$1');
+  const group =
+    pkg ?? source.replace(/^file:\/\//, '').replace(/^.*?\/((?:shared|functions|edge-agent|infra|bench|test)\/)/, '$1');
   return { group, fn: `${name} ${group}:${line}` };
 }
 
@@ -68,10 +70,12 @@ const rank = (map, total, top) =>
  */
 export function summariseProfile(file, top = 15) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
-  if (!Array.isArray(profile.nodes) || !Array.isArray(profile.samples) || !Array.isArray(profile.timeDeltas)) throw new Error(`${file} is not a V8 CPU profile`);
+  if (!Array.isArray(profile.nodes) || !Array.isArray(profile.samples) || !Array.isArray(profile.timeDeltas))
+    throw new Error(`${file} is not a V8 CPU profile`);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map();
-  for (let i = 1; i < profile.samples.length; i++) selfUs.set(profile.samples[i - 1], (selfUs.get(profile.samples[i - 1]) ?? 0) + profile.timeDeltas[i]);
+  for (let i = 1; i < profile.samples.length; i++)
+    selfUs.set(profile.samples[i - 1], (selfUs.get(profile.samples[i - 1]) ?? 0) + profile.timeDeltas[i]);
   const byFunction = new Map();
   const byModule = new Map();
   let total = 0;
@@ -89,7 +93,14 @@ export function summariseProfile(file, top = 15) {
     byModule.set(group, (byModule.get(group) ?? 0) + ms);
   }
   const busy = total - idle;
-  return { kind: 'cpu', totalMs: total, busyMs: busy, idleMs: idle, functions: rank(byFunction, busy, top), modules: rank(byModule, busy, top) };
+  return {
+    kind: 'cpu',
+    totalMs: total,
+    busyMs: busy,
+    idleMs: idle,
+    functions: rank(byFunction, busy, top),
+    modules: rank(byModule, busy, top),
+  };
 }
 
 /**
@@ -98,7 +109,8 @@ export function summariseProfile(file, top = 15) {
  */
 export function summariseHeapProfile(file, top = 15) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
-  if (typeof profile.head !== 'object' || profile.head === null || !Array.isArray(profile.head.children)) throw new Error(`${file} is not a V8 sampling heap profile`);
+  if (typeof profile.head !== 'object' || profile.head === null || !Array.isArray(profile.head.children))
+    throw new Error(`${file} is not a V8 sampling heap profile`);
   const byFunction = new Map();
   const byModule = new Map();
   let total = 0;
@@ -112,7 +124,12 @@ export function summariseHeapProfile(file, top = 15) {
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + node.selfSize);
     byModule.set(group, (byModule.get(group) ?? 0) + node.selfSize);
   }
-  return { kind: 'heap', totalBytes: total, functions: rank(byFunction, total, top), modules: rank(byModule, total, top) };
+  return {
+    kind: 'heap',
+    totalBytes: total,
+    functions: rank(byFunction, total, top),
+    modules: rank(byModule, total, top),
+  };
 }
 
 /** Either summary, by the file's extension. */
@@ -122,7 +139,10 @@ export function summarise(file, top = 15) {
 
 /** The summary as text lines (`by`: module, function or both), each line indented by `indent`. */
 export function formatSummary(summary, { by = 'both', indent = '  ' } = {}) {
-  const amount = summary.kind === 'cpu' ? (ms) => `${ms.toFixed(1).padStart(9)} ms` : (bytes) => `${(bytes / 1024).toFixed(0).padStart(8)} KB`;
+  const amount =
+    summary.kind === 'cpu'
+      ? (ms) => `${ms.toFixed(1).padStart(9)} ms`
+      : (bytes) => `${(bytes / 1024).toFixed(0).padStart(8)} KB`;
   const lines = [
     summary.kind === 'cpu'
       ? `${indent}${(summary.totalMs / 1000).toFixed(2)} s sampled, ${(summary.busyMs / 1000).toFixed(2)} s busy (shares of the busy time), ${(summary.idleMs / 1000).toFixed(2)} s idle`
@@ -130,7 +150,8 @@ export function formatSummary(summary, { by = 'both', indent = '  ' } = {}) {
   ];
   const section = (title, rows) => {
     lines.push(`${indent}${title}`);
-    for (const r of rows) lines.push(`${indent}  ${amount(r.amount)}  ${(r.share * 100).toFixed(1).padStart(5)} %  ${r.name}`);
+    for (const r of rows)
+      lines.push(`${indent}  ${amount(r.amount)}  ${(r.share * 100).toFixed(1).padStart(5)} %  ${r.name}`);
   };
   const self = summary.kind === 'cpu' ? 'self time' : 'self size';
   if (by !== 'function') section(`by module (${self}):`, summary.modules);
@@ -153,7 +174,10 @@ export function profileFiles(target) {
  * or opened in Chrome DevTools): `<SVC_PROFILE_DIR or the temp dir/svc-profiles>/<bench>-<time>`.
  */
 export function profileDirectory(bench) {
-  const dir = join(process.env.SVC_PROFILE_DIR || join(tmpdir(), 'svc-profiles'), `${bench}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const dir = join(
+    process.env.SVC_PROFILE_DIR || join(tmpdir(), 'svc-profiles'),
+    `${bench}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+  );
   mkdirSync(dir, { recursive: true });
   return dir;
 }
@@ -162,7 +186,9 @@ export function profileDirectory(bench) {
 export function main(argv = process.argv.slice(2)) {
   const target = argv.find((a) => !a.startsWith('--'));
   if (target === undefined) {
-    process.stderr.write('usage: node bench/profile.mjs <file.cpuprofile | file.heapprofile | dir> [--top=25] [--by=module|function|both]\n');
+    process.stderr.write(
+      'usage: node bench/profile.mjs <file.cpuprofile | file.heapprofile | dir> [--top=25] [--by=module|function|both]\n',
+    );
     process.exitCode = 2;
     return;
   }

@@ -37,7 +37,8 @@ const only = option('only', 'BENCH_ONLY', '');
 const gatherMs = Number(option('gather', 'BENCH_GATHER_MS', String(svc.SPOOL_GATHER_MS ?? 0)));
 // 0: as fast as the handler takes them; else datagrams/s, paced as a socket would deliver them.
 const rate = Math.round(Number(option('rate', 'BENCH_RATE', '0')));
-if (!Number.isFinite(rate) || rate < 0) throw new Error('--rate must be a number of datagrams/s, 0 for as fast as possible');
+if (!Number.isFinite(rate) || rate < 0)
+  throw new Error('--rate must be a number of datagrams/s, 0 for as fast as possible');
 
 // The listener's queue settings do not matter here: the datagrams are handed to the handler directly.
 const settings = benchConfig(svc, 200, 10).logEvents;
@@ -45,12 +46,26 @@ const { logger: log } = await svc.createLogger({ level: 'warn', pretty: false })
 
 const gen = svc.createDatagramGenerator({ seed, kinds: svc.LOG_KINDS, malformed: 0 });
 const now = Date.now();
-const datagrams = Array.from({ length: count }, (_, i) => ({ data: gen.next().data, address: '127.0.0.1', port: 40000, receivedAtMs: now + Math.floor(i / 50) }));
+const datagrams = Array.from({ length: count }, (_, i) => ({
+  data: gen.next().data,
+  address: '127.0.0.1',
+  port: 40000,
+  receivedAtMs: now + Math.floor(i / 50),
+}));
 const batches = [];
 for (let i = 0; i < datagrams.length; i += batchSize) batches.push(datagrams.slice(i, i + batchSize));
 
 const makeHandler = (queue) =>
-  svc.logEventHandler({ settings, appNames: svc.NO_APP_NAMES, counter: new svc.EventCounter(), rejected: new svc.RejectedEventCounter(), trackPerfRejections: false, queue, clock: new svc.PointClock(), log });
+  svc.logEventHandler({
+    settings,
+    appNames: svc.NO_APP_NAMES,
+    counter: new svc.EventCounter(),
+    rejected: new svc.RejectedEventCounter(),
+    trackPerfRejections: false,
+    queue,
+    clock: new svc.PointClock(),
+    log,
+  });
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -97,33 +112,65 @@ async function withQueue(consumer, fn) {
 const steps = {
   'handler (parse, count, categorise; no queue)': async () => feed(makeHandler(null)),
   'handler → spool → no-op queue': async () => {
-    const spool = new svc.EventSpool({ name: 'log', queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} }, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
+    const spool = new svc.EventSpool({
+      name: 'log',
+      queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} },
+      maxBuffered: svc.SPOOL_EVENTS,
+      maxPerMessage: perMessage,
+      gatherMs: gatherMs,
+      log,
+    });
     await feed(makeHandler(spool));
     await spool.stop();
   },
   'handler → spool → LocalEventQueue (no consumer)': async () =>
     withQueue(null, async (queue) => {
-      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
+      const spool = new svc.EventSpool({
+        name: 'log',
+        queue,
+        maxBuffered: svc.SPOOL_EVENTS,
+        maxPerMessage: perMessage,
+        gatherMs: gatherMs,
+        log,
+      });
       await feed(makeHandler(spool));
       await spool.stop();
     }),
   'handler → spool → LocalEventQueue → consumer acking all': async () =>
     withQueue('acking', async (queue) => {
-      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
+      const spool = new svc.EventSpool({
+        name: 'log',
+        queue,
+        maxBuffered: svc.SPOOL_EVENTS,
+        maxPerMessage: perMessage,
+        gatherMs: gatherMs,
+        log,
+      });
       await feed(makeHandler(spool));
       await spool.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
     }),
   'handler → spool → LocalEventQueue → consumer decoding all (decodeRecord, as the writers)': async () =>
     withQueue('decoding', async (queue) => {
-      const spool = new svc.EventSpool({ name: 'log', queue, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: perMessage, gatherMs: gatherMs, log });
+      const spool = new svc.EventSpool({
+        name: 'log',
+        queue,
+        maxBuffered: svc.SPOOL_EVENTS,
+        maxPerMessage: perMessage,
+        gatherMs: gatherMs,
+        log,
+      });
       await feed(makeHandler(spool));
       await spool.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
     }),
 };
 
-console.log(`UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${rate > 0 ? `paced at ${int(rate)}/s` : 'as fast as taken'}, ${perMessage} events per queue message, spool rounds ≥ ${gatherMs} ms apart, best of ${rounds}; load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${rate > 0 ? `paced at ${int(rate)}/s` : 'as fast as taken'}, ${perMessage} events per queue message, spool rounds ≥ ${gatherMs} ms apart, best of ${rounds}; load avg ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const perDatagram = (us) => fmt(us / count, 2);
 for (const [name, run] of Object.entries(steps)) {
   if (only && !name.includes(only)) continue;
@@ -140,13 +187,23 @@ for (const [name, run] of Object.entries(steps)) {
   const totals = runs.map((x) => x.total);
   const best = runs.reduce((a, b) => (b.total < a.total ? b : a));
   // The system share is mostly the journal's writes (O_DSYNC: the kernel's work for the sync is in it).
-  console.log(`${perDatagram(best.total).padStart(7)} µs CPU per datagram (${perDatagram(best.system)} system; median ${perDatagram(median(totals))})   ${name}`);
+  console.log(
+    `${perDatagram(best.total).padStart(7)} µs CPU per datagram (${perDatagram(best.system)} system; median ${perDatagram(median(totals))})   ${name}`,
+  );
   const t = best.threads;
   // /proc counts in ticks of 10 ms: enough over a round of 100,000 datagrams.
-  console.log(`          by thread: main ${perDatagram(t.main.user + t.main.system)} (system ${perDatagram(t.main.system)}), libuv pool ${perDatagram(t['libuv pool'].user + t['libuv pool'].system)} (system ${perDatagram(t['libuv pool'].system)}), V8 + other ${perDatagram(t['V8 + other'].user + t['V8 + other'].system)}; ${int(count / (best.ms / 1000))} datagrams/s fed`);
+  console.log(
+    `          by thread: main ${perDatagram(t.main.user + t.main.system)} (system ${perDatagram(t.main.system)}), libuv pool ${perDatagram(t['libuv pool'].user + t['libuv pool'].system)} (system ${perDatagram(t['libuv pool'].system)}), V8 + other ${perDatagram(t['V8 + other'].user + t['V8 + other'].system)}; ${int(count / (best.ms / 1000))} datagrams/s fed`,
+  );
   if (best.writes !== undefined && best.writes.writes > 0) {
     const w = best.writes;
-    console.log(`          journal: ${int(w.writes)} synced writes (${int(w.writes / (best.ms / 1000))}/s), ${fmt(count / w.writes, 1)} datagrams, ${fmt(w.records / w.writes, 2)} messages and ${int(w.bytes / w.writes)} bytes per write`);
+    console.log(
+      `          journal: ${int(w.writes)} synced writes (${int(w.writes / (best.ms / 1000))}/s), ${fmt(count / w.writes, 1)} datagrams, ${fmt(w.records / w.writes, 2)} messages and ${int(w.bytes / w.writes)} bytes per write`,
+    );
   }
 }
-console.log(`load avg ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
+console.log(
+  `load avg ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at the end`,
+);

@@ -8,7 +8,23 @@ const LOOPBACK = '127.0.0.1';
 
 /** The modules of the UDP path, by the names the benches use. */
 export async function loadSvc() {
-  const [listener, handlers, counters, perf, appNames, lp, local, kernel, config, logger, messages, spool, compose, destinations, codec] = await Promise.all([
+  const [
+    listener,
+    handlers,
+    counters,
+    perf,
+    appNames,
+    lp,
+    local,
+    kernel,
+    config,
+    logger,
+    messages,
+    spool,
+    compose,
+    destinations,
+    codec,
+  ] = await Promise.all([
     load('edge-agent/sources/udp/listener.js'),
     load('edge-agent/sources/udp/handlers.js'),
     load('edge-agent/sources/udp/counters.js'),
@@ -118,7 +134,8 @@ function benchGroup(name, eventsOf) {
 export function decodingGroup(svc) {
   return benchGroup('bench-decoding', (record) => {
     const decoded = svc.decodeRecord(record);
-    if (!decoded.ok || !('events' in decoded.message)) throw new Error(`undecodable message ${record.messageId}: ${decoded.ok ? 'a claim check' : decoded.error}`);
+    if (!decoded.ok || !('events' in decoded.message))
+      throw new Error(`undecodable message ${record.messageId}: ${decoded.ok ? 'a claim check' : decoded.error}`);
     return decoded.message.events.length;
   });
 }

@@ -50,15 +50,26 @@
 import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Session } from 'node:inspector/promises';
+import {
+  filesystemOf,
+  fmt,
+  int,
+  median,
+  nonNegative,
+  option,
+  pct,
+  positive,
+  processMemory,
+  removeOnExit,
+} from './lib.mjs';
 import { formatSummary, profileDirectory, summariseProfile } from './profile.mjs';
 import { benchConfig, countingGroup, loadSvc } from './udp-svc.mjs';
-import { fmt, int, median, nonNegative, option, pct, positive, filesystemOf, processMemory, removeOnExit } from './lib.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const SVC_CLI = fileURLToPath(new URL('../edge-agent/bin/svc.js', import.meta.url));
@@ -66,7 +77,6 @@ const SVC_CLI = fileURLToPath(new URL('../edge-agent/bin/svc.js', import.meta.ur
 const STABLE_MS = 300;
 /** Below this share of the asked rate, the sender, not the receiver, set the pace. */
 const SENDER_BOUND = 0.95;
-
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const tempDirs = new Set();
@@ -90,7 +100,9 @@ function softnetDrops() {
 /** Udp: InErrors and RcvbufErrors of /proc/net/snmp. */
 function snmpUdp() {
   try {
-    const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Udp:'));
+    const lines = readFileSync('/proc/net/snmp', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('Udp:'));
     const names = lines[0].trim().split(/\s+/);
     const values = lines[1].trim().split(/\s+/).map(Number);
     const at = (name) => values[names.indexOf(name)];
@@ -224,7 +236,14 @@ async function startSvc(svc, config) {
       enqueued += message.events;
     },
   };
-  const spool = new svc.EventSpool({ name: 'log', queue: counting, maxBuffered: svc.SPOOL_EVENTS, maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE, gatherMs: svc.SPOOL_GATHER_MS, log });
+  const spool = new svc.EventSpool({
+    name: 'log',
+    queue: counting,
+    maxBuffered: svc.SPOOL_EVENTS,
+    maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE,
+    gatherMs: svc.SPOOL_GATHER_MS,
+    log,
+  });
   const settings = config.logEvents;
   const handler = svc.logEventHandler({
     settings,
@@ -293,10 +312,27 @@ async function startSvc(svc, config) {
 // Sender (child process)
 // ---------------------------------------------------------------------------------------------
 
-const SUMMARY = /^sent (\d+) datagrams to \S+ in ([\d.]+) s \(([\d.]+)\/s, target [\d.]+\/s\): .*, malformed (\d+), (\d+) send errors/;
+const SUMMARY =
+  /^sent (\d+) datagrams to \S+ in ([\d.]+) s \(([\d.]+)\/s, target [\d.]+\/s\): .*, malformed (\d+), (\d+) send errors/;
 
 function runSender({ port, rate, count, durationS, seed }) {
-  const args = [SVC_CLI, 'simulate', 'udp', '--target', `${LOOPBACK}:${port}`, '--rate', String(rate), '--duration', String(durationS), '--count', String(count), '--kinds', 'log', '--seed', String(seed)];
+  const args = [
+    SVC_CLI,
+    'simulate',
+    'udp',
+    '--target',
+    `${LOOPBACK}:${port}`,
+    '--rate',
+    String(rate),
+    '--duration',
+    String(durationS),
+    '--count',
+    String(count),
+    '--kinds',
+    'log',
+    '--seed',
+    String(seed),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -311,7 +347,15 @@ function runSender({ port, rate, count, durationS, seed }) {
         reject(new Error(`the sender (svc simulate udp) exited with ${code}: ${(err || out).trim().slice(0, 500)}`));
         return;
       }
-      resolve({ sent: Number(m[1]), seconds: Number(m[2]), achieved: Number(m[3]), malformed: Number(m[4]), sendErrors: Number(m[5]), line, stderr: err.trim() });
+      resolve({
+        sent: Number(m[1]),
+        seconds: Number(m[2]),
+        achieved: Number(m[3]),
+        malformed: Number(m[4]),
+        sendErrors: Number(m[5]),
+        line,
+        stderr: err.trim(),
+      });
     });
   });
 }
@@ -354,7 +398,12 @@ async function trial(kind, start, rate, ctx) {
     const rss = [];
     const watch = setInterval(() => {
       if (firstAt !== null || receiver.received() === 0) return;
-      firstAt = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), t: performance.now(), received: receiver.received() };
+      firstAt = {
+        elu: performance.eventLoopUtilization(),
+        cpu: process.cpuUsage(),
+        t: performance.now(),
+        received: receiver.received(),
+      };
     }, 10);
     const sampler = setInterval(() => rss.push(processMemory(process.pid).rss), 100);
     const sender = await runSender({ port: receiver.port, rate, count, durationS: ctx.trialS * 4, seed: ctx.seed });
@@ -363,15 +412,36 @@ async function trial(kind, start, rate, ctx) {
     const cpuUs = firstAt ? ((c) => c.user + c.system)(process.cpuUsage(firstAt.cpu)) : NaN;
     const windowReceived = firstAt ? receiver.received() - firstAt.received : NaN;
     const load = firstAt
-      ? { elu: performance.eventLoopUtilization(firstAt.elu).utilization, cpu: cpuUs / 1000 / (performance.now() - firstAt.t), usPerDatagram: windowReceived > 0 ? cpuUs / windowReceived : NaN }
+      ? {
+          elu: performance.eventLoopUtilization(firstAt.elu).utilization,
+          cpu: cpuUs / 1000 / (performance.now() - firstAt.t),
+          usPerDatagram: windowReceived > 0 ? cpuUs / windowReceived : NaN,
+        }
       : { elu: NaN, cpu: NaN, usPerDatagram: NaN };
     // Busy: more runnable processes than cores during the trial (the 1-minute load average at its end).
     const loadAvg = loadavg()[0];
     const memory = { rss: median(rss), peak: processMemory(process.pid).peak };
     const { counts, settled, ms } = await settle(receiver, ctx.settleMs);
     const machine1 = machineCounters();
-    const machine = { softnet: machine1.softnet - machine0.softnet, inErrors: machine1.inErrors - machine0.inErrors, rcvbufErrors: machine1.rcvbufErrors - machine0.rcvbufErrors };
-    result = { kind, rate, count, sender, counts, settled, settleMs: ms, load, machine, memory, loadAvg, busy: loadAvg > cpus().length };
+    const machine = {
+      softnet: machine1.softnet - machine0.softnet,
+      inErrors: machine1.inErrors - machine0.inErrors,
+      rcvbufErrors: machine1.rcvbufErrors - machine0.rcvbufErrors,
+    };
+    result = {
+      kind,
+      rate,
+      count,
+      sender,
+      counts,
+      settled,
+      settleMs: ms,
+      load,
+      machine,
+      memory,
+      loadAvg,
+      busy: loadAvg > cpus().length,
+    };
   } finally {
     await receiver.stop();
   }
@@ -390,16 +460,27 @@ function judge(r) {
   if (r.sender.sendErrors > 0) problems.push(`${int(r.sender.sendErrors)} send errors`);
   if (!r.settled) problems.push('counts still changing at the settle bound');
   if (c.received > sent) inconsistent.push(`received ${int(c.received)} > sent ${int(sent)}`);
-  if (c.received + c.kernel > sent) inconsistent.push(`received + kernel drops ${int(c.received + c.kernel)} > sent ${int(sent)}`);
-  const drops = { kernel: c.kernel, queue_full: c.queue_full ?? 0, size: c.size ?? 0, rate_limit: c.rate_limit ?? 0, source: c.source ?? 0 };
+  if (c.received + c.kernel > sent)
+    inconsistent.push(`received + kernel drops ${int(c.received + c.kernel)} > sent ${int(sent)}`);
+  const drops = {
+    kernel: c.kernel,
+    queue_full: c.queue_full ?? 0,
+    size: c.size ?? 0,
+    rate_limit: c.rate_limit ?? 0,
+    source: c.source ?? 0,
+  };
   let lossless = c.received === sent && Object.values(drops).every((d) => d === 0);
   if (r.kind === 'Svc') {
     const listenerDrops = drops.queue_full + drops.size + drops.rate_limit + drops.source;
-    if (c.received !== c.queued + listenerDrops) inconsistent.push(`received ${int(c.received)} ≠ queued ${int(c.queued)} + drops ${int(listenerDrops)}`);
-    if (r.settled && c.queued !== c.processed + c.failed) inconsistent.push(`queued ${int(c.queued)} ≠ processed ${int(c.processed)} + failed ${int(c.failed)}`);
+    if (c.received !== c.queued + listenerDrops)
+      inconsistent.push(`received ${int(c.received)} ≠ queued ${int(c.queued)} + drops ${int(listenerDrops)}`);
+    if (r.settled && c.queued !== c.processed + c.failed)
+      inconsistent.push(`queued ${int(c.queued)} ≠ processed ${int(c.processed)} + failed ${int(c.failed)}`);
     if (c.enqueued > c.processed) inconsistent.push(`enqueued ${int(c.enqueued)} > processed ${int(c.processed)}`);
-    if (c.held !== c.enqueued) inconsistent.push(`the durable queue holds ${int(c.held)} ≠ enqueued ${int(c.enqueued)}`);
-    if (Number.isFinite(c.kernelProc) && c.kernelProc !== c.kernel) problems.push(`messages_dropped_kernel ${int(c.kernel)} ≠ /proc/net/udp ${int(c.kernelProc)}`);
+    if (c.held !== c.enqueued)
+      inconsistent.push(`the durable queue holds ${int(c.held)} ≠ enqueued ${int(c.enqueued)}`);
+    if (Number.isFinite(c.kernelProc) && c.kernelProc !== c.kernel)
+      problems.push(`messages_dropped_kernel ${int(c.kernel)} ≠ /proc/net/udp ${int(c.kernelProc)}`);
     lossless = lossless && c.processed === sent && c.failed === 0 && c.enqueued === sent && c.held === sent;
   }
   const pass = lossless && r.settled && sent === r.count && r.sender.sendErrors === 0 && inconsistent.length === 0;
@@ -417,14 +498,33 @@ function printTrial(t, overload = false) {
     `kernel ${int(d.kernel).padStart(7)}`,
   ];
   if (t.kind === 'Svc') {
-    parts.push(`full ${int(d.queue_full).padStart(7)}`, `proc ${int(c.processed).padStart(8)}`, `failed ${int(c.failed)}`, `queued ${int(c.held).padStart(8)}`);
+    parts.push(
+      `full ${int(d.queue_full).padStart(7)}`,
+      `proc ${int(c.processed).padStart(8)}`,
+      `failed ${int(c.failed)}`,
+      `queued ${int(c.held).padStart(8)}`,
+    );
     // Synced journal writes per second of sending, and the events (one per log datagram) each carried.
     const w = c.writes?.writes ?? 0;
     if (w > 0) parts.push(`sync ${int(w / t.sender.seconds).padStart(4)}/s × ${int(c.enqueued / w).padStart(5)}`);
   }
-  parts.push(`EL ${pct(t.load.elu).padStart(5)}`, `CPU ${pct(t.load.cpu).padStart(5)}`, `${fmt(t.load.usPerDatagram, 1).padStart(5)} µs/dgram`, `RSS ${fmt(t.memory.rss / 2 ** 20, 0).padStart(4)} MB`, overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL');
-  const busy = [...(t.busy ? [`busy: load ${fmt(t.loadAvg)} > ${cpus().length} cores`] : []), ...(t.senderBound ? ['sender slowed'] : [])];
-  const notes = [...(t.repeat ? [t.repeat] : []), ...busy, ...t.problems, ...t.inconsistent.map((i) => `INCONSISTENT: ${i}`)];
+  parts.push(
+    `EL ${pct(t.load.elu).padStart(5)}`,
+    `CPU ${pct(t.load.cpu).padStart(5)}`,
+    `${fmt(t.load.usPerDatagram, 1).padStart(5)} µs/dgram`,
+    `RSS ${fmt(t.memory.rss / 2 ** 20, 0).padStart(4)} MB`,
+    overload ? (t.pass ? 'no loss' : 'loss') : t.pass ? 'pass' : 'FAIL',
+  );
+  const busy = [
+    ...(t.busy ? [`busy: load ${fmt(t.loadAvg)} > ${cpus().length} cores`] : []),
+    ...(t.senderBound ? ['sender slowed'] : []),
+  ];
+  const notes = [
+    ...(t.repeat ? [t.repeat] : []),
+    ...busy,
+    ...t.problems,
+    ...t.inconsistent.map((i) => `INCONSISTENT: ${i}`),
+  ];
   console.log(`${parts.join('  ')}${notes.length > 0 ? `   ${notes.join('; ')}` : ''}`);
 }
 
@@ -509,7 +609,11 @@ async function search(kind, start, ctx) {
       if (!lower.pass) {
         firstFail = lower;
         spread = [];
-        lastPass = trials.filter((t) => t.pass && t.rate < lower.rate).sort((a, b) => a.rate - b.rate).at(-1) ?? null;
+        lastPass =
+          trials
+            .filter((t) => t.pass && t.rate < lower.rate)
+            .sort((a, b) => a.rate - b.rate)
+            .at(-1) ?? null;
         break;
       }
       lastPass = lower;
@@ -522,9 +626,13 @@ async function search(kind, start, ctx) {
 function spreadLine(s) {
   if (s.spread.length === 0) return 'no repeats (--repeat=1 or nothing passed)';
   const passing = s.spread.filter((t) => t.pass);
-  const stat = (xs, f) => (xs.length === 0 ? 'n/a' : `${f(Math.min(...xs))} / ${f(median(xs))} / ${f(Math.max(...xs))}`);
+  const stat = (xs, f) =>
+    xs.length === 0 ? 'n/a' : `${f(Math.min(...xs))} / ${f(median(xs))} / ${f(Math.max(...xs))}`;
   const busy = s.spread.filter((t) => t.busy || t.senderBound).length;
-  return `${int(s.lastPass.rate)}/s ×${s.spread.length}: ${passing.length} passed; rate min/median/max ${stat(passing.map(sustained), (x) => `${int(x)}/s`)}; CPU ${stat(passing.map((t) => t.load.usPerDatagram), (x) => `${fmt(x, 1)} µs`)} per datagram${busy > 0 ? `; ${busy} of them on a busy machine or with a slowed sender` : ''}`;
+  return `${int(s.lastPass.rate)}/s ×${s.spread.length}: ${passing.length} passed; rate min/median/max ${stat(passing.map(sustained), (x) => `${int(x)}/s`)}; CPU ${stat(
+    passing.map((t) => t.load.usPerDatagram),
+    (x) => `${fmt(x, 1)} µs`,
+  )} per datagram${busy > 0 ? `; ${busy} of them on a busy machine or with a slowed sender` : ''}`;
 }
 
 /** The rate a passing trial shows: the asked rate, or what the sender achieved when it could not keep up. */
@@ -534,9 +642,15 @@ function describe(s) {
   if (!s.lastPass) return `no rate passed (lowest tried ${int(s.firstFail?.rate)}/s)`;
   const notes = [];
   if (s.capped) notes.push('capped by --max-rate: at least this');
-  if (s.lastPass.senderBound) notes.push(`sender-bound: ${int(s.lastPass.rate)}/s asked, the sender achieved only this, all received: at least this`);
+  if (s.lastPass.senderBound)
+    notes.push(
+      `sender-bound: ${int(s.lastPass.rate)}/s asked, the sender achieved only this, all received: at least this`,
+    );
   for (const x of s.stepped ?? []) notes.push(`${int(x.rate)}/s passed only ${x.passed} of ${x.of} repeats`);
-  if (s.firstFail) notes.push(`first loss at ${int(s.firstFail.rate)}/s${s.firstFail.senderBound ? ` (sender-bound: achieved ${int(s.firstFail.sender.achieved)}/s)` : ''}`);
+  if (s.firstFail)
+    notes.push(
+      `first loss at ${int(s.firstFail.rate)}/s${s.firstFail.senderBound ? ` (sender-bound: achieved ${int(s.firstFail.sender.achieved)}/s)` : ''}`,
+    );
   return `${int(sustained(s.lastPass))}/s${notes.length > 0 ? `   (${notes.join('; ')})` : ''}`;
 }
 
@@ -555,7 +669,7 @@ async function main() {
   const maxConcurrent = Math.round(positive('max-concurrent', 'BENCH_MAX_CONCURRENT', 10));
   const confirm = Math.round(nonNegative('confirm', 'BENCH_CONFIRM', 2));
   const repeat = Math.round(positive('repeat', 'BENCH_REPEAT', 3));
-  if (maxRate > 1_000_000) throw new Error('--max-rate must be at most 1,000,000 (the sender\'s limit)');
+  if (maxRate > 1_000_000) throw new Error("--max-rate must be at most 1,000,000 (the sender's limit)");
   if (startRate > maxRate) throw new Error('--start-rate must not exceed --max-rate');
 
   const svc = await loadSvc();
@@ -583,20 +697,38 @@ async function main() {
   const hideable = capacity === null ? NaN : capacity.datagrams / trialS;
 
   console.log('UDP listener benchmark: zero-loss datagrams/s, receive → parse → enqueue (durable local queue)');
-  console.log(`machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`);
-  console.log(`load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`);
-  console.log(`socket      ${LOOPBACK}, receiveBufferBytes ${int(udp.receiveBufferBytes)} requested, ${int(granted)} reported by the OS (net.core.rmem_max ${rmemMax})`);
+  console.log(
+    `machine     ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, Node ${process.version}`,
+  );
+  console.log(
+    `load avg    ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at start${loadAtStart[0] > cpu.length / 2 ? '  ← the machine is busy: expect lower, noisier figures' : ''}`,
+  );
+  console.log(
+    `socket      ${LOOPBACK}, receiveBufferBytes ${int(udp.receiveBufferBytes)} requested, ${int(granted)} reported by the OS (net.core.rmem_max ${rmemMax})`,
+  );
   console.log(
     capacity === null
       ? 'buffer      its capacity in datagrams cannot be measured here (no /proc/net/udp row): a pass may hide a shortfall the buffer absorbed'
       : `buffer      holds ${capacity.atLeast ? 'at least ' : ''}${int(capacity.datagrams)} datagrams of this mix (${int(capacity.bytesEach)} B each as the kernel counts them): a ${trialS} s trial passes a receiver that falls short of its rate by ${capacity.atLeast ? `${int(hideable)} datagrams/s or more (the probe did not fill it)` : `up to ${int(hideable)} datagrams/s`}`,
   );
-  console.log(`listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`);
-  console.log(`queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.SPOOL_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`);
-  console.log(`sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`);
-  console.log(`search      trials of ${trialS} s (rate × ${trialS} datagrams), from ${int(startRate)}/s doubling up to ${int(maxRate)}/s, then ${steps} bisection steps; settle ≤ ${settleMs / 1000} s`);
-  console.log(`confirm     a failing rate is tried up to ${confirm} more time(s) and fails on a majority of failures; the sustained rate is repeated ${repeat} times in all (spread) and holds only when most repeats pass, else it steps down`);
-  console.log(`memory      RSS of this process (both receivers run in it): median of 100 ms readings during each trial; peak = VmHWM after each search (the baseline's search runs first)`);
+  console.log(
+    `listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`,
+  );
+  console.log(
+    `queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.SPOOL_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`,
+  );
+  console.log(
+    `sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`,
+  );
+  console.log(
+    `search      trials of ${trialS} s (rate × ${trialS} datagrams), from ${int(startRate)}/s doubling up to ${int(maxRate)}/s, then ${steps} bisection steps; settle ≤ ${settleMs / 1000} s`,
+  );
+  console.log(
+    `confirm     a failing rate is tried up to ${confirm} more time(s) and fails on a majority of failures; the sustained rate is repeated ${repeat} times in all (spread) and holds only when most repeats pass, else it steps down`,
+  );
+  console.log(
+    `memory      RSS of this process (both receivers run in it): median of 100 ms readings during each trial; peak = VmHWM after each search (the baseline's search runs first)`,
+  );
   console.log('');
 
   let inconsistent = false;
@@ -626,49 +758,79 @@ async function main() {
   console.log(`                        Svc       ${describe(mine)}`);
   const ratio = base.lastPass && mine.lastPass ? sustained(mine.lastPass) / sustained(base.lastPass) : NaN;
   const lowerBound = (x) => Boolean(x.lastPass?.senderBound || x.capped);
-  const ratioNote = lowerBound(base) && lowerBound(mine) ? '  (both figures are lower bounds: the ratio says little)' : lowerBound(base) ? '  (the baseline figure is a lower bound, so the ratio is an upper bound)' : lowerBound(mine) ? '  (the Svc figure is a lower bound, so the ratio is a lower bound)' : '';
+  const ratioNote =
+    lowerBound(base) && lowerBound(mine)
+      ? '  (both figures are lower bounds: the ratio says little)'
+      : lowerBound(base)
+        ? '  (the baseline figure is a lower bound, so the ratio is an upper bound)'
+        : lowerBound(mine)
+          ? '  (the Svc figure is a lower bound, so the ratio is a lower bound)'
+          : '';
   console.log(`Svc / baseline          ×${fmt(ratio)}${ratioNote}`);
   if (mine.lastPass && Number.isFinite(hideable) && capacity?.atLeast !== true) {
     const rate = sustained(mine.lastPass);
-    console.log(`hidden      a pass at Svc's ${int(rate)}/s allows a shortfall of up to ${int(hideable)}/s (${pct(hideable / rate)}) that the receive buffer absorbed: Svc kept up with at least ${int(Math.max(0, rate - hideable))}/s`);
+    console.log(
+      `hidden      a pass at Svc's ${int(rate)}/s allows a shortfall of up to ${int(hideable)}/s (${pct(hideable / rate)}) that the receive buffer absorbed: Svc kept up with at least ${int(Math.max(0, rate - hideable))}/s`,
+    );
   }
   console.log(`spread      baseline  ${spreadLine(base)}`);
   console.log(`            Svc       ${spreadLine(mine)}`);
-  const memo = (s) => `RSS ${fmt(median(s.trials.map((t) => t.memory.rss)) / 2 ** 20, 1)} MB median of its trials, peak ${fmt(s.peak / 2 ** 20, 1)} MB`;
+  const memo = (s) =>
+    `RSS ${fmt(median(s.trials.map((t) => t.memory.rss)) / 2 ** 20, 1)} MB median of its trials, peak ${fmt(s.peak / 2 ** 20, 1)} MB`;
   console.log(`memory      baseline  ${memo(base)}`);
   console.log(`            Svc       ${memo(mine)}`);
   const busyTrials = [...base.trials, ...mine.trials].filter((t) => t.busy || t.senderBound);
-  if (busyTrials.length > 0) console.log(`busy        ${busyTrials.length} of ${base.trials.length + mine.trials.length} trials ran on a busy machine (load > cores) or with a slowed sender: marked above; compare within this run`);
+  if (busyTrials.length > 0)
+    console.log(
+      `busy        ${busyTrials.length} of ${base.trials.length + mine.trials.length} trials ran on a busy machine (load > cores) or with a slowed sender: marked above; compare within this run`,
+    );
 
   if (mine.lastPass) {
     const rate = Math.min(sustained(mine.lastPass) * 2, 1_000_000);
     console.log('');
-    console.log(`overload: Svc at 2 × ${int(sustained(mine.lastPass))} = ${int(rate)}/s for ${trialS} s${rate < sustained(mine.lastPass) * 2 ? ' (capped at the sender\'s limit)' : ''}`);
+    console.log(
+      `overload: Svc at 2 × ${int(sustained(mine.lastPass))} = ${int(rate)}/s for ${trialS} s${rate < sustained(mine.lastPass) * 2 ? " (capped at the sender's limit)" : ''}`,
+    );
     const t = await trial('Svc', () => startSvc(svc, config), rate, ctx);
     printTrial(t, true);
     if (t.inconsistent.length > 0) inconsistent = true;
     const c = t.counts;
     const d = t.drops;
     const sent = t.sender.sent;
-    console.log(`  sent                ${int(sent).padStart(9)}   (asked ${int(t.count)}, achieved ${int(t.sender.achieved)}/s${t.senderBound ? ', sender-bound' : ''}, ${int(t.sender.sendErrors)} send errors)`);
+    console.log(
+      `  sent                ${int(sent).padStart(9)}   (asked ${int(t.count)}, achieved ${int(t.sender.achieved)}/s${t.senderBound ? ', sender-bound' : ''}, ${int(t.sender.sendErrors)} send errors)`,
+    );
     console.log(`  received            ${int(c.received).padStart(9)}   ${pct(c.received / sent)}`);
     console.log(`  processed           ${int(c.processed).padStart(9)}   (failed ${int(c.failed)})`);
     console.log(`  enqueued            ${int(c.enqueued).padStart(9)}   (durable queue holds ${int(c.held)})`);
     console.log('  dropped');
-    for (const reason of ['kernel', 'queue_full', 'size', 'rate_limit', 'source']) console.log(`    ${reason.padEnd(18)}${int(d[reason]).padStart(9)}   ${pct(d[reason] / sent)}`);
+    for (const reason of ['kernel', 'queue_full', 'size', 'rate_limit', 'source'])
+      console.log(`    ${reason.padEnd(18)}${int(d[reason]).padStart(9)}   ${pct(d[reason] / sent)}`);
     const unaccounted = sent - c.received - d.kernel;
-    console.log(`  received + kernel == sent: ${unaccounted === 0 ? 'holds' : `does NOT hold (${int(c.received)} + ${int(d.kernel)} = ${int(c.received + d.kernel)}, ${int(unaccounted)} ${unaccounted > 0 ? 'lost outside the socket' : 'too many'})`}`);
-    if (unaccounted !== 0) console.log(`    machine-wide during the trial: softnet backlog drops ${int(t.machine.softnet)}, Udp InErrors ${int(t.machine.inErrors)}, RcvbufErrors ${int(t.machine.rcvbufErrors)}`);
+    console.log(
+      `  received + kernel == sent: ${unaccounted === 0 ? 'holds' : `does NOT hold (${int(c.received)} + ${int(d.kernel)} = ${int(c.received + d.kernel)}, ${int(unaccounted)} ${unaccounted > 0 ? 'lost outside the socket' : 'too many'})`}`,
+    );
+    if (unaccounted !== 0)
+      console.log(
+        `    machine-wide during the trial: softnet backlog drops ${int(t.machine.softnet)}, Udp InErrors ${int(t.machine.inErrors)}, RcvbufErrors ${int(t.machine.rcvbufErrors)}`,
+      );
     const listenerDrops = d.queue_full + d.size + d.rate_limit + d.source;
-    console.log(`  listener accounting: received == queued + drops (${int(c.received)} == ${int(c.queued)} + ${int(listenerDrops)}): ${c.received === c.queued + listenerDrops ? 'holds' : 'does NOT hold'}; queued == processed + failed: ${c.queued === c.processed + c.failed ? 'holds' : 'does NOT hold'}`);
+    console.log(
+      `  listener accounting: received == queued + drops (${int(c.received)} == ${int(c.queued)} + ${int(listenerDrops)}): ${c.received === c.queued + listenerDrops ? 'holds' : 'does NOT hold'}; queued == processed + failed: ${c.queued === c.processed + c.failed ? 'holds' : 'does NOT hold'}`,
+    );
     const info = t.info;
-    if (info && info.logLines > 0) console.log(`  log lines at WARN+  ${info.logLines}, first: ${info.warnings.map((w) => JSON.stringify(w)).join(', ')}`);
+    if (info && info.logLines > 0)
+      console.log(
+        `  log lines at WARN+  ${info.logLines}, first: ${info.warnings.map((w) => JSON.stringify(w)).join(', ')}`,
+      );
     if (info && info.tracked > 0) console.log(`  tracked errors      ${info.tracked}`);
   }
 
   const loadAtEnd = loadavg();
   console.log('');
-  console.log(`${base.trials.length + mine.trials.length + (mine.lastPass ? 1 : 0)} trials in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+  console.log(
+    `${base.trials.length + mine.trials.length + (mine.lastPass ? 1 : 0)} trials in ${fmt((performance.now() - t0) / 1000, 1)} s`,
+  );
   console.log(`load avg    ${loadAtEnd.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the end`);
   if (inconsistent) {
     console.log('INCONSISTENT counts (see above): exit code 1');

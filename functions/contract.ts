@@ -55,4 +55,3 @@ export const CLAIM_CHECK_PREFIX = 'claim-checks/';
  * the YAML config (shared/config/resolved.ts), not the YAML itself.
  */
 export const BUNDLED_CONFIG_FILE = 'svc.json';
-

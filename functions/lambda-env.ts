@@ -19,10 +19,12 @@ export function queueUrls(env: NodeJS.ProcessEnv = process.env): Record<string, 
   } catch {
     throw new Error(`${LAMBDA_ENV.eventQueueUrls} is not JSON`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${LAMBDA_ENV.eventQueueUrls} must be a JSON object of destination → queue URL`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${LAMBDA_ENV.eventQueueUrls} must be a JSON object of destination → queue URL`);
   const out: Record<string, string> = {};
   for (const [name, url] of Object.entries(value)) {
-    if (typeof url !== 'string' || url === '') throw new Error(`${LAMBDA_ENV.eventQueueUrls}.${name} must be a queue URL`);
+    if (typeof url !== 'string' || url === '')
+      throw new Error(`${LAMBDA_ENV.eventQueueUrls}.${name} must be a queue URL`);
     out[name] = url;
   }
   return out;

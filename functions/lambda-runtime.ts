@@ -3,7 +3,7 @@
  * document synth made: shared/config/resolved.ts) with its references resolved, the logger (JSON lines on stdout, secrets scrubbed; the core logger, without pino-pretty
  * and log files) and the error tracker.
  */
-import { environmentCredentials, type CredentialProvider } from '../shared/aws/credentials.js';
+import { type CredentialProvider, environmentCredentials } from '../shared/aws/credentials.js';
 import { loadResolvedConfig } from '../shared/config/resolved-load.js';
 import type { SvcConfig } from '../shared/config/schema.js';
 import { secretReader } from '../shared/config/secret-refs.js';
@@ -28,7 +28,10 @@ export interface LambdaRuntime {
  * a ConfigError naming the key and the reference.
  */
 export async function lambdaRuntime(reader: string, env: NodeJS.ProcessEnv = process.env): Promise<LambdaRuntime> {
-  const { config } = await loadResolvedConfig(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, { env, wanted: (path) => secretReader(path) === reader });
+  const { config } = await loadResolvedConfig(env[LAMBDA_ENV.config] ?? BUNDLED_CONFIG_FILE, {
+    env,
+    wanted: (path) => secretReader(path) === reader,
+  });
   const logger = createJsonLogger({ level: config.logLevel, secrets: secretValues(config) });
   return { config, logger, errors: new ErrorTracker({ enabled: config.errorTracking.enable, log: logger }) };
 }
@@ -51,6 +54,7 @@ export function lazyClaimChecks(bucket: string): LazyClaimCheckStore {
  */
 export function lambdaAws(env: NodeJS.ProcessEnv = process.env): { region: string; credentials: CredentialProvider } {
   const region = env['AWS_REGION'];
-  if (!region) throw new Error('environment variable AWS_REGION is not set (Lambda sets it; set it to run a handler elsewhere)');
+  if (!region)
+    throw new Error('environment variable AWS_REGION is not set (Lambda sets it; set it to run a handler elsewhere)');
   return { region, credentials: environmentCredentials(env) };
 }

@@ -16,14 +16,22 @@ import { fileURLToPath } from 'node:url';
 import { Annotations, App, Duration } from 'aws-cdk-lib';
 import { LAMBDA_ENV } from '../functions/contract.js';
 import { ConfigError, type ConfigIssue } from '../shared/config/errors.js';
-import { loadConfigFile, type LoadedConfig } from '../shared/config/load.js';
+import { type LoadedConfig, loadConfigFile } from '../shared/config/load.js';
 import { resolvedConfigDocument, resolvedConfigText } from '../shared/config/resolved.js';
-import { DEFAULT_API_5XX_PERCENT, DEFAULT_OLDEST_MESSAGE_ALARM } from './constructs/alarms.js';
-import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
 import { SECRET_REF_SYNTAX } from '../shared/config/secret-refs.js';
 import { displayPath } from '../shared/config/walk.js';
+import { DEFAULT_API_5XX_PERCENT, DEFAULT_OLDEST_MESSAGE_ALARM } from './constructs/alarms.js';
+import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
 import { planDestinations } from './destinations.js';
-import { integerSetting, numberSetting, optionalString, SynthSettingsError, topicArnSetting, writerVpcSetting, type WriterVpc } from './settings.js';
+import {
+  integerSetting,
+  numberSetting,
+  optionalString,
+  SynthSettingsError,
+  topicArnSetting,
+  type WriterVpc,
+  writerVpcSetting,
+} from './settings.js';
 import { SvcStack } from './stack.js';
 
 export { SynthSettingsError };
@@ -85,7 +93,13 @@ export function readSettings(app: App): SvcAppSettings {
     secretsKmsKeyArns: kmsKeyArns(app),
     alarmTopicArn: topicArnSetting(app, 'alarmTopicArn'),
     // From one minute (SQS's metric period) to 14 days (the longest a message can live).
-    alarmOldestMessageSeconds: integerSetting(app, 'alarmOldestMessageSeconds', 60, 14 * 24 * 3600, DEFAULT_OLDEST_MESSAGE_ALARM.toSeconds()),
+    alarmOldestMessageSeconds: integerSetting(
+      app,
+      'alarmOldestMessageSeconds',
+      60,
+      14 * 24 * 3600,
+      DEFAULT_OLDEST_MESSAGE_ALARM.toSeconds(),
+    ),
     alarmApi5xxPercent: numberSetting(app, 'alarmApi5xxPercent', 0, 100, DEFAULT_API_5XX_PERCENT),
     writerVpc: writerVpcSetting(app, 'writerVpc'),
   };
@@ -160,7 +174,9 @@ export function buildSvcApp(app: App): SvcStack {
   const parquetS3 = audit.destination.parquet.s3;
   const writers = destinations.deployed.map((d) => d.name);
   const stack = new SvcStack(app, settings.stackName, {
-    description: audit.enable ? 'Svc: audit event API, event queues and writers, storage' : `Svc: no audit API (Svc.auditEvents.enable is false); writers: ${writers.join(', ') || 'none'}`,
+    description: audit.enable
+      ? 'Svc: audit event API, event queues and writers, storage'
+      : `Svc: no audit API (Svc.auditEvents.enable is false); writers: ${writers.join(', ') || 'none'}`,
     configDocument,
     destinations: destinations.deployed,
     maxReceiveCount: settings.maxReceiveCount,
@@ -180,15 +196,27 @@ export function buildSvcApp(app: App): SvcStack {
   const warn = (id: string, message: string) => Annotations.of(stack).addWarningV2(`svc:${id}`, message);
   for (const warning of loaded.warnings) warn('config-warning', `${settings.configFile}: ${warning}`);
   for (const note of destinations.notes) warn(note.kind, note.message);
-  if (settings.writerVpc && !writers.includes('tsdb')) warn('unused-writer-vpc', 'writerVpc is given but no tsdb writer is deployed: it places nothing');
-  if (stack.alarms && !settings.alarmTopicArn) warn('no-alarm-topic', 'no alarmTopicArn: the alarms show in the CloudWatch console but notify nobody (-c alarmTopicArn=<SNS topic ARN>)');
+  if (settings.writerVpc && !writers.includes('tsdb'))
+    warn('unused-writer-vpc', 'writerVpc is given but no tsdb writer is deployed: it places nothing');
+  if (stack.alarms && !settings.alarmTopicArn)
+    warn(
+      'no-alarm-topic',
+      'no alarmTopicArn: the alarms show in the CloudWatch console but notify nobody (-c alarmTopicArn=<SNS topic ARN>)',
+    );
   // Local mode draws one random key per process; in the cloud every writer instance would draw its
   // own, so one user would scramble to different values at the same time (platform-formats.md §8.4).
   const scrambling = loaded.config.userEvents.sendToMonSaas;
   if (writers.includes('monsaas') && scrambling.scramble && scrambling.scrambleSecret === '') {
-    warn('scramble-key', 'Svc.userEvents.sendToMonSaas.scrambleSecret is empty: every monsaas writer instance draws its own random key, so one user scrambles to different values; set it (as ${aws-secret:…}) to keep pseudonyms stable');
+    warn(
+      'scramble-key',
+      'Svc.userEvents.sendToMonSaas.scrambleSecret is empty: every monsaas writer instance draws its own random key, so one user scrambles to different values; set it (as ${aws-secret:…}) to keep pseudonyms stable',
+    );
   }
-  for (const literal of literals) warn('literal-secret', `${literal.path}: a secret written in the config is bundled into the functions' code (allowed by allowLiteralSecrets)`);
+  for (const literal of literals)
+    warn(
+      'literal-secret',
+      `${literal.path}: a secret written in the config is bundled into the functions' code (allowed by allowLiteralSecrets)`,
+    );
   if (!audit.enable) {
     // Not a warning: nothing is wrong, but a stack without the API deserves a word at synth.
     Annotations.of(stack).addInfo(
@@ -198,8 +226,13 @@ export function buildSvcApp(app: App): SvcStack {
     );
     return stack;
   }
-  if (!destinations.deployed.some((d) => d.audit)) warn('no-destination', 'no audit destination is deployed (Svc.auditEvents.destination): accepted audit events are not stored');
-  if (audit.apiToken === '') warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
+  if (!destinations.deployed.some((d) => d.audit))
+    warn(
+      'no-destination',
+      'no audit destination is deployed (Svc.auditEvents.destination): accepted audit events are not stored',
+    );
+  if (audit.apiToken === '')
+    warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
   return stack;
 }
 
@@ -215,9 +248,20 @@ function flag(app: App, key: string): boolean {
 function kmsKeyArns(app: App): string[] {
   const value: unknown = app.node.tryGetContext('secretsKmsKeyArns');
   if (value === undefined || value === null || value === '') return [];
-  const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : Array.isArray(value) ? value : [value];
+  const list =
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : Array.isArray(value)
+        ? value
+        : [value];
   return list.map((arn: unknown) => {
-    if (typeof arn !== 'string' || !KMS_KEY_ARN.test(arn)) throw new SynthSettingsError(`context "secretsKmsKeyArns" must list KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), comma-separated; got ${JSON.stringify(arn)}`);
+    if (typeof arn !== 'string' || !KMS_KEY_ARN.test(arn))
+      throw new SynthSettingsError(
+        `context "secretsKmsKeyArns" must list KMS key ARNs (arn:aws:kms:<region>:<account>:key/<id>), comma-separated; got ${JSON.stringify(arn)}`,
+      );
     return arn;
   });
 }
@@ -232,7 +276,9 @@ export function main(): void {
     if (!(err instanceof ConfigError) && !(err instanceof SynthSettingsError)) throw err;
     process.stderr.write(`${err.message}\n`);
     if (err instanceof ConfigError && err.issues.some((issue) => issue.message.startsWith('environment variable '))) {
-      process.stderr.write(`  (\${env:NAME} is checked against the deployed functions' environment, not this machine's; for a secret write ${SECRET_REF_SYNTAX} instead)\n`);
+      process.stderr.write(
+        `  (\${env:NAME} is checked against the deployed functions' environment, not this machine's; for a secret write ${SECRET_REF_SYNTAX} instead)\n`,
+      );
     }
     process.exitCode = 1;
   }

@@ -16,7 +16,7 @@ import { CLOUD_DESTINATIONS, type CloudDestinationName } from '../functions/cont
 import { edgeOnlyDestinations, platformDestinationNames } from '../shared/config/placement.js';
 import { auditDestinationTypes } from '../shared/config/rules.js';
 import type { SvcConfig } from '../shared/config/schema.js';
-import { MAX_BATCH_SIZE, MAX_BATCHING_WINDOW, type DestinationOptions } from './constructs/event-pipeline.js';
+import { type DestinationOptions, MAX_BATCH_SIZE, MAX_BATCHING_WINDOW } from './constructs/event-pipeline.js';
 
 export interface CloudDestination extends Required<DestinationOptions> {
   name: CloudDestinationName;
@@ -90,7 +90,10 @@ export function planDestinations(config: SvcConfig): DestinationPlan {
   const plan: DestinationPlan = { deployed: [], notes: [] };
   const edgeOnly = edgeOnlyDestinations(config, auditTypes);
   for (const { name, reason } of edgeOnly) {
-    plan.notes.push({ kind: 'edge-only-destination', message: `destination ${name} runs on the edge only: ${reason}; the stack deploys no writer for it` });
+    plan.notes.push({
+      kind: 'edge-only-destination',
+      message: `destination ${name} runs on the edge only: ${reason}; the stack deploys no writer for it`,
+    });
   }
   const blocked = new Set(edgeOnly.map((d) => d.name));
 
@@ -103,7 +106,10 @@ export function planDestinations(config: SvcConfig): DestinationPlan {
     // The rate limit is the audit queue's (auditEvents.queue): it bounds the writers that take audit events.
     const concurrency = takesAudit ? rateLimited(name, audit.queue.rateLimit, batch, plan.notes) : undefined;
     if (concurrency !== undefined && takesPlatform) {
-      plan.notes.push({ kind: 'rate-limit', message: `destination ${name}: Svc.auditEvents.queue.rateLimit also bounds the platform data the edge forwards to it (one queue and writer for both)` });
+      plan.notes.push({
+        kind: 'rate-limit',
+        message: `destination ${name}: Svc.auditEvents.queue.rateLimit also bounds the platform data the edge forwards to it (one queue and writer for both)`,
+      });
     }
     plan.deployed.push({ name, audit: takesAudit, platform: takesPlatform, ...batch, concurrency });
   }
@@ -115,14 +121,34 @@ export function planDestinations(config: SvcConfig): DestinationPlan {
  * platform data by `tsdbConfig.maxBatchSize` within 1 s (tsdb) or at once (monsaas). A tsdb queue
  * carrying both takes the tighter of each, so neither kind waits longer than its settings say.
  */
-function batchingOf(config: SvcConfig, name: CloudDestinationName, takesAudit: boolean, takesPlatform: boolean, notes: DestinationNote[]): Required<DestinationOptions> {
+function batchingOf(
+  config: SvcConfig,
+  name: CloudDestinationName,
+  takesAudit: boolean,
+  takesPlatform: boolean,
+  notes: DestinationNote[],
+): Required<DestinationOptions> {
   const destination = config.auditEvents.destination;
   if (name === 'monsaas') return { batchSize: MONSAAS_BATCH_SIZE, maxBatchingWindow: MONSAAS_WINDOW };
-  if (name === 'parquet') return batching(name, destination.parquet.maxBatchSize, destination.parquet.writeFrequency, notes);
-  const platform = { maxBatchSize: config.tsdbConfig.maxBatchSize, writeFrequency: PLATFORM_TSDB_WINDOW.toMilliseconds() };
+  if (name === 'parquet')
+    return batching(name, destination.parquet.maxBatchSize, destination.parquet.writeFrequency, notes);
+  const platform = {
+    maxBatchSize: config.tsdbConfig.maxBatchSize,
+    writeFrequency: PLATFORM_TSDB_WINDOW.toMilliseconds(),
+  };
   const audit = destination.tsdb;
-  const size = takesAudit && takesPlatform ? Math.min(audit.maxBatchSize, platform.maxBatchSize) : takesAudit ? audit.maxBatchSize : platform.maxBatchSize;
-  const frequency = takesAudit && takesPlatform ? Math.min(audit.writeFrequency, platform.writeFrequency) : takesAudit ? audit.writeFrequency : platform.writeFrequency;
+  const size =
+    takesAudit && takesPlatform
+      ? Math.min(audit.maxBatchSize, platform.maxBatchSize)
+      : takesAudit
+        ? audit.maxBatchSize
+        : platform.maxBatchSize;
+  const frequency =
+    takesAudit && takesPlatform
+      ? Math.min(audit.writeFrequency, platform.writeFrequency)
+      : takesAudit
+        ? audit.writeFrequency
+        : platform.writeFrequency;
   return batching(name, size, frequency, notes);
 }
 
@@ -130,20 +156,42 @@ function batchingOf(config: SvcConfig, name: CloudDestinationName, takesAudit: b
  * The limit is per writer, as local mode's throttle is per consumer group: every destination takes
  * every event, so each of them is held to maxPerMinute.
  */
-function rateLimited(name: string, rateLimit: { enable: boolean; maxPerMinute: number }, batch: Required<DestinationOptions>, notes: DestinationNote[]): number | undefined {
+function rateLimited(
+  name: string,
+  rateLimit: { enable: boolean; maxPerMinute: number },
+  batch: Required<DestinationOptions>,
+  notes: DestinationNote[],
+): number | undefined {
   if (!rateLimit.enable) return undefined;
   const window = batch.maxBatchingWindow.toSeconds();
   const concurrency = writerConcurrency(rateLimit.maxPerMinute, batch.batchSize, window);
   const exact = ((rateLimit.maxPerMinute / 60) * window) / batch.batchSize;
-  if (exact > MAX_MAX_CONCURRENCY) notes.push({ kind: 'rate-limit', message: `destination ${name}: queue.rateLimit.maxPerMinute ${rateLimit.maxPerMinute} needs ${Math.ceil(exact)} concurrent writers; an SQS event source allows ${MAX_MAX_CONCURRENCY}` });
+  if (exact > MAX_MAX_CONCURRENCY)
+    notes.push({
+      kind: 'rate-limit',
+      message: `destination ${name}: queue.rateLimit.maxPerMinute ${rateLimit.maxPerMinute} needs ${Math.ceil(exact)} concurrent writers; an SQS event source allows ${MAX_MAX_CONCURRENCY}`,
+    });
   return concurrency;
 }
 
-function batching(name: string, maxBatchSize: number, writeFrequencyMs: number, notes: DestinationNote[]): Required<DestinationOptions> {
+function batching(
+  name: string,
+  maxBatchSize: number,
+  writeFrequencyMs: number,
+  notes: DestinationNote[],
+): Required<DestinationOptions> {
   const batchSize = Math.min(maxBatchSize, MAX_BATCH_SIZE);
-  if (batchSize < maxBatchSize) notes.push({ kind: 'batching', message: `destination ${name}: maxBatchSize ${maxBatchSize} exceeds the ${MAX_BATCH_SIZE} messages an SQS event source delivers at once; batches hold ${batchSize}` });
+  if (batchSize < maxBatchSize)
+    notes.push({
+      kind: 'batching',
+      message: `destination ${name}: maxBatchSize ${maxBatchSize} exceeds the ${MAX_BATCH_SIZE} messages an SQS event source delivers at once; batches hold ${batchSize}`,
+    });
   const maxSeconds = MAX_BATCHING_WINDOW.toSeconds();
   const seconds = Math.min(Math.max(1, Math.ceil(writeFrequencyMs / 1000)), maxSeconds);
-  if (writeFrequencyMs > maxSeconds * 1000) notes.push({ kind: 'batching', message: `destination ${name}: writeFrequency ${writeFrequencyMs} ms exceeds the ${maxSeconds} s batching window of an SQS event source; batches wait at most ${maxSeconds} s` });
+  if (writeFrequencyMs > maxSeconds * 1000)
+    notes.push({
+      kind: 'batching',
+      message: `destination ${name}: writeFrequency ${writeFrequencyMs} ms exceeds the ${maxSeconds} s batching window of an SQS event source; batches wait at most ${maxSeconds} s`,
+    });
   return { batchSize, maxBatchingWindow: Duration.seconds(seconds) };
 }

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 function findRepoRoot(start: string): string {
   for (let dir = start; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package-lock.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package-lock.json above ${start}: the CDK app must run inside the Svc repository`);
+    if (dirname(dir) === dir)
+      throw new Error(`no package-lock.json above ${start}: the CDK app must run inside the Svc repository`);
   }
 }
 

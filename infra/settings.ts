@@ -16,7 +16,8 @@ function present(value: unknown): boolean {
 export function optionalString(app: App, key: string): string | undefined {
   const value: unknown = app.node.tryGetContext(key);
   if (!present(value)) return undefined;
-  if (typeof value !== 'string') throw new SynthSettingsError(`context "${key}" must be a string (got ${JSON.stringify(value)})`);
+  if (typeof value !== 'string')
+    throw new SynthSettingsError(`context "${key}" must be a string (got ${JSON.stringify(value)})`);
   return value;
 }
 
@@ -31,7 +32,10 @@ export function integerSetting(app: App, key: string, min: number, max: number, 
   const value: unknown = app.node.tryGetContext(key);
   if (!present(value)) return fallback;
   const n = numberOf(value, /^\d+$/);
-  if (!Number.isInteger(n) || n < min || n > max) throw new SynthSettingsError(`context "${key}" must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new SynthSettingsError(
+      `context "${key}" must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`,
+    );
   return n;
 }
 
@@ -40,7 +44,10 @@ export function numberSetting(app: App, key: string, above: number, max: number,
   const value: unknown = app.node.tryGetContext(key);
   if (!present(value)) return fallback;
   const n = numberOf(value, /^\d+(\.\d+)?$/);
-  if (!Number.isFinite(n) || n <= above || n > max) throw new SynthSettingsError(`context "${key}" must be a number above ${above} and at most ${max} (got ${JSON.stringify(value)})`);
+  if (!Number.isFinite(n) || n <= above || n > max)
+    throw new SynthSettingsError(
+      `context "${key}" must be a number above ${above} and at most ${max} (got ${JSON.stringify(value)})`,
+    );
   return n;
 }
 
@@ -52,9 +59,14 @@ export function topicArnSetting(app: App, key: string): string | undefined {
   const arn = optionalString(app, key);
   if (arn === undefined) return undefined;
   if (!/^arn:aws(-[a-z]+)*:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(arn)) {
-    throw new SynthSettingsError(`context "${key}" must be an SNS topic ARN such as arn:aws:sns:eu-west-1:123456789012:svc-alarms (got ${JSON.stringify(arn)})`);
+    throw new SynthSettingsError(
+      `context "${key}" must be an SNS topic ARN such as arn:aws:sns:eu-west-1:123456789012:svc-alarms (got ${JSON.stringify(arn)})`,
+    );
   }
-  if (arn.endsWith('.fifo')) throw new SynthSettingsError(`context "${key}": ${arn} is a FIFO topic, which CloudWatch alarms cannot notify; give a standard topic`);
+  if (arn.endsWith('.fifo'))
+    throw new SynthSettingsError(
+      `context "${key}": ${arn} is a FIFO topic, which CloudWatch alarms cannot notify; give a standard topic`,
+    );
   return arn;
 }
 
@@ -81,7 +93,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function writerVpcSetting(app: App, key: string): WriterVpc | undefined {
   let value: unknown = app.node.tryGetContext(key);
   if (!present(value)) return undefined;
-  const fail = (problem: string) => new SynthSettingsError(`context "${key}" ${problem}; expected ${WRITER_VPC_EXAMPLE}`);
+  const fail = (problem: string) =>
+    new SynthSettingsError(`context "${key}" ${problem}; expected ${WRITER_VPC_EXAMPLE}`);
   if (typeof value === 'string') {
     try {
       value = JSON.parse(value);
@@ -91,14 +104,18 @@ export function writerVpcSetting(app: App, key: string): WriterVpc | undefined {
   }
   if (!isRecord(value)) throw fail(`must be an object (got ${JSON.stringify(value)})`);
   const unknown = Object.keys(value).filter((k) => !(WRITER_VPC_KEYS as readonly string[]).includes(k));
-  if (unknown.length > 0) throw fail(`has unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+  if (unknown.length > 0)
+    throw fail(`has unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
   const vpcId = value['vpcId'];
-  if (typeof vpcId !== 'string' || !EC2_ID('vpc').test(vpcId)) throw fail(`.vpcId must be a VPC id such as vpc-0123456789abcdef0 (got ${JSON.stringify(vpcId)})`);
+  if (typeof vpcId !== 'string' || !EC2_ID('vpc').test(vpcId))
+    throw fail(`.vpcId must be a VPC id such as vpc-0123456789abcdef0 (got ${JSON.stringify(vpcId)})`);
   const ids = (field: 'subnetIds' | 'securityGroupIds', prefix: string, example: string): string[] => {
     const list = value[field];
-    if (!Array.isArray(list) || list.length === 0) throw fail(`.${field} must be a non-empty list (got ${JSON.stringify(list)})`);
+    if (!Array.isArray(list) || list.length === 0)
+      throw fail(`.${field} must be a non-empty list (got ${JSON.stringify(list)})`);
     return list.map((id: unknown, i) => {
-      if (typeof id !== 'string' || !EC2_ID(prefix).test(id)) throw fail(`.${field}[${i}] must be an id such as ${example} (got ${JSON.stringify(id)})`);
+      if (typeof id !== 'string' || !EC2_ID(prefix).test(id))
+        throw fail(`.${field}[${i}] must be an id such as ${example} (got ${JSON.stringify(id)})`);
       return id;
     });
   };
@@ -109,7 +126,9 @@ export function writerVpcSetting(app: App, key: string): WriterVpc | undefined {
     if (repeated) throw fail(`.${field} lists ${repeated} twice`);
   }
   // Lambda allows at most 16 subnets and 5 security groups per function.
-  if (subnetIds.length > 16) throw fail(`.subnetIds lists ${subnetIds.length} subnets; a Lambda function takes at most 16`);
-  if (securityGroupIds.length > 5) throw fail(`.securityGroupIds lists ${securityGroupIds.length} security groups; a Lambda function takes at most 5`);
+  if (subnetIds.length > 16)
+    throw fail(`.subnetIds lists ${subnetIds.length} subnets; a Lambda function takes at most 16`);
+  if (securityGroupIds.length > 5)
+    throw fail(`.securityGroupIds lists ${securityGroupIds.length} security groups; a Lambda function takes at most 5`);
   return { vpcId, subnetIds, securityGroupIds };
 }

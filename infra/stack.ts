@@ -5,13 +5,14 @@
  * are still deployed; with neither the stack holds nothing (deployed over an earlier stack it removes
  * its resources, but the bucket is retained).
  */
-import { Fn, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
+import { type Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FORWARDABLE_DESTINATIONS, type ForwardableDestination } from '../shared/config/placement.js';
+import type { SecretRefAt } from '../shared/config/secret-refs.js';
 import { Alarms } from './constructs/alarms.js';
 import { EdgeAccess } from './constructs/edge-access.js';
 import { EventPipeline, WRITER_ENTRIES, type WriterProps } from './constructs/event-pipeline.js';
@@ -19,7 +20,6 @@ import { IngestApi } from './constructs/ingest-api.js';
 import { grantSecretReads, type SecretGrant } from './constructs/secrets.js';
 import { Storage } from './constructs/storage.js';
 import type { CloudDestination } from './destinations.js';
-import type { SecretRefAt } from '../shared/config/secret-refs.js';
 import type { WriterVpc } from './settings.js';
 
 export interface SvcStackProps extends StackProps {
@@ -84,14 +84,19 @@ export class SvcStack extends Stack {
       const destination = this.pipeline.addDestination(name, batching);
       // auditEvents.queue.rateLimit: the event source runs at most `concurrency` writers, and the
       // reserved concurrency both guarantees them and keeps any other invoker from adding more.
-      const writerProps: WriterProps = concurrency === undefined ? {} : { maxConcurrency: concurrency, reservedConcurrentExecutions: concurrency };
+      const writerProps: WriterProps =
+        concurrency === undefined ? {} : { maxConcurrency: concurrency, reservedConcurrentExecutions: concurrency };
       // The tsdb writer is the one that may have to reach a private tsdb (docs/deployment.md#vpc-placement).
       if (name === 'tsdb' && props.writerVpc) Object.assign(writerProps, this.vpcPlacement(props.writerVpc));
       const writer = this.pipeline.addWriter(name, WRITER_ENTRIES[name], writerProps);
       // The parquet writer puts its files into the bucket the config names, under its prefix.
       if (name === 'parquet' && props.parquetBucket) {
         const { bucket, prefix } = props.parquetBucket;
-        Grant.addToPrincipal({ grantee: writer, actions: ['s3:PutObject'], resourceArns: [Bucket.fromBucketName(this, 'ParquetBucket', bucket).arnForObjects(`${prefix}*`)] });
+        Grant.addToPrincipal({
+          grantee: writer,
+          actions: ['s3:PutObject'],
+          resourceArns: [Bucket.fromBucketName(this, 'ParquetBucket', bucket).arnForObjects(`${prefix}*`)],
+        });
       }
       if (audit) auditQueues[name] = destination.queue;
       if (platform && isForwardable(name)) platformQueues[name] = destination.queue;
@@ -104,13 +109,23 @@ export class SvcStack extends Stack {
           idempotency: props.idempotency,
         })
       : undefined;
-    this.edgeAccess = Object.keys(platformQueues).length > 0 ? new EdgeAccess(this, 'EdgeAccess', { queues: platformQueues, bucket: this.storage.bucket }) : undefined;
+    this.edgeAccess =
+      Object.keys(platformQueues).length > 0
+        ? new EdgeAccess(this, 'EdgeAccess', { queues: platformQueues, bucket: this.storage.bucket })
+        : undefined;
     this.secretGrants = grantSecretReads(this, {
       references: props.secretReferences ?? [],
-      readers: { ...(this.ingestApi ? { audit: this.ingestApi.handler } : {}), ...Object.fromEntries(this.pipeline.destinations.map((d) => [d.destination, d.writer])) },
+      readers: {
+        ...(this.ingestApi ? { audit: this.ingestApi.handler } : {}),
+        ...Object.fromEntries(this.pipeline.destinations.map((d) => [d.destination, d.writer])),
+      },
       kmsKeyArns: props.secretsKmsKeyArns,
     });
-    this.alarms = new Alarms(this, 'Alarms', { destinations: this.pipeline.destinations, api: this.ingestApi?.api, ...props.alarms });
+    this.alarms = new Alarms(this, 'Alarms', {
+      destinations: this.pipeline.destinations,
+      api: this.ingestApi?.api,
+      ...props.alarms,
+    });
   }
 
   /**
@@ -124,7 +139,9 @@ export class SvcStack extends Stack {
       vpc,
       vpcSubnets: { subnets: settings.subnetIds.map((id) => Subnet.fromSubnetId(this, `WriterSubnet-${id}`, id)) },
       // Not mutable: the stack adds no rules to the operator's groups (their egress must reach the tsdb and S3).
-      securityGroups: settings.securityGroupIds.map((id) => SecurityGroup.fromSecurityGroupId(this, `WriterSecurityGroup-${id}`, id, { mutable: false })),
+      securityGroups: settings.securityGroupIds.map((id) =>
+        SecurityGroup.fromSecurityGroupId(this, `WriterSecurityGroup-${id}`, id, { mutable: false }),
+      ),
     };
   }
 }

@@ -14,12 +14,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = new URL('../dist/shared/config/', import.meta.url);
 const { configValidatorSource } = await import(new URL('validator-source.js', root).href);
-const { GENERATED_CACHE_FILE, GENERATED_FILE, VALIDATOR_FUNCTIONS, runGenerated } = await import(new URL('validate.js', root).href);
+const { GENERATED_CACHE_FILE, GENERATED_FILE, VALIDATOR_FUNCTIONS, runGenerated } = await import(
+  new URL('validate.js', root).href
+);
 const file = fileURLToPath(new URL(GENERATED_FILE, root));
 writeFileSync(file, configValidatorSource());
 
 const { factory, producedCache } = runGenerated(readFileSync(file, 'utf8'), file, { produceCache: true });
 const validate = factory(VALIDATOR_FUNCTIONS);
-if (!validate({ Svc: {} })) throw new Error(`the generated validator rejects the smallest config: ${JSON.stringify(validate.errors)}`);
+if (!validate({ Svc: {} }))
+  throw new Error(`the generated validator rejects the smallest config: ${JSON.stringify(validate.errors)}`);
 if (producedCache === undefined) throw new Error('V8 made no code cache of the generated validator');
 writeFileSync(fileURLToPath(new URL(GENERATED_CACHE_FILE, root)), producedCache);

@@ -17,11 +17,17 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DIST = join(ROOT, 'dist');
 const VENDOR = join(DIST, 'vendor');
 /** Each entry of the package Svc imports, and its file in dist/vendor/. */
-const ENTRIES = { '@sinclair/typebox': 'typebox', '@sinclair/typebox/value': 'typebox-value', '@sinclair/typebox/errors': 'typebox-errors' };
+const ENTRIES = {
+  '@sinclair/typebox': 'typebox',
+  '@sinclair/typebox/value': 'typebox-value',
+  '@sinclair/typebox/errors': 'typebox-errors',
+};
 
 // One bundle per entry, sharing chunks (splitting): the entries share TypeBox's registries, which must stay one.
 await build({
-  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([specifier, name]) => [name, fileURLToPath(import.meta.resolve(specifier))])),
+  entryPoints: Object.fromEntries(
+    Object.entries(ENTRIES).map(([specifier, name]) => [name, fileURLToPath(import.meta.resolve(specifier))]),
+  ),
   outdir: VENDOR,
   bundle: true,
   splitting: true,
@@ -43,9 +49,12 @@ for (const file of builtModules(DIST)) {
   const text = readFileSync(file, 'utf8');
   if (!text.includes('@sinclair/typebox')) continue;
   const rewritten = text.replace(IMPORT, (_, before, quote, specifier) => {
-    const target = relative(dirname(file), join(VENDOR, `${ENTRIES[specifier]}.js`)).split(sep).join('/');
+    const target = relative(dirname(file), join(VENDOR, `${ENTRIES[specifier]}.js`))
+      .split(sep)
+      .join('/');
     return `${before}${quote}${target.startsWith('.') ? target : `./${target}`}${quote}`;
   });
-  if (/['"]@sinclair\/typebox[^'"]*['"]/.test(rewritten.replace(/^\s*(\/\/|\*).*$/gm, ''))) throw new Error(`${file} imports a TypeBox entry this script does not bundle`);
+  if (/['"]@sinclair\/typebox[^'"]*['"]/.test(rewritten.replace(/^\s*(\/\/|\*).*$/gm, '')))
+    throw new Error(`${file} imports a TypeBox entry this script does not bundle`);
   writeFileSync(file, rewritten);
 }

@@ -9,17 +9,23 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command } from 'commander';
 import { Document, parse } from 'yaml';
-import { auditDestinationTypes } from '../../shared/config/rules.js';
 import { logListenerEnabled } from '../../shared/config/outputs.js';
+import { auditDestinationTypes } from '../../shared/config/rules.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { EXIT_ERROR, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { INSTALL_DIR } from '../runtime/boot.js';
 import { numberArg } from '../simulate/cli-common.js';
-import { LOG_KINDS, USER_KINDS, type SimulateKind } from '../simulate/messages.js';
-import { driveAudit, type AuditDriveStats } from '../simulate/platform/audit.js';
+import { LOG_KINDS, type SimulateKind, USER_KINDS } from '../simulate/messages.js';
+import { type AuditDriveStats, driveAudit } from '../simulate/platform/audit.js';
 import { failArg } from '../simulate/platform/command.js';
-import { MAX_SERVERS, simulatorOptionProblems, startPlatformSimulator, type FailureMode, type PlatformSimulator } from '../simulate/platform/server.js';
+import {
+  type FailureMode,
+  MAX_SERVERS,
+  type PlatformSimulator,
+  simulatorOptionProblems,
+  startPlatformSimulator,
+} from '../simulate/platform/server.js';
 import { driveUdp } from '../simulate/platform/udp.js';
 import { MAX_RATE, type UdpSendStats } from '../simulate/udp-sender.js';
 import type { CliIo } from './io.js';
@@ -51,13 +57,31 @@ export function registerDemoCommand(program: Command, io: CliIo, setExitCode: (c
       'run Svc locally against the platform simulator: it polls simulated servers over mutual TLS, receives their user and log events over UDP and their audit events over HTTP, and serves the metrics endpoint; no external server needed',
     )
     .option('-c, --config <file>', 'base config; the demo adds the sections that poll the simulator', DEMO_CONFIG)
-    .option('--dir <dir>', 'folder for the simulator\'s certificates and the config the demo writes', join('data', 'demo'))
+    .option(
+      '--dir <dir>',
+      "folder for the simulator's certificates and the config the demo writes",
+      join('data', 'demo'),
+    )
     .option('--servers <n>', `simulated servers, 1–${MAX_SERVERS}`, count(MAX_SERVERS), 3)
     .option('--udp-rate <n>', 'datagrams per second to each UDP listener that is on (0 = none)', rate, 10)
     .option('--audit-rate <n>', 'audit events per second to the audit API when it is on (0 = none)', rate, 1)
-    .option('--report <s>', 'seconds between progress lines (0 = none)', numberArg('must be an integer 0–3600', 0, 3600, false, true), 15)
-    .option('--fail <target=mode>', 'fail a simulated server (or "apps", "all") from the start: http-500, timeout, bad-body, cert-reject', failArg, {})
-    .option('--seed <n>', 'seed of the simulated platform and traffic; default random', numberArg('must be an integer between 0 and 4294967295', 0, 4_294_967_295, false, true))
+    .option(
+      '--report <s>',
+      'seconds between progress lines (0 = none)',
+      numberArg('must be an integer 0–3600', 0, 3600, false, true),
+      15,
+    )
+    .option(
+      '--fail <target=mode>',
+      'fail a simulated server (or "apps", "all") from the start: http-500, timeout, bad-body, cert-reject',
+      failArg,
+      {},
+    )
+    .option(
+      '--seed <n>',
+      'seed of the simulated platform and traffic; default random',
+      numberArg('must be an integer between 0 and 4294967295', 0, 4_294_967_295, false, true),
+    )
     .addHelpText(
       'after',
       `
@@ -99,7 +123,8 @@ function dataFolders(config: SvcConfig): [string, string][] {
   if (!config.auditEvents.enable || !destination.enable) return folders;
   const types = auditDestinationTypes(destination.type);
   if (types.includes('parquet')) folders.push(['audit events (parquet)', destination.parquet.exportDirectory]);
-  if (types.includes('json') && destination.json.objectdata.enable) folders.push(['audit events (json)', destination.json.objectdata.exportDirectory]);
+  if (types.includes('json') && destination.json.objectdata.enable)
+    folders.push(['audit events (json)', destination.json.objectdata.exportDirectory]);
   return folders;
 }
 
@@ -108,7 +133,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 async function runDemo(opts: DemoCliOptions, io: CliIo): Promise<number> {
-  const problems = simulatorOptionProblems({ servers: opts.servers, failures: opts.fail, ...(opts.seed === undefined ? {} : { seed: opts.seed }) }, (key) => `--${key}`);
+  const problems = simulatorOptionProblems(
+    { servers: opts.servers, failures: opts.fail, ...(opts.seed === undefined ? {} : { seed: opts.seed }) },
+    (key) => `--${key}`,
+  );
   if (problems.length > 0) {
     for (const problem of problems) io.err(`error: ${problem}\n`);
     return EXIT_USAGE;
@@ -117,7 +145,9 @@ async function runDemo(opts: DemoCliOptions, io: CliIo): Promise<number> {
   try {
     base = parse(readFileSync(opts.config, 'utf8'));
   } catch (err) {
-    io.err(`svc: demo: cannot read the base config ${opts.config}: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.err(
+      `svc: demo: cannot read the base config ${opts.config}: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return EXIT_ERROR;
   }
   if (!isRecord(base) || !isRecord(base['Svc'])) {
@@ -130,7 +160,12 @@ async function runDemo(opts: DemoCliOptions, io: CliIo): Promise<number> {
   let sim: PlatformSimulator;
   try {
     mkdirSync(dir, { recursive: true });
-    sim = await startPlatformSimulator({ servers: opts.servers, certDir: join(dir, 'certs'), failures: opts.fail, ...(opts.seed === undefined ? {} : { seed: opts.seed }) });
+    sim = await startPlatformSimulator({
+      servers: opts.servers,
+      certDir: join(dir, 'certs'),
+      failures: opts.fail,
+      ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+    });
   } catch (err) {
     io.err(`svc: demo: cannot start the platform simulator: ${err instanceof Error ? err.message : String(err)}\n`);
     return EXIT_ERROR;
@@ -148,7 +183,9 @@ async function runDemo(opts: DemoCliOptions, io: CliIo): Promise<number> {
   } finally {
     await sim.stop();
     const { stats } = sim.status();
-    io.err(`svc demo: stopped; the simulator answered ${stats.health.ok} health, ${stats.sessions.ok} session and ${stats.apps.ok} app-list requests\n`);
+    io.err(
+      `svc demo: stopped; the simulator answered ${stats.health.ok} health, ${stats.sessions.ok} session and ${stats.apps.ok} app-list requests\n`,
+    );
   }
 }
 
@@ -176,8 +213,20 @@ class SimulatedTraffic implements Component {
     const { config, sim, opts, controller } = this;
     const signal = controller.signal;
     const targets: [boolean, string, number, readonly SimulateKind[], string][] = [
-      [config.userEvents.enable, config.userEvents.udpServerConfig.serverHost, config.userEvents.udpServerConfig.portUserActivityEvents, USER_KINDS, 'user events'],
-      [logListenerEnabled(config), config.logEvents.udpServerConfig.serverHost, config.logEvents.udpServerConfig.portLogEvents, LOG_KINDS, 'log events'],
+      [
+        config.userEvents.enable,
+        config.userEvents.udpServerConfig.serverHost,
+        config.userEvents.udpServerConfig.portUserActivityEvents,
+        USER_KINDS,
+        'user events',
+      ],
+      [
+        logListenerEnabled(config),
+        config.logEvents.udpServerConfig.serverHost,
+        config.logEvents.udpServerConfig.portLogEvents,
+        LOG_KINDS,
+        'log events',
+      ],
     ];
     const lines: string[] = [];
     for (const [on, host, port, kinds, label] of targets) {
@@ -197,28 +246,51 @@ class SimulatedTraffic implements Component {
     if (audit.enable && opts.auditRate > 0) {
       const origin = `http://${reachable(audit.host).includes(':') ? `[${reachable(audit.host)}]` : reachable(audit.host)}:${audit.port}`;
       lines.push(`  audit events: ${opts.auditRate}/s to ${origin}/api/v1/audit-event`);
-      this.runs.push(driveAudit({ pool: sim.pool, seed: sim.seed, origin, rate: opts.auditRate, signal, ...(audit.apiToken ? { token: audit.apiToken } : {}) }, this.audit));
+      this.runs.push(
+        driveAudit(
+          {
+            pool: sim.pool,
+            seed: sim.seed,
+            origin,
+            rate: opts.auditRate,
+            signal,
+            ...(audit.apiToken ? { token: audit.apiToken } : {}),
+          },
+          this.audit,
+        ),
+      );
     }
     const metrics = config.metricsEndpoint;
     const out = [
       `svc demo: running: ${sim.servers.length} simulated server(s) polled over mutual TLS (health every ${config.serversToMonitor.pollingInterval / 1000} s)`,
       ...lines,
-      metrics.enable ? `  metrics: curl -s http://${reachable(metrics.host)}:${metrics.port}/metrics` : '  metrics endpoint: off in this config',
-      ...(config.configVisualisation.enable ? [`  status page: http://${reachable(config.configVisualisation.host)}:${config.configVisualisation.port}/status`] : []),
+      metrics.enable
+        ? `  metrics: curl -s http://${reachable(metrics.host)}:${metrics.port}/metrics`
+        : '  metrics endpoint: off in this config',
+      ...(config.configVisualisation.enable
+        ? [
+            `  status page: http://${reachable(config.configVisualisation.host)}:${config.configVisualisation.port}/status`,
+          ]
+        : []),
       ...dataFolders(config).map(([what, folder]) => `  ${what}: ${folder}`),
       '  Ctrl-C stops',
     ];
     this.io.err(`${out.join('\n')}\n`);
-    if (opts.report > 0) this.timer = setInterval(() => this.io.err(`${this.progress()}\n`), opts.report * 1000).unref();
+    if (opts.report > 0)
+      this.timer = setInterval(() => this.io.err(`${this.progress()}\n`), opts.report * 1000).unref();
     return Promise.resolve();
   }
 
   /** One line: what the simulator served, what was sent, what the audit API answered. */
   progress(): string {
     const { stats } = this.sim.status();
-    const api = (name: string, s: { ok: number; failed: number; rejected: number }) => `${name} ${s.ok} ok${s.failed + s.rejected > 0 ? ` (${s.failed} failed on purpose, ${s.rejected} refused)` : ''}`;
+    const api = (name: string, s: { ok: number; failed: number; rejected: number }) =>
+      `${name} ${s.ok} ok${s.failed + s.rejected > 0 ? ` (${s.failed} failed on purpose, ${s.rejected} refused)` : ''}`;
     const udp = this.udp.map((u) => (u.error === undefined ? `${u.label} sending` : `${u.label} stopped: ${u.error}`));
-    const answered = Object.entries(this.audit.byStatus).map(([status, n]) => `${n}×${status}`).join(', ') || 'none yet';
+    const answered =
+      Object.entries(this.audit.byStatus)
+        .map(([status, n]) => `${n}×${status}`)
+        .join(', ') || 'none yet';
     return (
       `svc demo: polls answered: ${api('health', stats.health)}, ${api('sessions', stats.sessions)}, ${api('app list', stats.apps)}; ` +
       `${udp.join(', ') || 'no UDP'}; audit events ${this.audit.sent} posted (${answered})${this.audit.failed > 0 ? `, ${this.audit.failed} without answer (${this.audit.lastProblem ?? ''})` : ''}`

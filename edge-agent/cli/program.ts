@@ -1,16 +1,17 @@
 /**
  * The `svc` command line. Exit codes: 0 ok, 1 config or startup error, 2 usage error.
  */
-import { Command, CommanderError, Option } from 'commander';
-import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
-import type { CliIo } from './io.js';
-import { SVC_VERSION } from '../../shared/version.js';
+
 import { existsSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
 import { replayDeadLetters } from '../../shared/queue/local.js';
-import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
+import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
+import { SVC_VERSION } from '../../shared/version.js';
 import type { Mode } from '../runtime/boot.js';
-import { loadForCli, printConfigError, runService } from './run.js';
+import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
 import { accessConfigError, accessWarning, checkPlatformAccess } from '../sources/platform/startup.js';
+import type { CliIo } from './io.js';
+import { loadForCli, printConfigError, runService } from './run.js';
 
 const configOption = () =>
   new Option('-c, --config <file>', 'config file (.yaml or .yml); default: $SVC_CONFIG, else ./config/svc.yaml');
@@ -23,7 +24,11 @@ const configOption = () =>
  */
 const SERVICE_COMMANDS: ReadonlySet<string> = new Set<Mode>(['local', 'edge']);
 
-export async function buildProgram(io: CliIo, setExitCode: (code: number) => void, commands: 'all' | 'service' = 'all'): Promise<Command> {
+export async function buildProgram(
+  io: CliIo,
+  setExitCode: (code: number) => void,
+  commands: 'all' | 'service' = 'all',
+): Promise<Command> {
   const program = new Command('svc')
     .description('Svc: monitoring and event forwarding for the analytics platform')
     .version(SVC_VERSION, '-v, --version', 'print the version')
@@ -34,21 +39,27 @@ export async function buildProgram(io: CliIo, setExitCode: (code: number) => voi
 
   program
     .command('validate-config')
-    .description('check a config file and report every problem (the pollers\' certificate files and app-list host included), and warn about each switch of a feature not built yet; starts nothing')
+    .description(
+      "check a config file and report every problem (the pollers' certificate files and app-list host included), and warn about each switch of a feature not built yet; starts nothing",
+    )
     .addOption(configOption())
     .action(async (opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
       if (!loaded) return setExitCode(EXIT_ERROR);
       // What start-up checks beyond the file itself: the files and the host the pollers would use.
       const access = await checkPlatformAccess(loaded.config);
-      for (const warning of [...loaded.warnings, ...loaded.notBuilt, ...access.warnings.map(accessWarning)]) io.err(`warning: ${warning}\n`);
+      for (const warning of [...loaded.warnings, ...loaded.notBuilt, ...access.warnings.map(accessWarning)])
+        io.err(`warning: ${warning}\n`);
       if (!access.ok) {
         printConfigError(loaded.file, accessConfigError(loaded.file, access.problems), io);
         return setExitCode(EXIT_ERROR);
       }
       // References are checked for syntax only: fetching them needs AWS credentials this check should not.
       const refs = loaded.secretRefs.length;
-      if (refs > 0) io.out(`${refs} secret reference${refs === 1 ? '' : 's'} not fetched: svc local, svc edge and the Lambda functions fetch them at start\n`);
+      if (refs > 0)
+        io.out(
+          `${refs} secret reference${refs === 1 ? '' : 's'} not fetched: svc local, svc edge and the Lambda functions fetch them at start\n`,
+        );
       io.out(`${loaded.file}: configuration is valid\n`);
       setExitCode(EXIT_OK);
     });
@@ -67,7 +78,9 @@ export async function buildProgram(io: CliIo, setExitCode: (code: number) => voi
     .command('dlq')
     .description('dead-letter folders of the local queue')
     .command('replay')
-    .description('put dead-lettered messages back on the local queue for their destination (Svc must not be running on that queue)')
+    .description(
+      'put dead-lettered messages back on the local queue for their destination (Svc must not be running on that queue)',
+    )
     .addOption(configOption())
     .option('-g, --group <destination>', 'only this destination (e.g. tsdb, parquet)')
     .action(async (opts: { config?: string; group?: string }) => {
@@ -87,7 +100,8 @@ export async function buildProgram(io: CliIo, setExitCode: (code: number) => voi
             io.out(`${queue}: ${r.group}: replayed ${r.messages} message(s) with ${r.events} event(s)\n`);
           }
         }
-        if (replayed === 0) io.out(`no dead letters to replay in ${directory}${opts.group ? ` for ${opts.group}` : ''}\n`);
+        if (replayed === 0)
+          io.out(`no dead letters to replay in ${directory}${opts.group ? ` for ${opts.group}` : ''}\n`);
         setExitCode(EXIT_OK);
       } catch (err) {
         io.err(`svc: cannot replay dead letters: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -96,13 +110,22 @@ export async function buildProgram(io: CliIo, setExitCode: (code: number) => voi
     });
 
   if (commands === 'all') {
-    const [{ registerSimulateCommand }, { registerDemoCommand }] = await Promise.all([import('../simulate/command.js'), import('./demo.js')]);
+    const [{ registerSimulateCommand }, { registerDemoCommand }] = await Promise.all([
+      import('../simulate/command.js'),
+      import('./demo.js'),
+    ]);
     registerSimulateCommand(program, io, setExitCode);
     registerDemoCommand(program, io, setExitCode);
   }
 
-  runCommand('local', 'run on this machine: the audit API gateway, the UDP listeners and the platform pollers, with the durable local queue and the writers behind them');
-  runCommand('edge', 'run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
+  runCommand(
+    'local',
+    'run on this machine: the audit API gateway, the UDP listeners and the platform pollers, with the durable local queue and the writers behind them',
+  );
+  runCommand(
+    'edge',
+    'run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)',
+  );
   return program;
 }
 
@@ -119,7 +142,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {
-      return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code) ? EXIT_OK : EXIT_USAGE;
+      return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code)
+        ? EXIT_OK
+        : EXIT_USAGE;
     }
     throw err;
   }

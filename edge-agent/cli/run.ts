@@ -4,12 +4,12 @@
  * line each (no stack).
  */
 import { ConfigError, formatIssues, problemCount } from '../../shared/config/errors.js';
-import { chooseConfigFile, loadConfigFile, type LoadedConfig } from '../../shared/config/load.js';
-import { secretReader, type SecretRefAt } from '../../shared/config/secret-refs.js';
+import { chooseConfigFile, type LoadedConfig, loadConfigFile } from '../../shared/config/load.js';
+import { type SecretRefAt, secretReader } from '../../shared/config/secret-refs.js';
 import { displayPath } from '../../shared/config/walk.js';
-import type { SecretClientConfig } from '../../shared/secrets/fetch.js';
 import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
-import { boot, StartupError, type BootOptions, type Mode } from '../runtime/boot.js';
+import type { SecretClientConfig } from '../../shared/secrets/fetch.js';
+import { type BootOptions, boot, type Mode, StartupError } from '../runtime/boot.js';
 import type { CliIo } from './io.js';
 
 /** Prints every problem of a config error, as one report. */
@@ -40,7 +40,9 @@ async function withSecrets(loaded: LoadedConfig, mode: Mode, io: CliIo): Promise
   const wanted = (at: SecretRefAt) => mode !== 'edge' || secretReader(at.path) !== 'audit';
   const refs = loaded.secretRefs.filter(wanted);
   if (refs.length === 0) return loaded;
-  io.err(`svc: fetching ${refs.length} secret reference${refs.length === 1 ? '' : 's'} from AWS (${refs.map((r) => displayPath(r.path)).join(', ')})\n`);
+  io.err(
+    `svc: fetching ${refs.length} secret reference${refs.length === 1 ? '' : 's'} from AWS (${refs.map((r) => displayPath(r.path)).join(', ')})\n`,
+  );
   // Loaded only when there is something to fetch: the AWS clients cost start-up time.
   const { resolveConfigSecrets } = await import('../../shared/secrets/fetch.js');
   return resolveConfigSecrets(loaded, { wanted, env: io.env, ...(await cloudClientConfig(loaded.config.cloud)) });
@@ -52,14 +54,21 @@ async function withSecrets(loaded: LoadedConfig, mode: Mode, io: CliIo): Promise
  * `Svc.cloud`, the AWS SDK's defaults (AWS_REGION, AWS_PROFILE, …) apply. `Svc.cloud.endpoint` is the
  * SQS and S3 endpoint, not the secret stores'.
  */
-async function cloudClientConfig(cloud: LoadedConfig['config']['cloud']): Promise<{ clientConfig?: SecretClientConfig }> {
+async function cloudClientConfig(
+  cloud: LoadedConfig['config']['cloud'],
+): Promise<{ clientConfig?: SecretClientConfig }> {
   if (!cloud.enable) return {};
   // Imported only here: the credential providers cost start-up time.
   return { clientConfig: (await import('../runtime/cloud-identity.js')).cloudIdentity(cloud) };
 }
 
 /** Runs `mode` until a signal stops it; resolves to the exit code (1 after a config or start-up error). */
-export async function runService(loaded: LoadedConfig, mode: Mode, io: CliIo, options: BootOptions = {}): Promise<number> {
+export async function runService(
+  loaded: LoadedConfig,
+  mode: Mode,
+  io: CliIo,
+  options: BootOptions = {},
+): Promise<number> {
   // boot() owns the process from here: it exits on a signal or a startup failure.
   try {
     return await boot(await withSecrets(loaded, mode, io), mode, options);

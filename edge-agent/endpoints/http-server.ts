@@ -23,7 +23,8 @@ export interface ListenOptions {
 export function listen(server: Server, { host, port, what, log }: ListenOptions): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const where = host === undefined ? `port ${port} (all interfaces)` : `${host}:${port}`;
-    const onError = (err: Error) => reject(new Error(`${what} cannot listen on ${where}: ${err.message}`, { cause: err }));
+    const onError = (err: Error) =>
+      reject(new Error(`${what} cannot listen on ${where}: ${err.message}`, { cause: err }));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

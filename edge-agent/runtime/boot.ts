@@ -3,27 +3,32 @@
  * mode in one lifecycle, and the signal handling that stops them.
  */
 import { fileURLToPath } from 'node:url';
+import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
-import { exitOnSignals, Lifecycle, type Component } from '../../shared/runtime/lifecycle.js';
-import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
-import type { AppContext } from '../../shared/runtime/context.js';
-import { SVC_VERSION } from '../../shared/version.js';
-import { localAuditComponents } from '../../functions/local/audit.js';
 import { NO_APP_NAMES } from '../../shared/platform/app-names.js';
-import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
-import { platformPollers } from '../sources/platform/compose.js';
-import { accessConfigError, accessWarning, checkPlatformAccess, type PlatformAccess } from '../sources/platform/startup.js';
-import { udpComponents } from '../sources/udp/compose.js';
-import { webView } from '../endpoints/web/compose.js';
+import type { AppContext } from '../../shared/runtime/context.js';
+import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
+import { type Component, exitOnSignals, Lifecycle } from '../../shared/runtime/lifecycle.js';
+import { SVC_VERSION } from '../../shared/version.js';
 import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
-import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
+import { webView } from '../endpoints/web/compose.js';
 import { selfReportComponents } from '../self-report/compose.js';
+import { platformPollers } from '../sources/platform/compose.js';
+import {
+  accessConfigError,
+  accessWarning,
+  checkPlatformAccess,
+  type PlatformAccess,
+} from '../sources/platform/startup.js';
+import { udpComponents } from '../sources/udp/compose.js';
+import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 import { collectAfterStart } from './settle.js';
 
 export type Mode = 'local' | 'edge';
@@ -39,11 +44,18 @@ export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
  * endpoint's prom-client here; the cloud forwarding in platform-pipeline.ts): a process carries only
  * the code of what it runs (docs/architecture.md "Memory").
  */
-export async function composeComponents(ctx: AppContext, mode: Mode, access: PlatformAccess, observed = new Observed()): Promise<Component[]> {
+export async function composeComponents(
+  ctx: AppContext,
+  mode: Mode,
+  access: PlatformAccess,
+  observed = new Observed(),
+): Promise<Component[]> {
   const components: Component[] = [];
   // First to start, last to stop: Svc can be scraped while the others start and stop. Its pollSink
   // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
-  const metrics = ctx.config.metricsEndpoint.enable ? (await import('../endpoints/metrics/compose.js')).metricsEndpoint(ctx, observed) : null;
+  const metrics = ctx.config.metricsEndpoint.enable
+    ? (await import('../endpoints/metrics/compose.js')).metricsEndpoint(ctx, observed)
+    : null;
   if (metrics) components.push(metrics.component);
   // Also first: while the others start (and stop) it answers 503 naming the listeners not bound yet.
   const health = healthEndpoint(ctx, observed);
@@ -60,8 +72,14 @@ export async function composeComponents(ctx: AppContext, mode: Mode, access: Pla
   // Every platform source writes through one pipeline, which starts before them and stops after;
   // so does the error tracking (its svc_errors points), which stops after the sources.
   // Only `svc edge` forwards to the cloud (Svc.cloud); `svc local` runs every destination itself.
-  if (mode === 'local' && ctx.config.cloud.enable) ctx.logger.warn({ config: 'Svc.cloud.enable' }, 'Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)');
-  const pipeline = platformPipelineWanted(ctx.config) ? await platformPipeline(ctx, { forward: mode === 'edge' }) : null;
+  if (mode === 'local' && ctx.config.cloud.enable)
+    ctx.logger.warn(
+      { config: 'Svc.cloud.enable' },
+      'Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)',
+    );
+  const pipeline = platformPipelineWanted(ctx.config)
+    ? await platformPipeline(ctx, { forward: mode === 'edge' })
+    : null;
   if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
   components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
   // System info, telemetry, heartbeat, uptime monitor: after the pipeline, which takes Svc's memory points.
@@ -91,7 +109,12 @@ export class StartupError extends Error {
 async function startLogging(loaded: LoadedConfig, secrets: string[]): Promise<LoggerHandle> {
   const { config } = loaded;
   try {
-    return await createLogger({ level: config.logLevel, fileLogging: config.fileLogging, logDirectory: config.logDirectory, secrets });
+    return await createLogger({
+      level: config.logLevel,
+      fileLogging: config.fileLogging,
+      logDirectory: config.logDirectory,
+      secrets,
+    });
   } catch (err) {
     if (!(err instanceof LogDirectoryError)) throw err;
     throw new StartupError(`${loaded.file} Svc.logDirectory: ${err.message} (Svc.fileLogging is true)`);
@@ -120,26 +143,50 @@ export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOption
     process.exit(code);
   };
   installCrashHandlers({
-    getInput: () => ({ settings: config.crashFile, summary: crashConfigSummary(config), installDir: INSTALL_DIR, secrets }),
+    getInput: () => ({
+      settings: config.crashFile,
+      summary: crashConfigSummary(config),
+      installDir: INSTALL_DIR,
+      secrets,
+    }),
     log: logger,
     exit,
   });
-  const how = { option: '--config', SVC_CONFIG: 'the SVC_CONFIG variable', default: 'the default location' }[loaded.source];
-  logger.info({ file: loaded.absoluteFile, chosenBy: loaded.source }, `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`);
+  const how = { option: '--config', SVC_CONFIG: 'the SVC_CONFIG variable', default: 'the default location' }[
+    loaded.source
+  ];
+  logger.info(
+    { file: loaded.absoluteFile, chosenBy: loaded.source },
+    `loaded configuration from ${loaded.absoluteFile} (chosen by ${how})`,
+  );
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
   for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
   for (const warning of checked.warnings) logger.warn({ config: loaded.file }, accessWarning(warning));
 
-  const errors = new ErrorTracker({ enabled: config.errorTracking.enable, logSummary: config.errorTracking.logSummary.enable, log: logger });
+  const errors = new ErrorTracker({
+    enabled: config.errorTracking.enable,
+    logSummary: config.errorTracking.logSummary.enable,
+    log: logger,
+  });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
-  for (const component of [...(await composeComponents(ctx, mode, checked.access)), ...(options.after ?? [])]) lifecycle.add(component);
+  for (const component of [...(await composeComponents(ctx, mode, checked.access)), ...(options.after ?? [])])
+    lifecycle.add(component);
 
   return new Promise<number>((resolve) => {
-    exitOnSignals(lifecycle, { log: logger, exit: (code) => { logging.flush(); resolve(code); } });
+    exitOnSignals(lifecycle, {
+      log: logger,
+      exit: (code) => {
+        logging.flush();
+        resolve(code);
+      },
+    });
     lifecycle.start().then(
       () => {
-        logger.info({ mode, version: SVC_VERSION, components: lifecycle.names, pid: process.pid }, `svc ${mode} ${SVC_VERSION} running (${lifecycle.names.length} component${lifecycle.names.length === 1 ? '' : 's'}: ${lifecycle.names.join(', ') || 'none yet'})`);
+        logger.info(
+          { mode, version: SVC_VERSION, components: lifecycle.names, pid: process.pid },
+          `svc ${mode} ${SVC_VERSION} running (${lifecycle.names.length} component${lifecycle.names.length === 1 ? '' : 's'}: ${lifecycle.names.join(', ') || 'none yet'})`,
+        );
         collectAfterStart(logger);
       },
       (err: unknown) => {

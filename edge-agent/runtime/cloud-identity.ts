@@ -9,7 +9,7 @@
  * (they cost start-up time), and are cached until 5 minutes before they expire (cachedCredentials):
  * temporary credentials (SSO, an assumed role, an instance role) are refreshed while the agent runs.
  */
-import { cachedCredentials, type CredentialProvider } from '../../shared/aws/credentials.js';
+import { type CredentialProvider, cachedCredentials } from '../../shared/aws/credentials.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 
 export interface CloudIdentity {
@@ -22,7 +22,9 @@ export interface CloudIdentity {
 export function cloudCredentials(cloud: Pick<SvcConfig['cloud'], 'profile'>): CredentialProvider {
   let source: Promise<CredentialProvider> | undefined;
   return cachedCredentials(async () => {
-    source ??= import('@aws-sdk/credential-providers').then(({ fromIni, fromNodeProviderChain }) => (cloud.profile ? fromIni({ profile: cloud.profile }) : fromNodeProviderChain()));
+    source ??= import('@aws-sdk/credential-providers').then(({ fromIni, fromNodeProviderChain }) =>
+      cloud.profile ? fromIni({ profile: cloud.profile }) : fromNodeProviderChain(),
+    );
     const provider = await source;
     return provider();
   });

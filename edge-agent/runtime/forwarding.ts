@@ -15,13 +15,13 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { LeanSqsClient, type SqsApi } from '../../shared/aws/sqs.js';
 import { platformPlacement } from '../../shared/config/placement.js';
-import { cloudIdentity } from './cloud-identity.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Log } from '../../shared/logging/log.js';
 import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
 import { Forwarder } from '../../shared/queue/forwarder.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
+import { cloudIdentity } from './cloud-identity.js';
 
 /** Longest wait for a connection, and for an answer, of one request to SQS or S3. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -37,8 +37,19 @@ export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
   const identity = cloudIdentity(cloud);
   const endpoint = cloud.endpoint ? { endpoint: cloud.endpoint } : {};
   return {
-    sqs: new LeanSqsClient({ ...identity, ...endpoint, maxAttempts: 1, connectTimeoutMs: CONNECT_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS }),
-    s3: new S3Client({ ...identity, ...endpoint, requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, ...(cloud.endpoint ? { forcePathStyle: true } : {}) }),
+    sqs: new LeanSqsClient({
+      ...identity,
+      ...endpoint,
+      maxAttempts: 1,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    }),
+    s3: new S3Client({
+      ...identity,
+      ...endpoint,
+      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+      ...(cloud.endpoint ? { forcePathStyle: true } : {}),
+    }),
   };
 }
 
@@ -46,7 +57,12 @@ export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
  * The forwarders of `svc edge`, by destination name: one for every platform destination placed in
  * the cloud. `takes` says which events a destination takes (its Destination's own rule).
  */
-export function forwarders(config: SvcConfig, log: Log, takes: ReadonlyMap<string, (event: QueuedEvent) => boolean>, clients: () => CloudClients): Map<string, Forwarder> {
+export function forwarders(
+  config: SvcConfig,
+  log: Log,
+  takes: ReadonlyMap<string, (event: QueuedEvent) => boolean>,
+  clients: () => CloudClients,
+): Map<string, Forwarder> {
   const out = new Map<string, Forwarder>();
   const cloud = platformPlacement(config).filter((p) => p.place === 'cloud');
   if (cloud.length === 0) return out;
@@ -58,7 +74,10 @@ export function forwarders(config: SvcConfig, log: Log, takes: ReadonlyMap<strin
     if (!taken || !queueUrl) continue;
     const queue = new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log, retryLogLevel: 'debug' });
     out.set(name, new Forwarder({ name, queue, takes: taken, log }));
-    log.info({ destination: name, queueUrl, claimCheckBucket: bucket || null }, `${name}: forwarded to the cloud (SQS ${queueUrl}${bucket ? `, claim checks in s3://${bucket}/${prefix}` : ', no claim-check bucket: an event over 1 MiB goes to the dead-letter folder'}); not written by this edge agent`);
+    log.info(
+      { destination: name, queueUrl, claimCheckBucket: bucket || null },
+      `${name}: forwarded to the cloud (SQS ${queueUrl}${bucket ? `, claim checks in s3://${bucket}/${prefix}` : ', no claim-check bucket: an event over 1 MiB goes to the dead-letter folder'}); not written by this edge agent`,
+    );
   }
   return out;
 }

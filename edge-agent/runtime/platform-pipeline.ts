@@ -14,10 +14,16 @@
  * delivers what is pending (or keeps it on disk) before the clients disconnect.
  */
 import { join } from 'node:path';
-import { logListenerEnabled } from '../../shared/config/outputs.js';
+import {
+  errorPointsWanted,
+  logListenerEnabled,
+  type PlatformOutputs,
+  platformOutputs,
+  uptimePointsWanted,
+} from '../../shared/config/outputs.js';
+import { platformPlacement } from '../../shared/config/placement.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
-import { errorPointsWanted, platformOutputs, uptimePointsWanted, type PlatformOutputs } from '../../shared/config/outputs.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations } from '../../shared/destinations/registry.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
@@ -26,7 +32,6 @@ import { LocalEventQueue } from '../../shared/queue/local.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { anyPollerOn } from '../sources/platform/startup.js';
-import { platformPlacement } from '../../shared/config/placement.js';
 import type { CloudClients } from './forwarding.js';
 
 /** The directory of the platform data's queue, below the audit queue's. */
@@ -70,11 +75,16 @@ export function forwardsToCloud(config: SvcConfig, options: PipelineOptions): bo
   return options.forward && config.cloud.enable && platformPlacement(config).some((p) => p.place === 'cloud');
 }
 
-export async function platformPipeline(ctx: AppContext, options: PipelineOptions = { forward: false }): Promise<PlatformPipeline> {
+export async function platformPipeline(
+  ctx: AppContext,
+  options: PipelineOptions = { forward: false },
+): Promise<PlatformPipeline> {
   const { config, logger: log } = ctx;
   const outputs = platformOutputs(config);
   const { destinations, components: clients } = platformDestinations(ctx);
-  const takes = new Map(destinations.map(({ destination }) => [destination.name, (e: QueuedEvent) => destination.takes(e)]));
+  const takes = new Map(
+    destinations.map(({ destination }) => [destination.name, (e: QueuedEvent) => destination.takes(e)]),
+  );
   let forwarded = new Map<string, Forwarder>();
   if (forwardsToCloud(config, options)) {
     const { cloudClients, forwarders } = await import('./forwarding.js');
@@ -84,7 +94,16 @@ export async function platformPipeline(ctx: AppContext, options: PipelineOptions
     const forwarder = forwarded.get(destination.name);
     return forwarder
       ? { consumer: forwarder, group: { name: destination.name, handler: forwarder.handler, ...FORWARD_BATCH } }
-      : { consumer: destination, group: { name: destination.name, handler: makeWriterHandler({ destination, claimCheck: null, log }), batchSize, batchWindowMs, maxInFlight: maxInFlight ?? 1 } };
+      : {
+          consumer: destination,
+          group: {
+            name: destination.name,
+            handler: makeWriterHandler({ destination, claimCheck: null, log }),
+            batchSize,
+            batchWindowMs,
+            maxInFlight: maxInFlight ?? 1,
+          },
+        };
   });
   const queue =
     groups.length === 0
@@ -97,7 +116,12 @@ export async function platformPipeline(ctx: AppContext, options: PipelineOptions
           log,
         });
   // The MQTT client is not needed by a forwarded destination, but MQTT always runs on the edge.
-  return { queue, outputs, destinations: groups.map((g) => g.consumer), components: [...clients, ...(queue ? [queue] : [])] };
+  return {
+    queue,
+    outputs,
+    destinations: groups.map((g) => g.consumer),
+    components: [...clients, ...(queue ? [queue] : [])],
+  };
 }
 
 /**

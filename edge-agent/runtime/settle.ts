@@ -53,5 +53,8 @@ function collectNow(log: Log): void {
   Reflect.apply(gc, undefined, []);
   const after = process.memoryUsage();
   const mb = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
-  log.debug({ heapTotalMb: mb(after.heapTotal), rssMb: mb(after.rss), rssBeforeMb: mb(before.rss) }, `garbage collected after start: heap ${mb(after.heapTotal)} MB, RSS ${mb(before.rss)} → ${mb(after.rss)} MB`);
+  log.debug(
+    { heapTotalMb: mb(after.heapTotal), rssMb: mb(after.rss), rssBeforeMb: mb(before.rss) },
+    `garbage collected after start: heap ${mb(after.heapTotal)} MB, RSS ${mb(before.rss)} → ${mb(after.rss)} MB`,
+  );
 }

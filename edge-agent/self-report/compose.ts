@@ -20,7 +20,12 @@ import { UptimeMonitor } from './uptime.js';
 export function uptimeMonSaasWanted(config: AppContext['config']): boolean {
   const u = config.uptimeMonitor;
   const dynamic = u.storeMonSaas.metric.dynamic;
-  return u.enable && u.storeMonSaas.enable && u.storeMonSaas.destinationAccount.length > 0 && (dynamic.svcMemoryUsage.enable || dynamic.svcUptime.enable);
+  return (
+    u.enable &&
+    u.storeMonSaas.enable &&
+    u.storeMonSaas.destinationAccount.length > 0 &&
+    (dynamic.svcMemoryUsage.enable || dynamic.svcUptime.enable)
+  );
 }
 
 /**
@@ -33,20 +38,39 @@ export function selfReportComponents(ctx: AppContext, queue: EventQueue | null):
   const systemInfo = new SystemInfoComponent({ enable: config.systemInfo.enable, cert: config.cert, log });
   out.push(systemInfo);
   if (config.anonTelemetry) {
-    log.info({ url: maskedUrl(config.anonTelemetrySettings.url) }, `anonymous telemetry is on (Svc.anonTelemetry): host facts, Svc version and feature switches go to ${maskedUrl(config.anonTelemetrySettings.url)} at start and every 12 hours (docs/self-report.md)`);
+    log.info(
+      { url: maskedUrl(config.anonTelemetrySettings.url) },
+      `anonymous telemetry is on (Svc.anonTelemetry): host facts, Svc version and feature switches go to ${maskedUrl(config.anonTelemetrySettings.url)} at start and every 12 hours (docs/self-report.md)`,
+    );
     out.push(telemetryTask({ config, info: () => systemInfo.info, log }));
   }
   const heartbeat = config.heartbeat;
   if (heartbeat.enable) {
-    log.info({ url: maskedUrl(heartbeat.remoteURL), frequency: heartbeat.frequency }, `heartbeat: GET ${maskedUrl(heartbeat.remoteURL)} at start, then ${heartbeat.frequency} (UTC)`);
+    log.info(
+      { url: maskedUrl(heartbeat.remoteURL), frequency: heartbeat.frequency },
+      `heartbeat: GET ${maskedUrl(heartbeat.remoteURL)} at start, then ${heartbeat.frequency} (UTC)`,
+    );
     out.push(heartbeatTask({ url: heartbeat.remoteURL, frequency: heartbeat.frequency, log }));
   }
   const uptime = config.uptimeMonitor;
   if (uptime.enable) {
     const points = uptimePointsWanted(config) ? queue : null;
-    const monsaas = uptimeMonSaasWanted(config) ? new MonSaasWriter({ settings: config.monsaas, credentials: config.thirdPartyToolsCredentials.monsaas, log, errors: ctx.errors }) : null;
-    const to = [points ? 'svc_memory_usage points to the tsdb' : '', monsaas ? 'uptime metrics to the monitoring SaaS' : ''].filter((s) => s !== '');
-    log.info({ frequency: uptime.frequency, logLevel: uptime.logLevel }, `uptime monitor: at start, then ${uptime.frequency} (UTC), logs at ${uptime.logLevel}${to.length > 0 ? ` and writes ${to.join(' and ')}` : ''}`);
+    const monsaas = uptimeMonSaasWanted(config)
+      ? new MonSaasWriter({
+          settings: config.monsaas,
+          credentials: config.thirdPartyToolsCredentials.monsaas,
+          log,
+          errors: ctx.errors,
+        })
+      : null;
+    const to = [
+      points ? 'svc_memory_usage points to the tsdb' : '',
+      monsaas ? 'uptime metrics to the monitoring SaaS' : '',
+    ].filter((s) => s !== '');
+    log.info(
+      { frequency: uptime.frequency, logLevel: uptime.logLevel },
+      `uptime monitor: at start, then ${uptime.frequency} (UTC), logs at ${uptime.logLevel}${to.length > 0 ? ` and writes ${to.join(' and ')}` : ''}`,
+    );
     out.push(new UptimeMonitor({ settings: uptime, log, clock: ctx.clock, queue: points, monsaas }));
   }
   return out;

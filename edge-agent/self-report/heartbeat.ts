@@ -28,7 +28,9 @@ export interface HeartbeatOptions {
 function request(url: string): { target: string; headers: Record<string, string> } {
   const u = new URL(url);
   if (u.username === '' && u.password === '') return { target: u.href, headers: {} };
-  const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`, 'utf8').toString('base64');
+  const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`, 'utf8').toString(
+    'base64',
+  );
   u.username = '';
   u.password = '';
   return { target: u.href, headers: { authorization: `Basic ${basic}` } };
@@ -36,7 +38,8 @@ function request(url: string): { target: string; headers: Record<string, string>
 
 /** What went wrong with a request that got no answer, in words. */
 function failure(err: unknown, timeoutMs: number): string {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) return `no answer within ${timeoutMs} ms (timeout)`;
+  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+    return `no answer within ${timeoutMs} ms (timeout)`;
   const cause: unknown = err instanceof Error ? err.cause : undefined;
   const code = cause instanceof Error && 'code' in cause && typeof cause.code === 'string' ? cause.code : undefined;
   const message = cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
@@ -74,7 +77,11 @@ export function heartbeatTask(options: HeartbeatOptions): ScheduledTask {
     task: async () => {
       await beat(options);
     },
-    onSkip: (skipped) => options.log.warn({ skipped }, `heartbeat: the previous one is still waiting for ${maskedUrl(options.url)}; this one is skipped`),
+    onSkip: (skipped) =>
+      options.log.warn(
+        { skipped },
+        `heartbeat: the previous one is still waiting for ${maskedUrl(options.url)}; this one is skipped`,
+      ),
   });
   return task;
 }

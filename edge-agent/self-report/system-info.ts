@@ -25,12 +25,19 @@ import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { arch, networkInterfaces, platform, release, type, type NetworkInterfaceInfo as OsInterfaceAddress } from 'node:os';
+import {
+  arch,
+  networkInterfaces,
+  type NetworkInterfaceInfo as OsInterfaceAddress,
+  platform,
+  release,
+  type,
+} from 'node:os';
 import { dirname, sep } from 'node:path';
+import type * as Si from 'systeminformation';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { Log } from '../../shared/logging/log.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import type * as Si from 'systeminformation';
 
 /** The longest one collector may take (they run at once). */
 export const SYSTEM_INFO_TIMEOUT_MS = 10_000;
@@ -78,7 +85,8 @@ const CONTAINER_CGROUP = /docker|kubepods|containerd|libpod|lxc/;
 
 /** Whether Svc runs in a container, from files and the environment only (no command). */
 export function detectContainer(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (existsSync('/.dockerenv') || existsSync('/run/.containerenv') || (env['KUBERNETES_SERVICE_HOST'] ?? '') !== '') return true;
+  if (existsSync('/.dockerenv') || existsSync('/run/.containerenv') || (env['KUBERNETES_SERVICE_HOST'] ?? '') !== '')
+    return true;
   try {
     return CONTAINER_CGROUP.test(readFileSync('/proc/1/cgroup', 'utf8'));
   } catch {
@@ -117,23 +125,32 @@ async function bounded<T>(what: string, work: () => Promise<T>, fallback: T, tim
     return await Promise.race([work(), late]);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    log.warn({ collector: what, reason }, `system info: ${what} could not be collected (${reason}); using the fallback`);
+    log.warn(
+      { collector: what, reason },
+      `system info: ${what} could not be collected (${reason}); using the fallback`,
+    );
     return fallback;
   } finally {
     clearTimeout(timer);
   }
 }
 
-const text = (value: unknown, fallback: string): string => (typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback);
-const count = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback);
+const text = (value: unknown, fallback: string): string =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback;
+const count = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
 
 /**
  * The MAC and first IPv4 of the interface named `name`, else of the first interface that is not
  * internal and has an IPv4; undefined when there is none. `interfaces` as `os.networkInterfaces()`.
  */
-export function interfaceAddresses(name: string, interfaces: NodeJS.Dict<OsInterfaceAddress[]>): NetworkInterfaceInfo | undefined {
+export function interfaceAddresses(
+  name: string,
+  interfaces: NodeJS.Dict<OsInterfaceAddress[]>,
+): NetworkInterfaceInfo | undefined {
   const named = interfaces[name];
-  if (named !== undefined && named.length > 0) return { name, mac: named[0]?.mac ?? '', ip4: named.find((a) => a.family === 'IPv4')?.address ?? '' };
+  if (named !== undefined && named.length > 0)
+    return { name, mac: named[0]?.mac ?? '', ip4: named.find((a) => a.family === 'IPv4')?.address ?? '' };
   for (const [other, addresses] of Object.entries(interfaces)) {
     const ip4 = addresses?.find((a) => a.family === 'IPv4' && !a.internal);
     if (ip4 !== undefined) return { name: other, mac: ip4.mac, ip4: ip4.address };
@@ -149,7 +166,10 @@ export const MACHINE_ID_FILES = ['/var/lib/dbus/machine-id', '/etc/machine-id'];
  * directly: `si.uuid()` also collects every MAC address, by running `ip link` synchronously
  * (≈ 30–100 ms of a blocked event loop at start, more on a busy machine), which Svc does not use.
  */
-export async function osInstallationId(si: Pick<typeof Si, 'uuid'>, files: readonly string[] = MACHINE_ID_FILES): Promise<string> {
+export async function osInstallationId(
+  si: Pick<typeof Si, 'uuid'>,
+  files: readonly string[] = MACHINE_ID_FILES,
+): Promise<string> {
   if (platform() === 'linux') {
     for (const file of files) {
       let content: string;
@@ -179,7 +199,8 @@ function loadSystemInformation(): { si: typeof Si; release: () => void } {
   const si = require('systeminformation') as typeof Si;
   const root = dirname(require.resolve('systeminformation/package.json')) + sep;
   const release = (): void => {
-    for (const file of Object.keys(require.cache)) if (file.startsWith(root)) Reflect.deleteProperty(require.cache, file);
+    for (const file of Object.keys(require.cache))
+      if (file.startsWith(root)) Reflect.deleteProperty(require.cache, file);
   };
   return { si, release };
 }
@@ -203,24 +224,64 @@ async function collectWithLibrary(isContainer: boolean, log: Log, timeoutMs: num
 async function collectWith(si: typeof Si, isContainer: boolean, log: Log, timeoutMs: number): Promise<SystemInfo> {
   const os = runtimeOs();
   const [osInfo, system, cpu, mem, iface] = await Promise.all([
-    bounded('OS', async () => {
-      const o = await si.osInfo();
-      return { arch: text(o.arch, os.arch), platform: text(o.platform, os.platform), release: text(o.release, os.release), distro: text(o.distro, os.distro), codename: text(o.codename, '') };
-    }, os, timeoutMs, log),
-    bounded('system', async () => {
-      const s = await si.system();
-      return { virtual: s.virtual, uuid: text(s.uuid, '') };
-    }, { virtual: false, uuid: '' }, timeoutMs, log),
-    bounded('CPU', async () => {
-      const c = await si.cpu();
-      return { brand: text(`${c.manufacturer} ${c.brand}`, ''), cores: count(c.cores, FALLBACK.cores) };
-    }, { brand: '', cores: FALLBACK.cores }, timeoutMs, log),
-    bounded('memory', async () => count((await si.mem()).total, FALLBACK.memoryBytes), FALLBACK.memoryBytes, timeoutMs, log),
-    bounded('network interface', async () => {
-      const found = interfaceAddresses(await si.networkInterfaceDefault(), networkInterfaces());
-      if (found === undefined) throw new Error('no default interface');
-      return { name: found.name, mac: text(found.mac, FALLBACK.defaultInterface.mac), ip4: text(found.ip4, FALLBACK.defaultInterface.ip4) };
-    }, { ...FALLBACK.defaultInterface }, timeoutMs, log),
+    bounded(
+      'OS',
+      async () => {
+        const o = await si.osInfo();
+        return {
+          arch: text(o.arch, os.arch),
+          platform: text(o.platform, os.platform),
+          release: text(o.release, os.release),
+          distro: text(o.distro, os.distro),
+          codename: text(o.codename, ''),
+        };
+      },
+      os,
+      timeoutMs,
+      log,
+    ),
+    bounded(
+      'system',
+      async () => {
+        const s = await si.system();
+        return { virtual: s.virtual, uuid: text(s.uuid, '') };
+      },
+      { virtual: false, uuid: '' },
+      timeoutMs,
+      log,
+    ),
+    bounded(
+      'CPU',
+      async () => {
+        const c = await si.cpu();
+        return { brand: text(`${c.manufacturer} ${c.brand}`, ''), cores: count(c.cores, FALLBACK.cores) };
+      },
+      { brand: '', cores: FALLBACK.cores },
+      timeoutMs,
+      log,
+    ),
+    bounded(
+      'memory',
+      async () => count((await si.mem()).total, FALLBACK.memoryBytes),
+      FALLBACK.memoryBytes,
+      timeoutMs,
+      log,
+    ),
+    bounded(
+      'network interface',
+      async () => {
+        const found = interfaceAddresses(await si.networkInterfaceDefault(), networkInterfaces());
+        if (found === undefined) throw new Error('no default interface');
+        return {
+          name: found.name,
+          mac: text(found.mac, FALLBACK.defaultInterface.mac),
+          ip4: text(found.ip4, FALLBACK.defaultInterface.ip4),
+        };
+      },
+      { ...FALLBACK.defaultInterface },
+      timeoutMs,
+      log,
+    ),
   ]);
   // The OS installation's id only where the hardware gives no uuid.
   const uuid = system.uuid !== '' ? '' : await bounded('OS uuid', () => osInstallationId(si), '', timeoutMs, log);
@@ -255,13 +316,28 @@ export async function collectSystemInfo(options: CollectOptions): Promise<System
 const MB = 1_048_576;
 
 /** The start-up line of §10.5: arch, platform, release, distro, cores, memory, container flag, certificate paths. */
-export function systemInfoLine(info: SystemInfo, cert: SvcConfig['cert']): { obj: Record<string, unknown>; msg: string } {
+export function systemInfoLine(
+  info: SystemInfo,
+  cert: SvcConfig['cert'],
+): { obj: Record<string, unknown>; msg: string } {
   const certs = { clientCert: cert.clientCert, clientCertKey: cert.clientCertKey, clientCertCA: cert.clientCertCA };
   const memoryMb = Math.round(info.memoryBytes / MB);
-  const shownCerts = Object.entries(certs).map(([k, v]) => `${k}=${v === '' ? '(none)' : v}`).join(', ');
+  const shownCerts = Object.entries(certs)
+    .map(([k, v]) => `${k}=${v === '' ? '(none)' : v}`)
+    .join(', ');
   const from = info.source === 'fallback' ? ' (Svc.systemInfo.enable is false: fallbacks, no OS command run)' : '';
   return {
-    obj: { arch: info.arch, platform: info.platform, release: info.release, distro: info.distro, cores: info.cores, memoryMb, isContainer: info.isContainer, certificates: certs, source: info.source },
+    obj: {
+      arch: info.arch,
+      platform: info.platform,
+      release: info.release,
+      distro: info.distro,
+      cores: info.cores,
+      memoryMb,
+      isContainer: info.isContainer,
+      certificates: certs,
+      source: info.source,
+    },
     msg: `system info${from}: arch ${info.arch}, platform ${info.platform}, release ${info.release}, distro ${info.distro}, ${info.cores} core${info.cores === 1 ? '' : 's'}, memory ${memoryMb} MB, container ${info.isContainer ? 'yes' : 'no'}; certificates: ${shownCerts}`,
   };
 }

@@ -48,7 +48,10 @@ export function featureSwitches(c: SvcConfig) {
 export type TelemetryFeatures = ReturnType<typeof featureSwitches>;
 
 /** §10.6: exactly these facts: the host's as system info has them, and Svc's own. */
-export type TelemetryPayload = Pick<SystemInfo, 'arch' | 'platform' | 'release' | 'distro' | 'codename' | 'virtual' | 'isContainer'> & {
+export type TelemetryPayload = Pick<
+  SystemInfo,
+  'arch' | 'platform' | 'release' | 'distro' | 'codename' | 'virtual' | 'isContainer'
+> & {
   id: string;
   service: typeof SVC_NAME;
   version: string;
@@ -75,20 +78,39 @@ export function telemetryPayload(info: SystemInfo, config: SvcConfig): Telemetry
 }
 
 /** POSTs the payload once and logs the outcome; never rejects. Resolves true on a 2xx. */
-export async function sendTelemetry(url: string, payload: TelemetryPayload, log: Log, timeoutMs = TELEMETRY_TIMEOUT_MS): Promise<boolean> {
+export async function sendTelemetry(
+  url: string,
+  payload: TelemetryPayload,
+  log: Log,
+  timeoutMs = TELEMETRY_TIMEOUT_MS,
+): Promise<boolean> {
   const shown = maskedUrl(url);
   try {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     await res.body?.cancel().catch(() => undefined);
     if (res.ok) {
       log.debug({ url: shown, status: res.status }, `anonymous telemetry sent to ${shown}: HTTP ${res.status}`);
       return true;
     }
-    log.warn({ url: shown, status: res.status }, `anonymous telemetry to ${shown} not accepted: HTTP ${res.status}; next try in 12 hours`);
+    log.warn(
+      { url: shown, status: res.status },
+      `anonymous telemetry to ${shown} not accepted: HTTP ${res.status}; next try in 12 hours`,
+    );
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
     const cause: unknown = err instanceof Error ? err.cause : undefined;
-    const reason = timedOut ? `no answer within ${timeoutMs} ms` : cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
+    const reason = timedOut
+      ? `no answer within ${timeoutMs} ms`
+      : cause instanceof Error
+        ? cause.message
+        : err instanceof Error
+          ? err.message
+          : String(err);
     log.warn({ url: shown, reason }, `anonymous telemetry to ${shown} failed: ${reason}; next try in 12 hours`);
   }
   return false;

@@ -13,17 +13,17 @@
 import type { LogLevelName } from '../../shared/config/builders.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import type { MonSaasWriter } from '../../shared/destinations/monsaas/client.js';
-import { uptimeMetricPayload, type UptimeSample } from '../../shared/destinations/monsaas/mappers.js';
-import { SVC_MEMORY_USAGE, fieldsOf, tagsOf } from '../../shared/destinations/tsdb/datamodel.js';
+import { type UptimeSample, uptimeMetricPayload } from '../../shared/destinations/monsaas/mappers.js';
+import { fieldsOf, SVC_MEMORY_USAGE, tagsOf } from '../../shared/destinations/tsdb/datamodel.js';
 import type { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { pointToJson } from '../../shared/destinations/tsdb/mappers.js';
 import type { Log } from '../../shared/logging/log.js';
-import { pointsEvent, type JsonPoint } from '../../shared/queue/events.js';
+import { type JsonPoint, pointsEvent } from '../../shared/queue/events.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { ScheduledTask } from '../../shared/runtime/schedule.js';
-import { SVC_VERSION } from '../../shared/version.js';
 import { groupDigits } from '../../shared/util/numbers.js';
+import { SVC_VERSION } from '../../shared/version.js';
 
 /** §10.9: the module of the memory points (tsdb write errors) and of the monsaas uptime metrics. */
 export const SVC_MEMORY_MODULE = 'SVC_MEMORY';
@@ -82,7 +82,13 @@ export function memoryPoint(sample: UptimeSample, instanceTag: string, timeNs: b
 /** The process's figures now. */
 export function sampleProcess(): UptimeSample {
   const m = process.memoryUsage();
-  return { heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, rss: m.rss, uptimeMs: Math.round(process.uptime() * 1000) };
+  return {
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    rss: m.rss,
+    uptimeMs: Math.round(process.uptime() * 1000),
+  };
 }
 
 export interface UptimeMonitorOptions {
@@ -108,7 +114,8 @@ export class UptimeMonitor implements Component {
       name: this.name,
       schedule: uptime.settings.frequency,
       task: () => this.tick(),
-      onSkip: (skipped) => uptime.log.warn({ skipped }, 'uptime monitor: the previous tick is still running; this one is skipped'),
+      onSkip: (skipped) =>
+        uptime.log.warn({ skipped }, 'uptime monitor: the previous tick is still running; this one is skipped'),
       onError: (err) => uptime.log.error({ err }, 'uptime monitor tick failed'),
     });
   }
@@ -140,7 +147,10 @@ export class UptimeMonitor implements Component {
       const point = memoryPoint(sample, settings.storeInTsdb.instanceTag, timeNs);
       sends.push(
         queue.send([pointsEvent(SVC_MEMORY_MODULE, [point])]).catch((err: unknown) => {
-          log.warn({ err, measurement: point.measurement }, `uptime monitor: the ${point.measurement} point could not be queued; dropped`);
+          log.warn(
+            { err, measurement: point.measurement },
+            `uptime monitor: the ${point.measurement} point could not be queued; dropped`,
+          );
         }),
       );
     }

@@ -15,7 +15,8 @@ export interface Target {
   family: 4 | 6 | null;
 }
 
-const HOST_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /**
  * Parses `host:port`: an IPv4 address, a host name, or an IPv6 address in brackets (`[::1]:9996`).
@@ -38,7 +39,8 @@ export function parseTarget(text: string): Target | { error: string } {
     if (host.includes(':')) return { error: 'an IPv6 address must be in brackets, e.g. [::1]:9996' };
     if (host === '') return { error: 'the host is missing (expected host:port)' };
     // All digits and dots: must be a real IPv4 address, not a host name.
-    if (/^[\d.]+$/.test(host) ? !isIPv4(host) : !HOST_NAME.test(host)) return { error: `${JSON.stringify(host)} is neither an IPv4 address nor a host name` };
+    if (/^[\d.]+$/.test(host) ? !isIPv4(host) : !HOST_NAME.test(host))
+      return { error: `${JSON.stringify(host)} is neither an IPv4 address nor a host name` };
   }
   if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
     return { error: `the port must be an integer 1–65535 (got ${JSON.stringify(portText)})` };
@@ -53,7 +55,12 @@ const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
 export function numberArg(what: string, min: number, max: number, minExclusive: boolean, integer = false) {
   return (value: string): number => {
     const n = Number(value.trim());
-    const ok = DECIMAL.test(value.trim()) && Number.isFinite(n) && (minExclusive ? n > min : n >= min) && n <= max && (!integer || Number.isInteger(n));
+    const ok =
+      DECIMAL.test(value.trim()) &&
+      Number.isFinite(n) &&
+      (minExclusive ? n > min : n >= min) &&
+      n <= max &&
+      (!integer || Number.isInteger(n));
     if (!ok) throw new InvalidArgumentError(`${what} (got ${JSON.stringify(value)})`);
     return n;
   };
@@ -69,10 +76,19 @@ export function targetArg(value: string): Target {
 const fmtRate = (r: number): string => (Number.isInteger(r) ? String(r) : r.toFixed(2));
 
 /** The one-line summary printed at the end of a run. */
-export function summaryLine(stats: UdpSendStats, target: Target, kinds: readonly SimulateKind[], rate: number, seed: number): string {
+export function summaryLine(
+  stats: UdpSendStats,
+  target: Target,
+  kinds: readonly SimulateKind[],
+  rate: number,
+  seed: number,
+): string {
   const where = target.family === 6 ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
   const perKind = kinds.map((kind) => `${kind} ${stats.perKind[kind]}`).join(', ');
-  const errors = stats.sendErrors > 0 ? `, ${stats.sendErrors} send errors (first: ${stats.firstError ?? 'unknown'})` : ', 0 send errors';
+  const errors =
+    stats.sendErrors > 0
+      ? `, ${stats.sendErrors} send errors (first: ${stats.firstError ?? 'unknown'})`
+      : ', 0 send errors';
   return (
     `sent ${stats.sent} datagrams to ${where} in ${(stats.elapsedMs / 1000).toFixed(3)} s ` +
     `(${stats.achievedRate.toFixed(1)}/s, target ${fmtRate(rate)}/s): ${perKind}, malformed ${stats.malformed}` +

@@ -10,7 +10,15 @@ import { SeededRandom } from './random.js';
 export { mulberry32 } from './random.js';
 
 /** Every kind of datagram the generator makes, in this (stable) order. */
-export const SIMULATE_KINDS = ['user-session', 'user-connection', 'engine', 'proxy', 'repository', 'scheduler', 'qix-perf'] as const;
+export const SIMULATE_KINDS = [
+  'user-session',
+  'user-connection',
+  'engine',
+  'proxy',
+  'repository',
+  'scheduler',
+  'qix-perf',
+] as const;
 export type SimulateKind = (typeof SIMULATE_KINDS)[number];
 
 /** Which listener a kind belongs to: `user` = user-activity events (§1), `log` = log events (§2). */
@@ -133,13 +141,55 @@ export interface PoolNode {
 }
 
 const NODES: readonly PoolNode[] = [
-  { name: 'PLAT-N1', fqdn: 'plat-n1.lab.local', offset: 60, serviceUser: 'LAB\\svc_platform', engineVersion: '12.1306.0' },
-  { name: 'PLAT-N2', fqdn: 'plat-n2.lab.local', offset: 60, serviceUser: 'LAB\\svc_platform', engineVersion: '12.1306.0' },
-  { name: 'plat-nyc-01', fqdn: 'plat-nyc-01.corp.example.com', offset: -300, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.187.4' },
-  { name: 'plat-blr-01', fqdn: 'plat-blr-01.corp.example.com', offset: 330, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.187.4' },
-  { name: 'plat-lon-01', fqdn: 'plat-lon-01.corp.example.com', offset: 0, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.254.6' },
-  { name: 'plat-stj-01', fqdn: 'plat-stj-01.corp.example.com', offset: -210, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.254.6' },
-  { name: 'plat-tyo-01', fqdn: 'plat-tyo-01.corp.example.com', offset: 540, serviceUser: 'CORP\\svc-analytics', engineVersion: '14.187.4' },
+  {
+    name: 'PLAT-N1',
+    fqdn: 'plat-n1.lab.local',
+    offset: 60,
+    serviceUser: 'LAB\\svc_platform',
+    engineVersion: '12.1306.0',
+  },
+  {
+    name: 'PLAT-N2',
+    fqdn: 'plat-n2.lab.local',
+    offset: 60,
+    serviceUser: 'LAB\\svc_platform',
+    engineVersion: '12.1306.0',
+  },
+  {
+    name: 'plat-nyc-01',
+    fqdn: 'plat-nyc-01.corp.example.com',
+    offset: -300,
+    serviceUser: 'CORP\\svc-analytics',
+    engineVersion: '14.187.4',
+  },
+  {
+    name: 'plat-blr-01',
+    fqdn: 'plat-blr-01.corp.example.com',
+    offset: 330,
+    serviceUser: 'CORP\\svc-analytics',
+    engineVersion: '14.187.4',
+  },
+  {
+    name: 'plat-lon-01',
+    fqdn: 'plat-lon-01.corp.example.com',
+    offset: 0,
+    serviceUser: 'CORP\\svc-analytics',
+    engineVersion: '14.254.6',
+  },
+  {
+    name: 'plat-stj-01',
+    fqdn: 'plat-stj-01.corp.example.com',
+    offset: -210,
+    serviceUser: 'CORP\\svc-analytics',
+    engineVersion: '14.254.6',
+  },
+  {
+    name: 'plat-tyo-01',
+    fqdn: 'plat-tyo-01.corp.example.com',
+    offset: 540,
+    serviceUser: 'CORP\\svc-analytics',
+    engineVersion: '14.187.4',
+  },
 ];
 
 /** A platform user (`UserDirectory`, `UserId`). */
@@ -171,11 +221,31 @@ export interface PoolApp {
 }
 
 const APPS: readonly PoolApp[] = [
-  { id: 'e7af59a0-c243-480d-9571-08727551a66f', name: 'Sales dashboard', taskId: 'dec2a02a-1680-44ef-8dc2-e2bfb180af87' },
-  { id: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', name: 'Operations monitor', taskId: '5b1e0c9d-3f7a-4d2e-8a6b-0c9d8e7f6a5b' },
-  { id: '3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098', name: 'HR – headcount', taskId: '7c6b5a49-3827-4a16-b5e4-d3c2b1a09f8e' },
-  { id: '8d7c6b5a-4938-4271-8a0b-1c2d3e4f5a6b', name: 'Försäljning per region', taskId: '1a2b3c4d-5e6f-4a7b-9c8d-7e6f5a4b3c2d' },
-  { id: 'b4a39281-7f6e-4d5c-9b4a-3f2e1d0c9b8a', name: 'Finance P&L (monthly)', taskId: '9e8d7c6b-5a49-4382-b716-a5f4e3d2c1b0' },
+  {
+    id: 'e7af59a0-c243-480d-9571-08727551a66f',
+    name: 'Sales dashboard',
+    taskId: 'dec2a02a-1680-44ef-8dc2-e2bfb180af87',
+  },
+  {
+    id: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+    name: 'Operations monitor',
+    taskId: '5b1e0c9d-3f7a-4d2e-8a6b-0c9d8e7f6a5b',
+  },
+  {
+    id: '3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098',
+    name: 'HR – headcount',
+    taskId: '7c6b5a49-3827-4a16-b5e4-d3c2b1a09f8e',
+  },
+  {
+    id: '8d7c6b5a-4938-4271-8a0b-1c2d3e4f5a6b',
+    name: 'Försäljning per region',
+    taskId: '1a2b3c4d-5e6f-4a7b-9c8d-7e6f5a4b3c2d',
+  },
+  {
+    id: 'b4a39281-7f6e-4d5c-9b4a-3f2e1d0c9b8a',
+    name: 'Finance P&L (monthly)',
+    taskId: '9e8d7c6b-5a49-4382-b716-a5f4e3d2c1b0',
+  },
   { id: 'c0ffee00-1234-4abc-8def-0123456789ab', name: 'License usage', taskId: '2468ace0-1357-4bdf-8ace-02468ace1357' },
 ];
 
@@ -202,8 +272,25 @@ const QIX_METHODS_USER: readonly string[] = [
   'Field::SelectValues',
   'Global::OpenApp',
 ];
-const QIX_METHODS_INTERNAL: readonly string[] = ['Global::OpenApp', 'Doc::DoReload', 'Doc::DoSave', 'Doc::GetAppProperties'];
-const QIX_OBJECT_TYPES: readonly string[] = ['barchart', 'linechart', 'combochart', 'table', 'pivot-table', 'kpi', 'filterpane', 'map', 'scatterplot', 'sheet', 'listbox'];
+const QIX_METHODS_INTERNAL: readonly string[] = [
+  'Global::OpenApp',
+  'Doc::DoReload',
+  'Doc::DoSave',
+  'Doc::GetAppProperties',
+];
+const QIX_OBJECT_TYPES: readonly string[] = [
+  'barchart',
+  'linechart',
+  'combochart',
+  'table',
+  'pivot-table',
+  'kpi',
+  'filterpane',
+  'map',
+  'scatterplot',
+  'sheet',
+  'listbox',
+];
 
 const FIELDS: readonly string[] = ['OrderDate', 'Region', 'CustomerID', 'Amount', 'Employee'];
 const QVD_FILES: readonly string[] = ['sales_2024', 'customers', 'orders_delta', 'hr/employees'];
@@ -222,7 +309,14 @@ const QVD_FILES: readonly string[] = ['sales_2024', 'customers', 'orders_delta',
  * - `invalid-utf8`: invalid UTF-8 sequences in a text field (they decode to U+FFFD) → `ok`;
  * - `control-chars`: CR/LF, tabs, NUL, ESC, DEL in a text field (removed by s(n)) → `ok`.
  */
-export const MALFORMED_VARIANTS = ['too-few-fields', 'unknown-prefix', 'random-bytes', 'empty', 'invalid-utf8', 'control-chars'] as const;
+export const MALFORMED_VARIANTS = [
+  'too-few-fields',
+  'unknown-prefix',
+  'random-bytes',
+  'empty',
+  'invalid-utf8',
+  'control-chars',
+] as const;
 export type MalformedVariant = (typeof MALFORMED_VARIANTS)[number];
 
 /** What the parser of a datagram's listener returns for it. */
@@ -250,7 +344,14 @@ const UNKNOWN_PREFIXES: readonly string[] = [
 ];
 
 /** Invalid UTF-8: a stray byte, an overlong `/`, a truncated 3-byte sequence, an encoded surrogate, a lone continuation byte. */
-const INVALID_UTF8: readonly (readonly number[])[] = [[0xff], [0xc0, 0xaf], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0x80], [0xfe, 0xfe]];
+const INVALID_UTF8: readonly (readonly number[])[] = [
+  [0xff],
+  [0xc0, 0xaf],
+  [0xe2, 0x82],
+  [0xed, 0xa0, 0x80],
+  [0x80],
+  [0xfe, 0xfe],
+];
 
 const CONTROL_TEXTS: readonly string[] = [
   '\r\n   at Qlik.Sense.Common.Tasks.Run()\r\n   at Qlik.Sense.Common.Tasks.Execute()',
@@ -311,9 +412,16 @@ const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 function resolvePool(pool: Partial<DatagramPool> = {}): DatagramPool {
   const { users = USERS, apps = APPS, nodes = NODES } = pool;
   const text = (what: string, value: string): void => {
-    if (!FIELD_TEXT.test(value)) throw new RangeError(`${what} must be non-empty text without ';' or control characters (got ${JSON.stringify(value)})`);
+    if (!FIELD_TEXT.test(value))
+      throw new RangeError(
+        `${what} must be non-empty text without ';' or control characters (got ${JSON.stringify(value)})`,
+      );
   };
-  for (const [name, list] of [['users', users], ['apps', apps], ['nodes', nodes]] as const) {
+  for (const [name, list] of [
+    ['users', users],
+    ['apps', apps],
+    ['nodes', nodes],
+  ] as const) {
     if (list.length === 0) throw new RangeError(`pool.${name} must not be empty`);
   }
   users.forEach((u, i) => {
@@ -323,13 +431,17 @@ function resolvePool(pool: Partial<DatagramPool> = {}): DatagramPool {
     if (u.dir.includes('\\') || u.id.includes('\\')) throw new RangeError(`pool.users[${i}] must not contain '\\'`);
   });
   apps.forEach((a, i) => {
-    if (!LOWER_UUID.test(a.id)) throw new RangeError(`pool.apps[${i}].id must be a lower-case uuid (got ${JSON.stringify(a.id)})`);
-    if (!LOWER_UUID.test(a.taskId)) throw new RangeError(`pool.apps[${i}].taskId must be a lower-case uuid (got ${JSON.stringify(a.taskId)})`);
+    if (!LOWER_UUID.test(a.id))
+      throw new RangeError(`pool.apps[${i}].id must be a lower-case uuid (got ${JSON.stringify(a.id)})`);
+    if (!LOWER_UUID.test(a.taskId))
+      throw new RangeError(`pool.apps[${i}].taskId must be a lower-case uuid (got ${JSON.stringify(a.taskId)})`);
     text(`pool.apps[${i}].name`, a.name);
   });
   nodes.forEach((n, i) => {
-    for (const key of ['name', 'fqdn', 'serviceUser', 'engineVersion'] as const) text(`pool.nodes[${i}].${key}`, n[key]);
-    if (!(Number.isInteger(n.offset) && Math.abs(n.offset) <= 14 * 60)) throw new RangeError(`pool.nodes[${i}].offset must be whole minutes within ±14 h (got ${n.offset})`);
+    for (const key of ['name', 'fqdn', 'serviceUser', 'engineVersion'] as const)
+      text(`pool.nodes[${i}].${key}`, n[key]);
+    if (!(Number.isInteger(n.offset) && Math.abs(n.offset) <= 14 * 60))
+      throw new RangeError(`pool.nodes[${i}].offset must be whole minutes within ±14 h (got ${n.offset})`);
   });
   return { users: [...users], apps: [...apps], nodes: [...nodes] };
 }
@@ -369,9 +481,13 @@ function resolveOptions(options: GeneratorOptions): ResolvedGeneratorOptions {
   const { seed, kinds = SIMULATE_KINDS, malformed = 0, startMs = DEFAULT_START_MS, stepMs = 100 } = options;
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer (got ${seed})`);
   if (kinds.length === 0) throw new RangeError('kinds must not be empty');
-  for (const kind of kinds) if (!(SIMULATE_KINDS as readonly string[]).includes(kind)) throw new RangeError(`unknown kind ${JSON.stringify(kind)}`);
-  if (!(malformed >= 0 && malformed <= 1)) throw new RangeError(`malformed must be a fraction between 0 and 1 (got ${malformed})`);
-  if (!Number.isFinite(startMs) || startMs < Date.UTC(1, 0, 2) || startMs > Date.UTC(9999, 0, 1)) throw new RangeError(`startMs out of range (got ${startMs})`);
+  for (const kind of kinds)
+    if (!(SIMULATE_KINDS as readonly string[]).includes(kind))
+      throw new RangeError(`unknown kind ${JSON.stringify(kind)}`);
+  if (!(malformed >= 0 && malformed <= 1))
+    throw new RangeError(`malformed must be a fraction between 0 and 1 (got ${malformed})`);
+  if (!Number.isFinite(startMs) || startMs < Date.UTC(1, 0, 2) || startMs > Date.UTC(9999, 0, 1))
+    throw new RangeError(`startMs out of range (got ${startMs})`);
   if (!(Number.isFinite(stepMs) && stepMs >= 0)) throw new RangeError(`stepMs must be a number ≥ 0 (got ${stepMs})`);
   return { seed, kinds: [...kinds], malformed, startMs, stepMs, pool: resolvePool(options.pool) };
 }
@@ -408,7 +524,11 @@ class Generator extends SeededRandom implements DatagramGenerator {
     this.nodes = options.pool.nodes.map((node) => ({
       node,
       engineProcessId: this.uuid(),
-      engineStarted: formatPlatformTimestamp(options.startMs - 3_600_000 * (1 + this.int(72)) - this.int(3_600_000), node.offset, 'extended'),
+      engineStarted: formatPlatformTimestamp(
+        options.startMs - 3_600_000 * (1 + this.int(72)) - this.int(3_600_000),
+        node.offset,
+        'extended',
+      ),
     }));
   }
 
@@ -534,7 +654,12 @@ class Generator extends SeededRandom implements DatagramGenerator {
   private engine(): string[] {
     const state = this.pick(this.nodes);
     const level = this.level();
-    const logger = this.pick(['System.Engine.Engine', 'System.Engine.Engine', 'Session.Engine.Engine', 'Performance.Engine.Engine']);
+    const logger = this.pick([
+      'System.Engine.Engine',
+      'System.Engine.Engine',
+      'Session.Engine.Engine',
+      'Performance.Engine.Engine',
+    ]);
     const head = this.logHead('engine', state, level, logger);
     const app = this.pick(this.options.pool.apps);
     const r = this.rng();
@@ -545,12 +670,16 @@ class Generator extends SeededRandom implements DatagramGenerator {
       () => `Failed to open app ${app.id}: access denied for user ${who}`,
       () => `License: no professional access available for user ${who}; falling back to analyzer access`,
       () => `Access denied: no license available for user ${who}`,
-      () => `Engine memory usage (${this.between(20_000, 64_000)} MB) is above the low memory limit (${this.between(16_000, 20_000)} MB)`,
-      () => `Reload of app ${app.id} failed; script error on line ${this.between(1, 400)}: Field not found - <${this.pick(FIELDS)}>`,
+      () =>
+        `Engine memory usage (${this.between(20_000, 64_000)} MB) is above the low memory limit (${this.between(16_000, 20_000)} MB)`,
+      () =>
+        `Reload of app ${app.id} failed; script error on line ${this.between(1, 400)}: Field not found - <${this.pick(FIELDS)}>`,
       () => `Session ${this.uuid()} was closed by the engine: inactivity timeout`,
       () => `QVD file not found: lib://DataFiles/${this.pick(QVD_FILES)}.qvd`,
-      () => `Out of memory while calculating object ${this.objectId()}; result truncated; ${this.between(2, 9)} cells skipped`,
-      () => `Could not load extension ${this.pick(['sense-export', 'climber-kpi', 'vizlib-table'])}: the file is missing`,
+      () =>
+        `Out of memory while calculating object ${this.objectId()}; result truncated; ${this.between(2, 9)} cells skipped`,
+      () =>
+        `Could not load extension ${this.pick(['sense-export', 'climber-kpi', 'vizlib-table'])}: the file is missing`,
     ])();
     const withUser = user !== null;
     return [
@@ -575,12 +704,40 @@ class Generator extends SeededRandom implements DatagramGenerator {
     const user = this.pick(this.options.pool.users);
     const who = `${user.dir}\\${user.id}`;
     const app = this.pick(this.options.pool.apps);
-    type Incident = [logger: string, message: string, exception: string, command: string, result: string, context: string];
+    type Incident = [
+      logger: string,
+      message: string,
+      exception: string,
+      command: string,
+      result: string,
+      context: string,
+    ];
     const incident = this.pick<() => Incident>([
-      () => ['Audit.Proxy.Proxy.Core.RequestListener', `Access was denied for User: '${who}'. No license available.`, '', 'Login', '403', '/hub/'],
+      () => [
+        'Audit.Proxy.Proxy.Core.RequestListener',
+        `Access was denied for User: '${who}'. No license available.`,
+        '',
+        'Login',
+        '403',
+        '/hub/',
+      ],
       () => ['Audit.Proxy.Proxy.Core.RequestListener', 'Login failed; account locked', '', 'Login', '401', '/hub/'],
-      () => ['AuditSecurity.Proxy', `Authentication failed for user '${who}'; invalid credentials`, '', 'Login', '401', '/hub/'],
-      () => ['Security.Proxy.Proxy.Core.Ticket', 'Ticket request rejected: the ticket has expired', '', 'GetTicket', '403', `/app/${app.id}`],
+      () => [
+        'AuditSecurity.Proxy',
+        `Authentication failed for user '${who}'; invalid credentials`,
+        '',
+        'Login',
+        '401',
+        '/hub/',
+      ],
+      () => [
+        'Security.Proxy.Proxy.Core.Ticket',
+        'Ticket request rejected: the ticket has expired',
+        '',
+        'GetTicket',
+        '403',
+        `/app/${app.id}`,
+      ],
       () => [
         'System.Proxy.Proxy.Core.Engine',
         `Failed to connect to engine on ${state.node.fqdn}:4747`,
@@ -605,10 +762,27 @@ class Generator extends SeededRandom implements DatagramGenerator {
         '503',
         '/hub/',
       ],
-      () => ['Audit.Proxy.Proxy.SessionEstablishment', `Session limit reached for user '${who}'; oldest session ended`, '', 'StartSession', '200', `/app/${app.id}`],
+      () => [
+        'Audit.Proxy.Proxy.SessionEstablishment',
+        `Session limit reached for user '${who}'; oldest session ended`,
+        '',
+        'StartSession',
+        '200',
+        `/app/${app.id}`,
+      ],
     ])();
     const [logger, message, exception, command, result, context] = incident;
-    return [...this.logHead('proxy', state, level, logger), message, exception, user.dir, user.id, command, result, 'AppAccess', context];
+    return [
+      ...this.logHead('proxy', state, level, logger),
+      message,
+      exception,
+      user.dir,
+      user.id,
+      command,
+      result,
+      'AppAccess',
+      context,
+    ];
   }
 
   private repository(): string[] {
@@ -625,18 +799,43 @@ class Generator extends SeededRandom implements DatagramGenerator {
         'System.Net.WebException: Unable to connect to the remote server',
         null,
       ],
-      () => ['System.Repository.Repository.Core.Database', 'Database connection failed', 'System.Data.DataException: Host=db1;Port=4432 unreachable', null],
+      () => [
+        'System.Repository.Repository.Core.Database',
+        'Database connection failed',
+        'System.Data.DataException: Host=db1;Port=4432 unreachable',
+        null,
+      ],
       () => ['Service', 'License check failed: the license has expired; contact your administrator', '', null],
-      () => ['UserManagement.Repository.UserDirectoryConnectors', `User directory connector sync failed for ${user.dir}; ${this.between(1, 40)} users skipped`, '', null],
+      () => [
+        'UserManagement.Repository.UserDirectoryConnectors',
+        `User directory connector sync failed for ${user.dir}; ${this.between(1, 40)} users skipped`,
+        '',
+        null,
+      ],
       () => [
         'System.Repository.Repository.Core.Synchronization',
         `Could not synchronize app ${app.id} to node ${other.name}`,
         'System.TimeoutException: The operation has timed out.',
         null,
       ],
-      () => ['System.Repository.Repository.Core.Database', `Transaction deadlock detected; retrying (attempt ${this.between(1, 5)} of 5)`, '', null],
-      () => ['System.Repository.Repository.Core.Security', `Access denied for user ${user.dir}\\${user.id} to app ${app.id}`, 'System.UnauthorizedAccessException: Access is denied.', user],
-      () => ['Service', `Could not allocate a license to user ${user.dir}\\${user.id}: no license of type professional left`, '', user],
+      () => [
+        'System.Repository.Repository.Core.Database',
+        `Transaction deadlock detected; retrying (attempt ${this.between(1, 5)} of 5)`,
+        '',
+        null,
+      ],
+      () => [
+        'System.Repository.Repository.Core.Security',
+        `Access denied for user ${user.dir}\\${user.id} to app ${app.id}`,
+        'System.UnauthorizedAccessException: Access is denied.',
+        user,
+      ],
+      () => [
+        'Service',
+        `Could not allocate a license to user ${user.dir}\\${user.id}: no license of type professional left`,
+        '',
+        user,
+      ],
     ])();
     const [logger, message, exception, who] = incident;
     return [
@@ -659,21 +858,49 @@ class Generator extends SeededRandom implements DatagramGenerator {
     const owner = this.chance(0.4) ? SA_SCHEDULER : this.pick(this.options.pool.users);
     const full = `${owner.dir}\\${owner.id}`;
     // The three ways the platform fills UserDirectory, UserId and User (§0.4 user triple).
-    const triple = this.pick<[string, string, string]>([['', '', full], [owner.dir, owner.id, full], [owner.dir, owner.id, ''], ['', '', '']]);
-    const taskName = this.pick([`Reload of ${app.name}`, `Reload ${app.name} (hourly)`, 'Reload; nightly', `Reload of ${app.name}; part ${this.between(1, 3)} of 3`]);
+    const triple = this.pick<[string, string, string]>([
+      ['', '', full],
+      [owner.dir, owner.id, full],
+      [owner.dir, owner.id, ''],
+      ['', '', ''],
+    ]);
+    const taskName = this.pick([
+      `Reload of ${app.name}`,
+      `Reload ${app.name} (hourly)`,
+      'Reload; nightly',
+      `Reload of ${app.name}; part ${this.between(1, 3)} of 3`,
+    ]);
     type Incident = [message: string, exception: string];
     const [message, exception] = this.pick<() => Incident>([
       () => ['Message from ReloadProvider: Reload failed in Engine. Check engine or script logs.', ''],
       () => ['Task failed', ''],
       () => [`Task finished with state FinishedFail; ${this.between(0, 3)} retries left`, ''],
       () => [`Reload of app ${app.id} aborted; the task timed out after ${this.between(30, 240)} minutes`, ''],
-      () => [`Scheduler could not reach node ${this.pick(this.options.pool.nodes).name}; task queued`, 'System.Net.WebException: The remote name could not be resolved'],
+      () => [
+        `Scheduler could not reach node ${this.pick(this.options.pool.nodes).name}; task queued`,
+        'System.Net.WebException: The remote name could not be resolved',
+      ],
       () => ['Task could not start: no license available for the reload', ''],
-      () => ['Reload task failed', 'System.AggregateException: One or more errors occurred.; inner: engine reported failure'],
-      () => ['Database connection failed during task update', 'System.Data.DataException: Host=db1;Port=4432 unreachable'],
+      () => [
+        'Reload task failed',
+        'System.AggregateException: One or more errors occurred.; inner: engine reported failure',
+      ],
+      () => [
+        'Database connection failed during task update',
+        'System.Data.DataException: Host=db1;Port=4432 unreachable',
+      ],
     ])();
     return [
-      ...this.logHead('scheduler', state, level, this.pick(['System.Scheduler.Scheduler.Slave.Tasks.ReloadTask', 'System.Scheduler.Scheduler.Master.Task', 'Service'])),
+      ...this.logHead(
+        'scheduler',
+        state,
+        level,
+        this.pick([
+          'System.Scheduler.Scheduler.Slave.Tasks.ReloadTask',
+          'System.Scheduler.Scheduler.Master.Task',
+          'Service',
+        ]),
+      ),
       message,
       exception,
       ...triple,
@@ -740,7 +967,13 @@ class Generator extends SeededRandom implements DatagramGenerator {
 
   private malformedDatagram(kind: SimulateKind): SimDatagram {
     const variant = this.pick(MALFORMED_VARIANTS);
-    const done = (data: Buffer): SimDatagram => ({ kind, data, malformed: variant, expected: MALFORMED_EXPECTED[variant], fields: null });
+    const done = (data: Buffer): SimDatagram => ({
+      kind,
+      data,
+      malformed: variant,
+      expected: MALFORMED_EXPECTED[variant],
+      fields: null,
+    });
     switch (variant) {
       case 'too-few-fields': {
         const parts = this.fieldsOf(kind).join(';').split(';');

@@ -62,7 +62,10 @@ export class SeededRandom {
   /** `digits` lower-case hex digits. */
   hex(digits: number): string {
     let out = '';
-    while (out.length < digits) out += Math.floor(this.rng() * 0x1_0000_0000).toString(16).padStart(8, '0');
+    while (out.length < digits)
+      out += Math.floor(this.rng() * 0x1_0000_0000)
+        .toString(16)
+        .padStart(8, '0');
     return out.slice(0, digits);
   }
 

@@ -69,13 +69,17 @@ export function plannedCount(rate: number, durationS: number, count?: number): n
 }
 
 function checkOptions(o: UdpSendOptions): void {
-  if (!(Number.isFinite(o.rate) && o.rate > 0 && o.rate <= MAX_RATE)) throw new RangeError(`rate must be > 0 and ≤ ${MAX_RATE} (got ${o.rate})`);
+  if (!(Number.isFinite(o.rate) && o.rate > 0 && o.rate <= MAX_RATE))
+    throw new RangeError(`rate must be > 0 and ≤ ${MAX_RATE} (got ${o.rate})`);
   if (!(Number.isFinite(o.durationS) && o.durationS > 0 && o.durationS <= MAX_DURATION_S)) {
     throw new RangeError(`durationS must be > 0 and ≤ ${MAX_DURATION_S} (got ${o.durationS})`);
   }
-  if (o.count !== undefined && !(Number.isSafeInteger(o.count) && o.count >= 1)) throw new RangeError(`count must be a positive integer (got ${o.count})`);
-  if (!(Number.isInteger(o.port) && o.port >= 1 && o.port <= 65535)) throw new RangeError(`port must be 1–65535 (got ${o.port})`);
-  if (o.tickMs !== undefined && !(o.tickMs >= 1 && o.tickMs <= 100)) throw new RangeError(`tickMs must be 1–100 (got ${o.tickMs})`);
+  if (o.count !== undefined && !(Number.isSafeInteger(o.count) && o.count >= 1))
+    throw new RangeError(`count must be a positive integer (got ${o.count})`);
+  if (!(Number.isInteger(o.port) && o.port >= 1 && o.port <= 65535))
+    throw new RangeError(`port must be 1–65535 (got ${o.port})`);
+  if (o.tickMs !== undefined && !(o.tickMs >= 1 && o.tickMs <= 100))
+    throw new RangeError(`tickMs must be 1–100 (got ${o.tickMs})`);
   if (o.maxInFlight !== undefined && !(Number.isSafeInteger(o.maxInFlight) && o.maxInFlight >= 1)) {
     throw new RangeError(`maxInFlight must be a positive integer (got ${o.maxInFlight})`);
   }
@@ -126,7 +130,16 @@ export async function sendUdp(options: UdpSendOptions): Promise<UdpSendStats> {
   const { address, family } = await resolveHost(options.host);
 
   const perKind = Object.fromEntries(SIMULATE_KINDS.map((kind) => [kind, 0])) as Record<SimulateKind, number>;
-  const stats: UdpSendStats = { sent: 0, perKind, malformed: 0, elapsedMs: 0, achievedRate: 0, sendErrors: 0, aborted: false, address };
+  const stats: UdpSendStats = {
+    sent: 0,
+    perKind,
+    malformed: 0,
+    elapsedMs: 0,
+    achievedRate: 0,
+    sendErrors: 0,
+    aborted: false,
+    address,
+  };
   if (signal?.aborted) return { ...stats, aborted: true };
   if (total === 0) return stats;
 

@@ -5,20 +5,21 @@
  * (shared/aws/), not the AWS SDK, whose import alone would cost the cold start ~90 ms.
  */
 import { randomInt } from 'node:crypto';
+import { makeAuditHandler } from '../../shared/audit/handler.js';
 import { LeanDynamoDbClient } from '../../shared/aws/dynamodb.js';
 import { LeanSqsClient } from '../../shared/aws/sqs.js';
-import { DynamoDbIdempotencyStore } from '../../shared/idempotency/dynamodb.js';
 import { PointClock } from '../../shared/destinations/point-clock.js';
+import { DynamoDbIdempotencyStore } from '../../shared/idempotency/dynamodb.js';
 import { FanOutEventQueue } from '../../shared/queue/fanout.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
 import { DynamoDbRateLimiter } from '../../shared/ratelimit/dynamodb.js';
 import { LAMBDA_ENV, queueUrls, requiredEnv } from '../lambda-env.js';
 import { lambdaAws, lambdaRuntime, lazyClaimChecks } from '../lambda-runtime.js';
-import { makeAuditHandler } from '../../shared/audit/handler.js';
 
 const { config, logger } = await lambdaRuntime('audit');
 const settings = config.auditEvents;
-if (settings.apiToken === '') logger.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
+if (settings.apiToken === '')
+  logger.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
 
 // Region and the role's credentials from the environment Lambda gives (credentials read at each request).
 const aws = lambdaAws();
@@ -46,7 +47,16 @@ const idempotency = settings.idempotency.enable
 const sqs = new LeanSqsClient({ ...aws, maxAttempts: 1, connectTimeoutMs: 1000, requestTimeoutMs: 1500 });
 // The S3 client is loaded at the first event too large for SQS (rare for audit events), not at cold start.
 const claimCheck = lazyClaimChecks(requiredEnv(LAMBDA_ENV.claimCheckBucket));
-const queue = new FanOutEventQueue(Object.values(queueUrls()).map((queueUrl) => new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log: logger })));
+const queue = new FanOutEventQueue(
+  Object.values(queueUrls()).map((queueUrl) => new SqsEventQueue({ client: sqs, queueUrl, claimCheck, log: logger })),
+);
 
 // Instances run side by side: a random counter start keeps their point times of one millisecond apart (§0.3).
-export const handler = makeAuditHandler({ settings, rateLimiter, idempotency, queue, clock: new PointClock(randomInt(1_000_000)), log: logger });
+export const handler = makeAuditHandler({
+  settings,
+  rateLimiter,
+  idempotency,
+  queue,
+  clock: new PointClock(randomInt(1_000_000)),
+  log: logger,
+});

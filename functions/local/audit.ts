@@ -4,20 +4,21 @@
  * Lambdas run), each a consumer group of the queue. The idempotency store keeps its records in the
  * queue directory, which the queue's lock reserves for this process.
  */
-import type { AppContext } from '../../shared/runtime/context.js';
-import { LocalEventQueue, type ConsumerGroup } from '../../shared/queue/local.js';
-import { Throttle } from '../../shared/queue/throttle.js';
-import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
-import type { Component } from '../../shared/runtime/lifecycle.js';
-import { auditDestinations } from '../../shared/destinations/registry.js';
+
+import { type AuditCounters, makeAuditHandlers } from '../../shared/audit/handler.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
-import { makeAuditHandlers, type AuditCounters } from '../../shared/audit/handler.js';
+import { auditDestinations } from '../../shared/destinations/registry.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
 import { eventsOfKind } from '../../shared/queue/events.js';
-import { crashBeforeSettle } from './test-hooks.js';
+import { type ConsumerGroup, LocalEventQueue } from '../../shared/queue/local.js';
+import { Throttle } from '../../shared/queue/throttle.js';
+import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
+import type { AppContext } from '../../shared/runtime/context.js';
+import type { Component } from '../../shared/runtime/lifecycle.js';
 import { LocalGateway } from './gateway.js';
+import { crashBeforeSettle } from './test-hooks.js';
 
 export interface LocalAudit {
   components: Component[];
@@ -34,7 +35,8 @@ function* auditEventsIn(bodies: Iterable<string>): Iterable<{ key: string; recei
   for (const body of bodies) {
     const decoded = decodeMessage(body);
     if (!decoded.ok || !('events' in decoded.message)) continue;
-    for (const e of eventsOfKind(decoded.message.events, 'audit')) yield { key: e.id, receivedAtMs: Date.parse(e.receivedAt) };
+    for (const e of eventsOfKind(decoded.message.events, 'audit'))
+      yield { key: e.id, receivedAtMs: Date.parse(e.receivedAt) };
   }
 }
 
@@ -43,22 +45,31 @@ export function localAuditComponents(ctx: AppContext): LocalAudit | null {
   const { config, logger: log, clock } = ctx;
   const settings = config.auditEvents;
   if (!settings.enable) return null;
-  if (settings.apiToken === '') log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
+  if (settings.apiToken === '')
+    log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
   const destinations = auditDestinations(ctx);
-  if (destinations.length === 0) log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
-  const groups: ConsumerGroup[] = destinations.map(({ destination, batchSize, batchWindowMs, stableBatches, maxInFlight, maxBatchEvents }) => ({
-    name: destination.name,
-    handler: makeWriterHandler({ destination, claimCheck: null, log }),
-    batchSize,
-    batchWindowMs,
-    maxInFlight: maxInFlight ?? 1,
-    stableBatches: stableBatches ?? false,
-    ...(maxBatchEvents !== undefined ? { maxBatchEvents } : {}),
-    throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
-  }));
+  if (destinations.length === 0)
+    log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
+  const groups: ConsumerGroup[] = destinations.map(
+    ({ destination, batchSize, batchWindowMs, stableBatches, maxInFlight, maxBatchEvents }) => ({
+      name: destination.name,
+      handler: makeWriterHandler({ destination, claimCheck: null, log }),
+      batchSize,
+      batchWindowMs,
+      maxInFlight: maxInFlight ?? 1,
+      stableBatches: stableBatches ?? false,
+      ...(maxBatchEvents !== undefined ? { maxBatchEvents } : {}),
+      throttle: settings.queue.rateLimit.enable ? new Throttle(settings.queue.rateLimit.maxPerMinute) : null,
+    }),
+  );
   const beforeSettle = crashBeforeSettle();
   const idempotency = settings.idempotency.enable
-    ? new LocalIdempotencyStore({ directory: config.localQueue.directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log })
+    ? new LocalIdempotencyStore({
+        directory: config.localQueue.directory,
+        windowSeconds: settings.idempotency.windowSeconds,
+        maxEntries: settings.idempotency.maxEntries,
+        log,
+      })
     : null;
   const queue = new LocalEventQueue({
     directory: config.localQueue.directory,
@@ -79,6 +90,20 @@ export function localAuditComponents(ctx: AppContext): LocalAudit | null {
     log,
     counters,
   });
-  const gateway = new LocalGateway({ name: 'audit API', host: settings.host, port: settings.port, ...handlers, log, limits: settings });
-  return { components: [queue, ...(idempotency ? [idempotency] : []), gateway], gateway, queue, destinations: destinations.map((d) => d.destination), idempotency, counters };
+  const gateway = new LocalGateway({
+    name: 'audit API',
+    host: settings.host,
+    port: settings.port,
+    ...handlers,
+    log,
+    limits: settings,
+  });
+  return {
+    components: [queue, ...(idempotency ? [idempotency] : []), gateway],
+    gateway,
+    queue,
+    destinations: destinations.map((d) => d.destination),
+    idempotency,
+    counters,
+  };
 }

@@ -12,21 +12,34 @@
  * have the ingestion response shape of the handler's, from the same builders.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { Socket, type AddressInfo } from 'node:net';
+import {
+  createServer,
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import { type AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { normaliseIp } from '../../shared/audit/client-ip.js';
 import { ingestionError, internalError } from '../../shared/audit/response.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
+import type { Log } from '../../shared/logging/log.js';
 import { LogThrottle } from '../../shared/logging/throttle.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import type { Log } from '../../shared/logging/log.js';
 
-export type HttpApiHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type HttpApiHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** The settings of `Svc.auditEvents` the gateway enforces itself. */
-export type GatewayLimits = Pick<SvcConfig['auditEvents'], 'maxBodyBytes' | 'headersTimeout' | 'bodyTimeout' | 'maxConnectionsPerClient' | 'trustedProxies'>;
+export type GatewayLimits = Pick<
+  SvcConfig['auditEvents'],
+  'maxBodyBytes' | 'headersTimeout' | 'bodyTimeout' | 'maxConnectionsPerClient' | 'trustedProxies'
+>;
 
 export interface LocalGatewayOptions {
   name: string;
@@ -156,7 +169,12 @@ function domainPrefixOf(host: string): string {
  * `body` are undefined when API Gateway leaves them out), so the handler's code sees one shape.
  * The body is UTF-8 text (`isBase64Encoded` false), as the gateway always gave it.
  */
-export function toHttpApiEvent(req: IncomingMessage, body: Buffer, requestId: string = randomUUID(), epochMs: number = Date.now()): APIGatewayProxyEventV2 {
+export function toHttpApiEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  requestId: string = randomUUID(),
+  epochMs: number = Date.now(),
+): APIGatewayProxyEventV2 {
   const target = req.url ?? '/';
   let rawPath: string;
   let rawQueryString = '';
@@ -281,8 +299,15 @@ function addressOf(socket: Duplex): string {
 function rawAnswer(result: APIGatewayProxyStructuredResultV2): string {
   const status = result.statusCode ?? 500;
   const body = result.body ?? '';
-  const headers = { ...headersOfResult(result), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
-  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const headers = {
+    ...headersOfResult(result),
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  };
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return `${head.join('\r\n')}\r\n\r\n${body}`;
 }
 
@@ -348,12 +373,23 @@ export class LocalGateway implements Component {
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) => {
-        reject(new Error(`${this.name} cannot listen on ${this.options.host}:${this.options.port}: ${err.code ?? err.message}`));
+        reject(
+          new Error(
+            `${this.name} cannot listen on ${this.options.host}:${this.options.port}: ${err.code ?? err.message}`,
+          ),
+        );
       });
       server.listen(this.options.port, this.options.host, () => {
         const { maxBodyBytes, maxConnectionsPerClient } = this.options.limits;
         this.options.log.info(
-          { url: this.url, maxBodyBytes, headersTimeout, bodyTimeout, maxConnectionsPerClient, exemptAddresses: [...this.exempt] },
+          {
+            url: this.url,
+            maxBodyBytes,
+            headersTimeout,
+            bodyTimeout,
+            maxConnectionsPerClient,
+            exemptAddresses: [...this.exempt],
+          },
           `${this.name} listening on ${this.url}`,
         );
         resolve();
@@ -389,7 +425,12 @@ export class LocalGateway implements Component {
       if (longestIdle === undefined) {
         // No answer: it would mean waiting for a request, the very thing a client holding connections withholds.
         socket.destroy();
-        this.reject('connectionsRefused', address, { limit }, `connection closed at once: the address already holds ${limit} open connections, none idle (Svc.auditEvents.maxConnectionsPerClient)`);
+        this.reject(
+          'connectionsRefused',
+          address,
+          { limit },
+          `connection closed at once: the address already holds ${limit} open connections, none idle (Svc.auditEvents.maxConnectionsPerClient)`,
+        );
         return;
       }
       // Out of the count now, not at its 'close': a burst of connections must not pick it twice.
@@ -431,7 +472,12 @@ export class LocalGateway implements Component {
     const { maxBodyBytes, bodyTimeout } = this.options.limits;
     const announced = announcedLength(req);
     if (announced !== null && announced > maxBodyBytes) {
-      this.reject('tooLarge', addressOf(socket), { contentLength: announced, maxBodyBytes }, `Content-Length ${announced} exceeds ${maxBodyBytes} bytes: the body is not read`);
+      this.reject(
+        'tooLarge',
+        addressOf(socket),
+        { contentLength: announced, maxBodyBytes },
+        `Content-Length ${announced} exceeds ${maxBodyBytes} bytes: the body is not read`,
+      );
       // Answered without a 100 Continue, so a client that waits for one never sends the body.
       await this.invoke(this.options.oversized, req, res, EMPTY, arrivedAt, true);
       return;
@@ -440,21 +486,37 @@ export class LocalGateway implements Component {
     const read = await readBody(req, maxBodyBytes, bodyTimeout);
     if (read.kind === 'gone') return;
     if (read.kind === 'too-large') {
-      this.reject('tooLarge', addressOf(socket), { maxBodyBytes }, `the body passed ${maxBodyBytes} bytes: the rest is not read`);
+      this.reject(
+        'tooLarge',
+        addressOf(socket),
+        { maxBodyBytes },
+        `the body passed ${maxBodyBytes} bytes: the rest is not read`,
+      );
       await this.invoke(this.options.oversized, req, res, EMPTY, arrivedAt, true);
       return;
     }
     if (read.kind === 'timeout') {
       const message = `the request body did not arrive within ${bodyTimeout} ms`;
       this.reject('timedOut', addressOf(socket), { bodyTimeout }, `408: ${message}`);
-      this.send(res, ingestionError(new Date(arrivedAt).toISOString(), 408, 'dropped', 'Request timeout', { errors: [{ message }] }), true);
+      this.send(
+        res,
+        ingestionError(new Date(arrivedAt).toISOString(), 408, 'dropped', 'Request timeout', { errors: [{ message }] }),
+        true,
+      );
       return;
     }
     await this.invoke(this.options.handler, req, res, read.body, arrivedAt, false);
   }
 
   /** Runs a handler on the request and writes its result; `close` when the rest of the request is left unread. */
-  private async invoke(handler: HttpApiHandler, req: IncomingMessage, res: ServerResponse, body: Buffer, arrivedAt: number, close: boolean): Promise<void> {
+  private async invoke(
+    handler: HttpApiHandler,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    arrivedAt: number,
+    close: boolean,
+  ): Promise<void> {
     // One id for API Gateway's requestContext.requestId and Lambda's awsRequestId (two ids on AWS,
     // both unique per request: nothing reads them as different).
     const requestId = randomUUID();
@@ -482,8 +544,17 @@ export class LocalGateway implements Component {
 
   private expectationFailed(req: IncomingMessage, res: ServerResponse): void {
     const message = 'the only Expect this server meets is 100-continue';
-    this.reject('badRequests', normaliseIp(req.socket.remoteAddress ?? ''), { expect: req.headers['expect'] }, `417: ${message}`);
-    this.send(res, ingestionError(new Date().toISOString(), 417, 'dropped', 'Expectation failed', { errors: [{ message }] }), true);
+    this.reject(
+      'badRequests',
+      normaliseIp(req.socket.remoteAddress ?? ''),
+      { expect: req.headers['expect'] },
+      `417: ${message}`,
+    );
+    this.send(
+      res,
+      ingestionError(new Date().toISOString(), 417, 'dropped', 'Expectation failed', { errors: [{ message }] }),
+      true,
+    );
   }
 
   /** A request Node could not parse, or whose headers (or whole) took too long; Node leaves the socket to us. */
@@ -510,10 +581,14 @@ export class LocalGateway implements Component {
       result = ingestionError(receivedAt, 408, 'dropped', 'Request timeout', { errors: [{ message }] });
     } else if (code === 'HPE_HEADER_OVERFLOW') {
       kind = 'badRequests';
-      result = ingestionError(receivedAt, 431, 'dropped', 'Request header fields too large', { errors: [{ message: `the request headers exceed ${maxHeaderSize} bytes` }] });
+      result = ingestionError(receivedAt, 431, 'dropped', 'Request header fields too large', {
+        errors: [{ message: `the request headers exceed ${maxHeaderSize} bytes` }],
+      });
     } else {
       kind = 'badRequests';
-      result = ingestionError(receivedAt, 400, 'dropped', 'Bad request', { errors: [{ message: 'the request is not valid HTTP/1.1' }] });
+      result = ingestionError(receivedAt, 400, 'dropped', 'Bad request', {
+        errors: [{ message: 'the request is not valid HTTP/1.1' }],
+      });
     }
     this.reject(kind, address, { code }, `${result.statusCode ?? 400}: ${err.message}`);
     socket.end(rawAnswer(result), () => socket.destroy());
@@ -525,7 +600,13 @@ export class LocalGateway implements Component {
     const { log, suppressed } = this.throttle.take(`${kind} ${address}`);
     if (!log) return;
     this.options.log.warn(
-      { clientAddress: address, rejection: kind, ...fields, total: this.counts[kind], suppressedSinceLastLine: suppressed },
+      {
+        clientAddress: address,
+        rejection: kind,
+        ...fields,
+        total: this.counts[kind],
+        suppressedSinceLastLine: suppressed,
+      },
       `${this.name}: ${address}: ${what}`,
     );
   }

@@ -8,8 +8,15 @@
  */
 export const CRASH_BEFORE_SETTLE_ENV = 'SVC_TEST_CRASH_BEFORE_SETTLE';
 
-export function crashBeforeSettle(env: NodeJS.ProcessEnv = process.env): ((group: string) => Promise<void>) | undefined {
-  const groups = new Set((env[CRASH_BEFORE_SETTLE_ENV] ?? '').split(',').map((g) => g.trim()).filter((g) => g !== ''));
+export function crashBeforeSettle(
+  env: NodeJS.ProcessEnv = process.env,
+): ((group: string) => Promise<void>) | undefined {
+  const groups = new Set(
+    (env[CRASH_BEFORE_SETTLE_ENV] ?? '')
+      .split(',')
+      .map((g) => g.trim())
+      .filter((g) => g !== ''),
+  );
   if (groups.size === 0) return undefined;
   const reached = new Set<string>();
   return (group) => {

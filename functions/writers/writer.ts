@@ -11,8 +11,8 @@
  */
 import type { DestinationContext } from '../../shared/destinations/build.js';
 import { makeWriterHandler, type WriterHandler } from '../../shared/destinations/handler.js';
-import type { BaseDestination } from '../../shared/destinations/port.js';
 import { PointClock } from '../../shared/destinations/point-clock.js';
+import type { BaseDestination } from '../../shared/destinations/port.js';
 import type { CloudDestinationName } from '../contract.js';
 import { LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
 import { lambdaRuntime, lazyClaimChecks } from '../lambda-runtime.js';
@@ -31,7 +31,10 @@ export async function writerHandler({ name, build, needs }: WriterEntry): Promis
   const configured = requiredEnv(LAMBDA_ENV.destination);
   // The secrets this destination's writer is granted (the tsdb credentials, the monitoring SaaS keys).
   const { config, logger, errors } = await lambdaRuntime(name);
-  if (configured !== name) throw new Error(`${LAMBDA_ENV.destination}=${configured}, but this is the ${name} writer's bundle (functions/contract.ts ENTRIES.writers maps each destination to its entry)`);
+  if (configured !== name)
+    throw new Error(
+      `${LAMBDA_ENV.destination}=${configured}, but this is the ${name} writer's bundle (functions/contract.ts ENTRIES.writers maps each destination to its entry)`,
+    );
   const destination = build({ config, logger, errors, clock: new PointClock() });
   if (!destination) throw new Error(`destination ${name} takes nothing in the bundled config (${needs})`);
   return makeWriterHandler({
@@ -41,4 +44,3 @@ export async function writerHandler({ name, build, needs }: WriterEntry): Promis
     log: logger,
   });
 }
-

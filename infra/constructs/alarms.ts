@@ -12,10 +12,10 @@ import {
   ComparisonOperator,
   Dashboard,
   GraphWidget,
-  MathExpression,
-  TreatMissingData,
   type IMetric,
+  MathExpression,
   type Metric,
+  TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -63,8 +63,23 @@ export class Alarms extends Construct {
     };
     // One datapoint decides: every threshold is already a count or a duration, so waiting for more
     // periods would only delay the news. No data means nothing happened (an idle queue or function).
-    const alarm = (alarmId: string, metric: IMetric, threshold: number, description: string, operator = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD) =>
-      add(new Alarm(this, alarmId, { metric, threshold, evaluationPeriods: 1, comparisonOperator: operator, treatMissingData: TreatMissingData.NOT_BREACHING, alarmDescription: description }));
+    const alarm = (
+      alarmId: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      operator = ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    ) =>
+      add(
+        new Alarm(this, alarmId, {
+          metric,
+          threshold,
+          evaluationPeriods: 1,
+          comparisonOperator: operator,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+          alarmDescription: description,
+        }),
+      );
 
     for (const d of props.destinations) {
       const name = d.destination;
@@ -84,8 +99,18 @@ export class Alarms extends Construct {
       );
       const writer = d.writer;
       if (!writer) continue;
-      alarm(`${id}WriterErrors`, writer.metricErrors({ period: MINUTE, statistic: 'Sum' }), 1, `Svc ${name}: the writer function failed (an invocation error, not a reported item failure). Read its log (docs/deployment.md#alarms).`);
-      alarm(`${id}WriterThrottles`, writer.metricThrottles({ period: MINUTE, statistic: 'Sum' }), 1, `Svc ${name}: the writer function was throttled; its batches return to the queue and count towards maxReceiveCount (docs/deployment.md#alarms).`);
+      alarm(
+        `${id}WriterErrors`,
+        writer.metricErrors({ period: MINUTE, statistic: 'Sum' }),
+        1,
+        `Svc ${name}: the writer function failed (an invocation error, not a reported item failure). Read its log (docs/deployment.md#alarms).`,
+      );
+      alarm(
+        `${id}WriterThrottles`,
+        writer.metricThrottles({ period: MINUTE, statistic: 'Sum' }),
+        1,
+        `Svc ${name}: the writer function was throttled; its batches return to the queue and count towards maxReceiveCount (docs/deployment.md#alarms).`,
+      );
     }
 
     const api = props.api;
@@ -99,31 +124,62 @@ export class Alarms extends Construct {
         period: FIVE_MINUTES,
         label: 'API 5xx (% of requests)',
       });
-      alarm('Api5xxRate', rate, percent, `Svc audit API: over ${percent}% of requests answered 5xx in five minutes; clients must retry those events. Read the audit function's log (docs/deployment.md#alarms).`, ComparisonOperator.GREATER_THAN_THRESHOLD);
+      alarm(
+        'Api5xxRate',
+        rate,
+        percent,
+        `Svc audit API: over ${percent}% of requests answered 5xx in five minutes; clients must retry those events. Read the audit function's log (docs/deployment.md#alarms).`,
+        ComparisonOperator.GREATER_THAN_THRESHOLD,
+      );
     }
 
     // No dashboard name: names are per account across regions, so CloudFormation makes a unique one.
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    const per = (pick: (d: DestinationQueue) => Metric | undefined) => props.destinations.flatMap((d) => {
-      const metric = pick(d);
-      return metric ? [metric.with({ label: d.destination })] : [];
-    });
+    const per = (pick: (d: DestinationQueue) => Metric | undefined) =>
+      props.destinations.flatMap((d) => {
+        const metric = pick(d);
+        return metric ? [metric.with({ label: d.destination })] : [];
+      });
     const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left, width: 8 });
     this.dashboard.addWidgets(
-      graph('Queue depth (messages)', per((d) => d.queue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }))),
-      graph('Oldest message (seconds)', per((d) => d.queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' }))),
-      graph('Dead letters (messages)', per((d) => d.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }))),
+      graph(
+        'Queue depth (messages)',
+        per((d) => d.queue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' })),
+      ),
+      graph(
+        'Oldest message (seconds)',
+        per((d) => d.queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' })),
+      ),
+      graph(
+        'Dead letters (messages)',
+        per((d) =>
+          d.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }),
+        ),
+      ),
     );
     this.dashboard.addWidgets(
-      graph('Writer errors', per((d) => d.writer?.metricErrors({ period: MINUTE, statistic: 'Sum' }))),
-      graph('Writer throttles', per((d) => d.writer?.metricThrottles({ period: MINUTE, statistic: 'Sum' }))),
-      graph('Writer duration (ms, p99)', per((d) => d.writer?.metricDuration({ period: MINUTE, statistic: 'p99' }))),
+      graph(
+        'Writer errors',
+        per((d) => d.writer?.metricErrors({ period: MINUTE, statistic: 'Sum' })),
+      ),
+      graph(
+        'Writer throttles',
+        per((d) => d.writer?.metricThrottles({ period: MINUTE, statistic: 'Sum' })),
+      ),
+      graph(
+        'Writer duration (ms, p99)',
+        per((d) => d.writer?.metricDuration({ period: MINUTE, statistic: 'p99' })),
+      ),
     );
     if (requests && serverErrors && clientErrors) {
       this.dashboard.addWidgets(
         new GraphWidget({
           title: 'Audit API requests',
-          left: [requests.with({ label: 'requests' }), clientErrors.with({ label: '4xx' }), serverErrors.with({ label: '5xx' })],
+          left: [
+            requests.with({ label: 'requests' }),
+            clientErrors.with({ label: '4xx' }),
+            serverErrors.with({ label: '5xx' }),
+          ],
           width: 24,
         }),
       );

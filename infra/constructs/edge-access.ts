@@ -44,12 +44,21 @@ export class EdgeAccess extends Construct {
 
   constructor(scope: Construct, id: string, props: EdgeAccessProps) {
     super(scope, id);
-    const queues = Object.entries(props.queues).filter((entry): entry is [ForwardableDestination, IQueue] => entry[1] !== undefined);
+    const queues = Object.entries(props.queues).filter(
+      (entry): entry is [ForwardableDestination, IQueue] => entry[1] !== undefined,
+    );
     if (queues.length === 0) throw new Error('EdgeAccess: no platform queue to give the edge');
 
     this.user = new User(this, 'User');
-    this.user.addToPrincipalPolicy(new PolicyStatement({ actions: [...EDGE_QUEUE_ACTIONS], resources: queues.map(([, queue]) => queue.queueArn) }));
-    this.user.addToPrincipalPolicy(new PolicyStatement({ actions: [...EDGE_CLAIM_CHECK_ACTIONS], resources: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)] }));
+    this.user.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...EDGE_QUEUE_ACTIONS], resources: queues.map(([, queue]) => queue.queueArn) }),
+    );
+    this.user.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...EDGE_CLAIM_CHECK_ACTIONS],
+        resources: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)],
+      }),
+    );
 
     const settings: EdgeCloudSettings = {
       enable: true,
@@ -60,12 +69,14 @@ export class EdgeAccess extends Construct {
     this.edgeConfig = ['Svc:', ...yamlLines({ cloud: settings }, 1)].join('\n');
 
     const config = new CfnOutput(this, 'Config', {
-      description: 'Svc.cloud for the edge agent: paste the cloud block under Svc in its config file (docs/deployment.md)',
+      description:
+        'Svc.cloud for the edge agent: paste the cloud block under Svc in its config file (docs/deployment.md)',
       value: this.edgeConfig,
     });
     config.overrideLogicalId(EDGE_CONFIG_OUTPUT);
     const user = new CfnOutput(this, 'UserName', {
-      description: 'IAM user of the edge agent: create its access key with aws iam create-access-key --user-name <this>',
+      description:
+        'IAM user of the edge agent: create its access key with aws iam create-access-key --user-name <this>',
       value: this.user.userName,
     });
     user.overrideLogicalId(EDGE_USER_OUTPUT);

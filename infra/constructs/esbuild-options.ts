@@ -25,7 +25,8 @@ export { SECRET_FETCH_ENTRY, SECRET_FETCH_FILE };
  * which ESM does not define. The alias keeps the banner's import from clashing with a bundled
  * module's own `import { createRequire }`.
  */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);";
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);";
 
 /** Packages left to the Lambda runtime (see above). */
 export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
@@ -78,5 +79,9 @@ export function lambdaEsbuildOptions(entry: string, outfile: string): BuildOptio
  * JSON-able values: SvcFunction hands them to esbuild in a bundling hook command.
  */
 export function secretFetchEsbuildOptions(outDir: string, absWorkingDir: string): BuildOptions {
-  return { ...lambdaEsbuildOptions(SECRET_FETCH_ENTRY, join(outDir, SECRET_FETCH_FILE)), absWorkingDir, logLevel: 'warning' };
+  return {
+    ...lambdaEsbuildOptions(SECRET_FETCH_ENTRY, join(outDir, SECRET_FETCH_FILE)),
+    absWorkingDir,
+    logLevel: 'warning',
+  };
 }

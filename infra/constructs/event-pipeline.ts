@@ -56,20 +56,30 @@ export class DestinationQueue extends Construct {
   readonly maxReceiveCount: number;
   writer: SvcFunction | undefined;
 
-  constructor(scope: Construct, readonly destination: string, props: DestinationOptions & { maxReceiveCount: number; writerTimeout: Duration }) {
+  constructor(
+    scope: Construct,
+    readonly destination: string,
+    props: DestinationOptions & { maxReceiveCount: number; writerTimeout: Duration },
+  ) {
     super(scope, pascal(destination));
     this.batchSize = props.batchSize ?? DEFAULT_BATCH_SIZE;
     this.maxBatchingWindow = props.maxBatchingWindow ?? DEFAULT_BATCHING_WINDOW;
     this.maxReceiveCount = props.maxReceiveCount;
     const window = this.maxBatchingWindow.toSeconds();
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1 || this.batchSize > MAX_BATCH_SIZE) {
-      throw new RangeError(`destination ${destination}: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE} (got ${this.batchSize})`);
+      throw new RangeError(
+        `destination ${destination}: batchSize must be an integer from 1 to ${MAX_BATCH_SIZE} (got ${this.batchSize})`,
+      );
     }
     if (!Number.isInteger(window) || window < 0 || window > MAX_BATCHING_WINDOW.toSeconds()) {
-      throw new RangeError(`destination ${destination}: maxBatchingWindow must be whole seconds up to ${MAX_BATCHING_WINDOW.toHumanString()} (got ${this.maxBatchingWindow.toHumanString()})`);
+      throw new RangeError(
+        `destination ${destination}: maxBatchingWindow must be whole seconds up to ${MAX_BATCHING_WINDOW.toHumanString()} (got ${this.maxBatchingWindow.toHumanString()})`,
+      );
     }
     if (window === 0 && this.batchSize > MAX_UNWINDOWED_BATCH_SIZE) {
-      throw new RangeError(`destination ${destination}: a batchSize above ${MAX_UNWINDOWED_BATCH_SIZE} needs a maxBatchingWindow of at least 1 s (got ${this.batchSize} without one)`);
+      throw new RangeError(
+        `destination ${destination}: a batchSize above ${MAX_UNWINDOWED_BATCH_SIZE} needs a maxBatchingWindow of at least 1 s (got ${this.batchSize} without one)`,
+      );
     }
 
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
@@ -97,8 +107,14 @@ export class DestinationQueue extends Construct {
     });
 
     // For senders outside the stack (the edge agent) and for watching dead letters.
-    new CfnOutput(this, 'QueueUrl', { description: `URL of the ${destination} event queue`, value: this.queue.queueUrl });
-    new CfnOutput(this, 'DeadLetterQueueUrl', { description: `URL of the ${destination} dead-letter queue`, value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'QueueUrl', {
+      description: `URL of the ${destination} event queue`,
+      value: this.queue.queueUrl,
+    });
+    new CfnOutput(this, 'DeadLetterQueueUrl', {
+      description: `URL of the ${destination} dead-letter queue`,
+      value: this.deadLetterQueue.queueUrl,
+    });
   }
 }
 
@@ -148,22 +164,31 @@ export class EventPipeline extends Construct {
    */
   addWriter(destination: string, entry: string, props: WriterProps = {}): SvcFunction {
     const target = this.byName.get(destination);
-    if (!target) throw new Error(`writer for ${destination}: no such destination (added: ${[...this.byName.keys()].join(', ') || 'none'})`);
+    if (!target)
+      throw new Error(
+        `writer for ${destination}: no such destination (added: ${[...this.byName.keys()].join(', ') || 'none'})`,
+      );
     if (target.writer) throw new Error(`destination ${destination} has a writer already`);
     const timeout = props.timeout ?? this.writerTimeout;
     if (timeout.toSeconds() > this.writerTimeout.toSeconds()) {
-      throw new Error(`writer for ${destination}: timeout ${timeout.toHumanString()} exceeds the pipeline's writerTimeout ${this.writerTimeout.toHumanString()}, from which the visibility timeout is set`);
+      throw new Error(
+        `writer for ${destination}: timeout ${timeout.toHumanString()} exceeds the pipeline's writerTimeout ${this.writerTimeout.toHumanString()}, from which the visibility timeout is set`,
+      );
     }
     const { maxConcurrency, ...functionProps } = props;
     if (maxConcurrency !== undefined) {
       if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
-        throw new RangeError(`writer for ${destination}: maxConcurrency must be an integer from 2 to 1000 (got ${maxConcurrency})`);
+        throw new RangeError(
+          `writer for ${destination}: maxConcurrency must be an integer from 2 to 1000 (got ${maxConcurrency})`,
+        );
       }
       // Fewer reserved than the event source may start would throttle its invocations, and the
       // throttled batches go back to the queue and count towards maxReceiveCount.
       const reserved = functionProps.reservedConcurrentExecutions;
       if (reserved !== undefined && reserved < maxConcurrency) {
-        throw new RangeError(`writer for ${destination}: reservedConcurrentExecutions ${reserved} is below maxConcurrency ${maxConcurrency}`);
+        throw new RangeError(
+          `writer for ${destination}: reservedConcurrentExecutions ${reserved} is below maxConcurrency ${maxConcurrency}`,
+        );
       }
     }
     const writer = new SvcFunction(target, 'Writer', {
@@ -186,7 +211,11 @@ export class EventPipeline extends Construct {
       }),
     );
     // Read the claim checks, nothing else of the bucket (they are expired by a lifecycle rule, never deleted by readers).
-    Grant.addToPrincipal({ grantee: writer, actions: ['s3:GetObject'], resourceArns: [this.props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)] });
+    Grant.addToPrincipal({
+      grantee: writer,
+      actions: ['s3:GetObject'],
+      resourceArns: [this.props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)],
+    });
     target.writer = writer;
     return writer;
   }

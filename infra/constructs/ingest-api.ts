@@ -11,7 +11,15 @@ import { Grant } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUDIT_EVENT_PATH, CLAIM_CHECK_PREFIX, ENTRIES, IDEMPOTENCY_TABLE_KEYS, LAMBDA_ENV, RATE_LIMIT_TABLE_KEYS, TEST_CONNECTION_PATH } from '../../functions/contract.js';
+import {
+  AUDIT_EVENT_PATH,
+  CLAIM_CHECK_PREFIX,
+  ENTRIES,
+  IDEMPOTENCY_TABLE_KEYS,
+  LAMBDA_ENV,
+  RATE_LIMIT_TABLE_KEYS,
+  TEST_CONNECTION_PATH,
+} from '../../functions/contract.js';
 import { SvcFunction } from './svc-function.js';
 
 /** The audit Lambda's entry, relative to the repository root. */
@@ -64,21 +72,44 @@ export class IngestApi extends Construct {
 
     const queues = Object.entries(props.queues);
     const environment: Record<string, string> = {
-      [LAMBDA_ENV.eventQueueUrls]: Stack.of(this).toJsonString(Object.fromEntries(queues.map(([name, queue]) => [name, queue.queueUrl]))),
+      [LAMBDA_ENV.eventQueueUrls]: Stack.of(this).toJsonString(
+        Object.fromEntries(queues.map(([name, queue]) => [name, queue.queueUrl])),
+      ),
       [LAMBDA_ENV.rateLimitTable]: this.table.tableName,
       [LAMBDA_ENV.claimCheckBucket]: props.bucket.bucketName,
       ...(this.idempotencyTable ? { [LAMBDA_ENV.idempotencyTable]: this.idempotencyTable.tableName } : {}),
     };
-    this.handler = new SvcFunction(this, 'AuditFunction', { entry: AUDIT_ENTRY, configDocument: props.configDocument, environment });
+    this.handler = new SvcFunction(this, 'AuditFunction', {
+      entry: AUDIT_ENTRY,
+      configDocument: props.configDocument,
+      environment,
+    });
     // Exactly the calls the function makes (shared/ratelimit/dynamodb.ts, shared/idempotency/dynamodb.ts,
     // shared/queue/sqs.ts: SendMessageBatch is authorised by sqs:SendMessage, shared/queue/claim-check.ts).
     // The sender's best-effort delete of an unsent claim check is not granted: the lifecycle rule expires it.
-    Grant.addToPrincipal({ grantee: this.handler, actions: ['dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+    Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: ['dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
     if (this.idempotencyTable) {
-      Grant.addToPrincipal({ grantee: this.handler, actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], resourceArns: [this.idempotencyTable.tableArn] });
+      Grant.addToPrincipal({
+        grantee: this.handler,
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        resourceArns: [this.idempotencyTable.tableArn],
+      });
     }
-    if (queues.length > 0) Grant.addToPrincipal({ grantee: this.handler, actions: ['sqs:SendMessage'], resourceArns: queues.map(([, queue]) => queue.queueArn) });
-    Grant.addToPrincipal({ grantee: this.handler, actions: ['s3:PutObject'], resourceArns: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)] });
+    if (queues.length > 0)
+      Grant.addToPrincipal({
+        grantee: this.handler,
+        actions: ['sqs:SendMessage'],
+        resourceArns: queues.map(([, queue]) => queue.queueArn),
+      });
+    Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: ['s3:PutObject'],
+      resourceArns: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)],
+    });
 
     // No API Gateway CORS configuration (corsPreflight) on purpose: the function answers CORS itself
     // (shared/audit/cors.ts), because the allowed origins come from the Svc config and the same handler
@@ -92,6 +123,9 @@ export class IngestApi extends Construct {
     for (const { path, method } of AUDIT_ROUTES) this.api.addRoutes({ path, methods: [method], integration });
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the audit API', value: this.api.apiEndpoint });
-    new CfnOutput(this, 'AuditEventUrl', { description: 'URL for the audit client', value: `${this.api.apiEndpoint}${AUDIT_EVENT_PATH}` });
+    new CfnOutput(this, 'AuditEventUrl', {
+      description: 'URL for the audit client',
+      value: `${this.api.apiEndpoint}${AUDIT_EVENT_PATH}`,
+    });
   }
 }

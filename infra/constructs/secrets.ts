@@ -13,9 +13,9 @@
  * account that may read the secret.
  */
 import { ArnFormat, Stack } from 'aws-cdk-lib';
-import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { secretReader, type SecretRef, type SecretRefAt } from '../../shared/config/secret-refs.js';
+import { type SecretRef, type SecretRefAt, secretReader } from '../../shared/config/secret-refs.js';
 
 /** One function's grant: what it may read. */
 export interface SecretGrant {
@@ -35,8 +35,19 @@ export interface SecretGrant {
 export function secretResourceArn(scope: Construct, ref: SecretRef): string {
   if (ref.region !== undefined) return ref.id;
   const stack = Stack.of(scope);
-  if (ref.store === 'secret') return stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${ref.id}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  return stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: ref.id.replace(/^\//, ''), arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+  if (ref.store === 'secret')
+    return stack.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${ref.id}-??????`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+  return stack.formatArn({
+    service: 'ssm',
+    resource: 'parameter',
+    resourceName: ref.id.replace(/^\//, ''),
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
 }
 
 export interface SecretGrantsProps {
@@ -65,14 +76,24 @@ export function grantSecretReads(scope: Construct, props: SecretGrantsProps): Se
     if (!principal) continue;
     const secretArns = [...grant.secrets];
     const parameterArns = [...grant.parameters];
-    if (secretArns.length > 0) principal.addToPrincipalPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }));
-    if (parameterArns.length > 0) principal.addToPrincipalPolicy(new PolicyStatement({ actions: ['ssm:GetParameter'], resources: parameterArns }));
+    if (secretArns.length > 0)
+      principal.addToPrincipalPolicy(
+        new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }),
+      );
+    if (parameterArns.length > 0)
+      principal.addToPrincipalPolicy(new PolicyStatement({ actions: ['ssm:GetParameter'], resources: parameterArns }));
     if (props.kmsKeyArns && props.kmsKeyArns.length > 0) {
       const services = [...grant.regions].flatMap((region) => [
         ...(secretArns.length > 0 ? [`secretsmanager.${region}.amazonaws.com`] : []),
         ...(parameterArns.length > 0 ? [`ssm.${region}.amazonaws.com`] : []),
       ]);
-      principal.addToPrincipalPolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [...props.kmsKeyArns], conditions: { StringEquals: { 'kms:ViaService': services } } }));
+      principal.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['kms:Decrypt'],
+          resources: [...props.kmsKeyArns],
+          conditions: { StringEquals: { 'kms:ViaService': services } },
+        }),
+      );
     }
     made.push({ reader, secretArns, parameterArns });
   }

@@ -8,7 +8,6 @@ import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3'
 import { Construct } from 'constructs';
 import { CLAIM_CHECK_PREFIX } from '../../functions/contract.js';
 
-
 /**
  * Claim checks must outlive every message that can point at them. A message lives at most 4 days in
  * the event queue and, counted from its first enqueue, 14 days in the dead-letter queue; a dead

@@ -10,13 +10,18 @@ import { join, resolve } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  type BundlingOptions,
+  NodejsFunction,
+  type NodejsFunctionProps,
+  OutputFormat,
+} from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/contract.js';
-import { LAMBDA_BUNDLING, secretFetchEsbuildOptions } from './esbuild-options.js';
 import { LOCK_FILE, REPO_ROOT, repoPath } from '../paths.js';
+import { LAMBDA_BUNDLING, secretFetchEsbuildOptions } from './esbuild-options.js';
 
 /**
  * Lambda's working directory and code location (LAMBDA_TASK_ROOT), where the bundle is unpacked.
@@ -40,12 +45,27 @@ export const VPC_ENI_ACTIONS = [
 ] as const;
 
 /** Bundling options a function may add; format, target, minify, source maps and hooks are fixed. */
-export type SvcBundlingOptions = Pick<BundlingOptions, 'externalModules' | 'nodeModules' | 'define' | 'loader' | 'esbuildArgs' | 'keepNames'>;
+export type SvcBundlingOptions = Pick<
+  BundlingOptions,
+  'externalModules' | 'nodeModules' | 'define' | 'loader' | 'esbuildArgs' | 'keepNames'
+>;
 
 export interface SvcFunctionProps
   extends Omit<
     NodejsFunctionProps,
-    'entry' | 'handler' | 'runtime' | 'architecture' | 'projectRoot' | 'depsLockFilePath' | 'bundling' | 'code' | 'logRetention' | 'logRetentionRole' | 'logRetentionRetryOptions' | 'role' | 'logGroup'
+    | 'entry'
+    | 'handler'
+    | 'runtime'
+    | 'architecture'
+    | 'projectRoot'
+    | 'depsLockFilePath'
+    | 'bundling'
+    | 'code'
+    | 'logRetention'
+    | 'logRetentionRole'
+    | 'logRetentionRetryOptions'
+    | 'role'
+    | 'logGroup'
   > {
   /** Entry file relative to the repository root, e.g. `functions/audit/lambda.ts`; it exports `handler`. */
   entry: string;
@@ -126,9 +146,16 @@ export function copyFileCommand(from: string, to: string, platform: NodeJS.Platf
  * passed to `cmd /c` (shellQuote), base64's letters need no quoting on either shell.
  */
 export function esbuildCommand(options: BuildOptions, platform: NodeJS.Platform = process.platform): string {
-  const script = "require(process.argv[1]).buildSync(JSON.parse(Buffer.from(process.argv[2], 'base64').toString('utf8')))";
+  const script =
+    "require(process.argv[1]).buildSync(JSON.parse(Buffer.from(process.argv[2], 'base64').toString('utf8')))";
   const encoded = Buffer.from(JSON.stringify(options), 'utf8').toString('base64');
-  return ['node', '-e', shellQuote(script, platform), shellQuote(ESBUILD_MODULE, platform), shellQuote(encoded, platform)].join(' ');
+  return [
+    'node',
+    '-e',
+    shellQuote(script, platform),
+    shellQuote(ESBUILD_MODULE, platform),
+    shellQuote(encoded, platform),
+  ].join(' ');
 }
 
 /** esbuild's CommonJS entry, from the repository's node_modules (the one NodejsFunction's local bundling finds). */
@@ -137,6 +164,7 @@ const ESBUILD_MODULE = createRequire(import.meta.url).resolve('esbuild');
 function shellQuote(arg: string, platform: NodeJS.Platform): string {
   if (platform !== 'win32') return `'${arg.replaceAll("'", `'\\''`)}'`;
   // cmd has no escape for a double quote inside quotes, and expands %VAR% even there.
-  if (/["%\r\n]/.test(arg)) throw new Error(`cannot pass ${JSON.stringify(arg)} to cmd: the path must not contain ", % or line breaks`);
+  if (/["%\r\n]/.test(arg))
+    throw new Error(`cannot pass ${JSON.stringify(arg)} to cmd: the path must not contain ", % or line breaks`);
   return `"${arg}"`;
 }

@@ -17,7 +17,10 @@ export function clientIp(peer: string, forwardedFor: string | undefined, trusted
   if (trustedProxies.length === 0 || !forwardedFor) return direct;
   const trusted = new Set(trustedProxies.map(normaliseIp));
   if (!trusted.has(direct)) return direct;
-  const hops = forwardedFor.split(',').map(normaliseIp).filter((hop) => isIP(hop) !== 0);
+  const hops = forwardedFor
+    .split(',')
+    .map(normaliseIp)
+    .filter((hop) => isIP(hop) !== 0);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i] as string;
     if (!trusted.has(hop)) return hop;

@@ -2,10 +2,11 @@
  * The audit event data model: ONE table that yields the tsdb point (tags and fields), the parquet
  * and table-file columns, and docs/data-model.md. A column added here appears everywhere.
  */
-import { UUID_PATTERN } from './envelope.js';
+
+import { MAX_POINT_MS } from '../destinations/tsdb/line-protocol.js';
 import type { AuditQueuedEvent } from '../queue/events.js';
 import { getPath } from '../util/records.js';
-import { MAX_POINT_MS } from '../destinations/tsdb/line-protocol.js';
+import { UUID_PATTERN } from './envelope.js';
 
 export type ColumnType = 'string' | 'int' | 'float' | 'timestamp';
 /** How a column goes to the tsdb: as a tag, a field, the point time, or not at all. */
@@ -37,28 +38,91 @@ function jsonColumn(column: Omit<AuditColumn, 'get' | 'json'>, value: (q: AuditQ
 const member = (value: unknown, ...path: string[]): unknown => getPath(value, path);
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
-const int = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) ? value : null);
+const int = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isSafeInteger(value) ? value : null;
 const lower = (value: string | null): string | null => value?.toLowerCase() ?? null;
 const UUID = new RegExp(UUID_PATTERN);
 /** UUIDs are compared case-insensitively; other ids (object.view.duration sends any) are opaque and kept. */
-const uuidLower = (value: string | null): string | null => (value !== null && UUID.test(value) ? value.toLowerCase() : value);
+const uuidLower = (value: string | null): string | null =>
+  value !== null && UUID.test(value) ? value.toLowerCase() : value;
 
 /** The largest payload kept as JSON text in one cell. */
 export const MAX_PAYLOAD_JSON = 32_768;
 
 export const AUDIT_COLUMNS: readonly AuditColumn[] = [
-  { name: 'timestamp', type: 'timestamp', tsdb: 'time', doc: 'The event\'s own time (envelope `timestamp`), UTC', get: (q) => Date.parse(q.event.timestamp) },
-  { name: 'received_at', type: 'timestamp', tsdb: 'none', doc: 'When Svc accepted the event, UTC', get: (q) => Date.parse(q.receivedAt) },
+  {
+    name: 'timestamp',
+    type: 'timestamp',
+    tsdb: 'time',
+    doc: "The event's own time (envelope `timestamp`), UTC",
+    get: (q) => Date.parse(q.event.timestamp),
+  },
+  {
+    name: 'received_at',
+    type: 'timestamp',
+    tsdb: 'none',
+    doc: 'When Svc accepted the event, UTC',
+    get: (q) => Date.parse(q.receivedAt),
+  },
   { name: 'event_id', type: 'string', tsdb: 'field', doc: 'envelope `eventId`, lower-case', get: (q) => q.id },
   { name: 'event_type', type: 'string', tsdb: 'tag', doc: 'envelope `type`', get: (q) => q.event.type },
-  { name: 'schema_version', type: 'int', tsdb: 'field', doc: 'envelope `schemaVersion`', get: (q) => q.event.schemaVersion },
-  { name: 'correlation_id', type: 'string', tsdb: 'field', doc: 'envelope `correlationId`', get: (q) => str(q.event.correlationId) },
-  { name: 'app_id', type: 'string', tsdb: 'tag', doc: '`payload.context.appId`, lower-case', get: (q) => lower(str(member(q.event.payload, 'context', 'appId'))) },
-  { name: 'sheet_id', type: 'string', tsdb: 'tag', doc: '`payload.context.sheetId`', get: (q) => str(member(q.event.payload, 'context', 'sheetId')) },
-  { name: 'object_id', type: 'string', tsdb: 'tag', doc: '`payload.event.objectId`, else `payload.context.objectId`', get: (q) => str(member(q.event.payload, 'event', 'objectId')) ?? str(member(q.event.payload, 'context', 'objectId')) },
-  { name: 'user_id', type: 'string', tsdb: 'tag', doc: '`payload.context.user`, as the audit client sends it', get: (q) => str(member(q.event.payload, 'context', 'user')) },
-  { name: 'source_name', type: 'string', tsdb: 'tag', doc: 'envelope `source.name`', get: (q) => str(q.event.source?.name) },
-  { name: 'client_version', type: 'string', tsdb: 'tag', doc: 'audit client version (header, else `source.version`)', get: (q) => q.meta.clientVersion },
+  {
+    name: 'schema_version',
+    type: 'int',
+    tsdb: 'field',
+    doc: 'envelope `schemaVersion`',
+    get: (q) => q.event.schemaVersion,
+  },
+  {
+    name: 'correlation_id',
+    type: 'string',
+    tsdb: 'field',
+    doc: 'envelope `correlationId`',
+    get: (q) => str(q.event.correlationId),
+  },
+  {
+    name: 'app_id',
+    type: 'string',
+    tsdb: 'tag',
+    doc: '`payload.context.appId`, lower-case',
+    get: (q) => lower(str(member(q.event.payload, 'context', 'appId'))),
+  },
+  {
+    name: 'sheet_id',
+    type: 'string',
+    tsdb: 'tag',
+    doc: '`payload.context.sheetId`',
+    get: (q) => str(member(q.event.payload, 'context', 'sheetId')),
+  },
+  {
+    name: 'object_id',
+    type: 'string',
+    tsdb: 'tag',
+    doc: '`payload.event.objectId`, else `payload.context.objectId`',
+    get: (q) =>
+      str(member(q.event.payload, 'event', 'objectId')) ?? str(member(q.event.payload, 'context', 'objectId')),
+  },
+  {
+    name: 'user_id',
+    type: 'string',
+    tsdb: 'tag',
+    doc: '`payload.context.user`, as the audit client sends it',
+    get: (q) => str(member(q.event.payload, 'context', 'user')),
+  },
+  {
+    name: 'source_name',
+    type: 'string',
+    tsdb: 'tag',
+    doc: 'envelope `source.name`',
+    get: (q) => str(q.event.source?.name),
+  },
+  {
+    name: 'client_version',
+    type: 'string',
+    tsdb: 'tag',
+    doc: 'audit client version (header, else `source.version`)',
+    get: (q) => q.meta.clientVersion,
+  },
   {
     name: 'selection_txn_id',
     type: 'string',
@@ -66,12 +130,41 @@ export const AUDIT_COLUMNS: readonly AuditColumn[] = [
     doc: '`payload.event.selectionTxnId`; a UUID lower-case, any other id as sent',
     get: (q) => uuidLower(str(member(q.event.payload, 'event', 'selectionTxnId'))),
   },
-  { name: 'data_state_id', type: 'int', tsdb: 'field', doc: '`payload.event.dataStateId`', get: (q) => int(member(q.event.payload, 'event', 'dataStateId')) },
-  { name: 'duration', type: 'float', tsdb: 'field', doc: '`payload.event.duration` (object.view.duration)', get: (q) => num(member(q.event.payload, 'event', 'duration')) },
-  { name: 'viz_type', type: 'string', tsdb: 'field', doc: '`payload.event.vizType`', get: (q) => str(member(q.event.payload, 'event', 'vizType')) },
-  { name: 'screenshot_url', type: 'string', tsdb: 'field', doc: '`payload.event.screenshotUrl`', get: (q) => str(member(q.event.payload, 'event', 'screenshotUrl')) },
+  {
+    name: 'data_state_id',
+    type: 'int',
+    tsdb: 'field',
+    doc: '`payload.event.dataStateId`',
+    get: (q) => int(member(q.event.payload, 'event', 'dataStateId')),
+  },
+  {
+    name: 'duration',
+    type: 'float',
+    tsdb: 'field',
+    doc: '`payload.event.duration` (object.view.duration)',
+    get: (q) => num(member(q.event.payload, 'event', 'duration')),
+  },
+  {
+    name: 'viz_type',
+    type: 'string',
+    tsdb: 'field',
+    doc: '`payload.event.vizType`',
+    get: (q) => str(member(q.event.payload, 'event', 'vizType')),
+  },
+  {
+    name: 'screenshot_url',
+    type: 'string',
+    tsdb: 'field',
+    doc: '`payload.event.screenshotUrl`',
+    get: (q) => str(member(q.event.payload, 'event', 'screenshotUrl')),
+  },
   jsonColumn(
-    { name: 'payload', type: 'string', tsdb: 'field', doc: `The whole \`payload\` as JSON text (at most ${MAX_PAYLOAD_JSON} characters; longer payloads are cut)` },
+    {
+      name: 'payload',
+      type: 'string',
+      tsdb: 'field',
+      doc: `The whole \`payload\` as JSON text (at most ${MAX_PAYLOAD_JSON} characters; longer payloads are cut)`,
+    },
     (q) => q.event.payload,
   ),
 ];
@@ -87,7 +180,6 @@ export function auditTimeMs(q: AuditQueuedEvent): number {
   const value = TIME_COLUMN?.get(q);
   return typeof value === 'number' && value >= 0 && value <= MAX_POINT_MS ? value : Date.parse(q.receivedAt);
 }
-
 
 /** Static tags become extra columns / tags after the built-in ones; their names must not clash. */
 export const AUDIT_COLUMN_NAMES: ReadonlySet<string> = new Set(AUDIT_COLUMNS.map((c) => c.name));

@@ -4,9 +4,9 @@
  * violations"). Both are JSON schemas (TypeBox) checked by shared/util/schema-check.ts with all
  * errors reported and no type coercion, as ajv would (which it replaced, to keep the audit Lambda small).
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { lazyChecker, type SchemaError } from '../util/schema-check.js';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { isRecord } from '../util/records.js';
+import { lazyChecker, type SchemaError } from '../util/schema-check.js';
 
 /** One validator for every id: any UUID version or variant (platform-formats.md §0.2). */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -23,9 +23,19 @@ export function isRfc3339(text: string): boolean {
   const month = Number(m[2]);
   const day = Number(m[3]);
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const daysInMonth = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  const daysInMonth =
+    month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
   const zoneOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60 && zoneOk;
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    Number(m[4]) <= 23 &&
+    Number(m[5]) <= 59 &&
+    Number(m[6]) <= 60 &&
+    zoneOk
+  );
 }
 
 /** One URI character (RFC 3986 §2: unreserved, reserved but "#", "[" and "]", or a percent-encoded octet). */
@@ -96,19 +106,42 @@ export function isKnownType(type: string): boolean {
 const uuid = (path: string) => Type.String({ pattern: UUID_PATTERN, 'x-message': `${path} must be a UUID` });
 /** A string of `min`..`max` code points. */
 const text = (path: string, max: number, min = 0) =>
-  Type.String({ ...(min > 0 ? { minLength: min } : {}), maxLength: max, 'x-message': min > 0 ? `${path} must be a string of ${min} to ${max} characters` : `${path} must be a string of at most ${max} characters` });
+  Type.String({
+    ...(min > 0 ? { minLength: min } : {}),
+    maxLength: max,
+    'x-message':
+      min > 0
+        ? `${path} must be a string of ${min} to ${max} characters`
+        : `${path} must be a string of at most ${max} characters`,
+  });
 /** A string of at most `max` code points, or null. */
 const textOrNull = (path: string, max: number) =>
-  Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: max, 'x-message': `${path} must be a string of at most ${max} characters, or null` });
-const booleanOrNull = (path: string) => Type.Unsafe<boolean | null>({ type: ['boolean', 'null'], 'x-message': `${path} must be a boolean or null` });
-const integerOrNull = (path: string) => Type.Unsafe<number | null>({ type: ['integer', 'null'], 'x-message': `${path} must be an integer or null` });
+  Type.Unsafe<string | null>({
+    type: ['string', 'null'],
+    maxLength: max,
+    'x-message': `${path} must be a string of at most ${max} characters, or null`,
+  });
+const booleanOrNull = (path: string) =>
+  Type.Unsafe<boolean | null>({ type: ['boolean', 'null'], 'x-message': `${path} must be a boolean or null` });
+const integerOrNull = (path: string) =>
+  Type.Unsafe<number | null>({ type: ['integer', 'null'], 'x-message': `${path} must be an integer or null` });
 
 /** The largest crop coordinate or size, in CSS pixels (the largest 16-bit signed integer). */
 export const MAX_CROP_PIXELS = 32_767;
 const cropSize = (name: string) =>
-  Type.Number({ exclusiveMinimum: 0, maximum: MAX_CROP_PIXELS, 'x-message': `payload.event.crop.${name} must be a number greater than 0 and at most ${MAX_CROP_PIXELS}` });
+  Type.Number({
+    exclusiveMinimum: 0,
+    maximum: MAX_CROP_PIXELS,
+    'x-message': `payload.event.crop.${name} must be a number greater than 0 and at most ${MAX_CROP_PIXELS}`,
+  });
 const cropOffset = (name: string) =>
-  Type.Optional(Type.Number({ minimum: 0, maximum: MAX_CROP_PIXELS, 'x-message': `payload.event.crop.${name} must be a number from 0 to ${MAX_CROP_PIXELS}` }));
+  Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: MAX_CROP_PIXELS,
+      'x-message': `payload.event.crop.${name} must be a number from 0 to ${MAX_CROP_PIXELS}`,
+    }),
+  );
 
 /**
  * `payload.event` with the given members; members not wrapped in Type.Optional are required. The
@@ -128,7 +161,10 @@ function event(properties: Record<string, TSchema>): TSchema {
 export const PAYLOAD_RULES: Record<string, TSchema> = {
   'selection.state.changed': event({
     selectionTxnId: uuid('payload.event.selectionTxnId'),
-    details: Type.Array(Type.Unknown(), { maxItems: 500, 'x-message': 'payload.event.details must be a list of at most 500 items' }),
+    details: Type.Array(Type.Unknown(), {
+      maxItems: 500,
+      'x-message': 'payload.event.details must be a list of at most 500 items',
+    }),
   }),
   'app.model.validated': event({ captureScheduled: Type.Optional(booleanOrNull('payload.event.captureScheduled')) }),
   'screenshot.url.received': event({
@@ -150,7 +186,10 @@ export const PAYLOAD_RULES: Record<string, TSchema> = {
           scrollAreaOffsetY: cropOffset('scrollAreaOffsetY'),
           renderingOverflow: cropOffset('renderingOverflow'),
         },
-        { 'x-message': 'payload.event.crop must be an object', 'x-required': 'is required when payload.event.crop is sent' },
+        {
+          'x-message': 'payload.event.crop must be an object',
+          'x-required': 'is required when payload.event.crop is sent',
+        },
       ),
     ),
   }),
@@ -167,7 +206,11 @@ export const PAYLOAD_RULES: Record<string, TSchema> = {
     enterSelectionTxnId: Type.Optional(textOrNull('payload.event.enterSelectionTxnId', 36)),
     leaveSelectionTxnId: Type.Optional(textOrNull('payload.event.leaveSelectionTxnId', 36)),
     enteredAt: Type.Optional(
-      Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'rfc3339', 'x-message': 'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null' }),
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        format: 'rfc3339',
+        'x-message': 'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null',
+      }),
     ),
     visible: Type.Optional(booleanOrNull('payload.event.visible')),
     dataStateId: Type.Optional(integerOrNull('payload.event.dataStateId')),
@@ -189,7 +232,9 @@ const ContextSchema = Type.Object(
 
 const ContentSchema = Type.Object({
   eventId: uuid('eventId'),
-  correlationId: Type.Optional(Type.String({ maxLength: 64, 'x-message': 'correlationId must be at most 64 characters' })),
+  correlationId: Type.Optional(
+    Type.String({ maxLength: 64, 'x-message': 'correlationId must be at most 64 characters' }),
+  ),
   payload: Type.Object({ context: Type.Optional(ContextSchema) }),
 });
 
@@ -200,17 +245,23 @@ export interface EnvelopeError {
 }
 
 /** The string formats the rules use, and the annotations read by contentErrors (a rule's message, why a member is required). */
-export const ENVELOPE_SCHEMA_OPTIONS = { formats: { rfc3339: isRfc3339, 'absolute-uri': isAbsoluteUri }, annotations: ['x-message', 'x-required'] } as const;
+export const ENVELOPE_SCHEMA_OPTIONS = {
+  formats: { rfc3339: isRfc3339, 'absolute-uri': isAbsoluteUri },
+  annotations: ['x-message', 'x-required'],
+} as const;
 
 // Compiled on first use, not at module load: the writers import this module for its schema only (the queue codec).
 const envelopeChecker = lazyChecker<AuditEnvelope>(AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS);
 const contentChecker = lazyChecker(ContentSchema, ENVELOPE_SCHEMA_OPTIONS);
 /** The payload checker of each envelope type with payload rules. */
-const PAYLOAD_CHECKERS = new Map(Object.entries(PAYLOAD_RULES).map(([type, schema]) => [type, lazyChecker(schema, ENVELOPE_SCHEMA_OPTIONS)]));
+const PAYLOAD_CHECKERS = new Map(
+  Object.entries(PAYLOAD_RULES).map(([type, schema]) => [type, lazyChecker(schema, ENVELOPE_SCHEMA_OPTIONS)]),
+);
 
 function schemaMessage(err: SchemaError): string {
   if (err.keyword === 'required') return `must have required property '${String(err.params['missingProperty'])}'`;
-  if (err.keyword === 'format' && err.params['format'] === 'rfc3339') return 'must be an RFC 3339 date-time with a zone, such as 2026-11-22T10:15:22.123Z';
+  if (err.keyword === 'format' && err.params['format'] === 'rfc3339')
+    return 'must be an RFC 3339 date-time with a zone, such as 2026-11-22T10:15:22.123Z';
   if (err.keyword === 'const') return `must be ${JSON.stringify(err.params['allowedValue'])}`;
   if (err.keyword === 'minLength' && err.params['limit'] === 1) return 'must be a non-empty string';
   return err.message;
@@ -286,19 +337,28 @@ export function passedEnvelopeCheck(value: unknown): boolean {
  * Structural check (→ 400). A passed envelope comes with `holdsInfinity`: a number in it is ±Infinity
  * (a literal like 1e400 that JSON.parse overflowed), seen by the same walk that measures the depth.
  */
-export function validateEnvelope(body: unknown): { ok: true; envelope: AuditEnvelope; holdsInfinity: boolean } | { ok: false; errors: EnvelopeError[] } {
+export function validateEnvelope(
+  body: unknown,
+): { ok: true; envelope: AuditEnvelope; holdsInfinity: boolean } | { ok: false; errors: EnvelopeError[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, errors: [{ instancePath: '', message: 'the body must be a JSON object' }] };
   }
   const found: WalkFindings = { infinity: false };
   const deep = deepPointer(body, 0, MAX_NESTING_DEPTH, found);
-  if (deep !== null) return { ok: false, errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }] };
+  if (deep !== null)
+    return {
+      ok: false,
+      errors: [{ instancePath: deep, message: `is nested more than ${MAX_NESTING_DEPTH} levels deep` }],
+    };
   const checker = envelopeChecker;
   if (checker.check(body)) {
     passedEnvelopes.add(body);
     return { ok: true, envelope: body, holdsInfinity: found.infinity };
   }
-  return { ok: false, errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })) };
+  return {
+    ok: false,
+    errors: checker.errors(body).map((e) => ({ instancePath: e.instancePath, message: schemaMessage(e) })),
+  };
 }
 
 function contentErrors(errors: readonly SchemaError[], prefix: string): EnvelopeError[] {
@@ -309,7 +369,10 @@ function contentErrors(errors: readonly SchemaError[], prefix: string): Envelope
       const text = err.parentSchema[name];
       return typeof text === 'string' ? text : undefined;
     };
-    const path = err.keyword === 'required' ? `${prefix}${err.instancePath}/${String(err.params['missingProperty'])}` : `${prefix}${err.instancePath}`;
+    const path =
+      err.keyword === 'required'
+        ? `${prefix}${err.instancePath}/${String(err.params['missingProperty'])}`
+        : `${prefix}${err.instancePath}`;
     const member = path.slice(1).replace(/\//g, '.');
     const message =
       err.keyword === 'required'
@@ -329,9 +392,13 @@ export function checkContent(envelope: AuditEnvelope): EnvelopeError[] {
   const content = contentChecker;
   if (!content.check(envelope)) errors.push(...contentErrors(content.errors(envelope), ''));
   if (!isKnownType(envelope.type)) {
-    errors.push({ instancePath: '/type', message: `type "${envelope.type.slice(0, 100)}" is not recognised (known: ${KNOWN_TYPES.join(', ')}, or event.<name>)` });
+    errors.push({
+      instancePath: '/type',
+      message: `type "${envelope.type.slice(0, 100)}" is not recognised (known: ${KNOWN_TYPES.join(', ')}, or event.<name>)`,
+    });
   }
   const payloadChecker = PAYLOAD_CHECKERS.get(envelope.type);
-  if (payloadChecker && !payloadChecker.check(envelope.payload)) errors.push(...contentErrors(payloadChecker.errors(envelope.payload), '/payload'));
+  if (payloadChecker && !payloadChecker.check(envelope.payload))
+    errors.push(...contentErrors(payloadChecker.errors(envelope.payload), '/payload'));
   return errors;
 }

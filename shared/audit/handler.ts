@@ -8,24 +8,31 @@
  */
 import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { clientIp } from './client-ip.js';
-import { corsHeadersFor } from './cors.js';
-import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from './routes.js';
-import { checkContent, validateEnvelope } from './envelope.js';
-import { MissingVersionWarner } from './missing-version.js';
-import { ingestionError, internalError, respond, type AuditResponse, type IngestionBody, type Outcome } from './response.js';
-import { evaluateClientVersion, normaliseVersionHeader } from './versions.js';
 import type { SvcConfig } from '../config/schema.js';
-import type { Logger } from '../logging/logger.js';
-import type { AuditQueuedEvent, QueuedEvent } from '../queue/events.js';
-import { auditTimeMs } from './datamodel.js';
-import type { Claim, IdempotencyStore } from '../idempotency/port.js';
 import type { PointClock } from '../destinations/tsdb/line-protocol.js';
-import { QueueFullError, QueueStorageError, QueueUnavailableError, type EventQueue } from '../queue/port.js';
-import { withJson } from '../queue/codec.js';
+import type { Claim, IdempotencyStore } from '../idempotency/port.js';
+import type { Logger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/throttle.js';
+import { withJson } from '../queue/codec.js';
+import type { AuditQueuedEvent, QueuedEvent } from '../queue/events.js';
+import { type EventQueue, QueueFullError, QueueStorageError, QueueUnavailableError } from '../queue/port.js';
 import type { RateLimitDecision, RateLimiter } from '../ratelimit/port.js';
 import { SVC_VERSION } from '../version.js';
+import { clientIp } from './client-ip.js';
+import { corsHeadersFor } from './cors.js';
+import { auditTimeMs } from './datamodel.js';
+import { checkContent, validateEnvelope } from './envelope.js';
+import { MissingVersionWarner } from './missing-version.js';
+import {
+  type AuditResponse,
+  type IngestionBody,
+  ingestionError,
+  internalError,
+  type Outcome,
+  respond,
+} from './response.js';
+import { AUDIT_EVENT_PATH, TEST_CONNECTION_PATH } from './routes.js';
+import { evaluateClientVersion, normaliseVersionHeader } from './versions.js';
 
 export { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS } from './cors.js';
 /** Suggested wait after a 503 (queue full), per the spec's "retry after about 30 seconds". */
@@ -174,7 +181,9 @@ export interface Arrival {
 }
 
 /** The handler without middleware: routing and the spec's checks. */
-export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arrival?: Arrival) => Promise<AuditResponse> {
+export function makeAuditCore(
+  deps: AuditHandlerDeps,
+): (event: AuditRequest, arrival?: Arrival) => Promise<AuditResponse> {
   const { settings, rateLimiter, idempotency, queue, clock, log } = deps;
   const counters = deps.counters ?? { duplicates: 0 };
   const now = deps.now ?? Date.now;
@@ -197,13 +206,19 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     const receivedAt = iso(now());
     const method = event.requestContext.http.method.toUpperCase();
     const target = route(event);
-    const error = (status: number, outcome: Outcome, reason: string, details?: IngestionBody['details'], headers?: Record<string, string>) =>
-      ingestionError(receivedAt, status, outcome, reason, details, headers);
+    const error = (
+      status: number,
+      outcome: Outcome,
+      reason: string,
+      details?: IngestionBody['details'],
+      headers?: Record<string, string>,
+    ) => ingestionError(receivedAt, status, outcome, reason, details, headers);
 
     if (target === null) return error(404, 'dropped', 'Not found');
     const allowed = target === 'event' ? ['POST', 'OPTIONS'] : ['GET', 'OPTIONS'];
     if (method === 'OPTIONS') return { statusCode: 204, headers: {}, body: '' };
-    if (!allowed.includes(method)) return error(405, 'dropped', 'Method not allowed', undefined, { allow: allowed.join(', ') });
+    if (!allowed.includes(method))
+      return error(405, 'dropped', 'Method not allowed', undefined, { allow: allowed.join(', ') });
 
     // 1. Rate limit, per client IP.
     const ip = clientIp(event.requestContext.http.sourceIp, header(event, 'x-forwarded-for'), settings.trustedProxies);
@@ -211,7 +226,13 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     const limitHeaders = rateLimitHeaders(decision);
     if (decision && !decision.allowed) {
       log.warn({ clientIp: ip, limit: decision.limit }, 'audit API rate limit exceeded');
-      return error(429, 'dropped', 'Too many requests', { retryAfterSeconds: decision.retryAfterSeconds }, { ...limitHeaders, 'retry-after': String(decision.retryAfterSeconds) });
+      return error(
+        429,
+        'dropped',
+        'Too many requests',
+        { retryAfterSeconds: decision.retryAfterSeconds },
+        { ...limitHeaders, 'retry-after': String(decision.retryAfterSeconds) },
+      );
     }
 
     // 2. Authentication.
@@ -230,37 +251,73 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
           status: 'ok',
           message: 'The audit API is reachable',
           timestamp: receivedAt,
-          ...(verdict ? { svcVersion: SVC_VERSION, auditClientVersion: verdict.clientVersion, compatible: verdict.compatible } : {}),
+          ...(verdict
+            ? { svcVersion: SVC_VERSION, auditClientVersion: verdict.clientVersion, compatible: verdict.compatible }
+            : {}),
         },
         limitHeaders,
       );
     }
 
     // 3. Body limits and schema.
-    const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+    const raw =
+      event.body === undefined
+        ? ''
+        : event.isBase64Encoded
+          ? Buffer.from(event.body, 'base64').toString('utf8')
+          : event.body;
     if (arrival?.bodyTooLarge === true || Buffer.byteLength(raw, 'utf8') > settings.maxBodyBytes) {
-      return error(413, 'dropped', 'Payload too large', { errors: [{ message: `the body exceeds ${settings.maxBodyBytes} bytes` }] }, limitHeaders);
+      return error(
+        413,
+        'dropped',
+        'Payload too large',
+        { errors: [{ message: `the body exceeds ${settings.maxBodyBytes} bytes` }] },
+        limitHeaders,
+      );
     }
     if (!isJsonContentType(header(event, 'content-type'))) {
-      return error(415, 'dropped', 'Unsupported media type', { errors: [{ message: 'Content-Type must be application/json' }] }, limitHeaders);
+      return error(
+        415,
+        'dropped',
+        'Unsupported media type',
+        { errors: [{ message: 'Content-Type must be application/json' }] },
+        limitHeaders,
+      );
     }
     let body: unknown;
     try {
       body = JSON.parse(raw);
     } catch (err) {
-      const why = err instanceof SyntaxError ? err.message.replace(/\s+in JSON at position.*$/, '').slice(0, 120) : 'invalid JSON';
-      return error(400, 'dropped', 'Schema validation failed', { errors: [{ instancePath: '', message: `the body is not valid JSON (${why})` }] }, limitHeaders);
+      const why =
+        err instanceof SyntaxError
+          ? err.message.replace(/\s+in JSON at position.*$/, '').slice(0, 120)
+          : 'invalid JSON';
+      return error(
+        400,
+        'dropped',
+        'Schema validation failed',
+        { errors: [{ instancePath: '', message: `the body is not valid JSON (${why})` }] },
+        limitHeaders,
+      );
     }
     const structural = validateEnvelope(body);
-    if (!structural.ok) return error(400, 'dropped', 'Schema validation failed', { errors: structural.errors }, limitHeaders);
+    if (!structural.ok)
+      return error(400, 'dropped', 'Schema validation failed', { errors: structural.errors }, limitHeaders);
     const envelope = structural.envelope;
 
     // 4. Content and version, all evaluated.
     const violations = checkContent(envelope);
     const version = evaluateClientVersion(versionHeader, envelope.source?.version);
-    if (!version.compatible) violations.push({ instancePath: version.from === 'header' ? '' : '/source/version', message: version.reason ?? 'incompatible audit client version' });
+    if (!version.compatible)
+      violations.push({
+        instancePath: version.from === 'header' ? '' : '/source/version',
+        message: version.reason ?? 'incompatible audit client version',
+      });
     if (violations.length > 0) {
-      log.info({ clientIp: ip, eventId: envelope.eventId.slice(0, 64), violations: violations.length }, 'audit event rejected: constraint violations');
+      log.info(
+        { clientIp: ip, eventId: envelope.eventId.slice(0, 64), violations: violations.length },
+        'audit event rejected: constraint violations',
+      );
       return error(422, 'dropped', 'One or more constraint violations', { errors: violations }, limitHeaders);
     }
     if (version.from === 'none') missingVersion.record(ip, envelope.eventId);
@@ -270,17 +327,40 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     const claim = idempotency ? await claimEvent(idempotency, id, now) : null;
     if (claim?.status === 'duplicate') {
       counters.duplicates += 1;
-      log.debug({ clientIp: ip, eventId: id, firstReceivedAt: claim.receivedAt }, 'audit event repeated within the idempotency window: answered 202 without queueing it again');
+      log.debug(
+        { clientIp: ip, eventId: id, firstReceivedAt: claim.receivedAt },
+        'audit event repeated within the idempotency window: answered 202 without queueing it again',
+      );
       // The operator's view: how many, at most once a minute.
-      if (duplicateSummary.take('duplicates').log) log.info({ duplicates: counters.duplicates }, `audit API: ${counters.duplicates} repeated eventId(s) answered from the idempotency store since start (not queued again)`);
-      return respond(202, { status: 'accepted', receivedAt: claim.receivedAt, outcome: 'processed' } satisfies IngestionBody, limitHeaders);
+      if (duplicateSummary.take('duplicates').log)
+        log.info(
+          { duplicates: counters.duplicates },
+          `audit API: ${counters.duplicates} repeated eventId(s) answered from the idempotency store since start (not queued again)`,
+        );
+      return respond(
+        202,
+        { status: 'accepted', receivedAt: claim.receivedAt, outcome: 'processed' } satisfies IngestionBody,
+        limitHeaders,
+      );
     }
     if (claim?.status === 'in-progress') {
-      return error(503, 'error', 'An event with this eventId is being processed by another request; retry shortly', undefined, { ...limitHeaders, 'retry-after': String(IN_PROGRESS_RETRY_AFTER_SECONDS) });
+      return error(
+        503,
+        'error',
+        'An event with this eventId is being processed by another request; retry shortly',
+        undefined,
+        { ...limitHeaders, 'retry-after': String(IN_PROGRESS_RETRY_AFTER_SECONDS) },
+      );
     }
 
     // 6. Queue.
-    const queued: AuditQueuedEvent = { kind: 'audit', id, receivedAt, event: envelope, meta: { clientIp: ip, clientVersion: version.clientVersion } };
+    const queued: AuditQueuedEvent = {
+      kind: 'audit',
+      id,
+      receivedAt,
+      event: envelope,
+      meta: { clientIp: ip, clientVersion: version.clientVersion },
+    };
     queued.timeNs = String(clock.next(auditTimeMs(queued)));
     if (!structural.holdsInfinity) withJson(queued, queuedJson(queued, raw));
     try {
@@ -290,12 +370,24 @@ export function makeAuditCore(deps: AuditHandlerDeps): (event: AuditRequest, arr
     } catch (err) {
       await idempotency?.release(id);
       if (err instanceof QueueFullError || err instanceof QueueUnavailableError) {
-        const why = err instanceof QueueFullError ? 'full' : err instanceof QueueStorageError ? 'cannot store events (disk)' : 'unavailable';
+        const why =
+          err instanceof QueueFullError
+            ? 'full'
+            : err instanceof QueueStorageError
+              ? 'cannot store events (disk)'
+              : 'unavailable';
         // A full disk under load would otherwise write a line per request, onto the same full disk.
         const { log: write, suppressed } = queueTrouble.take(why);
-        if (write) log.warn({ err, suppressed }, `audit event queue ${why}: answering 503${suppressed > 0 ? ` (${suppressed} more since the last line)` : ''}`);
+        if (write)
+          log.warn(
+            { err, suppressed },
+            `audit event queue ${why}: answering 503${suppressed > 0 ? ` (${suppressed} more since the last line)` : ''}`,
+          );
         const reason = `The audit event queue ${err instanceof QueueFullError ? 'is full' : err instanceof QueueStorageError ? 'cannot store the event now' : 'is unavailable'}; retry in about 30 seconds`;
-        return error(503, 'error', reason, undefined, { ...limitHeaders, 'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS) });
+        return error(503, 'error', reason, undefined, {
+          ...limitHeaders,
+          'retry-after': String(QUEUE_FULL_RETRY_AFTER_SECONDS),
+        });
       }
       throw err;
     }
@@ -329,10 +421,14 @@ class HandlerTimeoutError extends Error {
  * it still can.
  */
 function beforeDeadline(work: Promise<AuditResponse>, context: Context): Promise<AuditResponse> {
-  const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Infinity;
+  const remaining =
+    typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Infinity;
   if (!Number.isFinite(remaining)) return work;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new HandlerTimeoutError('the audit API request ran out of time')), Math.max(0, remaining - TIMEOUT_EARLY_MS));
+    const timer = setTimeout(
+      () => reject(new HandlerTimeoutError('the audit API request ran out of time')),
+      Math.max(0, remaining - TIMEOUT_EARLY_MS),
+    );
     work.then(
       (response) => {
         clearTimeout(timer);

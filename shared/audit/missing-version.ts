@@ -3,8 +3,9 @@
  * and a warning recommending an upgrade goes out at most once per source IP per minute, carrying
  * `missingVersionCount`: how many such events that IP sent since its previous warning.
  */
-import { LogThrottle } from '../logging/throttle.js';
+
 import type { Log } from '../logging/log.js';
+import { LogThrottle } from '../logging/throttle.js';
 
 export class MissingVersionWarner {
   private readonly throttle: LogThrottle;

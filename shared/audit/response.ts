@@ -20,7 +20,11 @@ export interface IngestionBody {
 
 /** A JSON answer that no cache keeps. */
 export function respond(statusCode: number, body: object, headers: Record<string, string> = {}): AuditResponse {
-  return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers }, body: JSON.stringify(body) };
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify(body),
+  };
 }
 
 /** An error answer in the ingestion response shape: `{status: "error", receivedAt, outcome, reason, details?}`. */
@@ -32,7 +36,11 @@ export function ingestionError(
   details?: IngestionBody['details'],
   headers?: Record<string, string>,
 ): AuditResponse {
-  return respond(status, { status: 'error', receivedAt, outcome, reason, ...(details ? { details } : {}) } satisfies IngestionBody, headers);
+  return respond(
+    status,
+    { status: 'error', receivedAt, outcome, reason, ...(details ? { details } : {}) } satisfies IngestionBody,
+    headers,
+  );
 }
 
 /** 500: only an id, which the log line with the details carries (spec: no implementation details in answers). */

@@ -31,7 +31,9 @@ export interface VersionVerdict {
 
 /** The client ranges this service version accepts. */
 export function compatibleClientRanges(serviceVersion: string = SVC_VERSION): string[] {
-  return COMPATIBILITY_MATRIX.filter((row) => satisfies(serviceVersion, row.service, { includePrerelease: true })).map((row) => row.client);
+  return COMPATIBILITY_MATRIX.filter((row) => satisfies(serviceVersion, row.service, { includePrerelease: true })).map(
+    (row) => row.client,
+  );
 }
 
 /**
@@ -46,17 +48,32 @@ const verdicts = new Map<string, Readonly<VersionVerdict>>();
 function verdictOf(raw: string, from: 'header' | 'envelope', serviceVersion: string): Readonly<VersionVerdict> {
   const ranges = compatibleClientRanges(serviceVersion);
   const parsed = valid(clean(raw) ?? raw);
-  if (!parsed) return { clientVersion: raw, from, compatible: false, reason: `audit client version "${raw.slice(0, 64)}" is not a semantic version` };
+  if (!parsed)
+    return {
+      clientVersion: raw,
+      from,
+      compatible: false,
+      reason: `audit client version "${raw.slice(0, 64)}" is not a semantic version`,
+    };
   const compatible = ranges.some((range) => satisfies(parsed, range, { includePrerelease: true }));
   return compatible
     ? { clientVersion: raw, from, compatible }
-    : { clientVersion: raw, from, compatible, reason: `audit client version ${parsed} is not compatible with service ${serviceVersion} (compatible: ${ranges.join(' or ') || 'none'}); upgrade the out-of-range component` };
+    : {
+        clientVersion: raw,
+        from,
+        compatible,
+        reason: `audit client version ${parsed} is not compatible with service ${serviceVersion} (compatible: ${ranges.join(' or ') || 'none'}); upgrade the out-of-range component`,
+      };
 }
 
 const NO_VERSION: Readonly<VersionVerdict> = Object.freeze({ clientVersion: null, from: 'none', compatible: true });
 
 /** Header first, then the envelope's `source.version`; none → compatible (accepted for backward compatibility). */
-export function evaluateClientVersion(header: string | undefined, envelopeVersion: string | undefined, serviceVersion: string = SVC_VERSION): Readonly<VersionVerdict> {
+export function evaluateClientVersion(
+  header: string | undefined,
+  envelopeVersion: string | undefined,
+  serviceVersion: string = SVC_VERSION,
+): Readonly<VersionVerdict> {
   const fromHeader = normaliseVersionHeader(header);
   const raw = fromHeader ?? envelopeVersion?.trim();
   if (!raw) return NO_VERSION;

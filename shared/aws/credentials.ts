@@ -11,7 +11,11 @@ export type { AwsCredentials };
 export type CredentialProvider = () => Promise<AwsCredentials>;
 
 /** The variables a Lambda function's execution role credentials are in. */
-export const CREDENTIAL_ENV = { accessKeyId: 'AWS_ACCESS_KEY_ID', secretAccessKey: 'AWS_SECRET_ACCESS_KEY', sessionToken: 'AWS_SESSION_TOKEN' } as const;
+export const CREDENTIAL_ENV = {
+  accessKeyId: 'AWS_ACCESS_KEY_ID',
+  secretAccessKey: 'AWS_SECRET_ACCESS_KEY',
+  sessionToken: 'AWS_SESSION_TOKEN',
+} as const;
 
 /**
  * Credentials from the environment, read at each call (Lambda sets them for the execution role
@@ -23,8 +27,14 @@ export function environmentCredentials(env: NodeJS.ProcessEnv = process.env): Cr
     const accessKeyId = env[CREDENTIAL_ENV.accessKeyId];
     const secretAccessKey = env[CREDENTIAL_ENV.secretAccessKey];
     if (!accessKeyId || !secretAccessKey) {
-      const missing = [!accessKeyId && CREDENTIAL_ENV.accessKeyId, !secretAccessKey && CREDENTIAL_ENV.secretAccessKey].filter(Boolean).join(' and ');
-      return Promise.reject(new Error(`no AWS credentials: ${missing} not set (Lambda sets ${CREDENTIAL_ENV.accessKeyId}, ${CREDENTIAL_ENV.secretAccessKey} and ${CREDENTIAL_ENV.sessionToken} for the function's role)`));
+      const missing = [!accessKeyId && CREDENTIAL_ENV.accessKeyId, !secretAccessKey && CREDENTIAL_ENV.secretAccessKey]
+        .filter(Boolean)
+        .join(' and ');
+      return Promise.reject(
+        new Error(
+          `no AWS credentials: ${missing} not set (Lambda sets ${CREDENTIAL_ENV.accessKeyId}, ${CREDENTIAL_ENV.secretAccessKey} and ${CREDENTIAL_ENV.sessionToken} for the function's role)`,
+        ),
+      );
     }
     const sessionToken = env[CREDENTIAL_ENV.sessionToken];
     return Promise.resolve({ accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) });

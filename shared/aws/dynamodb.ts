@@ -10,8 +10,9 @@
  * SDK's FIPS and dual-stack variants and account-based endpoints (the environment Lambda gives has
  * no account id, so the SDK uses the regional endpoint there too).
  */
-import { AwsJsonClient, AwsServiceError, type AwsClientSettings } from './json-client.js';
+
 import { isRecord } from '../util/records.js';
+import { type AwsClientSettings, AwsJsonClient, AwsServiceError } from './json-client.js';
 
 /** An attribute value, as far as Svc writes and reads them (strings and numbers). */
 export interface AttributeValue {
@@ -65,19 +66,31 @@ export function isConditionalCheckFailed(err: unknown): boolean {
   return err instanceof AwsServiceError && err.name === 'ConditionalCheckFailedException';
 }
 
-
 /** `output[key]` as an Item when present: an object of attribute values whose S and N members are strings. */
 export function checkItem(output: Record<string, unknown>, key: string, operation: string): Item | undefined {
   const value = output[key];
   if (value === undefined) return undefined;
-  const bad = (what: string) => new AwsServiceError({ name: 'MalformedResponse', message: `${operation} answered with ${what}`, retryable: false, fault: 'server', operation });
+  const bad = (what: string) =>
+    new AwsServiceError({
+      name: 'MalformedResponse',
+      message: `${operation} answered with ${what}`,
+      retryable: false,
+      fault: 'server',
+      operation,
+    });
   if (!isRecord(value)) throw bad(`a ${key} that is not an object`);
   const item: Item = {};
   for (const [name, attribute] of Object.entries(value)) {
     if (!isRecord(attribute)) throw bad(`${key}.${name} that is not an attribute value`);
     const { S, N, BOOL, NULL } = attribute;
-    if ((S !== undefined && typeof S !== 'string') || (N !== undefined && typeof N !== 'string')) throw bad(`${key}.${name} whose S or N is not a string`);
-    item[name] = { ...(S !== undefined ? { S } : {}), ...(N !== undefined ? { N } : {}), ...(typeof BOOL === 'boolean' ? { BOOL } : {}), ...(NULL === true ? { NULL } : {}) };
+    if ((S !== undefined && typeof S !== 'string') || (N !== undefined && typeof N !== 'string'))
+      throw bad(`${key}.${name} whose S or N is not a string`);
+    item[name] = {
+      ...(S !== undefined ? { S } : {}),
+      ...(N !== undefined ? { N } : {}),
+      ...(typeof BOOL === 'boolean' ? { BOOL } : {}),
+      ...(NULL === true ? { NULL } : {}),
+    };
   }
   return item;
 }
@@ -103,7 +116,13 @@ export class LeanDynamoDbClient implements DynamoApi {
 
   constructor(options: LeanDynamoDbClientOptions) {
     const { endpoint, env, ...rest } = options;
-    this.client = new AwsJsonClient({ ...rest, endpoint: dynamoDbEndpoint(options.region, endpoint, env), serviceName: 'DynamoDB', signingName: 'dynamodb', targetPrefix: 'DynamoDB_20120810' });
+    this.client = new AwsJsonClient({
+      ...rest,
+      endpoint: dynamoDbEndpoint(options.region, endpoint, env),
+      serviceName: 'DynamoDB',
+      signingName: 'dynamodb',
+      targetPrefix: 'DynamoDB_20120810',
+    });
   }
 
   async updateItem(input: UpdateItemInput): Promise<{ Attributes?: Item }> {

@@ -27,9 +27,9 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isRecord } from '../util/records.js';
 import type { CredentialProvider } from './credentials.js';
 import { signRequest } from './sigv4.js';
-import { isRecord } from '../util/records.js';
 
 /** The SDK's throttling error names (@smithy/core retry, THROTTLING_ERROR_CODES) and SQS's query code for it. */
 const THROTTLING_NAMES = new Set([
@@ -53,7 +53,16 @@ const THROTTLING_NAMES = new Set([
 const TRANSIENT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
 const TRANSIENT_STATUS = new Set([500, 502, 503, 504]);
 /** Connection errors the SDK retries (NODEJS_TIMEOUT_ERROR_CODES, NODEJS_NETWORK_ERROR_CODES). */
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /** The SDK's cap on one retry delay (MAXIMUM_RETRY_DELAY). */
 const MAX_RETRY_DELAY_MS = 20_000;
@@ -165,7 +174,8 @@ export class AwsJsonClient {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.baseDelayMs = options.baseDelayMs ?? 100;
-    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) throw new RangeError(`maxAttempts must be a positive integer, not ${this.maxAttempts}`);
+    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1)
+      throw new RangeError(`maxAttempts must be a positive integer, not ${this.maxAttempts}`);
     if (options.endpoint !== undefined) parseEndpoint(options.endpoint, `${options.serviceName} endpoint`);
   }
 
@@ -173,7 +183,11 @@ export class AwsJsonClient {
    * Calls `operation` with `input`; resolves to the parsed JSON output (an object, `{}` for an empty
    * body) or rejects with an AwsServiceError after the retries.
    */
-  async call(operation: string, input: object, endpoint: string | undefined = this.options.endpoint): Promise<Record<string, unknown>> {
+  async call(
+    operation: string,
+    input: object,
+    endpoint: string | undefined = this.options.endpoint,
+  ): Promise<Record<string, unknown>> {
     const name = `${this.options.serviceName}.${operation}`;
     if (endpoint === undefined) throw new Error(`${name}: no endpoint`);
     const url = parseEndpoint(endpoint, `${this.options.serviceName} endpoint`);
@@ -203,7 +217,14 @@ export class AwsJsonClient {
       // Retryable: credentials that cannot be had now (an unset variable, an SSO session to renew,
       // an instance role not reachable) may be there later; the edge keeps its events meanwhile
       // rather than dead-lettering them.
-      throw new AwsServiceError({ name: 'CredentialsError', message: `${name}: ${err instanceof Error ? err.message : String(err)}`, retryable: true, fault: 'client', operation: name, cause: err });
+      throw new AwsServiceError({
+        name: 'CredentialsError',
+        message: `${name}: ${err instanceof Error ? err.message : String(err)}`,
+        retryable: true,
+        fault: 'client',
+        operation: name,
+        cause: err,
+      });
     }
     const headers = signRequest(
       {
@@ -240,8 +261,24 @@ export class AwsJsonClient {
         reject(err);
       };
       const timeout = (what: string, ms: number) =>
-        fail(new AwsServiceError({ name: 'TimeoutError', message: `${what} ${url.host} within ${ms} ms`, retryable: true, fault: 'server', operation }));
-      const req = request({ protocol: url.protocol, hostname: url.hostname, port: url.port, method: 'POST', path: '/', headers, agent: secure ? this.httpsAgent : this.httpAgent });
+        fail(
+          new AwsServiceError({
+            name: 'TimeoutError',
+            message: `${what} ${url.host} within ${ms} ms`,
+            retryable: true,
+            fault: 'server',
+            operation,
+          }),
+        );
+      const req = request({
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: '/',
+        headers,
+        agent: secure ? this.httpsAgent : this.httpAgent,
+      });
       const requestTimer = setTimeout(() => timeout('no answer from', this.requestTimeoutMs), this.requestTimeoutMs);
       let connectTimer: NodeJS.Timeout | undefined;
       req.on('socket', (socket) => {
@@ -267,7 +304,18 @@ export class AwsJsonClient {
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (err) => fail(new AwsServiceError({ name: errnoCode(err) ?? 'ECONNRESET', message: `${operation}: the answer from ${url.host} broke off: ${err.message}`, retryable: true, fault: 'server', operation, cause: err })));
+        res.on('error', (err) =>
+          fail(
+            new AwsServiceError({
+              name: errnoCode(err) ?? 'ECONNRESET',
+              message: `${operation}: the answer from ${url.host} broke off: ${err.message}`,
+              retryable: true,
+              fault: 'server',
+              operation,
+              cause: err,
+            }),
+          ),
+        );
         res.on('end', () => {
           if (settled) return;
           settled = true;
@@ -309,13 +357,30 @@ export class AwsJsonClient {
     const text = (key: string) => (typeof fields[key] === 'string' ? fields[key] : undefined);
     const queryError = this.options.queryCompatible ? header(response.headers, 'x-amzn-query-error') : undefined;
     const [queryCode, queryFault] = queryError ? queryError.split(';') : [];
-    const rawType = text('__type') ?? header(response.headers, 'x-amzn-errortype') ?? text('code') ?? text('Code') ?? queryCode;
+    const rawType =
+      text('__type') ?? header(response.headers, 'x-amzn-errortype') ?? text('code') ?? text('Code') ?? queryCode;
     const name = rawType ? shortErrorName(rawType) : `HTTP ${response.status}`;
-    const message = text('message') ?? text('Message') ?? (parseError !== undefined ? `HTTP ${response.status}: ${snippet(response.body)}` : `HTTP ${response.status} with no error message`);
-    const throttling = response.status === 429 || THROTTLING_NAMES.has(name) || (queryCode !== undefined && THROTTLING_NAMES.has(queryCode));
+    const message =
+      text('message') ??
+      text('Message') ??
+      (parseError !== undefined
+        ? `HTTP ${response.status}: ${snippet(response.body)}`
+        : `HTTP ${response.status} with no error message`);
+    const throttling =
+      response.status === 429 ||
+      THROTTLING_NAMES.has(name) ||
+      (queryCode !== undefined && THROTTLING_NAMES.has(queryCode));
     const transient = TRANSIENT_STATUS.has(response.status) || TRANSIENT_NAMES.has(name);
-    const fault = queryFault === 'Sender' ? 'client' : queryFault === 'Receiver' || response.status >= 500 ? 'server' : 'client';
-    throw new AwsServiceError({ ...common, name, message, ...(queryCode ? { code: queryCode } : {}), retryable: throttling || transient, fault });
+    const fault =
+      queryFault === 'Sender' ? 'client' : queryFault === 'Receiver' || response.status >= 500 ? 'server' : 'client';
+    throw new AwsServiceError({
+      ...common,
+      name,
+      message,
+      ...(queryCode ? { code: queryCode } : {}),
+      retryable: throttling || transient,
+      fault,
+    });
   }
 }
 
@@ -332,6 +397,7 @@ export function parseEndpoint(endpoint: string, what: string): URL {
   } catch {
     throw new Error(`${what} "${endpoint}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${what} "${endpoint}" must be an http:// or https:// URL`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`${what} "${endpoint}" must be an http:// or https:// URL`);
   return new URL(url.origin);
 }

@@ -88,7 +88,10 @@ function canonicalPath(path: string): string {
 
 /** `20261122T101523Z` and `20261122` of a date. */
 function amzDates(date: Date): { long: string; short: string } {
-  const long = date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const long = date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   return { long, short: long.slice(0, 8) };
 }
 
@@ -124,18 +127,39 @@ export function signRequest(request: SignableRequest, scope: SigningScope): Reco
   const signed = Object.keys(headers)
     .filter((name) => !UNSIGNABLE_HEADERS.has(name) && !/^(proxy|sec)-/.test(name))
     .sort();
-  const canonicalHeaders = signed.map((name) => `${name}:${(headers[name] ?? '').replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '')}\n`).join('');
+  const canonicalHeaders = signed
+    .map(
+      (name) =>
+        `${name}:${(headers[name] ?? '')
+          .replace(/[\r\n]/g, ' ')
+          .replace(/[ \t]+/g, ' ')
+          .replace(/^ | $/g, '')}\n`,
+    )
+    .join('');
   const signedHeaders = signed.join(';');
   const canonicalQuery = Object.entries(request.query ?? {})
     .map(([name, value]) => [uriEncode(name), uriEncode(value)] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, value]) => `${name}=${value}`)
     .join('&');
-  const canonicalRequest = [request.method.toUpperCase(), canonicalPath(request.path), canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
+  const canonicalRequest = [
+    request.method.toUpperCase(),
+    canonicalPath(request.path),
+    canonicalQuery,
+    canonicalHeaders,
+    signedHeaders,
+    payloadHash,
+  ].join('\n');
 
   const credentialScope = `${short}/${scope.region}/${scope.service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', long, credentialScope, sha256Hex(canonicalRequest)].join('\n');
-  const signature = createHmac('sha256', signingKey(scope.credentials.secretAccessKey, short, scope.region, scope.service)).update(stringToSign).digest('hex');
-  headers['authorization'] = `AWS4-HMAC-SHA256 Credential=${scope.credentials.accessKeyId}/${credentialScope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+  const signature = createHmac(
+    'sha256',
+    signingKey(scope.credentials.secretAccessKey, short, scope.region, scope.service),
+  )
+    .update(stringToSign)
+    .digest('hex');
+  headers['authorization'] =
+    `AWS4-HMAC-SHA256 Credential=${scope.credentials.accessKeyId}/${credentialScope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
   return headers;
 }

@@ -8,8 +8,9 @@
  * (`https://sqs.<region>.amazonaws.com`, an emulator's, a VPC endpoint's). AWS_ENDPOINT_URL_SQS /
  * AWS_ENDPOINT_URL change nothing here, as with the SDK, whose queue-URL rule overrides them.
  */
-import { AwsJsonClient, AwsServiceError, type AwsClientSettings } from './json-client.js';
+
 import { isRecord } from '../util/records.js';
+import { type AwsClientSettings, AwsJsonClient, AwsServiceError } from './json-client.js';
 
 export interface SqsMessageAttribute {
   DataType: string;
@@ -41,8 +42,18 @@ export interface SqsApi {
 export type LeanSqsClientOptions = AwsClientSettings;
 
 /** The SendMessageBatch output's members Svc reads, checked; a wrong shape is an AwsServiceError naming the member. */
-export function checkSendMessageBatchResult(output: Record<string, unknown>, operation = 'SQS.SendMessageBatch'): SendMessageBatchResult {
-  const bad = (what: string) => new AwsServiceError({ name: 'MalformedResponse', message: `${operation} answered with ${what}`, retryable: false, fault: 'server', operation });
+export function checkSendMessageBatchResult(
+  output: Record<string, unknown>,
+  operation = 'SQS.SendMessageBatch',
+): SendMessageBatchResult {
+  const bad = (what: string) =>
+    new AwsServiceError({
+      name: 'MalformedResponse',
+      message: `${operation} answered with ${what}`,
+      retryable: false,
+      fault: 'server',
+      operation,
+    });
   const list = (key: string): Record<string, unknown>[] => {
     const value = output[key];
     if (value === undefined) return [];
@@ -56,7 +67,8 @@ export function checkSendMessageBatchResult(output: Record<string, unknown>, ope
   const Failed = list('Failed').map((f, i) => {
     const { Id, SenderFault, Code, Message } = f;
     if (typeof Id !== 'string' || typeof Code !== 'string') throw bad(`Failed[${i}] without a string Id and Code`);
-    if (SenderFault !== undefined && typeof SenderFault !== 'boolean') throw bad(`Failed[${i}].SenderFault that is not a boolean`);
+    if (SenderFault !== undefined && typeof SenderFault !== 'boolean')
+      throw bad(`Failed[${i}].SenderFault that is not a boolean`);
     return { Id, SenderFault: SenderFault === true, Code, ...(typeof Message === 'string' ? { Message } : {}) };
   });
   return { Successful, Failed };
@@ -69,11 +81,20 @@ export class LeanSqsClient implements SqsApi {
   constructor(options: LeanSqsClientOptions) {
     const { endpoint, ...rest } = options;
     this.endpoint = endpoint;
-    this.client = new AwsJsonClient({ ...rest, ...(endpoint ? { endpoint } : {}), serviceName: 'SQS', signingName: 'sqs', targetPrefix: 'AmazonSQS', queryCompatible: true });
+    this.client = new AwsJsonClient({
+      ...rest,
+      ...(endpoint ? { endpoint } : {}),
+      serviceName: 'SQS',
+      signingName: 'sqs',
+      targetPrefix: 'AmazonSQS',
+      queryCompatible: true,
+    });
   }
 
   async sendMessageBatch(input: SendMessageBatchInput): Promise<SendMessageBatchResult> {
-    return checkSendMessageBatchResult(await this.client.call('SendMessageBatch', input, this.endpoint ?? input.QueueUrl));
+    return checkSendMessageBatchResult(
+      await this.client.call('SendMessageBatch', input, this.endpoint ?? input.QueueUrl),
+    );
   }
 
   destroy(): void {

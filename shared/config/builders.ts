@@ -14,7 +14,15 @@
  * - `x-required`: the string must not be empty when its section is in use.
  * - `x-expect`: how the docs and error messages describe a value that a pattern checks.
  */
-import { Type, type TSchema, type TProperties, type TObject, type TArray, type TString, type TUnsafe } from '@sinclair/typebox';
+import {
+  type TArray,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  type TString,
+  type TUnsafe,
+  Type,
+} from '@sinclair/typebox';
 
 /** Name rule of every configured tag name (platform-formats.md §6.0). */
 export const TAG_NAME_PATTERN = '^(?!time$)[A-Za-z][A-Za-z0-9_]*$';
@@ -24,7 +32,10 @@ export const TAG_NAME_PATTERN = '^(?!time$)[A-Za-z][A-Za-z0-9_]*$';
  * One host character, then anything but white space: the same language as `[^\s/?#]+[^\s]*`,
  * whose two overlapping repetitions made a long value with a space at its end take quadratic time.
  */
-export const HTTP_URL = { pattern: '^(|https?://[^\\s/?#][^\\s]*)$', 'x-expect': 'an absolute http:// or https:// URL' };
+export const HTTP_URL = {
+  pattern: '^(|https?://[^\\s/?#][^\\s]*)$',
+  'x-expect': 'an absolute http:// or https:// URL',
+};
 
 export interface Annotations {
   'x-secret'?: true;
@@ -99,8 +110,12 @@ export const Gated = <P extends TProperties>(description: string, gate: string[]
   Type.Object(properties, { additionalProperties: false, default: {}, description, 'x-gate': gate });
 
 /** A section switched by its own `enable` key. */
-export const Feature = <P extends TProperties>(description: string, enableDefault: boolean, enableDescription: string, properties: P) =>
-  Gated(description, ['enable'], { enable: Bool(enableDefault, enableDescription), ...properties });
+export const Feature = <P extends TProperties>(
+  description: string,
+  enableDefault: boolean,
+  enableDescription: string,
+  properties: P,
+) => Gated(description, ['enable'], { enable: Bool(enableDefault, enableDescription), ...properties });
 
 /** `{ enable }` alone: a flag that has no settings of its own. */
 export const Flag = (def: boolean, description: string) => Section(description, { enable: Bool(def, description) });
@@ -111,19 +126,28 @@ export const NameValue = (nameRule: 'tag' | 'any') =>
     {
       name:
         nameRule === 'tag'
-          ? Type.String({ pattern: TAG_NAME_PATTERN, 'x-expect': 'a name of letters, digits and _ that starts with a letter and is not "time"' })
+          ? Type.String({
+              pattern: TAG_NAME_PATTERN,
+              'x-expect': 'a name of letters, digits and _ that starts with a letter and is not "time"',
+            })
           : Type.String({ minLength: 1 }),
       value: Type.String(),
     },
     { additionalProperties: false },
   );
 
-export const Tags = (description: string) => List(NameValue('tag'), `${description}; items are {name, value}`, [{ name: 'env', value: 'prod' }]);
-export const NameValues = (description: string) => List(NameValue('any'), `${description}; items are {name, value}`, [{ name: 'team', value: 'platform' }]);
+export const Tags = (description: string) =>
+  List(NameValue('tag'), `${description}; items are {name, value}`, [{ name: 'env', value: 'prod' }]);
+export const NameValues = (description: string) =>
+  List(NameValue('any'), `${description}; items are {name, value}`, [{ name: 'team', value: 'platform' }]);
 
 export function StringList(description: string, example: string[]): TArray<TString>;
 export function StringList<T extends TSchema>(description: string, example: string[], items: T): TArray<T>;
-export function StringList(description: string, example: string[], items: TSchema = Type.String({ minLength: 1 })): TArray<TSchema> {
+export function StringList(
+  description: string,
+  example: string[],
+  items: TSchema = Type.String({ minLength: 1 }),
+): TArray<TSchema> {
   return List(items, description, example);
 }
 

@@ -1,8 +1,8 @@
 /** Writes the generated docs (configuration, data model) and config/full.yaml (`npm run docs:config`). */
 import { writeFileSync } from 'node:fs';
+import { renderDataModelDocs } from '../audit/datamodel-docs.js';
 import { renderConfigDocs } from './docs.js';
 import { renderFullConfig } from './example.js';
-import { renderDataModelDocs } from '../audit/datamodel-docs.js';
 
 const root = new URL('../../../', import.meta.url);
 writeFileSync(new URL('docs/configuration.md', root), renderConfigDocs());

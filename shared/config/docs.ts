@@ -1,11 +1,12 @@
 /** Renders docs/configuration.md from the config schema (a test fails when the file is stale). */
+
+import { groupDigits } from '../util/numbers.js';
 import { MAX_PRINTED_ISSUES, MAX_QUOTED_CHARS } from './errors.js';
 import { MAX_ALIAS_VALUES, MAX_CONFIG_BYTES, MAX_NESTING } from './read.js';
 import { notBuiltFeature } from './rules.js';
 import { ConfigFileSchema } from './schema.js';
 import { SECRET_REF_SYNTAX } from './secret-refs.js';
 import { describeSchema, type SchemaNode } from './walk.js';
-import { groupDigits } from '../util/numbers.js';
 
 const ROOT = (ConfigFileSchema as SchemaNode).properties?.['Svc'] as SchemaNode;
 
@@ -38,18 +39,30 @@ function rows(node: SchemaNode, prefix: string, inList: boolean, out: Row[]): vo
     const notes: string[] = [];
     const notBuilt = notBuiltFeature(path.split('.'));
     if (notBuilt) notes.push(notBuiltNote(notBuilt));
-    if (child['x-secret']) notes.push('secret: may be written `${env:NAME}`, `${aws-secret:…}` or `${aws-ssm:…}`; never logged');
-    if (child['x-only-when']) notes.push(`used only when \`${child['x-only-when'].key}\` is ${String(child['x-only-when'].value)}`);
+    if (child['x-secret'])
+      notes.push('secret: may be written `${env:NAME}`, `${aws-secret:…}` or `${aws-ssm:…}`; never logged');
+    if (child['x-only-when'])
+      notes.push(`used only when \`${child['x-only-when'].key}\` is ${String(child['x-only-when'].value)}`);
     if (child['x-gate'] && !(child['x-gate'].length === 1 && child['x-gate'][0] === 'enable')) {
       notes.push(`in use when ${child['x-gate'].map((g) => `\`${g}\``).join(' or ')} is true`);
     }
     if (child.type === 'object' && child.properties) {
       if (notes.length > 0 || child['x-gate']) {
-        out.push({ key: path, accepts: 'section', def: '', meaning: [child.description ?? '', ...notes].filter(Boolean).join('; ') });
+        out.push({
+          key: path,
+          accepts: 'section',
+          def: '',
+          meaning: [child.description ?? '', ...notes].filter(Boolean).join('; '),
+        });
       }
       rows(child, path, inList, out);
     } else if (child.type === 'array' && child.items?.type === 'object' && child.items.properties) {
-      out.push({ key: `${path}[]`, accepts: 'list', def: renderDefault(child, inList), meaning: child.description ?? '' });
+      out.push({
+        key: `${path}[]`,
+        accepts: 'list',
+        def: renderDefault(child, inList),
+        meaning: child.description ?? '',
+      });
       rows(child.items, `${path}[]`, true, out);
     } else {
       out.push({
@@ -84,7 +97,7 @@ export function renderConfigDocs(): string {
     '  (a missing variable is an error). Where the key wants a number or a boolean, the text is converted.',
     `- A key marked secret may instead name where the secret is kept in AWS: ${SECRET_REF_SYNTAX}`,
     '  (a secret whose text is a JSON object: `#key` picks one key; a SecureString parameter is decrypted). The',
-    '  Lambda functions fetch these once per cold start, `svc local` and `svc edge` at start with the machine\'s',
+    "  Lambda functions fetch these once per cold start, `svc local` and `svc edge` at start with the machine's",
     '  AWS credentials (`AWS_PROFILE`, `AWS_REGION`, …); `svc validate-config` checks their syntax only. A',
     '  reference in a key that is not secret is an error. docs/deployment.md (Secrets) has the details.',
     '- Every tag list (`…tags[]`, `staticTags[]`) holds `{name, value}` items; tag names start with a letter,',
@@ -99,7 +112,7 @@ export function renderConfigDocs(): string {
     '  no effect, and `svc validate-config` and the start-up log warn about each such switch that is on.',
     '',
     'Cross-field rules checked at start: `anonTelemetry: true` needs `systemInfo.enable: true`; every',
-    'name in `serversToMonitor.serverTagsDefinition` is present in every server\'s `serverTags` and no',
+    "name in `serversToMonitor.serverTagsDefinition` is present in every server's `serverTags` and no",
     'other; `auditEvents.destination.type` lists each writer once and `tsdb` only with',
     '`tsdbConfig.enable`; monitoring-SaaS account names have credentials; two enabled listeners never',
     'share a port. A feature flag whose destination master switch is off (for example',
@@ -108,7 +121,8 @@ export function renderConfigDocs(): string {
   ];
   const table = (out: Row[]) => {
     lines.push('| Key | Accepts | Default | Meaning |', '|---|---|---|---|');
-    for (const r of out) lines.push(`| \`${r.key}\` | ${escapeCell(r.accepts)} | ${escapeCell(r.def)} | ${escapeCell(r.meaning)} |`);
+    for (const r of out)
+      lines.push(`| \`${r.key}\` | ${escapeCell(r.accepts)} | ${escapeCell(r.def)} | ${escapeCell(r.meaning)} |`);
     lines.push('');
   };
   const sections = Object.entries(ROOT.properties ?? {});
@@ -116,7 +130,12 @@ export function renderConfigDocs(): string {
   for (const [key, node] of sections) {
     if (node.type !== 'object') {
       const notBuilt = notBuiltFeature([key]);
-      topLevel.push({ key, accepts: describeSchema(node), def: renderDefault(node, false), meaning: [node.description ?? '', ...(notBuilt ? [notBuiltNote(notBuilt)] : [])].join('; ') });
+      topLevel.push({
+        key,
+        accepts: describeSchema(node),
+        def: renderDefault(node, false),
+        meaning: [node.description ?? '', ...(notBuilt ? [notBuiltNote(notBuilt)] : [])].join('; '),
+      });
     }
   }
   lines.push('## Top level', '');
@@ -129,7 +148,10 @@ export function renderConfigDocs(): string {
     const notBuilt = notBuiltFeature([section]);
     if (node.description) {
       const gate = node['x-gate'];
-      lines.push(`${node.description}.${gate ? ` In use when ${gate.map((g) => `\`${g}\``).join(' or ')} is true.` : ''}`, '');
+      lines.push(
+        `${node.description}.${gate ? ` In use when ${gate.map((g) => `\`${g}\``).join(' or ')} is true.` : ''}`,
+        '',
+      );
     }
     if (notBuilt) lines.push(`**Not built yet** (${notBuilt}): these settings are checked but have no effect.`, '');
     table(out);

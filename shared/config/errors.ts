@@ -24,7 +24,9 @@ export const MAX_MESSAGE_CHARS = 400;
 /** `text` cut to `max` characters (whole code points), with "…" when cut. */
 export function cut(text: string, max: number): string {
   if (text.length <= max) return text;
-  return `${Array.from(text.slice(0, max * 2)).slice(0, max - 1).join('')}…`;
+  return `${Array.from(text.slice(0, max * 2))
+    .slice(0, max - 1)
+    .join('')}…`;
 }
 
 /**
@@ -41,7 +43,12 @@ export function preview(value: unknown, secret: boolean): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a section';
   if (secret) {
-    const kind = typeof value === 'string' ? `a text of ${value.length} character${value.length === 1 ? '' : 's'}` : typeof value === 'number' ? 'a number' : 'true or false';
+    const kind =
+      typeof value === 'string'
+        ? `a text of ${value.length} character${value.length === 1 ? '' : 's'}`
+        : typeof value === 'number'
+          ? 'a number'
+          : 'true or false';
     return `${kind}; the value of a secret is not shown`;
   }
   if (typeof value === 'string') return quote(value);
@@ -66,7 +73,8 @@ export function problemCount(n: number): string {
 export function formatIssues(issues: readonly ConfigIssue[]): string[] {
   const lines = issues.slice(0, MAX_PRINTED_ISSUES).map(formatIssue);
   const more = issues.length - MAX_PRINTED_ISSUES;
-  if (more > 0) lines.push(`… and ${groupDigits(more)} more problem${more === 1 ? '' : 's'} (fix these and check again)`);
+  if (more > 0)
+    lines.push(`… and ${groupDigits(more)} more problem${more === 1 ? '' : 's'} (fix these and check again)`);
   return lines;
 }
 
@@ -76,7 +84,11 @@ export class ConfigError extends Error {
   readonly issues: ConfigIssue[];
   constructor(issues: readonly ConfigIssue[]) {
     const all = issues.map(bounded);
-    super(`invalid configuration (${problemCount(all.length)}):\n${formatIssues(all).map((line) => `  ${line}`).join('\n')}`);
+    super(
+      `invalid configuration (${problemCount(all.length)}):\n${formatIssues(all)
+        .map((line) => `  ${line}`)
+        .join('\n')}`,
+    );
     this.issues = all;
   }
 }

@@ -24,7 +24,16 @@ function exampleItem(item: SchemaNode | undefined): unknown {
   if (item.type === 'object' && item.properties) {
     const out: Record<string, unknown> = {};
     for (const [key, prop] of Object.entries(item.properties)) {
-      out[key] = prop.default !== undefined ? prop.default : prop.type === 'array' ? [] : prop.type === 'string' ? `<${key}>` : prop.type === 'boolean' ? false : 0;
+      out[key] =
+        prop.default !== undefined
+          ? prop.default
+          : prop.type === 'array'
+            ? []
+            : prop.type === 'string'
+              ? `<${key}>`
+              : prop.type === 'boolean'
+                ? false
+                : 0;
     }
     return out;
   }
@@ -36,9 +45,11 @@ function comment(node: SchemaNode, indent: string, path: readonly string[]): str
   const notBuilt = notBuiltFeature(path);
   if (notBuilt) parts.push(`not built yet (${notBuilt}): no effect`);
   if (node.type !== 'object') parts.push(`accepts ${describeSchema(node)}`);
-  if (node['x-secret']) parts.push('secret: write ${env:NAME}, ${aws-secret:<name>} or ${aws-ssm:<parameter>} rather than the value');
+  if (node['x-secret'])
+    parts.push('secret: write ${env:NAME}, ${aws-secret:<name>} or ${aws-ssm:<parameter>} rather than the value');
   if (node['x-required']) parts.push('must be set when this section is used');
-  if (node['x-only-when']) parts.push(`used only when ${node['x-only-when'].key} is ${String(node['x-only-when'].value)}`);
+  if (node['x-only-when'])
+    parts.push(`used only when ${node['x-only-when'].key} is ${String(node['x-only-when'].value)}`);
   return [`${indent}# ${parts.filter(Boolean).join('; ')}`];
 }
 
@@ -50,7 +61,9 @@ function section(node: SchemaNode, indent: string, path: readonly string[] = [])
       out.push(`${indent}${key}:`, ...section(child, `${indent}  `, [...path, key]));
     } else if (child.type === 'array') {
       out.push(`${indent}${key}: []`);
-      const example = stringify({ [key]: exampleList(child) }, { lineWidth: 0 }).trimEnd().split('\n');
+      const example = stringify({ [key]: exampleList(child) }, { lineWidth: 0 })
+        .trimEnd()
+        .split('\n');
       out.push(`${indent}# for example:`, ...example.map((line) => `${indent}#   ${line}`));
     } else if (child.type === 'object') {
       out.push(`${indent}${key}: {}`);

@@ -7,10 +7,11 @@
  * shows the value of a secret.
  */
 import { extname, resolve } from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ErrorObject } from 'ajv';
+import { type Document, isMap, isSeq, LineCounter, type Node, type Pair, parseDocument, type YAMLMap } from 'yaml';
+import { getPath, isRecord } from '../util/records.js';
 import { convertForSchema, envRefName } from './env-refs.js';
-import { ConfigError, preview, quote, type ConfigIssue } from './errors.js';
+import { ConfigError, type ConfigIssue, preview, quote } from './errors.js';
 import { emptyRequired, pruneDisabled } from './prune.js';
 import { documentData, keyText, MAX_CONFIG_BYTES, readConfigBytes, tooLarge, yamlProblems } from './read.js';
 import { checkRules, notBuiltFindings, type RuleFinding } from './rules.js';
@@ -18,8 +19,7 @@ import { ConfigFileSchema, type SvcConfig } from './schema.js';
 import { looksLikeSecretRef, parseSecretRef, type SecretRefAt } from './secret-refs.js';
 import { isSecretPath, secretValues } from './secrets.js';
 import { validateConfigFile } from './validate.js';
-import { getPath, isRecord } from '../util/records.js';
-import { describeSchema, displayPath, pointerToPath, schemaAt, type PathSegment, type SchemaNode } from './walk.js';
+import { describeSchema, displayPath, type PathSegment, pointerToPath, type SchemaNode, schemaAt } from './walk.js';
 
 export const DEFAULT_CONFIG_PATH = './config/svc.yaml';
 const ROOT_SCHEMA = ConfigFileSchema as SchemaNode;
@@ -73,7 +73,10 @@ export interface LoadOptions {
 }
 
 /** `--config`, else `SVC_CONFIG`, else `./config/svc.yaml`. */
-export function chooseConfigFile(option: string | undefined, env: NodeJS.ProcessEnv = process.env): { file: string; source: LoadedConfig['source'] } {
+export function chooseConfigFile(
+  option: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { file: string; source: LoadedConfig['source'] } {
   if (option) return { file: option, source: 'option' };
   const fromEnv = env['SVC_CONFIG'];
   if (fromEnv) return { file: fromEnv, source: 'SVC_CONFIG' };
@@ -81,10 +84,17 @@ export function chooseConfigFile(option: string | undefined, env: NodeJS.Process
 }
 
 /** Reads and validates a config file; throws ConfigError listing every problem. */
-export function loadConfigFile(file: string, source: LoadedConfig['source'] = 'option', env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedConfig {
-  const fileIssue = (message: string, line = 0, column = 0): ConfigError => new ConfigError([{ file, line, column, path: '', message }]);
+export function loadConfigFile(
+  file: string,
+  source: LoadedConfig['source'] = 'option',
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadOptions = {},
+): LoadedConfig {
+  const fileIssue = (message: string, line = 0, column = 0): ConfigError =>
+    new ConfigError([{ file, line, column, path: '', message }]);
   const ext = extname(file).toLowerCase();
-  if (ext !== '.yaml' && ext !== '.yml') throw fileIssue(`a config file must end in .yaml or .yml (got ${quote(ext || 'no extension')})`);
+  if (ext !== '.yaml' && ext !== '.yml')
+    throw fileIssue(`a config file must end in .yaml or .yml (got ${quote(ext || 'no extension')})`);
   const read = readConfigBytes(file);
   if (!read.ok) throw fileIssue(read.problem, read.line, read.column);
   return { file, absoluteFile: resolve(file), source, ...parseConfigText(read.text, file, env, options) };
@@ -98,7 +108,8 @@ export function parseConfigText(
   options: LoadOptions = {},
 ): Pick<LoadedConfig, 'config' | 'warnings' | 'notBuilt' | 'secretRefs' | 'secretLiterals' | 'envRefs'> {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_CONFIG_BYTES) throw new ConfigError([{ file, line: 0, column: 0, path: '', message: tooLarge(bytes) }]);
+  if (bytes > MAX_CONFIG_BYTES)
+    throw new ConfigError([{ file, line: 0, column: 0, path: '', message: tooLarge(bytes) }]);
   const lineCounter = new LineCounter();
   // uniqueKeys off: the library's check compares every key with every other; documentData uses a Set.
   const doc = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false });
@@ -114,13 +125,22 @@ export function parseConfigText(
   const offsetOf = nodeOffsets(doc);
   const issueAt: IssueAt = (path, message, key = false) => at(offsetOf(path, key), path, message);
   if (!isRecord(data) || !('Svc' in data)) {
-    throw new ConfigError([issueAt([], 'the file must hold a mapping with the root key "Svc" (an empty section is written "Svc: {}")')]);
+    throw new ConfigError([
+      issueAt([], 'the file must hold a mapping with the root key "Svc" (an empty section is written "Svc: {}")'),
+    ]);
   }
   if (data['Svc'] === null) data['Svc'] = {};
 
   const issues: ConfigIssue[] = [];
   const fromEnv = new Map<string, { path: PathSegment[]; name: string }>();
-  resolveEnvRefs(data, [], env, (path, name) => issues.push(issueAt(path, `environment variable ${name} is not set (referenced as \${env:${name}})`)), fromEnv);
+  resolveEnvRefs(
+    data,
+    [],
+    env,
+    (path, name) =>
+      issues.push(issueAt(path, `environment variable ${name} is not set (referenced as \${env:${name}})`)),
+    fromEnv,
+  );
   // Taken before validation, so a secret is recognised even where it has the wrong type or shape.
   const scrub = secretScrubber(data['Svc'], [...(options.secrets?.values() ?? [])]);
   const disabled = pruneDisabled(data, ROOT_SCHEMA);
@@ -136,13 +156,17 @@ export function parseConfigText(
   const result = validateConfigFile(data);
   if (!result.ok) issues.push(...schemaIssues(result.errors, data, issueAt));
   // Defaults are filled in even when validation failed, so empty required settings are found either way.
-  for (const path of emptyRequired(data, ROOT_SCHEMA, disabled)) issues.push(issueAt(path, `must be set ${whyInUse(path, data)}`));
+  for (const path of emptyRequired(data, ROOT_SCHEMA, disabled))
+    issues.push(issueAt(path, `must be set ${whyInUse(path, data)}`));
   if (issues.length > 0 || !result.ok) throw new ConfigError(sortIssues(issues).map(scrub));
 
   const findings = checkRules(result.value.Svc);
-  const ruleErrors = findings.filter((f) => f.severity === 'error').map((f: RuleFinding) => scrub(issueAt(['Svc', ...f.path], f.message)));
+  const ruleErrors = findings
+    .filter((f) => f.severity === 'error')
+    .map((f: RuleFinding) => scrub(issueAt(['Svc', ...f.path], f.message)));
   if (ruleErrors.length > 0) throw new ConfigError(sortIssues(ruleErrors));
-  const line = (f: RuleFinding) => `${displayPath(['Svc', ...f.path])}: ${scrub({ file, line: 0, column: 0, path: '', message: f.message }).message}`;
+  const line = (f: RuleFinding) =>
+    `${displayPath(['Svc', ...f.path])}: ${scrub({ file, line: 0, column: 0, path: '', message: f.message }).message}`;
   return {
     config: result.value.Svc,
     warnings: findings.filter((f) => f.severity === 'warning').map(line),
@@ -295,7 +319,12 @@ function findSecretRefs(
       return value;
     }
     if (!secret) {
-      issues.push(issueAt(path, `a secret reference (\${aws-…}) may stand only in a key marked secret (the secrets of docs/configuration.md); this key takes its value as written`));
+      issues.push(
+        issueAt(
+          path,
+          `a secret reference (\${aws-…}) may stand only in a key marked secret (the secrets of docs/configuration.md); this key takes its value as written`,
+        ),
+      );
       return value;
     }
     const parsed = parseSecretRef(value);
@@ -326,7 +355,11 @@ function schemaIssues(errors: ErrorObject[], data: unknown, issueAt: IssueAt): C
       onKey = true;
       const known = Object.keys(schemaAt(ROOT_SCHEMA, base)?.properties ?? {});
       const suggestion = closest(name, known);
-      message = suggestion ? `unknown key; did you mean "${suggestion}"?` : known.length > 0 ? `unknown key (known keys here: ${known.join(', ')})` : 'unknown key';
+      message = suggestion
+        ? `unknown key; did you mean "${suggestion}"?`
+        : known.length > 0
+          ? `unknown key (known keys here: ${known.join(', ')})`
+          : 'unknown key';
     } else if (err.keyword === 'required') {
       const name = String((err.params as { missingProperty: string }).missingProperty);
       path = [...base, name];
@@ -376,7 +409,8 @@ function editDistance(a: string, b: string, limit: number): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] ?? 0) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, (before[j - 2] ?? 0) + 1);
       current[j] = best;
       rowMin = Math.min(rowMin, best);
     }

@@ -20,7 +20,8 @@ import type { PathSegment } from './walk.js';
 export const MASK = '**********';
 
 /** §10.7: a key whose name matches is fully masked, at any depth. */
-export const MASKED_KEY = /(password|passwd|pwd|secret|token|api[_-]?key|api[_-]?token|access[_-]?key|passphrase|client[_-]?secret)/i;
+export const MASKED_KEY =
+  /(password|passwd|pwd|secret|token|api[_-]?key|api[_-]?token|access[_-]?key|passphrase|client[_-]?secret)/i;
 
 /**
  * A path below `Svc`, written as in the spec: `.` between keys, `[]` = every element of an array,
@@ -29,7 +30,11 @@ export const MASKED_KEY = /(password|passwd|pwd|secret|token|api[_-]?key|api[_-]
 export type MaskPath = string;
 
 /** §10.7 full masks by path (a prefix: everything below is masked too). */
-export const FULL_MASK_PATHS: readonly MaskPath[] = ['monsaas.event.header[].value', 'monsaas.metric.header[].value', 'serversToMonitor.servers[].headers.*'];
+export const FULL_MASK_PATHS: readonly MaskPath[] = [
+  'monsaas.event.header[].value',
+  'monsaas.metric.header[].value',
+  'serversToMonitor.servers[].headers.*',
+];
 
 /** §10.7 partial masks: the first N characters stay. */
 export const PARTIAL_MASKS: readonly { n: number; paths: readonly MaskPath[] }[] = [
@@ -56,7 +61,10 @@ export const PARTIAL_MASKS: readonly { n: number; paths: readonly MaskPath[] }[]
   },
   {
     n: 5,
-    paths: ['logEvents.enginePerformanceMonitor.monitorFilter.appSpecific.app[].include[].appId', 'logEvents.enginePerformanceMonitor.monitorFilter.appSpecific.app[].include[].appName'],
+    paths: [
+      'logEvents.enginePerformanceMonitor.monitorFilter.appSpecific.app[].include[].appId',
+      'logEvents.enginePerformanceMonitor.monitorFilter.appSpecific.app[].include[].appName',
+    ],
   },
   {
     n: 10,
@@ -94,7 +102,9 @@ export function matchesPrefix(pattern: Pattern, path: readonly PathSegment[]): b
 }
 
 const FULL: readonly Pattern[] = FULL_MASK_PATHS.map(parseMaskPath);
-const PARTIAL: readonly { n: number; pattern: Pattern }[] = PARTIAL_MASKS.flatMap(({ n, paths }) => paths.map((p) => ({ n, pattern: parseMaskPath(p) })));
+const PARTIAL: readonly { n: number; pattern: Pattern }[] = PARTIAL_MASKS.flatMap(({ n, paths }) =>
+  paths.map((p) => ({ n, pattern: parseMaskPath(p) })),
+);
 
 /** Whether the value at `path` (below `Svc`) is fully masked; everything below it is then masked too. */
 function fullyMasked(path: readonly PathSegment[]): boolean {

@@ -3,8 +3,9 @@
  * applied to the config. Pure config logic (no clients), so the edge agent, the writer Lambdas and
  * the CDK app (which deploys a writer for every cloud destination something is routed to) share it.
  */
+
+import { anyHealthMetric, MONSAAS_LOG_SOURCES } from '../destinations/monsaas/mappers.js';
 import type { SvcConfig } from './schema.js';
-import { MONSAAS_LOG_SOURCES, anyHealthMetric } from '../destinations/monsaas/mappers.js';
 
 /** Where one kind of platform event goes. */
 export interface EventOutputs {
@@ -58,14 +59,20 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
     return log.source[key].enable && send.enable && (send.logLevel.error || send.logLevel.warn);
   });
 
-  const counters = config.platformEvents.tsdb.enable && (config.platformEvents.eventCount.enable || config.platformEvents.rejectedEventCount.enable);
+  const counters =
+    config.platformEvents.tsdb.enable &&
+    (config.platformEvents.eventCount.enable || config.platformEvents.rejectedEventCount.enable);
   const healthOn = config.serversToMonitor.servers.length > 0;
-  const sessionsOn = config.userSessions.enableSessionExtract && config.serversToMonitor.servers.some((s) => s.userSessions.enable && s.userSessions.virtualProxies.length > 0);
+  const sessionsOn =
+    config.userSessions.enableSessionExtract &&
+    config.serversToMonitor.servers.some((s) => s.userSessions.enable && s.userSessions.virtualProxies.length > 0);
   const metric = config.monsaas.metric;
   const metricAccounts = metric.destinationAccount.length > 0;
   // The app lists (apps.activeDocs …) are attributes of the health metrics: alone they send nothing.
   const healthMetric = anyHealthMetric(metric.dynamic);
-  const queueMetrics = (userOn && user.udpServerConfig.queueMetrics.tsdb.enable) || (logOn && log.udpServerConfig.queueMetrics.tsdb.enable);
+  const queueMetrics =
+    (userOn && user.udpServerConfig.queueMetrics.tsdb.enable) ||
+    (logOn && log.udpServerConfig.queueMetrics.tsdb.enable);
 
   return {
     userEvents: {
@@ -76,10 +83,23 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
     logEvents: {
       tsdb: logOn && tsdb && log.sendToTsdb.enable,
       mqtt: logOn && mqtt && log.sendToMQTT.enable && logTopics,
-      monsaas: logOn && monsaas && log.sendToMonSaas.enable && log.sendToMonSaas.destinationAccount.length > 0 && logMonSaasSource,
+      monsaas:
+        logOn &&
+        monsaas &&
+        log.sendToMonSaas.enable &&
+        log.sendToMonSaas.destinationAccount.length > 0 &&
+        logMonSaasSource,
     },
-    health: { tsdb: healthOn && tsdb, mqtt: healthOn && mqtt, monsaas: healthOn && monsaas && metricAccounts && healthMetric },
-    sessions: { tsdb: sessionsOn && tsdb, mqtt: sessionsOn && mqtt, monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable },
+    health: {
+      tsdb: healthOn && tsdb,
+      mqtt: healthOn && mqtt,
+      monsaas: healthOn && monsaas && metricAccounts && healthMetric,
+    },
+    sessions: {
+      tsdb: sessionsOn && tsdb,
+      mqtt: sessionsOn && mqtt,
+      monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable,
+    },
     points: tsdb && (counters || queueMetrics || uptimePointsWanted(config) || errorPointsWanted(config)),
   };
 }

@@ -47,9 +47,13 @@ export function cloudObstacle(config: SvcConfig, name: string): string | null {
     case 'json':
       return 'it writes files to a local directory';
     case 'parquet':
-      return config.auditEvents.destination.parquet.s3.enable ? null : 'it writes files to a local directory (Svc.auditEvents.destination.parquet.s3.enable is false)';
+      return config.auditEvents.destination.parquet.s3.enable
+        ? null
+        : 'it writes files to a local directory (Svc.auditEvents.destination.parquet.s3.enable is false)';
     case 'tsdb':
-      return isLoopback(config.tsdbConfig.host) ? `Svc.tsdbConfig.host is ${quote(config.tsdbConfig.host)}, which a Lambda function cannot reach (a loopback address)` : null;
+      return isLoopback(config.tsdbConfig.host)
+        ? `Svc.tsdbConfig.host is ${quote(config.tsdbConfig.host)}, which a Lambda function cannot reach (a loopback address)`
+        : null;
     default:
       return null;
   }
@@ -84,12 +88,20 @@ export function placementFindings(config: SvcConfig): RuleFinding[] {
   const out: RuleFinding[] = [];
   const named = FORWARDABLE_DESTINATIONS.filter((name) => config.cloud.queues[name] !== '');
   if (named.length === 0) {
-    out.push({ severity: 'error', path: ['cloud', 'queues'], message: `names no queue: set the queue URL of at least one cloud destination (${FORWARDABLE_DESTINATIONS.join(', ')}), as the stack output EdgeConfig prints them, or turn Svc.cloud.enable off` });
+    out.push({
+      severity: 'error',
+      path: ['cloud', 'queues'],
+      message: `names no queue: set the queue URL of at least one cloud destination (${FORWARDABLE_DESTINATIONS.join(', ')}), as the stack output EdgeConfig prints them, or turn Svc.cloud.enable off`,
+    });
   }
   const inUse = new Set<string>(platformDestinationNames(config));
   for (const name of named) {
     if (!inUse.has(name)) {
-      out.push({ severity: 'warning', path: ['cloud', 'queues', name], message: `is set, but no platform data goes to ${name} with this config (is Svc.${name === 'tsdb' ? 'tsdbConfig' : 'monsaas'}.enable on, with a feature sending to it?): nothing is forwarded to this queue` });
+      out.push({
+        severity: 'warning',
+        path: ['cloud', 'queues', name],
+        message: `is set, but no platform data goes to ${name} with this config (is Svc.${name === 'tsdb' ? 'tsdbConfig' : 'monsaas'}.enable on, with a feature sending to it?): nothing is forwarded to this queue`,
+      });
     }
   }
   return out;
@@ -99,7 +111,10 @@ export function placementFindings(config: SvcConfig): RuleFinding[] {
  * Synth-time notes: every destination the config enables (audit destinations and platform
  * destinations) that cannot run in the cloud, and why; the stack deploys no writer for it.
  */
-export function edgeOnlyDestinations(config: SvcConfig, auditTypes: readonly string[]): { name: string; reason: string }[] {
+export function edgeOnlyDestinations(
+  config: SvcConfig,
+  auditTypes: readonly string[],
+): { name: string; reason: string }[] {
   const names = [...new Set([...auditTypes, ...platformDestinationNames(config)])];
   return names.flatMap((name) => {
     const reason = cloudObstacle(config, name);
@@ -109,6 +124,9 @@ export function edgeOnlyDestinations(config: SvcConfig, auditTypes: readonly str
 
 /** localhost, 127.0.0.0/8, ::1 (and their bracketed forms). */
 function isLoopback(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }

@@ -11,10 +11,10 @@
  * are found here too, with a Set.
  */
 import { isUtf8 } from 'node:buffer';
-import { isAlias, isMap, isNode, isScalar, isSeq, type Document, type ErrorCode, type YAMLError } from 'yaml';
-import type { PathSegment } from './walk.js';
+import { type Document, type ErrorCode, isAlias, isMap, isNode, isScalar, isSeq, type YAMLError } from 'yaml';
 import { readRegularFile } from '../util/files.js';
 import { groupDigits } from '../util/numbers.js';
+import type { PathSegment } from './walk.js';
 
 /** Largest config file read (1 MiB): far above any real file (config/full.yaml, every key, is about 30 KB). */
 export const MAX_CONFIG_BYTES = 1_048_576;
@@ -80,7 +80,12 @@ export function decodeUtf8(bytes: Buffer): ReadResult {
   const before = new TextDecoder('utf-8').decode(bytes.subarray(0, good), { stream: true });
   const lineStart = before.lastIndexOf('\n') + 1;
   const line = before.split('\n').length;
-  return { ok: false, problem: 'the file is not UTF-8 text; save it as UTF-8', line, column: before.length - lineStart + 1 };
+  return {
+    ok: false,
+    problem: 'the file is not UTF-8 text; save it as UTF-8',
+    line,
+    column: before.length - lineStart + 1,
+  };
 }
 
 /**
@@ -108,7 +113,9 @@ export function yamlProblems(doc: Document): TextProblem[] {
 
 /** A YAML library error as a problem: first line only, no position suffix, no quoted file text. */
 function yamlProblem(error: YAMLError): TextProblem {
-  let message = QUOTING_CODES[error.code] ?? (error.message.split('\n')[0] ?? error.code).replace(/ at line \d+, column \d+:?$/, '');
+  let message =
+    QUOTING_CODES[error.code] ??
+    (error.message.split('\n')[0] ?? error.code).replace(/ at line \d+, column \d+:?$/, '');
   // UNEXPECTED_TOKEN messages end in ": <the token's source>" when they quote it (a whole line of
   // junk, for binary input); the words before it say what was wrong.
   if (error.code === 'UNEXPECTED_TOKEN') message = message.split(': ')[0] ?? message;
@@ -149,7 +156,8 @@ export function documentData(doc: Document): { data: unknown; problems: TextProb
   /** Converts `node`; returns the value and how many values it holds. */
   const convert = (node: unknown, depth: number): { value: unknown; values: number } => {
     if (depth > MAX_NESTING) {
-      if (depth === MAX_NESTING + 1) problem(node, `nested too deeply (at most ${MAX_NESTING} levels of lists and mappings)`);
+      if (depth === MAX_NESTING + 1)
+        problem(node, `nested too deeply (at most ${MAX_NESTING} levels of lists and mappings)`);
       return { value: null, values: 1 };
     }
     const anchorName = (isMap(node) || isSeq(node) || isScalar(node)) && node.anchor ? node.anchor : undefined;
@@ -173,7 +181,11 @@ export function documentData(doc: Document): { data: unknown; problems: TextProb
         return { value: null, values: 1 };
       }
       if (target.values > aliasBudget) {
-        if (aliasBudget >= 0) problem(node, `aliases expand to more than ${groupDigits(MAX_ALIAS_VALUES)} values in total (a guard against alias bombs)`);
+        if (aliasBudget >= 0)
+          problem(
+            node,
+            `aliases expand to more than ${groupDigits(MAX_ALIAS_VALUES)} values in total (a guard against alias bombs)`,
+          );
         aliasBudget = -1;
         return { value: null, values: 1 };
       }
@@ -181,7 +193,8 @@ export function documentData(doc: Document): { data: unknown; problems: TextProb
       return { value: structuredClone(target.value), values: target.values };
     }
     // The core schema yields only these scalars; anything else falls through to the problem below.
-    if (isScalar(node) && (node.value === null || ['string', 'number', 'boolean'].includes(typeof node.value))) return done(node.value, 1);
+    if (isScalar(node) && (node.value === null || ['string', 'number', 'boolean'].includes(typeof node.value)))
+      return done(node.value, 1);
     if (isSeq(node)) {
       const out: unknown[] = [];
       let values = 1;

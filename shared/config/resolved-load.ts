@@ -16,21 +16,27 @@
  *   It does not check what only the full loader checks (text schedules, cross-field rules).
  */
 import { isIP } from 'node:net';
-import { FormatRegistry, KindGuard, TypeRegistry, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, KindGuard, type TSchema, TypeRegistry } from '@sinclair/typebox';
 import { Errors } from '@sinclair/typebox/errors';
 import { Check } from '@sinclair/typebox/value';
-import { convertForSchema, envRefName } from './env-refs.js';
-import { ConfigError, preview, quote, type ConfigIssue } from './errors.js';
-import { MAX_RESOLVED_CONFIG_BYTES, RESOLVED_CONFIG_FORMAT, RESOLVED_CONFIG_VERSION, ResolvedConfigDocumentSchema, type ResolvedReference } from './resolved.js';
-import { ConfigFileSchema, SvcConfigSchema, type SvcConfig } from './schema.js';
-import { looksLikeSecretRef, parseSecretRef, type SecretRefAt } from './secret-refs.js';
-import { isSecretPath } from './secrets.js';
-import { describeSchema, displayPath, schemaAt, type PathSegment, type SchemaNode } from './walk.js';
-import { readRegularFile } from '../util/files.js';
-import { getPath, isRecord, setPath } from '../util/records.js';
 import type * as FetchRefs from '../secrets/fetch-refs.js';
 import type { FetchOptions } from '../secrets/fetch-refs.js';
+import { readRegularFile } from '../util/files.js';
+import { getPath, isRecord, setPath } from '../util/records.js';
+import { convertForSchema, envRefName } from './env-refs.js';
+import { ConfigError, type ConfigIssue, preview, quote } from './errors.js';
 import { SECRET_FETCH_FILE } from './function-bundle.js';
+import {
+  MAX_RESOLVED_CONFIG_BYTES,
+  RESOLVED_CONFIG_FORMAT,
+  RESOLVED_CONFIG_VERSION,
+  ResolvedConfigDocumentSchema,
+  type ResolvedReference,
+} from './resolved.js';
+import { ConfigFileSchema, type SvcConfig, SvcConfigSchema } from './schema.js';
+import { looksLikeSecretRef, parseSecretRef, type SecretRefAt } from './secret-refs.js';
+import { isSecretPath } from './secrets.js';
+import { describeSchema, displayPath, type PathSegment, type SchemaNode, schemaAt } from './walk.js';
 
 // TypeBox checks the formats and kinds it is told about; ajv's `ip` format (validate.ts) and the
 // enums built with Type.Unsafe (builders.ts Enum) are the schema's only others.
@@ -80,7 +86,10 @@ export async function loadResolvedConfig(file: string, options: ResolvedLoadOpti
   const secrets: SecretRefAt[] = [];
   for (const ref of document.references) {
     if (getPath({ Svc: config }, ref.path) !== ref.text) {
-      issue(ref, `the document's config does not hold the reference ${quote(ref.text)} here (a damaged document: deploy again)`);
+      issue(
+        ref,
+        `the document's config does not hold the reference ${quote(ref.text)} here (a damaged document: deploy again)`,
+      );
       continue;
     }
     const name = envRefName(ref.text);
@@ -88,24 +97,38 @@ export async function loadResolvedConfig(file: string, options: ResolvedLoadOpti
       const value = env[name];
       if (value === undefined) issue(ref, `environment variable ${name} is not set (referenced as \${env:${name}})`);
       // A reference must be in the config, where synth sees it and grants it; not in a variable.
-      else if (looksLikeSecretRef(value)) issue(ref, `environment variable ${name} holds a secret reference; write the reference in the config instead (the stack grants only those)`);
+      else if (looksLikeSecretRef(value))
+        issue(
+          ref,
+          `environment variable ${name} holds a secret reference; write the reference in the config instead (the stack grants only those)`,
+        );
       else substitute(ref, convertForSchema(value, schemaAt(ROOT, ref.path)));
       continue;
     }
     const parsed = parseSecretRef(ref.text);
     if (!parsed.ok) issue(ref, `the reference ${parsed.problem}`);
-    else if (options.wanted?.(ref.path)) secrets.push({ path: ref.path, ref: parsed.ref, line: ref.line, column: ref.column });
+    else if (options.wanted?.(ref.path))
+      secrets.push({ path: ref.path, ref: parsed.ref, line: ref.line, column: ref.column });
   }
   if (issues.length === 0 && secrets.length > 0) {
     const { fetchSecretRefs } = await loadSecretFetcher();
     const values = await fetchSecretRefs(document.source, secrets, options.fetch);
-    for (const at of secrets) substitute({ path: at.path, text: at.ref.text, line: at.line, column: at.column }, values.get(at.ref.text));
+    for (const at of secrets)
+      substitute({ path: at.path, text: at.ref.text, line: at.line, column: at.column }, values.get(at.ref.text));
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
   if (!Check(SvcConfigSchema, config)) {
     const found = [...firstErrors(SvcConfigSchema, config, 5, ['Svc'])];
-    throw new ConfigError(found.map((e) => ({ file, line: 0, column: 0, path: e.path, message: `${e.message} (the bundled document does not match this function's config schema: deploy again)` })));
+    throw new ConfigError(
+      found.map((e) => ({
+        file,
+        line: 0,
+        column: 0,
+        path: e.path,
+        message: `${e.message} (the bundled document does not match this function's config schema: deploy again)`,
+      })),
+    );
   }
   return { config, source: document.source };
 }
@@ -133,7 +156,10 @@ async function loadSecretFetcher(): Promise<Pick<SecretFetcher, 'fetchSecretRefs
   const bundled = typeof SVC_LAMBDA_BUNDLE !== 'undefined' && SVC_LAMBDA_BUNDLE;
   const specifier = bundled ? `./${SECRET_FETCH_FILE}` : '../secrets/fetch-refs.js';
   const loaded: unknown = await import(specifier);
-  if (!isSecretFetcher(loaded)) throw new Error(`${specifier} does not export fetchSecretRefs: the function's files come from different builds (deploy again)`);
+  if (!isSecretFetcher(loaded))
+    throw new Error(
+      `${specifier} does not export fetchSecretRefs: the function's files come from different builds (deploy again)`,
+    );
   return loaded;
 }
 
@@ -145,24 +171,39 @@ function isSecretFetcher(value: unknown): value is Pick<SecretFetcher, 'fetchSec
 /** The problem with `value` at `path` by the key's own schema, or undefined when it fits. */
 function keyProblem(path: readonly PathSegment[], value: unknown): string | undefined {
   const node = schemaAt(ROOT, path);
-  if (!KindGuard.IsSchema(node)) return 'is not a key of this function\'s config schema (deploy again)';
+  if (!KindGuard.IsSchema(node)) return "is not a key of this function's config schema (deploy again)";
   if (Check(node, value)) return undefined;
   return `must be ${describeSchema(node)} (got ${preview(value, isSecretPath(path))})`;
 }
 
 /** At most `n` of TypeBox's errors, each with its key path below `root`. */
-function* firstErrors(schema: TSchema, value: unknown, n: number, root: PathSegment[]): Generator<{ path: string; message: string }> {
+function* firstErrors(
+  schema: TSchema,
+  value: unknown,
+  n: number,
+  root: PathSegment[],
+): Generator<{ path: string; message: string }> {
   let count = 0;
   for (const error of Errors(schema, value)) {
     if (count++ >= n) return;
-    const segments = error.path.split('/').slice(1).map((seg) => (/^\d+$/.test(seg) ? Number(seg) : seg.replace(/~1/g, '/').replace(/~0/g, '~')));
+    const segments = error.path
+      .split('/')
+      .slice(1)
+      .map((seg) => (/^\d+$/.test(seg) ? Number(seg) : seg.replace(/~1/g, '/').replace(/~0/g, '~')));
     // describeSchema words it as the loader's messages do ("one of silly, debug, …", not TypeBox's "Expected kind 'Unsafe'").
-    yield { path: displayPath([...root, ...segments]), message: error.value === undefined ? 'is missing' : `must be ${describeSchema(error.schema)}` };
+    yield {
+      path: displayPath([...root, ...segments]),
+      message: error.value === undefined ? 'is missing' : `must be ${describeSchema(error.schema)}`,
+    };
   }
 }
 
 /** The document at `file`, its format, version and layout checked. */
-function readDocument(file: string): { source: string; config: Record<string, unknown>; references: ResolvedReference[] } {
+function readDocument(file: string): {
+  source: string;
+  config: Record<string, unknown>;
+  references: ResolvedReference[];
+} {
   const fail = (message: string): never => {
     throw new ConfigError([{ file, line: 0, column: 0, path: '', message }]);
   };
@@ -177,15 +218,21 @@ function readDocument(file: string): { source: string; config: Record<string, un
   // Format and version first: a document of another version may have another layout, and the
   // message should say that rather than list the differences.
   if (!isRecord(parsed) || parsed['format'] !== RESOLVED_CONFIG_FORMAT) {
-    return fail(`is not a resolved config document of Svc (format "${RESOLVED_CONFIG_FORMAT}", made by cdk synth from the YAML config)`);
+    return fail(
+      `is not a resolved config document of Svc (format "${RESOLVED_CONFIG_FORMAT}", made by cdk synth from the YAML config)`,
+    );
   }
   const version = parsed['version'];
   if (version !== RESOLVED_CONFIG_VERSION) {
-    return fail(`the config document has format version ${typeof version === 'number' ? version : quote(String(version))}; this function reads version ${RESOLVED_CONFIG_VERSION}: the bundle's code and config come from different Svc versions (deploy again)`);
+    return fail(
+      `the config document has format version ${typeof version === 'number' ? version : quote(String(version))}; this function reads version ${RESOLVED_CONFIG_VERSION}: the bundle's code and config come from different Svc versions (deploy again)`,
+    );
   }
   if (!Check(ResolvedConfigDocumentSchema, parsed)) {
     const first = [...firstErrors(ResolvedConfigDocumentSchema, parsed, 1, [])][0];
-    return fail(`the config document is damaged${first ? ` at ${first.path || 'its root'}: ${first.message}` : ''} (deploy again)`);
+    return fail(
+      `the config document is damaged${first ? ` at ${first.path || 'its root'}: ${first.message}` : ''} (deploy again)`,
+    );
   }
   return parsed;
 }

@@ -10,9 +10,9 @@
  * This module is shared by both sides: the producer needs only the loader's types, and the reader
  * needs the document's schema.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import type { LoadedConfig } from './load.js';
+import { type Static, Type } from '@sinclair/typebox';
 import { setPath } from '../util/records.js';
+import type { LoadedConfig } from './load.js';
 import { displayPath } from './walk.js';
 
 /** What the document's `format` says it is. */
@@ -64,16 +64,25 @@ export type ResolvedReference = Static<typeof ReferenceSchema>;
  * like it is accepted: never in a number, a switch or a text schedule, which the functions'
  * loader therefore never has to parse.
  */
-export function resolvedConfigDocument(loaded: Pick<LoadedConfig, 'file' | 'config' | 'envRefs' | 'secretRefs'>): ResolvedConfigDocument {
+export function resolvedConfigDocument(
+  loaded: Pick<LoadedConfig, 'file' | 'config' | 'envRefs' | 'secretRefs'>,
+): ResolvedConfigDocument {
   const references: ResolvedReference[] = [
     ...loaded.envRefs.map(({ path, name, line, column }) => ({ path, text: `\${env:${name}}`, line, column })),
     ...loaded.secretRefs.map(({ path, ref, line, column }) => ({ path, text: ref.text, line, column })),
   ].sort((a, b) => a.line - b.line || a.column - b.column);
   const document = { Svc: structuredClone(loaded.config) };
   for (const ref of references) {
-    if (!setPath(document, ref.path, ref.text)) throw new Error(`${displayPath(ref.path)} is not in the loaded config (a reference of a cut section?)`);
+    if (!setPath(document, ref.path, ref.text))
+      throw new Error(`${displayPath(ref.path)} is not in the loaded config (a reference of a cut section?)`);
   }
-  return { format: RESOLVED_CONFIG_FORMAT, version: RESOLVED_CONFIG_VERSION, source: loaded.file, config: document.Svc, references };
+  return {
+    format: RESOLVED_CONFIG_FORMAT,
+    version: RESOLVED_CONFIG_VERSION,
+    source: loaded.file,
+    config: document.Svc,
+    references,
+  };
 }
 
 /** The document as the file's text (one line per key: readable in the function's code view). */

@@ -6,13 +6,13 @@ import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
 import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/attributes.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/names.js';
 import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
+import { getPath, isRecord } from '../util/records.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote } from './errors.js';
 import { logListenerEnabled } from './outputs.js';
 import { placementFindings } from './placement.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
-import { getPath, isRecord } from '../util/records.js';
-import { schemaAt, type PathSegment, type SchemaNode } from './walk.js';
+import { type PathSegment, type SchemaNode, schemaAt } from './walk.js';
 
 export interface RuleFinding {
   severity: 'error' | 'warning';
@@ -23,7 +23,14 @@ export interface RuleFinding {
 
 /** Parses `destination.type`: the distinct writer names in order. */
 export function auditDestinationTypes(type: string): string[] {
-  return [...new Set(type.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
+  return [
+    ...new Set(
+      type
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
+    ),
+  ];
 }
 
 /** Names from the file in a message: each quoted (so bounded), at most five, then how many more. */
@@ -38,7 +45,10 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
   const warn = (path: PathSegment[], message: string) => out.push({ severity: 'warning', path, message });
 
   if (c.anonTelemetry && !c.systemInfo.enable) {
-    error(['anonTelemetry'], 'telemetry needs host information: Svc.anonTelemetry is true while Svc.systemInfo.enable is false; turn telemetry off or systemInfo on');
+    error(
+      ['anonTelemetry'],
+      'telemetry needs host information: Svc.anonTelemetry is true while Svc.systemInfo.enable is false; turn telemetry off or systemInfo on',
+    );
   }
   if (c.anonTelemetry && c.anonTelemetrySettings.url === '') {
     error(['anonTelemetrySettings', 'url'], 'must be set: Svc.anonTelemetry is true');
@@ -50,8 +60,16 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     const given = Object.keys(server.serverTags);
     const missing = defined.filter((name) => !Object.hasOwn(server.serverTags, name));
     const extra = given.filter((name) => !definedSet.has(name));
-    if (missing.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags'], `misses the tag${missing.length > 1 ? 's' : ''} ${names(missing)} named in serverTagsDefinition`);
-    if (extra.length > 0) error(['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''], `tag${extra.length > 1 ? 's' : ''} ${names(extra)} not named in serverTagsDefinition`);
+    if (missing.length > 0)
+      error(
+        ['serversToMonitor', 'servers', i, 'serverTags'],
+        `misses the tag${missing.length > 1 ? 's' : ''} ${names(missing)} named in serverTagsDefinition`,
+      );
+    if (extra.length > 0)
+      error(
+        ['serversToMonitor', 'servers', i, 'serverTags', extra[0] ?? ''],
+        `tag${extra.length > 1 ? 's' : ''} ${names(extra)} not named in serverTagsDefinition`,
+      );
   });
 
   checkMetricLabels(c, error);
@@ -69,21 +87,65 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     // A static tag becomes a tag or column next to the built-in ones: a name cannot be both.
     for (const writer of ['tsdb', 'parquet', 'tablefile'] as const) {
       audit.destination[writer].staticTags.forEach((tag, i) => {
-        if (AUDIT_COLUMN_NAMES.has(tag.name)) error(['auditEvents', 'destination', writer, 'staticTags', i, 'name'], `${quote(tag.name)} is a built-in column of audit events (docs/data-model.md); choose another name`);
+        if (AUDIT_COLUMN_NAMES.has(tag.name))
+          error(
+            ['auditEvents', 'destination', writer, 'staticTags', i, 'name'],
+            `${quote(tag.name)} is a built-in column of audit events (docs/data-model.md); choose another name`,
+          );
       });
     }
   }
 
   // Destination gating (platform-formats.md §0.6): a feature flag without its master switch writes nothing.
   const gated: [boolean, boolean, PathSegment[], string][] = [
-    [c.userEvents.enable && c.userEvents.sendToTsdb.enable, c.tsdbConfig.enable, ['userEvents', 'sendToTsdb', 'enable'], 'Svc.tsdbConfig.enable'],
-    [c.userEvents.enable && c.userEvents.sendToMQTT.enable, c.mqttConfig.enable, ['userEvents', 'sendToMQTT', 'enable'], 'Svc.mqttConfig.enable'],
-    [c.userEvents.enable && c.userEvents.sendToMonSaas.enable, c.monsaas.enable, ['userEvents', 'sendToMonSaas', 'enable'], 'Svc.monsaas.enable'],
-    [c.logEvents.sendToTsdb.enable, c.tsdbConfig.enable, ['logEvents', 'sendToTsdb', 'enable'], 'Svc.tsdbConfig.enable'],
-    [c.logEvents.sendToMQTT.enable, c.mqttConfig.enable, ['logEvents', 'sendToMQTT', 'enable'], 'Svc.mqttConfig.enable'],
-    [c.logEvents.sendToMonSaas.enable, c.monsaas.enable, ['logEvents', 'sendToMonSaas', 'enable'], 'Svc.monsaas.enable'],
-    [c.errorTracking.enable && c.errorTracking.tsdb.enable, c.tsdbConfig.enable, ['errorTracking', 'tsdb', 'enable'], 'Svc.tsdbConfig.enable'],
-    [c.uptimeMonitor.enable && c.uptimeMonitor.storeInTsdb.svcMemoryUsage, c.tsdbConfig.enable, ['uptimeMonitor', 'storeInTsdb', 'svcMemoryUsage'], 'Svc.tsdbConfig.enable'],
+    [
+      c.userEvents.enable && c.userEvents.sendToTsdb.enable,
+      c.tsdbConfig.enable,
+      ['userEvents', 'sendToTsdb', 'enable'],
+      'Svc.tsdbConfig.enable',
+    ],
+    [
+      c.userEvents.enable && c.userEvents.sendToMQTT.enable,
+      c.mqttConfig.enable,
+      ['userEvents', 'sendToMQTT', 'enable'],
+      'Svc.mqttConfig.enable',
+    ],
+    [
+      c.userEvents.enable && c.userEvents.sendToMonSaas.enable,
+      c.monsaas.enable,
+      ['userEvents', 'sendToMonSaas', 'enable'],
+      'Svc.monsaas.enable',
+    ],
+    [
+      c.logEvents.sendToTsdb.enable,
+      c.tsdbConfig.enable,
+      ['logEvents', 'sendToTsdb', 'enable'],
+      'Svc.tsdbConfig.enable',
+    ],
+    [
+      c.logEvents.sendToMQTT.enable,
+      c.mqttConfig.enable,
+      ['logEvents', 'sendToMQTT', 'enable'],
+      'Svc.mqttConfig.enable',
+    ],
+    [
+      c.logEvents.sendToMonSaas.enable,
+      c.monsaas.enable,
+      ['logEvents', 'sendToMonSaas', 'enable'],
+      'Svc.monsaas.enable',
+    ],
+    [
+      c.errorTracking.enable && c.errorTracking.tsdb.enable,
+      c.tsdbConfig.enable,
+      ['errorTracking', 'tsdb', 'enable'],
+      'Svc.tsdbConfig.enable',
+    ],
+    [
+      c.uptimeMonitor.enable && c.uptimeMonitor.storeInTsdb.svcMemoryUsage,
+      c.tsdbConfig.enable,
+      ['uptimeMonitor', 'storeInTsdb', 'svcMemoryUsage'],
+      'Svc.tsdbConfig.enable',
+    ],
   ];
   for (const [feature, master, path, masterName] of gated) {
     if (feature && !master) warn(path, `is true but ${masterName} is false, so nothing is sent`);
@@ -91,28 +153,52 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
 
   // App names come only from the app-name poller (platform-formats.md §1.4, §2.4).
   const perf = c.logEvents.enginePerformanceMonitor;
-  if (c.logEvents.source.apiPerf.enable && perf.enable && perf.appNameLookup.enable && !c.appNames.enableAppNameExtract) {
-    warn(['logEvents', 'enginePerformanceMonitor', 'appNameLookup', 'enable'], 'is true but Svc.appNames.enableAppNameExtract is false, so no app name is ever found (app_name stays empty and app-name rules of the filter never match)');
+  if (
+    c.logEvents.source.apiPerf.enable &&
+    perf.enable &&
+    perf.appNameLookup.enable &&
+    !c.appNames.enableAppNameExtract
+  ) {
+    warn(
+      ['logEvents', 'enginePerformanceMonitor', 'appNameLookup', 'enable'],
+      'is true but Svc.appNames.enableAppNameExtract is false, so no app name is ever found (app_name stays empty and app-name rules of the filter never match)',
+    );
   }
 
   // Accounts named for the monitoring SaaS must have credentials.
   const accounts = new Set(c.thirdPartyToolsCredentials.monsaas.map((a) => a.accountName));
   const accountLists: [boolean, string[], PathSegment[]][] = [
     [c.monsaas.enable, c.monsaas.metric.destinationAccount, ['monsaas', 'metric', 'destinationAccount']],
-    [c.userEvents.enable && c.userEvents.sendToMonSaas.enable, c.userEvents.sendToMonSaas.destinationAccount, ['userEvents', 'sendToMonSaas', 'destinationAccount']],
-    [c.logEvents.sendToMonSaas.enable, c.logEvents.sendToMonSaas.destinationAccount, ['logEvents', 'sendToMonSaas', 'destinationAccount']],
-    [c.uptimeMonitor.enable && c.uptimeMonitor.storeMonSaas.enable, c.uptimeMonitor.storeMonSaas.destinationAccount, ['uptimeMonitor', 'storeMonSaas', 'destinationAccount']],
+    [
+      c.userEvents.enable && c.userEvents.sendToMonSaas.enable,
+      c.userEvents.sendToMonSaas.destinationAccount,
+      ['userEvents', 'sendToMonSaas', 'destinationAccount'],
+    ],
+    [
+      c.logEvents.sendToMonSaas.enable,
+      c.logEvents.sendToMonSaas.destinationAccount,
+      ['logEvents', 'sendToMonSaas', 'destinationAccount'],
+    ],
+    [
+      c.uptimeMonitor.enable && c.uptimeMonitor.storeMonSaas.enable,
+      c.uptimeMonitor.storeMonSaas.destinationAccount,
+      ['uptimeMonitor', 'storeMonSaas', 'destinationAccount'],
+    ],
   ];
   for (const [on, names, path] of accountLists) {
     if (!on) continue;
     names.forEach((name, i) => {
-      if (!accounts.has(name)) error([...path, i], `account ${quote(name)} has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
+      if (!accounts.has(name))
+        error([...path, i], `account ${quote(name)} has no credentials in Svc.thirdPartyToolsCredentials.monsaas`);
     });
   }
   // Uptime metrics go to monsaas.metric.url with its headers (§8.2), settings the loader keeps only
   // while monsaas.enable is true (file convention 4): Svc choice, the switch is needed for them too.
   if (c.uptimeMonitor.enable && c.uptimeMonitor.storeMonSaas.enable && !c.monsaas.enable) {
-    error(['uptimeMonitor', 'storeMonSaas', 'enable'], 'is true but Svc.monsaas.enable is false: the uptime metrics go to Svc.monsaas.metric.url, which is used only while Svc.monsaas.enable is true (that switch alone sends nothing else)');
+    error(
+      ['uptimeMonitor', 'storeMonSaas', 'enable'],
+      'is true but Svc.monsaas.enable is false: the uptime metrics go to Svc.monsaas.metric.url, which is used only while Svc.monsaas.enable is true (that switch alone sends nothing else)',
+    );
   }
   const sendsEvents = (c.userEvents.enable && c.userEvents.sendToMonSaas.enable) || c.logEvents.sendToMonSaas.enable;
   if (c.monsaas.enable && sendsEvents && c.monsaas.event.url === '') {
@@ -127,8 +213,18 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     [c.configVisualisation.enable, 'tcp', c.configVisualisation.port, ['configVisualisation', 'port']],
     [c.containerHealthCheck.enable, 'tcp', c.containerHealthCheck.port, ['containerHealthCheck', 'port']],
     [c.metricsEndpoint.enable, 'tcp', c.metricsEndpoint.port, ['metricsEndpoint', 'port']],
-    [c.userEvents.enable, 'udp', c.userEvents.udpServerConfig.portUserActivityEvents, ['userEvents', 'udpServerConfig', 'portUserActivityEvents']],
-    [logListenerEnabled(c), 'udp', c.logEvents.udpServerConfig.portLogEvents, ['logEvents', 'udpServerConfig', 'portLogEvents']],
+    [
+      c.userEvents.enable,
+      'udp',
+      c.userEvents.udpServerConfig.portUserActivityEvents,
+      ['userEvents', 'udpServerConfig', 'portUserActivityEvents'],
+    ],
+    [
+      logListenerEnabled(c),
+      'udp',
+      c.logEvents.udpServerConfig.portLogEvents,
+      ['logEvents', 'udpServerConfig', 'portLogEvents'],
+    ],
   ];
   const seen = new Map<string, PathSegment[]>();
   for (const [on, proto, port, path] of listeners) {
@@ -152,8 +248,16 @@ function checkMetricLabels(c: SvcConfig, error: (path: PathSegment[], message: s
   const seen = new Set<string>();
   c.serversToMonitor.serverTagsDefinition.forEach((name, i) => {
     const path: PathSegment[] = ['serversToMonitor', 'serverTagsDefinition', i];
-    if (!LABEL_NAME.test(name) || name.startsWith('__')) error(path, `${quote(name)} cannot be a label of the metrics endpoint: use letters, digits and _, not starting with __`);
-    else if (BUILT_IN_LABELS.has(name)) error(path, `${quote(name)} is a built-in label of the metrics endpoint (platform-formats.md §9); choose another name`);
+    if (!LABEL_NAME.test(name) || name.startsWith('__'))
+      error(
+        path,
+        `${quote(name)} cannot be a label of the metrics endpoint: use letters, digits and _, not starting with __`,
+      );
+    else if (BUILT_IN_LABELS.has(name))
+      error(
+        path,
+        `${quote(name)} is a built-in label of the metrics endpoint (platform-formats.md §9); choose another name`,
+      );
     else if (seen.has(name)) error(path, `tag ${quote(name)} is listed more than once`);
     seen.add(name);
   });
@@ -179,20 +283,40 @@ const LOG_ATTRIBUTES: ReadonlySet<string> = new Set(MONSAAS_LOG_EVENT_ATTRIBUTES
  */
 function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: string) => void): void {
   const nameRule = (path: PathSegment[], name: string): boolean => {
-    if (name === 'time') error(path, '"time" cannot be a tag name (it is the time column of the tsdb); choose another name');
-    else if (!TAG_NAME.test(name)) error(path, `${quote(name)} is not a valid tag name: use letters, digits and _, starting with a letter`);
+    if (name === 'time')
+      error(path, '"time" cannot be a tag name (it is the time column of the tsdb); choose another name');
+    else if (!TAG_NAME.test(name))
+      error(path, `${quote(name)} is not a valid tag name: use letters, digits and _, starting with a letter`);
     else return true;
     return false;
   };
-  const builtIn = (path: PathSegment[], name: string, measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
+  const builtIn = (
+    path: PathSegment[],
+    name: string,
+    measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT,
+    toTsdb: boolean,
+    attributes: ReadonlySet<string> | null,
+  ): void => {
     const section = measurement === USER_EVENTS_MEASUREMENT ? '§6.3' : '§6.4';
     if (toTsdb && BUILT_IN_POINT_NAMES[measurement].has(name)) {
-      error(path, `${quote(name)} is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`);
+      error(
+        path,
+        `${quote(name)} is a built-in tag or field of the tsdb measurement ${measurement} (platform-formats.md ${section}); choose another name`,
+      );
     } else if (attributes !== null && attributes.has(name)) {
-      error(path, `${quote(name)} is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`);
+      error(
+        path,
+        `${quote(name)} is a built-in attribute of the monitoring-SaaS event (platform-formats.md §8.3); choose another name`,
+      );
     }
   };
-  const tagList = (base: PathSegment[], tags: readonly { name: string }[], measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, toTsdb: boolean, attributes: ReadonlySet<string> | null): void => {
+  const tagList = (
+    base: PathSegment[],
+    tags: readonly { name: string }[],
+    measurement: typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT,
+    toTsdb: boolean,
+    attributes: ReadonlySet<string> | null,
+  ): void => {
     const seen = new Set<string>();
     tags.forEach((tag, i) => {
       const path = [...base, i, 'name'];
@@ -206,7 +330,14 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
   const monsaas = c.monsaas.enable;
   const user = c.userEvents;
   const userToMonSaas = user.enable && user.sendToMonSaas.enable;
-  if (user.enable) tagList(['userEvents', 'tags'], user.tags, USER_EVENTS_MEASUREMENT, user.sendToTsdb.enable, userToMonSaas ? USER_ATTRIBUTES : null);
+  if (user.enable)
+    tagList(
+      ['userEvents', 'tags'],
+      user.tags,
+      USER_EVENTS_MEASUREMENT,
+      user.sendToTsdb.enable,
+      userToMonSaas ? USER_ATTRIBUTES : null,
+    );
 
   const log = c.logEvents;
   const logOn = logListenerEnabled(c);
@@ -217,20 +348,32 @@ function checkPlatformNames(c: SvcConfig, error: (path: PathSegment[], message: 
     const tagNames = new Set(log.tags.map((t) => t.name));
     const category = (path: PathSegment[], name: string): void => {
       if (!nameRule(path, name)) return;
-      if (tagNames.has(name)) error(path, `category ${quote(name)} has the name of a tag in Svc.logEvents.tags; choose another name`);
+      if (tagNames.has(name))
+        error(path, `category ${quote(name)} has the name of a tag in Svc.logEvents.tags; choose another name`);
       else builtIn(path, name, LOG_EVENT_MEASUREMENT, log.sendToTsdb.enable, logAttributes);
     };
     const categorise = log.categorise;
     if (categorise.enable) {
-      categorise.rules.forEach((rule, r) => rule.category.forEach((cat, k) => category(['logEvents', 'categorise', 'rules', r, 'category', k, 'name'], cat.name)));
-      if (categorise.ruleDefault.enable) categorise.ruleDefault.category.forEach((cat, k) => category(['logEvents', 'categorise', 'ruleDefault', 'category', k, 'name'], cat.name));
+      categorise.rules.forEach((rule, r) =>
+        rule.category.forEach((cat, k) =>
+          category(['logEvents', 'categorise', 'rules', r, 'category', k, 'name'], cat.name),
+        ),
+      );
+      if (categorise.ruleDefault.enable)
+        categorise.ruleDefault.category.forEach((cat, k) =>
+          category(['logEvents', 'categorise', 'ruleDefault', 'category', k, 'name'], cat.name),
+        );
     }
   }
 
   if (monsaas && (userToMonSaas || logToMonSaas)) {
     const attributes = new Set([...(userToMonSaas ? USER_ATTRIBUTES : []), ...(logToMonSaas ? LOG_ATTRIBUTES : [])]);
     c.monsaas.event.attribute.static.forEach((attribute, i) => {
-      if (attributes.has(attribute.name)) error(['monsaas', 'event', 'attribute', 'static', i, 'name'], `${quote(attribute.name)} is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`);
+      if (attributes.has(attribute.name))
+        error(
+          ['monsaas', 'event', 'attribute', 'static', i, 'name'],
+          `${quote(attribute.name)} is a built-in attribute of the monitoring-SaaS events (platform-formats.md §8.3); choose another name`,
+        );
     });
   }
 }
@@ -257,7 +400,8 @@ const ROOT = ConfigFileSchema as SchemaNode;
 
 /** The keys at or below `path` that are on: true, a non-empty text or a non-empty list. */
 function onAt(value: unknown, path: PathSegment[]): PathSegment[][] {
-  if (value === true || (typeof value === 'string' && value !== '') || (Array.isArray(value) && value.length > 0)) return [path];
+  if (value === true || (typeof value === 'string' && value !== '') || (Array.isArray(value) && value.length > 0))
+    return [path];
   if (isRecord(value)) return Object.entries(value).flatMap(([key, child]) => onAt(child, [...path, key]));
   return [];
 }
@@ -268,8 +412,17 @@ export function notBuiltFindings(c: SvcConfig, entries: readonly NotBuilt[] = NO
     onAt(getPath(c, switches), [...switches]).map((path): RuleFinding => {
       const value = getPath(c, path);
       const byDefault = schemaAt(ROOT, ['Svc', ...path])?.default === value ? ' (the default)' : '';
-      const state = value === true ? `is true${byDefault}` : Array.isArray(value) ? `lists ${value.length} item${value.length === 1 ? '' : 's'}` : 'is set';
-      return { severity: 'warning', path, message: `${state}, but ${feature} is not built yet: this setting has no effect` };
+      const state =
+        value === true
+          ? `is true${byDefault}`
+          : Array.isArray(value)
+            ? `lists ${value.length} item${value.length === 1 ? '' : 's'}`
+            : 'is set';
+      return {
+        severity: 'warning',
+        path,
+        message: `${state}, but ${feature} is not built yet: this setting has no effect`,
+      };
     }),
   );
 }

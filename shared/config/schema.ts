@@ -12,7 +12,7 @@
  *    config/full.yaml, so a new key goes where a reader looks for it and the others keep their place;
  * 3. run `npm run docs:config` and commit the two regenerated files (a test fails while they are stale).
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Section } from './builders.js';
 import { auditEvents } from './sections/audit-events.js';
 import { cloud } from './sections/cloud.js';

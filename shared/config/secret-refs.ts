@@ -14,7 +14,7 @@
  * Which function needs which secret is one table (SECRET_READERS), by key path: the stack grants
  * read access from it and each Lambda function fetches exactly the references it is granted.
  */
-import { matchesPrefix, parseMaskPath, type MaskPath } from './mask.js';
+import { type MaskPath, matchesPrefix, parseMaskPath } from './mask.js';
 import type { PathSegment } from './walk.js';
 
 /** Where a reference points: Secrets Manager (`secret`) or SSM Parameter Store (`ssm`). */
@@ -60,7 +60,8 @@ const PARAMETER_NAME = /^[A-Za-z0-9_./-]{1,2048}$/;
 const PARAMETER_ARN = /^arn:aws[a-z-]*:ssm:([a-z0-9-]+):\d{12}:parameter\/[A-Za-z0-9_./-]+$/;
 
 /** The syntax in one line, for messages and the docs. */
-export const SECRET_REF_SYNTAX = '${aws-secret:<name or ARN>}, ${aws-secret:<name or ARN>#<json key>} or ${aws-ssm:<parameter name or ARN>}';
+export const SECRET_REF_SYNTAX =
+  '${aws-secret:<name or ARN>}, ${aws-secret:<name or ARN>#<json key>} or ${aws-ssm:<parameter name or ARN>}';
 
 /** Whether `value` is meant as a reference (it starts with `${aws-`), well-formed or not. */
 export function looksLikeSecretRef(value: string): boolean {
@@ -76,11 +77,21 @@ export function parseSecretRef(text: string): { ok: true; ref: SecretRef } | { o
   const jsonKey = match[3];
   if (store === 'secret') {
     const arn = SECRET_ARN.exec(id);
-    if (!arn && !SECRET_NAME.test(id)) return { ok: false, problem: 'names no valid secret: a Secrets Manager name has letters, digits and /_+=.@- only, or give the secret\'s full ARN' };
+    if (!arn && !SECRET_NAME.test(id))
+      return {
+        ok: false,
+        problem:
+          "names no valid secret: a Secrets Manager name has letters, digits and /_+=.@- only, or give the secret's full ARN",
+      };
     return { ok: true, ref: { store, id, jsonKey, region: arn?.[1], text } };
   }
   const arn = PARAMETER_ARN.exec(id);
-  if (!arn && !PARAMETER_NAME.test(id)) return { ok: false, problem: 'names no valid parameter: an SSM parameter name has letters, digits and _.-/ only (e.g. /svc/tsdb/password), or give its full ARN' };
+  if (!arn && !PARAMETER_NAME.test(id))
+    return {
+      ok: false,
+      problem:
+        'names no valid parameter: an SSM parameter name has letters, digits and _.-/ only (e.g. /svc/tsdb/password), or give its full ARN',
+    };
   return { ok: true, ref: { store, id, jsonKey, region: arn?.[1], text } };
 }
 

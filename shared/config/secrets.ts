@@ -1,7 +1,8 @@
 /** Which config values are secrets, derived from the schema's `x-secret` annotations. */
-import { ConfigFileSchema } from './schema.js';
+
 import { isRecord } from '../util/records.js';
-import { childSchema, visitSchema, type PathSegment, type SchemaNode } from './walk.js';
+import { ConfigFileSchema } from './schema.js';
+import { childSchema, type PathSegment, type SchemaNode, visitSchema } from './walk.js';
 
 const ROOT = ConfigFileSchema as SchemaNode;
 

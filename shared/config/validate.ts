@@ -14,13 +14,13 @@
  * the function the generator uses; test/shared/config/validator.test.ts checks that both agree.
  */
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 import { compileFunction } from 'node:vm';
+import later from '@breejs/later';
 import type * as AjvModule from 'ajv';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { KeywordCxt } from 'ajv/dist/compile/validate/index.js';
-import later from '@breejs/later';
 import { MAX_QUOTED_CHARS, quote } from './errors.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 
@@ -75,7 +75,8 @@ export function makeAjv(forBuild: boolean): Ajv {
     code: { optimize: forBuild, source: forBuild, formats: _`${fns}.formats` },
   });
   ajv.addFormat('ip', VALIDATOR_FUNCTIONS.formats.ip);
-  for (const keyword of ['x-gate', 'x-only-when', 'x-secret', 'x-secret-values', 'x-expect', 'x-required']) ajv.addKeyword({ keyword });
+  for (const keyword of ['x-gate', 'x-only-when', 'x-secret', 'x-secret-values', 'x-expect', 'x-required'])
+    ajv.addKeyword({ keyword });
   // A `code` keyword, not a `validate` function: generated code can call a function only by a name
   // in its scope (the `code` of a scope value), which ajv has no way to give a `validate` keyword.
   ajv.addKeyword({
@@ -84,14 +85,20 @@ export function makeAjv(forBuild: boolean): Ajv {
     schemaType: 'boolean',
     code(cxt: KeywordCxt) {
       const { gen, data } = cxt;
-      const at = gen.scopeValue('func', { ref: VALIDATOR_FUNCTIONS.scheduleErrorPosition, code: _`${fns}.scheduleErrorPosition` });
+      const at = gen.scopeValue('func', {
+        ref: VALIDATOR_FUNCTIONS.scheduleErrorPosition,
+        code: _`${fns}.scheduleErrorPosition`,
+      });
       const position = gen.const('position', _`${at}(${data})`);
       cxt.setParams({ position });
       cxt.fail(_`${position} !== -1`);
     },
     error: {
       message: ({ gen, data, params }) => {
-        const say = gen.scopeValue('func', { ref: VALIDATOR_FUNCTIONS.scheduleMessage, code: _`${fns}.scheduleMessage` });
+        const say = gen.scopeValue('func', {
+          ref: VALIDATOR_FUNCTIONS.scheduleMessage,
+          code: _`${fns}.scheduleMessage`,
+        });
         return _`${say}(${data}, ${params['position'] ?? -1})`;
       },
       params: ({ params }) => _`{position: ${params['position'] ?? -1}}`,
@@ -128,12 +135,21 @@ export interface GeneratedRun {
  *   too, in V8's compilation cache (which only a memory-pressure GC clears). A compiled function is
  *   held only by what it makes.
  */
-export function runGenerated(source: string, filename: string, options: { cachedData?: Buffer; produceCache?: boolean } = {}): GeneratedRun {
+export function runGenerated(
+  source: string,
+  filename: string,
+  options: { cachedData?: Buffer; produceCache?: boolean } = {},
+): GeneratedRun {
   const { cachedData, produceCache = false } = options;
-  const body = compileFunction(source, ['module', 'exports', 'require'], { filename, produceCachedData: produceCache, ...(cachedData === undefined ? {} : { cachedData }) });
+  const body = compileFunction(source, ['module', 'exports', 'require'], {
+    filename,
+    produceCachedData: produceCache,
+    ...(cachedData === undefined ? {} : { cachedData }),
+  });
   const module: { exports: unknown } = { exports: {} };
   Reflect.apply(body, undefined, [module, module.exports, require]);
-  const codeCache: CodeCacheUse = cachedData === undefined ? undefined : body.cachedDataRejected === true ? 'rejected' : 'accepted';
+  const codeCache: CodeCacheUse =
+    cachedData === undefined ? undefined : body.cachedDataRejected === true ? 'rejected' : 'accepted';
   return { factory: module.exports, codeCache, producedCache: body.cachedData };
 }
 
@@ -155,9 +171,14 @@ function generatedValidator(): ValidateFunction<ConfigFile> | undefined {
     // No code cache (a build from before it existed): V8 compiles the source.
     cachedData = undefined;
   }
-  const { factory, codeCache } = runGenerated(readFileSync(path, 'utf8'), path, cachedData === undefined ? {} : { cachedData });
+  const { factory, codeCache } = runGenerated(
+    readFileSync(path, 'utf8'),
+    path,
+    cachedData === undefined ? {} : { cachedData },
+  );
   generatedCodeCache = codeCache;
-  if (typeof factory !== 'function') throw new Error(`${path} does not export the validator factory: rebuild with npm run build`);
+  if (typeof factory !== 'function')
+    throw new Error(`${path} does not export the validator factory: rebuild with npm run build`);
   return (factory as (fns: ValidatorFunctions) => ValidateFunction<ConfigFile>)(VALIDATOR_FUNCTIONS);
 }
 
@@ -183,7 +204,9 @@ function configValidator(): ValidateFunction<ConfigFile> {
 }
 
 /** Validates and fills in defaults in place. */
-export function validateConfigFile(data: unknown): { ok: true; value: ConfigFile } | { ok: false; errors: ErrorObject[] } {
+export function validateConfigFile(
+  data: unknown,
+): { ok: true; value: ConfigFile } | { ok: false; errors: ErrorObject[] } {
   const validate = configValidator();
   if (validate(data)) return { ok: true, value: data };
   return { ok: false, errors: validate.errors ?? [] };

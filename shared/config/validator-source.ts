@@ -9,7 +9,7 @@
  */
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { ConfigFileSchema } from './schema.js';
-import { FUNCTIONS_NAME, makeAjv, type ConfigFile } from './validate.js';
+import { type ConfigFile, FUNCTIONS_NAME, makeAjv } from './validate.js';
 
 /** ajv's CommonJS standalone module starts by exporting the validator; the factory returns it instead. */
 const EXPORTS = /^"use strict";module\.exports = (validate\d+);module\.exports\.default = \1;/;
@@ -25,7 +25,9 @@ function eager(code: string, name: string): string {
   const declarations = [...code.matchAll(/\bfunction (\w+)\(/g)].map((m) => m[1]);
   const declaration = `function ${name}(`;
   if (declarations.length !== 1 || declarations[0] !== name || !code.endsWith('}')) {
-    throw new Error(`ajv's standalone code is not one function ${name} at its end (found ${declarations.join(', ') || 'none'}): validator-source.ts needs updating`);
+    throw new Error(
+      `ajv's standalone code is not one function ${name} at its end (found ${declarations.join(', ') || 'none'}): validator-source.ts needs updating`,
+    );
   }
   return `${code.replace(declaration, `const ${name} = (${declaration}`)});`;
 }

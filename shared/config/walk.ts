@@ -46,7 +46,10 @@ export function schemaAt(root: SchemaNode, path: readonly PathSegment[]): Schema
 
 /** `Svc.serversToMonitor.servers[0].host` */
 export function displayPath(path: readonly PathSegment[]): string {
-  return path.reduce<string>((acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc === '' ? seg : `${acc}.${seg}`), '');
+  return path.reduce<string>(
+    (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc === '' ? seg : `${acc}.${seg}`),
+    '',
+  );
 }
 
 /** Splits a JSON pointer (`/Svc/servers/0/host`) into segments; digits in arrays become numbers. */
@@ -68,7 +71,11 @@ export function pointerToPath(pointer: string, data: unknown): PathSegment[] {
 }
 
 /** Visits every schema node with its path; arrays are visited as `[]` (index -1). */
-export function visitSchema(node: SchemaNode, visit: (node: SchemaNode, path: PathSegment[]) => void, path: PathSegment[] = []): void {
+export function visitSchema(
+  node: SchemaNode,
+  visit: (node: SchemaNode, path: PathSegment[]) => void,
+  path: PathSegment[] = [],
+): void {
   visit(node, path);
   for (const [key, child] of Object.entries(node.properties ?? {})) visitSchema(child, visit, [...path, key]);
   for (const child of Object.values(node.patternProperties ?? {})) visitSchema(child, visit, [...path, '*']);
@@ -83,7 +90,8 @@ export function describeSchema(node: SchemaNode): string {
     case 'integer':
     case 'number': {
       const noun = node.type === 'integer' ? 'an integer' : 'a number';
-      if (node.minimum !== undefined && node.maximum !== undefined) return `${noun} between ${node.minimum} and ${node.maximum}`;
+      if (node.minimum !== undefined && node.maximum !== undefined)
+        return `${noun} between ${node.minimum} and ${node.maximum}`;
       if (node.minimum !== undefined) return `${noun} of at least ${node.minimum}`;
       return noun;
     }

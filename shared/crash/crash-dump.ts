@@ -17,12 +17,12 @@
  */
 import * as fs from 'node:fs';
 import { isAbsolute, join, posix, resolve } from 'node:path';
-import { types as utilTypes, inspect } from 'node:util';
+import { inspect, types as utilTypes } from 'node:util';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { SvcConfig } from '../config/schema.js';
-import { SVC_NAME, SVC_VERSION } from '../version.js';
 import type { Log } from '../logging/log.js';
 import { EXIT_ERROR } from '../runtime/exit-codes.js';
+import { SVC_NAME, SVC_VERSION } from '../version.js';
 
 /** The spec's bound on writing a dump. */
 export const CRASH_DUMP_TIMEOUT_MS = 5000;
@@ -109,12 +109,16 @@ export function crashConfigSummary(config: SvcConfig): CrashConfigSummary {
 // ---------------------------------------------------------------------------------------------------
 // Redaction
 
-const KEYWORDS = 'password|passwd|pwd|secret|credential|token|api[_-]?key|api[_-]?token|access[_-]?key|auth|passphrase|client[_-]?secret';
+const KEYWORDS =
+  'password|passwd|pwd|secret|credential|token|api[_-]?key|api[_-]?token|access[_-]?key|auth|passphrase|client[_-]?secret';
 /** A key name containing one of the keywords (`apiToken`, `db_password`, `X-Auth-Token`, …). */
 const KEY = `[A-Za-z0-9_-]*?(?:${KEYWORDS})[A-Za-z0-9_-]*`;
 const JSON_KEYWORD_VALUE = new RegExp(`"(${KEY})"[ \\t]*:[ \\t]*"(?:[^"\\\\\\n]|\\\\.)*"`, 'gi');
 /** The value: quoted, an Authorization value already redacted by rule 3 (taken whole), or a bare word. */
-const KEYWORD_VALUE = new RegExp(`(?<![A-Za-z0-9_-])(${KEY})[ \\t]*[=:][ \\t]*(?:"[^"\\n]*"|'[^'\\n]*'|(?:Bearer|Basic|Token) \\[REDACTED\\]|[^\\s,;&)}]+)`, 'gi');
+const KEYWORD_VALUE = new RegExp(
+  `(?<![A-Za-z0-9_-])(${KEY})[ \\t]*[=:][ \\t]*(?:"[^"\\n]*"|'[^'\\n]*'|(?:Bearer|Basic|Token) \\[REDACTED\\]|[^\\s,;&)}]+)`,
+  'gi',
+);
 const AUTH_SCHEME = /\b(Bearer|Basic|Token)[ \t]+[A-Za-z0-9+/=._-]{8,}/gi;
 const URL_CREDENTIALS = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#@:]+:[^\s/?#]*@/g;
 
@@ -178,7 +182,10 @@ interface Root {
 const looksWindows = (p: string): boolean => /^[A-Za-z]:\//.test(p) || p.startsWith('//');
 
 function normaliseRoot(installDir: string): Root {
-  const absolute = /^[A-Za-z]:[\\/]/.test(installDir) || installDir.startsWith('\\\\') || isAbsolute(installDir) ? installDir : resolve(installDir);
+  const absolute =
+    /^[A-Za-z]:[\\/]/.test(installDir) || installDir.startsWith('\\\\') || isAbsolute(installDir)
+      ? installDir
+      : resolve(installDir);
   const slashed = absolute.replace(/\\/g, '/');
   const windows = looksWindows(slashed);
   const normal = windows && slashed.startsWith('//') ? `/${posix.normalize(slashed)}` : posix.normalize(slashed);
@@ -207,7 +214,10 @@ function displayPath(raw: string, root: Root): string {
 function relativeToRoot(path: string, root: Root): string | null {
   const slashed = path.replace(/\\/g, '/');
   if (looksWindows(slashed) !== root.caseInsensitive) return null;
-  const normal = (slashed.startsWith('//') ? `/${posix.normalize(slashed)}` : posix.normalize(slashed)).replace(/\/+$/, '');
+  const normal = (slashed.startsWith('//') ? `/${posix.normalize(slashed)}` : posix.normalize(slashed)).replace(
+    /\/+$/,
+    '',
+  );
   const a = root.caseInsensitive ? normal.toLowerCase() : normal;
   const b = root.caseInsensitive ? root.path.toLowerCase() : root.path;
   if (a === b) return '.';
@@ -237,7 +247,8 @@ function describe(error: unknown, depth: number): Described {
   if (error instanceof Error || utilTypes.isNativeError(error)) {
     const err: Error = error;
     const ctorName = typeof err.constructor === 'function' ? err.constructor.name : '';
-    const type = typeof err.name === 'string' && err.name !== '' && err.name !== 'Error' ? err.name : ctorName || 'Error';
+    const type =
+      typeof err.name === 'string' && err.name !== '' && err.name !== 'Error' ? err.name : ctorName || 'Error';
     const message = typeof err.message === 'string' ? err.message : String(err.message);
     let stack = typeof err.stack === 'string' && err.stack !== '' ? err.stack : `${type}: ${message}`;
     const cause: unknown = err.cause;
@@ -275,7 +286,8 @@ function isSea(): boolean {
 /** The JSON dump's content, message and stack redacted. */
 export function buildCrashReport(error: unknown, input: CrashDumpInput): CrashReport {
   const described = describeThrown(error);
-  const redact = (text: string): string => redactText(text, { installDir: input.installDir, secrets: input.secrets ?? [] });
+  const redact = (text: string): string =>
+    redactText(text, { installDir: input.installDir, secrets: input.secrets ?? [] });
   return {
     version: CRASH_DUMP_FORMAT_VERSION,
     timestamp: (input.now ?? new Date()).toISOString(),
@@ -339,7 +351,10 @@ interface WritePlan {
   files: { ext: string; content: string }[];
 }
 
-type PlanFs = Pick<typeof fs, 'mkdirSync' | 'chmodSync' | 'openSync' | 'fchmodSync' | 'writeFileSync' | 'closeSync' | 'unlinkSync'>;
+type PlanFs = Pick<
+  typeof fs,
+  'mkdirSync' | 'chmodSync' | 'openSync' | 'fchmodSync' | 'writeFileSync' | 'closeSync' | 'unlinkSync'
+>;
 
 /**
  * Creates the directory (0700 when created) and the files (exclusive, 0600) of a plan; the counter
@@ -349,7 +364,8 @@ type PlanFs = Pick<typeof fs, 'mkdirSync' | 'chmodSync' | 'openSync' | 'fchmodSy
 function executePlan(plan: WritePlan, fsApi: PlanFs, joinPath: (dir: string, name: string) => string): CrashDumpResult {
   const files: string[] = [];
   const errors: string[] = [];
-  const codeOf = (err: unknown): string => (typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '');
+  const codeOf = (err: unknown): string =>
+    typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
   const text = (err: unknown): string => (err instanceof Error ? err.message : String(err));
   try {
     const created = fsApi.mkdirSync(plan.dir, { recursive: true, mode: 0o700 });
@@ -436,11 +452,19 @@ function runPlan(plan: WritePlan, timeoutMs: number): CrashDumpResult {
   const state = new Int32Array(new SharedArrayBuffer(4));
   let worker: Worker;
   try {
-    worker = new Worker(WRITER_SOURCE, { eval: true, workerData: { plan, state, port: port2 }, transferList: [port2], execArgv: [], stdin: false });
+    worker = new Worker(WRITER_SOURCE, {
+      eval: true,
+      workerData: { plan, state, port: port2 },
+      transferList: [port2],
+      execArgv: [],
+      stdin: false,
+    });
   } catch (err) {
     port1.close();
     const result = executePlan(plan, fs, join);
-    result.errors.push(`crash dump written without the ${timeoutMs} ms bound (no writer thread: ${err instanceof Error ? err.message : String(err)})`);
+    result.errors.push(
+      `crash dump written without the ${timeoutMs} ms bound (no writer thread: ${err instanceof Error ? err.message : String(err)})`,
+    );
     return result;
   }
   worker.on('error', () => undefined); // a failing writer must not become a second uncaught exception
@@ -504,7 +528,10 @@ function inputOf(deps: CrashHandlerDeps): { input: Omit<CrashDumpInput, 'source'
   try {
     return { input: deps.getInput(), problem: null };
   } catch (err) {
-    return { input: FALLBACK_INPUT, problem: `crash dump settings unavailable (${err instanceof Error ? err.message : String(err)}); defaults used` };
+    return {
+      input: FALLBACK_INPUT,
+      problem: `crash dump settings unavailable (${err instanceof Error ? err.message : String(err)}); defaults used`,
+    };
   }
 }
 
@@ -533,7 +560,8 @@ function crashAndExit(error: unknown, source: CrashSource, deps: CrashHandlerDep
   const result = writeCrashDump(error, { ...input, source });
   if (problem !== null) result.errors.unshift(problem);
   const described = describeThrown(error);
-  const redact = (text: string): string => redactText(text, { installDir: input.installDir, secrets: input.secrets ?? [] });
+  const redact = (text: string): string =>
+    redactText(text, { installDir: input.installDir, secrets: input.secrets ?? [] });
   const what = source === 'fatal' ? 'Fatal error' : 'Uncaught exception';
   const where = result.files.length > 0 ? `crash dump written to ${result.files.join(', ')}` : 'no crash dump written';
   safeLog(
@@ -568,7 +596,11 @@ export function installCrashHandlers(deps: CrashHandlerDeps): () => void {
   const onException = (error: unknown): void => {
     if (crashing) {
       // An exception while crashing (only possible when exit returns): no second dump.
-      safeLog(deps.log, { source: 'uncaughtException' }, 'Uncaught exception while writing a crash dump; exiting with code 1');
+      safeLog(
+        deps.log,
+        { source: 'uncaughtException' },
+        'Uncaught exception while writing a crash dump; exiting with code 1',
+      );
       (deps.exit ?? ((code: number) => process.exit(code)))(EXIT_ERROR);
       return;
     }
@@ -578,9 +610,14 @@ export function installCrashHandlers(deps: CrashHandlerDeps): () => void {
   const onRejection = (reason: unknown): void => {
     const { input } = inputOf(deps);
     const described = describeThrown(reason);
-    const redact = (text: string): string => redactText(text, { installDir: input.installDir, secrets: input.secrets ?? [] });
+    const redact = (text: string): string =>
+      redactText(text, { installDir: input.installDir, secrets: input.secrets ?? [] });
     const message = redact(described.message);
-    safeLog(deps.log, { reason: { type: described.type, message, stack: redact(described.stack) } }, `Unhandled promise rejection (not fatal): ${described.type}: ${message}`);
+    safeLog(
+      deps.log,
+      { reason: { type: described.type, message, stack: redact(described.stack) } },
+      `Unhandled promise rejection (not fatal): ${described.type}: ${message}`,
+    );
     try {
       deps.onUnhandledRejection?.(reason);
     } catch {

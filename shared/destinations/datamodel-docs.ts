@@ -6,10 +6,17 @@
  * The measurement tables have one layout, so a program can read them (a dashboard check does): see
  * `LAYOUT` below, which is printed on the page too.
  */
-import { HEALTH_MQTT_VALUES } from './mqtt/mappers.js';
-import { BYTES_PER_MB, HEALTH_LIST_ATTRIBUTES, HEALTH_METRIC_GROUPS, MAX_LIST_ATTRIBUTE_CHARS, PROXY_SESSIONS_METRIC } from './monsaas/mappers.js';
-import { PLATFORM_MEASUREMENTS, type FieldType, type MeasurementModel } from './tsdb/datamodel.js';
+
 import { groupDigits } from '../util/numbers.js';
+import {
+  BYTES_PER_MB,
+  HEALTH_LIST_ATTRIBUTES,
+  HEALTH_METRIC_GROUPS,
+  MAX_LIST_ATTRIBUTE_CHARS,
+  PROXY_SESSIONS_METRIC,
+} from './monsaas/mappers.js';
+import { HEALTH_MQTT_VALUES } from './mqtt/mappers.js';
+import { type FieldType, type MeasurementModel, PLATFORM_MEASUREMENTS } from './tsdb/datamodel.js';
 
 /** The words of SHOW FIELD KEYS (InfluxQL), so a reader compares them with the database as they are. */
 const TYPE_WORD: Record<FieldType, string> = { int: 'integer', float: 'float', string: 'string', bool: 'boolean' };
@@ -34,13 +41,25 @@ const LAYOUT = [
 
 function measurementSection(m: MeasurementModel): string[] {
   const heading = `### ${m.names.map(code).join(', ')}`;
-  const named = m.nameKeys === undefined ? '' : ` Name: ${m.nameKeys.map(code).join(' / ')} (default ${m.names.map(code).join(' / ')}).`;
+  const named =
+    m.nameKeys === undefined
+      ? ''
+      : ` Name: ${m.nameKeys.map(code).join(' / ')} (default ${m.names.map(code).join(' / ')}).`;
   const rows = [
     ...Object.entries<string>(m.tags).map(([name, doc]) => `| tag | ${code(name)} | string | ${cell(doc)} |`),
     ...(m.configuredTags === undefined ? [] : [`| tag | (configured) | string | ${cell(m.configuredTags)} |`]),
     ...Object.entries(m.fields).map(([name, f]) => `| field | ${code(name)} | ${TYPE_WORD[f.type]} | ${cell(f.doc)} |`),
   ];
-  return [heading, '', `platform-formats.md §${m.section}.${named} Written: ${m.written}.`, '', '| Kind | Name | Type | Value |', '|---|---|---|---|', ...rows, ''];
+  return [
+    heading,
+    '',
+    `platform-formats.md §${m.section}.${named} Written: ${m.written}.`,
+    '',
+    '| Kind | Name | Type | Value |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ];
 }
 
 function mqttSection(): string[] {
@@ -76,7 +95,9 @@ function monSaasSection(): string[] {
     '',
     '| Flag `monsaas.metric.dynamic.…` | Gauges | Value |',
     '|---|---|---|',
-    ...HEALTH_METRIC_GROUPS.map((g) => `| \`${g.flag}\` | ${g.metrics.map(([name]) => code(name)).join(', ')} | ${cell(g.doc)} |`),
+    ...HEALTH_METRIC_GROUPS.map(
+      (g) => `| \`${g.flag}\` | ${g.metrics.map(([name]) => code(name)).join(', ')} | ${cell(g.doc)} |`,
+    ),
     `| \`proxy.sessions\` | ${code(PROXY_SESSIONS_METRIC)} | sessions after user exclusion, per server and virtual proxy |`,
     '',
     '| Flag `monsaas.metric.dynamic.…` | String attribute | Value |',
@@ -120,7 +141,7 @@ export function renderPlatformDataModelDocs(): string[] {
     '  `_field` (as listed), and a field named like a configured tag of its point is written with `_field`',
     '  appended. For user and log events, a configured tag or category named like a built-in tag or field',
     '  is refused at start.',
-    '- Point times are nanoseconds: the event\'s millisecond × 1,000,000 + the process-wide point counter',
+    "- Point times are nanoseconds: the event's millisecond × 1,000,000 + the process-wide point counter",
     '  (platform-formats.md §0.3). All points of one health or session poll share the millisecond the',
     '  response arrived and take consecutive counter values, in the order of the headings below',
     '  (`server_info` … `saturated`; `user_session_summary`, then one `user_session_details` per',

@@ -8,13 +8,12 @@
  * redelivery) are not written again.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { ClaimCheckStore } from '../queue/claim-check.js';
-import { decodeMessage, decodeRecord, type ClaimCheckMessage } from '../queue/codec.js';
-import type { QueuedEvent } from '../queue/events.js';
-import type { Destination } from './port.js';
-import { RecentIds } from '../util/recent-ids.js';
 import type { Log } from '../logging/log.js';
-
+import type { ClaimCheckStore } from '../queue/claim-check.js';
+import { type ClaimCheckMessage, decodeMessage, decodeRecord } from '../queue/codec.js';
+import type { QueuedEvent } from '../queue/events.js';
+import { RecentIds } from '../util/recent-ids.js';
+import type { Destination } from './port.js';
 
 /** No refused events (the common case, without a new array per message). */
 const NONE: readonly QueuedEvent[] = [];
@@ -44,9 +43,16 @@ export class UndecodableMessageError extends Error {
 }
 
 /** The events of a claim check's stored body (fetched, parsed and validated). */
-async function fetchClaimed(store: ClaimCheckStore, ref: ClaimCheckMessage['claimCheck'], messageId: string): Promise<QueuedEvent[]> {
+async function fetchClaimed(
+  store: ClaimCheckStore,
+  ref: ClaimCheckMessage['claimCheck'],
+  messageId: string,
+): Promise<QueuedEvent[]> {
   const inner = decodeMessage(await store.get(ref));
-  if (!inner.ok || !('events' in inner.message)) throw new UndecodableMessageError(`claim check of message ${messageId}: ${inner.ok ? 'holds another claim check' : inner.error}`);
+  if (!inner.ok || !('events' in inner.message))
+    throw new UndecodableMessageError(
+      `claim check of message ${messageId}: ${inner.ok ? 'holds another claim check' : inner.error}`,
+    );
   return inner.message.events;
 }
 
@@ -63,7 +69,10 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
     const first = decodeRecord(record);
     if (!first.ok) throw new UndecodableMessageError(`message ${record.messageId}: ${first.error}`);
     if ('events' in first.message) return first.message.events;
-    if (!claimCheck) throw new UndecodableMessageError(`message ${record.messageId} is a claim check, but no claim-check store is configured`);
+    if (!claimCheck)
+      throw new UndecodableMessageError(
+        `message ${record.messageId} is a claim check, but no claim-check store is configured`,
+      );
     return fetchClaimed(claimCheck, first.message.claimCheck, record.messageId);
   };
 
@@ -118,7 +127,10 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       const refused = deps.onlyTakenKinds ? events.filter((e) => !destination.takes(e)) : NONE;
       refusedOf[index] = refused;
       for (const e of refused) {
-        log.error({ destination: destination.name, messageId: records[index]?.messageId, eventId: e.id, kind: e.kind }, `event ${e.id} of kind ${e.kind} reached ${destination.name}, which does not take that kind (check the sender's routing and Svc's config); its message fails and goes to the dead-letter queue after its retries`);
+        log.error(
+          { destination: destination.name, messageId: records[index]?.messageId, eventId: e.id, kind: e.kind },
+          `event ${e.id} of kind ${e.kind} reached ${destination.name}, which does not take that kind (check the sender's routing and Svc's config); its message fails and goes to the dead-letter queue after its retries`,
+        );
       }
       // The message's other events are written all the same: its redelivery skips them (idempotent by id).
       for (const e of events) if ((refused.length === 0 || destination.takes(e)) && !written.has(e.id)) fresh.push(e);
@@ -138,7 +150,11 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       const record = records[index];
       if (record === undefined) continue;
       const events = arrived[index]?.events;
-      const ok = events !== undefined && (refusedOf[index]?.length ?? 0) === 0 && failed !== null && (failed.size === 0 || !events.some((e) => failed.has(e.id)));
+      const ok =
+        events !== undefined &&
+        (refusedOf[index]?.length ?? 0) === 0 &&
+        failed !== null &&
+        (failed.size === 0 || !events.some((e) => failed.has(e.id)));
       if (!ok) batchItemFailures.push({ itemIdentifier: record.messageId });
     }
     return { batchItemFailures };

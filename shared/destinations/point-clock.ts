@@ -14,7 +14,8 @@ const DISCRIMINATOR_MODULUS = 1_000_000n;
  */
 export function pointTime(eventMs: number, discriminator: bigint | number): bigint {
   if (!Number.isFinite(eventMs)) throw new RangeError(`event time is not finite: ${eventMs}`);
-  if (typeof discriminator === 'number' && !Number.isInteger(discriminator)) throw new RangeError(`discriminator is not an integer: ${discriminator}`);
+  if (typeof discriminator === 'number' && !Number.isInteger(discriminator))
+    throw new RangeError(`discriminator is not an integer: ${discriminator}`);
   const c = ((BigInt(discriminator) % DISCRIMINATOR_MODULUS) + DISCRIMINATOR_MODULUS) % DISCRIMINATOR_MODULUS;
   return BigInt(Math.floor(eventMs)) * NS_PER_MS + c;
 }
@@ -37,7 +38,8 @@ export class PointClock {
   private counter: number;
 
   constructor(start = 0) {
-    if (!Number.isInteger(start) || start < 0) throw new RangeError(`counter start must be a non-negative integer: ${start}`);
+    if (!Number.isInteger(start) || start < 0)
+      throw new RangeError(`counter start must be a non-negative integer: ${start}`);
     this.counter = start % 1_000_000;
   }
 

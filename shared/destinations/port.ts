@@ -78,14 +78,20 @@ export abstract class BaseDestination implements Destination {
         await this.preparing;
         this.prepared = true;
       } catch (err) {
-        this.log.warn({ err, destination: this.name, events: mine.length }, `${this.name} cannot be prepared yet; its ${mine.length} event(s) are delivered again`);
+        this.log.warn(
+          { err, destination: this.name, events: mine.length },
+          `${this.name} cannot be prepared yet; its ${mine.length} event(s) are delivered again`,
+        );
         return all();
       }
     }
     try {
       return await this.writeEvents(mine);
     } catch (err) {
-      this.log.error({ err, destination: this.name, events: mine.length }, `${this.name} failed to write a batch; its ${mine.length} event(s) are delivered again`);
+      this.log.error(
+        { err, destination: this.name, events: mine.length },
+        `${this.name} failed to write a batch; its ${mine.length} event(s) are delivered again`,
+      );
       return all();
     }
   }

@@ -26,8 +26,10 @@
  * send at once (batches of 100 and 10 events only bound the concurrency). Audit destinations batch by
  * their own `maxBatchSize` / `writeFrequency`.
  */
+
+import { anyOutput, type PlatformOutputs, platformOutputs } from '../config/outputs.js';
+import type { SvcConfig } from '../config/schema.js';
 import type { PlatformLogEvent } from '../platform/events.js';
-import { anyOutput, platformOutputs, type PlatformOutputs } from '../config/outputs.js';
 import type { Component } from '../runtime/lifecycle.js';
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from './build.js';
 import { parquetDestination, parquetWriterDestination } from './files/build-parquet.js';
@@ -38,7 +40,6 @@ import { logMonSaasWanted } from './monsaas/mappers.js';
 import { mqttDestination } from './mqtt/build.js';
 import type { BaseDestination } from './port.js';
 import { auditTsdbDestination, platformTsdbDestination, tsdbWriterDestination } from './tsdb/build.js';
-import type { SvcConfig } from '../config/schema.js';
 
 export type { ConfiguredDestination, DestinationContext } from './build.js';
 export { EDGE_EVENTS_PER_MESSAGE } from './build.js';
@@ -70,7 +71,11 @@ export function wantsUserEvent(outputs: PlatformOutputs): boolean {
  * Whether a log event should be enqueued at all: tsdb or MQTT take log events, or monsaas takes this
  * one (its source and level, §8.3).
  */
-export function wantsLogEvent(config: SvcConfig, outputs: PlatformOutputs, event: Pick<PlatformLogEvent, 'source' | 'level'>): boolean {
+export function wantsLogEvent(
+  config: SvcConfig,
+  outputs: PlatformOutputs,
+  event: Pick<PlatformLogEvent, 'source' | 'level'>,
+): boolean {
   const o = outputs.logEvents;
   return o.tsdb || o.mqtt || (o.monsaas && logMonSaasWanted(event, config.logEvents.sendToMonSaas.source));
 }

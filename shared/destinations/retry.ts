@@ -36,7 +36,10 @@ export interface RetryResult<T> {
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `attempt` until it gives a non-transient outcome or the retries are used up. `attempt` must not throw. */
-export async function withRetries<T>(attempt: (n: number) => Promise<T>, options: RetryOptions<T>): Promise<RetryResult<T>> {
+export async function withRetries<T>(
+  attempt: (n: number) => Promise<T>,
+  options: RetryOptions<T>,
+): Promise<RetryResult<T>> {
   const delays = options.delaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   const cap = options.capMs ?? RETRY_DELAY_CAP_MS;
   const wait = options.sleep ?? sleep;

@@ -10,17 +10,16 @@
 import { errorPointsWanted } from '../config/outputs.js';
 import type { PointClock } from '../destinations/tsdb/line-protocol.js';
 import type { Log } from '../logging/log.js';
-import { pointsEvent, type JsonFieldValue, type JsonPoint } from '../queue/events.js';
+import { type JsonFieldValue, type JsonPoint, pointsEvent } from '../queue/events.js';
 import type { EventQueue } from '../queue/port.js';
-import { withoutQuery } from '../util/url.js';
 import type { AppContext } from '../runtime/context.js';
 import type { Component } from '../runtime/lifecycle.js';
+import { withoutQuery } from '../util/url.js';
 import { DailyErrorSummary } from './daily-summary.js';
 import type { ErrorTracker, TrackedError } from './tracker.js';
 
 /** The module of the `points` events that carry `svc_errors` points; the tsdb writes it untracked. */
 export const ERROR_TRACKING_MODULE = 'ERROR_TRACKING';
-
 
 /** §10.9 metadata taken from an error when present. */
 export interface ErrorMetadata {
@@ -75,7 +74,8 @@ export function errorMetadata(err: unknown): ErrorMetadata {
     return undefined;
   };
   const status = first((e) => {
-    const s = integer(prop(e, 'status')) ?? integer(prop(e, 'statusCode')) ?? integer(prop(prop(e, 'response'), 'status'));
+    const s =
+      integer(prop(e, 'status')) ?? integer(prop(e, 'statusCode')) ?? integer(prop(prop(e, 'response'), 'status'));
     return s !== undefined && s >= 100 && s <= 599 ? s : undefined;
   });
   const url = first((e) => {
@@ -89,7 +89,9 @@ export function errorMetadata(err: unknown): ErrorMetadata {
   if (status !== undefined) meta.httpStatus = status;
   if (url !== undefined) meta.requestUrl = url;
   // `timeoutMs`: the platform pollers' request errors (edge-agent/sources/platform/http.ts).
-  const timeout = first((e) => integer(prop(e, 'requestTimeoutMs')) ?? integer(prop(e, 'timeoutMs')) ?? integer(prop(e, 'timeout')));
+  const timeout = first(
+    (e) => integer(prop(e, 'requestTimeoutMs')) ?? integer(prop(e, 'timeoutMs')) ?? integer(prop(e, 'timeout')),
+  );
   if (timeout !== undefined) meta.requestTimeoutMs = timeout;
   if (network !== undefined) {
     meta.syscall = text(prop(network, 'syscall'));
@@ -184,7 +186,10 @@ export class ErrorPointWriter implements Component {
         await this.options.queue.send([pointsEvent(ERROR_TRACKING_MODULE, points)]);
       } catch (err) {
         // Never tracked: tracking it would make another point (§6.10).
-        this.options.log.debug({ err, points: points.length, measurement: this.options.measurement }, `${points.length} ${this.options.measurement} point(s) could not be queued; dropped`);
+        this.options.log.debug(
+          { err, points: points.length, measurement: this.options.measurement },
+          `${points.length} ${this.options.measurement} point(s) could not be queued; dropped`,
+        );
       }
     }
     this.flushing = undefined;
@@ -195,12 +200,16 @@ export class ErrorPointWriter implements Component {
  * The error tracking's components (§10.9): the daily summary when `logSummary.enable`, and the
  * `svc_errors` writer when the points are wanted and `queue` (the platform pipeline's) takes them.
  */
-export function errorTrackingComponents(ctx: Pick<AppContext, 'config' | 'errors' | 'clock' | 'logger'>, queue: EventQueue | null): Component[] {
+export function errorTrackingComponents(
+  ctx: Pick<AppContext, 'config' | 'errors' | 'clock' | 'logger'>,
+  queue: EventQueue | null,
+): Component[] {
   const { config, errors, clock, logger: log } = ctx;
   const settings = config.errorTracking;
   if (!settings.enable) return [];
   const out: Component[] = [];
-  if (queue !== null && errorPointsWanted(config)) out.push(new ErrorPointWriter({ tracker: errors, queue, measurement: settings.tsdb.measurementName, clock, log }));
+  if (queue !== null && errorPointsWanted(config))
+    out.push(new ErrorPointWriter({ tracker: errors, queue, measurement: settings.tsdb.measurementName, clock, log }));
   if (settings.logSummary.enable) out.push(new DailyErrorSummary({ tracker: errors }));
   return out;
 }

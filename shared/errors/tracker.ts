@@ -17,6 +17,7 @@ export type ErrorType =
   | 'UDP_LOG_EVENT'
   /** Svc's own addition: audit events that could not be written to a file destination. */
   | 'AUDIT_FILE_WRITE';
+
 import type { Log } from '../logging/log.js';
 
 export const NO_SERVER = '_no_server_context';
@@ -55,8 +56,16 @@ export function categorise(type: ErrorType, err: unknown): string {
   const rawCode = field(err, 'code') ?? field(field(err, 'cause'), 'code');
   const code = typeof rawCode === 'string' ? rawCode : '';
   const message = err instanceof Error ? err.message : typeof err === 'string' ? err : '';
-  const status = Number(field(err, 'statusCode') ?? field(err, 'status') ?? field(field(err, 'response'), 'status') ?? NaN);
-  if (code === 'ETIMEDOUT' || code === 'ECONNABORTED' || /timeout/i.test(message) || field(err, 'name') === 'TimeoutError') return 'timeout';
+  const status = Number(
+    field(err, 'statusCode') ?? field(err, 'status') ?? field(field(err, 'response'), 'status') ?? NaN,
+  );
+  if (
+    code === 'ETIMEDOUT' ||
+    code === 'ECONNABORTED' ||
+    /timeout/i.test(message) ||
+    field(err, 'name') === 'TimeoutError'
+  )
+    return 'timeout';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ENOTFOUND') return 'host_not_found';
   if (code === 'ECONNRESET') return 'connection_reset';
@@ -107,7 +116,13 @@ export class ErrorTracker {
     byServer.set(serverName, (byServer.get(serverName) ?? 0) + 1);
     this.counts.set(type, byServer);
     this.sinceStart.set(type, (this.sinceStart.get(type) ?? 0) + 1);
-    const tracked: TrackedError = { type, serverName, category: categorise(type, err), at: this.options.now?.() ?? new Date(), error: err };
+    const tracked: TrackedError = {
+      type,
+      serverName,
+      category: categorise(type, err),
+      at: this.options.now?.() ?? new Date(),
+      error: err,
+    };
     // Only what is known: an empty value would become an empty tag.
     if (context.host) tracked.host = context.host;
     if (context.virtualProxy) tracked.virtualProxy = context.virtualProxy;
@@ -156,7 +171,10 @@ export class ErrorTracker {
     if (this.today() === this.day) return false;
     if (this.options.logSummary) {
       const { total, details } = this.summary();
-      this.options.log.info({ total, details, day: this.day }, `Error counts today (UTC): Total=${total}, Details=${JSON.stringify(details)}`);
+      this.options.log.info(
+        { total, details, day: this.day },
+        `Error counts today (UTC): Total=${total}, Details=${JSON.stringify(details)}`,
+      );
     }
     this.reset();
     return true;

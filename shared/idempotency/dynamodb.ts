@@ -9,11 +9,16 @@
  * Failure policy: FAIL OPEN, like the rate limiter. When the table cannot be reached the event is
  * queued (a possible duplicate) rather than refused: losing nothing matters more than deduplicating.
  */
-import { isConditionalCheckFailed, type AttributeValue, type DynamoApi } from '../aws/dynamodb.js';
-import { assertValidWindow, CLAIM_TIMEOUT_MS, IDEMPOTENCY_TABLE_KEYS, type Claim, type IdempotencyStore } from './port.js';
+import { type AttributeValue, type DynamoApi, isConditionalCheckFailed } from '../aws/dynamodb.js';
+import {
+  assertValidWindow,
+  CLAIM_TIMEOUT_MS,
+  type Claim,
+  IDEMPOTENCY_TABLE_KEYS,
+  type IdempotencyStore,
+} from './port.js';
 
 export { IDEMPOTENCY_TABLE_KEYS };
-
 
 const IN_PROGRESS = 'INPROGRESS';
 const COMPLETED = 'COMPLETED';
@@ -38,7 +43,12 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
 
   /** The item of `key` in `status`, expiring (TTL) `windowSeconds` after `fromSeconds`. */
   private item(key: string, status: string, fromSeconds: number, more: Record<string, AttributeValue>) {
-    return { ...this.key(key), status: { S: status }, [IDEMPOTENCY_TABLE_KEYS.ttlAttribute]: { N: String(fromSeconds + this.options.windowSeconds) }, ...more };
+    return {
+      ...this.key(key),
+      status: { S: status },
+      [IDEMPOTENCY_TABLE_KEYS.ttlAttribute]: { N: String(fromSeconds + this.options.windowSeconds) },
+      ...more,
+    };
   }
 
   async claim(key: string, nowMs: number): Promise<Claim> {
@@ -49,19 +59,33 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
           await this.options.client.putItem({
             TableName: this.options.tableName,
             Item: this.item(key, IN_PROGRESS, nowSeconds, { claimExpiresAt: { N: String(nowMs + CLAIM_TIMEOUT_MS) } }),
-            ConditionExpression: 'attribute_not_exists(#id) OR #exp <= :now OR (#status = :inProgress AND claimExpiresAt <= :nowMs)',
-            ExpressionAttributeNames: { '#id': IDEMPOTENCY_TABLE_KEYS.partitionKey, '#exp': IDEMPOTENCY_TABLE_KEYS.ttlAttribute, '#status': 'status' },
-            ExpressionAttributeValues: { ':now': { N: String(nowSeconds) }, ':inProgress': { S: IN_PROGRESS }, ':nowMs': { N: String(nowMs) } },
+            ConditionExpression:
+              'attribute_not_exists(#id) OR #exp <= :now OR (#status = :inProgress AND claimExpiresAt <= :nowMs)',
+            ExpressionAttributeNames: {
+              '#id': IDEMPOTENCY_TABLE_KEYS.partitionKey,
+              '#exp': IDEMPOTENCY_TABLE_KEYS.ttlAttribute,
+              '#status': 'status',
+            },
+            ExpressionAttributeValues: {
+              ':now': { N: String(nowSeconds) },
+              ':inProgress': { S: IN_PROGRESS },
+              ':nowMs': { N: String(nowMs) },
+            },
           });
           return { status: 'claimed' };
         } catch (err) {
           if (!isConditionalCheckFailed(err)) throw err;
         }
-        const found = await this.options.client.getItem({ TableName: this.options.tableName, Key: this.key(key), ConsistentRead: true });
+        const found = await this.options.client.getItem({
+          TableName: this.options.tableName,
+          Key: this.key(key),
+          ConsistentRead: true,
+        });
         const item = found.Item;
         // Gone (or expired) between the two calls: claim again.
         if (!item || Number(item[IDEMPOTENCY_TABLE_KEYS.ttlAttribute]?.N ?? 0) <= nowSeconds) continue;
-        if (item['status']?.S === COMPLETED) return { status: 'duplicate', receivedAt: item['receivedAt']?.S ?? new Date(nowMs).toISOString() };
+        if (item['status']?.S === COMPLETED)
+          return { status: 'duplicate', receivedAt: item['receivedAt']?.S ?? new Date(nowMs).toISOString() };
         return { status: 'in-progress' };
       }
       return { status: 'in-progress' };

@@ -18,13 +18,13 @@
  */
 import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Log } from '../logging/log.js';
+import { LogThrottle } from '../logging/throttle.js';
 import { AppendLog, frame, readRecords } from '../queue/append-log.js';
 import type { Component } from '../runtime/lifecycle.js';
-import { writeFileAtomically } from '../util/files.js';
-import { LogThrottle } from '../logging/throttle.js';
-import { assertValidWindow, type Claim, type IdempotencyStore } from './port.js';
-import type { Log } from '../logging/log.js';
 import { Fifo } from '../util/fifo.js';
+import { writeFileAtomically } from '../util/files.js';
+import { assertValidWindow, type Claim, type IdempotencyStore } from './port.js';
 
 export const IDEMPOTENCY_FILE = 'idempotency.log';
 /** Longest time a record waits in memory before it is written and synced. */
@@ -66,7 +66,8 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
 
   constructor(private readonly options: LocalIdempotencyOptions) {
     assertValidWindow(options.windowSeconds);
-    if (!Number.isSafeInteger(options.maxEntries) || options.maxEntries < 1) throw new RangeError(`maxEntries must be a positive integer, got ${String(options.maxEntries)}`);
+    if (!Number.isSafeInteger(options.maxEntries) || options.maxEntries < 1)
+      throw new RangeError(`maxEntries must be a positive integer, got ${String(options.maxEntries)}`);
     this.windowMs = options.windowSeconds * 1000;
     this.now = options.now ?? Date.now;
   }
@@ -82,7 +83,9 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
   recover(entries: Iterable<{ key: string; receivedAtMs: number }>): void {
     const now = this.now();
     const lines: string[] = [];
-    for (const { key, receivedAtMs } of entries) if (receivedAtMs + this.windowMs > now && LINE.test(`${key} ${receivedAtMs}`)) lines.push(frame(`${key} ${receivedAtMs}`));
+    for (const { key, receivedAtMs } of entries)
+      if (receivedAtMs + this.windowMs > now && LINE.test(`${key} ${receivedAtMs}`))
+        lines.push(frame(`${key} ${receivedAtMs}`));
     if (lines.length === 0) return;
     const fd = openSync(this.path, 'a', 0o640);
     try {
@@ -101,7 +104,11 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
         const m = LINE.exec(payload);
         if (m) this.remember(m[1] ?? '', Number(m[2]), now);
       }
-      if (scan.damaged.length > 0) this.options.log.warn({ file: this.path, damaged: scan.damaged }, `idempotency log ${this.path} has ${scan.damaged.length} damaged region(s); repeats of those events may be queued again`);
+      if (scan.damaged.length > 0)
+        this.options.log.warn(
+          { file: this.path, damaged: scan.damaged },
+          `idempotency log ${this.path} has ${scan.damaged.length} damaged region(s); repeats of those events may be queued again`,
+        );
       this.lines = scan.payloads.length;
     }
     // Start from a file of exactly the live records (expired and repeated ones dropped).
@@ -109,7 +116,10 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
     this.file = await AppendLog.open(this.path);
     this.timer = setInterval(() => void this.write(), SYNC_INTERVAL_MS);
     this.timer.unref();
-    this.options.log.info({ records: this.records.size, file: this.path }, `idempotency store holds ${this.records.size} event id(s) of the last ${this.options.windowSeconds} s`);
+    this.options.log.info(
+      { records: this.records.size, file: this.path },
+      `idempotency store holds ${this.records.size} event id(s) of the last ${this.options.windowSeconds} s`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -169,7 +179,11 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
           // The records stay in memory, and the journal still holds their events: try again later.
           this.buffered = [...lines, ...this.buffered];
           const { log, suppressed } = this.trouble.take('write');
-          if (log) this.options.log.error({ err, suppressed }, `cannot write the idempotency log ${this.path}; the records are kept in memory and written later`);
+          if (log)
+            this.options.log.error(
+              { err, suppressed },
+              `cannot write the idempotency log ${this.path}; the records are kept in memory and written later`,
+            );
           break;
         }
       }
@@ -179,7 +193,8 @@ export class LocalIdempotencyStore implements IdempotencyStore, Component {
 
   claim(key: string, nowMs: number): Promise<Claim> {
     const at = this.records.get(key);
-    if (at !== undefined && at + this.windowMs > nowMs) return Promise.resolve({ status: 'duplicate', receivedAt: new Date(at).toISOString() });
+    if (at !== undefined && at + this.windowMs > nowMs)
+      return Promise.resolve({ status: 'duplicate', receivedAt: new Date(at).toISOString() });
     if (this.claims.has(key)) return Promise.resolve({ status: 'in-progress' });
     this.claims.add(key);
     return Promise.resolve({ status: 'claimed' });

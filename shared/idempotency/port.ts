@@ -34,5 +34,6 @@ export const CLAIM_TIMEOUT_MS = 30_000;
 
 /** Throws unless `windowSeconds` is a usable window (a positive safe integer). */
 export function assertValidWindow(windowSeconds: number): void {
-  if (!Number.isSafeInteger(windowSeconds) || windowSeconds < 1) throw new RangeError(`the idempotency window must be a positive number of seconds, got ${String(windowSeconds)}`);
+  if (!Number.isSafeInteger(windowSeconds) || windowSeconds < 1)
+    throw new RangeError(`the idempotency window must be a positive number of seconds, got ${String(windowSeconds)}`);
 }

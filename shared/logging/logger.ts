@@ -11,13 +11,14 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import pino from 'pino';
 import type { DestinationStream } from 'pino';
+import pino from 'pino';
 import type { SonicBoom } from 'sonic-boom';
 import type { LogLevelName } from '../config/builders.js';
 import { ALL_LEVELS, svcLogger } from './pino-core.js';
 
-export { LOG_LEVEL_VALUES, REDACTED, lineScrubber, redactPaths, type Logger } from './pino-core.js';
+export { LOG_LEVEL_VALUES, type Logger, lineScrubber, REDACTED, redactPaths } from './pino-core.js';
+
 import type { Logger } from './pino-core.js';
 
 /** Default rotation: one file a day, this many kept besides the current one. */
@@ -65,7 +66,14 @@ export async function createLogger(options: LoggerOptions): Promise<LoggerHandle
     streams.push(file);
   }
 
-  const logger = svcLogger({ level: options.level, ...(options.secrets !== undefined ? { secrets: options.secrets } : {}), ...(options.name !== undefined ? { name: options.name } : {}) }, streams);
+  const logger = svcLogger(
+    {
+      level: options.level,
+      ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+      ...(options.name !== undefined ? { name: options.name } : {}),
+    },
+    streams,
+  );
 
   const flush = (): void => {
     for (const boom of ownBooms) flushQuietly(boom);
@@ -142,7 +150,8 @@ const FS_REASONS: Readonly<Record<string, string>> = {
 };
 
 function fsReason(err: unknown): string {
-  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  const code =
+    typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
   if (code !== undefined) return FS_REASONS[code] ?? code;
   return err instanceof Error ? err.message : String(err);
 }
@@ -209,4 +218,3 @@ function endBoom(boom: SonicBoom): Promise<void> {
     }
   });
 }
-

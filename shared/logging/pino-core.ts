@@ -4,8 +4,9 @@
  * Lambda functions log through `createJsonLogger` alone, so their bundles hold neither pino-pretty
  * nor pino-roll (and its date library).
  */
-import pino from 'pino';
+
 import type { DestinationStream, StreamEntry } from 'pino';
+import pino from 'pino';
 import type { LogLevelName } from '../config/builders.js';
 import { SECRET_KEYS } from '../config/secrets.js';
 import { SVC_NAME } from '../version.js';

@@ -5,12 +5,18 @@
  * destinations' input. Only the keys of the spec's parsed objects are here: receive and event times
  * travel beside them in the queued event, so `raw_event` and the MQTT payloads are exactly §2.2.
  */
-import { Type, type Static, type TLiteral, type TProperties } from '@sinclair/typebox';
+import { type Static, type TLiteral, type TProperties, Type } from '@sinclair/typebox';
 
 export const USER_EVENT_TYPES = ['qseow-proxy-session', 'qseow-proxy-connection'] as const;
 export type UserEventType = (typeof USER_EVENT_TYPES)[number];
 
-export const LOG_SOURCES = ['qseow-engine', 'qseow-proxy', 'qseow-repository', 'qseow-scheduler', 'qseow-qix-perf'] as const;
+export const LOG_SOURCES = [
+  'qseow-engine',
+  'qseow-proxy',
+  'qseow-repository',
+  'qseow-scheduler',
+  'qseow-qix-perf',
+] as const;
 export type LogSource = (typeof LOG_SOURCES)[number];
 
 const Text = Type.String();
@@ -20,7 +26,12 @@ const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
 /** §1.2–1.5: a user-activity event after parsing and enrichment (app name, user agent). */
 export const UserActivitySchema = Type.Object(
   {
-    messageType: Type.Union(USER_EVENT_TYPES.map((t) => Type.Literal(t)) as [TLiteral<'qseow-proxy-session'>, TLiteral<'qseow-proxy-connection'>]),
+    messageType: Type.Union(
+      USER_EVENT_TYPES.map((t) => Type.Literal(t)) as [
+        TLiteral<'qseow-proxy-session'>,
+        TLiteral<'qseow-proxy-connection'>,
+      ],
+    ),
     host: Text,
     /** `Start session`, `Stop session`, `Open connection`, `Close connection` (as sent). */
     command: Text,
@@ -46,7 +57,10 @@ export const UserActivitySchema = Type.Object(
 export type UserActivity = Static<typeof UserActivitySchema>;
 
 /** §2.5: a category added by a `categorise` rule or the default rule. */
-export const CategorySchema = Type.Object({ name: Type.String({ minLength: 1 }), value: Type.String() }, { additionalProperties: false });
+export const CategorySchema = Type.Object(
+  { name: Type.String({ minLength: 1 }), value: Type.String() },
+  { additionalProperties: false },
+);
 export type Category = Static<typeof CategorySchema>;
 
 /** §2.2 common head (fields 0–7). */
@@ -145,7 +159,13 @@ export const QixPerfLogSchema = logEvent('qseow-qix-perf', {
   object_type: Text,
 });
 
-export const LogEventSchema = Type.Union([EngineLogSchema, ProxyLogSchema, RepositoryLogSchema, SchedulerLogSchema, QixPerfLogSchema]);
+export const LogEventSchema = Type.Union([
+  EngineLogSchema,
+  ProxyLogSchema,
+  RepositoryLogSchema,
+  SchedulerLogSchema,
+  QixPerfLogSchema,
+]);
 
 export type EngineLog = Static<typeof EngineLogSchema>;
 export type ProxyLog = Static<typeof ProxyLogSchema>;

@@ -23,23 +23,83 @@ export interface HealthGauge {
 const BYTES_PER_MB = 1_048_576;
 
 export const HEALTH_GAUGES: readonly HealthGauge[] = [
-  { name: 'svc_apps_calls', help: 'Engine: calls to apps since the engine started (health API apps.calls)', value: (b) => b.apps.calls },
-  { name: 'svc_apps_selections', help: 'Engine: selections in apps since the engine started (health API apps.selections)', value: (b) => b.apps.selections },
-  { name: 'svc_apps_activedocs_total', help: 'Engine: number of active apps (health API apps.active_docs)', value: (b) => b.apps.active_docs.length },
-  { name: 'svc_apps_loadeddocs_total', help: 'Engine: number of apps loaded in a session (health API apps.loaded_docs)', value: (b) => b.apps.loaded_docs.length },
-  { name: 'svc_apps_inmemorydocs_total', help: 'Engine: number of apps in memory (health API apps.in_memory_docs)', value: (b) => b.apps.in_memory_docs.length },
+  {
+    name: 'svc_apps_calls',
+    help: 'Engine: calls to apps since the engine started (health API apps.calls)',
+    value: (b) => b.apps.calls,
+  },
+  {
+    name: 'svc_apps_selections',
+    help: 'Engine: selections in apps since the engine started (health API apps.selections)',
+    value: (b) => b.apps.selections,
+  },
+  {
+    name: 'svc_apps_activedocs_total',
+    help: 'Engine: number of active apps (health API apps.active_docs)',
+    value: (b) => b.apps.active_docs.length,
+  },
+  {
+    name: 'svc_apps_loadeddocs_total',
+    help: 'Engine: number of apps loaded in a session (health API apps.loaded_docs)',
+    value: (b) => b.apps.loaded_docs.length,
+  },
+  {
+    name: 'svc_apps_inmemorydocs_total',
+    help: 'Engine: number of apps in memory (health API apps.in_memory_docs)',
+    value: (b) => b.apps.in_memory_docs.length,
+  },
   { name: 'svc_cache_hits', help: 'Engine: cache hits (health API cache.hits)', value: (b) => b.cache.hits },
-  { name: 'svc_cache_lookups', help: 'Engine: cache lookups (health API cache.lookups)', value: (b) => b.cache.lookups },
-  { name: 'svc_cache_added', help: 'Engine: objects added to the cache (health API cache.added)', value: (b) => b.cache.added },
-  { name: 'svc_cache_replaced', help: 'Engine: objects replaced in the cache (health API cache.replaced)', value: (b) => b.cache.replaced },
-  { name: 'svc_cache_bytes_added', help: 'Engine: bytes added to the cache (health API cache.bytes_added)', value: (b) => b.cache.bytes_added },
-  { name: 'svc_cache_saturated', help: 'Engine: 1 when the engine reports itself saturated, else 0 (health API saturated)', value: (b) => (b.saturated ? 1 : 0) },
+  {
+    name: 'svc_cache_lookups',
+    help: 'Engine: cache lookups (health API cache.lookups)',
+    value: (b) => b.cache.lookups,
+  },
+  {
+    name: 'svc_cache_added',
+    help: 'Engine: objects added to the cache (health API cache.added)',
+    value: (b) => b.cache.added,
+  },
+  {
+    name: 'svc_cache_replaced',
+    help: 'Engine: objects replaced in the cache (health API cache.replaced)',
+    value: (b) => b.cache.replaced,
+  },
+  {
+    name: 'svc_cache_bytes_added',
+    help: 'Engine: bytes added to the cache (health API cache.bytes_added)',
+    value: (b) => b.cache.bytes_added,
+  },
+  {
+    name: 'svc_cache_saturated',
+    help: 'Engine: 1 when the engine reports itself saturated, else 0 (health API saturated)',
+    value: (b) => (b.saturated ? 1 : 0),
+  },
   { name: 'svc_cpu_total', help: 'Engine: CPU usage in percent (health API cpu.total)', value: (b) => b.cpu.total },
-  { name: 'svc_mem_committed', help: 'Engine: committed memory in bytes (health API mem.committed, reported in MB)', value: (b) => b.mem.committed * BYTES_PER_MB },
-  { name: 'svc_mem_allocated', help: 'Engine: allocated memory in bytes (health API mem.allocated, reported in MB)', value: (b) => b.mem.allocated * BYTES_PER_MB },
-  { name: 'svc_mem_free', help: 'Engine: free memory in bytes (health API mem.free, reported in MB)', value: (b) => b.mem.free * BYTES_PER_MB },
-  { name: 'svc_session_active', help: 'Engine: active sessions (health API session.active)', value: (b) => b.session.active },
-  { name: 'svc_session_total', help: 'Engine: sessions in total (health API session.total)', value: (b) => b.session.total },
+  {
+    name: 'svc_mem_committed',
+    help: 'Engine: committed memory in bytes (health API mem.committed, reported in MB)',
+    value: (b) => b.mem.committed * BYTES_PER_MB,
+  },
+  {
+    name: 'svc_mem_allocated',
+    help: 'Engine: allocated memory in bytes (health API mem.allocated, reported in MB)',
+    value: (b) => b.mem.allocated * BYTES_PER_MB,
+  },
+  {
+    name: 'svc_mem_free',
+    help: 'Engine: free memory in bytes (health API mem.free, reported in MB)',
+    value: (b) => b.mem.free * BYTES_PER_MB,
+  },
+  {
+    name: 'svc_session_active',
+    help: 'Engine: active sessions (health API session.active)',
+    value: (b) => b.session.active,
+  },
+  {
+    name: 'svc_session_total',
+    help: 'Engine: sessions in total (health API session.total)',
+    value: (b) => b.session.total,
+  },
   { name: 'svc_users_active', help: 'Engine: active users (health API users.active)', value: (b) => b.users.active },
   { name: 'svc_users_total', help: 'Engine: users in total (health API users.total)', value: (b) => b.users.total },
 ];
@@ -59,7 +119,11 @@ export const USER_SESSION_TOTAL = {
 } as const;
 
 /** Label names a configured server tag cannot have on the metrics endpoint: a series cannot carry a label twice. */
-export const BUILT_IN_LABELS: ReadonlySet<string> = new Set([...SERVER_LABELS, ...ENGINE_METADATA.labels, ...USER_SESSION_TOTAL.labels]);
+export const BUILT_IN_LABELS: ReadonlySet<string> = new Set([
+  ...SERVER_LABELS,
+  ...ENGINE_METADATA.labels,
+  ...USER_SESSION_TOTAL.labels,
+]);
 
 /** The server labels of every §9 metric for a config's `serverTagsDefinition`, in §4's order. */
 export function serverLabelNames(serverTagsDefinition: readonly string[]): string[] {

@@ -8,7 +8,7 @@
  * uptime at the poll's moment, counts after user exclusion) once, into a sample, so every output
  * (tsdb §6.1/§6.2, MQTT §7.1/§7.2, monsaas §8.2, the metrics endpoint §9) maps the same values.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 
 const Int = Type.Integer();
 const Num = Type.Number();
@@ -46,7 +46,12 @@ export const HealthSampleSchema = Type.Object(
     /** §4 `uptime` at the response's arrival: `<d> days, <h>h <mm>m <ss>s`, or `''`. */
     uptime: Type.String(),
     /** §4 doc names; present only when app names are extracted (the app list is loaded). */
-    docNames: Type.Optional(Type.Object({ active: DocNamesSchema, loaded: DocNamesSchema, inMemory: DocNamesSchema }, { additionalProperties: false })),
+    docNames: Type.Optional(
+      Type.Object(
+        { active: DocNamesSchema, loaded: DocNamesSchema, inMemory: DocNamesSchema },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -54,7 +59,12 @@ export type HealthSample = Static<typeof HealthSampleSchema>;
 
 /** §5.1: one session of the session API, after user exclusion (the fields Svc keeps). */
 export const ProxySessionSchema = Type.Object(
-  { UserDirectory: Type.String(), UserId: Type.String(), SessionId: Type.String(), Attributes: Type.Optional(Type.Array(Type.Unknown())) },
+  {
+    UserDirectory: Type.String(),
+    UserId: Type.String(),
+    SessionId: Type.String(),
+    Attributes: Type.Optional(Type.Array(Type.Unknown())),
+  },
   { additionalProperties: true },
 );
 export type ProxySession = Static<typeof ProxySessionSchema>;

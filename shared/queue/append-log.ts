@@ -13,10 +13,11 @@
  * a failed sync, truncates the file back to the last good record before anything else is appended,
  * and the append rejects with QueueStorageError (the audit API answers 503 with retry-after).
  */
-import { crc32 } from 'node:zlib';
+
 import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync, writevSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open, stat } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import { QueueStorageError } from './port.js';
 
 const NEWLINE = 0x0a;
@@ -40,7 +41,12 @@ const NEWLINE_BYTES = Buffer.from('\n');
 export function frameBytes(head: string, body: Uint8Array): Buffer[] {
   const headBytes = Buffer.from(head, 'utf8');
   const crc = crc32(body, crc32(headBytes)).toString(16).padStart(8, '0');
-  return [Buffer.from(`${headBytes.length + body.length} ${crc} `, 'latin1'), headBytes, Buffer.from(body.buffer, body.byteOffset, body.byteLength), NEWLINE_BYTES];
+  return [
+    Buffer.from(`${headBytes.length + body.length} ${crc} `, 'latin1'),
+    headBytes,
+    Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+    NEWLINE_BYTES,
+  ];
 }
 
 /**
@@ -171,7 +177,8 @@ export function readRecords(path: string, legacy?: (line: string) => boolean): S
 }
 
 function describe(err: unknown): string {
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string') return err.code === 'ENOSPC' ? 'ENOSPC: no space left on device' : `${err.code}: ${err.message}`;
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string')
+    return err.code === 'ENOSPC' ? 'ENOSPC: no space left on device' : `${err.code}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -199,7 +206,10 @@ export class AppendLog {
    */
   static async open(path: string, options: { dsync?: boolean } = {}): Promise<AppendLog> {
     const dsync = options.dsync === true;
-    const handle = await open(path, dsync ? constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC : 'a');
+    const handle = await open(
+      path,
+      dsync ? constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC : 'a',
+    );
     const { size } = await stat(path);
     return new AppendLog(path, handle, size, dsync);
   }
@@ -227,7 +237,9 @@ export class AppendLog {
       try {
         await this.rollback();
       } catch (err) {
-        throw new QueueStorageError(`cannot repair ${this.path} after a failed write (${describe(err)})`, { cause: err });
+        throw new QueueStorageError(`cannot repair ${this.path} after a failed write (${describe(err)})`, {
+          cause: err,
+        });
       }
     }
     const buffers = asBuffers(data);
@@ -245,7 +257,9 @@ export class AppendLog {
         bytes = toBytes(data);
       }
       while (bytes !== undefined && written < bytes.length) {
-        const bytesWritten = now ? writeSync(this.handle.fd, bytes, written, bytes.length - written) : (await this.handle.write(bytes, written, bytes.length - written)).bytesWritten;
+        const bytesWritten = now
+          ? writeSync(this.handle.fd, bytes, written, bytes.length - written)
+          : (await this.handle.write(bytes, written, bytes.length - written)).bytesWritten;
         // No progress without an error: the device takes nothing more.
         if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'ENOSPC' });
         written += bytesWritten;
@@ -312,7 +326,10 @@ export class GroupCommit {
       const batch = this.queue;
       this.queue = [];
       try {
-        await this.flush(batch.flatMap((b) => b.data), batch.length);
+        await this.flush(
+          batch.flatMap((b) => b.data),
+          batch.length,
+        );
         for (const b of batch) b.resolve();
       } catch (err) {
         for (const b of batch) b.reject(err);

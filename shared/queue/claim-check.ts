@@ -67,7 +67,14 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
   async put(body: string): Promise<ClaimCheckRef> {
     const ref = { bucket: this.bucket, key: this.newKey() };
     const { PutObjectCommand } = await s3Commands();
-    await this.client.send(new PutObjectCommand({ Bucket: ref.bucket, Key: ref.key, Body: body, ContentType: 'application/json; charset=utf-8' }));
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: ref.bucket,
+        Key: ref.key,
+        Body: body,
+        ContentType: 'application/json; charset=utf-8',
+      }),
+    );
     return ref;
   }
 

@@ -6,14 +6,14 @@
  *   {"v":1,"claimCheck":{"bucket":"...","key":"...","events":3}}
  * Readers validate every body against the schemas below (one per event kind) before trusting it.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { SQSRecord } from 'aws-lambda';
 import { AuditEnvelopeSchema, ENVELOPE_SCHEMA_OPTIONS, passedEnvelopeCheck } from '../audit/envelope.js';
-import { lazyChecker, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
-import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
-import { isRecord } from '../util/records.js';
 import { LogEventSchema, UserActivitySchema } from '../platform/events.js';
 import { HealthSampleSchema, SessionSampleSchema } from '../platform/polled.js';
+import { isRecord } from '../util/records.js';
+import { lazyChecker, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
+import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
 
 const Timestamp = Type.String({ format: 'rfc3339' });
 
@@ -31,7 +31,13 @@ export const AuditQueuedEventSchema = Type.Object({
 
 /** An event from a UDP listener: its kind, the parsed event, and the point time decided at the edge. */
 function edgeEventSchema<K extends string, E extends TSchema>(kind: K, event: E) {
-  return Type.Object({ kind: Type.Literal(kind), id: Type.String({ minLength: 1 }), receivedAt: Timestamp, timeNs: TimeNs, event });
+  return Type.Object({
+    kind: Type.Literal(kind),
+    id: Type.String({ minLength: 1 }),
+    receivedAt: Timestamp,
+    timeNs: TimeNs,
+    event,
+  });
 }
 
 /** `kind: 'user-event'`: a user-activity event from the UDP listener. */
@@ -41,8 +47,20 @@ export const UserQueuedEventSchema = edgeEventSchema('user-event', UserActivityS
 export const LogQueuedEventSchema = edgeEventSchema('log-event', LogEventSchema);
 
 /** `kind: 'health'` and `'user-sessions'`: one successful poll, with the values the edge derived. */
-export const HealthQueuedEventSchema = Type.Object({ kind: Type.Literal('health'), id: Type.String({ minLength: 1 }), receivedAt: Timestamp, timeNs: TimeNs, sample: HealthSampleSchema });
-export const SessionsQueuedEventSchema = Type.Object({ kind: Type.Literal('user-sessions'), id: Type.String({ minLength: 1 }), receivedAt: Timestamp, timeNs: TimeNs, sample: SessionSampleSchema });
+export const HealthQueuedEventSchema = Type.Object({
+  kind: Type.Literal('health'),
+  id: Type.String({ minLength: 1 }),
+  receivedAt: Timestamp,
+  timeNs: TimeNs,
+  sample: HealthSampleSchema,
+});
+export const SessionsQueuedEventSchema = Type.Object({
+  kind: Type.Literal('user-sessions'),
+  id: Type.String({ minLength: 1 }),
+  receivedAt: Timestamp,
+  timeNs: TimeNs,
+  sample: SessionSampleSchema,
+});
 
 const JsonFieldValueSchema = Type.Union([
   Type.Object({ type: Type.Literal('int'), value: Type.Integer() }, { additionalProperties: false }),
@@ -75,7 +93,14 @@ export const PointsQueuedEventSchema = Type.Object({
  * Every kind of queued event, one schema each, told apart by `kind`. A new kind is one more entry
  * here (plus its type in events.ts; the check below fails to compile until the two agree).
  */
-const EVENT_SCHEMAS = [AuditQueuedEventSchema, UserQueuedEventSchema, LogQueuedEventSchema, PointsQueuedEventSchema, HealthQueuedEventSchema, SessionsQueuedEventSchema] as const;
+const EVENT_SCHEMAS = [
+  AuditQueuedEventSchema,
+  UserQueuedEventSchema,
+  LogQueuedEventSchema,
+  PointsQueuedEventSchema,
+  HealthQueuedEventSchema,
+  SessionsQueuedEventSchema,
+] as const;
 
 /** Any queued event (the union of EVENT_SCHEMAS). */
 export const QueuedEventSchema = Type.Union([...EVENT_SCHEMAS]);
@@ -89,7 +114,11 @@ export const ClaimCheckMessageSchema = Type.Object(
   {
     v: Type.Literal(QUEUE_FORMAT_VERSION),
     claimCheck: Type.Object(
-      { bucket: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }), events: Type.Integer({ minimum: 1 }) },
+      {
+        bucket: Type.String({ minLength: 1 }),
+        key: Type.String({ minLength: 1 }),
+        events: Type.Integer({ minimum: 1 }),
+      },
       { additionalProperties: false },
     ),
   },
@@ -113,10 +142,18 @@ void schemaMatchesType;
  * compiled at the first decode; the shape and per-kind ones only to explain a message that failed it.
  */
 const messageChecker = lazyChecker<QueueMessage>(QueueMessageSchema, ENVELOPE_SCHEMA_OPTIONS);
-const packedShape = lazyChecker<{ v: number; events: unknown[] }>(Type.Object({ v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) }, { additionalProperties: false }), ENVELOPE_SCHEMA_OPTIONS);
+const packedShape = lazyChecker<{ v: number; events: unknown[] }>(
+  Type.Object(
+    { v: Type.Literal(QUEUE_FORMAT_VERSION), events: Type.Array(Type.Unknown(), { minItems: 1 }) },
+    { additionalProperties: false },
+  ),
+  ENVELOPE_SCHEMA_OPTIONS,
+);
 const claimCheckShape = lazyChecker<ClaimCheckMessage>(ClaimCheckMessageSchema, ENVELOPE_SCHEMA_OPTIONS);
 /** Per-kind checkers, only to explain why an event failed (the union's errors are noisy). */
-const KIND_CHECKERS = new Map<string, SchemaChecker<unknown>>(EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, lazyChecker(schema, ENVELOPE_SCHEMA_OPTIONS)]));
+const KIND_CHECKERS = new Map<string, SchemaChecker<unknown>>(
+  EVENT_SCHEMAS.map((schema) => [schema.properties.kind.const, lazyChecker(schema, ENVELOPE_SCHEMA_OPTIONS)]),
+);
 
 export type DecodeResult = { ok: true; message: QueueMessage } | { ok: false; error: string };
 
@@ -124,8 +161,10 @@ function describe(errors: readonly SchemaError[], prefix = ''): string {
   const texts = errors.slice(0, 5).map((e) => {
     const where = `${prefix}${e.instancePath}` || '/';
     if (e.keyword === 'required') return `${where}: must have property '${String(e.params['missingProperty'])}'`;
-    if (e.keyword === 'additionalProperties') return `${where}: unexpected property '${String(e.params['additionalProperty'])}'`;
-    if (e.keyword === 'format' && e.params['format'] === 'rfc3339') return `${where}: must be an RFC 3339 date-time with a zone`;
+    if (e.keyword === 'additionalProperties')
+      return `${where}: unexpected property '${String(e.params['additionalProperty'])}'`;
+    if (e.keyword === 'format' && e.params['format'] === 'rfc3339')
+      return `${where}: must be an RFC 3339 date-time with a zone`;
     if (e.keyword === 'const') return `${where}: must be ${JSON.stringify(e.params['allowedValue'])}`;
     return `${where}: ${e.message}`;
   });
@@ -165,7 +204,10 @@ function checkMessage(value: unknown): DecodeResult {
   if (messageChecker.check(value)) return { ok: true, message: value };
   if (!isRecord(value)) return { ok: false, error: 'queue message must be a JSON object' };
   if (value['v'] !== QUEUE_FORMAT_VERSION) {
-    return { ok: false, error: `unsupported queue message version ${JSON.stringify(value['v']) ?? 'undefined'} (this reader understands v=${QUEUE_FORMAT_VERSION})` };
+    return {
+      ok: false,
+      error: `unsupported queue message version ${JSON.stringify(value['v']) ?? 'undefined'} (this reader understands v=${QUEUE_FORMAT_VERSION})`,
+    };
   }
   if ('claimCheck' in value) {
     return { ok: false, error: `invalid claim-check message: ${describe(claimCheckShape.errors(value))}` };
@@ -196,7 +238,10 @@ const eventChecker = lazyChecker<QueuedEvent>(QueuedEventSchema, ENVELOPE_SCHEMA
  * An audit event's own members around its envelope (the envelope admitted as it is): the
  * hand-off's check of an audit event whose envelope `validateEnvelope` passed in this process.
  */
-const auditAroundEnvelope = lazyChecker<unknown>(Type.Object({ ...AuditQueuedEventSchema.properties, event: Type.Unknown() }), ENVELOPE_SCHEMA_OPTIONS);
+const auditAroundEnvelope = lazyChecker<unknown>(
+  Type.Object({ ...AuditQueuedEventSchema.properties, event: Type.Unknown() }),
+  ENVELOPE_SCHEMA_OPTIONS,
+);
 
 /** A handed-off event passes what its message's check would ask of it. */
 function handedOffValid(event: QueuedEvent): boolean {
@@ -225,7 +270,8 @@ function handedOffValid(event: QueuedEvent): boolean {
 export function decodeRecord(record: DeliverableRecord): DecodeResult {
   const events = record[HANDED_OFF_EVENTS];
   if (events === undefined) return decodeMessage(record.body);
-  if (events.length > 0 && events.every(handedOffValid)) return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...events] } };
+  if (events.length > 0 && events.every(handedOffValid))
+    return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...events] } };
   // The whole message's check says which event is wrong and why, in the words a parsed body gets.
   return checkMessage({ v: QUEUE_FORMAT_VERSION, events });
 }
@@ -286,7 +332,9 @@ function sqsSafe(json: string): string {
   // Looked for first: a replace allocates a copy of the text even when nothing matches. Two indexOf,
   // not a regex test: on a UDP handler batch's 8 KB of JSON the test cost 0.33 µs per event, the two
   // searches 0.05 (a one-byte string cannot hold either character: V8 answers at once).
-  return json.indexOf('\uFFFE') === -1 && json.indexOf('\uFFFF') === -1 ? json : json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return json.indexOf('\uFFFE') === -1 && json.indexOf('\uFFFF') === -1
+    ? json
+    : json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 const PACKED_HEAD = `{"v":${QUEUE_FORMAT_VERSION},"events":[`;
@@ -340,7 +388,10 @@ export function packedBodyParts(lists: readonly Uint8Array[]): Uint8Array[] {
 
 /** The body of a claim-check message. */
 export function encodeClaimCheck(ref: { bucket: string; key: string }, events: number): string {
-  const message: ClaimCheckMessage = { v: QUEUE_FORMAT_VERSION, claimCheck: { bucket: ref.bucket, key: ref.key, events } };
+  const message: ClaimCheckMessage = {
+    v: QUEUE_FORMAT_VERSION,
+    claimCheck: { bucket: ref.bucket, key: ref.key, events },
+  };
   return toJson(message);
 }
 
@@ -373,7 +424,11 @@ export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number
     return { list, events: 1, bytes: Buffer.byteLength(list), event };
   });
   releaseJson(events);
-  return groupLists(lists, maxBytes).map((g) => ({ body: packedBodyOf(g.items.map((i) => i.list)), bytes: g.bytes, events: g.items.map((i) => i.event) }));
+  return groupLists(lists, maxBytes).map((g) => ({
+    body: packedBodyOf(g.items.map((i) => i.list)),
+    bytes: g.bytes,
+    events: g.items.map((i) => i.event),
+  }));
 }
 
 /** Encoded events as a packed body holds them (`encodeEventList`): the text, how many events, its UTF-8 size. */
@@ -392,7 +447,11 @@ export const PACKED_FRAME_BYTES = FRAME_BYTES;
  * size). A list too large on its own is a group by itself. One rule for every packer: the queue's
  * (`packEventBodies`) and the edge's event spool, which holds encoded lists.
  */
-export function groupLists<T extends Pick<EncodedList, 'events' | 'bytes'>>(lists: readonly T[], maxBytes: number, maxEvents = Number.POSITIVE_INFINITY): { items: T[]; events: number; bytes: number }[] {
+export function groupLists<T extends Pick<EncodedList, 'events' | 'bytes'>>(
+  lists: readonly T[],
+  maxBytes: number,
+  maxEvents = Number.POSITIVE_INFINITY,
+): { items: T[]; events: number; bytes: number }[] {
   const out: { items: T[]; events: number; bytes: number }[] = [];
   let items: T[] = [];
   let events = 0;

@@ -94,7 +94,13 @@ export interface SessionsQueuedEvent extends QueuedBase, EdgeTimed {
 }
 
 /** Every kind of event; later sources add theirs here. */
-export type QueuedEvent = AuditQueuedEvent | UserQueuedEvent | LogQueuedEvent | PointsQueuedEvent | HealthQueuedEvent | SessionsQueuedEvent;
+export type QueuedEvent =
+  | AuditQueuedEvent
+  | UserQueuedEvent
+  | LogQueuedEvent
+  | PointsQueuedEvent
+  | HealthQueuedEvent
+  | SessionsQueuedEvent;
 export type EventKind = QueuedEvent['kind'];
 
 export type QueuedEventOf<K extends EventKind> = Extract<QueuedEvent, { kind: K }>;
@@ -109,6 +115,7 @@ const DECIMAL = /^-?\d+$/;
 /** A §0.3 point time as carried in the queue (a decimal string of nanoseconds). */
 export function parseTimeNs(timeNs: string): bigint {
   // BigInt('') is 0n and BigInt(' 0x1f ') is 31n: only a plain decimal is a time.
-  if (!DECIMAL.test(timeNs)) throw new RangeError(`point time is not a decimal number of nanoseconds: ${JSON.stringify(timeNs)}`);
+  if (!DECIMAL.test(timeNs))
+    throw new RangeError(`point time is not a decimal number of nanoseconds: ${JSON.stringify(timeNs)}`);
   return BigInt(timeNs);
 }

@@ -67,7 +67,8 @@ export class Forwarder {
       const decoded = decodeMessage(record.body);
       if (!decoded.ok || !('events' in decoded.message)) {
         // The local queue writes only packed messages; anything else is damage, not an outage.
-        failureReasons[record.messageId] = `local message ${record.messageId} cannot be forwarded: ${decoded.ok ? 'it is a claim check' : decoded.error}`;
+        failureReasons[record.messageId] =
+          `local message ${record.messageId} cannot be forwarded: ${decoded.ok ? 'it is a claim check' : decoded.error}`;
         log.error({ destination: name, messageId: record.messageId }, failureReasons[record.messageId] ?? '');
         continue;
       }
@@ -89,14 +90,22 @@ export class Forwarder {
       // Every message not fully on SQS waits for the group's pause, a refused one too: it is counted
       // once SQS can be reached and refuses it again.
       const waiting = messages(unsent.flatMap((u) => u.ids));
-      throw new DestinationUnavailableError(`SQS queue of ${name}: ${unreachable[0]?.reason ?? 'unreachable'}`, [...waiting]);
+      throw new DestinationUnavailableError(`SQS queue of ${name}: ${unreachable[0]?.reason ?? 'unreachable'}`, [
+        ...waiting,
+      ]);
     }
     for (const u of unsent) {
       for (const messageId of messages(u.ids)) {
         failureReasons[messageId] = `SQS refused ${u.ids.length} event(s) for ${name}: ${u.reason}`;
-        log.error({ destination: name, messageId, reason: u.reason }, `local message ${messageId} was not forwarded to the SQS queue of ${name}: ${u.reason}`);
+        log.error(
+          { destination: name, messageId, reason: u.reason },
+          `local message ${messageId} was not forwarded to the SQS queue of ${name}: ${u.reason}`,
+        );
       }
     }
-    return { batchItemFailures: Object.keys(failureReasons).map((itemIdentifier) => ({ itemIdentifier })), failureReasons };
+    return {
+      batchItemFailures: Object.keys(failureReasons).map((itemIdentifier) => ({ itemIdentifier })),
+      failureReasons,
+    };
   }
 }

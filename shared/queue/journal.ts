@@ -31,12 +31,21 @@
  */
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDirectorySynced, syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../util/files.js';
-import { Fifo } from '../util/fifo.js';
-import { AppendLog, frame, frameBytes, frameText, GroupCommit, readRecords, type Chunk, type DamagedRegion } from './append-log.js';
-import { QueueLock } from './lock.js';
 import type { Log } from '../logging/log.js';
+import { Fifo } from '../util/fifo.js';
+import { makeDirectorySynced, syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../util/files.js';
+import {
+  AppendLog,
+  type Chunk,
+  type DamagedRegion,
+  frame,
+  frameBytes,
+  frameText,
+  GroupCommit,
+  readRecords,
+} from './append-log.js';
 import type { QueuedEvent } from './events.js';
+import { QueueLock } from './lock.js';
 
 export interface JournalRecord {
   seq: number;
@@ -254,7 +263,12 @@ export class Journal {
    * Opens (or creates) the journal and replays it; refuses a directory another live process holds.
    * `onReplay` sees every record found, acknowledged or not, before acknowledged segments are deleted.
    */
-  static async open(dir: string, groupNames: readonly string[], log: Log, onReplay?: (records: Iterable<JournalRecord>) => void): Promise<Journal> {
+  static async open(
+    dir: string,
+    groupNames: readonly string[],
+    log: Log,
+    onReplay?: (records: Iterable<JournalRecord>) => void,
+  ): Promise<Journal> {
     makeDirectorySynced(dir);
     const lock = await QueueLock.acquire(dir);
     try {
@@ -277,7 +291,9 @@ export class Journal {
 
   /** Reads every segment and ack log; returns the records found, by seq. */
   private replay(): Map<number, JournalRecord> {
-    const names = readdirSync(this.dir).filter((f) => SEGMENT.test(f)).sort();
+    const names = readdirSync(this.dir)
+      .filter((f) => SEGMENT.test(f))
+      .sort();
     const records = new Map<number, JournalRecord>();
     for (const name of names) {
       const path = join(this.dir, name);
@@ -319,7 +335,10 @@ export class Journal {
         if (scan.damaged.length > 0) {
           const lines = scan.damaged.length;
           this.damage.ackLines += lines;
-          this.log.warn({ file: ackPath, damaged: scan.damaged }, `acknowledgement log ${ackPath} has ${lines} damaged region(s) (first at byte ${scan.damaged[0]?.offset ?? 0}); their messages may be delivered again, which the destinations tolerate`);
+          this.log.warn(
+            { file: ackPath, damaged: scan.damaged },
+            `acknowledgement log ${ackPath} has ${lines} damaged region(s) (first at byte ${scan.damaged[0]?.offset ?? 0}); their messages may be delivered again, which the destinations tolerate`,
+          );
         }
       }
       for (const record of records.values()) {
@@ -344,7 +363,9 @@ export class Journal {
       } catch {
         // The report below matters more than the copy.
       }
-      const lines = data.subarray(region.offset, region.offset + region.bytes).reduce((n, byte) => (byte === 0x0a ? n + 1 : n), 0);
+      const lines = data
+        .subarray(region.offset, region.offset + region.bytes)
+        .reduce((n, byte) => (byte === 0x0a ? n + 1 : n), 0);
       this.damage.records += lines;
       this.damage.bytes += region.bytes;
       this.log.error(
@@ -382,7 +403,12 @@ export class Journal {
    * `decoded`: the events `body` was encoded from, held in the in-memory tail for this process's
    * consumers (see HELD_BODY_BYTES); the caller must not change them afterwards.
    */
-  async append(body: string, events: number, groups?: string[], decoded?: readonly QueuedEvent[]): Promise<JournalRecord> {
+  async append(
+    body: string,
+    events: number,
+    groups?: string[],
+    decoded?: readonly QueuedEvent[],
+  ): Promise<JournalRecord> {
     const seq = this.nextSeq++;
     let record: JournalRecord;
     let data: Chunk | Chunk[];
@@ -393,9 +419,19 @@ export class Journal {
       const framed = frameText(`m ${seq} ${events} `, body);
       data = framed.data;
       if (decoded !== undefined) {
-        record = held = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), decoded);
+        record = held = new AppendedRecord(
+          seq,
+          events,
+          framed.data.subarray(framed.bodyAt, framed.data.length - 1),
+          decoded,
+        );
       } else if (body.length >= SMALL_BODY) {
-        record = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), undefined);
+        record = new AppendedRecord(
+          seq,
+          events,
+          framed.data.subarray(framed.bodyAt, framed.data.length - 1),
+          undefined,
+        );
       } else {
         // A small body is kept as text: its record is dropped soon, and text needs no decoding when delivered.
         record = { seq, events, body };
@@ -413,10 +449,16 @@ export class Journal {
    */
   async appendParts(parts: readonly Uint8Array[], events: number): Promise<JournalRecord> {
     // JSON text has no raw newline; a body that does takes the JSON record form.
-    if (parts.some((part) => part.includes(NEWLINE_BYTE))) return this.append(Buffer.concat(parts).toString('utf8'), events);
+    if (parts.some((part) => part.includes(NEWLINE_BYTE)))
+      return this.append(Buffer.concat(parts).toString('utf8'), events);
     const seq = this.nextSeq++;
     const framed = frameText(`m ${seq} ${events} `, parts);
-    const record = new AppendedRecord(seq, events, framed.data.subarray(framed.bodyAt, framed.data.length - 1), undefined);
+    const record = new AppendedRecord(
+      seq,
+      events,
+      framed.data.subarray(framed.bodyAt, framed.data.length - 1),
+      undefined,
+    );
     return this.commit(record, framed.data, undefined, undefined);
   }
 
@@ -433,7 +475,12 @@ export class Journal {
   }
 
   /** A record made pending for its groups, then written; undone when the write fails. */
-  private async commit(record: JournalRecord, data: Chunk | Chunk[], groups: string[] | undefined, held: AppendedRecord | undefined): Promise<JournalRecord> {
+  private async commit(
+    record: JournalRecord,
+    data: Chunk | Chunk[],
+    groups: string[] | undefined,
+    held: AppendedRecord | undefined,
+  ): Promise<JournalRecord> {
     if (held !== undefined) this.tail.add(held);
     for (const [name, state] of this.groups) {
       if (!groups || groups.includes(name)) addPending(state, record, 0);
@@ -512,7 +559,10 @@ export class Journal {
         // without the data: say it loudly. The lines stay written for this process; at worst a power
         // loss now redelivers their messages.
         const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : String(err);
-        this.log.error({ file: log.path, err }, `cannot sync the acknowledgement log ${log.path} (${code}); after a power loss its recent messages may be delivered again, which the destinations tolerate`);
+        this.log.error(
+          { file: log.path, err },
+          `cannot sync the acknowledgement log ${log.path} (${code}); after a power loss its recent messages may be delivered again, which the destinations tolerate`,
+        );
       }
     }
     this.ackWritesSynced = upTo;
@@ -554,9 +604,18 @@ export class Journal {
    * Records the outcome of one delivery to `group`; the state changes only once it is written (not
    * yet synced: see the header), and not at all when the write fails.
    */
-  async settle(group: string, acked: readonly number[], failed: readonly number[], dead: readonly number[]): Promise<void> {
+  async settle(
+    group: string,
+    acked: readonly number[],
+    failed: readonly number[],
+    dead: readonly number[],
+  ): Promise<void> {
     const { state, commit } = this.commitFor(group);
-    const lines = [...acked.map((s) => frame(`a ${s}`)), ...failed.map((s) => frame(`f ${s}`)), ...dead.map((s) => frame(`d ${s}`))].join('');
+    const lines = [
+      ...acked.map((s) => frame(`a ${s}`)),
+      ...failed.map((s) => frame(`f ${s}`)),
+      ...dead.map((s) => frame(`d ${s}`)),
+    ].join('');
     if (lines !== '') await commit.add(lines);
     for (const seq of [...acked, ...dead]) {
       const record = state.pending.get(seq)?.record;

@@ -8,14 +8,21 @@
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { Component } from '../runtime/lifecycle.js';
-import { decodeMessage, HANDED_OFF_EVENTS, packEventBytes, type DeliverableRecord } from './codec.js';
-import type { QueuedEvent } from './events.js';
-import { syncDirectory, writeFileSynced } from '../util/files.js';
-import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
-import { QueueFullError, QueueStorageError, SQS_MAX_MESSAGE_BYTES, type EncodedEventQueue, type EncodedMessage, type EventQueue } from './port.js';
-import type { Throttle } from './throttle.js';
 import type { Log } from '../logging/log.js';
+import type { Component } from '../runtime/lifecycle.js';
+import { syncDirectory, writeFileSynced } from '../util/files.js';
+import { type DeliverableRecord, decodeMessage, HANDED_OFF_EVENTS, packEventBytes } from './codec.js';
+import type { QueuedEvent } from './events.js';
+import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
+import {
+  type EncodedEventQueue,
+  type EncodedMessage,
+  type EventQueue,
+  QueueFullError,
+  QueueStorageError,
+  SQS_MAX_MESSAGE_BYTES,
+} from './port.js';
+import type { Throttle } from './throttle.js';
 
 /**
  * A consumer group's answer: SQS's partial batch response, plus (optionally) why each failed message
@@ -182,7 +189,19 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
 
   constructor(private readonly options: LocalQueueOptions) {
     for (const group of options.groups) {
-      this.runtimes.set(group.name, { group, inFlight: new Set(), visibleAt: new Map(), wake: undefined, inWindow: false, loop: undefined, delivered: 0, deadLettered: 0, replay: [], outage: undefined, oldest: undefined });
+      this.runtimes.set(group.name, {
+        group,
+        inFlight: new Set(),
+        visibleAt: new Map(),
+        wake: undefined,
+        inWindow: false,
+        loop: undefined,
+        delivered: 0,
+        deadLettered: 0,
+        replay: [],
+        outage: undefined,
+        oldest: undefined,
+      });
     }
   }
 
@@ -240,8 +259,13 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     if (!first || first.done) return null;
     const { record } = first.value;
     if (rt.oldest?.seq !== record.seq) {
-      const decoded = record.decoded ? { ok: true as const, message: { events: record.decoded } } : decodeMessage(record.body);
-      const times = decoded.ok && 'events' in decoded.message ? decoded.message.events.map((e) => Date.parse(e.receivedAt)).filter(Number.isFinite) : [];
+      const decoded = record.decoded
+        ? { ok: true as const, message: { events: record.decoded } }
+        : decodeMessage(record.body);
+      const times =
+        decoded.ok && 'events' in decoded.message
+          ? decoded.message.events.map((e) => Date.parse(e.receivedAt)).filter(Number.isFinite)
+          : [];
       rt.oldest = { seq: record.seq, at: times.length > 0 ? Math.min(...times) : null };
     }
     return rt.oldest.at;
@@ -249,10 +273,20 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
 
   async start(): Promise<void> {
     const onReplay = this.options.onReplay;
-    this.journal = await Journal.open(this.options.directory, [...this.runtimes.keys()], this.options.log, onReplay ? (records) => onReplay(bodiesOf(records)) : undefined);
-    for (const [name, rt] of this.runtimes) rt.replay = rt.group.stableBatches ? [...(this.journal.groups.get(name)?.unsettledBatches ?? [])] : [];
+    this.journal = await Journal.open(
+      this.options.directory,
+      [...this.runtimes.keys()],
+      this.options.log,
+      onReplay ? (records) => onReplay(bodiesOf(records)) : undefined,
+    );
+    for (const [name, rt] of this.runtimes)
+      rt.replay = rt.group.stableBatches ? [...(this.journal.groups.get(name)?.unsettledBatches ?? [])] : [];
     const recovered = this.journal.pendingEvents;
-    if (recovered > 0) this.options.log.info({ events: recovered, directory: this.options.directory }, `event queue recovered ${recovered} undelivered event(s) from disk`);
+    if (recovered > 0)
+      this.options.log.info(
+        { events: recovered, directory: this.options.directory },
+        `event queue recovered ${recovered} undelivered event(s) from disk`,
+      );
     this.accepting = true;
     for (const rt of this.runtimes.values()) rt.loop = this.consume(rt);
   }
@@ -265,7 +299,10 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
   async send(events: readonly QueuedEvent[]): Promise<void> {
     const journal = this.journalFor(events.length);
     const bodies = packEventBytes(events, this.maxMessageBytes);
-    await this.writing('messages', Promise.all(bodies.map((p) => journal.appendBytes(p.bytes, p.events.length, p.events))));
+    await this.writing(
+      'messages',
+      Promise.all(bodies.map((p) => journal.appendBytes(p.bytes, p.events.length, p.events))),
+    );
     this.wakeConsumers(journal);
   }
 
@@ -275,7 +312,12 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
    */
   async sendEncoded(message: EncodedMessage): Promise<void> {
     const journal = this.journalFor(message.events);
-    await this.writing('messages', message.parts === undefined ? journal.append(message.body, message.events) : journal.appendParts(message.parts, message.events));
+    await this.writing(
+      'messages',
+      message.parts === undefined
+        ? journal.append(message.body, message.events)
+        : journal.appendParts(message.parts, message.events),
+    );
     this.wakeConsumers(journal);
   }
 
@@ -293,7 +335,12 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       // its batch may be full (each wake rescans the pending messages).
       const state = journal.groups.get(rt.group.name);
       const maxEvents = rt.group.maxBatchEvents;
-      if (!rt.inWindow || (state?.pending.size ?? 0) >= rt.group.batchSize || (maxEvents !== undefined && (state?.events ?? 0) >= maxEvents)) rt.wake?.();
+      if (
+        !rt.inWindow ||
+        (state?.pending.size ?? 0) >= rt.group.batchSize ||
+        (maxEvents !== undefined && (state?.events ?? 0) >= maxEvents)
+      )
+        rt.wake?.();
     }
   }
 
@@ -305,7 +352,11 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     for (const rt of this.runtimes.values()) rt.wake?.();
     await Promise.all([...this.runtimes.values()].map((rt) => rt.loop ?? Promise.resolve()));
     const left = this.journal?.pendingEvents ?? 0;
-    if (left > 0) this.options.log.warn({ events: left }, `event queue stopped with ${left} event(s) undelivered; they are kept on disk and delivered at the next start`);
+    if (left > 0)
+      this.options.log.warn(
+        { events: left },
+        `event queue stopped with ${left} event(s) undelivered; they are kept on disk and delivered at the next start`,
+      );
     await this.journal?.close();
     this.journal = undefined;
   }
@@ -438,7 +489,9 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     }
     for (const seq of seqs) rt.inFlight.add(seq);
     const shape = new DeliveryShape(rt.group.name);
-    const event: SQSEvent = { Records: batch.map((r) => shape.record(r, (state.pending.get(r.seq)?.failures ?? 0) + 1)) };
+    const event: SQSEvent = {
+      Records: batch.map((r) => shape.record(r, (state.pending.get(r.seq)?.failures ?? 0) + 1)),
+    };
     let failedIds: Set<string>;
     let reason = '';
     // Messages the destination could not be reached for: neither acknowledged nor counted as a receive.
@@ -464,7 +517,10 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       } else {
         failedIds = new Set(batch.map((r) => String(r.seq)));
         reason = err instanceof Error ? err.message : String(err);
-        this.options.log.error({ group: rt.group.name, err }, `writer ${rt.group.name} failed a whole batch of ${batch.length} message(s)`);
+        this.options.log.error(
+          { group: rt.group.name, err },
+          `writer ${rt.group.name} failed a whole batch of ${batch.length} message(s)`,
+        );
       }
     }
     if (!wasUnavailable) this.reachable(rt);
@@ -485,7 +541,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
         continue;
       }
       const attempts = (state.pending.get(record.seq)?.failures ?? 0) + 1;
-      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reasons[id] ?? reason)) dead.push(record.seq);
+      if (attempts >= this.options.maxReceiveCount && this.deadLetter(rt, record, attempts, reasons[id] ?? reason))
+        dead.push(record.seq);
       else failed.push(record.seq);
     }
     try {
@@ -501,7 +558,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       rt.inFlight.delete(record.seq);
       const attempts = state.pending.get(record.seq)?.failures;
       // An unreached message waits for the group's pause, not for a backoff of its own.
-      if (attempts === undefined || (unreached.size > 0 && unreached.has(String(record.seq)))) rt.visibleAt.delete(record.seq);
+      if (attempts === undefined || (unreached.size > 0 && unreached.has(String(record.seq))))
+        rt.visibleAt.delete(record.seq);
       else rt.visibleAt.set(record.seq, Date.now() + this.retryDelay(attempts));
     }
     rt.delivered += acked.length;
@@ -515,7 +573,8 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
       this.faults.delete(log);
       return result;
     } catch (err) {
-      if (err instanceof QueueStorageError && !this.faults.has(log)) this.faults.set(log, { log, code: errorCode(err), since: Date.now() });
+      if (err instanceof QueueStorageError && !this.faults.has(log))
+        this.faults.set(log, { log, code: errorCode(err), since: Date.now() });
       throw err;
     }
   }
@@ -556,14 +615,20 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
 
   /** Delay before attempt n+1 of a message that failed n times: base × 2^(n-1), capped. */
   private retryDelay(failures: number): number {
-    return Math.min(this.options.retryCapMs ?? 60_000, (this.options.retryBaseMs ?? 1000) * 2 ** (Math.max(1, failures) - 1));
+    return Math.min(
+      this.options.retryCapMs ?? 60_000,
+      (this.options.retryBaseMs ?? 1000) * 2 ** (Math.max(1, failures) - 1),
+    );
   }
 
   /** The journal cannot write (full disk): the messages wait, visible again after a pause. */
   private holdBack(rt: GroupRuntime, seqs: readonly number[], err: unknown, what: string): void {
     const at = Date.now() + STORAGE_RETRY_MS;
     for (const seq of seqs) rt.visibleAt.set(seq, at);
-    this.options.log.error({ group: rt.group.name, err, messages: seqs.length }, `event queue ${rt.group.name}: ${what}; the ${seqs.length} message(s) are delivered again in ${STORAGE_RETRY_MS / 1000} s`);
+    this.options.log.error(
+      { group: rt.group.name, err, messages: seqs.length },
+      `event queue ${rt.group.name}: ${what}; the ${seqs.length} message(s) are delivered again in ${STORAGE_RETRY_MS / 1000} s`,
+    );
   }
 
   /**
@@ -573,16 +638,35 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
    * under the same file name.
    */
   private deadLetter(rt: GroupRuntime, record: JournalRecord, attempts: number, reason: string): boolean {
-    const letter: DeadLetter = { group: rt.group.name, seq: record.seq, attempts, deadAt: new Date().toISOString(), reason, events: record.events, body: record.body };
-    const path = join(this.options.directory, DEAD_LETTER_DIR, rt.group.name, `${String(record.seq).padStart(12, '0')}.json`);
+    const letter: DeadLetter = {
+      group: rt.group.name,
+      seq: record.seq,
+      attempts,
+      deadAt: new Date().toISOString(),
+      reason,
+      events: record.events,
+      body: record.body,
+    };
+    const path = join(
+      this.options.directory,
+      DEAD_LETTER_DIR,
+      rt.group.name,
+      `${String(record.seq).padStart(12, '0')}.json`,
+    );
     try {
       writeFileSynced(path, `${JSON.stringify(letter, null, 2)}\n`);
       syncDirectory(dirname(path));
     } catch (err) {
-      this.options.log.error({ group: rt.group.name, seq: record.seq, err, file: path }, `cannot write the dead letter ${path}; the message stays in the queue`);
+      this.options.log.error(
+        { group: rt.group.name, seq: record.seq, err, file: path },
+        `cannot write the dead letter ${path}; the message stays in the queue`,
+      );
       return false;
     }
-    this.options.log.error({ group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path }, `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`);
+    this.options.log.error(
+      { group: rt.group.name, seq: record.seq, attempts, events: record.events, file: path },
+      `message moved to the dead-letter folder of ${rt.group.name} after ${attempts} attempts (replay with \`svc dlq replay\`)`,
+    );
     return true;
   }
 }
@@ -654,7 +738,12 @@ class DeliveryShape {
     let attributes = this.attributes.get(receiveCount);
     if (attributes === undefined) {
       // Shared by the batch's records of this receive count: read only (as SQS's are).
-      attributes = Object.freeze({ ApproximateReceiveCount: String(receiveCount), SentTimestamp: this.now, SenderId: 'svc-local', ApproximateFirstReceiveTimestamp: this.now });
+      attributes = Object.freeze({
+        ApproximateReceiveCount: String(receiveCount),
+        SentTimestamp: this.now,
+        SenderId: 'svc-local',
+        ApproximateFirstReceiveTimestamp: this.now,
+      });
       this.attributes.set(receiveCount, attributes);
     }
     return new DeliveredRecord(record, this.group, attributes, this.arn);
@@ -665,9 +754,15 @@ class DeliveryShape {
  * Puts dead letters back on the queue for their group (`svc dlq replay`). Needs the queue's
  * directory not to be in use by a running Svc. Returns how many messages were replayed.
  */
-export async function replayDeadLetters(directory: string, log: Log, only?: string): Promise<{ group: string; messages: number; events: number }[]> {
+export async function replayDeadLetters(
+  directory: string,
+  log: Log,
+  only?: string,
+): Promise<{ group: string; messages: number; events: number }[]> {
   // Every group the journal knows (its ack logs), so compaction keeps what any of them still needs.
-  const groups = existsSync(directory) ? readdirSync(directory).flatMap((f) => /^acks-(.+)\.log$/.exec(f)?.[1] ?? []) : [];
+  const groups = existsSync(directory)
+    ? readdirSync(directory).flatMap((f) => /^acks-(.+)\.log$/.exec(f)?.[1] ?? [])
+    : [];
   if (only && !groups.includes(only)) return [];
   const journal = await Journal.open(directory, groups, log);
   const results: { group: string; messages: number; events: number }[] = [];
@@ -677,7 +772,9 @@ export async function replayDeadLetters(directory: string, log: Log, only?: stri
       const dir = join(directory, DEAD_LETTER_DIR, group);
       let files: string[];
       try {
-        files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+        files = readdirSync(dir)
+          .filter((f) => f.endsWith('.json'))
+          .sort();
       } catch {
         continue;
       }

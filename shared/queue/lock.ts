@@ -102,7 +102,9 @@ function probe(address: string): Promise<Probe> {
     socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     socket.on('end', () => {
       const pid = /"pid":(\d+)/.exec(text)?.[1];
-      finish(pid === undefined ? (connected ? { state: 'silent' } : { state: 'gone' }) : { state: 'live', pid: Number(pid) });
+      finish(
+        pid === undefined ? (connected ? { state: 'silent' } : { state: 'gone' }) : { state: 'live', pid: Number(pid) },
+      );
     });
     socket.on('error', () => finish({ state: 'gone' }));
   });

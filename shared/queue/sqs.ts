@@ -12,11 +12,12 @@
 import { AwsServiceError } from '../aws/json-client.js';
 import type { SqsApi, SqsMessageAttribute } from '../aws/sqs.js';
 import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
-import { encodeClaimCheck, packEventBodies, type PackedBody } from './codec.js';
+import { encodeClaimCheck, type PackedBody, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
-import { QueueUnavailableError, type EventQueue, SQS_MAX_MESSAGE_BYTES } from './port.js';
+import { type EventQueue, QueueUnavailableError, SQS_MAX_MESSAGE_BYTES } from './port.js';
 
 export { SQS_MAX_MESSAGE_BYTES };
+
 import type { Log } from '../logging/log.js';
 
 export const SQS_MAX_BATCH_BYTES = 1_048_576;
@@ -133,7 +134,8 @@ const RETRYABLE_NAMES = new Set([
 export function isRetryableError(err: unknown): boolean {
   if (err instanceof AwsServiceError) return err.retryable;
   if (!(err instanceof Error)) return false;
-  if (RETRYABLE_NAMES.has(err.name) || ('code' in err && typeof err.code === 'string' && RETRYABLE_NAMES.has(err.code))) return true;
+  if (RETRYABLE_NAMES.has(err.name) || ('code' in err && typeof err.code === 'string' && RETRYABLE_NAMES.has(err.code)))
+    return true;
   const status = sdkHttpStatus(err);
   if (status !== undefined && (status === 429 || status >= 500)) return true;
   return ('$fault' in err && err.$fault === 'server') || ('$retryable' in err && err.$retryable !== undefined);
@@ -142,7 +144,9 @@ export function isRetryableError(err: unknown): boolean {
 /** The HTTP status of an AWS SDK error (the S3 client's). */
 function sdkHttpStatus(err: Error): number | undefined {
   if (!('$metadata' in err) || typeof err.$metadata !== 'object' || err.$metadata === null) return undefined;
-  return 'httpStatusCode' in err.$metadata && typeof err.$metadata.httpStatusCode === 'number' ? err.$metadata.httpStatusCode : undefined;
+  return 'httpStatusCode' in err.$metadata && typeof err.$metadata.httpStatusCode === 'number'
+    ? err.$metadata.httpStatusCode
+    : undefined;
 }
 
 function errorText(err: unknown): string {
@@ -159,7 +163,10 @@ function attributeBytes(attributes: Record<string, SqsMessageAttribute>): number
 
 function attributesFor(events: readonly QueuedEvent[], count: number): Record<string, SqsMessageAttribute> {
   const kinds = [...new Set(events.map((e) => e.kind))].sort().join(',');
-  return { kind: { DataType: 'String', StringValue: kinds }, events: { DataType: 'Number', StringValue: String(count) } };
+  return {
+    kind: { DataType: 'String', StringValue: kinds },
+    events: { DataType: 'Number', StringValue: String(count) },
+  };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -187,7 +194,14 @@ export class SqsEventQueue implements EventQueue {
   private readonly concurrency: number;
   private readonly log: Log | undefined;
   private readonly retryLogLevel: 'warn' | 'debug';
-  private readonly count: SqsQueueCounters = { requests: 0, messages: 0, events: 0, retries: 0, claimChecks: 0, unsentEvents: 0 };
+  private readonly count: SqsQueueCounters = {
+    requests: 0,
+    messages: 0,
+    events: 0,
+    retries: 0,
+    claimChecks: 0,
+    unsentEvents: 0,
+  };
 
   constructor(options: SqsEventQueueOptions) {
     this.client = options.client;
@@ -201,10 +215,17 @@ export class SqsEventQueue implements EventQueue {
     this.log = options.log;
     this.retryLogLevel = options.retryLogLevel ?? 'warn';
     // 1024 is the smallest MaximumMessageSize a queue can have.
-    if (!Number.isInteger(this.maxMessageBytes) || this.maxMessageBytes < 1024 || this.maxMessageBytes > SQS_MAX_MESSAGE_BYTES) {
-      throw new RangeError(`maxMessageBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}, not ${this.maxMessageBytes}`);
+    if (
+      !Number.isInteger(this.maxMessageBytes) ||
+      this.maxMessageBytes < 1024 ||
+      this.maxMessageBytes > SQS_MAX_MESSAGE_BYTES
+    ) {
+      throw new RangeError(
+        `maxMessageBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}, not ${this.maxMessageBytes}`,
+      );
     }
-    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1) throw new RangeError(`maxAttempts must be a positive integer, not ${this.maxAttempts}`);
+    if (!Number.isInteger(this.maxAttempts) || this.maxAttempts < 1)
+      throw new RangeError(`maxAttempts must be a positive integer, not ${this.maxAttempts}`);
   }
 
   /** A snapshot of the counters. */
@@ -234,7 +255,10 @@ export class SqsEventQueue implements EventQueue {
     const unsent = failures.reduce((n, f) => n + f.entry.eventIds.length, 0);
     this.count.unsentEvents += unsent;
     const reasons = [...new Set(failures.map((f) => f.reason))].slice(0, 5);
-    this.log?.error({ queueUrl: this.queueUrl, unsentEvents: unsent, totalEvents: events.length, reasons }, 'events could not be sent to SQS');
+    this.log?.error(
+      { queueUrl: this.queueUrl, unsentEvents: unsent, totalEvents: events.length, reasons },
+      'events could not be sent to SQS',
+    );
     await this.forget(failures.flatMap((f) => (f.entry.ref ? [f.entry.ref] : [])));
     throw new SqsSendError(unsent, events.length, reasons);
   }
@@ -248,12 +272,22 @@ export class SqsEventQueue implements EventQueue {
     if (events.length === 0) return [];
     const { packed, bodyBudget } = this.pack(events);
     const oversize = this.claimCheck ? [] : packed.filter((p) => p.bytes > bodyBudget);
-    const unsent: UnsentEvents[] = oversize.length > 0 ? [{ ids: oversize.flatMap((p) => p.events.map((e) => e.id)), reason: this.oversizeReason(oversize, bodyBudget), retryable: false }] : [];
+    const unsent: UnsentEvents[] =
+      oversize.length > 0
+        ? [
+            {
+              ids: oversize.flatMap((p) => p.events.map((e) => e.id)),
+              reason: this.oversizeReason(oversize, bodyBudget),
+              retryable: false,
+            },
+          ]
+        : [];
     const prepared = await this.prepare(
       packed.filter((p) => !oversize.includes(p)),
       bodyBudget,
     );
-    for (const f of prepared.failures) unsent.push({ ids: f.eventIds, reason: f.reason, retryable: isRetryableError(f.cause) });
+    for (const f of prepared.failures)
+      unsent.push({ ids: f.eventIds, reason: f.reason, retryable: isRetryableError(f.cause) });
     const failures = await this.deliver(prepared.entries);
     for (const f of failures) unsent.push({ ids: f.entry.eventIds, reason: f.reason, retryable: f.retryable });
     this.count.unsentEvents += unsent.reduce((n, u) => n + u.ids.length, 0);
@@ -274,7 +308,10 @@ export class SqsEventQueue implements EventQueue {
   }
 
   /** Makes the entries; bodies too large are claim-checked first. A body that could not be stored is a failure, the others entries. */
-  private async prepare(packed: readonly PackedBody[], bodyBudget: number): Promise<{ entries: Entry[]; failures: { eventIds: string[]; reason: string; cause: unknown }[] }> {
+  private async prepare(
+    packed: readonly PackedBody[],
+    bodyBudget: number,
+  ): Promise<{ entries: Entry[]; failures: { eventIds: string[]; reason: string; cause: unknown }[] }> {
     const settled = await Promise.allSettled(
       packed.map(async (p, index): Promise<Entry> => {
         const attributes = attributesFor(p.events, p.events.length);
@@ -286,14 +323,26 @@ export class SqsEventQueue implements EventQueue {
           body = encodeClaimCheck(ref, p.events.length);
         }
         const bytes = Buffer.byteLength(body) + attributeBytes(attributes);
-        return { id: `m${index}`, body, attributes, bytes, eventIds: p.events.map((e) => e.id), ...(ref ? { ref } : {}) };
+        return {
+          id: `m${index}`,
+          body,
+          attributes,
+          bytes,
+          eventIds: p.events.map((e) => e.id),
+          ...(ref ? { ref } : {}),
+        };
       }),
     );
     const entries: Entry[] = [];
     const failures: { eventIds: string[]; reason: string; cause: unknown }[] = [];
     settled.forEach((s, index) => {
       if (s.status === 'fulfilled') entries.push(s.value);
-      else failures.push({ eventIds: packed[index]?.events.map((e) => e.id) ?? [], reason: `a body too large for SQS could not be stored in the claim-check store: ${errorText(s.reason)}`, cause: s.reason });
+      else
+        failures.push({
+          eventIds: packed[index]?.events.map((e) => e.id) ?? [],
+          reason: `a body too large for SQS could not be stored in the claim-check store: ${errorText(s.reason)}`,
+          cause: s.reason,
+        });
     });
     return { entries, failures };
   }
@@ -311,10 +360,26 @@ export class SqsEventQueue implements EventQueue {
       });
       if (retry.length === 0) return failed;
       if (attempt >= this.maxAttempts) {
-        return [...failed, ...retry.map((f) => ({ entry: f.entry, reason: `${f.reason} (still failing after ${attempt} attempts)`, retryable: true }))];
+        return [
+          ...failed,
+          ...retry.map((f) => ({
+            entry: f.entry,
+            reason: `${f.reason} (still failing after ${attempt} attempts)`,
+            retryable: true,
+          })),
+        ];
       }
       const delayMs = this.backoff(attempt);
-      this.log?.[this.retryLogLevel]({ queueUrl: this.queueUrl, attempt, messages: retry.length, delayMs, reasons: [...new Set(retry.map((f) => f.reason))].slice(0, 3) }, 'SQS did not take some messages; retrying');
+      this.log?.[this.retryLogLevel](
+        {
+          queueUrl: this.queueUrl,
+          attempt,
+          messages: retry.length,
+          delayMs,
+          reasons: [...new Set(retry.map((f) => f.reason))].slice(0, 3),
+        },
+        'SQS did not take some messages; retrying',
+      );
       await sleep(delayMs);
       this.count.retries += retry.length;
       // Entry order is kept, so a retry packs the same messages into as few requests as before.
@@ -382,7 +447,8 @@ export class SqsEventQueue implements EventQueue {
       (retryable ? retry : failed).push({ entry, reason, retryable });
     }
     // An entry the response does not mention at all: send it again rather than lose it.
-    for (const entry of open.values()) retry.push({ entry, reason: 'not in the SendMessageBatch response', retryable: true });
+    for (const entry of open.values())
+      retry.push({ entry, reason: 'not in the SendMessageBatch response', retryable: true });
     return { retry, failed };
   }
 

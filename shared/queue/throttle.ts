@@ -9,7 +9,10 @@ export class Throttle {
   private readonly perMs: number;
   private readonly capacity: number;
 
-  constructor(maxPerMinute: number, private readonly now: () => number = Date.now) {
+  constructor(
+    maxPerMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.perMs = maxPerMinute / 60_000;
     this.capacity = Math.max(1, Math.ceil(maxPerMinute / 60));
     this.tokens = this.capacity;

@@ -18,10 +18,16 @@
  * (shared/aws/dynamodb.ts LeanDynamoDbClient: maxAttempts, connect and request timeouts) bound how long a failing call takes before that happens.
  */
 import type { DynamoApi } from '../aws/dynamodb.js';
-import { assertValidLimit, decide, RATE_LIMIT_TABLE_KEYS, windowOf, type RateLimitDecision, type RateLimiter } from './port.js';
+import {
+  assertValidLimit,
+  decide,
+  RATE_LIMIT_TABLE_KEYS,
+  type RateLimitDecision,
+  type RateLimiter,
+  windowOf,
+} from './port.js';
 
 export { RATE_LIMIT_TABLE_KEYS };
-
 
 /** Counter attribute (`count` is a DynamoDB reserved word, hence the #count placeholder). */
 const COUNT_ATTRIBUTE = 'count';

@@ -7,7 +7,7 @@
  * at most, keys of one earlier window until the first call of the new one), no matter how many
  * distinct IPs have called over the process lifetime.
  */
-import { assertValidLimit, decide, windowOf, type RateLimitDecision, type RateLimiter } from './port.js';
+import { assertValidLimit, decide, type RateLimitDecision, type RateLimiter, windowOf } from './port.js';
 
 export interface MemoryRateLimiterOptions {
   /** maxPerMinute. */

@@ -25,7 +25,10 @@ export class IntervalTask implements Component {
   private completedRuns = 0;
 
   constructor(private readonly options: IntervalTaskOptions) {
-    if (!Number.isSafeInteger(options.intervalMs) || options.intervalMs < 1) throw new RangeError(`${options.name}: the interval must be a positive number of milliseconds, got ${String(options.intervalMs)}`);
+    if (!Number.isSafeInteger(options.intervalMs) || options.intervalMs < 1)
+      throw new RangeError(
+        `${options.name}: the interval must be a positive number of milliseconds, got ${String(options.intervalMs)}`,
+      );
     this.name = options.name;
   }
 

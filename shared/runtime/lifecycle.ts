@@ -84,7 +84,10 @@ export class Lifecycle {
         const outcome = await Promise.race([component.stop().then(() => 'ok' as const), timeout]);
         if (outcome === 'timeout') {
           clean = false;
-          this.log.warn({ component: component.name, timeoutMs: this.stopTimeoutMs }, `${component.name} did not stop in time; abandoned`);
+          this.log.warn(
+            { component: component.name, timeoutMs: this.stopTimeoutMs },
+            `${component.name} did not stop in time; abandoned`,
+          );
         } else {
           this.log.info({ component: component.name }, `stopped ${component.name}`);
         }

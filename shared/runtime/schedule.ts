@@ -5,8 +5,9 @@
  * run on IntervalTask (interval.ts); both run at start when asked, never overlap (a tick that finds
  * the previous run still going is skipped and counted) and stop their timer on `stop`.
  */
-import later from '@breejs/later';
+
 import type { Schedule } from '@breejs/later';
+import later from '@breejs/later';
 import type { Component } from './lifecycle.js';
 
 // Svc evaluates every schedule in UTC (§10.1); `later` keeps this as a library-wide setting.
@@ -22,7 +23,8 @@ export class TextSchedule {
   /** Throws RangeError naming where the text stops parsing (the config validator refuses such texts first). */
   constructor(readonly text: string) {
     const parsed = later.parse.text(text);
-    if (parsed.error !== -1) throw new RangeError(`cannot parse the text schedule ${JSON.stringify(text)} from position ${parsed.error}`);
+    if (parsed.error !== -1)
+      throw new RangeError(`cannot parse the text schedule ${JSON.stringify(text)} from position ${parsed.error}`);
     this.schedule = later.schedule(parsed);
   }
 

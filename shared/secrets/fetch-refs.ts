@@ -9,7 +9,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
-import { ConfigError, quote, type ConfigIssue } from '../config/errors.js';
+import { ConfigError, type ConfigIssue, quote } from '../config/errors.js';
 import type { SecretRef, SecretRefAt } from '../config/secret-refs.js';
 import { displayPath } from '../config/walk.js';
 import { isRecord } from '../util/records.js';
@@ -22,7 +22,10 @@ import { isRecord } from '../util/records.js';
 export const SECRET_CACHE_SECONDS = 365 * 24 * 3600;
 
 /** Client settings both providers take (tests point `endpoint` at a local stand-in). */
-export type SecretClientConfig = Pick<SecretsManagerClientConfig, 'endpoint' | 'credentials' | 'region' | 'maxAttempts'>;
+export type SecretClientConfig = Pick<
+  SecretsManagerClientConfig,
+  'endpoint' | 'credentials' | 'region' | 'maxAttempts'
+>;
 
 export interface FetchOptions {
   clientConfig?: SecretClientConfig;
@@ -38,7 +41,8 @@ class Providers {
     const key = `${ref.store} ${clientConfig.region === undefined ? '' : String(clientConfig.region)}`;
     if (ref.store === 'secret') {
       let provider = this.byKey.get(key);
-      if (!(provider instanceof SecretsProvider)) this.byKey.set(key, (provider = new SecretsProvider({ clientConfig })));
+      if (!(provider instanceof SecretsProvider))
+        this.byKey.set(key, (provider = new SecretsProvider({ clientConfig })));
       return provider.get(ref.id, { maxAge: SECRET_CACHE_SECONDS });
     }
     let provider = this.byKey.get(key);
@@ -59,7 +63,10 @@ function reason(err: unknown): string {
 }
 
 /** The text a reference stands for, from what the store holds; a problem is described without the value. */
-function valueOf(ref: SecretRef, stored: string | Uint8Array | undefined): { ok: true; value: string } | { ok: false; problem: string } {
+function valueOf(
+  ref: SecretRef,
+  stored: string | Uint8Array | undefined,
+): { ok: true; value: string } | { ok: false; problem: string } {
   const what = ref.store === 'secret' ? 'the secret' : 'the parameter';
   if (stored === undefined) return { ok: false, problem: `${what} has no value` };
   if (typeof stored !== 'string') return { ok: false, problem: `${what} is binary; Svc reads secrets stored as text` };
@@ -71,13 +78,19 @@ function valueOf(ref: SecretRef, stored: string | Uint8Array | undefined): { ok:
     } catch {
       return { ok: false, problem: `${what}'s value is not JSON, so it has no key ${quote(ref.jsonKey)}` };
     }
-    if (!isRecord(parsed)) return { ok: false, problem: `${what}'s value is not a JSON object, so it has no key ${quote(ref.jsonKey)}` };
+    if (!isRecord(parsed))
+      return { ok: false, problem: `${what}'s value is not a JSON object, so it has no key ${quote(ref.jsonKey)}` };
     const field = parsed[ref.jsonKey];
-    if (field === undefined) return { ok: false, problem: `${what} has no key ${quote(ref.jsonKey)} (its keys: ${Object.keys(parsed).map(quote).join(', ') || 'none'})` };
+    if (field === undefined)
+      return {
+        ok: false,
+        problem: `${what} has no key ${quote(ref.jsonKey)} (its keys: ${Object.keys(parsed).map(quote).join(', ') || 'none'})`,
+      };
     if (typeof field !== 'string') return { ok: false, problem: `key ${quote(ref.jsonKey)} of ${what} is not a text` };
     value = field;
   }
-  if (value === '') return { ok: false, problem: `${what}${ref.jsonKey === undefined ? '' : `'s key ${quote(ref.jsonKey)}`} is empty` };
+  if (value === '')
+    return { ok: false, problem: `${what}${ref.jsonKey === undefined ? '' : `'s key ${quote(ref.jsonKey)}`} is empty` };
   return { ok: true, value };
 }
 
@@ -86,7 +99,11 @@ function valueOf(ref: SecretRef, stored: string | Uint8Array | undefined): { ok:
  * referenced): the values by the reference's text, or a ConfigError with one issue per reference
  * that failed, placed at its key in `file`.
  */
-export async function fetchSecretRefs(file: string, refs: readonly SecretRefAt[], options: FetchOptions = {}): Promise<Map<string, string>> {
+export async function fetchSecretRefs(
+  file: string,
+  refs: readonly SecretRefAt[],
+  options: FetchOptions = {},
+): Promise<Map<string, string>> {
   const providers = new Providers(options.clientConfig ?? {});
   const fetches = new Map<string, Promise<string | Uint8Array | undefined>>();
   const fetchOnce = (ref: SecretRef) => {
@@ -100,11 +117,20 @@ export async function fetchSecretRefs(file: string, refs: readonly SecretRefAt[]
   const issues: ConfigIssue[] = [];
   refs.forEach((at, i) => {
     const result = results[i];
-    const outcome = result?.status === 'fulfilled' ? valueOf(at.ref, result.value) : { ok: false as const, problem: reason(result?.reason) };
+    const outcome =
+      result?.status === 'fulfilled'
+        ? valueOf(at.ref, result.value)
+        : { ok: false as const, problem: reason(result?.reason) };
     if (outcome.ok) values.set(at.ref.text, outcome.value);
-    else issues.push({ file, line: at.line, column: at.column, path: displayPath(at.path), message: `cannot fetch ${at.ref.text}: ${outcome.problem}` });
+    else
+      issues.push({
+        file,
+        line: at.line,
+        column: at.column,
+        path: displayPath(at.path),
+        message: `cannot fetch ${at.ref.text}: ${outcome.problem}`,
+      });
   });
   if (issues.length > 0) throw new ConfigError(issues);
   return values;
 }
-

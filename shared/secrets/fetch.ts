@@ -3,11 +3,11 @@
  * the config again with their values: `svc local` / `svc edge` at start. The Lambda functions read
  * the resolved config document instead (shared/config/resolved-load.ts) and use fetch-refs.ts directly.
  */
-import { loadConfigFile, type LoadedConfig } from '../config/load.js';
+import { type LoadedConfig, loadConfigFile } from '../config/load.js';
 import type { SecretRefAt } from '../config/secret-refs.js';
-import { fetchSecretRefs, type FetchOptions } from './fetch-refs.js';
+import { type FetchOptions, fetchSecretRefs } from './fetch-refs.js';
 
-export { fetchSecretRefs, SECRET_CACHE_SECONDS, type FetchOptions, type SecretClientConfig } from './fetch-refs.js';
+export { type FetchOptions, fetchSecretRefs, SECRET_CACHE_SECONDS, type SecretClientConfig } from './fetch-refs.js';
 
 export interface ResolveOptions extends FetchOptions {
   /** Which references to fetch; default all. The others stay as written. */

@@ -3,7 +3,18 @@
  * files an operator names (config, certificates).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 
@@ -34,7 +45,11 @@ export function makeDirectorySynced(dir: string): void {
 }
 
 /** Writes `data` to `path` (creating its directory, durably) and syncs it. `exclusive` refuses an existing file. */
-export function writeFileSynced(path: string, data: FileContents, options: { exclusive?: boolean; mode?: number } = {}): void {
+export function writeFileSynced(
+  path: string,
+  data: FileContents,
+  options: { exclusive?: boolean; mode?: number } = {},
+): void {
   makeDirectorySynced(dirname(path));
   const fd = openSync(path, options.exclusive ? 'wx' : 'w', options.mode ?? 0o640);
   try {
@@ -114,10 +129,19 @@ export function joinChunks(chunks: Iterable<Uint8Array>): Uint8Array {
 /** A bounded read: the bytes, or why there are none (`tooLarge`: at least this many bytes). */
 export type BoundedRead = { ok: true; bytes: Buffer } | { ok: false; reason: string; tooLarge?: number };
 
-const FS_REASONS: Record<string, string> = { ENOENT: 'no such file', ENOTDIR: 'no such file', EACCES: 'permission denied', EPERM: 'permission denied', EISDIR: 'is a directory' };
+const FS_REASONS: Record<string, string> = {
+  ENOENT: 'no such file',
+  ENOTDIR: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory',
+};
 
 function fsReason(err: unknown): string {
-  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : 'unknown error';
+  const code =
+    typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+      ? err.code
+      : 'unknown error';
   return FS_REASONS[code] ?? code;
 }
 

@@ -12,7 +12,8 @@ export class RecentIds {
   private next = 0;
 
   constructor(private readonly max: number) {
-    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${String(max)}`);
+    if (!Number.isSafeInteger(max) || max < 1)
+      throw new RangeError(`max must be a positive integer, got ${String(max)}`);
   }
 
   has(id: string): boolean {

@@ -22,7 +22,8 @@ export function setPath(data: unknown, path: readonly (string | number)[], value
   const last = path[path.length - 1];
   const parent = getPath(data, path.slice(0, -1));
   if (typeof last === 'number' && Array.isArray(parent) && last < parent.length) parent[last] = value;
-  else if (typeof last === 'string' && isRecord(parent)) Object.defineProperty(parent, last, { value, enumerable: true, writable: true, configurable: true });
+  else if (typeof last === 'string' && isRecord(parent))
+    Object.defineProperty(parent, last, { value, enumerable: true, writable: true, configurable: true });
   else return false;
   return true;
 }

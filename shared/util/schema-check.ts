@@ -142,33 +142,64 @@ export function compileSchema<T>(schema: object, options: SchemaCheckOptions = {
 }
 
 const KNOWN = new Set([
-  'type', 'const', 'anyOf',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
-  'minLength', 'maxLength', 'pattern', 'format',
-  'items', 'minItems', 'maxItems',
-  'properties', 'required', 'patternProperties', 'additionalProperties',
+  'type',
+  'const',
+  'anyOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'items',
+  'minItems',
+  'maxItems',
+  'properties',
+  'required',
+  'patternProperties',
+  'additionalProperties',
 ]);
 
 /** The node of a schema without keywords (`{}`, TypeBox's Unknown): every value is valid. */
 const ACCEPT_ALL: Node = () => true;
 
-function compileNode(input: unknown, where: string, formats: Readonly<Record<string, (text: string) => boolean>>, annotations: ReadonlySet<string>): Node {
+function compileNode(
+  input: unknown,
+  where: string,
+  formats: Readonly<Record<string, (text: string) => boolean>>,
+  annotations: ReadonlySet<string>,
+): Node {
   if (!isRecord(input)) throw new Error(`${where}: a schema must be an object`);
   const schema = input;
   for (const key of Object.keys(schema)) {
-    if (!KNOWN.has(key) && !annotations.has(key)) throw new Error(`${where}: unknown keyword "${key}" (shared/util/schema-check.ts understands ${[...KNOWN].join(', ')})`);
+    if (!KNOWN.has(key) && !annotations.has(key))
+      throw new Error(
+        `${where}: unknown keyword "${key}" (shared/util/schema-check.ts understands ${[...KNOWN].join(', ')})`,
+      );
   }
   if (!Object.keys(schema).some((key) => KNOWN.has(key))) return ACCEPT_ALL;
-  const err = (out: SchemaError[], instancePath: string, keyword: string, params: Record<string, unknown>, message: string): void => {
+  const err = (
+    out: SchemaError[],
+    instancePath: string,
+    keyword: string,
+    params: Record<string, unknown>,
+    message: string,
+  ): void => {
     out.push({ instancePath, keyword, params, message, parentSchema: schema });
   };
 
   // The type keyword.
   const rawType = schema['type'];
-  const types: JsonType[] = rawType === undefined ? [] : (Array.isArray(rawType) ? rawType : [rawType]).map((t) => {
-    if (typeof t !== 'string' || !JSON_TYPES.has(t)) throw new Error(`${where}: unknown type ${JSON.stringify(t)}`);
-    return t as JsonType; // checked against JSON_TYPES just above
-  });
+  const types: JsonType[] =
+    rawType === undefined
+      ? []
+      : (Array.isArray(rawType) ? rawType : [rawType]).map((t) => {
+          if (typeof t !== 'string' || !JSON_TYPES.has(t))
+            throw new Error(`${where}: unknown type ${JSON.stringify(t)}`);
+          return t as JsonType; // checked against JSON_TYPES just above
+        });
   const typeText = Array.isArray(rawType) ? types.join(',') : (types[0] ?? '');
 
   // Keywords of no type: const, anyOf.
@@ -207,7 +238,11 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
   const limit = (keyword: string, comparison: string, ok: (v: number, l: number) => boolean): void => {
     if (!(keyword in schema)) return;
     const l = num(schema, keyword, where);
-    numberRules.push({ keyword, test: (v: number) => ok(v, l), fail: () => ({ params: { comparison, limit: l }, message: `must be ${comparison} ${l}` }) });
+    numberRules.push({
+      keyword,
+      test: (v: number) => ok(v, l),
+      fail: () => ({ params: { comparison, limit: l }, message: `must be ${comparison} ${l}` }),
+    });
   };
   limit('maximum', '<=', (v, l) => v <= l);
   limit('minimum', '>=', (v, l) => v >= l);
@@ -218,49 +253,77 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
   const stringRules: Rule[] = [];
   if ('maxLength' in schema) {
     const l = num(schema, 'maxLength', where);
-    stringRules.push({ keyword: 'maxLength', test: (v: string) => v.length <= l || codePoints(v) <= l, fail: () => ({ params: { limit: l }, message: `must NOT have more than ${l} characters` }) });
+    stringRules.push({
+      keyword: 'maxLength',
+      test: (v: string) => v.length <= l || codePoints(v) <= l,
+      fail: () => ({ params: { limit: l }, message: `must NOT have more than ${l} characters` }),
+    });
   }
   if ('minLength' in schema) {
     const l = num(schema, 'minLength', where);
-    stringRules.push({ keyword: 'minLength', test: (v: string) => codePoints(v) >= l, fail: () => ({ params: { limit: l }, message: `must NOT have fewer than ${l} characters` }) });
+    stringRules.push({
+      keyword: 'minLength',
+      test: (v: string) => codePoints(v) >= l,
+      fail: () => ({ params: { limit: l }, message: `must NOT have fewer than ${l} characters` }),
+    });
   }
   if ('pattern' in schema) {
     const pattern = schema['pattern'];
     if (typeof pattern !== 'string') throw new Error(`${where}: pattern must be a string`);
     const re = new RegExp(pattern, 'u');
-    stringRules.push({ keyword: 'pattern', test: (v: string) => re.test(v), fail: () => ({ params: { pattern }, message: `must match pattern "${pattern}"` }) });
+    stringRules.push({
+      keyword: 'pattern',
+      test: (v: string) => re.test(v),
+      fail: () => ({ params: { pattern }, message: `must match pattern "${pattern}"` }),
+    });
   }
   if ('format' in schema) {
     const format = schema['format'];
     const test = typeof format === 'string' && Object.hasOwn(formats, format) ? formats[format] : undefined;
-    if (test === undefined) throw new Error(`${where}: unknown format ${JSON.stringify(format)} (known: ${Object.keys(formats).join(', ') || 'none'})`);
-    stringRules.push({ keyword: 'format', test: (v: string) => test(v), fail: () => ({ params: { format }, message: `must match format "${String(format)}"` }) });
+    if (test === undefined)
+      throw new Error(
+        `${where}: unknown format ${JSON.stringify(format)} (known: ${Object.keys(formats).join(', ') || 'none'})`,
+      );
+    stringRules.push({
+      keyword: 'format',
+      test: (v: string) => test(v),
+      fail: () => ({ params: { format }, message: `must match format "${String(format)}"` }),
+    });
   }
 
   // Arrays.
   const arrayRules: Rule[] = [];
   if ('maxItems' in schema) {
     const l = num(schema, 'maxItems', where);
-    arrayRules.push({ keyword: 'maxItems', test: (v: unknown[]) => v.length <= l, fail: () => ({ params: { limit: l }, message: `must NOT have more than ${l} items` }) });
+    arrayRules.push({
+      keyword: 'maxItems',
+      test: (v: unknown[]) => v.length <= l,
+      fail: () => ({ params: { limit: l }, message: `must NOT have more than ${l} items` }),
+    });
   }
   if ('minItems' in schema) {
     const l = num(schema, 'minItems', where);
-    arrayRules.push({ keyword: 'minItems', test: (v: unknown[]) => v.length >= l, fail: () => ({ params: { limit: l }, message: `must NOT have fewer than ${l} items` }) });
+    arrayRules.push({
+      keyword: 'minItems',
+      test: (v: unknown[]) => v.length >= l,
+      fail: () => ({ params: { limit: l }, message: `must NOT have fewer than ${l} items` }),
+    });
   }
   if ('items' in schema) {
     const item = compileNode(schema['items'], `${where}/items`, formats, annotations);
-    if (item !== ACCEPT_ALL) arrayRules.push({
-      keyword: 'items',
-      test: (v: unknown[], path, out) => {
-        let ok = true;
-        for (let i = 0; i < v.length; i++) {
-          if (item(v[i], out ? `${path}/${i}` : path, out)) continue;
-          ok = false;
-          if (!out) return false;
-        }
-        return ok;
-      },
-    });
+    if (item !== ACCEPT_ALL)
+      arrayRules.push({
+        keyword: 'items',
+        test: (v: unknown[], path, out) => {
+          let ok = true;
+          for (let i = 0; i < v.length; i++) {
+            if (item(v[i], out ? `${path}/${i}` : path, out)) continue;
+            ok = false;
+            if (!out) return false;
+          }
+          return ok;
+        },
+      });
   }
 
   // Objects.
@@ -269,17 +332,23 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
   if ('properties' in schema) {
     const props = schema['properties'];
     if (!isRecord(props)) throw new Error(`${where}: properties must be an object`);
-    for (const [key, sub] of Object.entries(props)) properties.set(key, compileNode(sub, `${where}/properties/${key}`, formats, annotations));
+    for (const [key, sub] of Object.entries(props))
+      properties.set(key, compileNode(sub, `${where}/properties/${key}`, formats, annotations));
   }
   const patterns: [RegExp, Node][] = [];
   if ('patternProperties' in schema) {
     const pats = schema['patternProperties'];
     if (!isRecord(pats)) throw new Error(`${where}: patternProperties must be an object`);
-    for (const [pattern, sub] of Object.entries(pats)) patterns.push([new RegExp(pattern, 'u'), compileNode(sub, `${where}/patternProperties/${pattern}`, formats, annotations)]);
+    for (const [pattern, sub] of Object.entries(pats))
+      patterns.push([
+        new RegExp(pattern, 'u'),
+        compileNode(sub, `${where}/patternProperties/${pattern}`, formats, annotations),
+      ]);
   }
   if ('required' in schema) {
     const required = schema['required'];
-    if (!Array.isArray(required) || !required.every((r): r is string => typeof r === 'string')) throw new Error(`${where}: required must be a list of names`);
+    if (!Array.isArray(required) || !required.every((r): r is string => typeof r === 'string'))
+      throw new Error(`${where}: required must be a list of names`);
     objectRules.push({
       keyword: 'required',
       test: (v: Record<string, unknown>, path, out) => {
@@ -296,7 +365,8 @@ function compileNode(input: unknown, where: string, formats: Readonly<Record<str
   }
   if ('additionalProperties' in schema) {
     const additional = schema['additionalProperties'];
-    if (additional !== true && additional !== false) throw new Error(`${where}: additionalProperties must be true or false`);
+    if (additional !== true && additional !== false)
+      throw new Error(`${where}: additionalProperties must be true or false`);
     if (additional === false) {
       objectRules.push({
         keyword: 'additionalProperties',
@@ -410,7 +480,8 @@ function discriminator(branches: unknown[], nodes: Node[]): { key: string; byVal
   for (const key of Object.keys(first['properties'])) {
     const byValue = new Map<unknown, Node>();
     const every = branches.every((b, i) => {
-      if (!isRecord(b) || !isRecord(b['properties']) || !Array.isArray(b['required']) || !b['required'].includes(key)) return false;
+      if (!isRecord(b) || !isRecord(b['properties']) || !Array.isArray(b['required']) || !b['required'].includes(key))
+        return false;
       const member = b['properties'][key];
       if (!isRecord(member) || !('const' in member)) return false;
       const value = member['const'];

@@ -19,7 +19,9 @@ describe('the build output', () => {
       expect(emitted).not.toMatch(/\/\*\*|^\s*\/\/ /m);
       expect(emitted).toMatch(/\/\/# sourceMappingURL=\S+\.js\.map\s*$/);
       const map: unknown = JSON.parse(readFileSync(join(REPO_ROOT, 'dist', `${module}.js.map`), 'utf8'));
-      expect(map).toMatchObject({ sources: [expect.stringMatching(new RegExp(`${module.split('/').at(-1) ?? ''}\\.ts$`))] });
+      expect(map).toMatchObject({
+        sources: [expect.stringMatching(new RegExp(`${module.split('/').at(-1) ?? ''}\\.ts$`))],
+      });
     });
   }
 });

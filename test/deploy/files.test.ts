@@ -52,7 +52,8 @@ function dockerfile(path: string): Instruction[] {
 /** A JSON-array (exec form) argument list. */
 function execForm(args: string): string[] {
   const value: unknown = JSON.parse(args);
-  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) throw new Error(`not an exec-form list: ${args}`);
+  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string'))
+    throw new Error(`not an exec-form list: ${args}`);
   return value;
 }
 
@@ -87,7 +88,8 @@ function list(value: unknown, what: string): unknown[] {
 }
 
 function strings(value: unknown, what: string): string[] {
-  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) throw new Error(`${what} is not a list of strings`);
+  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string'))
+    throw new Error(`${what} is not a list of strings`);
   return value;
 }
 
@@ -132,10 +134,16 @@ function configPorts(): Set<string> {
   return ports;
 }
 
-const envOf = (instructions: Instruction[]): Map<string, string> => new Map(instructions.filter((s) => s.op === 'ENV').flatMap((s) => [...s.args.matchAll(/(\w+)=(\S+)/g)].map((m): [string, string] => [m[1] ?? '', m[2] ?? ''])));
+const envOf = (instructions: Instruction[]): Map<string, string> =>
+  new Map(
+    instructions
+      .filter((s) => s.op === 'ENV')
+      .flatMap((s) => [...s.args.matchAll(/(\w+)=(\S+)/g)].map((m): [string, string] => [m[1] ?? '', m[2] ?? ''])),
+  );
 const only = (op: string): Instruction => {
   const [found, ...more] = final.filter((s) => s.op === op);
-  if (!found || more.length > 0) throw new Error(`the runtime stage has ${more.length + (found ? 1 : 0)} ${op} instructions, not 1`);
+  if (!found || more.length > 0)
+    throw new Error(`the runtime stage has ${more.length + (found ? 1 : 0)} ${op} instructions, not 1`);
   return found;
 };
 
@@ -148,14 +156,20 @@ describe('deploy/docker/svc.yaml, the container config', () => {
     expect(config.tsdbConfig).toMatchObject({ enable: true, version: 1 });
     expect(loaded.warnings).toEqual([]);
     const volume = only('VOLUME').args;
-    for (const dir of [config.localQueue.directory, config.crashFile.crashFileDirectory]) expect(dir.startsWith(`${volume}/`), dir).toBe(true);
+    for (const dir of [config.localQueue.directory, config.crashFile.crashFileDirectory])
+      expect(dir.startsWith(`${volume}/`), dir).toBe(true);
   });
 
   it('passes `svc validate-config`, warning at most about features not built yet', () => {
-    const run = spawnSync(SVC_BIN, ['validate-config', '--config', CONTAINER_CONFIG], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '' } });
+    const run = spawnSync(SVC_BIN, ['validate-config', '--config', CONTAINER_CONFIG], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, SVC_CONFIG: '' },
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toBe(`${CONTAINER_CONFIG}: configuration is valid\n`);
-    for (const line of run.stderr.split('\n').filter((l) => l !== '')) expect(line).toMatch(/^warning: Svc\.[\w.]+: .* is not built yet: this setting has no effect$/);
+    for (const line of run.stderr.split('\n').filter((l) => l !== ''))
+      expect(line).toMatch(/^warning: Svc\.[\w.]+: .* is not built yet: this setting has no effect$/);
   });
 });
 
@@ -165,13 +179,19 @@ describe('deploy/Dockerfile', () => {
     expect(steps.filter((s) => s.op === 'FROM').map((s) => s.args)).toEqual(['node:22-slim AS build', 'node:22-slim']);
     const user = only('USER').args;
     expect(user).not.toMatch(/^(root|0)(:|$)/);
-    expect(final.some((s) => s.op === 'RUN' && s.args.includes(`useradd --system`) && s.args.includes(` ${user}`))).toBe(true);
+    expect(
+      final.some((s) => s.op === 'RUN' && s.args.includes(`useradd --system`) && s.args.includes(` ${user}`)),
+    ).toBe(true);
     // Production dependencies only in the image that runs.
     expect(final.some((s) => s.op === 'RUN' && /npm ci --omit=dev\b/.test(s.args))).toBe(true);
   });
 
   it('EXPOSEs exactly the ports the container config listens on', () => {
-    const exposed = new Set(only('EXPOSE').args.split(/\s+/).map((p) => (p.includes('/') ? p : `${p}/tcp`)));
+    const exposed = new Set(
+      only('EXPOSE')
+        .args.split(/\s+/)
+        .map((p) => (p.includes('/') ? p : `${p}/tcp`)),
+    );
     expect(exposed).toEqual(configPorts());
   });
 
@@ -193,9 +213,14 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('copies only files that exist and the build context keeps, and the runtime stage has what the entry point runs', () => {
-    const patterns = text('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const patterns = text('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     const builtByStage = new Set(['dist']);
-    const made = steps.filter((s) => s.stage === 0 && s.op === 'RUN').flatMap((s) => [...s.args.matchAll(/mkdir -p (\S+)/g)].map((m) => m[1] ?? ''));
+    const made = steps
+      .filter((s) => s.stage === 0 && s.op === 'RUN')
+      .flatMap((s) => [...s.args.matchAll(/mkdir -p (\S+)/g)].map((m) => m[1] ?? ''));
     for (const copy of steps.filter((s) => s.op === 'COPY')) {
       const parts = copy.args.split(/\s+/);
       const fromBuild = parts[0] === '--from=build';
@@ -216,19 +241,27 @@ describe('deploy/Dockerfile', () => {
     expect(script.startsWith('/app/')).toBe(true);
     const inApp = script.slice('/app/'.length);
     expect(existsSync(repo(inApp)), inApp).toBe(true);
-    expect(final.some((s) => s.op === 'COPY' && s.args === `${posix.dirname(inApp)} ${posix.dirname(inApp)}`)).toBe(true);
+    expect(final.some((s) => s.op === 'COPY' && s.args === `${posix.dirname(inApp)} ${posix.dirname(inApp)}`)).toBe(
+      true,
+    );
     // The script runs the build output the image copies.
     expect(text(inApp)).toContain('../../dist/edge-agent/cli/main.js');
     expect(execForm(only('CMD').args)).toEqual(['edge']);
   });
 
   it('gives the build stage every script `npm run build` runs', () => {
-    const build = str(record(record(JSON.parse(text('package.json')), 'package.json')['scripts'], 'scripts')['build'], 'the build script');
+    const build = str(
+      record(record(JSON.parse(text('package.json')), 'package.json')['scripts'], 'scripts')['build'],
+      'the build script',
+    );
     const scripts = [...build.matchAll(/\bnode (\S+)/g)].map((m) => m[1] ?? '');
     expect(scripts.length).toBeGreaterThan(0);
     for (const script of scripts) {
       const top = script.split('/')[0] ?? '';
-      expect(steps.some((s) => s.stage === 0 && s.op === 'COPY' && s.args === `${top} ${top}`), script).toBe(true);
+      expect(
+        steps.some((s) => s.stage === 0 && s.op === 'COPY' && s.args === `${top} ${top}`),
+        script,
+      ).toBe(true);
     }
   });
 });
@@ -236,7 +269,9 @@ describe('deploy/Dockerfile', () => {
 describe('deploy/docker-compose.yml', () => {
   it('builds the Dockerfile from the repository root', () => {
     const build = record(svcService['build'], 'services.svc.build');
-    expect(posix.join('deploy', str(build['context'], 'context'), str(build['dockerfile'], 'dockerfile'))).toBe('deploy/Dockerfile');
+    expect(posix.join('deploy', str(build['context'], 'context'), str(build['dockerfile'], 'dockerfile'))).toBe(
+      'deploy/Dockerfile',
+    );
   });
 
   it('publishes exactly the ports the Dockerfile EXPOSEs, on the same host ports; no other service takes one', () => {
@@ -248,7 +283,9 @@ describe('deploy/docker-compose.yml', () => {
     });
     expect(new Set(published)).toEqual(configPorts());
     expect(published).toHaveLength(configPorts().size);
-    const others = Object.entries(services).filter(([name]) => name !== 'svc').flatMap(([, s]) => strings(record(s, 'service')['ports'] ?? [], 'ports'));
+    const others = Object.entries(services)
+      .filter(([name]) => name !== 'svc')
+      .flatMap(([, s]) => strings(record(s, 'service')['ports'] ?? [], 'ports'));
     for (const port of others) expect(published.map((p) => p.split('/')[0])).not.toContain(port.split(':')[0]);
   });
 
@@ -264,7 +301,9 @@ describe('deploy/docker-compose.yml', () => {
   it('stops Svc with as much time as the systemd unit and the Windows service give it', () => {
     const unit = unitFile('deploy/systemd/svc.service').get('Service');
     expect(svcService['stop_grace_period']).toBe(`${unit?.get('TimeoutStopSec')?.[0] ?? ''}s`);
-    expect(text('deploy/windows/svc.xml')).toContain(`<stoptimeout>${unit?.get('TimeoutStopSec')?.[0] ?? ''} sec</stoptimeout>`);
+    expect(text('deploy/windows/svc.xml')).toContain(
+      `<stoptimeout>${unit?.get('TimeoutStopSec')?.[0] ?? ''} sec</stoptimeout>`,
+    );
   });
 
   it('runs the InfluxDB the container config writes to, as a service of that name', () => {
@@ -277,7 +316,10 @@ describe('Grafana provisioning (deploy/docker/grafana/)', () => {
   const volumes = strings(grafana['volumes'], 'services.grafana.volumes').map((v) => v.split(':'));
   const mountOf = (target: string): string | undefined => volumes.find(([, t]) => t === target)?.[0];
   const provisioning = mountOf('/etc/grafana/provisioning') ?? '';
-  const datasources = record(parse(text(posix.join('deploy', provisioning, 'datasources/influxdb.yaml'))), 'datasources file');
+  const datasources = record(
+    parse(text(posix.join('deploy', provisioning, 'datasources/influxdb.yaml'))),
+    'datasources file',
+  );
   const [source] = list(datasources['datasources'], 'datasources').map((d) => record(d, 'datasource'));
   const providers = record(parse(text(posix.join('deploy', provisioning, 'dashboards/svc.yaml'))), 'dashboards file');
   const [provider] = list(providers['providers'], 'providers').map((p) => record(p, 'provider'));
@@ -287,26 +329,39 @@ describe('Grafana provisioning (deploy/docker/grafana/)', () => {
   });
 
   it('the data source is the InfluxDB of the compose file and the database of the container config, with InfluxQL', () => {
-    expect(source).toMatchObject({ type: 'influxdb', url: `http://${config.tsdbConfig.host}:${config.tsdbConfig.port}`, isDefault: true });
+    expect(source).toMatchObject({
+      type: 'influxdb',
+      url: `http://${config.tsdbConfig.host}:${config.tsdbConfig.port}`,
+      isDefault: true,
+    });
     expect(record(source?.['jsonData'], 'jsonData')['dbName']).toBe(config.tsdbConfig.v1Config.dbName);
   });
 
-  it('provisions docs/grafana/svc-influxdb.json itself (mounted, not copied) from the provider\'s folder', () => {
+  it("provisions docs/grafana/svc-influxdb.json itself (mounted, not copied) from the provider's folder", () => {
     const path = str(record(provider?.['options'], 'options')['path'], 'path');
     const dashboards = volumes.filter(([, target]) => target?.startsWith(`${path}/`));
     expect(dashboards.map(([from]) => posix.join('deploy', from ?? ''))).toEqual(['docs/grafana/svc-influxdb.json']);
-    expect(record(grafana['environment'], 'environment')['GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH']).toBe(dashboards[0]?.[1]);
+    expect(record(grafana['environment'], 'environment')['GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH']).toBe(
+      dashboards[0]?.[1],
+    );
   });
 
   it('every data source the dashboard names is its DS_INFLUXDB variable, which picks a data source of the provisioned type', () => {
     const dashboard = record(JSON.parse(text('docs/grafana/svc-influxdb.json')), 'dashboard');
     const inputs = list(dashboard['__inputs'], '__inputs').map((i) => record(i, 'input'));
     expect(inputs.map((i) => [i['name'], i['pluginId']])).toEqual([['DS_INFLUXDB', source?.['type']]]);
-    const uids = new Set([...text('docs/grafana/svc-influxdb.json').matchAll(/"uid": "(\$\{[^}]+\})"/g)].map((m) => m[1]));
+    const uids = new Set(
+      [...text('docs/grafana/svc-influxdb.json').matchAll(/"uid": "(\$\{[^}]+\})"/g)].map((m) => m[1]),
+    );
     expect(uids).toEqual(new Set(['${DS_INFLUXDB}']));
     // File provisioning does not fill in __inputs (only the import dialog does): the variable does.
-    const variables = list(record(dashboard['templating'], 'templating')['list'], 'templating.list').map((v) => record(v, 'variable'));
-    expect(variables.find((v) => v['name'] === 'DS_INFLUXDB')).toMatchObject({ type: 'datasource', query: source?.['type'] });
+    const variables = list(record(dashboard['templating'], 'templating')['list'], 'templating.list').map((v) =>
+      record(v, 'variable'),
+    );
+    expect(variables.find((v) => v['name'] === 'DS_INFLUXDB')).toMatchObject({
+      type: 'datasource',
+      query: source?.['type'],
+    });
   });
 });
 
@@ -336,7 +391,7 @@ describe('deploy/systemd/svc.service', () => {
     expect(service.has('MemoryDenyWriteExecute')).toBe(false);
   });
 
-  it('reads the edge identity\'s key from the optional file that docs/deployment.md tells operators to write', () => {
+  it("reads the edge identity's key from the optional file that docs/deployment.md tells operators to write", () => {
     const file = one('EnvironmentFile');
     expect(file.startsWith('-'), 'optional: the unit also runs without forwarding').toBe(true);
     expect(text('docs/deployment.md')).toContain(`\`${file.slice(1)}\``);

@@ -1,7 +1,7 @@
 /** The `svc` command as a user runs it: the linked bin in node_modules/.bin, real child processes. */
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,12 @@ const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
 const DEFAULT_NOT_BUILT: string[] = [];
 
 function svc(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
-  return spawnSync(SVC, args, { cwd: opts.cwd ?? REPO_ROOT, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '', ...opts.env }, timeout: 20_000 });
+  return spawnSync(SVC, args, {
+    cwd: opts.cwd ?? REPO_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, SVC_CONFIG: '', ...opts.env },
+    timeout: 20_000,
+  });
 }
 
 function tempConfig(text: string, name = 'svc.yaml'): { dir: string; file: string } {
@@ -28,8 +33,12 @@ function tempConfig(text: string, name = 'svc.yaml'): { dir: string; file: strin
 }
 
 describe('svc command line', () => {
-  it('is the project\'s own CLI through `npx --no-install svc`', () => {
-    const run = spawnSync('npx', ['--no-install', 'svc', '--version'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  it("is the project's own CLI through `npx --no-install svc`", () => {
+    const run = spawnSync('npx', ['--no-install', 'svc', '--version'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(run.status).toBe(0);
     expect(run.stdout.trim()).toBe('15.0.0');
   });
@@ -89,11 +98,15 @@ describe('svc command line', () => {
     }
     const edge = help(['edge', '--help']);
     expect(edge).not.toMatch(/forwarding to|SQS|cloud/i);
-    expect(edge).toContain('run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)');
+    expect(edge).toContain(
+      'run the edge agent: the UDP listeners and the platform pollers, with the durable local queue and the writers behind them (no audit API)',
+    );
   });
 
   it('reports all problems of a bad file with line and column and exits 1', () => {
-    const { file } = tempConfig('Svc:\n  logLevel: loud\n  tsdbConfig:\n    enable: true\n    port: eighty\n    hots: x\n');
+    const { file } = tempConfig(
+      'Svc:\n  logLevel: loud\n  tsdbConfig:\n    enable: true\n    port: eighty\n    hots: x\n',
+    );
     const run = svc(['validate-config', '--config', file]);
     expect(run.status).toBe(1);
     expect(run.stderr.split('\n').filter((l) => l.startsWith('  '))).toEqual([
@@ -122,7 +135,9 @@ describe('svc command line', () => {
     const { file } = tempConfig('Svc:\n  userEvents:\n    enable: true\n    sendToTsdb:\n      enable: true\n');
     const run = svc(['validate-config', '--config', file]);
     expect(run.status).toBe(0);
-    expect(run.stderr).toContain('warning: Svc.userEvents.sendToTsdb.enable: is true but Svc.tsdbConfig.enable is false');
+    expect(run.stderr).toContain(
+      'warning: Svc.userEvents.sendToTsdb.enable: is true but Svc.tsdbConfig.enable is false',
+    );
   });
 
   it('`svc local` exits 1 on a bad config before starting anything', () => {
@@ -143,11 +158,27 @@ describe('svc command line', () => {
       await expect.poll(() => out, { timeout: 15_000 }).toContain('running');
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string; file?: string; chosenBy?: string });
-      expect(lines[0]).toMatchObject({ level: 'info', file, chosenBy: 'option', msg: `loaded configuration from ${file} (chosen by --config)` });
-      expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^svc ${mode} 15\\.0\\.0 running`)), 'received SIGTERM: shutting down', 'shutdown complete']));
+      const lines = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: string; msg: string; file?: string; chosenBy?: string });
+      expect(lines[0]).toMatchObject({
+        level: 'info',
+        file,
+        chosenBy: 'option',
+        msg: `loaded configuration from ${file} (chosen by --config)`,
+      });
+      expect(lines.map((l) => l.msg)).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(new RegExp(`^svc ${mode} 15\\.0\\.0 running`)),
+          'received SIGTERM: shutting down',
+          'shutdown complete',
+        ]),
+      );
       // The same warnings as validate-config, at WARN, for the not-built features on by default.
-      expect(lines.filter((l) => l.level === 'warn' && l.msg.includes('is not built yet')).map((l) => l.msg)).toEqual(DEFAULT_NOT_BUILT);
+      expect(lines.filter((l) => l.level === 'warn' && l.msg.includes('is not built yet')).map((l) => l.msg)).toEqual(
+        DEFAULT_NOT_BUILT,
+      );
     });
   }
 });
@@ -156,16 +187,34 @@ describe('hostile config files are config errors: exit 1, `file:line:column Svc.
   const noStack = (text: string) => expect(text).not.toMatch(/^\s+at |Error:|node:internal/m);
 
   it('answers an alias bomb, 10 MB of random bytes and a file of 40,000 unknown keys each with a short report', () => {
-    const bomb = tempConfig(['Svc:', '  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]', ...'bcdefghi'.split('').map((k, i) => `  ${k}: &${k} [${Array(9).fill(`*${'abcdefgh'[i] ?? ''}`).join(', ')}]`), ''].join('\n'));
+    const bomb = tempConfig(
+      [
+        'Svc:',
+        '  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]',
+        ...'bcdefghi'.split('').map(
+          (k, i) =>
+            `  ${k}: &${k} [${Array(9)
+              .fill(`*${'abcdefgh'[i] ?? ''}`)
+              .join(', ')}]`,
+        ),
+        '',
+      ].join('\n'),
+    );
     const bombRun = svc(['validate-config', '--config', bomb.file]);
     expect(bombRun.status).toBe(1);
-    expect(bombRun.stderr).toMatch(new RegExp(`^svc: the configuration in .* cannot be used \\(1 problem\\):\\n  ${bomb.file}:\\d+:\\d+ Svc\\.[a-i]\\[\\d+\\]: aliases expand to more than 10,000 values in total \\(a guard against alias bombs\\)\\n$`));
+    expect(bombRun.stderr).toMatch(
+      new RegExp(
+        `^svc: the configuration in .* cannot be used \\(1 problem\\):\\n  ${bomb.file}:\\d+:\\d+ Svc\\.[a-i]\\[\\d+\\]: aliases expand to more than 10,000 values in total \\(a guard against alias bombs\\)\\n$`,
+      ),
+    );
 
     const random = tempConfig('');
     writeFileSync(random.file, randomBytes(10 * 1024 * 1024));
     const randomRun = svc(['validate-config', '--config', random.file]);
     expect(randomRun.status).toBe(1);
-    expect(randomRun.stderr).toBe(`svc: the configuration in ${random.file} cannot be used (1 problem):\n  ${random.file} the file is 10.0 MiB; a config file may be at most 1.0 MiB (1,048,576 bytes)\n`);
+    expect(randomRun.stderr).toBe(
+      `svc: the configuration in ${random.file} cannot be used (1 problem):\n  ${random.file} the file is 10.0 MiB; a config file may be at most 1.0 MiB (1,048,576 bytes)\n`,
+    );
 
     const many = tempConfig(`Svc:\n${Array.from({ length: 40_000 }, (_, i) => `  unknownKey${i}: ${i}\n`).join('')}`);
     const manyRun = svc(['validate-config', '--config', many.file]);
@@ -173,7 +222,9 @@ describe('hostile config files are config errors: exit 1, `file:line:column Svc.
     const lines = manyRun.stderr.trimEnd().split('\n');
     expect(lines[0]).toBe(`svc: the configuration in ${many.file} cannot be used (40,000 problems):`);
     expect(lines).toHaveLength(52);
-    expect(lines[1]).toMatch(new RegExp(`^  ${many.file}:2:3 Svc\\.unknownKey0: unknown key \\(known keys here: logLevel, `));
+    expect(lines[1]).toMatch(
+      new RegExp(`^  ${many.file}:2:3 Svc\\.unknownKey0: unknown key \\(known keys here: logLevel, `),
+    );
     expect(lines[51]).toBe('  … and 39,950 more problems (fix these and check again)');
     expect(manyRun.stderr.length).toBeLessThan(40_000);
     for (const run of [bombRun, randomRun, manyRun]) {
@@ -189,14 +240,18 @@ describe('hostile config files are config errors: exit 1, `file:line:column Svc.
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     const run = svc(['validate-config', '--config', fifo]);
     expect(run.status).toBe(1);
-    expect(run.stderr).toBe(`svc: the configuration in ${fifo} cannot be used (1 problem):\n  ${fifo} cannot read the config file: not a regular file\n`);
+    expect(run.stderr).toBe(
+      `svc: the configuration in ${fifo} cannot be used (1 problem):\n  ${fifo} cannot read the config file: not a regular file\n`,
+    );
   });
 
   it('never prints the value of a secret key', () => {
     const { file } = tempConfig('Svc:\n  auditEvents:\n    enable: true\n    apiToken: 94970565497315\n');
     const run = svc(['validate-config', '--config', file]);
     expect(run.status).toBe(1);
-    expect(run.stderr).toBe(`svc: the configuration in ${file} cannot be used (1 problem):\n  ${file}:4:15 Svc.auditEvents.apiToken: must be a string (got a number; the value of a secret is not shown)\n`);
+    expect(run.stderr).toBe(
+      `svc: the configuration in ${file} cannot be used (1 problem):\n  ${file}:4:15 Svc.auditEvents.apiToken: must be a string (got a number; the value of a secret is not shown)\n`,
+    );
   });
 
   for (const mode of ['edge', 'local'] as const) {
@@ -206,7 +261,9 @@ describe('hostile config files are config errors: exit 1, `file:line:column Svc.
       writeFileSync(join(dir, 'not-a-dir'), 'a regular file');
       const run = svc([mode, '--config', file], { cwd: dir });
       expect(run.status).toBe(1);
-      expect(run.stderr).toBe(`svc: cannot start: ${file} Svc.logDirectory: cannot write log files in ${join(dir, 'not-a-dir', 'log')}: a part of the path is a file, not a directory (Svc.fileLogging is true)\n`);
+      expect(run.stderr).toBe(
+        `svc: cannot start: ${file} Svc.logDirectory: cannot write log files in ${join(dir, 'not-a-dir', 'log')}: a part of the path is a file, not a directory (Svc.fileLogging is true)\n`,
+      );
       expect(run.stdout).toBe('');
     });
   }
@@ -224,10 +281,26 @@ describe('svc dlq replay', () => {
         capacity: 10,
         maxReceiveCount: 1,
         log: silent,
-        groups: [{ name: group, batchSize: 10, batchWindowMs: 0, handler: (e) => Promise.resolve({ batchItemFailures: e.Records.map((r) => ({ itemIdentifier: r.messageId })) }) }],
+        groups: [
+          {
+            name: group,
+            batchSize: 10,
+            batchWindowMs: 0,
+            handler: (e) =>
+              Promise.resolve({ batchItemFailures: e.Records.map((r) => ({ itemIdentifier: r.messageId })) }),
+          },
+        ],
       });
       await queue.start();
-      await queue.send([{ kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } }]);
+      await queue.send([
+        {
+          kind: 'audit',
+          id: checked.envelope.eventId,
+          receivedAt: new Date().toISOString(),
+          event: checked.envelope,
+          meta: { clientIp: '127.0.0.1', clientVersion: null },
+        },
+      ]);
       await expect.poll(() => queue.stats()[group]?.deadLettered).toBe(1);
       await queue.stop();
     };
@@ -236,7 +309,11 @@ describe('svc dlq replay', () => {
     const run = svc(['dlq', 'replay', '--config', file], { cwd: dir });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toBe('queue: tsdb: replayed 1 message(s) with 1 event(s)\nqueue/platform: mqtt: replayed 1 message(s) with 1 event(s)\n');
-    expect(svc(['dlq', 'replay', '--config', file], { cwd: dir }).stdout).toBe('queue: tsdb: replayed 0 message(s) with 0 event(s)\nqueue/platform: mqtt: replayed 0 message(s) with 0 event(s)\n');
+    expect(run.stdout).toBe(
+      'queue: tsdb: replayed 1 message(s) with 1 event(s)\nqueue/platform: mqtt: replayed 1 message(s) with 1 event(s)\n',
+    );
+    expect(svc(['dlq', 'replay', '--config', file], { cwd: dir }).stdout).toBe(
+      'queue: tsdb: replayed 0 message(s) with 0 event(s)\nqueue/platform: mqtt: replayed 0 message(s) with 0 event(s)\n',
+    );
   });
 });

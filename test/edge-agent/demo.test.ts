@@ -8,9 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startDemo, type Demo } from '../support/demo.js';
+import { type Demo, startDemo } from '../support/demo.js';
 import { sleep } from '../support/ports.js';
-import { scrape, type Exposition } from '../support/prometheus.js';
+import { type Exposition, scrape } from '../support/prometheus.js';
 import { filesIn, parquetEventIds } from '../support/svc-process.js';
 
 const SERVERS = ['node1', 'node2', 'node3'];
@@ -33,25 +33,37 @@ async function scrapeUntil(ready: (metrics: Exposition) => boolean): Promise<Exp
   for (;;) {
     const { status, metrics } = await scrape(demo.metricsUrl);
     if (status === 200 && ready(metrics)) return metrics;
-    if (Date.now() > deadline) throw new Error(`not seen within ${WITHIN_MS} ms; last scrape:\n${(await scrape(demo.metricsUrl)).body}\n--- output ---\n${demo.output()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `not seen within ${WITHIN_MS} ms; last scrape:\n${(await scrape(demo.metricsUrl)).body}\n--- output ---\n${demo.output()}`,
+      );
     await sleep(250);
   }
 }
 
 describe('svc demo', () => {
-  it('shows every simulated server\'s gauges and sessions on the metrics endpoint, labelled with its tags', async () => {
-    const metrics = await scrapeUntil((m) => m.series('svc_cpu_total').length === SERVERS.length && m.series('svc_user_session_total').length === SERVERS.length * 2);
+  it("shows every simulated server's gauges and sessions on the metrics endpoint, labelled with its tags", async () => {
+    const metrics = await scrapeUntil(
+      (m) =>
+        m.series('svc_cpu_total').length === SERVERS.length &&
+        m.series('svc_user_session_total').length === SERVERS.length * 2,
+    );
     for (const [i, server] of SERVERS.entries()) {
       const [cpu] = metrics.series('svc_cpu_total', { server_name: server });
       expect(cpu?.labels).toMatchObject({ host: '127.0.0.1', site: 'simulator', role: i === 0 ? 'central' : 'rim' });
       expect(cpu?.value).toBeGreaterThanOrEqual(0);
-      expect(metrics.series('svc_user_session_total', { server_name: server }).map((s) => s.labels['user_session_virtual_proxy']).sort()).toEqual(['/', '/hdr']);
+      expect(
+        metrics
+          .series('svc_user_session_total', { server_name: server })
+          .map((s) => s.labels['user_session_virtual_proxy'])
+          .sort(),
+      ).toEqual(['/', '/hdr']);
       expect(metrics.series('svc_engine_metadata', { server_name: server })).toHaveLength(1);
     }
     expect(metrics.series('svc_polls_failed_total').every((s) => s.value === 0)).toBe(true);
   });
 
-  it('shows the simulated servers on the live status page, from Svc\'s own memory', async () => {
+  it("shows the simulated servers on the live status page, from Svc's own memory", async () => {
     const url = `http://127.0.0.1:${demo.ports.web}/status.json`;
     const deadline = Date.now() + WITHIN_MS;
     let states: unknown = [];
@@ -59,8 +71,15 @@ describe('svc demo', () => {
       const res = await fetch(url);
       expect(res.status).toBe(200);
       const report: unknown = await res.json();
-      const servers = typeof report === 'object' && report !== null && 'servers' in report && Array.isArray(report.servers) ? (report.servers as unknown[]) : [];
-      states = servers.map((s) => (typeof s === 'object' && s !== null && 'name' in s && 'state' in s ? `${String(s.name)} ${String(s.state)}` : String(s)));
+      const servers =
+        typeof report === 'object' && report !== null && 'servers' in report && Array.isArray(report.servers)
+          ? (report.servers as unknown[])
+          : [];
+      states = servers.map((s) =>
+        typeof s === 'object' && s !== null && 'name' in s && 'state' in s
+          ? `${String(s.name)} ${String(s.state)}`
+          : String(s),
+      );
       if (JSON.stringify(states) === JSON.stringify(SERVERS.map((name) => `${name} ok`))) break;
       if (Date.now() > deadline) throw new Error(`status page servers: ${JSON.stringify(states)}`);
       await sleep(250);
@@ -68,45 +87,58 @@ describe('svc demo', () => {
     expect(demo.output()).toContain(`status page: http://127.0.0.1:${demo.ports.web}/status`);
   });
 
-  it('receives the simulator\'s user and log events over UDP and drops none', async () => {
-    const processed = (m: Exposition, listener: string) => m.series('svc_udp_datagrams_processed_total', { listener })[0]?.value ?? 0;
+  it("receives the simulator's user and log events over UDP and drops none", async () => {
+    const processed = (m: Exposition, listener: string) =>
+      m.series('svc_udp_datagrams_processed_total', { listener })[0]?.value ?? 0;
     const metrics = await scrapeUntil((m) => processed(m, 'user_events') >= 20 && processed(m, 'log_events') >= 20);
     expect(metrics.series('svc_udp_datagrams_dropped_total').filter((s) => s.value > 0)).toEqual([]);
     expect(metrics.series('svc_udp_datagrams_failed_total').filter((s) => s.value > 0)).toEqual([]);
   });
 
-  it('writes the config it runs, with the simulator\'s certificates and servers, under ./data/demo', () => {
+  it("writes the config it runs, with the simulator's certificates and servers, under ./data/demo", () => {
     const written: unknown = parse(readFileSync(join(demo.cwd, 'data/demo/svc-demo.yaml'), 'utf8'));
     expect(written).toMatchObject({
       Svc: {
-        cert: { clientCert: join(demo.cwd, 'data/demo/certs/client.pem'), clientCertCA: join(demo.cwd, 'data/demo/certs/root.pem') },
-        serversToMonitor: { pollingInterval: 10000, servers: SERVERS.map((serverName): unknown => expect.objectContaining({ serverName })) },
+        cert: {
+          clientCert: join(demo.cwd, 'data/demo/certs/client.pem'),
+          clientCertCA: join(demo.cwd, 'data/demo/certs/root.pem'),
+        },
+        serversToMonitor: {
+          pollingInterval: 10000,
+          servers: SERVERS.map((serverName): unknown => expect.objectContaining({ serverName })),
+        },
         metricsEndpoint: { enable: true, port: demo.ports.metrics },
       },
     });
   });
 
-  it('lands the simulated audit client\'s events under ./data/demo, each once, and stops cleanly on SIGTERM', async () => {
-    const parquetDir = join(demo.cwd, 'data/demo/audit-events/parquet');
-    const jsonDir = join(demo.cwd, 'data/demo/audit-events/json');
-    const deadline = Date.now() + WITHIN_MS;
-    while (filesIn(parquetDir, '.parquet').length === 0 || filesIn(jsonDir, '.json').length === 0) {
-      if (Date.now() > deadline) throw new Error(`no audit files within ${WITHIN_MS} ms:\n${demo.output()}`);
-      await sleep(250);
-    }
-    expect(await demo.stop()).toBe(0);
-    const output = demo.output();
-    // The last progress line counts the answers of the audit API: all 202.
-    const answered = [...output.matchAll(/audit events (\d+) posted \(([^)]*)\)/g)].at(-1);
-    expect(answered?.[2], output).toBe(`${answered?.[1] ?? ''}×202`);
-    const sent = Number(/and (\d+) audit events\n/.exec(output)?.[1]);
-    expect(sent).toBeGreaterThan(0);
-    const ids = await parquetEventIds(parquetDir);
-    expect(new Set(ids).size).toBe(ids.length);
-    // Every 202 is stored; one more may be the request in flight when the demo stopped.
-    expect(ids.length).toBeGreaterThanOrEqual(sent);
-    expect(ids.length).toBeLessThanOrEqual(sent + 1);
-    expect(output).toMatch(/svc demo: stopped; the simulator answered \d+ health, \d+ session and \d+ app-list requests/);
-    expect(existsSync(join(demo.cwd, 'data/demo/queue'))).toBe(true);
-  }, WITHIN_MS + 30_000);
+  it(
+    "lands the simulated audit client's events under ./data/demo, each once, and stops cleanly on SIGTERM",
+    async () => {
+      const parquetDir = join(demo.cwd, 'data/demo/audit-events/parquet');
+      const jsonDir = join(demo.cwd, 'data/demo/audit-events/json');
+      const deadline = Date.now() + WITHIN_MS;
+      while (filesIn(parquetDir, '.parquet').length === 0 || filesIn(jsonDir, '.json').length === 0) {
+        if (Date.now() > deadline) throw new Error(`no audit files within ${WITHIN_MS} ms:\n${demo.output()}`);
+        await sleep(250);
+      }
+      expect(await demo.stop()).toBe(0);
+      const output = demo.output();
+      // The last progress line counts the answers of the audit API: all 202.
+      const answered = [...output.matchAll(/audit events (\d+) posted \(([^)]*)\)/g)].at(-1);
+      expect(answered?.[2], output).toBe(`${answered?.[1] ?? ''}×202`);
+      const sent = Number(/and (\d+) audit events\n/.exec(output)?.[1]);
+      expect(sent).toBeGreaterThan(0);
+      const ids = await parquetEventIds(parquetDir);
+      expect(new Set(ids).size).toBe(ids.length);
+      // Every 202 is stored; one more may be the request in flight when the demo stopped.
+      expect(ids.length).toBeGreaterThanOrEqual(sent);
+      expect(ids.length).toBeLessThanOrEqual(sent + 1);
+      expect(output).toMatch(
+        /svc demo: stopped; the simulator answered \d+ health, \d+ session and \d+ app-list requests/,
+      );
+      expect(existsSync(join(demo.cwd, 'data/demo/queue'))).toBe(true);
+    },
+    WITHIN_MS + 30_000,
+  );
 });

@@ -25,17 +25,32 @@ interface Bundle {
 }
 
 async function bundle(entry: string): Promise<Bundle> {
-  const result = await build({ ...lambdaEsbuildOptions(entry, join(REPO_ROOT, 'node_modules/.cache/svc-bundle-test/index.mjs')), absWorkingDir: REPO_ROOT, write: false, metafile: true, logLevel: 'error' });
+  const result = await build({
+    ...lambdaEsbuildOptions(entry, join(REPO_ROOT, 'node_modules/.cache/svc-bundle-test/index.mjs')),
+    absWorkingDir: REPO_ROOT,
+    write: false,
+    metafile: true,
+    logLevel: 'error',
+  });
   const output = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined);
   if (!output) throw new Error(`no output for ${entry}`);
-  const externals = (imports: typeof output.imports) => [...new Set(imports.filter((i) => i.external === true).map((i) => i.path))];
-  return { inputs: Object.keys(output.inputs), externals: externals(output.imports), staticExternals: externals(output.imports.filter((i) => i.kind === 'import-statement')) };
+  const externals = (imports: typeof output.imports) => [
+    ...new Set(imports.filter((i) => i.external === true).map((i) => i.path)),
+  ];
+  return {
+    inputs: Object.keys(output.inputs),
+    externals: externals(output.imports),
+    staticExternals: externals(output.imports.filter((i) => i.kind === 'import-statement')),
+  };
 }
 
 /** The inputs matching any pattern: what a bundle must not hold. */
 const holding = (b: Bundle, patterns: RegExp[]) => b.inputs.filter((path) => patterns.some((p) => p.test(path)));
 
-const TSDB_CODE = [/node_modules\/(influx|@influxdata)\//, /shared\/destinations\/tsdb\/(writer|destination|client|v[123]|http|mappers|build)\.ts$/];
+const TSDB_CODE = [
+  /node_modules\/(influx|@influxdata)\//,
+  /shared\/destinations\/tsdb\/(writer|destination|client|v[123]|http|mappers|build)\.ts$/,
+];
 const PARQUET_CODE = [/node_modules\/hyparquet/, /shared\/destinations\/files\//];
 const MONSAAS_CODE = [/shared\/destinations\/monsaas\/(client|destination|build)\.ts$/];
 const EDGE_ONLY_CODE = [/node_modules\/mqtt/, /shared\/destinations\/(mqtt|json)\//, /tablefile/];
@@ -44,7 +59,8 @@ const CONSOLE_AND_FILE_LOGGING = [/node_modules\/(pino-pretty|pino-roll|date-fns
 describe('Lambda bundles: each imports only what it uses', () => {
   const bundles = new Map<string, Bundle>();
   beforeAll(async () => {
-    for (const [name, entry] of [['audit', ENTRIES.audit], ...Object.entries(ENTRIES.writers)] as const) bundles.set(name, await bundle(entry));
+    for (const [name, entry] of [['audit', ENTRIES.audit], ...Object.entries(ENTRIES.writers)] as const)
+      bundles.set(name, await bundle(entry));
   }, 120_000);
   const get = (name: string): Bundle => bundles.get(name) ?? { inputs: [], externals: [], staticExternals: [] };
 
@@ -64,7 +80,15 @@ describe('Lambda bundles: each imports only what it uses', () => {
   });
 
   it('the audit function holds no writer code', () => {
-    expect(holding(get('audit'), [...TSDB_CODE, ...PARQUET_CODE, ...MONSAAS_CODE, ...EDGE_ONLY_CODE, /shared\/destinations\/handler\.ts$/])).toEqual([]);
+    expect(
+      holding(get('audit'), [
+        ...TSDB_CODE,
+        ...PARQUET_CODE,
+        ...MONSAAS_CODE,
+        ...EDGE_ONLY_CODE,
+        /shared\/destinations\/handler\.ts$/,
+      ]),
+    ).toEqual([]);
   });
 
   it('no function holds the YAML config loader: they read the resolved config document synth made', () => {
@@ -82,7 +106,7 @@ describe('Lambda bundles: each imports only what it uses', () => {
 
   const sdk = (b: Bundle) => b.externals.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).sort();
 
-  it('leaves only Node modules and the runtime-provided S3 client outside, never the SQS, DynamoDB or secret stores\' clients', () => {
+  it("leaves only Node modules and the runtime-provided S3 client outside, never the SQS, DynamoDB or secret stores' clients", () => {
     for (const [name, b] of bundles) expect(sdk(b), name).toEqual(['@aws-sdk/client-s3']);
   });
 
@@ -93,7 +117,7 @@ describe('Lambda bundles: each imports only what it uses', () => {
     expect(sdk({ ...audit, externals: audit.staticExternals })).toEqual([]);
   });
 
-  it('no function holds the secret fetching: its second file (secret-fetch.mjs) does, with the secret stores\' clients', async () => {
+  it("no function holds the secret fetching: its second file (secret-fetch.mjs) does, with the secret stores' clients", async () => {
     // The Secrets Manager and SSM clients would load at every cold start (esbuild hoists the
     // providers' static imports); the fetcher is imported from the sibling file only when needed.
     const fetching = [/shared\/secrets\/fetch-refs\.ts$/, /node_modules\/@aws-lambda-powertools\/parameters\//];

@@ -13,20 +13,26 @@ import { join } from 'node:path';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auditQueued } from '../support/audit.js';
+import { type SecretStores, startSecretStores } from '../support/aws-secrets.js';
 import { REPO_ROOT } from '../support/build.js';
 import { bundledConfigFiles } from '../support/config-document.js';
-import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
-import { query, startInfluxd, type InfluxdHandle } from '../support/influxd.js';
-import { packedRecord } from '../support/sqs-record.js';
+import { type InfluxdHandle, query, startInfluxd } from '../support/influxd.js';
 import { trackChild } from '../support/ports.js';
+import { packedRecord } from '../support/sqs-record.js';
 
 const DB = 'secret_lambda';
 const PASSWORD = 'tsdb pass from secrets manager';
 
-const record = (messageId: string, timeNs: string): SQSRecord => packedRecord(messageId, [{ ...auditQueued(), timeNs }]);
+const record = (messageId: string, timeNs: string): SQSRecord =>
+  packedRecord(messageId, [{ ...auditQueued(), timeNs }]);
 
 /** Runs `script` (an ES module) in a fresh Node process with the Lambda's environment, the SDK pointed at the stand-in. */
-async function run(script: string, configFile: string, aws: SecretStores, extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function run(
+  script: string,
+  configFile: string,
+  aws: SecretStores,
+  extra: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     env: {
       PATH: process.env['PATH'] ?? '',
@@ -59,10 +65,23 @@ describe('writer Lambda with the tsdb password in Secrets Manager', () => {
     bundledConfigFiles(
       [
         'Svc:',
-        '  tsdbConfig:', '    enable: true', '    host: 127.0.0.1', `    port: ${influx.port}`,
-        '    v1Config:', '      auth:', '        enable: true', '        username: admin', `        password: ${password}`,
-        `      dbName: ${DB}`, '      retentionPolicy:', '        duration: 5000w',
-        '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb',
+        '  tsdbConfig:',
+        '    enable: true',
+        '    host: 127.0.0.1',
+        `    port: ${influx.port}`,
+        '    v1Config:',
+        '      auth:',
+        '        enable: true',
+        '        username: admin',
+        `        password: ${password}`,
+        `      dbName: ${DB}`,
+        '      retentionPolicy:',
+        '        duration: 5000w',
+        '  auditEvents:',
+        '    enable: true',
+        '    destination:',
+        '      enable: true',
+        '      type: tsdb',
         '',
       ].join('\n'),
       dir,
@@ -73,7 +92,10 @@ describe('writer Lambda with the tsdb password in Secrets Manager', () => {
     [influx, aws] = await Promise.all([startInfluxd(), startSecretStores()]);
     dir = mkdtempSync(join(tmpdir(), 'lambda-secrets-'));
     await query(influx, `CREATE USER admin WITH PASSWORD '${PASSWORD}' WITH ALL PRIVILEGES`);
-    writeFileSync(influx.configPath, readFileSync(influx.configPath, 'utf8').replace('auth-enabled = false', 'auth-enabled = true'));
+    writeFileSync(
+      influx.configPath,
+      readFileSync(influx.configPath, 'utf8').replace('auth-enabled = false', 'auth-enabled = true'),
+    );
     await influx.restart();
     aws.putSecret('svc/tsdb', JSON.stringify({ username: 'admin', password: PASSWORD }));
   });
@@ -82,23 +104,39 @@ describe('writer Lambda with the tsdb password in Secrets Manager', () => {
 
   it('fetches the password once per cold start and writes with it on every invocation', async () => {
     const entry = join(REPO_ROOT, 'dist/functions/writers/tsdb.js');
-    const events: SQSEvent[] = [{ Records: [record('m1', '1710233120000000001')] }, { Records: [record('m2', '1710233120000000002')] }];
+    const events: SQSEvent[] = [
+      { Records: [record('m1', '1710233120000000001')] },
+      { Records: [record('m2', '1710233120000000002')] },
+    ];
     const script = `const { handler } = await import(${JSON.stringify(entry)});
 const out = [];
 for (const event of JSON.parse(process.env.TEST_EVENTS)) out.push(await handler(event));
 process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
-    const { code, stdout, stderr } = await run(script, config('${aws-secret:svc/tsdb#password}'), aws, { TEST_EVENTS: JSON.stringify(events) });
+    const { code, stdout, stderr } = await run(script, config('${aws-secret:svc/tsdb#password}'), aws, {
+      TEST_EVENTS: JSON.stringify(events),
+    });
     expect(code, stderr).toBe(0);
     expect(stderr).toContain('RESPONSES [{"batchItemFailures":[]},{"batchItemFailures":[]}]');
     // Two invocations, one fetch.
-    expect(aws.requests).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: 'svc/tsdb' }, region: 'us-east-1', service: 'secretsmanager' }]);
+    expect(aws.requests).toEqual([
+      {
+        target: 'secretsmanager.GetSecretValue',
+        body: { SecretId: 'svc/tsdb' },
+        region: 'us-east-1',
+        service: 'secretsmanager',
+      },
+    ]);
     // Authentication is on: the test reads with the same credentials.
     const params = new URLSearchParams({ db: DB, q: 'SHOW SERIES CARDINALITY' });
     const anonymous = await fetch(`${influx.url}/query?${params.toString()}`);
     expect(anonymous.status).toBe(401);
     params.set('q', 'SELECT * FROM audit_events');
-    const res = await fetch(`${influx.url}/query?${params.toString()}`, { headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` } });
-    const rows = ((await res.json()) as { results: { series?: { values: unknown[][] }[] }[] }).results[0]?.series?.[0]?.values ?? [];
+    const res = await fetch(`${influx.url}/query?${params.toString()}`, {
+      headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` },
+    });
+    const rows =
+      ((await res.json()) as { results: { series?: { values: unknown[][] }[] }[] }).results[0]?.series?.[0]?.values ??
+      [];
     expect(rows).toHaveLength(2);
     expect(stdout).not.toContain(PASSWORD);
   });
@@ -120,7 +158,9 @@ logger.warn({}, 'a message that happens to quote ' + ${JSON.stringify(PASSWORD)}
     const { code, stdout, stderr } = await run(`await import(${JSON.stringify(entry)});`, file, aws);
     expect(code).not.toBe(0);
     // Placed at the key in the YAML file the operator wrote (the document keeps each reference's place).
-    expect(stderr).toContain(`${source}:10:19 Svc.tsdbConfig.v1Config.auth.password: cannot fetch \${aws-secret:svc/tsdb#pasword}: the secret has no key "pasword"`);
+    expect(stderr).toContain(
+      `${source}:10:19 Svc.tsdbConfig.v1Config.auth.password: cannot fetch \${aws-secret:svc/tsdb#pasword}: the secret has no key "pasword"`,
+    );
     expect(stderr + stdout).not.toContain(PASSWORD);
     expect(aws.requests).toHaveLength(1);
   });

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { App} from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
 import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -20,8 +20,8 @@ import { grantSecretReads } from '../../infra/constructs/secrets.js';
 import type { SvcStack } from '../../infra/stack.js';
 import { ConfigError } from '../../shared/config/errors.js';
 import { loadConfigFile } from '../../shared/config/load.js';
+import { type SecretStores, startSecretStores } from '../support/aws-secrets.js';
 import { REPO_ROOT } from '../support/build.js';
-import { startSecretStores, type SecretStores } from '../support/aws-secrets.js';
 import { cdkApp } from '../support/cdk-app.js';
 import { trackChild } from '../support/ports.js';
 
@@ -80,14 +80,32 @@ function statementsOf(t: Template, prefix: string): Statement[] {
   const functions = t.findResources('AWS::Lambda::Function') as Record<string, Resource>;
   const id = Object.keys(functions).find((key) => key.startsWith(prefix));
   if (!id) throw new Error(`no function ${prefix}*`);
-  const role = JSON.stringify((functions[id]?.Properties['Role'] as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
-  const policies = Object.values(t.findResources('AWS::IAM::Policy') as Record<string, Resource>).filter((p) => JSON.stringify(p.Properties['Roles']).includes(role));
+  const role = JSON.stringify(
+    (functions[id]?.Properties['Role'] as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+  );
+  const policies = Object.values(t.findResources('AWS::IAM::Policy') as Record<string, Resource>).filter((p) =>
+    JSON.stringify(p.Properties['Roles']).includes(role),
+  );
   return policies.flatMap((p) => (p.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement);
 }
 
 const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
-const secretStatements = (statements: Statement[]) => statements.filter((s) => actionsOf(s).some((a) => /^(secretsmanager|ssm|kms):/.test(a)));
-const arn = (service: string, resource: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:${service}:`, { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, resource]] });
+const secretStatements = (statements: Statement[]) =>
+  statements.filter((s) => actionsOf(s).some((a) => /^(secretsmanager|ssm|kms):/.test(a)));
+const arn = (service: string, resource: string) => ({
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      `:${service}:`,
+      { Ref: 'AWS::Region' },
+      ':',
+      { Ref: 'AWS::AccountId' },
+      resource,
+    ],
+  ],
+});
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'svc-infra-secrets-'));
@@ -102,12 +120,20 @@ afterAll(() => {
 describe('grants', () => {
   it('lets the audit function read its token and nothing else, by partial ARN', () => {
     expect(secretStatements(statementsOf(template, 'IngestApiAuditFunction'))).toEqual([
-      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', ':secret:svc/audit-api-token-??????') },
+      {
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: arn('secretsmanager', ':secret:svc/audit-api-token-??????'),
+      },
       {
         Effect: 'Allow',
         Action: 'kms:Decrypt',
         Resource: KMS_KEY,
-        Condition: { StringEquals: { 'kms:ViaService': [{ 'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']] }] } },
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': [{ 'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']] }],
+          },
+        },
       },
     ]);
   });
@@ -115,14 +141,25 @@ describe('grants', () => {
   it('lets the tsdb writer read the tsdb token parameter and nothing else', () => {
     expect(secretStatements(statementsOf(template, 'EventPipelineTsdbWriter'))).toEqual([
       { Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', ':parameter/svc/tsdb/token') },
-      { Effect: 'Allow', Action: 'kms:Decrypt', Resource: KMS_KEY, Condition: { StringEquals: { 'kms:ViaService': [{ 'Fn::Join': ['', ['ssm.', { Ref: 'AWS::Region' }, '.amazonaws.com']] }] } } },
+      {
+        Effect: 'Allow',
+        Action: 'kms:Decrypt',
+        Resource: KMS_KEY,
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': [{ 'Fn::Join': ['', ['ssm.', { Ref: 'AWS::Region' }, '.amazonaws.com']] }],
+          },
+        },
+      },
     ]);
   });
 
   it('gives no other function any secret, and only read actions anywhere', () => {
     // parquet reads no secret; the monitoring SaaS key has no writer deployed; the pollers' passphrase is the edge's.
     expect(secretStatements(statementsOf(template, 'EventPipelineParquetWriter'))).toEqual([]);
-    const all = Object.values(template.findResources('AWS::IAM::Policy') as Record<string, Resource>).flatMap((p) => (p.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement);
+    const all = Object.values(template.findResources('AWS::IAM::Policy') as Record<string, Resource>).flatMap(
+      (p) => (p.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement,
+    );
     const actions = new Set(secretStatements(all).flatMap(actionsOf));
     expect([...actions].sort()).toEqual(['kms:Decrypt', 'secretsmanager:GetSecretValue', 'ssm:GetParameter']);
     const text = JSON.stringify(all);
@@ -133,18 +170,37 @@ describe('grants', () => {
 
   it('grants the monitoring SaaS keys to the monsaas writer only, by their full ARN', () => {
     const scratch = new Stack(makeApp({}), 'Scratch');
-    const fn = (id: string) => new LambdaFunction(scratch, id, { runtime: Runtime.NODEJS_22_X, handler: 'index.handler', code: Code.fromInline('export const handler = () => {}') });
+    const fn = (id: string) =>
+      new LambdaFunction(scratch, id, {
+        runtime: Runtime.NODEJS_22_X,
+        handler: 'index.handler',
+        code: Code.fromInline('export const handler = () => {}'),
+      });
     const readers = { audit: fn('Audit'), tsdb: fn('Tsdb'), parquet: fn('Parquet'), monsaas: fn('Monsaas') };
     const loaded = loadConfigFile(file('scratch.yaml', CONFIG), 'option', {});
     grantSecretReads(scratch, { references: loaded.secretRefs, readers });
     const t = Template.fromStack(scratch);
-    expect(secretStatements(statementsOf(t, 'Monsaas'))).toEqual([{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: MONSAAS_ARN }]);
-    expect(secretStatements(statementsOf(t, 'Audit'))).toEqual([{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arn('secretsmanager', ':secret:svc/audit-api-token-??????') }]);
-    expect(secretStatements(statementsOf(t, 'Tsdb'))).toEqual([{ Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', ':parameter/svc/tsdb/token') }]);
-    expect(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^ParquetServiceRole') }] } })).toEqual({});
+    expect(secretStatements(statementsOf(t, 'Monsaas'))).toEqual([
+      { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: MONSAAS_ARN },
+    ]);
+    expect(secretStatements(statementsOf(t, 'Audit'))).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: arn('secretsmanager', ':secret:svc/audit-api-token-??????'),
+      },
+    ]);
+    expect(secretStatements(statementsOf(t, 'Tsdb'))).toEqual([
+      { Effect: 'Allow', Action: 'ssm:GetParameter', Resource: arn('ssm', ':parameter/svc/tsdb/token') },
+    ]);
+    expect(
+      t.findResources('AWS::IAM::Policy', {
+        Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^ParquetServiceRole') }] },
+      }),
+    ).toEqual({});
   });
 
-  it('puts no secret into any function\'s environment', () => {
+  it("puts no secret into any function's environment", () => {
     const text = JSON.stringify(template.findResources('AWS::Lambda::Function'));
     expect(text).not.toMatch(/resolve:secretsmanager|resolve:ssm/);
     expect(text).not.toContain('SVC_AUDIT_API_TOKEN');
@@ -162,10 +218,14 @@ describe('the bundled audit function', () => {
   it('fetches its token once at cold start and checks requests against it', async () => {
     const functions = template.findResources('AWS::Lambda::Function') as Record<string, Resource>;
     const audit = Object.entries(functions).find(([id]) => id.startsWith('IngestApiAuditFunction'))?.[1];
-    const assetDir = join(outdir, `asset.${(audit?.Properties['Code'] as { S3Key: string }).S3Key.replace(/\.zip$/, '')}`);
+    const assetDir = join(
+      outdir,
+      `asset.${(audit?.Properties['Code'] as { S3Key: string }).S3Key.replace(/\.zip$/, '')}`,
+    );
     // The AWS SDK is not in the bundle (infra/constructs/esbuild-options.ts): the Lambda runtime
     // provides it, the repository's node_modules stands in for it here.
-    if (!existsSync(join(assetDir, 'node_modules'))) symlinkSync(join(REPO_ROOT, 'node_modules'), join(assetDir, 'node_modules'), 'dir');
+    if (!existsSync(join(assetDir, 'node_modules')))
+      symlinkSync(join(REPO_ROOT, 'node_modules'), join(assetDir, 'node_modules'), 'dir');
     const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(join(assetDir, 'index.mjs')).href)});
 const call = (authorization) => handler({ version: '2.0', rawPath: '/api/v1/test-connection', headers: { authorization }, isBase64Encoded: false,
   requestContext: { http: { method: 'GET', path: '/api/v1/test-connection', sourceIp: '192.0.2.1' } } }, { awsRequestId: 'test' });
@@ -196,13 +256,21 @@ process.stderr.write('STATUS ' + JSON.stringify(answers.map((a) => a.statusCode)
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code, stderr).toBe(0);
     expect(stderr).toContain('STATUS [200,401]');
-    expect(aws.requests).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: 'svc/audit-api-token' }, region: 'us-east-1', service: 'secretsmanager' }]);
+    expect(aws.requests).toEqual([
+      {
+        target: 'secretsmanager.GetSecretValue',
+        body: { SecretId: 'svc/audit-api-token' },
+        region: 'us-east-1',
+        service: 'secretsmanager',
+      },
+    ]);
     expect(stdout).not.toContain(AUDIT_TOKEN);
   });
 });
 
 describe('literal secrets at synth', () => {
-  const LITERAL = 'Svc:\n  tsdbConfig:\n    enable: true\n    version: 3\n    v3Config:\n      token: a-literal-token\n';
+  const LITERAL =
+    'Svc:\n  tsdbConfig:\n    enable: true\n    version: 3\n    v3Config:\n      token: a-literal-token\n';
 
   it('refuses a secret written in the config, naming the key', () => {
     const path = file('literal.yaml', LITERAL);
@@ -213,24 +281,39 @@ describe('literal secrets at synth', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(ConfigError);
-    expect((caught as ConfigError).issues.map((i) => `${i.line}:${i.column} ${i.path}`)).toEqual(['6:14 Svc.tsdbConfig.v3Config.token']);
+    expect((caught as ConfigError).issues.map((i) => `${i.line}:${i.column} ${i.path}`)).toEqual([
+      '6:14 Svc.tsdbConfig.v3Config.token',
+    ]);
     expect((caught as ConfigError).message).toContain('-c allowLiteralSecrets=true');
     expect((caught as ConfigError).message).not.toContain('a-literal-token');
   });
 
   it('allows it with allowLiteralSecrets=true, with a warning', () => {
-    const allowed = buildSvcApp(makeApp({ config: file('literal-allowed.yaml', `${LITERAL}  auditEvents:\n    enable: false\n`), allowLiteralSecrets: 'true' }));
-    Annotations.fromStack(allowed).hasWarning('*', Match.stringLikeRegexp('Svc.tsdbConfig.v3Config.token: a secret written in the config is bundled'));
+    const allowed = buildSvcApp(
+      makeApp({
+        config: file('literal-allowed.yaml', `${LITERAL}  auditEvents:\n    enable: false\n`),
+        allowLiteralSecrets: 'true',
+      }),
+    );
+    Annotations.fromStack(allowed).hasWarning(
+      '*',
+      Match.stringLikeRegexp('Svc.tsdbConfig.v3Config.token: a secret written in the config is bundled'),
+    );
   });
 
-  it('takes values from the stack\'s environment and empty secrets as they are', () => {
-    const path = file('env.yaml', 'Svc:\n  tsdbConfig:\n    enable: true\n    version: 3\n    v3Config:\n      token: ${env:SVC_DESTINATION}\n  auditEvents:\n    enable: false\n    apiToken: ""\n');
+  it("takes values from the stack's environment and empty secrets as they are", () => {
+    const path = file(
+      'env.yaml',
+      'Svc:\n  tsdbConfig:\n    enable: true\n    version: 3\n    v3Config:\n      token: ${env:SVC_DESTINATION}\n  auditEvents:\n    enable: false\n    apiToken: ""\n',
+    );
     expect(() => buildSvcApp(makeApp({ config: path }))).not.toThrow();
   });
 
   it('refuses the retired auditApiTokenSecret context and a KMS key that is not an ARN', () => {
     const path = file('off.yaml', 'Svc:\n  auditEvents:\n    enable: false\n');
-    expect(() => buildSvcApp(makeApp({ config: path, auditApiTokenSecret: 'svc/token' }))).toThrow(/no longer read: write the reference in the config instead, e.g. Svc.auditEvents.apiToken: \$\{aws-secret:<secret name>\}/);
+    expect(() => buildSvcApp(makeApp({ config: path, auditApiTokenSecret: 'svc/token' }))).toThrow(
+      /no longer read: write the reference in the config instead, e.g. Svc.auditEvents.apiToken: \$\{aws-secret:<secret name>\}/,
+    );
     expect(() => buildSvcApp(makeApp({ config: path, secretsKmsKeyArns: 'alias/svc' }))).toThrow(SynthSettingsError);
     expect(() => buildSvcApp(makeApp({ config: path, allowLiteralSecrets: 'yes' }))).toThrow(SynthSettingsError);
   });

@@ -8,15 +8,21 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { App} from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
 import { Stack } from 'aws-cdk-lib';
-import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/lambda-env.js';
-import { buildSvcApp, CONFIG_DOCUMENT_FILE, configDocumentForSynth, readSettings, SynthSettingsError } from '../../infra/app.js';
-import { EventPipeline, WRITER_ENTRIES } from '../../infra/constructs/event-pipeline.js';
+import {
+  buildSvcApp,
+  CONFIG_DOCUMENT_FILE,
+  configDocumentForSynth,
+  readSettings,
+  SynthSettingsError,
+} from '../../infra/app.js';
 import { SECRET_FETCH_FILE, secretFetchEsbuildOptions } from '../../infra/constructs/esbuild-options.js';
+import { EventPipeline, WRITER_ENTRIES } from '../../infra/constructs/event-pipeline.js';
 import { copyFileCommand, esbuildCommand } from '../../infra/constructs/svc-function.js';
 import { planDestinations, writerConcurrency } from '../../infra/destinations.js';
 import type { SvcStack } from '../../infra/stack.js';
@@ -24,7 +30,6 @@ import { ConfigError } from '../../shared/config/errors.js';
 import { loadConfigFile } from '../../shared/config/load.js';
 import { REPO_ROOT } from '../support/build.js';
 import { cdkApp } from '../support/cdk-app.js';
-
 
 // logLevel error: without a token the audit function warns at cold start, and the bundle test reads stdout.
 const VALID_CONFIG = `Svc:
@@ -70,7 +75,9 @@ const makeApp = (context: Record<string, unknown>): App => cdkApp(outdir, contex
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
 function functionsOf(t: Template): Resources {
-  return t.findResources('AWS::Lambda::Function', { Properties: { Runtime: Match.stringLikeRegexp('^nodejs') } }) as Resources;
+  return t.findResources('AWS::Lambda::Function', {
+    Properties: { Runtime: Match.stringLikeRegexp('^nodejs') },
+  }) as Resources;
 }
 
 function logicalIdOf(resources: Record<string, unknown>, prefix: string): string {
@@ -104,7 +111,9 @@ describe('SvcStack', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        Environment: { Variables: { NODE_OPTIONS: '--enable-source-maps', [LAMBDA_ENV.config]: `/var/task/${BUNDLED_CONFIG_FILE}` } },
+        Environment: {
+          Variables: { NODE_OPTIONS: '--enable-source-maps', [LAMBDA_ENV.config]: `/var/task/${BUNDLED_CONFIG_FILE}` },
+        },
       });
       expect(fn.Properties['TracingConfig']).toBeUndefined();
     }
@@ -120,17 +129,34 @@ describe('SvcStack', () => {
     expect(variables[destination]).toBeUndefined();
     const queue = logicalIdOf(template.findResources('AWS::SQS::Queue'), 'EventPipelineParquetQueue');
     expect(variables[LAMBDA_ENV.eventQueueUrls]).toEqual({ 'Fn::Join': ['', ['{"parquet":"', { Ref: queue }, '"}']] });
-    expect(variables[LAMBDA_ENV.rateLimitTable]).toEqual({ Ref: logicalIdOf(template.findResources('AWS::DynamoDB::Table'), 'IngestApiRateLimitTable') });
-    expect(variables[LAMBDA_ENV.claimCheckBucket]).toEqual({ Ref: logicalIdOf(template.findResources('AWS::S3::Bucket'), 'StorageBucket') });
+    expect(variables[LAMBDA_ENV.rateLimitTable]).toEqual({
+      Ref: logicalIdOf(template.findResources('AWS::DynamoDB::Table'), 'IngestApiRateLimitTable'),
+    });
+    expect(variables[LAMBDA_ENV.claimCheckBucket]).toEqual({
+      Ref: logicalIdOf(template.findResources('AWS::S3::Bucket'), 'StorageBucket'),
+    });
   });
 
   it('routes the audit API paths to the function with payload format 2.0 and no gateway CORS', () => {
     template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP', CorsConfiguration: Match.absent() });
-    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey);
-    expect(routes.sort()).toEqual(['GET /api/v1/test-connection', 'OPTIONS /api/v1/audit-event', 'OPTIONS /api/v1/test-connection', 'POST /api/v1/audit-event']);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      ProtocolType: 'HTTP',
+      CorsConfiguration: Match.absent(),
+    });
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map(
+      (r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey,
+    );
+    expect(routes.sort()).toEqual([
+      'GET /api/v1/test-connection',
+      'OPTIONS /api/v1/audit-event',
+      'OPTIONS /api/v1/test-connection',
+      'POST /api/v1/audit-event',
+    ]);
     template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+    });
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AutoDeploy: true });
     expect(Object.keys(template.findOutputs('*')).some((id) => id.startsWith('IngestApiApiUrl'))).toBe(true);
   });
@@ -144,10 +170,22 @@ describe('SvcStack', () => {
     const table = logicalIdOf(template.findResources('AWS::DynamoDB::Table'), 'IngestApiIdempotencyTable');
     const functions = functionsOf(template);
     const audit = functions[logicalIdOf(functions, 'IngestApiAuditFunction')];
-    expect((audit?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables[LAMBDA_ENV.idempotencyTable]).toEqual({ Ref: table });
+    expect(
+      (audit?.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables[
+        LAMBDA_ENV.idempotencyTable
+      ],
+    ).toEqual({ Ref: table });
     // Exactly the calls of shared/idempotency/dynamodb.ts.
     template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([{ Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] } }]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: 'Allow',
+            Action: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+            Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+          },
+        ]),
+      },
     });
   });
 
@@ -171,9 +209,15 @@ describe('SvcStack', () => {
       // 6 × the 60 s writer timeout + the 60 s batching window (parquet's writeFrequency).
       VisibilityTimeout: 420,
     });
-    template.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 14 * 24 * 3600, RedrivePolicy: Match.absent() });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      MessageRetentionPeriod: 14 * 24 * 3600,
+      RedrivePolicy: Match.absent(),
+    });
     // tablefile writes to a local directory: not deployed, and synth says so.
-    Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('destination tablefile runs on the edge only: it writes files to a local directory'));
+    Annotations.fromStack(stack).hasWarning(
+      '*',
+      Match.stringLikeRegexp('destination tablefile runs on the edge only: it writes files to a local directory'),
+    );
   });
 
   it('feeds a writer from its queue in batches with partial batch failures', () => {
@@ -182,11 +226,20 @@ describe('SvcStack', () => {
     expect(functions[writer]?.Properties).toMatchObject({
       MemorySize: 512,
       Timeout: 60,
-      Environment: { Variables: { [LAMBDA_ENV.destination]: 'parquet', [LAMBDA_ENV.claimCheckBucket]: { Ref: logicalIdOf(template.findResources('AWS::S3::Bucket'), 'StorageBucket') } } },
+      Environment: {
+        Variables: {
+          [LAMBDA_ENV.destination]: 'parquet',
+          [LAMBDA_ENV.claimCheckBucket]: {
+            Ref: logicalIdOf(template.findResources('AWS::S3::Bucket'), 'StorageBucket'),
+          },
+        },
+      },
     });
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: writer },
-      EventSourceArn: { 'Fn::GetAtt': [logicalIdOf(template.findResources('AWS::SQS::Queue'), 'EventPipelineParquetQueue'), 'Arn'] },
+      EventSourceArn: {
+        'Fn::GetAtt': [logicalIdOf(template.findResources('AWS::SQS::Queue'), 'EventPipelineParquetQueue'), 'Arn'],
+      },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       // parquet's maxBatchSize and writeFrequency.
       BatchSize: 1000,
@@ -198,13 +251,28 @@ describe('SvcStack', () => {
     template.hasResource('AWS::S3::Bucket', {
       DeletionPolicy: 'Retain',
       Properties: {
-        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'claim-checks/', ExpirationInDays: 21, Status: 'Enabled' })]) },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([
+            Match.objectLike({ Prefix: 'claim-checks/', ExpirationInDays: 21, Status: 'Enabled' }),
+          ]),
+        },
       },
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
     });
   });
 
@@ -233,7 +301,9 @@ process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' 
       env: {
         ...process.env,
         [LAMBDA_ENV.config]: join(assetDir, BUNDLED_CONFIG_FILE),
-        [LAMBDA_ENV.eventQueueUrls]: JSON.stringify({ parquet: 'https://sqs.us-east-1.amazonaws.com/123456789012/parquet' }),
+        [LAMBDA_ENV.eventQueueUrls]: JSON.stringify({
+          parquet: 'https://sqs.us-east-1.amazonaws.com/123456789012/parquet',
+        }),
         [LAMBDA_ENV.rateLimitTable]: 'rate-limit',
         [LAMBDA_ENV.idempotencyTable]: 'idempotency',
         [LAMBDA_ENV.claimCheckBucket]: 'bucket',
@@ -241,7 +311,10 @@ process.stdout.write(JSON.stringify(await handler(event, { awsRequestId: 'test' 
       },
     });
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ statusCode: 204, headers: { 'Access-Control-Allow-Origin': 'https://analytics.example.com' } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      statusCode: 204,
+      headers: { 'Access-Control-Allow-Origin': 'https://analytics.example.com' },
+    });
   });
 });
 
@@ -280,9 +353,12 @@ describe('auditEvents.queue.rateLimit on AWS', () => {
     const result: Record<string, { maxConcurrency: unknown; reserved: unknown }> = {};
     for (const name of ['Tsdb', 'Parquet']) {
       const writer = logicalIdOf(functions, `EventPipeline${name}Writer`);
-      const mapping = mappings.find((m) => JSON.stringify(m.Properties['FunctionName']) === JSON.stringify({ Ref: writer }));
+      const mapping = mappings.find(
+        (m) => JSON.stringify(m.Properties['FunctionName']) === JSON.stringify({ Ref: writer }),
+      );
       result[name] = {
-        maxConcurrency: (mapping?.Properties['ScalingConfig'] as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency,
+        maxConcurrency: (mapping?.Properties['ScalingConfig'] as { MaximumConcurrency?: number } | undefined)
+          ?.MaximumConcurrency,
         reserved: functions[writer]?.Properties['ReservedConcurrentExecutions'],
       };
     }
@@ -291,32 +367,50 @@ describe('auditEvents.queue.rateLimit on AWS', () => {
 
   it('sets maxConcurrency and reserved concurrency to ⌈events/s × window ÷ batch⌉ per writer', () => {
     // 95,500/min ≈ 1,591.7/s. tsdb: 1,591.7 × 2 s ÷ 100 ≈ 31.8 → 32. parquet: 1,591.7 × 60 s ÷ 1,000 = 95.5 → 96.
-    expect(concurrencyOf(95_500)).toEqual({ Tsdb: { maxConcurrency: 32, reserved: 32 }, Parquet: { maxConcurrency: 96, reserved: 96 } });
+    expect(concurrencyOf(95_500)).toEqual({
+      Tsdb: { maxConcurrency: 32, reserved: 32 },
+      Parquet: { maxConcurrency: 96, reserved: 96 },
+    });
   }, 60_000);
 
   it('never goes below the 2 an SQS event source requires', () => {
     // 600/min = 10/s. tsdb: 10 × 2 ÷ 100 = 0.2; parquet: 10 × 60 ÷ 1,000 = 0.6; both round up to 1, then 2.
-    expect(concurrencyOf(600)).toEqual({ Tsdb: { maxConcurrency: 2, reserved: 2 }, Parquet: { maxConcurrency: 2, reserved: 2 } });
+    expect(concurrencyOf(600)).toEqual({
+      Tsdb: { maxConcurrency: 2, reserved: 2 },
+      Parquet: { maxConcurrency: 2, reserved: 2 },
+    });
   }, 60_000);
 
   it('leaves concurrency alone while the rate limit is off', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: Match.absent() });
     const functions = functionsOf(template);
-    expect(functions[logicalIdOf(functions, 'EventPipelineParquetWriter')]?.Properties['ReservedConcurrentExecutions']).toBeUndefined();
+    expect(
+      functions[logicalIdOf(functions, 'EventPipelineParquetWriter')]?.Properties['ReservedConcurrentExecutions'],
+    ).toBeUndefined();
   });
 
   it('notes a rate the 1000 concurrent writers cannot reach, and refuses reserved concurrency below maxConcurrency', () => {
     const file = join(dir, 'rate-huge.yaml');
     writeFileSync(file, rateLimited(10_000_000));
     const plan = planDestinations(loadConfigFile(file).config);
-    expect(plan.deployed.map((d) => [d.name, d.concurrency])).toEqual([['tsdb', 1000], ['parquet', 1000]]);
-    expect(plan.notes.filter((n) => n.kind === 'rate-limit' && n.message.includes('concurrent writers'))).toHaveLength(2);
+    expect(plan.deployed.map((d) => [d.name, d.concurrency])).toEqual([
+      ['tsdb', 1000],
+      ['parquet', 1000],
+    ]);
+    expect(plan.notes.filter((n) => n.kind === 'rate-limit' && n.message.includes('concurrent writers'))).toHaveLength(
+      2,
+    );
 
     const scratch = new Stack(makeApp({}), 'Scratch');
-    const pipeline = new EventPipeline(scratch, 'Pipeline', { bucket: new Bucket(scratch, 'Bucket'), configDocument: join(outdir, CONFIG_DOCUMENT_FILE) });
+    const pipeline = new EventPipeline(scratch, 'Pipeline', {
+      bucket: new Bucket(scratch, 'Bucket'),
+      configDocument: join(outdir, CONFIG_DOCUMENT_FILE),
+    });
     pipeline.addDestination('tsdb');
     pipeline.addDestination('parquet');
-    expect(() => pipeline.addWriter('tsdb', WRITER_ENTRIES.tsdb, { maxConcurrency: 5, reservedConcurrentExecutions: 4 })).toThrow(/below maxConcurrency/);
+    expect(() =>
+      pipeline.addWriter('tsdb', WRITER_ENTRIES.tsdb, { maxConcurrency: 5, reservedConcurrentExecutions: 4 }),
+    ).toThrow(/below maxConcurrency/);
     expect(() => pipeline.addWriter('parquet', WRITER_ENTRIES.tsdb, { maxConcurrency: 1 })).toThrow(/from 2 to 1000/);
   });
 
@@ -331,11 +425,21 @@ describe('the CDK app', () => {
   it('deploys no audit API, and nothing else, when Svc.auditEvents.enable is false', () => {
     const file = join(dir, 'disabled.yaml');
     // The destination is enabled, so only auditEvents.enable keeps the writers out.
-    writeFileSync(file, 'Svc:\n  auditEvents:\n    enable: false\n    destination:\n      enable: true\n      type: parquet\n      parquet:\n        s3:\n          enable: true\n          bucket: b\n');
+    writeFileSync(
+      file,
+      'Svc:\n  auditEvents:\n    enable: false\n    destination:\n      enable: true\n      type: parquet\n      parquet:\n        s3:\n          enable: true\n          bucket: b\n',
+    );
     const disabled = buildSvcApp(makeApp({ config: file }));
     const t = Template.fromStack(disabled);
     expect(disabled.ingestApi).toBeUndefined();
-    for (const type of ['AWS::ApiGatewayV2::Api', 'AWS::Lambda::Function', 'AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::S3::Bucket']) t.resourceCountIs(type, 0);
+    for (const type of [
+      'AWS::ApiGatewayV2::Api',
+      'AWS::Lambda::Function',
+      'AWS::DynamoDB::Table',
+      'AWS::SQS::Queue',
+      'AWS::S3::Bucket',
+    ])
+      t.resourceCountIs(type, 0);
     expect(Object.keys(t.findOutputs('*'))).toEqual([]);
     const annotations = Annotations.fromStack(disabled);
     annotations.hasInfo('*', Match.stringLikeRegexp('no audit API: Svc.auditEvents.enable is false'));
@@ -353,7 +457,7 @@ describe('the CDK app', () => {
     expect((caught as ConfigError).message).toContain(`${invalidFile}:${INVALID_AT}`);
   });
 
-  it('checks ${env:NAME} against the functions\' environment, not the machine\'s', () => {
+  it("checks ${env:NAME} against the functions' environment, not the machine's", () => {
     const name = 'SVC_AUDIT_API_TOKEN';
     const file = join(dir, 'env-token.yaml');
     writeFileSync(file, `Svc:\n  auditEvents:\n    enable: true\n    apiToken: \${env:${name}}\n`);
@@ -361,7 +465,9 @@ describe('the CDK app', () => {
     process.env[name] = 'set-on-this-machine';
     try {
       // The stack sets no such variable, so the deployed function would not have it.
-      expect(() => buildSvcApp(makeApp({ config: file }))).toThrow(`${file}:4:15 Svc.auditEvents.apiToken: environment variable ${name} is not set`);
+      expect(() => buildSvcApp(makeApp({ config: file }))).toThrow(
+        `${file}:4:15 Svc.auditEvents.apiToken: environment variable ${name} is not set`,
+      );
     } finally {
       if (previous === undefined) delete process.env[name];
       else process.env[name] = previous;
@@ -370,9 +476,14 @@ describe('the CDK app', () => {
 
   it('batches a destination within the limits of an SQS event source', () => {
     const file = join(dir, 'tsdb.yaml');
-    writeFileSync(file, 'Svc:\n  tsdbConfig:\n    enable: true\n    host: tsdb.example.com\n  auditEvents:\n    enable: true\n    destination:\n      enable: true\n      type: tsdb\n      tsdb:\n        maxBatchSize: 20000\n        writeFrequency: 600000\n');
+    writeFileSync(
+      file,
+      'Svc:\n  tsdbConfig:\n    enable: true\n    host: tsdb.example.com\n  auditEvents:\n    enable: true\n    destination:\n      enable: true\n      type: tsdb\n      tsdb:\n        maxBatchSize: 20000\n        writeFrequency: 600000\n',
+    );
     const plan = planDestinations(loadConfigFile(file).config);
-    expect(plan.deployed.map((d) => [d.name, d.batchSize, d.maxBatchingWindow.toSeconds()])).toEqual([['tsdb', 10_000, 300]]);
+    expect(plan.deployed.map((d) => [d.name, d.batchSize, d.maxBatchingWindow.toSeconds()])).toEqual([
+      ['tsdb', 10_000, 300],
+    ]);
     expect(plan.notes).toHaveLength(2);
   });
 
@@ -432,8 +543,17 @@ describe('cdk synth (the real CLI, compiled app)', () => {
     writeFileSync(file, 'Svc:\n  auditEvents:\n    enable: false\n');
     const run = synth('-c', `config=${file}`, '--output', join(dir, 'cli-disabled.out'));
     expect(run.status, run.stderr).toBe(0);
-    const resources = (JSON.parse(readFileSync(join(dir, 'cli-disabled.out', 'Svc.template.json'), 'utf8')) as { Resources?: Record<string, { Type: string }> }).Resources ?? {};
-    expect(Object.values(resources).map((r) => r.Type).filter((type) => type !== 'AWS::CDK::Metadata')).toEqual([]);
+    const resources =
+      (
+        JSON.parse(readFileSync(join(dir, 'cli-disabled.out', 'Svc.template.json'), 'utf8')) as {
+          Resources?: Record<string, { Type: string }>;
+        }
+      ).Resources ?? {};
+    expect(
+      Object.values(resources)
+        .map((r) => r.Type)
+        .filter((type) => type !== 'AWS::CDK::Metadata'),
+    ).toEqual([]);
   }, 120_000);
 
   it('fails with the config problems listed', () => {

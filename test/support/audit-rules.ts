@@ -47,7 +47,9 @@ function messageOf(path: readonly string[], check: Check): string {
     case 'absoluteUri':
       return `${at} must be an absolute URI (RFC 3986) of 1 to ${check.max} characters`;
     case 'number':
-      return check.above !== undefined ? `${at} must be a number greater than ${check.above} and at most ${check.max}` : `${at} must be a number from ${check.min ?? 0} to ${check.max}`;
+      return check.above !== undefined
+        ? `${at} must be a number greater than ${check.above} and at most ${check.max}`
+        : `${at} must be a number from ${check.min ?? 0} to ${check.max}`;
     case 'dateTimeOrNull':
       return `${at} must be an RFC 3339 date-time with a zone, or null`;
     case 'booleanOrNull':
@@ -64,12 +66,22 @@ function messageOf(path: readonly string[], check: Check): string {
 function member(type: string | undefined, path: readonly string[], check: Check, required = false): MemberRule {
   // A member of a nested object (payload.event.crop.width) is required only when that object is sent.
   const why = path.length > 3 ? `is required when ${dotted(path.slice(0, -1))} is sent` : 'is required for this type';
-  return { type, path, required, check, message: messageOf(path, check), ...(required ? { requiredMessage: `${dotted(path)} ${why}` } : {}) };
+  return {
+    type,
+    path,
+    required,
+    check,
+    message: messageOf(path, check),
+    ...(required ? { requiredMessage: `${dotted(path)} ${why}` } : {}),
+  };
 }
 
-const context = (name: string, max: number) => member(undefined, ['payload', 'context', name], { kind: 'text', min: 0, max, nullable: false });
-const event = (type: string, name: string, check: Check, required = false) => member(type, ['payload', 'event', name], check, required);
-const crop = (name: string, check: Check, required = false) => member('screenshot.url.received', ['payload', 'event', 'crop', name], check, required);
+const context = (name: string, max: number) =>
+  member(undefined, ['payload', 'context', name], { kind: 'text', min: 0, max, nullable: false });
+const event = (type: string, name: string, check: Check, required = false) =>
+  member(type, ['payload', 'event', name], check, required);
+const crop = (name: string, check: Check, required = false) =>
+  member('screenshot.url.received', ['payload', 'event', 'crop', name], check, required);
 const textOrNull = (max: number): Check => ({ kind: 'text', min: 0, max, nullable: true });
 const CROP_SIZE: Check = { kind: 'number', above: 0, max: 32_767 };
 const CROP_OFFSET: Check = { kind: 'number', min: 0, max: 32_767 };
@@ -93,7 +105,9 @@ export const MEMBER_RULES: readonly MemberRule[] = [
   ...['objectId', 'title', 'trigger'].map((name) => event('event.unsupported.visualization', name, textOrNull(64))),
 
   event('object.view.duration', 'objectId', { kind: 'text', min: 1, max: 64, nullable: false }, true),
-  ...['selectionTxnId', 'enterSelectionTxnId', 'leaveSelectionTxnId'].map((name) => event('object.view.duration', name, textOrNull(36))),
+  ...['selectionTxnId', 'enterSelectionTxnId', 'leaveSelectionTxnId'].map((name) =>
+    event('object.view.duration', name, textOrNull(36)),
+  ),
   event('object.view.duration', 'enteredAt', { kind: 'dateTimeOrNull' }),
   event('object.view.duration', 'visible', { kind: 'booleanOrNull' }),
   event('object.view.duration', 'dataStateId', { kind: 'integerOrNull' }),
@@ -118,7 +132,9 @@ export const SOURCE_MESSAGES = {
 } as const;
 
 /** The types with payload.event rules. */
-export const RULED_TYPES: readonly string[] = [...new Set(MEMBER_RULES.flatMap((r) => (r.type === undefined ? [] : [r.type])))];
+export const RULED_TYPES: readonly string[] = [
+  ...new Set(MEMBER_RULES.flatMap((r) => (r.type === undefined ? [] : [r.type]))),
+];
 
 /** One code point, two UTF-16 units: a length counted in UTF-16 units would go wrong on it. */
 export const EMOJI = '\u{1F600}';
@@ -138,36 +154,95 @@ export function edgeValues(check: Check): { valid: unknown[]; invalid: unknown[]
     case 'text': {
       const { min, max, nullable } = check;
       return {
-        valid: [...(min === 0 ? [''] : []), 'x', ascii(max), emoji(max), `${emoji(max - 1)}a`, ...(nullable ? [null] : [])],
-        invalid: [...(min > 0 ? [''] : []), ascii(max + 1), emoji(max + 1), `${emoji(max)}a`, ...(nullable ? [] : [null]), 7, { directory: 'LAB', id: 'goran' }, ...wrongTypes],
+        valid: [
+          ...(min === 0 ? [''] : []),
+          'x',
+          ascii(max),
+          emoji(max),
+          `${emoji(max - 1)}a`,
+          ...(nullable ? [null] : []),
+        ],
+        invalid: [
+          ...(min > 0 ? [''] : []),
+          ascii(max + 1),
+          emoji(max + 1),
+          `${emoji(max)}a`,
+          ...(nullable ? [] : [null]),
+          7,
+          { directory: 'LAB', id: 'goran' },
+          ...wrongTypes,
+        ],
       };
     }
     case 'absoluteUri':
       return {
-        valid: ['https://a.example.com/x.png', 'http://10.0.0.7:8080/print?id=1&w=640#top', `urn:uuid:${randomUUID()}`, 'https://[::1]/x', 'https://a.example.com/%C3%BC.png', uriOf(check.max)],
-        invalid: ['', uriOf(check.max + 1), '/relative.png', 'shots.example.com/a.png', 'https://a.example.com/a b.png', 'https://a.example.com/ü.png', 'https://a.example.com/x.png\n', ' https://a.example.com/x.png', 'https://a.example.com:99999/x', 'https://', 'https://a.example.com/x#a#b', null, 42, ...wrongTypes],
+        valid: [
+          'https://a.example.com/x.png',
+          'http://10.0.0.7:8080/print?id=1&w=640#top',
+          `urn:uuid:${randomUUID()}`,
+          'https://[::1]/x',
+          'https://a.example.com/%C3%BC.png',
+          uriOf(check.max),
+        ],
+        invalid: [
+          '',
+          uriOf(check.max + 1),
+          '/relative.png',
+          'shots.example.com/a.png',
+          'https://a.example.com/a b.png',
+          'https://a.example.com/ü.png',
+          'https://a.example.com/x.png\n',
+          ' https://a.example.com/x.png',
+          'https://a.example.com:99999/x',
+          'https://',
+          'https://a.example.com/x#a#b',
+          null,
+          42,
+          ...wrongTypes,
+        ],
       };
     case 'number': {
       const { max } = check;
       if (check.above !== undefined) {
         const above = check.above;
-        return { valid: [above + 0.001, 1, 640.5, max], invalid: [above, above - 1, max + 0.5, max + 1, '100', null, ...wrongTypes] };
+        return {
+          valid: [above + 0.001, 1, 640.5, max],
+          invalid: [above, above - 1, max + 0.5, max + 1, '100', null, ...wrongTypes],
+        };
       }
       const min = check.min ?? 0;
-      return { valid: [min, min + 0.5, 12, max], invalid: [min - 0.5, min - 1, max + 0.01, max + 1, '0', null, ...wrongTypes] };
+      return {
+        valid: [min, min + 0.5, 12, max],
+        invalid: [min - 0.5, min - 1, max + 0.01, max + 1, '0', null, ...wrongTypes],
+      };
     }
     case 'dateTimeOrNull':
       return {
         valid: [null, '2026-11-22T10:15:02Z', '2026-11-22T10:15:02.123456+05:30', '2028-02-29t23:59:59-08:00'],
-        invalid: ['', '2026-11-22T10:15:02', '2026-11-22 10:15:02Z', '2026-02-30T10:00:00Z', '2026-11-22T24:00:00Z', 'yesterday', 1_732_270_502_000, ...wrongTypes],
+        invalid: [
+          '',
+          '2026-11-22T10:15:02',
+          '2026-11-22 10:15:02Z',
+          '2026-02-30T10:00:00Z',
+          '2026-11-22T24:00:00Z',
+          'yesterday',
+          1_732_270_502_000,
+          ...wrongTypes,
+        ],
       };
     case 'booleanOrNull':
       return { valid: [true, false, null], invalid: ['true', 0, 1, {}, []] };
     case 'integerOrNull':
       return { valid: [null, 0, -5, 1_732_270_502_000, Number.MAX_SAFE_INTEGER], invalid: [1.5, '17', ...wrongTypes] };
     case 'uuid':
-      return { valid: [randomUUID(), randomUUID().toUpperCase()], invalid: ['nope', '', `${randomUUID()}x`, 7, null, ...wrongTypes] };
+      return {
+        valid: [randomUUID(), randomUUID().toUpperCase()],
+        invalid: ['nope', '', `${randomUUID()}x`, 7, null, ...wrongTypes],
+      };
     case 'list':
-      return { valid: [[], new Array<number>(check.max).fill(0)], invalid: [new Array<number>(check.max + 1).fill(0), 'x', {}, null] };
+      return {
+        valid: [[], new Array<number>(check.max).fill(0)],
+        invalid: [new Array<number>(check.max + 1).fill(0), 'x', {}, null],
+      };
   }
 }

@@ -4,26 +4,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { expect } from 'vitest';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { makeAuditHandlers, type AuditHandler } from '../../shared/audit/handler.js';
+import { expect } from 'vitest';
 import { LocalGateway, localContext } from '../../functions/local/gateway.js';
+import { validateEnvelope } from '../../shared/audit/envelope.js';
+import { type AuditHandler, makeAuditHandlers } from '../../shared/audit/handler.js';
 import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
+import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
+import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import type { Log } from '../../shared/logging/log.js';
 import { createLogger, type Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../shared/queue/events.js';
-import { validateEnvelope } from '../../shared/audit/envelope.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
-import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
-import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
-import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 
 export const CLIENT_VERSION = '0.3.2';
 
@@ -35,7 +35,8 @@ export function payloadContext(over: Record<string, unknown> = {}): Record<strin
     sheetId: 'a1b2c3',
     sheetName: 'Overview',
     user: 'UserDirectory=LAB; UserId=goran',
-    userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    userAgent:
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
     ...over,
   };
 }
@@ -62,30 +63,53 @@ export function envelope(over: Record<string, unknown> = {}): Record<string, unk
 export function auditQueued(over: Record<string, unknown> = {}): AuditQueuedEvent {
   const checked = validateEnvelope(envelope(over));
   if (!checked.ok) throw new Error(`fixture envelope is invalid: ${JSON.stringify(checked.errors)}`);
-  return { kind: 'audit', id: checked.envelope.eventId.toLowerCase(), receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: CLIENT_VERSION } };
+  return {
+    kind: 'audit',
+    id: checked.envelope.eventId.toLowerCase(),
+    receivedAt: new Date().toISOString(),
+    event: checked.envelope,
+    meta: { clientIp: '127.0.0.1', clientVersion: CLIENT_VERSION },
+  };
 }
 
 /**
  * A valid `payload.event` for each type with payload rules, with every member the rules name
  * (`full`), or with only the required ones (`minimal`; undefined: the type needs no payload.event).
  */
-export function typedEvents(): Record<string, { full: Record<string, unknown>; minimal: Record<string, unknown> | undefined }> {
+export function typedEvents(): Record<
+  string,
+  { full: Record<string, unknown>; minimal: Record<string, unknown> | undefined }
+> {
   const txn = randomUUID();
   return {
     'selection.state.changed': {
       full: { selectionTxnId: txn, details: [{ field: 'Region', values: ['EU'] }] },
       minimal: { selectionTxnId: txn, details: [] },
     },
-    'app.model.validated': { full: { captureScheduled: true, selectionTxnId: txn, dataStateId: 17 }, minimal: undefined },
+    'app.model.validated': {
+      full: { captureScheduled: true, selectionTxnId: txn, dataStateId: 17 },
+      minimal: undefined,
+    },
     'screenshot.url.received': {
       full: {
         screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png?serverNodeId=n1',
         objectId: 'kPjmXq',
-        crop: { width: 640.5, height: 480, top: 0, left: 12.25, scrollTop: 0, scrollAreaOffsetY: 3, renderingOverflow: 0 },
+        crop: {
+          width: 640.5,
+          height: 480,
+          top: 0,
+          left: 12.25,
+          scrollTop: 0,
+          scrollAreaOffsetY: 3,
+          renderingOverflow: 0,
+        },
       },
       minimal: { screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png' },
     },
-    'event.unsupported.visualization': { full: { vizType: 'sn-sankey-chart', objectId: 'kPjmXq', title: 'Flows', trigger: 'selection' }, minimal: { vizType: 'sn-sankey-chart' } },
+    'event.unsupported.visualization': {
+      full: { vizType: 'sn-sankey-chart', objectId: 'kPjmXq', title: 'Flows', trigger: 'selection' },
+      minimal: { vizType: 'sn-sankey-chart' },
+    },
     'object.view.duration': {
       full: {
         objectId: 'kPjmXq',
@@ -179,7 +203,13 @@ export function apiEvent(req: ApiRequest, body: string | undefined): APIGatewayP
       apiId: 'api',
       domainName: 'api.example.com',
       domainPrefix: 'api',
-      http: { method: req.method ?? 'POST', path, protocol: 'HTTP/1.1', sourceIp: req.sourceIp ?? '127.0.0.1', userAgent: 'test' },
+      http: {
+        method: req.method ?? 'POST',
+        path,
+        protocol: 'HTTP/1.1',
+        sourceIp: req.sourceIp ?? '127.0.0.1',
+        userAgent: 'test',
+      },
       requestId: randomUUID(),
       routeKey: '$default',
       stage: '$default',
@@ -207,8 +237,13 @@ export function toApiResponse(status: number, headers: Record<string, string>, t
 async function callLambda(handler: AuditHandler, req: ApiRequest): Promise<ApiResponse> {
   const body = bodyText(req);
   // A fresh context per call, as Lambda gives: one made once runs out of time 30 s later, and middy answers 500.
-  const result = await handler(apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body), localContext('svc-audit-test', randomUUID()));
-  const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+  const result = await handler(
+    apiEvent({ ...req, headers: { ...defaultHeaders(req), ...req.headers } }, body),
+    localContext('svc-audit-test', randomUUID()),
+  );
+  const headers = Object.fromEntries(
+    Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+  );
   return toApiResponse(result.statusCode ?? 200, headers, result.body ?? '');
 }
 
@@ -216,14 +251,22 @@ function callHttp(port: number, req: ApiRequest): Promise<ApiResponse> {
   const body = bodyText(req);
   return new Promise((resolve, reject) => {
     const r = httpRequest(
-      { host: '127.0.0.1', port, method: req.method ?? 'POST', path: req.path ?? '/api/v1/audit-event', headers: { ...defaultHeaders(req), ...req.headers }, localAddress: req.sourceIp ?? '127.0.0.1' },
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method ?? 'POST',
+        path: req.path ?? '/api/v1/audit-event',
+        headers: { ...defaultHeaders(req), ...req.headers },
+        localAddress: req.sourceIp ?? '127.0.0.1',
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
         res.on('end', () => {
           const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
           resolve(toApiResponse(res.statusCode ?? 0, headers, text));
         });
       },
@@ -253,7 +296,10 @@ export function startGatewayApi(options: ApiOptions = {}): Promise<GatewayApi> {
  * The real durable queue in a fresh directory, started; its one consumer group runs the real writer
  * handler over a destination that records what it is given (`delivered`).
  */
-export async function recordingQueue(log: Log, capacity: number): Promise<{ queue: LocalEventQueue; delivered: QueuedEvent[]; directory: string }> {
+export async function recordingQueue(
+  log: Log,
+  capacity: number,
+): Promise<{ queue: LocalEventQueue; delivered: QueuedEvent[]; directory: string }> {
   const delivered: QueuedEvent[] = [];
   const directory = mkdtempSync(join(tmpdir(), 'svc-queue-'));
   const queue = new LocalEventQueue({
@@ -294,7 +340,12 @@ async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<A
   const { queue: memory, delivered, directory } = await recordingQueue(log.logger, settings.queue.capacity);
   // The real local idempotency store, in the queue's directory as in `svc local`.
   const idempotency = settings.idempotency.enable
-    ? new LocalIdempotencyStore({ directory, windowSeconds: settings.idempotency.windowSeconds, maxEntries: settings.idempotency.maxEntries, log: log.logger })
+    ? new LocalIdempotencyStore({
+        directory,
+        windowSeconds: settings.idempotency.windowSeconds,
+        maxEntries: settings.idempotency.maxEntries,
+        log: log.logger,
+      })
     : null;
   await idempotency?.start();
   const handlers = makeAuditHandlers({
@@ -312,7 +363,14 @@ async function startApi(options: ApiOptions, door: 'lambda' | 'http'): Promise<A
   if (door === 'lambda') {
     return { door, call: (req) => callLambda(handlers.handler, req), delivered, log, config, close: stopStores };
   }
-  const gateway = new LocalGateway({ name: 'audit API', host: '127.0.0.1', port: 0, ...handlers, log: log.logger, limits: settings });
+  const gateway = new LocalGateway({
+    name: 'audit API',
+    host: '127.0.0.1',
+    port: 0,
+    ...handlers,
+    log: log.logger,
+    limits: settings,
+  });
   await gateway.start();
   const port = gateway.address.port;
   return {

@@ -71,30 +71,66 @@ export async function startSecretStores(): Promise<SecretStores> {
     typeof id === 'string' ? (store.get(id) ?? [...store.values()].find((s) => s.arn === id)) : undefined;
 
   const answer = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': `req-${requests.length}` });
+    res.writeHead(status, {
+      'content-type': 'application/x-amz-json-1.1',
+      'x-amzn-requestid': `req-${requests.length}`,
+    });
     res.end(JSON.stringify(body));
   };
 
   const handle = (target: string, body: Record<string, unknown>, res: ServerResponse) => {
     if (target === 'secretsmanager.GetSecretValue') {
       const secret = find(secrets, body['SecretId']);
-      if (!secret) return answer(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+      if (!secret)
+        return answer(res, 400, {
+          __type: 'ResourceNotFoundException',
+          message: "Secrets Manager can't find the specified secret.",
+        });
       if (denied.has(secret.name)) {
-        return answer(res, 400, { __type: 'AccessDeniedException', Message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/svc/fn is not authorized to perform: secretsmanager:GetSecretValue on resource: ${String(body['SecretId'])} because no identity-based policy allows the secretsmanager:GetSecretValue action` });
+        return answer(res, 400, {
+          __type: 'AccessDeniedException',
+          Message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/svc/fn is not authorized to perform: secretsmanager:GetSecretValue on resource: ${String(body['SecretId'])} because no identity-based policy allows the secretsmanager:GetSecretValue action`,
+        });
       }
-      const value = typeof secret.value === 'string' ? { SecretString: secret.value } : { SecretBinary: Buffer.from(secret.value).toString('base64') };
-      return answer(res, 200, { ARN: secret.arn, Name: secret.name, VersionId: 'v1', VersionStages: ['AWSCURRENT'], CreatedDate: 1_700_000_000, ...value });
+      const value =
+        typeof secret.value === 'string'
+          ? { SecretString: secret.value }
+          : { SecretBinary: Buffer.from(secret.value).toString('base64') };
+      return answer(res, 200, {
+        ARN: secret.arn,
+        Name: secret.name,
+        VersionId: 'v1',
+        VersionStages: ['AWSCURRENT'],
+        CreatedDate: 1_700_000_000,
+        ...value,
+      });
     }
     if (target === 'AmazonSSM.GetParameter') {
       const parameter = find(parameters, body['Name']);
       if (!parameter) return answer(res, 400, { __type: 'ParameterNotFound' });
       if (denied.has(parameter.name)) {
-        return answer(res, 400, { __type: 'AccessDeniedException', message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/svc/fn is not authorized to perform: ssm:GetParameter on resource: ${parameter.arn}` });
+        return answer(res, 400, {
+          __type: 'AccessDeniedException',
+          message: `User: arn:aws:sts::${ACCOUNT}:assumed-role/svc/fn is not authorized to perform: ssm:GetParameter on resource: ${parameter.arn}`,
+        });
       }
       // Without WithDecryption, SSM answers a SecureString's ciphertext.
       const plain = String(parameter.value);
-      const value = parameter.type === 'SecureString' && body['WithDecryption'] !== true ? Buffer.from(`kms:${plain.length}`).toString('base64') : plain;
-      return answer(res, 200, { Parameter: { Name: parameter.name, ARN: parameter.arn, Type: parameter.type, Value: value, Version: 1, DataType: 'text', LastModifiedDate: 1_700_000_000 } });
+      const value =
+        parameter.type === 'SecureString' && body['WithDecryption'] !== true
+          ? Buffer.from(`kms:${plain.length}`).toString('base64')
+          : plain;
+      return answer(res, 200, {
+        Parameter: {
+          Name: parameter.name,
+          ARN: parameter.arn,
+          Type: parameter.type,
+          Value: value,
+          Version: 1,
+          DataType: 'text',
+          LastModifiedDate: 1_700_000_000,
+        },
+      });
     }
     return answer(res, 400, { __type: 'UnknownOperationException' });
   };
@@ -107,7 +143,8 @@ export async function startSecretStores(): Promise<SecretStores> {
       let body: Record<string, unknown> = {};
       try {
         const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) body = Object.fromEntries(Object.entries(parsed));
+        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+          body = Object.fromEntries(Object.entries(parsed));
       } catch {
         return answer(res, 400, { __type: 'SerializationException' });
       }

@@ -14,7 +14,15 @@ export default function setup(): void {
   const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`build failed (tsc -p tsconfig.build.json):\n${build.stdout}${build.stderr}`);
   const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-  const script = typeof pkg === 'object' && pkg !== null && 'scripts' in pkg && typeof pkg.scripts === 'object' && pkg.scripts !== null && 'build' in pkg.scripts ? String(pkg.scripts.build) : '';
+  const script =
+    typeof pkg === 'object' &&
+    pkg !== null &&
+    'scripts' in pkg &&
+    typeof pkg.scripts === 'object' &&
+    pkg.scripts !== null &&
+    'build' in pkg.scripts
+      ? String(pkg.scripts.build)
+      : '';
   for (const [, step] of script.matchAll(/\bnode (\S+)/g)) {
     const run = spawnSync(process.execPath, [step ?? ''], { cwd: REPO_ROOT, encoding: 'utf8' });
     if (run.status !== 0) throw new Error(`build failed (${step}):\n${run.stdout}${run.stderr}`);

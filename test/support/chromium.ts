@@ -4,9 +4,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { REPO_ROOT } from './build.js';
 import { findExecutable } from './ports.js';
 
@@ -24,10 +24,15 @@ export function chromiumPath(): string | null {
   return null;
 }
 
-export const NO_CHROMIUM = 'no Chromium found (install the Debian package `chromium`: scripts/ensure-system-packages.sh, or set CHROMIUM_PATH)';
+export const NO_CHROMIUM =
+  'no Chromium found (install the Debian package `chromium`: scripts/ensure-system-packages.sh, or set CHROMIUM_PATH)';
 
 export function launchChromium(executablePath: string): Promise<Browser> {
-  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  return chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
 }
 
 /** The folder for screenshots (gitignored): test-output/screenshots/<name>/. */
@@ -37,7 +42,12 @@ export function screenshotDir(name: string): string {
   return dir;
 }
 
-const ColoursSchema = Type.Object({ distinct: Type.Integer(), topShare: Type.Number(), width: Type.Integer(), height: Type.Integer() });
+const ColoursSchema = Type.Object({
+  distinct: Type.Integer(),
+  topShare: Type.Number(),
+  width: Type.Integer(),
+  height: Type.Integer(),
+});
 type Colours = Static<typeof ColoursSchema>;
 
 /**
@@ -66,6 +76,7 @@ export async function pngColours(page: Page, png: Buffer): Promise<Colours> {
     for (const n of counts.values()) top = Math.max(top, n);
     return { distinct: counts.size, topShare: top / (pixels.length / 4), width: canvas.width, height: canvas.height };
   })()`);
-  if (!Value.Check(ColoursSchema, answer)) throw new Error(`unexpected answer from the browser: ${JSON.stringify(answer)}`);
+  if (!Value.Check(ColoursSchema, answer))
+    throw new Error(`unexpected answer from the browser: ${JSON.stringify(answer)}`);
   return answer;
 }

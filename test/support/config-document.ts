@@ -11,7 +11,10 @@ import { BUNDLED_CONFIG_FILE } from '../../functions/contract.js';
 import { configDocumentForSynth } from '../../infra/app.js';
 
 /** Writes `yaml` and its document into `dir`: `file` is the document's path (what SVC_CONFIG names), `source` the YAML's (what messages name). */
-export function bundledConfigFiles(yaml: string, dir: string = mkdtempSync(join(tmpdir(), 'svc-bundled-'))): { file: string; source: string } {
+export function bundledConfigFiles(
+  yaml: string,
+  dir: string = mkdtempSync(join(tmpdir(), 'svc-bundled-')),
+): { file: string; source: string } {
   const name = `svc-${Math.random().toString(36).slice(2)}`;
   const source = join(dir, `${name}.yaml`);
   writeFileSync(source, yaml);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { REPO_ROOT } from './build.js';
 import { freePort, freeUdpPort, LOOPBACK, sleep } from './ports.js';
-import { startSvcCommand, type SvcProcess } from './svc-process.js';
+import { type SvcProcess, startSvcCommand } from './svc-process.js';
 
 export interface Demo extends SvcProcess {
   /** The working directory: the demo's data is under `data/demo` here. */
@@ -25,7 +25,13 @@ export interface Demo extends SvcProcess {
 /** Starts `svc demo` with `args` and waits (bounded) until it says it is running. */
 export async function startDemo(args: readonly string[] = []): Promise<Demo> {
   const cwd = mkdtempSync(join(tmpdir(), 'svc-demo-'));
-  const ports = { audit: await freePort(), metrics: await freePort(), web: await freePort(), user: await freeUdpPort(), log: await freeUdpPort() };
+  const ports = {
+    audit: await freePort(),
+    metrics: await freePort(),
+    web: await freePort(),
+    user: await freeUdpPort(),
+    log: await freeUdpPort(),
+  };
   const doc = parseDocument(readFileSync(join(REPO_ROOT, 'config/demo.yaml'), 'utf8'));
   doc.setIn(['Svc', 'auditEvents', 'port'], ports.audit);
   doc.setIn(['Svc', 'metricsEndpoint', 'port'], ports.metrics);
@@ -40,7 +46,9 @@ export async function startDemo(args: readonly string[] = []): Promise<Demo> {
     if (exited !== 'running' || Date.now() > deadline) {
       svc.child.kill('SIGKILL');
       rmSync(cwd, { recursive: true, force: true });
-      throw new Error(`svc demo did not start (${exited === 'running' ? 'no "running" line in 30 s' : `exit ${String(exited)}`}):\n${svc.output()}`);
+      throw new Error(
+        `svc demo did not start (${exited === 'running' ? 'no "running" line in 30 s' : `exit ${String(exited)}`}):\n${svc.output()}`,
+      );
     }
   }
   const stop = async (): Promise<number | null> => {

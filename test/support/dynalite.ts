@@ -8,10 +8,10 @@
  */
 import type { Server } from 'node:http';
 import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll } from 'vitest';
 import dynalite from 'dynalite';
+import { afterAll, beforeAll } from 'vitest';
 import { LeanDynamoDbClient } from '../../shared/aws/dynamodb.js';
-import { LOOPBACK, freePort, isAddressInUse } from './ports.js';
+import { freePort, isAddressInUse, LOOPBACK } from './ports.js';
 
 export interface DynaliteHandle {
   endpoint: string;
@@ -47,7 +47,12 @@ function close(server: Server): Promise<void> {
 
 /** Svc's own DynamoDB client for a local endpoint (dynalite, or a port where nothing listens): no retries, any credentials. */
 export function localDynamoClient(endpoint: string): LeanDynamoDbClient {
-  return new LeanDynamoDbClient({ endpoint, region: 'us-east-1', credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 1 });
+  return new LeanDynamoDbClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }),
+    maxAttempts: 1,
+  });
 }
 
 /** Starts dynalite on a free port (retrying if the port is taken in between) and a client for it. */

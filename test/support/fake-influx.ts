@@ -21,7 +21,13 @@
  *   ... fake.writes(), fake.lines(), fake.buckets ...
  *   await fake.close();
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { LOOPBACK } from './ports.js';
@@ -141,7 +147,8 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
   const databases = new Map<string, FakeDatabase>();
   let nextId = 1;
   for (const name of options.existing ?? []) {
-    if (version === 2) buckets.set(name, { id: `b${nextId++}`, orgID: orgId, name, description: '', retentionRules: [] });
+    if (version === 2)
+      buckets.set(name, { id: `b${nextId++}`, orgID: orgId, name, description: '', retentionRules: [] });
     else databases.set(name, { name, retentionPeriod: undefined });
   }
   let failures: FakeFailure[] = [];
@@ -150,7 +157,13 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
   const hanging = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
 
-  const send = (res: ServerResponse, record: RecordedRequest, status: number, body?: unknown, headers: Record<string, string> = {}): void => {
+  const send = (
+    res: ServerResponse,
+    record: RecordedRequest,
+    status: number,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): void => {
     record.status = status;
     const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     res.writeHead(status, {
@@ -205,7 +218,11 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
     const poisoned = poisons.find((p) => record.body.includes(p.text));
     if (poisoned !== undefined) {
       const { status, body, headers } = poisoned.failure;
-      const message = body ?? (version === 2 ? JSON.stringify({ code: 'invalid', message: `poisoned line: ${poisoned.text}` }) : JSON.stringify({ error: `poisoned line: ${poisoned.text}` }));
+      const message =
+        body ??
+        (version === 2
+          ? JSON.stringify({ code: 'invalid', message: `poisoned line: ${poisoned.text}` })
+          : JSON.stringify({ error: `poisoned line: ${poisoned.text}` }));
       send(res, record, status, message, headers);
       return;
     }
@@ -220,17 +237,29 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
         send(res, record, 404, { code: 'not found', message: `organization name "${q.org}" not found` });
         return;
       }
-      send(res, record, 200, { links: { self: '/api/v2/orgs' }, orgs: [{ id: orgId, name: orgName, description: '' }] });
+      send(res, record, 200, {
+        links: { self: '/api/v2/orgs' },
+        orgs: [{ id: orgId, name: orgName, description: '' }],
+      });
       return;
     }
     if (record.method === 'GET' && record.path === '/api/v2/buckets') {
-      const list = [...buckets.values()].filter((b) => (q.name === undefined || b.name === q.name) && (q.orgID === undefined || b.orgID === q.orgID));
+      const list = [...buckets.values()].filter(
+        (b) => (q.name === undefined || b.name === q.name) && (q.orgID === undefined || b.orgID === q.orgID),
+      );
       send(res, record, 200, { links: { self: '/api/v2/buckets' }, buckets: list });
       return;
     }
     if (record.method === 'POST' && record.path === '/api/v2/buckets') {
       const body: unknown = JSON.parse(record.body);
-      if (typeof body !== 'object' || body === null || !('name' in body) || typeof body.name !== 'string' || !('orgID' in body) || typeof body.orgID !== 'string') {
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        !('name' in body) ||
+        typeof body.name !== 'string' ||
+        !('orgID' in body) ||
+        typeof body.orgID !== 'string'
+      ) {
         send(res, record, 400, { code: 'invalid', message: 'bucket name and orgID are required' });
         return;
       }
@@ -267,7 +296,8 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
         send(res, record, 409, { error: 'attempted to create a resource that already exists' });
         return;
       }
-      const retention = 'retention_period' in body && typeof body.retention_period === 'string' ? body.retention_period : undefined;
+      const retention =
+        'retention_period' in body && typeof body.retention_period === 'string' ? body.retention_period : undefined;
       databases.set(body.db, { name: body.db, retentionPeriod: retention });
       send(res, record, 200);
       return;
@@ -298,7 +328,16 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
       }
       const failure = failures.shift();
       if (failure !== undefined) {
-        send(res, record, failure.status, failure.body ?? (version === 2 ? { code: 'internal error', message: `failure on demand (${failure.status})` } : { error: `failure on demand (${failure.status})` }), failure.headers);
+        send(
+          res,
+          record,
+          failure.status,
+          failure.body ??
+            (version === 2
+              ? { code: 'internal error', message: `failure on demand (${failure.status})` }
+              : { error: `failure on demand (${failure.status})` }),
+          failure.headers,
+        );
         return;
       }
       if (version === 1 && record.path === '/ping') {

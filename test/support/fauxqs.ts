@@ -10,7 +10,7 @@
  */
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs as startEmulator, type FauxqsServer } from 'fauxqs';
+import { type FauxqsServer, startFauxqs as startEmulator } from 'fauxqs';
 import { LeanSqsClient } from '../../shared/aws/sqs.js';
 import { LOOPBACK } from './ports.js';
 
@@ -33,7 +33,12 @@ export interface FauxqsHandle {
 
 /** Svc's own SQS client for a local endpoint (fauxqs, or a port where nothing listens): one attempt per call, any credentials. */
 export function localSqsClient(endpoint: string): LeanSqsClient {
-  return new LeanSqsClient({ region: 'us-east-1', credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }), endpoint, maxAttempts: 1 });
+  return new LeanSqsClient({
+    region: 'us-east-1',
+    credentials: () => Promise.resolve({ accessKeyId: 'local', secretAccessKey: 'local' }),
+    endpoint,
+    maxAttempts: 1,
+  });
 }
 
 /**
@@ -65,7 +70,9 @@ export async function startFauxqs(options: { port?: number } = {}): Promise<Faux
     sqsApi,
     s3,
     async createQueue(name, attributes) {
-      const out = await sqs.send(new CreateQueueCommand({ QueueName: name, ...(attributes ? { Attributes: attributes } : {}) }));
+      const out = await sqs.send(
+        new CreateQueueCommand({ QueueName: name, ...(attributes ? { Attributes: attributes } : {}) }),
+      );
       if (!out.QueueUrl) throw new Error(`fauxqs returned no URL for queue ${name}`);
       return out.QueueUrl;
     },

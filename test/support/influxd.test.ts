@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, startInfluxd, writeLines, type InfluxdHandle } from './influxd.js';
+import { type InfluxdHandle, query, startInfluxd, writeLines } from './influxd.js';
 import { canConnect } from './ports.js';
 
 const DB = 'support_roundtrip';

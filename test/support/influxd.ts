@@ -14,15 +14,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { influxdConfig } from '../../bench/influxd-config.mjs';
 import {
-  LOOPBACK,
   findExecutable,
   freePorts,
   isAddressInUse,
+  LOOPBACK,
+  type ManagedProcess,
   registerTempDir,
   spawnManaged,
   unregisterTempDir,
   waitUntilReady,
-  type ManagedProcess,
 } from './ports.js';
 
 const READY_TIMEOUT_MS = 20_000;
@@ -101,7 +101,10 @@ class Influxd implements InfluxdHandle {
   }
 
   async writeConfig(): Promise<void> {
-    await writeFile(this.configPath, influxdConfig({ dir: this.dataDir, host: LOOPBACK, httpPort: this.port, rpcPort: this.rpcPort }));
+    await writeFile(
+      this.configPath,
+      influxdConfig({ dir: this.dataDir, host: LOOPBACK, httpPort: this.port, rpcPort: this.rpcPort }),
+    );
   }
 
   async startProcess(): Promise<void> {
@@ -201,7 +204,12 @@ function isReadOnly(q: string): boolean {
  * (influxd 1.6 only warns about e.g. `CREATE DATABASE` over GET, but it is deprecated).
  * Throws on a non-2xx status and on any statement-level `error` in the response.
  */
-export async function query(handle: InfluxdHandle, q: string, db?: string, options: QueryOptions = {}): Promise<unknown> {
+export async function query(
+  handle: InfluxdHandle,
+  q: string,
+  db?: string,
+  options: QueryOptions = {},
+): Promise<unknown> {
   const params = new URLSearchParams({ q });
   if (db !== undefined) params.set('db', db);
   if (options.epoch !== undefined) params.set('epoch', options.epoch);
@@ -260,11 +268,18 @@ async function allSeries(handle: InfluxdHandle, q: string, db: string, options: 
 }
 
 /** Runs a SELECT and returns its rows as objects (column → value, nulls dropped), all series together. */
-export async function queryRows(handle: InfluxdHandle, q: string, db: string, options: QueryOptions = {}): Promise<Record<string, unknown>[]> {
+export async function queryRows(
+  handle: InfluxdHandle,
+  q: string,
+  db: string,
+  options: QueryOptions = {},
+): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for (const series of await allSeries(handle, q, db, options)) {
     for (const values of series.values) {
-      const row = Object.fromEntries(series.columns.map((c, i): [string, unknown] => [c, values[i]]).filter(([, v]) => v !== null));
+      const row = Object.fromEntries(
+        series.columns.map((c, i): [string, unknown] => [c, values[i]]).filter(([, v]) => v !== null),
+      );
       out.push({ ...(series.tags ?? {}), ...row });
     }
   }
@@ -272,7 +287,11 @@ export async function queryRows(handle: InfluxdHandle, q: string, db: string, op
 }
 
 /** `SHOW FIELD KEYS` of a measurement as name → type (`integer`, `float`, `string`, `boolean`). */
-export async function fieldTypes(handle: InfluxdHandle, measurement: string, db: string): Promise<Record<string, unknown>> {
+export async function fieldTypes(
+  handle: InfluxdHandle,
+  measurement: string,
+  db: string,
+): Promise<Record<string, unknown>> {
   const [first] = await allSeries(handle, `SHOW FIELD KEYS FROM "${measurement}"`, db);
   return Object.fromEntries((first?.values ?? []).map((v): [string, unknown] => [String(v[0]), v[1]]));
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startMosquitto, type MosquittoHandle } from './mosquitto.js';
+import { type MosquittoHandle, startMosquitto } from './mosquitto.js';
 
 function nextMessage(client: MqttClient, timeoutMs = 5_000): Promise<{ topic: string; payload: string }> {
   return new Promise((resolve, reject) => {

@@ -10,16 +10,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  LOOPBACK,
   canConnect,
   findExecutable,
   freePort,
   isAddressInUse,
+  LOOPBACK,
+  type ManagedProcess,
   registerTempDir,
   spawnManaged,
   unregisterTempDir,
   waitUntilReady,
-  type ManagedProcess,
 } from './ports.js';
 
 const READY_TIMEOUT_MS = 10_000;
@@ -61,7 +61,12 @@ async function startOnce(binary: string, dir: string, port: number): Promise<Man
   // No -d: stay in the foreground so we own the process and see its output.
   const proc = spawnManaged(binary, ['-c', configPath], dir);
   try {
-    await waitUntilReady(proc, `mosquitto (${LOOPBACK}:${port})`, () => canConnect(port, LOOPBACK, 500), READY_TIMEOUT_MS);
+    await waitUntilReady(
+      proc,
+      `mosquitto (${LOOPBACK}:${port})`,
+      () => canConnect(port, LOOPBACK, 500),
+      READY_TIMEOUT_MS,
+    );
   } catch (err) {
     await proc.kill();
     throw err;

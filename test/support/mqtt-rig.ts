@@ -6,7 +6,7 @@ import { connectAsync } from 'mqtt';
 import { MqttWriter } from '../../shared/destinations/mqtt/client.js';
 import { ErrorTracker, type TrackedError } from '../../shared/errors/tracker.js';
 import { silentLog } from './log.js';
-import { startMosquitto, type MosquittoHandle } from './mosquitto.js';
+import { type MosquittoHandle, startMosquitto } from './mosquitto.js';
 import { LOOPBACK } from './ports.js';
 
 export interface Received {
@@ -30,10 +30,20 @@ export async function startMqttRig(): Promise<MqttRig> {
   const received: Received[] = [];
   const tracked: TrackedError[] = [];
   const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
-  const writer = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: silentLog, errors });
+  const writer = new MqttWriter({
+    settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' },
+    log: silentLog,
+    errors,
+  });
   await writer.start();
-  const subscriber = await connectAsync(broker.url, { protocolVersion: 5, clientId: `sub_${Math.random().toString(16).slice(2)}`, reconnectPeriod: 0 });
-  subscriber.on('message', (topic, payload, packet) => received.push({ topic, payload: payload.toString('utf8'), retain: packet.retain }));
+  const subscriber = await connectAsync(broker.url, {
+    protocolVersion: 5,
+    clientId: `sub_${Math.random().toString(16).slice(2)}`,
+    reconnectPeriod: 0,
+  });
+  subscriber.on('message', (topic, payload, packet) =>
+    received.push({ topic, payload: payload.toString('utf8'), retain: packet.retain }),
+  );
   await subscriber.subscribeAsync('#', { qos: 1, rap: true });
   return {
     broker,

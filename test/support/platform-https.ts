@@ -9,14 +9,15 @@
  *   api.route('/engine/healthcheck', { status: 200, json: body });
  *   api.route('/qps/session', (req) => ({ json: [] }));
  */
-import { createServer, type Server } from 'node:https';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { TLSSocket } from 'node:tls';
+
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeCertificates, type CertificateSet } from '../../edge-agent/simulate/platform/certs.js';
-import { loadClientTls, type ClientTls } from '../../edge-agent/sources/platform/tls.js';
+import { TLSSocket } from 'node:tls';
+import { type CertificateSet, writeCertificates } from '../../edge-agent/simulate/platform/certs.js';
+import { type ClientTls, loadClientTls } from '../../edge-agent/sources/platform/tls.js';
 import { LOOPBACK } from './ports.js';
 
 export interface StubReply {
@@ -62,34 +63,53 @@ export interface HttpsStub {
  * lets a test use a platform port such as 4242 without colliding with anything).
  * `requestCert: false` makes a server that does not ask for a client certificate.
  */
-export async function startHttpsStub(certs: CertificateSet, options: { requestCert?: boolean; host?: string; port?: number } = {}): Promise<HttpsStub> {
+export async function startHttpsStub(
+  certs: CertificateSet,
+  options: { requestCert?: boolean; host?: string; port?: number } = {},
+): Promise<HttpsStub> {
   const routes = new Map<string, Route>();
   const requests: StubRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const requestCert = options.requestCert ?? true;
 
-  const server: Server = createServer({ cert: certs.server.cert, key: certs.server.key, ca: certs.ca.cert, requestCert, rejectUnauthorized: requestCert }, (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'https://stub');
-    const cn: unknown = req.socket instanceof TLSSocket ? req.socket.getPeerCertificate().subject?.CN : undefined;
-    const resumed = req.socket instanceof TLSSocket && req.socket.isSessionReused();
-    const recorded: StubRequest = { pathname: url.pathname, query: url.searchParams, headers: req.headers, rawHeaders: req.rawHeaders, clientCert: typeof cn === 'string' ? cn : undefined, resumed, at: Date.now() };
-    requests.push(recorded);
-    const route = routes.get(url.pathname);
-    const reply: StubReply = route === undefined ? { status: 404, json: { error: 'no such path' } } : typeof route === 'function' ? route(recorded) : route;
-    const send = () => {
-      if (res.destroyed) return;
-      const body = reply.body ?? (reply.json === undefined ? '' : JSON.stringify(reply.json));
-      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-      res.end(body);
-    };
-    req.resume();
-    if (!reply.delayMs) return send();
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send();
-    }, reply.delayMs);
-    timers.add(timer);
-  });
+  const server: Server = createServer(
+    { cert: certs.server.cert, key: certs.server.key, ca: certs.ca.cert, requestCert, rejectUnauthorized: requestCert },
+    (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? '/', 'https://stub');
+      const cn: unknown = req.socket instanceof TLSSocket ? req.socket.getPeerCertificate().subject?.CN : undefined;
+      const resumed = req.socket instanceof TLSSocket && req.socket.isSessionReused();
+      const recorded: StubRequest = {
+        pathname: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        clientCert: typeof cn === 'string' ? cn : undefined,
+        resumed,
+        at: Date.now(),
+      };
+      requests.push(recorded);
+      const route = routes.get(url.pathname);
+      const reply: StubReply =
+        route === undefined
+          ? { status: 404, json: { error: 'no such path' } }
+          : typeof route === 'function'
+            ? route(recorded)
+            : route;
+      const send = () => {
+        if (res.destroyed) return;
+        const body = reply.body ?? (reply.json === undefined ? '' : JSON.stringify(reply.json));
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+        res.end(body);
+      };
+      req.resume();
+      if (!reply.delayMs) return send();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        send();
+      }, reply.delayMs);
+      timers.add(timer);
+    },
+  );
   // A client that gives up (timeout) or refuses our certificate resets the connection: nothing to do.
   server.on('tlsClientError', () => undefined);
 
@@ -123,10 +143,22 @@ export async function startHttpsStub(certs: CertificateSet, options: { requestCe
  * The client side of `certs` as the pollers use it: the PEM files written to a temporary directory
  * (as the management console exports them) and checked by loadClientTls.
  */
-export function clientTlsOf(certs: CertificateSet, options: { rejectUnauthorized?: boolean; passphrase?: string } = {}): ClientTls {
+export function clientTlsOf(
+  certs: CertificateSet,
+  options: { rejectUnauthorized?: boolean; passphrase?: string } = {},
+): ClientTls {
   const dir = mkdtempSync(join(tmpdir(), 'svc-certs-'));
   const files = writeCertificates(dir, certs, options.passphrase ?? '');
-  const loaded = loadClientTls({ clientCert: files.clientCert, clientCertKey: files.clientCertKey, clientCertCA: files.clientCertCA, clientCertPassphrase: files.passphrase }, options.rejectUnauthorized ?? true, 'the test presents it');
+  const loaded = loadClientTls(
+    {
+      clientCert: files.clientCert,
+      clientCertKey: files.clientCertKey,
+      clientCertCA: files.clientCertCA,
+      clientCertPassphrase: files.passphrase,
+    },
+    options.rejectUnauthorized ?? true,
+    'the test presents it',
+  );
   rmSync(dir, { recursive: true, force: true });
   if (!loaded.ok) throw new Error(`test certificates do not load: ${loaded.problems.map((p) => p.message).join('; ')}`);
   return loaded.tls;

@@ -5,7 +5,7 @@
  * process-wide registry that kills every still-running child when the test
  * process exits so no server is ever leaked).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { accessSync, constants as fsConstants, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -45,7 +45,9 @@ async function freeTestPort(udp: boolean): Promise<number> {
     const port = randomTestPort();
     if (await bindable(port, udp)) return port;
   }
-  throw new Error(`no free ${udp ? 'UDP' : 'TCP'} port on ${LOOPBACK} between ${TEST_PORTS.min} and ${TEST_PORTS.max} after ${PROBES} tries`);
+  throw new Error(
+    `no free ${udp ? 'UDP' : 'TCP'} port on ${LOOPBACK} between ${TEST_PORTS.min} and ${TEST_PORTS.max} after ${PROBES} tries`,
+  );
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
@@ -322,7 +324,9 @@ export async function waitUntilReady(
     }
     if (await probe()) return;
     if (Date.now() >= deadline) {
-      throw new Error(`${what} did not become ready within ${timeoutMs} ms.\n--- last output ---\n${proc.outputTail()}`);
+      throw new Error(
+        `${what} did not become ready within ${timeoutMs} ms.\n--- last output ---\n${proc.outputTail()}`,
+      );
     }
     await sleep(intervalMs);
   }

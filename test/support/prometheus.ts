@@ -38,7 +38,10 @@ export function parseExposition(text: string): Exposition {
     if (line === '') continue;
     const comment = /^# (HELP|TYPE) (\S+) (.*)$/.exec(line);
     if (comment) {
-      (comment[1] === 'HELP' ? help : type).set(comment[2] ?? '', comment[1] === 'HELP' ? unescape(comment[3] ?? '') : (comment[3] ?? ''));
+      (comment[1] === 'HELP' ? help : type).set(
+        comment[2] ?? '',
+        comment[1] === 'HELP' ? unescape(comment[3] ?? '') : (comment[3] ?? ''),
+      );
       continue;
     }
     const m = SAMPLE.exec(line);
@@ -63,8 +66,15 @@ export function parseExposition(text: string): Exposition {
 }
 
 /** GET `url` and parse it; the status and content type come along for checking. */
-export async function scrape(url: string): Promise<{ status: number; contentType: string | null; body: string; metrics: Exposition }> {
+export async function scrape(
+  url: string,
+): Promise<{ status: number; contentType: string | null; body: string; metrics: Exposition }> {
   const res = await fetch(url);
   const body = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type'), body, metrics: parseExposition(res.status === 200 ? body : '') };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    body,
+    metrics: parseExposition(res.status === 200 ? body : ''),
+  };
 }

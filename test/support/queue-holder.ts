@@ -4,7 +4,7 @@
  * tests kill it with SIGKILL, which no in-process stand-in can imitate: the operating system, not
  * Svc, then decides what is left behind.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { QueuedEvent } from '../../shared/queue/events.js';
@@ -81,11 +81,19 @@ setInterval(() => undefined, 1 << 30);
 `;
 
 /** Starts a holder process; see `startQueueHolder` to wait until it holds the directory. */
-export function spawnQueueHolder(options: HolderOptions): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+export function spawnQueueHolder(options: HolderOptions): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
   const env = {
     ...process.env,
     HOLDER_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/local.js')).href,
-    HOLDER_OPTIONS: JSON.stringify({ directory: options.directory, groups: options.groups ?? [], events: options.events ?? [] }),
+    HOLDER_OPTIONS: JSON.stringify({
+      directory: options.directory,
+      groups: options.groups ?? [],
+      events: options.events ?? [],
+    }),
   };
   const node = [process.execPath, '--input-type=module', '-e', SCRIPT];
   // As a zombie: the holder's parent becomes `sleep`, which never reaps it.
@@ -106,7 +114,8 @@ export async function startQueueHolder(options: HolderOptions): Promise<Holder> 
   for (;;) {
     const pid = /ready (\d+)/.exec(output())?.[1];
     if (pid) return { child, pid: Number(pid), output, exited };
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() - started > 20_000) throw new Error(`the queue holder did not start:\n${output()}`);
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() - started > 20_000)
+      throw new Error(`the queue holder did not start:\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -109,7 +109,8 @@ export function parseXml(source: string): XmlElement {
     const textEnd = lt === -1 ? xml.length : lt;
     if (textEnd > pos) {
       const raw = xml.slice(pos, textEnd);
-      if (raw.includes('&') && !/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/.test(raw)) throw new Error(`XML: bad entity in ${JSON.stringify(raw)}`);
+      if (raw.includes('&') && !/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/.test(raw))
+        throw new Error(`XML: bad entity in ${JSON.stringify(raw)}`);
       const top = stack[stack.length - 1];
       if (top !== undefined) top.text += decodeEntities(raw);
       else if (raw.trim() !== '') throw new Error('XML: text outside the root element');
@@ -270,7 +271,8 @@ function readSymbols(data: DataView, bytes: Uint8Array, start: number, field: Qv
         throw new Error(`field ${field.name}: unknown symbol type byte ${String(type)} at ${p - 1 - start}`);
     }
   }
-  if (out.length !== field.noOfSymbols) throw new Error(`field ${field.name}: ${out.length} symbols, NoOfSymbols ${field.noOfSymbols}`);
+  if (out.length !== field.noOfSymbols)
+    throw new Error(`field ${field.name}: ${out.length} symbols, NoOfSymbols ${field.noOfSymbols}`);
   return out;
 }
 
@@ -295,7 +297,8 @@ export function decodeQvd(buf: Uint8Array): DecodedQvd {
   const nul = buf.indexOf(0);
   if (nul === -1) throw new Error('no NUL terminator after the header');
   let headerBytes = buf.subarray(0, nul);
-  if (headerBytes[0] === 0xef && headerBytes[1] === 0xbb && headerBytes[2] === 0xbf) headerBytes = headerBytes.subarray(3);
+  if (headerBytes[0] === 0xef && headerBytes[1] === 0xbb && headerBytes[2] === 0xbf)
+    headerBytes = headerBytes.subarray(3);
   const text = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
   if (!text.trimEnd().endsWith('</QvdTableHeader>')) throw new Error('header text does not end with </QvdTableHeader>');
   const tail = text.slice(text.lastIndexOf('</QvdTableHeader>') + '</QvdTableHeader>'.length);
@@ -333,30 +336,37 @@ export function decodeQvd(buf: Uint8Array): DecodedQvd {
     dataStart: nul + 1,
     terminator,
   };
-  if (header.compression.trim() !== '') throw new Error(`compressed files are not supported (Compression ${header.compression})`);
+  if (header.compression.trim() !== '')
+    throw new Error(`compressed files are not supported (Compression ${header.compression})`);
   if (header.encryptionInfo.trim() !== '') throw new Error('encrypted files are not supported');
 
   const B = header.dataStart;
   const { recordByteSize: R, noOfRecords: N } = header;
-  if (header.offset < 0 || header.length < 0 || R < 0 || N < 0) throw new Error('negative root Offset/Length/RecordByteSize/NoOfRecords');
+  if (header.offset < 0 || header.length < 0 || R < 0 || N < 0)
+    throw new Error('negative root Offset/Length/RecordByteSize/NoOfRecords');
   if (header.length !== N * R) throw new Error(`root Length ${header.length} ≠ NoOfRecords ${N} × RecordByteSize ${R}`);
-  if (B + header.offset + header.length !== buf.length) throw new Error(`file is ${buf.length} bytes, header says ${B + header.offset + header.length}`);
+  if (B + header.offset + header.length !== buf.length)
+    throw new Error(`file is ${buf.length} bytes, header says ${B + header.offset + header.length}`);
 
   const names = new Set<string>();
   for (const f of header.fields) {
     if (names.has(f.name)) throw new Error(`duplicate field ${f.name}`);
     names.add(f.name);
-    if (f.offset < 0 || f.length < 0 || f.offset + f.length > header.offset) throw new Error(`field ${f.name}: symbols [${f.offset}, +${f.length}) outside the symbol area`);
+    if (f.offset < 0 || f.length < 0 || f.offset + f.length > header.offset)
+      throw new Error(`field ${f.name}: symbols [${f.offset}, +${f.length}) outside the symbol area`);
     if (f.noOfSymbols < 0) throw new Error(`field ${f.name}: negative NoOfSymbols`);
     if (f.bitWidth < 0 || f.bitWidth > 32) throw new Error(`field ${f.name}: BitWidth ${f.bitWidth}`);
-    if (f.bitWidth > 0 && (f.bitOffset < 0 || f.bitOffset + f.bitWidth > 8 * R)) throw new Error(`field ${f.name}: bits outside the record`);
+    if (f.bitWidth > 0 && (f.bitOffset < 0 || f.bitOffset + f.bitWidth > 8 * R))
+      throw new Error(`field ${f.name}: bits outside the record`);
   }
-  if (R === 0 && N > 0 && header.fields.some((f) => f.bitWidth > 0)) throw new Error('RecordByteSize 0 with fields of width > 0');
+  if (R === 0 && N > 0 && header.fields.some((f) => f.bitWidth > 0))
+    throw new Error('RecordByteSize 0 with fields of width > 0');
   const ranges = header.fields.filter((f) => f.bitWidth > 0).sort((a, b) => a.bitOffset - b.bitOffset);
   for (let i = 1; i < ranges.length; i++) {
     const prev = ranges[i - 1];
     const cur = ranges[i];
-    if (prev !== undefined && cur !== undefined && prev.bitOffset + prev.bitWidth > cur.bitOffset) throw new Error(`fields ${prev.name} and ${cur.name} overlap`);
+    if (prev !== undefined && cur !== undefined && prev.bitOffset + prev.bitWidth > cur.bitOffset)
+      throw new Error(`fields ${prev.name} and ${cur.name} overlap`);
   }
 
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -375,7 +385,8 @@ export function decodeQvd(buf: Uint8Array): DecodedQvd {
       let value: QvdValue = null;
       if (index >= 0) {
         const symbol = symbols[k]?.[index];
-        if (symbol === undefined) throw new Error(`row ${r}, field ${f.name}: index ${index} ≥ NoOfSymbols ${f.noOfSymbols}`);
+        if (symbol === undefined)
+          throw new Error(`row ${r}, field ${f.name}: index ${index} ≥ NoOfSymbols ${f.noOfSymbols}`);
         value = symbolValue(symbol);
       }
       // defineProperty: a field named __proto__ is data, not the prototype.

@@ -4,7 +4,7 @@
  * before the request is complete. Loopback only: it connects to 127.0.0.1 from a 127.0.0.x address.
  */
 import { connect, type Socket } from 'node:net';
-import { toApiResponse, type ApiResponse } from './audit.js';
+import { type ApiResponse, toApiResponse } from './audit.js';
 
 export interface RawClient {
   socket: Socket;
@@ -93,7 +93,11 @@ export function rawClient(port: number, localAddress = '127.0.0.1'): Promise<Raw
                 done(answer);
               } else if (ended) {
                 waiting.delete(check);
-                fail(new Error(`the connection closed without a complete answer; received ${JSON.stringify(text.slice(skip))}`));
+                fail(
+                  new Error(
+                    `the connection closed without a complete answer; received ${JSON.stringify(text.slice(skip))}`,
+                  ),
+                );
               }
             };
             waiting.add(check);
@@ -110,7 +114,10 @@ export function trickle(client: RawClient, text: string, pieceLength: number, in
   return new Promise((resolve) => {
     let sent = 0;
     const timer = setInterval(() => {
-      if (sent * pieceLength >= text.length || !client.write(text.slice(sent * pieceLength, (sent + 1) * pieceLength))) {
+      if (
+        sent * pieceLength >= text.length ||
+        !client.write(text.slice(sent * pieceLength, (sent + 1) * pieceLength))
+      ) {
         clearInterval(timer);
         resolve(sent);
         return;

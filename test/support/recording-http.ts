@@ -66,7 +66,8 @@ export async function startRecordingServer(): Promise<RecordingServer> {
     const r = typeof reply === 'number' ? { status: reply } : reply;
     const send = (): void => {
       if (res.destroyed || res.writableEnded) return;
-      const body = r.body ?? (r.status === 200 || r.status === 202 ? '{"requestId":"test"}' : `{"error":"status ${r.status}"}`);
+      const body =
+        r.body ?? (r.status === 200 || r.status === 202 ? '{"requestId":"test"}' : `{"error":"status ${r.status}"}`);
       res.writeHead(r.status, { 'content-type': 'application/json', ...r.headers });
       res.end(body);
     };
@@ -86,7 +87,14 @@ export async function startRecordingServer(): Promise<RecordingServer> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawBody, body: parseJson(rawBody), at: Date.now() });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawBody,
+        body: parseJson(rawBody),
+        at: Date.now(),
+      });
       answer(res, queue.shift() ?? fallback);
     });
     // A client that gave up (timeout) resets the connection: nothing to do.

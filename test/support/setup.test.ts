@@ -21,7 +21,10 @@ function alive(pid: number): boolean {
 it('stops the child of a test that failed before stopping it', async () => {
   const pidFile = join(mkdtempSync(join(tmpdir(), 'left-child-')), 'pid');
   const vitest = join(REPO_ROOT, 'node_modules/.bin/vitest');
-  const outcome = await run(vitest, ['run', '--config', 'test/support/left-child/vitest.config.ts'], { cwd: REPO_ROOT, env: { ...process.env, LEFT_CHILD_PID_FILE: pidFile } }).then(
+  const outcome = await run(vitest, ['run', '--config', 'test/support/left-child/vitest.config.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LEFT_CHILD_PID_FILE: pidFile },
+  }).then(
     () => ({ failed: false, output: '' }),
     (err: { stdout?: string; stderr?: string }) => ({ failed: true, output: `${err.stdout ?? ''}${err.stderr ?? ''}` }),
   );

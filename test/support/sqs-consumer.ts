@@ -5,7 +5,7 @@
  * and deletes the messages the handler did not report as failed. While the emulator is down it
  * waits and tries again, as the mapping would.
  */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BaseDestination } from '../../shared/destinations/port.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
@@ -25,7 +25,12 @@ function toRecord(queueUrl: string, m: Message): SQSRecord {
     messageId: m.MessageId ?? '',
     receiptHandle: m.ReceiptHandle ?? '',
     body: m.Body ?? '',
-    attributes: { ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1', SentTimestamp: m.Attributes?.SentTimestamp ?? now, SenderId: 'test', ApproximateFirstReceiveTimestamp: now },
+    attributes: {
+      ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+      SentTimestamp: m.Attributes?.SentTimestamp ?? now,
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: now,
+    },
     messageAttributes: {},
     md5OfBody: m.MD5OfBody ?? '',
     eventSource: 'aws:sqs',
@@ -35,7 +40,11 @@ function toRecord(queueUrl: string, m: Message): SQSRecord {
 }
 
 /** Starts the receive loop: `client()` is asked each round (an outage test replaces the emulator and its client). */
-export function consumeQueue(client: () => SQSClient, queueUrl: () => string, handler: (event: SQSEvent) => Promise<SQSBatchResponse>): QueueConsumer {
+export function consumeQueue(
+  client: () => SQSClient,
+  queueUrl: () => string,
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
+): QueueConsumer {
   let running = true;
   const received = { messages: 0, batches: 0 };
   const loop = (async () => {
@@ -43,7 +52,15 @@ export function consumeQueue(client: () => SQSClient, queueUrl: () => string, ha
       const url = queueUrl();
       let messages: Message[];
       try {
-        const out = await client().send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 30, AttributeNames: ['All'] }));
+        const out = await client().send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 0,
+            VisibilityTimeout: 30,
+            AttributeNames: ['All'],
+          }),
+        );
         messages = out.Messages ?? [];
       } catch {
         await sleep(100); // the emulator is down (the outage under test)
@@ -61,7 +78,12 @@ export function consumeQueue(client: () => SQSClient, queueUrl: () => string, ha
       const done = records.filter((r) => !failed.has(r.messageId));
       if (done.length > 0) {
         await client()
-          .send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: done.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })) }))
+          .send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: url,
+              Entries: done.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })),
+            }),
+          )
           .catch(() => undefined); // not deleted: received again, and deduped by the handler
       }
     }

@@ -2,7 +2,7 @@
  * `svc` as a real child process (the built CLI), and readers of what its file destinations wrote:
  * for the end-to-end tests that kill, restart and fill up a running Svc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
@@ -10,8 +10,8 @@ import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { envelope } from './audit.js';
 import { REPO_ROOT } from './build.js';
-import { decodeQvd } from './qvd-reader.js';
 import { trackChild } from './ports.js';
+import { decodeQvd } from './qvd-reader.js';
 
 export const SVC_BIN = join(REPO_ROOT, 'node_modules/.bin/svc');
 
@@ -33,7 +33,11 @@ export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJ
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  return { child, output: () => out, exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal === null ? code : null))) };
+  return {
+    child,
+    output: () => out,
+    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal === null ? code : null))),
+  };
 }
 
 /**
@@ -41,8 +45,19 @@ export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJ
  * (rate limit off: a test's bursts come from one address), writing to `destination` (the members
  * of auditEvents.destination besides `enable`); `sections`: more top-level sections (tsdbConfig …).
  */
-export function writeAuditLocalConfig(cwd: string, port: number, destination: Record<string, unknown>, sections: Record<string, unknown> = {}): void {
-  const config = { Svc: { localQueue: { directory: 'queue' }, ...sections, auditEvents: { enable: true, port, rateLimit: { enable: false }, destination: { enable: true, ...destination } } } };
+export function writeAuditLocalConfig(
+  cwd: string,
+  port: number,
+  destination: Record<string, unknown>,
+  sections: Record<string, unknown> = {},
+): void {
+  const config = {
+    Svc: {
+      localQueue: { directory: 'queue' },
+      ...sections,
+      auditEvents: { enable: true, port, rateLimit: { enable: false }, destination: { enable: true, ...destination } },
+    },
+  };
   writeFileSync(join(cwd, 'svc.yaml'), stringify(config));
 }
 
@@ -55,7 +70,11 @@ export async function startAuditLocal(cwd: string, port: number, env: NodeJS.Pro
 
 /** POSTs `body` as JSON to the audit API of the local Svc on `port`. */
 export function postAuditEvent(port: number, body: unknown): Promise<Response> {
-  return fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 /** Posts `rounds` rounds of `perRound` fresh envelopes at once to the audit API on `port`; the eventIds answered 202. */
@@ -72,7 +91,9 @@ export async function postInRounds(port: number, rounds: number, perRound: numbe
 /** Files under `dir` (recursively) ending in `extension`. */
 export function filesIn(dir: string, extension: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith(extension)).map((f) => join(dir, f));
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith(extension))
+    .map((f) => join(dir, f));
 }
 
 /** The `event_id` column of every parquet file under `dir` (one entry per row). */
@@ -80,7 +101,10 @@ export async function parquetEventIds(dir: string): Promise<string[]> {
   const ids: string[] = [];
   for (const file of filesIn(dir, '.parquet')) {
     const bytes = readFileSync(file);
-    const rows = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength), columns: ['event_id'] });
+    const rows = await parquetReadObjects({
+      file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+      columns: ['event_id'],
+    });
     for (const row of rows) ids.push(String(row['event_id']));
   }
   return ids;
@@ -89,7 +113,8 @@ export async function parquetEventIds(dir: string): Promise<string[]> {
 /** The `event_id` column of every table file (QVD) under `dir` (one entry per row). */
 export function tablefileEventIds(dir: string): string[] {
   const ids: string[] = [];
-  for (const file of filesIn(dir, '.qvd')) for (const row of decodeQvd(readFileSync(file)).rows) ids.push(String(row['event_id']));
+  for (const file of filesIn(dir, '.qvd'))
+    for (const row of decodeQvd(readFileSync(file)).rows) ids.push(String(row['event_id']));
   return ids;
 }
 
@@ -115,7 +140,8 @@ export function logLines(output: string): SvcLogLine[] {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) continue;
     const fields = Object.fromEntries(Object.entries(parsed));
     const { level, time, msg } = fields;
-    if (typeof level === 'string' && typeof time === 'string' && typeof msg === 'string') lines.push({ level, time, msg, fields });
+    if (typeof level === 'string' && typeof time === 'string' && typeof msg === 'string')
+      lines.push({ level, time, msg, fields });
   }
   return lines;
 }

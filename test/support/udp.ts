@@ -1,10 +1,16 @@
 /** Helpers for UDP listener tests: configs, a loopback sender, polling until a condition holds, a recording queue. */
 import dgram from 'node:dgram';
 import { parseConfigText } from '../../shared/config/load.js';
-import type { QueuedEvent } from '../../shared/queue/events.js';
-import { decodeMessage, isClaimCheck } from '../../shared/queue/codec.js';
-import { QueueFullError, SQS_MAX_MESSAGE_BYTES, type EncodedEventQueue, type EncodedMessage, type EventQueue } from '../../shared/queue/port.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
+import { decodeMessage, isClaimCheck } from '../../shared/queue/codec.js';
+import type { QueuedEvent } from '../../shared/queue/events.js';
+import {
+  type EncodedEventQueue,
+  type EncodedMessage,
+  type EventQueue,
+  QueueFullError,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../../shared/queue/port.js';
 import { LOOPBACK, sleep } from './ports.js';
 
 /** A config from YAML lines under `Svc:` (each indented by 2 already). */
@@ -16,7 +22,11 @@ export function svcConfig(lines: readonly string[]): SvcConfig {
  * Sends `payloads` to `127.0.0.1:port` from one socket bound to `from` (any 127.0.0.0/8 address),
  * at most `inFlight` sends outstanding; resolves when every send completed.
  */
-export async function sendDatagrams(port: number, payloads: readonly (Buffer | string)[], options: { from?: string; inFlight?: number } = {}): Promise<void> {
+export async function sendDatagrams(
+  port: number,
+  payloads: readonly (Buffer | string)[],
+  options: { from?: string; inFlight?: number } = {},
+): Promise<void> {
   const socket = dgram.createSocket('udp4');
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
@@ -46,7 +56,11 @@ export async function sendDatagrams(port: number, payloads: readonly (Buffer | s
 }
 
 /** Polls `check` until it returns true (or throws the last failure after `timeoutMs`). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
@@ -76,7 +90,10 @@ export class RecordingQueue implements EventQueue, EncodedEventQueue {
     const decoded = decodeMessage(message.body);
     if (!decoded.ok) return Promise.reject(new Error(decoded.error));
     if (isClaimCheck(decoded.message)) return Promise.reject(new Error('unexpected claim check'));
-    if (decoded.message.events.length !== message.events) return Promise.reject(new Error(`message says ${message.events} events, its body holds ${decoded.message.events.length}`));
+    if (decoded.message.events.length !== message.events)
+      return Promise.reject(
+        new Error(`message says ${message.events} events, its body holds ${decoded.message.events.length}`),
+      );
     this.messages.push(message.events);
     this.events.push(...decoded.message.events);
     return Promise.resolve();

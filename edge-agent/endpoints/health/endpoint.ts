@@ -34,14 +34,19 @@ export interface HealthEndpointOptions {
 export function unhealthyReasons(observed: Observed, lagMs: number): string[] {
   const reasons: string[] = [];
   for (const listener of observed.listeners) if (!listener.bound) reasons.push(`${listener.name} is not bound`);
-  if (lagMs > MAX_EVENT_LOOP_LAG_MS) reasons.push(`event loop lag ${Math.round(lagMs)} ms exceeds ${MAX_EVENT_LOOP_LAG_MS} ms`);
+  if (lagMs > MAX_EVENT_LOOP_LAG_MS)
+    reasons.push(`event loop lag ${Math.round(lagMs)} ms exceeds ${MAX_EVENT_LOOP_LAG_MS} ms`);
   for (const { name, queue } of observed.queues) {
     const fault = queue.storageFault;
-    if (fault) reasons.push(`the ${name} queue cannot write its ${fault.log} to disk (${fault.code}) since ${new Date(fault.since).toISOString()}`);
+    if (fault)
+      reasons.push(
+        `the ${name} queue cannot write its ${fault.log} to disk (${fault.code}) since ${new Date(fault.since).toISOString()}`,
+      );
     // Full: new events are refused (and lost upstream). Merely growing, e.g. while the cloud is
     // unreachable, is the spool doing its job: a restart would not help, so that stays 200.
     const held = Math.max(0, ...Object.values(queue.stats()).map((s) => s.pendingEvents));
-    if (held >= queue.capacity) reasons.push(`the ${name} queue is full (${held} of ${queue.capacity} events): new events are refused`);
+    if (held >= queue.capacity)
+      reasons.push(`the ${name} queue is full (${held} of ${queue.capacity} events): new events are refused`);
   }
   return reasons;
 }
@@ -67,7 +72,8 @@ export function forwardingHealth(observed: Observed, now = Date.now()): Record<s
         state: s.unavailableSince === null ? 'ok' : 'unreachable',
         unreachableSince: s.unavailableSince === null ? null : new Date(s.unavailableSince).toISOString(),
         pendingEvents: s.pendingEvents,
-        oldestPendingAgeSeconds: s.oldestPendingAt === null ? 0 : Math.max(0, Math.round((now - s.oldestPendingAt) / 1000)),
+        oldestPendingAgeSeconds:
+          s.oldestPendingAt === null ? 0 : Math.max(0, Math.round((now - s.oldestPendingAt) / 1000)),
       };
     }
   }
@@ -97,13 +103,21 @@ export class HealthEndpoint implements Component {
     await this.lag.start();
     const server = createServer((req, res) => this.answer(req, res));
     try {
-      this.boundPort = await listen(server, { host, port, what: 'Svc.containerHealthCheck.port: the container health endpoint', log });
+      this.boundPort = await listen(server, {
+        host,
+        port,
+        what: 'Svc.containerHealthCheck.port: the container health endpoint',
+        log,
+      });
     } catch (err) {
       await this.lag.stop();
       throw err;
     }
     this.server = server;
-    log.info({ host: host ?? 'all interfaces', port: this.boundPort }, `container health endpoint listening on port ${this.boundPort} (${host ?? 'all interfaces'}): GET ${HEALTH_PATH}`);
+    log.info(
+      { host: host ?? 'all interfaces', port: this.boundPort },
+      `container health endpoint listening on port ${this.boundPort} (${host ?? 'all interfaces'}): GET ${HEALTH_PATH}`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -117,15 +131,21 @@ export class HealthEndpoint implements Component {
     const head = req.method === 'HEAD';
     try {
       const path = (req.url ?? '').split('?')[0];
-      if (path !== HEALTH_PATH) return json(res, head, 404, { statusCode: 404, error: `not found: the health check is GET ${HEALTH_PATH}` });
+      if (path !== HEALTH_PATH)
+        return json(res, head, 404, { statusCode: 404, error: `not found: the health check is GET ${HEALTH_PATH}` });
       if (req.method !== 'GET' && !head) {
         res.setHeader('allow', 'GET, HEAD');
-        return json(res, head, 405, { statusCode: 405, error: `method ${req.method ?? ''} not allowed: use GET or HEAD` });
+        return json(res, head, 405, {
+          statusCode: 405,
+          error: `method ${req.method ?? ''} not allowed: use GET or HEAD`,
+        });
       }
       const reasons = unhealthyReasons(this.options.observed, this.lag.lagMs());
       this.logChange(reasons);
       const forwarding = forwardingHealth(this.options.observed);
-      const extra: Record<string, Record<string, ForwardingHealth>> = Object.keys(forwarding).length > 0 ? { forwarding } : {};
+      const extra: Record<string, Record<string, ForwardingHealth>> = Object.keys(forwarding).length > 0
+        ? { forwarding }
+        : {};
       if (reasons.length === 0) return json(res, head, 200, { statusCode: 200, status: 'ok', ...extra });
       return json(res, head, 503, { statusCode: 503, status: 'ko', reason: reasons.join('; '), ...extra });
     } catch (err) {
@@ -144,9 +164,18 @@ export class HealthEndpoint implements Component {
   }
 }
 
-function json(res: ServerResponse, head: boolean, status: number, body: Record<string, string | number | Record<string, ForwardingHealth>>): void {
+function json(
+  res: ServerResponse,
+  head: boolean,
+  status: number,
+  body: Record<string, string | number | Record<string, ForwardingHealth>>,
+): void {
   const text = JSON.stringify(body);
   // A probe must see the state of now, never a cached one.
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
   res.end(head ? undefined : text);
 }

@@ -7,8 +7,8 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { PollSink } from '../../sources/platform/sink.js';
-import { MetricsEndpoint } from './endpoint.js';
 import type { Observed } from '../observed.js';
+import { MetricsEndpoint } from './endpoint.js';
 import { PollMetrics } from './poll-metrics.js';
 import { registerSvcMetrics } from './svc-metrics.js';
 
@@ -19,13 +19,20 @@ export interface MetricsEndpointParts {
 }
 
 /** The endpoint, when `metricsEndpoint.enable`; else null. */
-export function metricsEndpoint(ctx: Pick<AppContext, 'config' | 'logger' | 'errors'>, observed: Observed): MetricsEndpointParts | null {
+export function metricsEndpoint(
+  ctx: Pick<AppContext, 'config' | 'logger' | 'errors'>,
+  observed: Observed,
+): MetricsEndpointParts | null {
   const { config, logger: log, errors } = ctx;
   const settings = config.metricsEndpoint;
   if (!settings.enable) return null;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   const own = registerSvcMetrics(registry, observed, errors);
-  const pollSink = new PollMetrics({ registry, serverTagsDefinition: config.serversToMonitor.serverTagsDefinition, onFailed: own.pollFailed });
+  const pollSink = new PollMetrics({
+    registry,
+    serverTagsDefinition: config.serversToMonitor.serverTagsDefinition,
+    onFailed: own.pollFailed,
+  });
   return { component: new MetricsEndpoint({ host: settings.host, port: settings.port, registry, log }), pollSink };
 }

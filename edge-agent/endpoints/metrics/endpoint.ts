@@ -39,7 +39,10 @@ export class MetricsEndpoint implements Component {
     const server = createServer((req, res) => void this.answer(req, res));
     this.boundPort = await listen(server, { host, port, what: 'the metrics endpoint', log });
     this.server = server;
-    log.info({ host, port: this.boundPort }, `metrics endpoint listening on http://${host}:${this.boundPort}${METRICS_PATH}`);
+    log.info(
+      { host, port: this.boundPort },
+      `metrics endpoint listening on http://${host}:${this.boundPort}${METRICS_PATH}`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -63,7 +66,10 @@ export class MetricsEndpoint implements Component {
       this.options.log.error({ err }, 'metrics endpoint: collecting the metrics failed; answered 500');
       return plain(res, 500, 'internal error\n');
     }
-    res.writeHead(200, { 'content-type': this.options.registry.contentType, 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': this.options.registry.contentType,
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   }
 }

@@ -8,7 +8,12 @@
  * `server_name`, `server_description`, then `serverTagsDefinition` in order), plus each metric's own.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { ENGINE_METADATA, HEALTH_GAUGES, serverLabelNames, USER_SESSION_TOTAL } from '../../../shared/platform/metrics-endpoint.js';
+import {
+  ENGINE_METADATA,
+  HEALTH_GAUGES,
+  serverLabelNames,
+  USER_SESSION_TOTAL,
+} from '../../../shared/platform/metrics-endpoint.js';
 import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
 import type { PollSink } from '../../sources/platform/sink.js';
 import type { PollKind } from '../observed.js';
@@ -29,7 +34,8 @@ export class PollMetrics implements PollSink {
 
   constructor(private readonly options: PollMetricsOptions) {
     const serverLabels = serverLabelNames(options.serverTagsDefinition);
-    const labelsOf = (tags: ServerTags, names: readonly string[]): Record<string, string> => Object.fromEntries(names.map((name) => [name, tags[name] ?? '']));
+    const labelsOf = (tags: ServerTags, names: readonly string[]): Record<string, string> =>
+      Object.fromEntries(names.map((name) => [name, tags[name] ?? '']));
     const registers = [options.registry];
     const health = this.healthSamples;
     for (const metric of HEALTH_GAUGES) {
@@ -40,7 +46,8 @@ export class PollMetrics implements PollSink {
         registers,
         collect() {
           this.reset();
-          for (const sample of health.values()) this.set(labelsOf(sample.tags, serverLabels), metric.value(sample.body));
+          for (const sample of health.values())
+            this.set(labelsOf(sample.tags, serverLabels), metric.value(sample.body));
         },
       });
     }
@@ -52,7 +59,15 @@ export class PollMetrics implements PollSink {
       registers,
       collect() {
         this.reset();
-        for (const sample of health.values()) this.set({ ...labelsOf(sample.tags, serverLabels), engine_version: sample.body.version, engine_started: sample.body.started }, 1);
+        for (const sample of health.values())
+          this.set(
+            {
+              ...labelsOf(sample.tags, serverLabels),
+              engine_version: sample.body.version,
+              engine_started: sample.body.started,
+            },
+            1,
+          );
       },
     });
     const sessionLabels = [...serverLabels, ...USER_SESSION_TOTAL.labels];

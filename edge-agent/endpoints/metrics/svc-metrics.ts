@@ -9,9 +9,9 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
-import { SVC_VERSION } from '../../../shared/version.js';
 import type { GroupStats } from '../../../shared/queue/local.js';
 import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
+import { SVC_VERSION } from '../../../shared/version.js';
 import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';
 import type { Observed, PollKind } from '../observed.js';
 
@@ -58,14 +58,36 @@ function scrapedGauge<L extends string>(registry: Registry, scraped: Scraped<L>)
 }
 
 /** Registers Svc's own metrics on `registry`. */
-export function registerSvcMetrics(registry: Registry, observed: Observed, errors: Pick<ErrorTracker, 'sinceStartByType'>): SvcMetrics {
-  new Gauge({ name: 'svc_info', help: 'Svc: always 1; label version is the running version of Svc', labelNames: ['version'], registers: [registry] }).set({ version: SVC_VERSION }, 1);
+export function registerSvcMetrics(
+  registry: Registry,
+  observed: Observed,
+  errors: Pick<ErrorTracker, 'sinceStartByType'>,
+): SvcMetrics {
+  new Gauge({
+    name: 'svc_info',
+    help: 'Svc: always 1; label version is the running version of Svc',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: SVC_VERSION }, 1);
 
   const perListener = (name: string, help: string, read: (t: ListenerTotals) => number): void =>
-    scrapedCounter(registry, { name, help, labelNames: ['listener'], read: () => observed.listeners.map((listener) => [{ listener: listener.queueType }, read(listener.totals())]) });
+    scrapedCounter(registry, {
+      name,
+      help,
+      labelNames: ['listener'],
+      read: () => observed.listeners.map((listener) => [{ listener: listener.queueType }, read(listener.totals())]),
+    });
   perListener('svc_udp_datagrams_received_total', 'UDP listener: datagrams read from the socket', (t) => t.received);
-  perListener('svc_udp_datagrams_processed_total', 'UDP listener: accepted datagrams handled (also when excluded, filtered or of a disabled source)', (t) => t.processed);
-  perListener('svc_udp_datagrams_failed_total', 'UDP listener: accepted datagrams that failed (malformed, unknown prefix, handler error)', (t) => t.failed);
+  perListener(
+    'svc_udp_datagrams_processed_total',
+    'UDP listener: accepted datagrams handled (also when excluded, filtered or of a disabled source)',
+    (t) => t.processed,
+  );
+  perListener(
+    'svc_udp_datagrams_failed_total',
+    'UDP listener: accepted datagrams that failed (malformed, unknown prefix, handler error)',
+    (t) => t.failed,
+  );
   scrapedCounter(registry, {
     name: 'svc_udp_datagrams_dropped_total',
     help: 'UDP listener: datagrams dropped, by reason (source, size, rate_limit, queue_full; kernel where the OS counts receive-buffer overflows)',
@@ -73,13 +95,24 @@ export function registerSvcMetrics(registry: Registry, observed: Observed, error
     read: () =>
       observed.listeners.flatMap((listener) => {
         const totals = listener.totals();
-        return DROP_REASONS.filter((reason) => reason !== 'kernel' || totals.kernelCounted).map((reason): Sample<'listener' | 'reason'> => [{ listener: listener.queueType, reason }, totals.dropped[reason]]);
+        return DROP_REASONS.filter((reason) => reason !== 'kernel' || totals.kernelCounted).map(
+          (reason): Sample<'listener' | 'reason'> => [{ listener: listener.queueType, reason }, totals.dropped[reason]],
+        );
       }),
   });
 
   const perGroup = (read: (stats: GroupStats) => number) => () =>
-    observed.queues.flatMap(({ name, queue }) => Object.entries(queue.stats()).map(([group, stats]): Sample<'queue' | 'destination'> => [{ queue: name, destination: group }, read(stats)]));
-  scrapedGauge(registry, { name: 'svc_queue_pending_events', help: 'Local queue: events waiting to be written by the destination', labelNames: ['queue', 'destination'], read: perGroup((s) => s.pendingEvents) });
+    observed.queues.flatMap(({ name, queue }) =>
+      Object.entries(queue.stats()).map(
+        ([group, stats]): Sample<'queue' | 'destination'> => [{ queue: name, destination: group }, read(stats)],
+      ),
+    );
+  scrapedGauge(registry, {
+    name: 'svc_queue_pending_events',
+    help: 'Local queue: events waiting to be written by the destination',
+    labelNames: ['queue', 'destination'],
+    read: perGroup((s) => s.pendingEvents),
+  });
   scrapedGauge(registry, {
     name: 'svc_queue_capacity_events',
     help: 'Local queue: events it holds before it refuses more',
@@ -96,7 +129,12 @@ export function registerSvcMetrics(registry: Registry, observed: Observed, error
     name: 'svc_destination_events_failed_total',
     help: 'Destination: events not written on a delivery attempt (each is delivered again, or dead-lettered after the last attempt)',
     labelNames: ['queue', 'destination'],
-    read: () => observed.queues.flatMap(({ name, destinations }) => destinations.map((d): Sample<'queue' | 'destination'> => [{ queue: name, destination: d.name }, d.failedWrites])),
+    read: () =>
+      observed.queues.flatMap(({ name, destinations }) =>
+        destinations.map(
+          (d): Sample<'queue' | 'destination'> => [{ queue: name, destination: d.name }, d.failedWrites],
+        ),
+      ),
   });
 
   scrapedGauge(registry, {
@@ -108,12 +146,39 @@ export function registerSvcMetrics(registry: Registry, observed: Observed, error
 
   // Forwarding to the cloud (svc edge with Svc.cloud): per destination placed in the cloud.
   const perForwarded = (read: (sqs: SqsQueueCounters) => number) => () =>
-    observed.queues.flatMap(({ destinations }) => destinations.flatMap((d): Sample<'destination'>[] => (d.sqs ? [[{ destination: d.name }, read(d.sqs)]] : [])));
-  scrapedCounter(registry, { name: 'svc_forward_events_total', help: 'Forwarding: events SQS accepted for the destination (an event sent again after a crash or partial failure counts again)', labelNames: ['destination'], read: perForwarded((c) => c.events) });
-  scrapedCounter(registry, { name: 'svc_forward_sqs_messages_total', help: 'Forwarding: SQS messages SQS accepted (each packs many events)', labelNames: ['destination'], read: perForwarded((c) => c.messages) });
-  scrapedCounter(registry, { name: 'svc_forward_sqs_requests_total', help: 'Forwarding: SendMessageBatch requests made, retries included', labelNames: ['destination'], read: perForwarded((c) => c.requests) });
-  scrapedCounter(registry, { name: 'svc_forward_retries_total', help: 'Forwarding: SQS messages sent again after a retryable failure', labelNames: ['destination'], read: perForwarded((c) => c.retries) });
-  scrapedCounter(registry, { name: 'svc_forward_claim_checks_total', help: 'Forwarding: message bodies over the SQS limit stored in the claim-check bucket', labelNames: ['destination'], read: perForwarded((c) => c.claimChecks) });
+    observed.queues.flatMap(({ destinations }) =>
+      destinations.flatMap((d): Sample<'destination'>[] => (d.sqs ? [[{ destination: d.name }, read(d.sqs)]] : [])),
+    );
+  scrapedCounter(registry, {
+    name: 'svc_forward_events_total',
+    help: 'Forwarding: events SQS accepted for the destination (an event sent again after a crash or partial failure counts again)',
+    labelNames: ['destination'],
+    read: perForwarded((c) => c.events),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_forward_sqs_messages_total',
+    help: 'Forwarding: SQS messages SQS accepted (each packs many events)',
+    labelNames: ['destination'],
+    read: perForwarded((c) => c.messages),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_forward_sqs_requests_total',
+    help: 'Forwarding: SendMessageBatch requests made, retries included',
+    labelNames: ['destination'],
+    read: perForwarded((c) => c.requests),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_forward_retries_total',
+    help: 'Forwarding: SQS messages sent again after a retryable failure',
+    labelNames: ['destination'],
+    read: perForwarded((c) => c.retries),
+  });
+  scrapedCounter(registry, {
+    name: 'svc_forward_claim_checks_total',
+    help: 'Forwarding: message bodies over the SQS limit stored in the claim-check bucket',
+    labelNames: ['destination'],
+    read: perForwarded((c) => c.claimChecks),
+  });
   scrapedGauge(registry, {
     name: 'svc_forward_unreachable',
     help: "Forwarding: 1 while the destination's SQS queue cannot be reached (its events wait in the local queue), else 0",
@@ -121,16 +186,26 @@ export function registerSvcMetrics(registry: Registry, observed: Observed, error
     read: () =>
       observed.queues.flatMap(({ queue, destinations }) => {
         const stats = queue.stats();
-        return destinations.flatMap((d): Sample<'destination'>[] => (d.sqs ? [[{ destination: d.name }, (stats[d.name]?.unavailableSince ?? null) === null ? 0 : 1]] : []));
+        return destinations.flatMap((d): Sample<'destination'>[] =>
+          d.sqs ? [[{ destination: d.name }, (stats[d.name]?.unavailableSince ?? null) === null ? 0 : 1]] : [],
+        );
       }),
   });
 
-  const pollsFailed = new Counter({ name: 'svc_polls_failed_total', help: 'Pollers: polls that failed (no answer, HTTP error, invalid answer), by kind and server', labelNames: ['kind', 'server_name'], registers: [registry] });
+  const pollsFailed = new Counter({
+    name: 'svc_polls_failed_total',
+    help: 'Pollers: polls that failed (no answer, HTTP error, invalid answer), by kind and server',
+    labelNames: ['kind', 'server_name'],
+    registers: [registry],
+  });
   scrapedCounter(registry, {
     name: 'svc_polls_skipped_total',
     help: 'Pollers: polls skipped because the previous poll of the same target was still running; target is the server name (health) or "<server> <virtual proxy>" (sessions)',
     labelNames: ['kind', 'target'],
-    read: () => observed.pollGroups.flatMap(({ kind, group }) => group.counts().map(({ label, skipped }): Sample<'kind' | 'target'> => [{ kind, target: label }, skipped])),
+    read: () =>
+      observed.pollGroups.flatMap(({ kind, group }) =>
+        group.counts().map(({ label, skipped }): Sample<'kind' | 'target'> => [{ kind, target: label }, skipped]),
+      ),
   });
   scrapedCounter(registry, {
     name: 'svc_errors_tracked_total',

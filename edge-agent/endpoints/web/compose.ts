@@ -17,13 +17,25 @@ export interface WebViewParts {
 }
 
 /** The web view, when `configVisualisation.enable`; else null. `installDir` holds its assets (boot.ts INSTALL_DIR). */
-export function webView(ctx: Pick<AppContext, 'config' | 'configFile' | 'logger' | 'errors'>, options: { observed: Observed; mode: string; installDir: string }): WebViewParts | null {
+export function webView(
+  ctx: Pick<AppContext, 'config' | 'configFile' | 'logger' | 'errors'>,
+  options: { observed: Observed; mode: string; installDir: string },
+): WebViewParts | null {
   const { config, configFile, logger: log, errors } = ctx;
   const settings = config.configVisualisation;
   if (!settings.enable) return null;
   const history = new PollHistory();
   const status = new StatusModel({ config, mode: options.mode, observed: options.observed, history, errors });
   const masked = maskConfig(config, { obfuscate: settings.obfuscate });
-  const component = new WebView({ host: settings.host, port: settings.port, masked, obfuscate: settings.obfuscate, configFile, installDir: options.installDir, status, log });
+  const component = new WebView({
+    host: settings.host,
+    port: settings.port,
+    masked,
+    obfuscate: settings.obfuscate,
+    configFile,
+    installDir: options.installDir,
+    status,
+    log,
+  });
   return { component, pollSink: history };
 }

@@ -9,13 +9,23 @@ import { SVC_VERSION } from '../../../shared/version.js';
 
 /** Text for an HTML text node or a double-quoted attribute. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
 }
 
 type Page = 'config' | 'status' | 'none';
 
-function layout(title: string, page: Page, body: string, scripts: readonly string[] = [], styles: readonly string[] = []): string {
-  const nav = (href: string, label: string, self: boolean) => `<a href="${href}"${self ? ' aria-current="page"' : ''}>${label}</a>`;
+function layout(
+  title: string,
+  page: Page,
+  body: string,
+  scripts: readonly string[] = [],
+  styles: readonly string[] = [],
+): string {
+  const nav = (href: string, label: string, self: boolean) =>
+    `<a href="${href}"${self ? ' aria-current="page"' : ''}>${label}</a>`;
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -52,9 +62,15 @@ function leaf(value: unknown): string {
 /** A JSON tree of `value`: objects and arrays are `<details>` (collapsible without a script); the root is open. */
 export function jsonTree(key: string, value: unknown, depth = 0): string {
   const label = `<span class="key">${escapeHtml(key)}</span>`;
-  const entries = Array.isArray(value) ? value.map((v, i): [string, unknown] => [String(i), v]) : isRecord(value) ? Object.entries(value) : null;
+  const entries = Array.isArray(value)
+    ? value.map((v, i): [string, unknown] => [String(i), v])
+    : isRecord(value)
+      ? Object.entries(value)
+      : null;
   if (entries === null) return `<li class="leaf">${label}: ${leaf(value)}</li>`;
-  const [open, close, noun] = Array.isArray(value) ? ['[', ']', entries.length === 1 ? 'item' : 'items'] : ['{', '}', entries.length === 1 ? 'key' : 'keys'];
+  const [open, close, noun] = Array.isArray(value)
+    ? ['[', ']', entries.length === 1 ? 'item' : 'items']
+    : ['{', '}', entries.length === 1 ? 'key' : 'keys'];
   if (entries.length === 0) return `<li class="leaf">${label}: <span class="v-empty">${open}${close}</span></li>`;
   const children = entries.map(([k, v]) => jsonTree(k, v, depth + 1)).join('');
   return `<li><details${depth === 0 ? ' open' : ''}><summary>${label} <span class="count">${open}${entries.length} ${noun}${close}</span></summary><ul>${children}</ul></details></li>`;
@@ -112,5 +128,9 @@ export function statusPage(): string {
 }
 
 export function notFoundPage(path: string): string {
-  return layout('Not found', 'none', `<h1>Not found</h1><p>Nothing is served at <code>${escapeHtml(path.length > 200 ? `${path.slice(0, 200)}…` : path)}</code>. The <a href="/">configuration</a> and the <a href="/status">status</a> are.</p>`);
+  return layout(
+    'Not found',
+    'none',
+    `<h1>Not found</h1><p>Nothing is served at <code>${escapeHtml(path.length > 200 ? `${path.slice(0, 200)}…` : path)}</code>. The <a href="/">configuration</a> and the <a href="/status">status</a> are.</p>`,
+  );
 }

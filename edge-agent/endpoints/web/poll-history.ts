@@ -5,8 +5,9 @@
  * are dropped at each poll, and a server never holds more than MAX_TREND_POINTS of them (the fastest
  * polling interval, 1 s, gives 3,600 an hour).
  */
-import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
+
 import { USER_SESSION_TOTAL } from '../../../shared/platform/metrics-endpoint.js';
+import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
 import type { PollSink } from '../../sources/platform/sink.js';
 
 export const TREND_WINDOW_MS = 3_600_000;
@@ -46,7 +47,16 @@ export class PollHistory implements PollSink {
 
   /** The history of `serverName`; empty (no poll yet) for a server never seen. */
   of(serverName: string): ServerHistory {
-    return this.servers.get(serverName) ?? { last: null, engineVersion: null, uptime: null, failedAtMs: null, proxySessions: new Map(), trend: [] };
+    return (
+      this.servers.get(serverName) ?? {
+        last: null,
+        engineVersion: null,
+        uptime: null,
+        failedAtMs: null,
+        proxySessions: new Map(),
+        trend: [],
+      }
+    );
   }
 
   private entry(serverName: string): ServerHistory {
@@ -61,7 +71,14 @@ export class PollHistory implements PollSink {
   health(sample: HealthSample, receivedAtMs: number): void {
     const entry = this.entry(sample.serverName);
     const { body } = sample;
-    const point: HealthPoint = { atMs: receivedAtMs, cpu: body.cpu.total, memAllocatedMb: body.mem.allocated, memFreeMb: body.mem.free, sessions: body.session.active, users: body.users.active };
+    const point: HealthPoint = {
+      atMs: receivedAtMs,
+      cpu: body.cpu.total,
+      memAllocatedMb: body.mem.allocated,
+      memFreeMb: body.mem.free,
+      sessions: body.session.active,
+      users: body.users.active,
+    };
     entry.last = point;
     entry.engineVersion = body.version;
     entry.uptime = sample.uptime;

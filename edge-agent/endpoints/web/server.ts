@@ -118,22 +118,39 @@ export class WebView implements Component {
     const { host, port, log, masked, obfuscate, configFile, installDir } = this.options;
     this.pages = await this.readAssets(installDir);
     const yaml = stringify({ Svc: masked }, { lineWidth: 0 });
-    const html = (text: string): Body => ({ body: Buffer.from(text), type: 'text/html; charset=utf-8', cache: NO_STORE });
+    const html = (text: string): Body => ({
+      body: Buffer.from(text),
+      type: 'text/html; charset=utf-8',
+      cache: NO_STORE,
+    });
     this.pages.set('/', html(configPage({ masked, yaml, fileName: basename(configFile), obfuscate })));
     this.pages.set('/status', html(statusPage()));
-    this.pages.set('/config.yaml', { body: Buffer.from(yaml), type: 'application/yaml; charset=utf-8', cache: NO_STORE, extra: { 'content-disposition': 'attachment; filename="svc-config.yaml"' } });
+    this.pages.set('/config.yaml', {
+      body: Buffer.from(yaml),
+      type: 'application/yaml; charset=utf-8',
+      cache: NO_STORE,
+      extra: { 'content-disposition': 'attachment; filename="svc-config.yaml"' },
+    });
 
     this.options.status.open();
     const server = createServer((req, res) => void this.answer(req, res));
     try {
-      this.boundPort = await listen(server, { host, port, what: 'Svc.configVisualisation.host, .port: the config view', log });
+      this.boundPort = await listen(server, {
+        host,
+        port,
+        what: 'Svc.configVisualisation.host, .port: the config view',
+        log,
+      });
     } catch (err) {
       this.options.status.close();
       throw err;
     }
     this.server = server;
     const base = `http://${host.includes(':') ? `[${host}]` : host}:${this.boundPort}`;
-    log.info({ host, port: this.boundPort, obfuscate }, `config view listening on ${base}/ (the live status page on ${base}/status)`);
+    log.info(
+      { host, port: this.boundPort, obfuscate },
+      `config view listening on ${base}/ (the live status page on ${base}/status)`,
+    );
   }
 
   async stop(): Promise<void> {
@@ -153,7 +170,10 @@ export class WebView implements Component {
       try {
         body = await readFile(location);
       } catch (err) {
-        throw new Error(`the config view cannot read its file ${location} (is Svc installed completely?): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new Error(
+          `the config view cannot read its file ${location} (is Svc installed completely?): ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
       }
       out.set(path, { body, type, cache: 'max-age=300' });
     }
@@ -165,12 +185,22 @@ export class WebView implements Component {
     const decision = await this.limiter.consume(ip);
     if (!decision.allowed) {
       this.warnOnce(ip, decision.resetAt);
-      return send(res, req, 429, { body: Buffer.from('too many requests: at most 300 a minute from one address\n'), type: 'text/plain; charset=utf-8', cache: NO_STORE, extra: { 'retry-after': String(decision.retryAfterSeconds) } });
+      return send(res, req, 429, {
+        body: Buffer.from('too many requests: at most 300 a minute from one address\n'),
+        type: 'text/plain; charset=utf-8',
+        cache: NO_STORE,
+        extra: { 'retry-after': String(decision.retryAfterSeconds) },
+      });
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const known = path === '/status.json' || this.pages.has(path);
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
-      return send(res, req, 405, { body: Buffer.from('method not allowed\n'), type: 'text/plain; charset=utf-8', cache: NO_STORE, extra: { allow: 'GET, HEAD' } });
+      return send(res, req, 405, {
+        body: Buffer.from('method not allowed\n'),
+        type: 'text/plain; charset=utf-8',
+        cache: NO_STORE,
+        extra: { allow: 'GET, HEAD' },
+      });
     }
     if (path === '/status.json') {
       let body: string;
@@ -178,13 +208,21 @@ export class WebView implements Component {
         body = JSON.stringify(this.options.status.report());
       } catch (err) {
         this.options.log.error({ err }, 'config view: the status could not be read; answered 500');
-        return send(res, req, 500, { body: Buffer.from('internal error\n'), type: 'text/plain; charset=utf-8', cache: NO_STORE });
+        return send(res, req, 500, {
+          body: Buffer.from('internal error\n'),
+          type: 'text/plain; charset=utf-8',
+          cache: NO_STORE,
+        });
       }
       return send(res, req, 200, { body: Buffer.from(body), type: 'application/json; charset=utf-8', cache: NO_STORE });
     }
     const page = this.pages.get(path);
     if (page) return send(res, req, 200, page);
-    return send(res, req, 404, { body: Buffer.from(notFoundPage(path)), type: 'text/html; charset=utf-8', cache: NO_STORE });
+    return send(res, req, 404, {
+      body: Buffer.from(notFoundPage(path)),
+      type: 'text/html; charset=utf-8',
+      cache: NO_STORE,
+    });
   }
 
   private warnOnce(ip: string, resetAt: number): void {
@@ -192,7 +230,10 @@ export class WebView implements Component {
     // Entries of earlier windows go: the map holds only IPs refused in the current one.
     for (const [known, at] of this.warned) if (at !== resetAt) this.warned.delete(known);
     this.warned.set(ip, resetAt);
-    this.options.log.warn({ clientIp: ip, limit: REQUESTS_PER_MINUTE }, `config view: ${ip} made more than ${REQUESTS_PER_MINUTE} requests this minute; answering 429 until the minute ends`);
+    this.options.log.warn(
+      { clientIp: ip, limit: REQUESTS_PER_MINUTE },
+      `config view: ${ip} made more than ${REQUESTS_PER_MINUTE} requests this minute; answering 429 until the minute ends`,
+    );
   }
 }
 
@@ -203,6 +244,12 @@ function clientIp(req: IncomingMessage): string {
 }
 
 function send(res: ServerResponse, req: IncomingMessage, status: number, { body, type, cache, extra }: Body): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': body.length, 'cache-control': cache, ...extra });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': type,
+    'content-length': body.length,
+    'cache-control': cache,
+    ...extra,
+  });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -190,21 +190,27 @@ export class StatusModel {
 
     const destinations = observed.queues.flatMap(({ name: queue, queue: q, destinations: ds }) => {
       const stats = q.stats();
-      return ds.map((d): DestinationStatus => ({
-        queue,
-        name: d.name,
-        pendingEvents: stats[d.name]?.pendingEvents ?? 0,
-        queueCapacity: q.capacity,
-        written: d.writtenEvents,
-        writesPerSecond: rate(`dest/${queue}/${d.name}`, d.writtenEvents),
-        failed: d.failedWrites,
-        deadLettered: stats[d.name]?.deadLettered ?? 0,
-        place: d.sqs ? 'cloud' : 'edge',
-        unreachable: (stats[d.name]?.unavailableSince ?? null) !== null,
-      }));
+      return ds.map(
+        (d): DestinationStatus => ({
+          queue,
+          name: d.name,
+          pendingEvents: stats[d.name]?.pendingEvents ?? 0,
+          queueCapacity: q.capacity,
+          written: d.writtenEvents,
+          writesPerSecond: rate(`dest/${queue}/${d.name}`, d.writtenEvents),
+          failed: d.failedWrites,
+          deadLettered: stats[d.name]?.deadLettered ?? 0,
+          place: d.sqs ? 'cloud' : 'edge',
+          unreachable: (stats[d.name]?.unavailableSince ?? null) !== null,
+        }),
+      );
     });
 
-    this.readings = [...(oldEnough ? [oldEnough] : []), ...this.readings.filter((r) => nowMs - r.atMs < MIN_RATE_WINDOW_MS), { atMs: nowMs, counters }];
+    this.readings = [
+      ...(oldEnough ? [oldEnough] : []),
+      ...this.readings.filter((r) => nowMs - r.atMs < MIN_RATE_WINDOW_MS),
+      { atMs: nowMs, counters },
+    ];
 
     const tracking = config.errorTracking.enable;
     return {
@@ -214,9 +220,19 @@ export class StatusModel {
       uptimeSeconds: Math.round((nowMs - this.startedMs) / 1000),
       empty: {
         servers: servers.length > 0 ? null : 'no servers monitored: set Svc.serversToMonitor.servers',
-        listeners: listeners.length > 0 ? null : 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source',
-        destinations: destinations.length > 0 ? null : 'no queued destination: enable Svc.tsdbConfig, Svc.mqttConfig or Svc.monsaas and send events to it',
-        errors: !tracking ? 'error tracking is off: set Svc.errorTracking.enable' : this.recent.length === 0 ? 'no errors since Svc started' : null,
+        listeners:
+          listeners.length > 0
+            ? null
+            : 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source',
+        destinations:
+          destinations.length > 0
+            ? null
+            : 'no queued destination: enable Svc.tsdbConfig, Svc.mqttConfig or Svc.monsaas and send events to it',
+        errors: !tracking
+          ? 'error tracking is off: set Svc.errorTracking.enable'
+          : this.recent.length === 0
+            ? 'no errors since Svc started'
+            : null,
       },
       pollingIntervalMs: config.serversToMonitor.pollingInterval,
       servers,
@@ -226,7 +242,13 @@ export class StatusModel {
         enabled: tracking,
         byType: [...this.options.errors.sinceStartByType].map(([type, sinceStart]) => ({ type, sinceStart })),
         recent: this.recent
-          .map((e) => ({ at: e.at.toISOString(), type: e.type, category: e.category, serverName: e.serverName, module: e.module ?? null }))
+          .map((e) => ({
+            at: e.at.toISOString(),
+            type: e.type,
+            category: e.category,
+            serverName: e.serverName,
+            module: e.module ?? null,
+          }))
           .reverse(),
       },
     };

@@ -47,35 +47,73 @@ const FIELDS = ['Region', 'Product', 'Year', 'Customer'] as const;
 const CHARTS = ['barchart', 'linechart', 'table', 'kpi', 'map'] as const;
 
 /** One valid envelope: a sheet loaded, a selection changed or an object shown, by one of the pool's users in one of its apps. */
-export function auditEnvelope(random: SeededRandom, pool: AuditDriveOptions['pool'], version: string, nowMs: number): Record<string, unknown> {
+export function auditEnvelope(
+  random: SeededRandom,
+  pool: AuditDriveOptions['pool'],
+  version: string,
+  nowMs: number,
+): Record<string, unknown> {
   const user = random.pick(pool.users);
   const app = random.pick(pool.apps);
   const sheetIndex = random.int(SHEETS.length);
   const hex = (n: number) => Array.from({ length: n }, () => random.int(16).toString(16)).join('');
   // A version-4 UUID from the seeded stream, so a seed gives the same events.
   const eventId = `${hex(8)}-${hex(4)}-4${hex(3)}-${(8 + random.int(4)).toString(16)}${hex(3)}-${hex(12)}`;
-  const context = { appId: app.id, appName: app.name.slice(0, 64), sheetId: `sheet-${sheetIndex}`, sheetName: SHEETS[sheetIndex], user: `UserDirectory=${user.dir}; UserId=${user.id}` };
+  const context = {
+    appId: app.id,
+    appName: app.name.slice(0, 64),
+    sheetId: `sheet-${sheetIndex}`,
+    sheetName: SHEETS[sheetIndex],
+    user: `UserDirectory=${user.dir}; UserId=${user.id}`,
+  };
   const kind = random.int(3);
-  const common = { schemaVersion: 1, eventId, timestamp: new Date(nowMs).toISOString(), source: { kind: 'qlik-sense-extension', name: 'audit-qs', version } };
+  const common = {
+    schemaVersion: 1,
+    eventId,
+    timestamp: new Date(nowMs).toISOString(),
+    source: { kind: 'qlik-sense-extension', name: 'audit-qs', version },
+  };
   const objectId = `obj${random.between(1, 40)}`;
   switch (kind) {
     case 0:
-      return { ...common, type: 'navigation.sheet.loaded', payload: { context, event: { sheetTitle: SHEETS[sheetIndex] } } };
+      return {
+        ...common,
+        type: 'navigation.sheet.loaded',
+        payload: { context, event: { sheetTitle: SHEETS[sheetIndex] } },
+      };
     case 1:
-      return { ...common, type: 'selection.state.changed', payload: { context, event: { selectionTxnId: eventId, details: [{ field: random.pick(FIELDS), values: [`value ${random.between(1, 20)}`] }] } } };
+      return {
+        ...common,
+        type: 'selection.state.changed',
+        payload: {
+          context,
+          event: {
+            selectionTxnId: eventId,
+            details: [{ field: random.pick(FIELDS), values: [`value ${random.between(1, 20)}`] }],
+          },
+        },
+      };
     default:
       // Carries objectData, which the per-event JSON writer stores (docs/audit-api.md).
-      return { ...common, type: 'object.visibility.changed', payload: { context, event: { objectId, objectData: { qId: objectId, qType: random.pick(CHARTS) } } } };
+      return {
+        ...common,
+        type: 'object.visibility.changed',
+        payload: { context, event: { objectId, objectData: { qId: objectId, qType: random.pick(CHARTS) } } },
+      };
   }
 }
 
 function post(url: URL, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal, timeout: 5000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal, timeout: 5000 },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
     req.on('error', reject);
     req.end(body);
@@ -87,7 +125,10 @@ function post(url: URL, body: string, headers: Record<string, string>, signal: A
  * the API answered. A refused or failed request is counted and the run goes on (the demo's Svc may
  * still be starting).
  */
-export async function driveAudit(options: AuditDriveOptions, stats: AuditDriveStats = { sent: 0, byStatus: {}, failed: 0 }): Promise<AuditDriveStats> {
+export async function driveAudit(
+  options: AuditDriveOptions,
+  stats: AuditDriveStats = { sent: 0, byStatus: {}, failed: 0 },
+): Promise<AuditDriveStats> {
   const { pool, rate, signal } = options;
   const random = new SeededRandom(deriveSeed(options.seed, AUDIT_STREAM));
   const version = simulatedClientVersion();

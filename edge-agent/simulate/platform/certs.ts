@@ -5,7 +5,7 @@
  * Node's crypto; node-forge (pure JavaScript) signs the certificates, so this runs wherever Node
  * does, Windows included, with no openssl.
  */
-import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { basename, join } from 'node:path';
@@ -38,11 +38,17 @@ export interface CertificateFiles {
   passphrase: string;
 }
 
-function keyPair(): { pem: string; forgeKeys: { privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } } {
+function keyPair(): {
+  pem: string;
+  forgeKeys: { privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey };
+} {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   const forgePrivate = forge.pki.privateKeyFromPem(pem);
-  return { pem, forgeKeys: { privateKey: forgePrivate, publicKey: forge.pki.setRsaPublicKey(forgePrivate.n, forgePrivate.e) } };
+  return {
+    pem,
+    forgeKeys: { privateKey: forgePrivate, publicKey: forge.pki.setRsaPublicKey(forgePrivate.n, forgePrivate.e) },
+  };
 }
 
 function baseCertificate(publicKey: forge.pki.rsa.PublicKey, commonName: string, days: number): forge.pki.Certificate {
@@ -60,7 +66,10 @@ function baseCertificate(publicKey: forge.pki.rsa.PublicKey, commonName: string,
  * A CA and two leaf certificates it signs: a server certificate valid for `hosts` (names and IP
  * addresses) and a client certificate. Valid from yesterday for `days` (default 365).
  */
-export function makeCertificates(hosts: readonly string[], options: { days?: number; commonName?: string } = {}): CertificateSet {
+export function makeCertificates(
+  hosts: readonly string[],
+  options: { days?: number; commonName?: string } = {},
+): CertificateSet {
   const days = options.days ?? 365;
   const caKeys = keyPair();
   const ca = baseCertificate(caKeys.forgeKeys.publicKey, options.commonName ?? 'Svc platform simulator CA', days);
@@ -79,7 +88,14 @@ export function makeCertificates(hosts: readonly string[], options: { days?: num
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
       { name: 'extKeyUsage', serverAuth: usage === 'server', clientAuth: usage === 'client' },
-      ...(usage === 'server' ? [{ name: 'subjectAltName', altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })) }] : []),
+      ...(usage === 'server'
+        ? [
+            {
+              name: 'subjectAltName',
+              altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })),
+            },
+          ]
+        : []),
     ]);
     cert.sign(caKeys.forgeKeys.privateKey, forge.md.sha256.create());
     return { cert: forge.pki.certificateToPem(cert), key: keys.pem };
@@ -114,7 +130,9 @@ export function writeCertificates(directory: string, set: CertificateSet, passph
   mkdirSync(directory, { recursive: true });
   const files = certificateFiles(directory, passphrase);
   writeFileSync(files.clientCert, set.client.cert);
-  writeFileSync(files.clientCertKey, passphrase === '' ? set.client.key : encryptKey(set.client.key, passphrase), { mode: 0o600 });
+  writeFileSync(files.clientCertKey, passphrase === '' ? set.client.key : encryptKey(set.client.key, passphrase), {
+    mode: 0o600,
+  });
   writeFileSync(files.clientCertCA, set.ca.cert);
   writeFileSync(files.serverCert, set.server.cert);
   writeFileSync(files.serverKey, set.server.key, { mode: 0o600 });
@@ -136,7 +154,11 @@ export interface PreparedCertificates {
  * host, nothing expiring within a day, each key matching its certificate, and the client key
  * encrypted exactly when a passphrase is given.
  */
-export function checkCertificateFiles(files: CertificateFiles, hosts: readonly string[], passphrase: string): string | undefined {
+export function checkCertificateFiles(
+  files: CertificateFiles,
+  hosts: readonly string[],
+  passphrase: string,
+): string | undefined {
   const paths = [files.clientCert, files.clientCertKey, files.clientCertCA, files.serverCert, files.serverKey];
   const missing = paths.filter((p) => !existsSync(p));
   if (missing.length === paths.length) return 'no certificate set there';
@@ -145,16 +167,22 @@ export function checkCertificateFiles(files: CertificateFiles, hosts: readonly s
     const ca = new X509Certificate(readFileSync(files.clientCertCA));
     const server = new X509Certificate(readFileSync(files.serverCert));
     const client = new X509Certificate(readFileSync(files.clientCert));
-    if (!server.verify(ca.publicKey) || !client.verify(ca.publicKey)) return `${basename(files.clientCertCA)} did not sign both certificates`;
+    if (!server.verify(ca.publicKey) || !client.verify(ca.publicKey))
+      return `${basename(files.clientCertCA)} did not sign both certificates`;
     const soon = Date.now() + DAY_MS;
-    for (const cert of [ca, server, client]) if (Date.parse(cert.validTo) < soon) return `${cert.subject.replace(/\n/g, ', ')} expires ${cert.validTo}`;
+    for (const cert of [ca, server, client])
+      if (Date.parse(cert.validTo) < soon) return `${cert.subject.replace(/\n/g, ', ')} expires ${cert.validTo}`;
     for (const host of hosts) {
       const ok = isIP(host) ? server.checkIP(host) !== undefined : server.checkHost(host) !== undefined;
       if (!ok) return `the server certificate is not valid for ${host}`;
     }
-    if (!server.checkPrivateKey(createPrivateKey(readFileSync(files.serverKey)))) return 'the server key does not match its certificate';
+    if (!server.checkPrivateKey(createPrivateKey(readFileSync(files.serverKey))))
+      return 'the server key does not match its certificate';
     const clientKey = readFileSync(files.clientCertKey, 'utf8');
-    if (clientKey.includes('ENCRYPTED') !== (passphrase !== '')) return passphrase === '' ? 'the client key is passphrase-protected' : 'the client key is not passphrase-protected';
+    if (clientKey.includes('ENCRYPTED') !== (passphrase !== ''))
+      return passphrase === ''
+        ? 'the client key is passphrase-protected'
+        : 'the client key is not passphrase-protected';
     let key: KeyObject;
     try {
       key = createPrivateKey({ key: clientKey, passphrase });
@@ -173,10 +201,16 @@ export function checkCertificateFiles(files: CertificateFiles, hosts: readonly s
  * `passphrase` (so a Svc config pointing at it stays valid when the simulator restarts), else a
  * new one written over it.
  */
-export function prepareCertificates(directory: string, hosts: readonly string[], passphrase = ''): PreparedCertificates {
+export function prepareCertificates(
+  directory: string,
+  hosts: readonly string[],
+  passphrase = '',
+): PreparedCertificates {
   const files = certificateFiles(directory, passphrase);
   const problem = checkCertificateFiles(files, hosts, passphrase);
   if (problem === undefined) return { files, reused: true };
   const written = writeCertificates(directory, makeCertificates(hosts), passphrase);
-  return problem === 'no certificate set there' ? { files: written, reused: false } : { files: written, reused: false, replacedBecause: problem };
+  return problem === 'no certificate set there'
+    ? { files: written, reused: false }
+    : { files: written, reused: false, replacedBecause: problem };
 }

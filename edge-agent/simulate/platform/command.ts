@@ -6,31 +6,31 @@
  * written or a UDP target cannot be reached, 2 on an invalid option.
  */
 import { performance } from 'node:perf_hooks';
-import { InvalidArgumentError, type Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../../shared/runtime/exit-codes.js';
 import type { CliIo } from '../../cli/io.js';
-import { numberArg, summaryLine, targetArg, type Target } from '../cli-common.js';
-import { DEFAULT_PORTS, LOG_KINDS, USER_KINDS, type SimulateKind } from '../messages.js';
+import { numberArg, summaryLine, type Target, targetArg } from '../cli-common.js';
+import { DEFAULT_PORTS, LOG_KINDS, type SimulateKind, USER_KINDS } from '../messages.js';
 import { MAX_RATE, type UdpSendStats } from '../udp-sender.js';
 import { APP_LIST_DEFAULT_PORT } from './config.js';
 import {
   ALL_TARGETS,
   APP_LIST_TARGET,
+  type ApiStats,
   CLI_PORTS,
   FAILURE_MODES,
+  type FailureMode,
   isFailureMode,
   MAX_APPS,
   MAX_SERVERS,
   MAX_STEP_MS,
   MAX_USERS,
-  SIMULATOR_DEFAULTS,
-  simulatorOptionProblems,
-  startPlatformSimulator,
-  type ApiStats,
-  type FailureMode,
   type OptionLabel,
   type PlatformSimulator,
   type PlatformSimulatorOptions,
+  SIMULATOR_DEFAULTS,
+  simulatorOptionProblems,
+  startPlatformSimulator,
 } from './server.js';
 import { driveUdp } from './udp.js';
 
@@ -78,7 +78,8 @@ const CLI_LABELS: Record<keyof PlatformSimulatorOptions, string> = {
 };
 const cliLabel: OptionLabel = (key) => CLI_LABELS[key];
 
-const port = (what: string) => numberArg(`must be a port 0–65535 (0 = a free port the OS picks) for ${what}`, 0, 65535, false, true);
+const port = (what: string) =>
+  numberArg(`must be a port 0–65535 (0 = a free port the OS picks) for ${what}`, 0, 65535, false, true);
 const count = (max: number) => numberArg(`must be an integer 1–${max}`, 1, max, false, true);
 
 function listArg(value: string): string[] {
@@ -93,8 +94,10 @@ export function failArg(value: string, previous: Record<string, FailureMode>): R
   const next = { ...previous };
   for (const item of listArg(value)) {
     const [, target, mode] = /^([^=\s]+)\s*=\s*(\S+)$/.exec(item) ?? [];
-    if (target === undefined || mode === undefined) throw new InvalidArgumentError(`expected <target>=<mode>, e.g. node2=timeout (got ${JSON.stringify(item)})`);
-    if (!isFailureMode(mode)) throw new InvalidArgumentError(`mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}`);
+    if (target === undefined || mode === undefined)
+      throw new InvalidArgumentError(`expected <target>=<mode>, e.g. node2=timeout (got ${JSON.stringify(item)})`);
+    if (!isFailureMode(mode))
+      throw new InvalidArgumentError(`mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}`);
     next[target] = mode;
   }
   return next;
@@ -125,28 +128,79 @@ Examples:
 `;
 
 /** Registers `platform` under the `simulate` command. */
-export function registerSimulatePlatformCommand(simulate: Command, io: CliIo, setExitCode: (code: number) => void): void {
+export function registerSimulatePlatformCommand(
+  simulate: Command,
+  io: CliIo,
+  setExitCode: (code: number) => void,
+): void {
   simulate
     .command('platform')
-    .description('serve the platform APIs Svc polls (health, sessions, app list) over mutual TLS for simulated servers, and print the Svc config that polls them')
+    .description(
+      'serve the platform APIs Svc polls (health, sessions, app list) over mutual TLS for simulated servers, and print the Svc config that polls them',
+    )
     .option('--servers <n>', `simulated servers, 1–${MAX_SERVERS}`, count(MAX_SERVERS), SIMULATOR_DEFAULTS.servers)
     .option('--host <address>', 'IPv4 address to listen on and to name in the config', SIMULATOR_DEFAULTS.host)
-    .option('--base-port <port>', 'health API of server i on base-port + i (0 = free ports)', port('--base-port'), CLI_PORTS.basePort)
-    .option('--proxy-base-port <port>', 'session API of server i on proxy-base-port + i (0 = free ports)', port('--proxy-base-port'), CLI_PORTS.proxyBasePort)
+    .option(
+      '--base-port <port>',
+      'health API of server i on base-port + i (0 = free ports)',
+      port('--base-port'),
+      CLI_PORTS.basePort,
+    )
+    .option(
+      '--proxy-base-port <port>',
+      'session API of server i on proxy-base-port + i (0 = free ports)',
+      port('--proxy-base-port'),
+      CLI_PORTS.proxyBasePort,
+    )
     .option('--app-port <port>', 'app-list API (0 = a free port)', port('--app-port'), CLI_PORTS.appPort)
-    .option('--virtual-proxies <list>', 'comma list of virtual proxies of every server', listArg, [...SIMULATOR_DEFAULTS.virtualProxies])
+    .option('--virtual-proxies <list>', 'comma list of virtual proxies of every server', listArg, [
+      ...SIMULATOR_DEFAULTS.virtualProxies,
+    ])
     .option('--users <n>', `people in the user directories, 1–${MAX_USERS}`, count(MAX_USERS), SIMULATOR_DEFAULTS.users)
     .option('--apps <n>', `apps in the repository, 1–${MAX_APPS}`, count(MAX_APPS), SIMULATOR_DEFAULTS.apps)
-    .option('--cert-dir <dir>', 'folder for the CA, server and client certificates (a valid set there is reused); default a temporary folder removed at exit')
+    .option(
+      '--cert-dir <dir>',
+      'folder for the CA, server and client certificates (a valid set there is reused); default a temporary folder removed at exit',
+    )
     .option('--passphrase <text>', 'encrypt the client key with this passphrase (cert.clientCertPassphrase)')
     .option('--fail <target=mode>', 'fail a target from the start (repeatable, or a comma list)', failArg, {})
-    .option('--control-port <port>', 'control endpoint on 127.0.0.1 to fail and heal targets while running (0 = a free port)', port('--control-port'))
-    .option('--seed <n>', 'seed 0–4294967295: the same seed and options give the same platform, step by step; default random', numberArg('must be an integer between 0 and 4294967295', 0, 4_294_967_295, false, true))
-    .option('--step <ms>', `the platform moves one step per step ms (0 = never by itself; 10–${MAX_STEP_MS})`, numberArg(`must be 0 or an integer 10–${MAX_STEP_MS}`, 0, MAX_STEP_MS, false, true), SIMULATOR_DEFAULTS.stepMs)
-    .option('--duration <s>', `stop after this many seconds (> 0, ≤ ${MAX_DURATION_S}); default: run until Ctrl-C`, numberArg(`must be a number of seconds > 0 and ≤ ${MAX_DURATION_S}`, 0, MAX_DURATION_S, true))
-    .option('--udp-target <host:port>', `send user events (sessions, connections) of the simulated users and apps to this Svc listener (default port ${DEFAULT_PORTS.user})`, targetArg)
-    .option('--udp-log-target <host:port>', `send log events naming the simulated apps to this Svc listener (default port ${DEFAULT_PORTS.log})`, targetArg)
-    .option('--udp-rate <n>', `datagrams per second to each UDP target, > 0 and ≤ ${MAX_RATE}`, numberArg(`must be a number > 0 and ≤ ${MAX_RATE}`, 0, MAX_RATE, true), 10)
+    .option(
+      '--control-port <port>',
+      'control endpoint on 127.0.0.1 to fail and heal targets while running (0 = a free port)',
+      port('--control-port'),
+    )
+    .option(
+      '--seed <n>',
+      'seed 0–4294967295: the same seed and options give the same platform, step by step; default random',
+      numberArg('must be an integer between 0 and 4294967295', 0, 4_294_967_295, false, true),
+    )
+    .option(
+      '--step <ms>',
+      `the platform moves one step per step ms (0 = never by itself; 10–${MAX_STEP_MS})`,
+      numberArg(`must be 0 or an integer 10–${MAX_STEP_MS}`, 0, MAX_STEP_MS, false, true),
+      SIMULATOR_DEFAULTS.stepMs,
+    )
+    .option(
+      '--duration <s>',
+      `stop after this many seconds (> 0, ≤ ${MAX_DURATION_S}); default: run until Ctrl-C`,
+      numberArg(`must be a number of seconds > 0 and ≤ ${MAX_DURATION_S}`, 0, MAX_DURATION_S, true),
+    )
+    .option(
+      '--udp-target <host:port>',
+      `send user events (sessions, connections) of the simulated users and apps to this Svc listener (default port ${DEFAULT_PORTS.user})`,
+      targetArg,
+    )
+    .option(
+      '--udp-log-target <host:port>',
+      `send log events naming the simulated apps to this Svc listener (default port ${DEFAULT_PORTS.log})`,
+      targetArg,
+    )
+    .option(
+      '--udp-rate <n>',
+      `datagrams per second to each UDP target, > 0 and ≤ ${MAX_RATE}`,
+      numberArg(`must be a number > 0 and ≤ ${MAX_RATE}`, 0, MAX_RATE, true),
+      10,
+    )
     .addHelpText('after', HELP_AFTER)
     .action(async (opts: PlatformCliOptions) => {
       setExitCode(await runSimulatePlatform(opts, io));
@@ -163,14 +217,21 @@ function banner(sim: PlatformSimulator, opts: PlatformCliOptions, stepMs: number
       (opts.duration === undefined ? '; Ctrl-C stops' : `; stops after ${opts.duration} s`),
   ];
   const shown = sim.servers.slice(0, 10);
-  for (const s of shown) lines.push(`  ${s.name}  health ${s.healthUrl}  sessions ${Object.values(s.sessionUrls).join(' ')}`);
-  if (sim.servers.length > shown.length) lines.push(`  … and ${sim.servers.length - shown.length} more (see the config)`);
+  for (const s of shown)
+    lines.push(`  ${s.name}  health ${s.healthUrl}  sessions ${Object.values(s.sessionUrls).join(' ')}`);
+  if (sim.servers.length > shown.length)
+    lines.push(`  … and ${sim.servers.length - shown.length} more (see the config)`);
   lines.push(`  app list ${sim.appListUrl}`);
   const why = sim.certs.replacedBecause === undefined ? '' : ` (replaced the set there: ${sim.certs.replacedBecause})`;
-  lines.push(`  certificates ${sim.certs.reused ? 'reused from' : 'written to'} ${sim.certs.directory}${why}${sim.certs.passphrase === '' ? '' : '; the client key is passphrase-protected'}`);
+  lines.push(
+    `  certificates ${sim.certs.reused ? 'reused from' : 'written to'} ${sim.certs.directory}${why}${sim.certs.passphrase === '' ? '' : '; the client key is passphrase-protected'}`,
+  );
   const failing = Object.entries(sim.status().modes).filter(([, mode]) => mode !== 'ok');
   if (failing.length > 0) lines.push(`  failing: ${failing.map(([target, mode]) => `${target} ${mode}`).join(', ')}`);
-  if (sim.controlUrl !== undefined) lines.push(`  control ${sim.controlUrl}: POST /fail/<target>/<mode>, POST /heal[/<target>], POST /step[/<n>], GET /`);
+  if (sim.controlUrl !== undefined)
+    lines.push(
+      `  control ${sim.controlUrl}: POST /fail/<target>/<mode>, POST /heal[/<target>], POST /step[/<n>], GET /`,
+    );
   if (opts.udpTarget !== undefined) lines.push(`  user events: ${opts.udpRate}/s to ${where(opts.udpTarget)}`);
   if (opts.udpLogTarget !== undefined) lines.push(`  log events: ${opts.udpRate}/s to ${where(opts.udpLogTarget)}`);
   lines.push('  the Svc config is on stdout');
@@ -203,7 +264,9 @@ async function runSimulatePlatform(opts: PlatformCliOptions, io: CliIo): Promise
     return EXIT_USAGE;
   }
   if (!/^127\./.test(options.host ?? '')) {
-    io.err(`warning: --host ${options.host ?? ''} is not a loopback address: the simulated APIs can be reached from the network\n`);
+    io.err(
+      `warning: --host ${options.host ?? ''} is not a loopback address: the simulated APIs can be reached from the network\n`,
+    );
   }
 
   const controller = new AbortController();
@@ -233,7 +296,15 @@ async function runSimulatePlatform(opts: PlatformCliOptions, io: CliIo): Promise
       target === undefined
         ? []
         : [
-            driveUdp({ pool: sim.pool, seed: sim.seed, host: target.host, port: target.port, rate: opts.udpRate, kinds, signal: controller.signal })
+            driveUdp({
+              pool: sim.pool,
+              seed: sim.seed,
+              host: target.host,
+              port: target.port,
+              rate: opts.udpRate,
+              kinds,
+              signal: controller.signal,
+            })
               .then((stats): [Target, readonly SimulateKind[], UdpSendStats] => [target, kinds, stats])
               .catch((err: unknown) => {
                 udpFailure ??= `UDP to ${where(target)}: ${err instanceof Error ? err.message : String(err)}`;
@@ -243,7 +314,8 @@ async function runSimulatePlatform(opts: PlatformCliOptions, io: CliIo): Promise
           ],
     );
     if (opts.duration !== undefined) timer = setTimeout(() => controller.abort(), opts.duration * 1000);
-    if (!controller.signal.aborted) await new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }));
+    if (!controller.signal.aborted)
+      await new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }));
 
     const runs = await Promise.all(udp);
     const { step, stats } = sim.status();
@@ -254,7 +326,9 @@ async function runSimulatePlatform(opts: PlatformCliOptions, io: CliIo): Promise
         `${apiLine('app list', stats.apps)}; ${stats.notFound} not found; ${stats.tlsRejected} TLS handshakes refused\n`,
     );
     // The UDP runs always end by the stop signal: not "early" here.
-    for (const run of runs) if (run !== undefined) io.err(`${summaryLine({ ...run[2], aborted: false }, run[0], run[1], opts.udpRate, sim.seed)}\n`);
+    for (const run of runs)
+      if (run !== undefined)
+        io.err(`${summaryLine({ ...run[2], aborted: false }, run[0], run[1], opts.udpRate, sim.seed)}\n`);
     if (udpFailure !== undefined) {
       io.err(`svc: simulate platform: ${udpFailure}\n`);
       return EXIT_ERROR;

@@ -23,7 +23,11 @@ export interface SimulatorServerConfig {
 export interface SimulatorConfig {
   Svc: {
     cert: { clientCert: string; clientCertKey: string; clientCertCA: string; clientCertPassphrase?: string };
-    serversToMonitor: { rejectUnauthorized: true; serverTagsDefinition: ['site', 'role']; servers: SimulatorServerConfig[] };
+    serversToMonitor: {
+      rejectUnauthorized: true;
+      serverTagsDefinition: ['site', 'role'];
+      servers: SimulatorServerConfig[];
+    };
     userSessions: { enableSessionExtract: true };
     appNames: { enableAppNameExtract: true; hostIP: string };
   };
@@ -65,7 +69,11 @@ export function simulatorConfig(input: ConfigInput): SimulatorConfig {
           host: `${host}:${s.healthPort}`,
           serverName: s.name,
           serverDescription: s.description,
-          userSessions: { enable: true, host: `${host}:${s.proxyPort}`, virtualProxies: input.virtualProxies.map((virtualProxy) => ({ virtualProxy })) },
+          userSessions: {
+            enable: true,
+            host: `${host}:${s.proxyPort}`,
+            virtualProxies: input.virtualProxies.map((virtualProxy) => ({ virtualProxy })),
+          },
           serverTags: { site: 'simulator', role: i === 0 ? 'central' : 'rim' },
         })),
       },

@@ -23,31 +23,49 @@ const USAGE = 'GET /; POST /fail/<target>/<mode>; POST /heal[/<target>]; POST /s
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const text = `${JSON.stringify(body, null, 2)}\n`;
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
 /** One request: what to do and the answer, or the problem with it. */
 function handle(sim: Controlled, method: string, path: string): { status: number; body: unknown } {
-  const parts = path.split('/').filter((p) => p !== '').map(decodeURIComponent);
+  const parts = path
+    .split('/')
+    .filter((p) => p !== '')
+    .map(decodeURIComponent);
   const [verb, ...args] = parts;
   if (verb === undefined) {
-    return method === 'GET' ? { status: 200, body: { ...sim.status(), usage: USAGE } } : { status: 405, body: { error: `${method} / is not allowed; use GET`, usage: USAGE } };
+    return method === 'GET'
+      ? { status: 200, body: { ...sim.status(), usage: USAGE } }
+      : { status: 405, body: { error: `${method} / is not allowed; use GET`, usage: USAGE } };
   }
   if (!['fail', 'heal', 'step'].includes(verb)) return { status: 404, body: { error: `no ${path}`, usage: USAGE } };
-  if (method !== 'POST') return { status: 405, body: { error: `${method} ${path} is not allowed; use POST`, usage: USAGE } };
+  if (method !== 'POST')
+    return { status: 405, body: { error: `${method} ${path} is not allowed; use POST`, usage: USAGE } };
   try {
     if (verb === 'fail') {
       const [target, mode] = args;
-      if (target === undefined || mode === undefined || args.length > 2) return { status: 404, body: { error: 'expected /fail/<target>/<mode>', usage: USAGE } };
-      if (!isFailureMode(mode)) return { status: 400, body: { error: `failure mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}` } };
+      if (target === undefined || mode === undefined || args.length > 2)
+        return { status: 404, body: { error: 'expected /fail/<target>/<mode>', usage: USAGE } };
+      if (!isFailureMode(mode))
+        return {
+          status: 400,
+          body: { error: `failure mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}` },
+        };
       sim.fail(target, mode);
     } else if (verb === 'heal') {
       if (args.length > 1) return { status: 404, body: { error: 'expected /heal or /heal/<target>', usage: USAGE } };
       sim.heal(args[0]);
     } else {
       const [n = '1'] = args;
-      if (args.length > 1 || !/^\d{1,9}$/.test(n)) return { status: 400, body: { error: `expected /step or /step/<n> with n a whole number (got ${JSON.stringify(path)})` } };
+      if (args.length > 1 || !/^\d{1,9}$/.test(n))
+        return {
+          status: 400,
+          body: { error: `expected /step or /step/<n> with n a whole number (got ${JSON.stringify(path)})` },
+        };
       sim.step(Number(n));
     }
   } catch (err) {
@@ -72,7 +90,9 @@ export function startControlServer(sim: Controlled, host: string, port: number):
     reply(res, answer.status, answer.body);
   });
   return new Promise((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port} (control endpoint): ${err.code ?? err.message}`)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on ${host}:${port} (control endpoint): ${err.code ?? err.message}`)),
+    );
     server.listen({ host, port }, () => {
       const address = server.address();
       const bound = typeof address === 'object' && address !== null ? address.port : port;

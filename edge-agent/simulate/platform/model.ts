@@ -9,7 +9,7 @@
  * (each server draws from a stream of its own), whatever was asked of other servers or when.
  */
 import type { HealthBody, ProxySession } from '../../../shared/platform/polled.js';
-import { formatPlatformTimestamp, type DatagramPool, type PoolApp, type PoolNode, type PoolUser } from '../messages.js';
+import { type DatagramPool, formatPlatformTimestamp, type PoolApp, type PoolNode, type PoolUser } from '../messages.js';
 import { deriveSeed, SeededRandom } from '../random.js';
 
 const HOUR_MS = 3_600_000;
@@ -111,8 +111,56 @@ export interface QrsApp {
   schemaPath: 'App';
 }
 
-const FIRST_NAMES = ['anna', 'goran', 'kalle', 'maria', 'li', 'wei', 'priya', 'arjun', 'sofia', 'lukas', 'emma', 'noah', 'olga', 'ivan', 'fatima', 'omar', 'yuki', 'haruto', 'chloé', 'zoë', 'björn', 'åsa', 'jens', 'mette', 'carlos', 'lucía', 'thomas', 'sarah', 'david', 'aisha'];
-const LAST_NAMES = ['berg', 'nilsson', 'garcia', 'smith', 'chen', 'kumar', 'tanaka', 'müller', 'dubois', 'rossi', 'novak', 'ali', 'jensen', 'silva', 'kowalski', 'andersson'];
+const FIRST_NAMES = [
+  'anna',
+  'goran',
+  'kalle',
+  'maria',
+  'li',
+  'wei',
+  'priya',
+  'arjun',
+  'sofia',
+  'lukas',
+  'emma',
+  'noah',
+  'olga',
+  'ivan',
+  'fatima',
+  'omar',
+  'yuki',
+  'haruto',
+  'chloé',
+  'zoë',
+  'björn',
+  'åsa',
+  'jens',
+  'mette',
+  'carlos',
+  'lucía',
+  'thomas',
+  'sarah',
+  'david',
+  'aisha',
+];
+const LAST_NAMES = [
+  'berg',
+  'nilsson',
+  'garcia',
+  'smith',
+  'chen',
+  'kumar',
+  'tanaka',
+  'müller',
+  'dubois',
+  'rossi',
+  'novak',
+  'ali',
+  'jensen',
+  'silva',
+  'kowalski',
+  'andersson',
+];
 /** User directories, the first ones more common. */
 const DIRECTORIES = ['LAB', 'LAB', 'CORP', 'CORP', 'CORP', 'SALES'];
 const APP_NAMES = [
@@ -162,14 +210,16 @@ const userKey = (u: PoolUser): string => `${u.dir}\\${u.id}`;
 /** Checks the options; throws RangeError naming the first bad one. */
 function checkOptions(o: PlatformModelOptions): void {
   const int = (name: string, value: number, min: number, max: number): void => {
-    if (!(Number.isSafeInteger(value) && value >= min && value <= max)) throw new RangeError(`${name} must be an integer ${min}–${max} (got ${value})`);
+    if (!(Number.isSafeInteger(value) && value >= min && value <= max))
+      throw new RangeError(`${name} must be an integer ${min}–${max} (got ${value})`);
   };
   int('seed', o.seed, 0, 4_294_967_295);
   int('servers', o.servers, 1, 100_000);
   int('users', o.users, 1, 100_000);
   int('apps', o.apps, 1, 100_000);
   if (o.virtualProxies.length === 0) throw new RangeError('virtualProxies must not be empty');
-  if (!Number.isFinite(o.startMs) || o.startMs < 31 * DAY_MS) throw new RangeError(`startMs out of range (got ${o.startMs})`);
+  if (!Number.isFinite(o.startMs) || o.startMs < 31 * DAY_MS)
+    throw new RangeError(`startMs out of range (got ${o.startMs})`);
 }
 
 /** The users, apps and servers of one seed, and the state of each server. */
@@ -287,7 +337,13 @@ function qrsApp(app: SimApp, version: string): QrsApp {
     modifiedDate: iso(app.modifiedMs),
     modifiedByUserName: 'INTERNAL\\sa_repository',
     customProperties: [],
-    owner: { id: app.owner.uuid, userId: app.owner.id, userDirectory: app.owner.dir, name: app.owner.id, privileges: null },
+    owner: {
+      id: app.owner.uuid,
+      userId: app.owner.id,
+      userDirectory: app.owner.dir,
+      name: app.owner.id,
+      privileges: null,
+    },
     name: app.name,
     appId: '',
     sourceAppId: NO_ID,
@@ -349,7 +405,13 @@ export class ServerState extends SeededRandom {
     const lookups = Math.floor(this.calls * 0.6);
     const hits = Math.floor(lookups * (0.6 + 0.3 * this.fraction()));
     const added = lookups - hits;
-    this.cache = { hits, lookups, added, replaced: Math.floor(added * 0.1), bytes_added: added * this.between(4_096, 131_072) };
+    this.cache = {
+      hits,
+      lookups,
+      added,
+      replaced: Math.floor(added * 0.1),
+      bytes_added: added * this.between(4_096, 131_072),
+    };
     for (let i = 0; i < WARMUP_STEPS; i++) this.move();
   }
 
@@ -442,7 +504,13 @@ export class ServerState extends SeededRandom {
       version: this.server.version,
       started: this.server.started,
       mem: { committed, allocated, free },
-      apps: { active_docs: active, in_memory_docs: inMemory, loaded_docs: loaded, calls: this.calls, selections: this.selections },
+      apps: {
+        active_docs: active,
+        in_memory_docs: inMemory,
+        loaded_docs: loaded,
+        calls: this.calls,
+        selections: this.selections,
+      },
       cpu: { total: this.cpu },
       session: { active: this.sessions.filter((s) => s.active).length, total: this.sessions.length },
       users: { active: activeUsers.length, total: userKeys.length },
@@ -456,6 +524,11 @@ export class ServerState extends SeededRandom {
   sessionList(vp: string): ProxySession[] {
     return this.sessions
       .filter((s) => s.vp === vp)
-      .map((s) => ({ UserDirectory: s.user.dir, UserId: s.user.id, Attributes: s.attributes.map((a) => ({ ...a })), SessionId: s.id }));
+      .map((s) => ({
+        UserDirectory: s.user.dir,
+        UserId: s.user.id,
+        Attributes: s.attributes.map((a) => ({ ...a })),
+        SessionId: s.id,
+      }));
   }
 }

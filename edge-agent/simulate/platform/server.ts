@@ -17,11 +17,11 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { makeCertificates, prepareCertificates, type CertificateFiles, type PreparedCertificates } from './certs.js';
-import { configYaml, simulatorConfig, type SimulatorConfig } from './config.js';
-import { startControlServer, type ControlServer } from './control.js';
-import { PlatformModel, type SimApp } from './model.js';
 import type { DatagramPool, PoolUser } from '../messages.js';
+import { type CertificateFiles, makeCertificates, type PreparedCertificates, prepareCertificates } from './certs.js';
+import { configYaml, type SimulatorConfig, simulatorConfig } from './config.js';
+import { type ControlServer, startControlServer } from './control.js';
+import { PlatformModel, type SimApp } from './model.js';
 
 /** How a target can be made to fail (`ok` = answers normally). */
 export const FAILURE_MODES = ['http-500', 'timeout', 'bad-body', 'cert-reject'] as const;
@@ -203,7 +203,10 @@ export type OptionLabel = (key: keyof PlatformSimulatorOptions) => string;
  * Every problem of the options, each naming the option (empty when they are usable). The CLI
  * reports them as usage errors; startPlatformSimulator throws them.
  */
-export function simulatorOptionProblems(options: PlatformSimulatorOptions, label: OptionLabel = (key) => key): string[] {
+export function simulatorOptionProblems(
+  options: PlatformSimulatorOptions,
+  label: OptionLabel = (key) => key,
+): string[] {
   const problems: string[] = [];
   const o = withDefaults(options);
   const int = (key: keyof PlatformSimulatorOptions, value: number, min: number, max: number): boolean => {
@@ -212,21 +215,30 @@ export function simulatorOptionProblems(options: PlatformSimulatorOptions, label
     return ok;
   };
   const serversOk = int('servers', o.servers, 1, MAX_SERVERS);
-  if (!net.isIPv4(o.host)) problems.push(`${label('host')} must be an IPv4 address (Svc's servers[].host cannot hold an IPv6 one) (got ${JSON.stringify(o.host)})`);
+  if (!net.isIPv4(o.host))
+    problems.push(
+      `${label('host')} must be an IPv4 address (Svc's servers[].host cannot hold an IPv6 one) (got ${JSON.stringify(o.host)})`,
+    );
   int('users', o.users, 1, MAX_USERS);
   int('apps', o.apps, 1, MAX_APPS);
   int('seed', o.seed, 0, 4_294_967_295);
   if (!(o.stepMs === 0 || (Number.isSafeInteger(o.stepMs) && o.stepMs >= 10 && o.stepMs <= MAX_STEP_MS))) {
     problems.push(`${label('stepMs')} must be 0 or an integer 10–${MAX_STEP_MS} (got ${o.stepMs})`);
   }
-  if (!Number.isFinite(o.startMs) || o.startMs < Date.UTC(2000, 0, 1) || o.startMs > Date.UTC(9000, 0, 1)) problems.push(`${label('startMs')} must be a time between 2000 and 9000 (got ${o.startMs})`);
-  if (/[\u0000-\u001f\u007f]/.test(o.passphrase)) problems.push(`${label('passphrase')} must not contain control characters`);
+  if (!Number.isFinite(o.startMs) || o.startMs < Date.UTC(2000, 0, 1) || o.startMs > Date.UTC(9000, 0, 1))
+    problems.push(`${label('startMs')} must be a time between 2000 and 9000 (got ${o.startMs})`);
+  if (/[\u0000-\u001f\u007f]/.test(o.passphrase))
+    problems.push(`${label('passphrase')} must not contain control characters`);
 
   if (o.virtualProxies.length === 0) problems.push(`${label('virtualProxies')} must name at least one virtual proxy`);
   const seen = new Set<string>();
   for (const vp of o.virtualProxies) {
-    if (!VIRTUAL_PROXY.test(vp)) problems.push(`${label('virtualProxies')}: ${JSON.stringify(vp)} must be "/" or "/" and one path segment of letters, digits, . _ ~ - (e.g. /hdr)`);
-    else if (seen.has(normaliseVirtualProxy(vp))) problems.push(`${label('virtualProxies')}: ${JSON.stringify(vp)} is given twice`);
+    if (!VIRTUAL_PROXY.test(vp))
+      problems.push(
+        `${label('virtualProxies')}: ${JSON.stringify(vp)} must be "/" or "/" and one path segment of letters, digits, . _ ~ - (e.g. /hdr)`,
+      );
+    else if (seen.has(normaliseVirtualProxy(vp)))
+      problems.push(`${label('virtualProxies')}: ${JSON.stringify(vp)} is given twice`);
     seen.add(normaliseVirtualProxy(vp));
   }
 
@@ -236,7 +248,8 @@ export function simulatorOptionProblems(options: PlatformSimulatorOptions, label
     const value = options[key];
     if (value === undefined) return;
     if (!isPort(value)) problems.push(`${label(key)} must be an integer 0–65535 (got ${value})`);
-    else if (value > 0 && value + count - 1 > 65535) problems.push(`${label(key)} ${value} with ${count} servers goes past port 65535`);
+    else if (value > 0 && value + count - 1 > 65535)
+      problems.push(`${label(key)} ${value} with ${count} servers goes past port 65535`);
     else if (value > 0) ranges.push({ key, first: value, count });
   };
   const count = serversOk ? o.servers : 1;
@@ -244,17 +257,21 @@ export function simulatorOptionProblems(options: PlatformSimulatorOptions, label
   portOption('proxyBasePort', count);
   portOption('appPort', 1);
   portOption('controlPort', 1);
-  const span = (r: { first: number; count: number }): string => (r.count === 1 ? `port ${r.first}` : `ports ${r.first}–${r.first + r.count - 1}`);
+  const span = (r: { first: number; count: number }): string =>
+    r.count === 1 ? `port ${r.first}` : `ports ${r.first}–${r.first + r.count - 1}`;
   ranges.forEach((a, i) => {
     for (const b of ranges.slice(i + 1)) {
-      if (a.first < b.first + b.count && b.first < a.first + a.count) problems.push(`${label(a.key)} (${span(a)}) and ${label(b.key)} (${span(b)}) overlap`);
+      if (a.first < b.first + b.count && b.first < a.first + a.count)
+        problems.push(`${label(a.key)} (${span(a)}) and ${label(b.key)} (${span(b)}) overlap`);
     }
   });
 
   const names = new Set(serversOk ? serverNames(o.servers) : []);
   for (const [target, mode] of Object.entries(o.failures)) {
-    if (target !== APP_LIST_TARGET && target !== ALL_TARGETS && !names.has(target)) problems.push(`${label('failures')}: target ${JSON.stringify(target)} ${targetHelp(o.servers)}`);
-    if (!isFailureMode(mode)) problems.push(`${label('failures')}: mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}`);
+    if (target !== APP_LIST_TARGET && target !== ALL_TARGETS && !names.has(target))
+      problems.push(`${label('failures')}: target ${JSON.stringify(target)} ${targetHelp(o.servers)}`);
+    if (!isFailureMode(mode))
+      problems.push(`${label('failures')}: mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}`);
   }
   return problems;
 }
@@ -317,7 +334,8 @@ export function qlikUserProblem(header: string | undefined): string | undefined 
   const m = QLIK_USER.exec(header);
   if (!m) return 'the X-Qlik-User header must read "UserDirectory=<directory>; UserId=<user id>"';
   const [, dir = '', id = ''] = m;
-  if (dir.toLowerCase() !== 'internal' || !SERVICE_USERS.has(id.toLowerCase())) return `user ${dir}\\${id} may not read the app list (use Internal\\sa_repository)`;
+  if (dir.toLowerCase() !== 'internal' || !SERVICE_USERS.has(id.toLowerCase()))
+    return `user ${dir}\\${id} may not read the app list (use Internal\\sa_repository)`;
   return undefined;
 }
 
@@ -335,7 +353,14 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   if (problems.length > 0) throw new RangeError(`invalid platform simulator options: ${problems.join('; ')}`);
   const o = withDefaults(options);
   const virtualProxies = o.virtualProxies.map(normaliseVirtualProxy);
-  const model = new PlatformModel({ seed: o.seed, servers: o.servers, users: o.users, apps: o.apps, virtualProxies, startMs: o.startMs });
+  const model = new PlatformModel({
+    seed: o.seed,
+    servers: o.servers,
+    users: o.users,
+    apps: o.apps,
+    virtualProxies,
+    startMs: o.startMs,
+  });
   const names = model.servers.map((s) => s.name);
 
   const tempDir = o.certDir === undefined ? mkdtempSync(join(tmpdir(), 'svc-sim-certs-')) : undefined;
@@ -380,7 +405,13 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   };
 
   /** The good body of an API, or what a request check refuses. */
-  const answer = (api: Api, listener: Listener, url: URL, req: IncomingMessage, vp: string): { status: number; body: unknown } => {
+  const answer = (
+    api: Api,
+    listener: Listener,
+    url: URL,
+    req: IncomingMessage,
+    vp: string,
+  ): { status: number; body: unknown } => {
     if (api === 'health') return { status: 200, body: model.at(listener.index, currentStep()).health() };
     const xrf = xrfkeyProblem(url, header(req, 'x-qlik-xrfkey'));
     if (xrf !== undefined) return { status: 400, body: xrf };
@@ -401,7 +432,8 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   };
 
   const route = (listener: Listener, url: URL): { api: Api; vp: string } | undefined => {
-    if (listener.role === 'engine') return url.pathname === '/engine/healthcheck' ? { api: 'health', vp: '' } : undefined;
+    if (listener.role === 'engine')
+      return url.pathname === '/engine/healthcheck' ? { api: 'health', vp: '' } : undefined;
     if (listener.role === 'repository') return url.pathname === '/qrs/app' ? { api: 'apps', vp: '' } : undefined;
     const m = /^\/qps(\/[^/]+)?\/session$/.exec(url.pathname);
     const vp = m === null ? undefined : (m[1] ?? '/');
@@ -454,10 +486,17 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   const main = makeTlsServer(readFileSync(prepared.files.clientCertCA));
   let otherCa: HttpsServer | undefined;
   /** Made on first use: a second CA costs a key pair. */
-  const wrongCaServer = (): HttpsServer => (otherCa ??= makeTlsServer(makeCertificates([o.host], { commonName: 'Another CA' }).ca.cert));
+  const wrongCaServer = (): HttpsServer =>
+    (otherCa ??= makeTlsServer(makeCertificates([o.host], { commonName: 'Another CA' }).ca.cert));
 
   const listeners: Listener[] = [];
-  const listen = (target: string, role: Listener['role'], index: number, port: number, what: string): Promise<Listener> =>
+  const listen = (
+    target: string,
+    role: Listener['role'],
+    index: number,
+    port: number,
+    what: string,
+  ): Promise<Listener> =>
     new Promise((resolveListen, reject) => {
       const server = net.createServer((socket) => {
         if (stopping) return void socket.destroy();
@@ -468,7 +507,9 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
         socket.on('error', () => undefined);
         (modes.get(target) === 'cert-reject' ? wrongCaServer() : main).emit('connection', socket);
       });
-      server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${o.host}:${port} (${what}): ${err.code ?? err.message}`)));
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(new Error(`cannot listen on ${o.host}:${port} (${what}): ${err.code ?? err.message}`)),
+      );
       server.listen({ host: o.host, port }, () => {
         // From here on an error is one of accepting (EMFILE with very many connections): that client's
         // connection fails, the simulator goes on.
@@ -501,8 +542,22 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   let repository: Listener | undefined;
   let control: ControlServer | undefined;
   try {
-    engines = await listenAll(model.servers.map((s) => listen(s.name, 'engine', s.index, o.basePort === 0 ? 0 : o.basePort + s.index, `${s.name} health API`)));
-    proxies = await listenAll(model.servers.map((s) => listen(s.name, 'proxy', s.index, o.proxyBasePort === 0 ? 0 : o.proxyBasePort + s.index, `${s.name} session API`)));
+    engines = await listenAll(
+      model.servers.map((s) =>
+        listen(s.name, 'engine', s.index, o.basePort === 0 ? 0 : o.basePort + s.index, `${s.name} health API`),
+      ),
+    );
+    proxies = await listenAll(
+      model.servers.map((s) =>
+        listen(
+          s.name,
+          'proxy',
+          s.index,
+          o.proxyBasePort === 0 ? 0 : o.proxyBasePort + s.index,
+          `${s.name} session API`,
+        ),
+      ),
+    );
     [repository] = await listenAll([listen(APP_LIST_TARGET, 'repository', -1, o.appPort, 'app-list API')]);
     if (repository === undefined) throw new Error('unreachable: the app-list listener neither started nor failed');
   } catch (err) {
@@ -520,7 +575,9 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
       healthPort,
       proxyPort,
       healthUrl: `https://${o.host}:${healthPort}/engine/healthcheck`,
-      sessionUrls: Object.fromEntries(virtualProxies.map((vp) => [vp, `https://${o.host}:${proxyPort}/qps${vp === '/' ? '' : vp}/session`])),
+      sessionUrls: Object.fromEntries(
+        virtualProxies.map((vp) => [vp, `https://${o.host}:${proxyPort}/qps${vp === '/' ? '' : vp}/session`]),
+      ),
     };
   });
 
@@ -538,7 +595,13 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   };
   for (const [target, mode] of Object.entries(o.failures)) setMode(target, mode);
 
-  const config = simulatorConfig({ host: o.host, servers, virtualProxies, appPort: repository.port, certs: prepared.files });
+  const config = simulatorConfig({
+    host: o.host,
+    servers,
+    virtualProxies,
+    appPort: repository.port,
+    certs: prepared.files,
+  });
   const sim: PlatformSimulator = {
     seed: o.seed,
     host: o.host,
@@ -549,14 +612,19 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
     get controlUrl() {
       return control?.url;
     },
-    certs: { ...prepared.files, reused: prepared.reused, ...(prepared.replacedBecause === undefined ? {} : { replacedBecause: prepared.replacedBecause }) },
+    certs: {
+      ...prepared.files,
+      reused: prepared.reused,
+      ...(prepared.replacedBecause === undefined ? {} : { replacedBecause: prepared.replacedBecause }),
+    },
     config,
     configYaml: configYaml(config, o.seed),
     users: model.users,
     apps: model.apps,
     pool: model.datagramPool(),
     fail(target, mode) {
-      if (!isFailureMode(mode)) throw new RangeError(`failure mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}`);
+      if (!isFailureMode(mode))
+        throw new RangeError(`failure mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}`);
       setMode(target, mode);
     },
     heal(target = ALL_TARGETS) {

@@ -4,7 +4,13 @@
  * sender (udp-sender.ts), for as long as the simulator runs. So the user events Svc receives name
  * the simulated users, and their `/app/<id>` contexts the apps of the simulated app list.
  */
-import { createDatagramGenerator, kindFamily, SIMULATE_KINDS, type DatagramPool, type SimulateKind } from '../messages.js';
+import {
+  createDatagramGenerator,
+  type DatagramPool,
+  kindFamily,
+  SIMULATE_KINDS,
+  type SimulateKind,
+} from '../messages.js';
 import { deriveSeed } from '../random.js';
 import { MAX_DURATION_S, sendUdp, type UdpSendStats } from '../udp-sender.js';
 
@@ -34,7 +40,10 @@ const UDP_STREAM = { user: 0xffff_fff0, log: 0xffff_fff1 } as const;
 export async function driveUdp(options: UdpDriveOptions): Promise<UdpSendStats> {
   const { host, port, rate, signal } = options;
   const source = createDatagramGenerator({
-    seed: deriveSeed(options.seed, UDP_STREAM[options.kinds.every((kind) => kindFamily(kind) === 'user') ? 'user' : 'log']),
+    seed: deriveSeed(
+      options.seed,
+      UDP_STREAM[options.kinds.every((kind) => kindFamily(kind) === 'user') ? 'user' : 'log'],
+    ),
     kinds: options.kinds,
     pool: options.pool,
     startMs: options.startMs ?? Date.now(),
@@ -59,7 +68,7 @@ function add(a: UdpSendStats, b: UdpSendStats): UdpSendStats {
     elapsedMs: a.elapsedMs + b.elapsedMs,
     achievedRate: 0,
     sendErrors: a.sendErrors + b.sendErrors,
-    ...(a.firstError ?? b.firstError ? { firstError: a.firstError ?? b.firstError } : {}),
+    ...((a.firstError ?? b.firstError) ? { firstError: a.firstError ?? b.firstError } : {}),
     aborted: b.aborted,
     address: b.address,
   };

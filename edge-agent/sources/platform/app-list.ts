@@ -23,7 +23,7 @@ import { AppNameList } from '../../../shared/platform/app-names.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { s } from '../udp/parse/sanitize.js';
 import { reportPollFailure } from './failure.js';
-import { APP_LIST_TIMEOUT_MS, getJson, xrfkey, type Header } from './http.js';
+import { APP_LIST_TIMEOUT_MS, getJson, type Header, xrfkey } from './http.js';
 import { PollGroup } from './schedule.js';
 import type { ClientTls } from './tls.js';
 import { bodyCheck } from './validate.js';
@@ -67,7 +67,11 @@ export interface AppInfo {
 
 const UUID = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 /** An app of the repository's answer: the fields Svc keeps (others are ignored); the repository may leave out the description. */
-const AppItemSchema = Type.Object({ id: Type.String({ pattern: UUID }), name: Type.String(), description: Type.Optional(Type.Union([Type.String(), Type.Null()])) });
+const AppItemSchema = Type.Object({
+  id: Type.String({ pattern: UUID }),
+  name: Type.String(),
+  description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
 const checkApps = bodyCheck(Type.Array(AppItemSchema), 'a list of apps');
 
 export interface AppListPollerDeps {
@@ -99,7 +103,13 @@ export class AppListPoller implements Component {
     this.address = `${host}:${port}`;
     this.name = `app-name poller (${this.address}, every ${extractInterval} ms)`;
     this.firstPoll = new Promise((resolve) => (this.firstPollDone = resolve));
-    this.group = new PollGroup({ name: this.name, what: 'app list poll', intervalMs: extractInterval, targets: [{ label: hostIP, poll: (signal) => this.poll(signal) }], log: deps.log });
+    this.group = new PollGroup({
+      name: this.name,
+      what: 'app list poll',
+      intervalMs: extractInterval,
+      targets: [{ label: hostIP, poll: (signal) => this.poll(signal) }],
+      log: deps.log,
+    });
   }
 
   /** The apps of the last complete success (empty before one). */
@@ -111,9 +121,16 @@ export class AppListPoller implements Component {
     await this.group.start();
     const waitMs = this.deps.startWaitMs ?? APP_LIST_START_WAIT_MS;
     let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([this.firstPoll.then(() => 'done' as const), new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs)))]);
+    const waited = await Promise.race([
+      this.firstPoll.then(() => 'done' as const),
+      new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), waitMs))),
+    ]);
     clearTimeout(timer);
-    if (waited === 'late') this.deps.log.warn({ hostIP: this.deps.settings.hostIP, waitedMs: waitMs }, `the app list of ${this.deps.settings.hostIP} has not arrived within ${waitMs} ms; Svc starts without app names and adds them when it arrives`);
+    if (waited === 'late')
+      this.deps.log.warn(
+        { hostIP: this.deps.settings.hostIP, waitedMs: waitMs },
+        `the app list of ${this.deps.settings.hostIP} has not arrived within ${waitMs} ms; Svc starts without app names and adds them when it arrives`,
+      );
   }
 
   async stop(): Promise<void> {
@@ -131,8 +148,20 @@ export class AppListPoller implements Component {
     try {
       const url = new URL(`https://${host}:${port}${APP_LIST_PATH}`);
       url.searchParams.set('xrfkey', key);
-      const response = await getJson({ url, headers: appListHeaders(key), tls: this.deps.tls, timeoutMs, maxBodyBytes: APP_LIST_MAX_BODY_BYTES, family: 4, ...(signal ? { signal } : {}) });
-      const apps = checkApps(response, timeoutMs).map((app) => ({ id: app.id.toLowerCase(), name: s(app.name, APP_NAME_MAX), description: s(app.description ?? '', APP_DESCRIPTION_MAX) }));
+      const response = await getJson({
+        url,
+        headers: appListHeaders(key),
+        tls: this.deps.tls,
+        timeoutMs,
+        maxBodyBytes: APP_LIST_MAX_BODY_BYTES,
+        family: 4,
+        ...(signal ? { signal } : {}),
+      });
+      const apps = checkApps(response, timeoutMs).map((app) => ({
+        id: app.id.toLowerCase(),
+        name: s(app.name, APP_NAME_MAX),
+        description: s(app.description ?? '', APP_DESCRIPTION_MAX),
+      }));
       const before = this.list.loaded ? this.list.size : null;
       this.list.replace(apps);
       this.appsKept = apps;
@@ -147,7 +176,9 @@ export class AppListPoller implements Component {
           context: { host },
           what: `app list poll of ${hostIP}`,
           level: first ? 'warn' : 'error',
-          consequence: this.list.loaded ? 'the list of the last successful poll is kept' : `app names are unknown until a poll succeeds (the next in ${extractInterval} ms)`,
+          consequence: this.list.loaded
+            ? 'the list of the last successful poll is kept'
+            : `app names are unknown until a poll succeeds (the next in ${extractInterval} ms)`,
         },
         this.deps.log,
         this.deps.errors,

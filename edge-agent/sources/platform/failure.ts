@@ -53,7 +53,10 @@ export function reportPollFailure(failure: PollFailure, log: Log, errors: ErrorT
     ...(err instanceof HttpStatusError && err.bodyPreview !== '' ? { body: err.bodyPreview } : {}),
   };
   const where = known ? ` (${err.url})` : '';
-  log[failure.level ?? 'error'](fields, `${what} failed${where}: ${message} [${category}]${failure.consequence ? `; ${failure.consequence}` : ''}`);
+  log[failure.level ?? 'error'](
+    fields,
+    `${what} failed${where}: ${message} [${category}]${failure.consequence ? `; ${failure.consequence}` : ''}`,
+  );
   errors.track(type, err, { serverName, ...context });
   return true;
 }

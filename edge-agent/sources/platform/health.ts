@@ -9,9 +9,15 @@ import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { Log } from '../../../shared/logging/log.js';
 import type { AppNameList, AppNameLookup } from '../../../shared/platform/app-names.js';
-import { HealthBodySchema, type DocNames, type HealthBody, type HealthSample, type ServerTags } from '../../../shared/platform/polled.js';
-import { tsToInstantMs } from '../udp/parse/validators.js';
+import {
+  type DocNames,
+  type HealthBody,
+  HealthBodySchema,
+  type HealthSample,
+  type ServerTags,
+} from '../../../shared/platform/polled.js';
 import { s } from '../udp/parse/sanitize.js';
+import { tsToInstantMs } from '../udp/parse/validators.js';
 import { reportPollFailure } from './failure.js';
 import { getJson, HEALTH_MAX_REDIRECTS, HEALTH_TIMEOUT_MS, type Header } from './http.js';
 import { PollGroup } from './schedule.js';
@@ -35,7 +41,12 @@ export const HEALTH_TEXT_MAX = 100;
 
 /** §4 server tags: host (before the first ':'), server_name, server_description, then serverTags in their order. */
 export function serverTags(server: MonitoredServer): ServerTags {
-  return { host: server.host.split(':')[0] ?? server.host, server_name: server.serverName, server_description: server.serverDescription, ...server.serverTags };
+  return {
+    host: server.host.split(':')[0] ?? server.host,
+    server_name: server.serverName,
+    server_description: server.serverDescription,
+    ...server.serverTags,
+  };
 }
 
 /** The app list as the health poller reads it (the app-name poller's AppNameList). */
@@ -73,7 +84,12 @@ function sanitised(body: HealthBody): HealthBody {
     ...body,
     version: s(body.version, HEALTH_TEXT_MAX),
     started: s(body.started, HEALTH_TEXT_MAX),
-    apps: { ...apps, active_docs: ids(apps.active_docs), loaded_docs: ids(apps.loaded_docs), in_memory_docs: ids(apps.in_memory_docs) },
+    apps: {
+      ...apps,
+      active_docs: ids(apps.active_docs),
+      loaded_docs: ids(apps.loaded_docs),
+      in_memory_docs: ids(apps.in_memory_docs),
+    },
   };
 }
 
@@ -81,17 +97,34 @@ function sanitised(body: HealthBody): HealthBody {
  * The sample of one successful poll: the fields of the body Svc uses (others are dropped), the
  * uptime at the response's arrival, and doc names when an app list is loaded (`appNames` given).
  */
-export function healthSample(server: MonitoredServer, body: HealthBody, receivedAtMs: number, appNames: AppNames | null): HealthSample {
+export function healthSample(
+  server: MonitoredServer,
+  body: HealthBody,
+  receivedAtMs: number,
+  appNames: AppNames | null,
+): HealthSample {
   const { version, started, mem, apps, cpu, session, users, cache, saturated } = sanitised(body);
   const kept: HealthBody = {
     version,
     started,
     mem: { committed: mem.committed, allocated: mem.allocated, free: mem.free },
-    apps: { active_docs: apps.active_docs, in_memory_docs: apps.in_memory_docs, loaded_docs: apps.loaded_docs, calls: apps.calls, selections: apps.selections },
+    apps: {
+      active_docs: apps.active_docs,
+      in_memory_docs: apps.in_memory_docs,
+      loaded_docs: apps.loaded_docs,
+      calls: apps.calls,
+      selections: apps.selections,
+    },
     cpu: { total: cpu.total },
     session: { active: session.active, total: session.total },
     users: { active: users.active, total: users.total },
-    cache: { hits: cache.hits, lookups: cache.lookups, added: cache.added, replaced: cache.replaced, bytes_added: cache.bytes_added },
+    cache: {
+      hits: cache.hits,
+      lookups: cache.lookups,
+      added: cache.added,
+      replaced: cache.replaced,
+      bytes_added: cache.bytes_added,
+    },
     saturated,
   };
   return {
@@ -99,7 +132,15 @@ export function healthSample(server: MonitoredServer, body: HealthBody, received
     tags: serverTags(server),
     body: kept,
     uptime: uptimeText(started, receivedAtMs),
-    ...(appNames?.loaded ? { docNames: { active: docNames(apps.active_docs, appNames), loaded: docNames(apps.loaded_docs, appNames), inMemory: docNames(apps.in_memory_docs, appNames) } } : {}),
+    ...(appNames?.loaded
+      ? {
+          docNames: {
+            active: docNames(apps.active_docs, appNames),
+            loaded: docNames(apps.loaded_docs, appNames),
+            inMemory: docNames(apps.in_memory_docs, appNames),
+          },
+        }
+      : {}),
   };
 }
 
@@ -136,7 +177,17 @@ export async function pollHealth(server: MonitoredServer, deps: HealthPollerDeps
     receivedAtMs = response.receivedAtMs;
     sample = healthSample(server, checkHealthBody(response, timeoutMs), receivedAtMs, deps.appNames);
   } catch (err) {
-    const failed = reportPollFailure({ type: 'HEALTH_API', err, serverName: server.serverName, context: { host: server.host }, what: `health poll of ${server.serverName}` }, deps.log, deps.errors);
+    const failed = reportPollFailure(
+      {
+        type: 'HEALTH_API',
+        err,
+        serverName: server.serverName,
+        context: { host: server.host },
+        what: `health poll of ${server.serverName}`,
+      },
+      deps.log,
+      deps.errors,
+    );
     if (failed) deps.sink.healthFailed(server.serverName, serverTags(server));
     return;
   }
@@ -151,7 +202,10 @@ export function healthPoller(deps: HealthPollerDeps): PollGroup {
     name: `health poller (${servers.length} server${servers.length === 1 ? '' : 's'}, every ${pollingInterval} ms)`,
     what: 'health poll',
     intervalMs: pollingInterval,
-    targets: servers.map((server) => ({ label: server.serverName, poll: (signal) => pollHealth(server, deps, signal) })),
+    targets: servers.map((server) => ({
+      label: server.serverName,
+      poll: (signal) => pollHealth(server, deps, signal),
+    })),
     log: deps.log,
   });
 }

@@ -11,7 +11,7 @@
  * contain "timeout" or "cert" cannot change the category.
  */
 import { randomInt } from 'node:crypto';
-import { validateHeaderName, validateHeaderValue, type IncomingMessage } from 'node:http';
+import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
 import { Agent, request } from 'node:https';
 import type { ClientTls } from './tls.js';
 
@@ -108,7 +108,12 @@ export class ConnectionError extends PlatformRequestError {
   readonly syscall: string | undefined;
   readonly address: string | undefined;
   readonly port: number | undefined;
-  constructor(code: string, context: RequestContext, cause: unknown, details: { syscall?: string; address?: string; port?: number }) {
+  constructor(
+    code: string,
+    context: RequestContext,
+    cause: unknown,
+    details: { syscall?: string; address?: string; port?: number },
+  ) {
     super(`${CONNECTION_REASONS[code] ?? 'connection failed'} (${code})`, context, { cause });
     this.code = code;
     this.syscall = details.syscall;
@@ -200,7 +205,8 @@ function mergeHeaders(fixed: readonly Header[], extra: Readonly<Record<string, s
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** OpenSSL's and Node's codes of a TLS or certificate failure (verification codes have no prefix). */
-const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|ERR_OSSL_)|CERT|UNABLE_TO_|CRL_|INVALID_CA|PATH_LENGTH_EXCEEDED|INVALID_PURPOSE|HOSTNAME_MISMATCH/;
+const TLS_CODE =
+  /^(ERR_SSL_|ERR_TLS_|ERR_OSSL_)|CERT|UNABLE_TO_|CRL_|INVALID_CA|PATH_LENGTH_EXCEEDED|INVALID_PURPOSE|HOSTNAME_MISMATCH/;
 
 function field(err: unknown, name: string): unknown {
   return typeof err === 'object' && err !== null ? Reflect.get(err, name) : undefined;
@@ -222,13 +228,18 @@ function classify(err: unknown, context: RequestContext): PlatformRequestError {
   const code = stringField(err, 'code') ?? 'UNKNOWN';
   if (TLS_CODE.test(code) || stringField(err, 'library') === 'SSL routines') {
     // OpenSSL's reason (`tlsv13 alert certificate required`) or Node's sentence (`self-signed certificate`).
-    const reason = stringField(err, 'reason') ?? (err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err));
+    const reason =
+      stringField(err, 'reason') ?? (err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err));
     return new TlsError(code, reason, context, err);
   }
   const address = stringField(err, 'address');
   const port = numberField(err, 'port');
   const syscall = stringField(err, 'syscall');
-  return new ConnectionError(code, context, err, { ...(syscall ? { syscall } : {}), ...(address ? { address } : {}), ...(port !== undefined ? { port } : {}) });
+  return new ConnectionError(code, context, err, {
+    ...(syscall ? { syscall } : {}),
+    ...(address ? { address } : {}),
+    ...(port !== undefined ? { port } : {}),
+  });
 }
 
 const CONTROL = /[\u0000-\u001f\u007f]/g;
@@ -346,12 +357,20 @@ async function getJsonInSlot(req: GetJsonRequest): Promise<JsonResponse> {
           throw new InvalidResponseError(`the body of ${answer.body.length} bytes is not JSON`, context, status);
         }
       }
-      if (status >= 400) throw new HttpStatusError(status, answer.body.toString('utf8', 0, 300).replace(CONTROL, ' ').trim(), context);
-      if (!REDIRECTS.has(status)) throw new InvalidResponseError(`HTTP ${status}; only 200 carries the answer`, context, status);
+      if (status >= 400)
+        throw new HttpStatusError(status, answer.body.toString('utf8', 0, 300).replace(CONTROL, ' ').trim(), context);
+      if (!REDIRECTS.has(status))
+        throw new InvalidResponseError(`HTTP ${status}; only 200 carries the answer`, context, status);
       const max = req.maxRedirects ?? 0;
-      if (redirects >= max) throw new InvalidResponseError(max === 0 ? `HTTP ${status}, a redirect, which this API does not make` : `more than ${max} redirects`, context, status);
+      if (redirects >= max)
+        throw new InvalidResponseError(
+          max === 0 ? `HTTP ${status}, a redirect, which this API does not make` : `more than ${max} redirects`,
+          context,
+          status,
+        );
       const location = answer.location;
-      if (location === undefined) throw new InvalidResponseError(`HTTP ${status}, a redirect without a Location header`, context, status);
+      if (location === undefined)
+        throw new InvalidResponseError(`HTTP ${status}, a redirect without a Location header`, context, status);
       let next: URL;
       try {
         next = new URL(location, url);
@@ -359,7 +378,8 @@ async function getJsonInSlot(req: GetJsonRequest): Promise<JsonResponse> {
         throw new InvalidResponseError(`HTTP ${status}, a redirect to an invalid URL`, context, status);
       }
       // The client certificate and the configured headers go over TLS only.
-      if (next.protocol !== 'https:') throw new InvalidResponseError(`HTTP ${status}, a redirect away from https`, context, status);
+      if (next.protocol !== 'https:')
+        throw new InvalidResponseError(`HTTP ${status}, a redirect away from https`, context, status);
       url = next;
     }
   } finally {
@@ -389,7 +409,12 @@ const sessionAgents = new WeakMap<ClientTls, Agent>();
 function sessionAgent(tls: ClientTls): Agent {
   let agent = sessionAgents.get(tls);
   if (agent === undefined) {
-    agent = new Agent({ keepAlive: false, secureContext: tls.secureContext, rejectUnauthorized: tls.rejectUnauthorized, maxCachedSessions: MAX_TLS_SESSIONS });
+    agent = new Agent({
+      keepAlive: false,
+      secureContext: tls.secureContext,
+      rejectUnauthorized: tls.rejectUnauthorized,
+      maxCachedSessions: MAX_TLS_SESSIONS,
+    });
     sessionAgents.set(tls, agent);
   }
   return agent;
@@ -423,7 +448,9 @@ function getOnce(url: URL, headers: Record<string, string>, req: GetJsonRequest,
         const declared = Number(res.headers['content-length']);
         if (status === 200 && Number.isFinite(declared) && declared > limit) {
           res.destroy();
-          reject(new InvalidResponseError(`the body is ${declared} bytes; at most ${limit} are accepted`, context, status));
+          reject(
+            new InvalidResponseError(`the body is ${declared} bytes; at most ${limit} are accepted`, context, status),
+          );
           return;
         }
         const chunks: Buffer[] = [];

@@ -9,20 +9,20 @@
  * the process's clock, so that the points of every poll and every other source stay distinct.
  */
 import { randomUUID } from 'node:crypto';
-import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { anyOutput, type PlatformOutputs } from '../../../shared/config/outputs.js';
 import { EDGE_EVENTS_PER_MESSAGE } from '../../../shared/destinations/registry.js';
+import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+// The tsdb mapper builds these many points per poll from the one time reserved here.
+import { HEALTH_POINTS_PER_SAMPLE, SESSION_SUMMARY_POINTS } from '../../../shared/destinations/tsdb/mappers.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
-import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { Log } from '../../../shared/logging/log.js';
+import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { HealthSample, SessionSample } from '../../../shared/platform/polled.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { EventSpool } from '../udp/spool.js';
 import type { PollSink } from './sink.js';
-// The tsdb mapper builds these many points per poll from the one time reserved here.
-import { HEALTH_POINTS_PER_SAMPLE, SESSION_SUMMARY_POINTS } from '../../../shared/destinations/tsdb/mappers.js';
 
 /** Polled events a spool holds while the queue refuses them (Svc choice): a poll is small and comes every few seconds at most. */
 export const POLL_SPOOL_EVENTS = 1000;
@@ -73,7 +73,11 @@ export class QueuePollSink implements PollSink {
   health(sample: HealthSample, receivedAtMs: number): void {
     if (this.healthSpool === null) return;
     const timeNs = this.options.clock.reserve(receivedAtMs, HEALTH_POINTS_PER_SAMPLE).toString();
-    this.enqueue(this.healthSpool, { kind: 'health', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample }, sample.serverName);
+    this.enqueue(
+      this.healthSpool,
+      { kind: 'health', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample },
+      sample.serverName,
+    );
   }
 
   healthFailed(): void {
@@ -83,7 +87,11 @@ export class QueuePollSink implements PollSink {
   sessions(sample: SessionSample, receivedAtMs: number): void {
     if (this.sessionsSpool === null) return;
     const timeNs = this.options.clock.reserve(receivedAtMs, SESSION_SUMMARY_POINTS + sample.sessions.length).toString();
-    this.enqueue(this.sessionsSpool, { kind: 'user-sessions', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample }, sample.serverName);
+    this.enqueue(
+      this.sessionsSpool,
+      { kind: 'user-sessions', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample },
+      sample.serverName,
+    );
   }
 
   sessionsFailed(): void {
@@ -99,7 +107,11 @@ export class QueuePollSink implements PollSink {
     if (spool.held >= POLL_SPOOL_EVENTS) {
       this.droppedCount += 1;
       const { log, suppressed } = this.throttle.take(spool.name);
-      if (log) this.options.log.warn({ spool: spool.name, server: serverName, dropped: this.droppedCount, suppressed }, `${spool.name} is full (${POLL_SPOOL_EVENTS} polls wait for the event queue): a ${event.kind} poll of ${serverName} is dropped (${this.droppedCount} so far)`);
+      if (log)
+        this.options.log.warn(
+          { spool: spool.name, server: serverName, dropped: this.droppedCount, suppressed },
+          `${spool.name} is full (${POLL_SPOOL_EVENTS} polls wait for the event queue): a ${event.kind} poll of ${serverName} is dropped (${this.droppedCount} so far)`,
+        );
       return;
     }
     // send() rejects only once the spool is stopped (Svc is stopping): the poll is lost with the rest, as logged by the spool.

@@ -36,14 +36,22 @@ export class PollGroup implements Component {
     this.name = options.name;
     const { what, intervalMs, log } = options;
     this.tasks = options.targets.map((target) => ({
-        label: target.label,
-        task: new IntervalTask({
-          name: `${what} of ${target.label}`,
-          intervalMs,
-          task: () => target.poll(this.stopping.signal),
-          onSkip: (skipped) => log.warn({ poller: options.name, target: target.label, skipped, intervalMs }, `${what} of ${target.label} skipped: the previous one is still running after ${intervalMs} ms (${skipped} skipped so far)`),
-          onError: (err) => log.error({ poller: options.name, target: target.label, err }, `${what} of ${target.label} failed unexpectedly`),
-        }),
+      label: target.label,
+      task: new IntervalTask({
+        name: `${what} of ${target.label}`,
+        intervalMs,
+        task: () => target.poll(this.stopping.signal),
+        onSkip: (skipped) =>
+          log.warn(
+            { poller: options.name, target: target.label, skipped, intervalMs },
+            `${what} of ${target.label} skipped: the previous one is still running after ${intervalMs} ms (${skipped} skipped so far)`,
+          ),
+        onError: (err) =>
+          log.error(
+            { poller: options.name, target: target.label, err },
+            `${what} of ${target.label} failed unexpectedly`,
+          ),
+      }),
     }));
   }
 

@@ -10,12 +10,17 @@ import { Type } from '@sinclair/typebox';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { Log } from '../../../shared/logging/log.js';
-import { ProxySessionSchema, type ProxySession, type ServerTags, type SessionSample } from '../../../shared/platform/polled.js';
+import {
+  type ProxySession,
+  ProxySessionSchema,
+  type ServerTags,
+  type SessionSample,
+} from '../../../shared/platform/polled.js';
 import { s } from '../udp/parse/sanitize.js';
 import { exclusionMatcher } from '../udp/rules/exclude-user.js';
 import { reportPollFailure } from './failure.js';
-import { serverTags, type MonitoredServer } from './health.js';
-import { getJson, SESSION_TIMEOUT_MS, xrfkey, type Header } from './http.js';
+import { type MonitoredServer, serverTags } from './health.js';
+import { getJson, type Header, SESSION_TIMEOUT_MS, xrfkey } from './http.js';
 import { PollGroup } from './schedule.js';
 import type { PollSink } from './sink.js';
 import type { ClientTls } from './tls.js';
@@ -43,14 +48,23 @@ export function sessionHeaders(key: string): Header[] {
 
 /** §5.1 session tags: server tags + the virtual proxy as configured + the session host with its port. */
 export function sessionTags(server: MonitoredServer, virtualProxy: string): ServerTags {
-  return { ...serverTags(server), user_session_virtual_proxy: virtualProxy, user_session_host: server.userSessions.host };
+  return {
+    ...serverTags(server),
+    user_session_virtual_proxy: virtualProxy,
+    user_session_host: server.userSessions.host,
+  };
 }
 
 /**
  * The sample of one successful poll: the sessions of users not excluded (their texts cleaned,
  * §0.1, and only the fields Svc keeps), and their distinct `DIR\id` in first-seen order.
  */
-export function sessionSample(server: MonitoredServer, virtualProxy: string, sessions: readonly ProxySession[], excluded: (directory: string, userId: string) => boolean): SessionSample {
+export function sessionSample(
+  server: MonitoredServer,
+  virtualProxy: string,
+  sessions: readonly ProxySession[],
+  excluded: (directory: string, userId: string) => boolean,
+): SessionSample {
   const kept: ProxySession[] = [];
   const users = new Set<string>();
   for (const session of sessions) {
@@ -64,7 +78,13 @@ export function sessionSample(server: MonitoredServer, virtualProxy: string, ses
     kept.push(clean);
     users.add(`${clean.UserDirectory}\\${clean.UserId}`);
   }
-  return { serverName: server.serverName, tags: sessionTags(server, virtualProxy), virtualProxy, sessions: kept, userIdList: [...users].join(',') };
+  return {
+    serverName: server.serverName,
+    tags: sessionTags(server, virtualProxy),
+    virtualProxy,
+    sessions: kept,
+    userIdList: [...users].join(','),
+  };
 }
 
 /** Every item must be a session: a count from a partly understood answer would be wrong (Svc choice). */
@@ -82,7 +102,12 @@ export interface SessionPollerDeps {
 }
 
 /** One session poll of one server and virtual proxy, its outcome handed to the sink. Never rejects; `signal` cancels it. */
-export async function pollSessions(server: MonitoredServer, virtualProxy: string, deps: SessionPollerDeps & { excluded: (directory: string, userId: string) => boolean }, signal?: AbortSignal): Promise<void> {
+export async function pollSessions(
+  server: MonitoredServer,
+  virtualProxy: string,
+  deps: SessionPollerDeps & { excluded: (directory: string, userId: string) => boolean },
+  signal?: AbortSignal,
+): Promise<void> {
   const timeoutMs = deps.timeoutMs ?? SESSION_TIMEOUT_MS;
   const key = xrfkey();
   let sample: SessionSample;
@@ -90,25 +115,45 @@ export async function pollSessions(server: MonitoredServer, virtualProxy: string
   try {
     const url = new URL(`https://${server.userSessions.host}${sessionPath(virtualProxy)}`);
     url.searchParams.set('Xrfkey', key);
-    const response = await getJson({ url, headers: sessionHeaders(key), tls: deps.tls, timeoutMs, maxBodyBytes: SESSION_MAX_BODY_BYTES, ...(signal ? { signal } : {}) });
+    const response = await getJson({
+      url,
+      headers: sessionHeaders(key),
+      tls: deps.tls,
+      timeoutMs,
+      maxBodyBytes: SESSION_MAX_BODY_BYTES,
+      ...(signal ? { signal } : {}),
+    });
     receivedAtMs = response.receivedAtMs;
     sample = sessionSample(server, virtualProxy, checkSessions(response, timeoutMs), deps.excluded);
   } catch (err) {
     const failed = reportPollFailure(
-      { type: 'PROXY_API', err, serverName: server.serverName, context: { host: server.userSessions.host, virtualProxy }, what: `session poll of ${server.serverName} virtual proxy ${virtualProxy}` },
+      {
+        type: 'PROXY_API',
+        err,
+        serverName: server.serverName,
+        context: { host: server.userSessions.host, virtualProxy },
+        what: `session poll of ${server.serverName} virtual proxy ${virtualProxy}`,
+      },
       deps.log,
       deps.errors,
     );
     if (failed) deps.sink.sessionsFailed(server.serverName, sessionTags(server, virtualProxy));
     return;
   }
-  deps.log.debug({ server: server.serverName, virtualProxy, sessions: sample.sessions.length }, `session poll of ${server.serverName} virtual proxy ${virtualProxy}: ${sample.sessions.length} session(s)`);
+  deps.log.debug(
+    { server: server.serverName, virtualProxy, sessions: sample.sessions.length },
+    `session poll of ${server.serverName} virtual proxy ${virtualProxy}: ${sample.sessions.length} session(s)`,
+  );
   deps.sink.sessions(sample, receivedAtMs);
 }
 
 /** The servers × virtual proxies the session poller polls: servers with `userSessions.enable`, each of their virtual proxies. */
-export function sessionTargets(servers: readonly MonitoredServer[]): { server: MonitoredServer; virtualProxy: string }[] {
-  return servers.filter((server) => server.userSessions.enable).flatMap((server) => server.userSessions.virtualProxies.map(({ virtualProxy }) => ({ server, virtualProxy })));
+export function sessionTargets(
+  servers: readonly MonitoredServer[],
+): { server: MonitoredServer; virtualProxy: string }[] {
+  return servers
+    .filter((server) => server.userSessions.enable)
+    .flatMap((server) => server.userSessions.virtualProxies.map(({ virtualProxy }) => ({ server, virtualProxy })));
 }
 
 /** The session poller: one schedule per server × virtual proxy, every `settings.pollingInterval` ms. */
@@ -120,7 +165,10 @@ export function sessionPoller(deps: SessionPollerDeps): PollGroup {
     name: `session poller (${targets.length} server × virtual prox${targets.length === 1 ? 'y' : 'ies'}, every ${pollingInterval} ms)`,
     what: 'session poll',
     intervalMs: pollingInterval,
-    targets: targets.map(({ server, virtualProxy }) => ({ label: `${server.serverName} ${virtualProxy}`, poll: (signal) => pollSessions(server, virtualProxy, { ...deps, excluded }, signal) })),
+    targets: targets.map(({ server, virtualProxy }) => ({
+      label: `${server.serverName} ${virtualProxy}`,
+      poll: (signal) => pollSessions(server, virtualProxy, { ...deps, excluded }, signal),
+    })),
     log: deps.log,
   });
 }

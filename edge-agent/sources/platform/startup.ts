@@ -9,14 +9,14 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { ConfigError, quote, type ConfigIssue } from '../../../shared/config/errors.js';
+import { ConfigError, type ConfigIssue, quote } from '../../../shared/config/errors.js';
 import type { RuleFinding } from '../../../shared/config/rules.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { displayPath } from '../../../shared/config/walk.js';
 import { appListAddress } from './app-list.js';
 import { headerProblem } from './http.js';
 import { sessionTargets } from './sessions.js';
-import { loadClientTls, type ClientTls } from './tls.js';
+import { type ClientTls, loadClientTls } from './tls.js';
 
 /** Which pollers a config runs. */
 export interface PollersOn {
@@ -48,7 +48,9 @@ export interface PlatformAccess {
   tls: ClientTls | null;
 }
 
-export type AccessCheck = { ok: true; access: PlatformAccess; warnings: RuleFinding[] } | { ok: false; problems: RuleFinding[]; warnings: RuleFinding[] };
+export type AccessCheck =
+  | { ok: true; access: PlatformAccess; warnings: RuleFinding[] }
+  | { ok: false; problems: RuleFinding[]; warnings: RuleFinding[] };
 
 /** Longest the check waits for `appNames.hostIP` to resolve. */
 export const HOST_LOOKUP_TIMEOUT_MS = 10_000;
@@ -73,9 +75,16 @@ export async function checkPlatformAccess(config: SvcConfig, options: AccessChec
   const problems: RuleFinding[] = [];
   const error = (path: RuleFinding['path'], message: string) => problems.push({ severity: 'error', path, message });
 
-  const users = [on.health && 'the health poller', on.sessions && 'the session poller', on.appNames && 'the app-name poller'].filter((u): u is string => typeof u === 'string');
+  const users = [
+    on.health && 'the health poller',
+    on.sessions && 'the session poller',
+    on.appNames && 'the app-name poller',
+  ].filter((u): u is string => typeof u === 'string');
   const who = `${users.length > 1 ? `${users.slice(0, -1).join(', ')} and ${users[users.length - 1] ?? ''}` : (users[0] ?? '')} present${users.length > 1 ? '' : 's'} it`;
-  const tls = loadClientTls(config.cert, config.serversToMonitor.rejectUnauthorized, who, { ...(options.cwd !== undefined ? { cwd: options.cwd } : {}), ...(options.now !== undefined ? { now: options.now } : {}) });
+  const tls = loadClientTls(config.cert, config.serversToMonitor.rejectUnauthorized, who, {
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+  });
   if (!tls.ok) problems.push(...tls.problems);
 
   const servers = config.serversToMonitor.servers;
@@ -83,7 +92,8 @@ export async function checkPlatformAccess(config: SvcConfig, options: AccessChec
     servers.forEach((server, i) => {
       for (const [name, value] of Object.entries(server.headers)) {
         const problem = headerProblem(name, value);
-        if (problem !== undefined) error(['serversToMonitor', 'servers', i, 'headers'], `header ${quote(name)} ${problem}`);
+        if (problem !== undefined)
+          error(['serversToMonitor', 'servers', i, 'headers'], `header ${quote(name)} ${problem}`);
       }
     });
   }
@@ -91,12 +101,20 @@ export async function checkPlatformAccess(config: SvcConfig, options: AccessChec
     servers.forEach((server, i) => {
       if (!server.userSessions.enable) return;
       server.userSessions.virtualProxies.forEach(({ virtualProxy }, j) => {
-        if (!VIRTUAL_PROXY.test(virtualProxy)) error(['serversToMonitor', 'servers', i, 'userSessions', 'virtualProxies', j, 'virtualProxy'], `${quote(virtualProxy)} is not a virtual proxy prefix: write / or / followed by one name of letters, digits, ".", "_", "~" or "-"`);
+        if (!VIRTUAL_PROXY.test(virtualProxy))
+          error(
+            ['serversToMonitor', 'servers', i, 'userSessions', 'virtualProxies', j, 'virtualProxy'],
+            `${quote(virtualProxy)} is not a virtual proxy prefix: write / or / followed by one name of letters, digits, ".", "_", "~" or "-"`,
+          );
       });
     });
   }
   if (on.appNames) {
-    const problem = await ipv4Problem(appListAddress(config.appNames.hostIP).host, options.lookupTimeoutMs ?? HOST_LOOKUP_TIMEOUT_MS, options.lookup ?? ((host) => lookup(host, { family: 4 })));
+    const problem = await ipv4Problem(
+      appListAddress(config.appNames.hostIP).host,
+      options.lookupTimeoutMs ?? HOST_LOOKUP_TIMEOUT_MS,
+      options.lookup ?? ((host) => lookup(host, { family: 4 })),
+    );
     if (problem !== undefined) error(['appNames', 'hostIP'], problem);
   }
 
@@ -105,10 +123,15 @@ export async function checkPlatformAccess(config: SvcConfig, options: AccessChec
 }
 
 /** §5.2: why `host` is not an IPv4 address and does not resolve to one, or undefined when it is or does. */
-async function ipv4Problem(host: string, timeoutMs: number, resolve4: (host: string) => Promise<unknown>): Promise<string | undefined> {
+async function ipv4Problem(
+  host: string,
+  timeoutMs: number,
+  resolve4: (host: string) => Promise<unknown>,
+): Promise<string | undefined> {
   const kind = isIP(host);
   if (kind === 4) return undefined;
-  if (kind === 6) return `${quote(host)} is an IPv6 address; the app list is fetched over IPv4: give an IPv4 address or a name that resolves to one`;
+  if (kind === 6)
+    return `${quote(host)} is an IPv6 address; the app list is fetched over IPv4: give an IPv4 address or a name that resolves to one`;
   let timer: NodeJS.Timeout | undefined;
   try {
     const result = await Promise.race([
@@ -126,7 +149,11 @@ async function ipv4Problem(host: string, timeoutMs: number, resolve4: (host: str
 
 /** The problems as the config error the CLI prints (`file Svc.key: problem`, exit 1). */
 export function accessConfigError(file: string, problems: readonly RuleFinding[]): ConfigError {
-  return new ConfigError(problems.map((p): ConfigIssue => ({ file, line: 0, column: 0, path: displayPath(['Svc', ...p.path]), message: p.message })));
+  return new ConfigError(
+    problems.map(
+      (p): ConfigIssue => ({ file, line: 0, column: 0, path: displayPath(['Svc', ...p.path]), message: p.message }),
+    ),
+  );
 }
 
 /** A warning as `svc validate-config` prints it and start-up logs it: `Svc.key: message`. */

@@ -5,7 +5,7 @@
  * `svc validate-config`, so that a wrong file is a config error naming the key, the path and the
  * reason, not a TLS failure on every poll. Relative paths resolve from the working directory.
  */
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type * as Tls from 'node:tls';
@@ -38,7 +38,9 @@ export interface ClientTls {
   validTo: Date;
 }
 
-export type TlsLoad = { ok: true; tls: ClientTls; warnings: RuleFinding[] } | { ok: false; problems: RuleFinding[]; warnings: RuleFinding[] };
+export type TlsLoad =
+  | { ok: true; tls: ClientTls; warnings: RuleFinding[] }
+  | { ok: false; problems: RuleFinding[]; warnings: RuleFinding[] };
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |DSA |ENCRYPTED )?PRIVATE KEY)-----[\s\S]*?-----END \1-----/;
@@ -52,7 +54,12 @@ type CertKey = 'clientCert' | 'clientCertKey' | 'clientCertCA' | 'clientCertPass
  * while `rejectUnauthorized` is true (without it no server certificate could be verified); when set
  * it is checked either way. Expired or not yet valid certificates are warnings: the platform decides.
  */
-export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boolean, users: string, options: { cwd?: string; now?: number } = {}): TlsLoad {
+export function loadClientTls(
+  cert: SvcConfig['cert'],
+  rejectUnauthorized: boolean,
+  users: string,
+  options: { cwd?: string; now?: number } = {},
+): TlsLoad {
   const cwd = options.cwd ?? process.cwd();
   const now = options.now ?? Date.now();
   const problems: RuleFinding[] = [];
@@ -71,14 +78,23 @@ export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boole
     const file = isAbsolute(given) ? given : resolve(cwd, given);
     const result = readRegularFile(file, MAX_PEM_FILE_BYTES);
     if (!result.ok) {
-      problem(key, result.tooLarge !== undefined ? `${shown(file)} is ${groupDigits(result.tooLarge)} bytes; a PEM file of a certificate or key is far smaller (at most ${groupDigits(MAX_PEM_FILE_BYTES)} bytes are read)` : `cannot read ${shown(file)}: ${result.reason}`);
+      problem(
+        key,
+        result.tooLarge !== undefined
+          ? `${shown(file)} is ${groupDigits(result.tooLarge)} bytes; a PEM file of a certificate or key is far smaller (at most ${groupDigits(MAX_PEM_FILE_BYTES)} bytes are read)`
+          : `cannot read ${shown(file)}: ${result.reason}`,
+      );
       return undefined;
     }
     return { file, text: result.bytes.toString('latin1') };
   };
 
   /** Every certificate of a PEM file (a chain or a CA bundle), or undefined after recording why not. */
-  const certificates = (key: 'clientCert' | 'clientCertCA', file: string, text: string): X509Certificate[] | undefined => {
+  const certificates = (
+    key: 'clientCert' | 'clientCertCA',
+    file: string,
+    text: string,
+  ): X509Certificate[] | undefined => {
     const blocks = text.match(CERT_BLOCK) ?? [];
     if (blocks.length === 0) {
       problem(key, `${shown(file)} is not a PEM certificate (no "-----BEGIN CERTIFICATE-----" block)`);
@@ -97,8 +113,18 @@ export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boole
       const from = new Date(c.validFrom);
       const to = new Date(c.validTo);
       const subject = c.subject.replace(/\n/g, ', ');
-      if (to.getTime() < now) warnings.push({ severity: 'warning', path: path(key), message: `the certificate "${subject}" in ${shown(file)} expired on ${to.toISOString()}; the platform refuses it` });
-      else if (from.getTime() > now) warnings.push({ severity: 'warning', path: path(key), message: `the certificate "${subject}" in ${shown(file)} is valid only from ${from.toISOString()}; the platform refuses it until then` });
+      if (to.getTime() < now)
+        warnings.push({
+          severity: 'warning',
+          path: path(key),
+          message: `the certificate "${subject}" in ${shown(file)} expired on ${to.toISOString()}; the platform refuses it`,
+        });
+      else if (from.getTime() > now)
+        warnings.push({
+          severity: 'warning',
+          path: path(key),
+          message: `the certificate "${subject}" in ${shown(file)} is valid only from ${from.toISOString()}; the platform refuses it until then`,
+        });
     }
     return parsed;
   };
@@ -113,24 +139,40 @@ export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boole
   if (keyFile) {
     const block = KEY_BLOCK.exec(keyFile.text);
     if (block === null) {
-      problem('clientCertKey', `${shown(keyFile.file)} is not a PEM private key (no "-----BEGIN PRIVATE KEY-----" block)`);
+      problem(
+        'clientCertKey',
+        `${shown(keyFile.file)} is not a PEM private key (no "-----BEGIN PRIVATE KEY-----" block)`,
+      );
     } else {
       const encrypted = block[1] === 'ENCRYPTED PRIVATE KEY' || /Proc-Type:\s*4,ENCRYPTED/.test(block[0]);
       const passphrase = cert.clientCertPassphrase;
       if (encrypted && passphrase === '') {
-        problem('clientCertPassphrase', `is empty, but the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey) is encrypted`);
+        problem(
+          'clientCertPassphrase',
+          `is empty, but the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey) is encrypted`,
+        );
       } else {
         try {
-          key = { pem: block[0], object: createPrivateKey({ key: block[0], format: 'pem', ...(encrypted ? { passphrase } : {}) }) };
+          key = {
+            pem: block[0],
+            object: createPrivateKey({ key: block[0], format: 'pem', ...(encrypted ? { passphrase } : {}) }),
+          };
         } catch (err) {
-          if (encrypted) problem('clientCertPassphrase', `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase (${reason(err)})`);
+          if (encrypted)
+            problem(
+              'clientCertPassphrase',
+              `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase (${reason(err)})`,
+            );
           else problem('clientCertKey', `${shown(keyFile.file)}: the private key cannot be read (${reason(err)})`);
         }
       }
     }
   }
   if (certFile && leaf && keyFile && key && !leaf.checkPrivateKey(key.object)) {
-    problem('clientCertKey', `the key in ${shown(keyFile.file)} does not belong to the certificate in ${shown(certFile.file)} (Svc.cert.clientCert)`);
+    problem(
+      'clientCertKey',
+      `the key in ${shown(keyFile.file)} does not belong to the certificate in ${shown(certFile.file)} (Svc.cert.clientCert)`,
+    );
   }
   if (problems.length > 0 || !certFile || !leaf || !keyFile || !key) return { ok: false, problems, warnings };
 
@@ -141,9 +183,21 @@ export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boole
       key: key.object.export({ format: 'pem', type: 'pkcs8' }),
       ...(caFile && ca ? { ca: caFile.text } : {}),
     });
-    return { ok: true, tls: { secureContext, rejectUnauthorized, files: { cert: certFile.file, key: keyFile.file, ca: caFile?.file ?? null }, validTo: new Date(leaf.validTo) }, warnings };
+    return {
+      ok: true,
+      tls: {
+        secureContext,
+        rejectUnauthorized,
+        files: { cert: certFile.file, key: keyFile.file, ca: caFile?.file ?? null },
+        validTo: new Date(leaf.validTo),
+      },
+      warnings,
+    };
   } catch (err) {
-    problem('clientCert', `${shown(certFile.file)} and ${shown(keyFile.file)} cannot be used together for TLS (${reason(err)})`);
+    problem(
+      'clientCert',
+      `${shown(certFile.file)} and ${shown(keyFile.file)} cannot be used together for TLS (${reason(err)})`,
+    );
     return { ok: false, problems, warnings };
   }
 }
@@ -151,6 +205,9 @@ export function loadClientTls(cert: SvcConfig['cert'], rejectUnauthorized: boole
 /** An OpenSSL error as a short reason: its text after the last `::` or `:`. */
 function reason(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  const parts = message.split(':').map((p) => p.trim()).filter((p) => p !== '');
+  const parts = message
+    .split(':')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   return parts.length > 1 ? (parts[parts.length - 1] ?? message) : message;
 }

@@ -42,7 +42,9 @@ export function describeProblems(errors: readonly ErrorObject[] | null | undefin
 }
 
 /** A check of a value against `schema`: the value typed, or the problems in words. */
-export function shapeCheck<S extends TSchema>(schema: S): (value: unknown) => { ok: true; value: Static<S> } | { ok: false; problem: string } {
+export function shapeCheck<S extends TSchema>(
+  schema: S,
+): (value: unknown) => { ok: true; value: Static<S> } | { ok: false; problem: string } {
   let validate: ValidateFunction<Static<S>> | undefined;
   return (value) => {
     // Compiled at the first body checked, once.
@@ -52,7 +54,10 @@ export function shapeCheck<S extends TSchema>(schema: S): (value: unknown) => { 
 }
 
 /** A check of a response body: the body typed, or an InvalidResponseError naming the problems. */
-export function bodyCheck<S extends TSchema>(schema: S, what: string): (response: JsonResponse, timeoutMs: number) => Static<S> {
+export function bodyCheck<S extends TSchema>(
+  schema: S,
+  what: string,
+): (response: JsonResponse, timeoutMs: number) => Static<S> {
   const check = shapeCheck(schema);
   return (response, timeoutMs) => {
     const result = check(response.body);

@@ -54,7 +54,11 @@ const systemResolve4: Resolve4 = async (host) => (await lookup(host, { family: 4
  * §3 source validation at start: each entry is an IPv4 literal or a host name resolved to all its
  * IPv4 addresses. Names are not re-resolved later.
  */
-export async function resolveAllowedSources(enabled: boolean, entries: readonly string[], resolve4: Resolve4 = systemResolve4): Promise<ResolvedSources> {
+export async function resolveAllowedSources(
+  enabled: boolean,
+  entries: readonly string[],
+  resolve4: Resolve4 = systemResolve4,
+): Promise<ResolvedSources> {
   if (!enabled) return { allowed: null, unresolved: [], disabledBecauseEmpty: false };
   const allowed = new Set<string>();
   const unresolved: { entry: string; reason: string }[] = [];

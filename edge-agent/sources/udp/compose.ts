@@ -8,19 +8,18 @@
  * write what they hold, the writers write their last tick; then the pipeline's queue delivers what
  * is pending (or keeps it on disk for the next start).
  */
-import { logListenerEnabled } from '../../../shared/config/outputs.js';
+import { anyOutput, logListenerEnabled } from '../../../shared/config/outputs.js';
+import { EDGE_EVENTS_PER_MESSAGE, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
 import type { AppNameLookup } from '../../../shared/platform/app-names.js';
 import type { LocalEventQueue } from '../../../shared/queue/local.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { anyOutput } from '../../../shared/config/outputs.js';
-import { EDGE_EVENTS_PER_MESSAGE, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
 import type { PlatformPipeline } from '../../runtime/platform-pipeline.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
-import { UdpListener, type QueueType, type UdpServerSettings } from './listener.js';
-import type { MessageHandler } from './message-queue.js';
 import type { ReceivedDatagram } from './listener.js';
+import { type QueueType, UdpListener, type UdpServerSettings } from './listener.js';
+import type { MessageHandler } from './message-queue.js';
 import { RejectedEventCounter } from './rules/perf-filter.js';
 import { EventSpool } from './spool.js';
 
@@ -61,7 +60,11 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   if (!userOn && !logOn) return null;
 
   const { queue, outputs } = options.pipeline;
-  if (queue === null) log.warn({}, 'no destination takes UDP events (tsdb, MQTT or monitoring SaaS with their sendTo… switches): events are received and counted, not stored');
+  if (queue === null)
+    log.warn(
+      {},
+      'no destination takes UDP events (tsdb, MQTT or monitoring SaaS with their sendTo… switches): events are received and counted, not stored',
+    );
 
   const pe = config.platformEvents;
   const countersOn = config.tsdbConfig.enable && pe.tsdb.enable && queue !== null;
@@ -73,8 +76,16 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
           queue,
           clock: ctx.clock,
           intervalMs: pe.tsdb.writeFrequency,
-          events: counter && { counter, measurement: pe.eventCount.tsdb.measurementName, tags: pe.eventCount.tsdb.tags },
-          rejected: rejected && { counter: rejected, measurement: pe.rejectedEventCount.tsdb.measurementName, perfTags: config.logEvents.enginePerformanceMonitor.trackRejectedEvents.tags },
+          events: counter && {
+            counter,
+            measurement: pe.eventCount.tsdb.measurementName,
+            tags: pe.eventCount.tsdb.tags,
+          },
+          rejected: rejected && {
+            counter: rejected,
+            measurement: pe.rejectedEventCount.tsdb.measurementName,
+            perfTags: config.logEvents.enginePerformanceMonitor.trackRejectedEvents.tags,
+          },
           log,
         })
       : null;
@@ -86,16 +97,41 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   /** The listener's way into the queue: a spool that writes its handlers' events in batches (spool.ts). */
   const spoolFor = (name: string, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string): EventSpool | null => {
     if (queue === null) return null;
-    const spool = new EventSpool({ name, queue, maxBuffered: SPOOL_EVENTS, maxPerMessage: EDGE_EVENTS_PER_MESSAGE, gatherMs: SPOOL_GATHER_MS, log, onWriteError: (err) => errors.track(errorType, err, { module }) });
+    const spool = new EventSpool({
+      name,
+      queue,
+      maxBuffered: SPOOL_EVENTS,
+      maxPerMessage: EDGE_EVENTS_PER_MESSAGE,
+      gatherMs: SPOOL_GATHER_MS,
+      log,
+      onWriteError: (err) => errors.track(errorType, err, { module }),
+    });
     spools.push(spool);
     return spool;
   };
-  const addListener = (queueType: QueueType, port: number, settings: UdpServerSettings, handler: MessageHandler<ReceivedDatagram>, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string) => {
+  const addListener = (
+    queueType: QueueType,
+    port: number,
+    settings: UdpServerSettings,
+    handler: MessageHandler<ReceivedDatagram>,
+    errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT',
+    module: string,
+  ) => {
     const listener = new UdpListener({ queueType, port, settings, handler, log, errors, errorType, module });
     listeners[queueType] = listener;
     const m = settings.queueMetrics.tsdb;
     if (m.enable && config.tsdbConfig.enable && queue !== null) {
-      metricsWriters.push(new QueueMetricsWriter({ listener, queue, clock: ctx.clock, intervalMs: m.writeFrequency, measurement: m.measurementName, tags: m.tags, log }));
+      metricsWriters.push(
+        new QueueMetricsWriter({
+          listener,
+          queue,
+          clock: ctx.clock,
+          intervalMs: m.writeFrequency,
+          measurement: m.measurementName,
+          tags: m.tags,
+          log,
+        }),
+      );
     }
   };
   if (userOn) {
@@ -118,6 +154,11 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');
   }
 
-  const components: Component[] = [...(counterWriter ? [counterWriter] : []), ...metricsWriters, ...spools, ...Object.values(listeners)];
+  const components: Component[] = [
+    ...(counterWriter ? [counterWriter] : []),
+    ...metricsWriters,
+    ...spools,
+    ...Object.values(listeners),
+  ];
   return { components, listeners, queue, counterWriter, metricsWriters };
 }

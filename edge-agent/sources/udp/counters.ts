@@ -5,13 +5,13 @@
  * fails is added back (counters) or not reset (queue metrics), and the next tick carries it.
  */
 import { hostname } from 'node:os';
-import { pointsEvent, type JsonFieldValue, type JsonPoint } from '../../../shared/queue/events.js';
-import type { EventQueue } from '../../../shared/queue/port.js';
 import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
-import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { rejectedEventTags, type RejectedEventCounter, type RejectedEventEntry } from './rules/perf-filter.js';
-import type { QueueMetrics, UdpListener } from './listener.js';
 import type { Log } from '../../../shared/logging/log.js';
+import { type JsonFieldValue, type JsonPoint, pointsEvent } from '../../../shared/queue/events.js';
+import type { EventQueue } from '../../../shared/queue/port.js';
+import type { Component } from '../../../shared/runtime/lifecycle.js';
+import type { QueueMetrics, UdpListener } from './listener.js';
+import { type RejectedEventCounter, type RejectedEventEntry, rejectedEventTags } from './rules/perf-filter.js';
 
 export type EventType = 'user' | 'log';
 
@@ -41,7 +41,8 @@ export class EventCounter {
     const h = host || 'unknown';
     const sub = subsystem || 'unknown';
     let bySource = this.byType.get(eventType);
-    if (bySource === undefined) this.byType.set(eventType, (bySource = new Map<string, Map<string, Map<string, EventCountEntry>>>()));
+    if (bySource === undefined)
+      this.byType.set(eventType, (bySource = new Map<string, Map<string, Map<string, EventCountEntry>>>()));
     let byHost = bySource.get(s);
     if (byHost === undefined) bySource.set(s, (byHost = new Map<string, Map<string, EventCountEntry>>()));
     let bySubsystem = byHost.get(h);
@@ -85,7 +86,12 @@ function withTags(base: Record<string, string>, tags: readonly NameValue[]): Rec
 }
 
 /** §6.5 points, one per key. */
-export function eventCountPoints(entries: readonly EventCountEntry[], measurement: string, tags: readonly NameValue[], timeNs: () => string): JsonPoint[] {
+export function eventCountPoints(
+  entries: readonly EventCountEntry[],
+  measurement: string,
+  tags: readonly NameValue[],
+  timeNs: () => string,
+): JsonPoint[] {
   return entries.map((e) => ({
     measurement,
     tags: withTags({ event_type: e.event_type, source: e.source, host: e.host, subsystem: e.subsystem }, tags),
@@ -95,19 +101,41 @@ export function eventCountPoints(entries: readonly EventCountEntry[], measuremen
 }
 
 /** §6.6 points; `trackRejectedEvents.tags[]` go on perf_filter points only. */
-export function rejectedEventPoints(entries: readonly RejectedEventEntry[], measurement: string, perfTags: readonly NameValue[], timeNs: () => string): JsonPoint[] {
+export function rejectedEventPoints(
+  entries: readonly RejectedEventEntry[],
+  measurement: string,
+  perfTags: readonly NameValue[],
+  timeNs: () => string,
+): JsonPoint[] {
   return entries.map((e) => {
     const base = Object.fromEntries(Object.entries(rejectedEventTags(e)).filter(([, v]) => v !== ''));
     const fields: Record<string, JsonFieldValue> = { counter: int(e.counter) };
     if (e.reason === 'perf_filter') fields['process_time'] = float(e.processTime);
-    return { measurement, tags: e.reason === 'perf_filter' ? withTags(base, perfTags) : base, fields, timeNs: timeNs() };
+    return {
+      measurement,
+      tags: e.reason === 'perf_filter' ? withTags(base, perfTags) : base,
+      fields,
+      timeNs: timeNs(),
+    };
   });
 }
 
-const FLOAT_METRICS = new Set(['queue_utilization_pct', 'processing_time_avg_ms', 'processing_time_p95_ms', 'processing_time_max_ms', 'rate_limit_current']);
+const FLOAT_METRICS = new Set([
+  'queue_utilization_pct',
+  'processing_time_avg_ms',
+  'processing_time_p95_ms',
+  'processing_time_max_ms',
+  'rate_limit_current',
+]);
 
 /** §6.8: the listener's metrics as one point; fields int except the utilisation, times and rate. */
-export function queueMetricsPoint(metrics: QueueMetrics, measurement: string, host: string, tags: readonly NameValue[], timeNs: string): JsonPoint {
+export function queueMetricsPoint(
+  metrics: QueueMetrics,
+  measurement: string,
+  host: string,
+  tags: readonly NameValue[],
+  timeNs: string,
+): JsonPoint {
   const fields: Record<string, JsonFieldValue> = {};
   for (const [name, value] of Object.entries(metrics)) {
     if (name === 'queue_type' || typeof value !== 'number') continue;
@@ -212,12 +240,21 @@ export class QueueMetricsWriter extends IntervalWriter {
     const { listener, clock } = this.options;
     await listener.refreshKernelDrops();
     const metrics = listener.metrics();
-    const point = queueMetricsPoint(metrics, this.options.measurement, this.host, this.options.tags, clock.next(Date.now()).toString());
+    const point = queueMetricsPoint(
+      metrics,
+      this.options.measurement,
+      this.host,
+      this.options.tags,
+      clock.next(Date.now()).toString(),
+    );
     try {
       await this.options.queue.send([pointsEvent('QUEUE_METRICS', [point])]);
       listener.commitMetrics(metrics);
     } catch (err) {
-      this.options.log.warn({ err, measurement: this.options.measurement }, 'listener queue metrics could not be queued; the counters carry over to the next write');
+      this.options.log.warn(
+        { err, measurement: this.options.measurement },
+        'listener queue metrics could not be queued; the counters carry over to the next write',
+      );
     }
   }
 }

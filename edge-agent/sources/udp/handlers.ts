@@ -12,21 +12,27 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SvcConfig } from '../../../shared/config/schema.js';
-import { UNKNOWN_APP_NAME, type AppNameLookup } from '../../../shared/platform/app-names.js';
+import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import type { Log } from '../../../shared/logging/log.js';
+import { LogThrottle } from '../../../shared/logging/throttle.js';
+import { type AppNameLookup, UNKNOWN_APP_NAME } from '../../../shared/platform/app-names.js';
 import type { Category, PlatformLogEvent, UserActivity } from '../../../shared/platform/events.js';
 import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
-import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
-import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';
-import { batchHandler, HandlerFailure, type BatchOutcomes, type HandlerOutcome, type MessageHandler } from './message-queue.js';
-import { parseLogFields, parseUserEvent, type LogFields, type ParseFailure } from './parse/index.js';
+import {
+  type BatchOutcomes,
+  batchHandler,
+  HandlerFailure,
+  type HandlerOutcome,
+  type MessageHandler,
+} from './message-queue.js';
+import { type LogFields, type ParseFailure, parseLogFields, parseUserEvent } from './parse/index.js';
 import { categorise, onceEach } from './rules/categorise.js';
 import { exclusionMatcher } from './rules/exclude-user.js';
 import { acceptPerfEvent, type RejectedEventCounter } from './rules/perf-filter.js';
 import { UserAgentParser } from './user-agent.js';
-import type { Log } from '../../../shared/logging/log.js';
 
 /** A queue that may take events synchronously (the event spool): `offer` is false when it cannot now. */
 export interface HandlerQueue extends EventQueue {
@@ -62,7 +68,16 @@ class ParseFailures {
     this.counter?.countUnknown(this.listener);
     const what = failure.reason === 'unknown_prefix' ? 'unrecognised' : 'malformed';
     const level = this.throttle.take(datagram.address).log ? 'warn' : 'debug';
-    this.log[level]({ listener: this.listener, sender: datagram.address, reason: failure.reason, detail: failure.detail, datagram: failure.preview }, `${what} ${this.listener} event from ${datagram.address} (${failure.detail}): ${failure.preview}`);
+    this.log[level](
+      {
+        listener: this.listener,
+        sender: datagram.address,
+        reason: failure.reason,
+        detail: failure.detail,
+        datagram: failure.preview,
+      },
+      `${what} ${this.listener} event from ${datagram.address} (${failure.detail}): ${failure.preview}`,
+    );
     return 'failed';
   }
 }
@@ -146,7 +161,13 @@ export function userEventHandler(deps: UserEventHandlerDeps): MessageHandler<Rec
       const event: UserActivity = fields;
       if (event.appId !== undefined) event.appName = deps.appNames.nameOf(event.appId) ?? UNKNOWN_APP_NAME;
       if (uaText !== undefined) Object.assign(event, ua.attributes(uaText));
-      batch.queue(i, { kind: 'user-event', id: randomUUID(), receivedAt: times.of(receivedAtMs), timeNs: deps.clock.nextText(receivedAtMs), event });
+      batch.queue(i, {
+        kind: 'user-event',
+        id: randomUUID(),
+        receivedAt: times.of(receivedAtMs),
+        timeNs: deps.clock.nextText(receivedAtMs),
+        event,
+      });
     }
     return batch.send(deps.queue);
   });
@@ -189,7 +210,8 @@ function platformLogEvent(parsed: LogFields, categories: readonly Category[], ap
   return event;
 }
 
-const hasAppName = <T extends { app_name?: string }>(event: T): event is T & { app_name: string } => event.app_name !== undefined;
+const hasAppName = <T extends { app_name?: string }>(event: T): event is T & { app_name: string } =>
+  event.app_name !== undefined;
 
 /** §2.3: parse → count → source flag → perf filter or categorisation → queue. */
 export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<ReceivedDatagram> {
@@ -211,9 +233,25 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
     if (parsed.source === 'qseow-qix-perf') {
       if (!perf.enable) return 'processed';
       appName = perf.appNameLookup.enable ? (deps.appNames.nameOf(parsed.app_id) ?? '') : '';
-      const accepted = acceptPerfEvent({ appId: parsed.app_id, appName, objectType: parsed.object_type, objectId: parsed.object_id, method: parsed.method }, perf.monitorFilter);
+      const accepted = acceptPerfEvent(
+        {
+          appId: parsed.app_id,
+          appName,
+          objectType: parsed.object_type,
+          objectId: parsed.object_id,
+          method: parsed.method,
+        },
+        perf.monitorFilter,
+      );
       if (!accepted) {
-        if (deps.trackPerfRejections) deps.rejected?.countPerfFilter({ appId: parsed.app_id, appName, method: parsed.method, objectType: parsed.object_type, processTime: parsed.process_time });
+        if (deps.trackPerfRejections)
+          deps.rejected?.countPerfFilter({
+            appId: parsed.app_id,
+            appName,
+            method: parsed.method,
+            objectType: parsed.object_type,
+            processTime: parsed.process_time,
+          });
         return 'processed';
       }
     } else {
@@ -226,7 +264,13 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
     }
     if (deps.queue === null || deps.wants?.(parsed) === false) return 'processed';
     const { receivedAtMs } = datagram;
-    return { kind: 'log-event', id: randomUUID(), receivedAt: times.of(receivedAtMs), timeNs: deps.clock.nextText(result.eventTimeMs), event: platformLogEvent(parsed, categories, appName) };
+    return {
+      kind: 'log-event',
+      id: randomUUID(),
+      receivedAt: times.of(receivedAtMs),
+      timeNs: deps.clock.nextText(result.eventTimeMs),
+      event: platformLogEvent(parsed, categories, appName),
+    };
   };
   return batchHandler((datagrams) => {
     const batch = new BatchOutcome<LogQueuedEvent>(datagrams.length);

@@ -36,7 +36,13 @@ export function parseProcNetUdp(text: string): UdpSocketRow[] {
     const drops = Number(cols[cols.length - 1]);
     const inode = Number(cols[9]);
     const rxQueue = Number.parseInt((cols[4] ?? '').split(':')[1] ?? '', 16);
-    rows.push({ localAddress: hexToIPv4(address), localPort: Number.parseInt(port, 16), inode, rxQueueBytes: Number.isFinite(rxQueue) ? rxQueue : 0, drops: Number.isFinite(drops) ? drops : 0 });
+    rows.push({
+      localAddress: hexToIPv4(address),
+      localPort: Number.parseInt(port, 16),
+      inode,
+      rxQueueBytes: Number.isFinite(rxQueue) ? rxQueue : 0,
+      drops: Number.isFinite(drops) ? drops : 0,
+    });
   }
   return rows;
 }

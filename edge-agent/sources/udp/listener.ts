@@ -11,12 +11,12 @@
 import dgram from 'node:dgram';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
-import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { LogThrottle } from '../../../shared/logging/throttle.js';
-import { FixedWindowRateLimit, resolveAllowedSources, senderIPv4, type Resolve4 } from './checks.js';
-import { ProcNetUdpDrops, type KernelDropSource } from './kernel-drops.js';
-import { MessageQueue, type MessageHandler } from './message-queue.js';
 import type { Log } from '../../../shared/logging/log.js';
+import { LogThrottle } from '../../../shared/logging/throttle.js';
+import type { Component } from '../../../shared/runtime/lifecycle.js';
+import { FixedWindowRateLimit, type Resolve4, resolveAllowedSources, senderIPv4 } from './checks.js';
+import { type KernelDropSource, ProcNetUdpDrops } from './kernel-drops.js';
+import { type MessageHandler, MessageQueue } from './message-queue.js';
 
 /** The settings both listeners share (`…udpServerConfig`). */
 export type UdpServerSettings = Omit<SvcConfig['userEvents']['udpServerConfig'], 'portUserActivityEvents'>;
@@ -129,7 +129,13 @@ export class UdpListener implements Component {
   private received = 0;
   private drops = zeroDrops();
   /** What the successful metrics writes carried so far: §3's counters are the totals minus this. */
-  private committed: Omit<ListenerTotals, 'kernelCounted'> = { received: 0, queued: 0, processed: 0, failed: 0, dropped: zeroDrops() };
+  private committed: Omit<ListenerTotals, 'kernelCounted'> = {
+    received: 0,
+    queued: 0,
+    processed: 0,
+    failed: 0,
+    dropped: zeroDrops(),
+  };
   /** Since the last drop summary. */
   private minuteDrops = zeroDrops();
   private boundPort = 0;
@@ -141,7 +147,9 @@ export class UdpListener implements Component {
     this.senderWarn = new LogThrottle(interval, this.now);
     this.sizeWarn = new LogThrottle(interval, this.now);
     this.handlerWarn = new LogThrottle(interval, this.now);
-    this.rateLimit = options.settings.rateLimit.enable ? new FixedWindowRateLimit(options.settings.rateLimit.maxMessagesPerMinute) : null;
+    this.rateLimit = options.settings.rateLimit.enable
+      ? new FixedWindowRateLimit(options.settings.rateLimit.maxMessagesPerMinute)
+      : null;
     this.queue = new MessageQueue({
       maxSize: options.settings.messageQueue.maxSize,
       maxConcurrent: options.settings.messageQueue.maxConcurrent,
@@ -166,21 +174,37 @@ export class UdpListener implements Component {
 
   async start(): Promise<void> {
     const { settings, log } = this.options;
-    const sources = await resolveAllowedSources(settings.enableSourceValidation, settings.allowedSources, this.options.resolve4);
+    const sources = await resolveAllowedSources(
+      settings.enableSourceValidation,
+      settings.allowedSources,
+      this.options.resolve4,
+    );
     for (const u of sources.unresolved) {
-      log.error({ listener: this.options.queueType, entry: u.entry, reason: u.reason }, `allowedSources entry ${JSON.stringify(u.entry)} cannot be resolved to an IPv4 address (${u.reason}); it is skipped`);
+      log.error(
+        { listener: this.options.queueType, entry: u.entry, reason: u.reason },
+        `allowedSources entry ${JSON.stringify(u.entry)} cannot be resolved to an IPv4 address (${u.reason}); it is skipped`,
+      );
     }
     if (sources.disabledBecauseEmpty) {
-      log.warn({ listener: this.options.queueType }, `source validation is enabled for the ${this.options.queueType} listener, but no allowedSources entry resolved: validation is OFF and every sender is accepted`);
+      log.warn(
+        { listener: this.options.queueType },
+        `source validation is enabled for the ${this.options.queueType} listener, but no allowedSources entry resolved: validation is OFF and every sender is accepted`,
+      );
     } else if (sources.allowed) {
-      log.info({ listener: this.options.queueType, allowed: [...sources.allowed] }, `source validation on: ${sources.allowed.size} allowed IPv4 address(es)`);
+      log.info(
+        { listener: this.options.queueType, allowed: [...sources.allowed] },
+        `source validation on: ${sources.allowed.size} allowed IPv4 address(es)`,
+      );
     }
     this.allowed = sources.allowed;
 
     await this.bind();
     this.kernel = await (this.options.kernelDrops ?? defaultKernelDrops)(settings.serverHost, this.boundPort);
     if (this.kernel === null) {
-      log.warn({ listener: this.options.queueType }, 'this OS offers no per-socket UDP drop counter: datagrams the kernel drops when the receive buffer overflows cannot be counted (metric messages_dropped_kernel omitted)');
+      log.warn(
+        { listener: this.options.queueType },
+        'this OS offers no per-socket UDP drop counter: datagrams the kernel drops when the receive buffer overflows cannot be counted (metric messages_dropped_kernel omitted)',
+      );
     } else {
       this.kernelLast = await this.kernel.read();
     }
@@ -206,7 +230,14 @@ export class UdpListener implements Component {
   /** The counters since the listener was made (the kernel counter as of the last poll). */
   totals(): ListenerTotals {
     const q = this.queue;
-    return { received: this.received, queued: q.queued, processed: q.processed, failed: q.failed, dropped: { ...this.drops }, kernelCounted: this.kernel !== null };
+    return {
+      received: this.received,
+      queued: q.queued,
+      processed: q.processed,
+      failed: q.failed,
+      dropped: { ...this.drops },
+      kernelCounted: this.kernel !== null,
+    };
   }
 
   /** §3 metrics snapshot (the kernel counter as of the last poll). */
@@ -215,7 +246,13 @@ export class UdpListener implements Component {
     const totals = this.totals();
     const c = this.committed;
     const t = totals.dropped;
-    const d: DropCounts = { source: t.source - c.dropped.source, size: t.size - c.dropped.size, rate_limit: t.rate_limit - c.dropped.rate_limit, queue_full: t.queue_full - c.dropped.queue_full, kernel: t.kernel - c.dropped.kernel };
+    const d: DropCounts = {
+      source: t.source - c.dropped.source,
+      size: t.size - c.dropped.size,
+      rate_limit: t.rate_limit - c.dropped.rate_limit,
+      queue_full: t.queue_full - c.dropped.queue_full,
+      kernel: t.kernel - c.dropped.kernel,
+    };
     const durations = q.durations.stats();
     const total = d.source + d.size + d.rate_limit + d.queue_full + (this.kernel ? d.kernel : 0);
     return {
@@ -274,7 +311,12 @@ export class UdpListener implements Component {
       const onBindError = (err: Error) => {
         socket.removeAllListeners('close');
         socket.close();
-        reject(new Error(`the ${this.options.queueType} listener cannot bind UDP ${settings.serverHost}:${this.options.port}: ${err.message}`, { cause: err }));
+        reject(
+          new Error(
+            `the ${this.options.queueType} listener cannot bind UDP ${settings.serverHost}:${this.options.port}: ${err.message}`,
+            { cause: err },
+          ),
+        );
       };
       socket.once('error', onBindError);
       socket.bind(this.boundPort || this.options.port, settings.serverHost, () => {
@@ -284,7 +326,10 @@ export class UdpListener implements Component {
         this.socket = socket;
         this.boundPort = socket.address().port;
         this.sizeReceiveBuffer(socket);
-        log.info({ listener: this.options.queueType, host: settings.serverHost, port: this.boundPort }, `${this.options.queueType} listener receiving on udp://${settings.serverHost}:${this.boundPort}`);
+        log.info(
+          { listener: this.options.queueType, host: settings.serverHost, port: this.boundPort },
+          `${this.options.queueType} listener receiving on udp://${settings.serverHost}:${this.boundPort}`,
+        );
         resolve();
       });
     });
@@ -295,7 +340,10 @@ export class UdpListener implements Component {
     try {
       socket.setRecvBufferSize(requested);
     } catch (err) {
-      this.options.log.warn({ listener: this.options.queueType, requested, err }, `cannot set the UDP receive buffer to ${requested} bytes`);
+      this.options.log.warn(
+        { listener: this.options.queueType, requested, err },
+        `cannot set the UDP receive buffer to ${requested} bytes`,
+      );
     }
     // Linux reports twice the size it grants (its bookkeeping overhead); a report below the
     // request means the OS capped it (net.core.rmem_max).
@@ -306,7 +354,10 @@ export class UdpListener implements Component {
         `the OS granted a UDP receive buffer of ${granted} bytes, less than receiveBufferBytes ${requested}: bursts may overflow it (kernel drops). On Linux raise net.core.rmem_max (sysctl -w net.core.rmem_max=${requested})`,
       );
     } else {
-      this.options.log.debug({ listener: this.options.queueType, requestedBytes: requested, grantedBytes: granted }, 'UDP receive buffer set');
+      this.options.log.debug(
+        { listener: this.options.queueType, requestedBytes: requested, grantedBytes: granted },
+        'UDP receive buffer set',
+      );
     }
   }
 
@@ -317,13 +368,24 @@ export class UdpListener implements Component {
     if (this.allowed !== null && !this.allowed.has(sender)) {
       this.drop('source');
       const level = this.senderWarn.take(sender).log ? 'warn' : 'debug';
-      this.options.log[level]({ listener: this.options.queueType, sender }, `datagram from ${sender} dropped: not in allowedSources`);
+      this.options.log[level](
+        { listener: this.options.queueType, sender },
+        `datagram from ${sender} dropped: not in allowedSources`,
+      );
       return;
     }
     if (data.length > this.options.settings.maxMessageSize) {
       this.drop('size');
       const level = this.sizeWarn.take(sender).log ? 'warn' : 'debug';
-      this.options.log[level]({ listener: this.options.queueType, sender, bytes: data.length, maxMessageSize: this.options.settings.maxMessageSize }, `datagram of ${data.length} bytes from ${sender} dropped: larger than maxMessageSize ${this.options.settings.maxMessageSize}`);
+      this.options.log[level](
+        {
+          listener: this.options.queueType,
+          sender,
+          bytes: data.length,
+          maxMessageSize: this.options.settings.maxMessageSize,
+        },
+        `datagram of ${data.length} bytes from ${sender} dropped: larger than maxMessageSize ${this.options.settings.maxMessageSize}`,
+      );
       return;
     }
     if (this.rateLimit !== null && !this.rateLimit.take(nowMs)) {
@@ -353,13 +415,22 @@ export class UdpListener implements Component {
         this.backpressure = true;
         this.backpressureWarnedAt = nowMs;
         this.options.log.warn(
-          { listener: this.options.queueType, utilisationPct: pct, queueSize: this.queue.size, maxSize: this.queue.maxSize, threshold },
+          {
+            listener: this.options.queueType,
+            utilisationPct: pct,
+            queueSize: this.queue.size,
+            maxSize: this.queue.maxSize,
+            threshold,
+          },
           `${this.options.queueType} listener queue at ${pct.toFixed(0)} % (${this.queue.size}/${this.queue.maxSize}), backpressure threshold ${threshold} %: handlers cannot keep up`,
         );
       }
     } else if (this.backpressure && pct < threshold * 0.8) {
       this.backpressure = false;
-      this.options.log.info({ listener: this.options.queueType, utilisationPct: pct }, `${this.options.queueType} listener queue back to ${pct.toFixed(0)} %: backpressure cleared`);
+      this.options.log.info(
+        { listener: this.options.queueType, utilisationPct: pct },
+        `${this.options.queueType} listener queue back to ${pct.toFixed(0)} %: backpressure cleared`,
+      );
     }
   }
 
@@ -387,11 +458,17 @@ export class UdpListener implements Component {
     if (total === 0) return;
     this.minuteDrops = zeroDrops();
     const parts = DROP_REASONS.filter((r) => d[r] > 0).map((r) => `${r} ${d[r]}`);
-    this.options.log.warn({ listener: this.options.queueType, dropped: { ...d }, total }, `${this.options.queueType} listener dropped ${total} datagram(s) in the last interval: ${parts.join(', ')}`);
+    this.options.log.warn(
+      { listener: this.options.queueType, dropped: { ...d }, total },
+      `${this.options.queueType} listener dropped ${total} datagram(s) in the last interval: ${parts.join(', ')}`,
+    );
   }
 
   private socketError(err: Error): void {
-    this.options.log.error({ listener: this.options.queueType, err }, `${this.options.queueType} listener socket error: ${err.message}; still receiving`);
+    this.options.log.error(
+      { listener: this.options.queueType, err },
+      `${this.options.queueType} listener socket error: ${err.message}; still receiving`,
+    );
     this.options.errors.track(this.options.errorType, err, { module: this.options.module });
   }
 
@@ -399,14 +476,21 @@ export class UdpListener implements Component {
     if (this.stopping || this.socket !== socket) return;
     this.socket = undefined;
     const delay = this.options.rebindDelayMs ?? 1000;
-    this.options.log.error({ listener: this.options.queueType }, `${this.options.queueType} listener socket closed unexpectedly; binding again in ${delay} ms`);
+    this.options.log.error(
+      { listener: this.options.queueType },
+      `${this.options.queueType} listener socket closed unexpectedly; binding again in ${delay} ms`,
+    );
     const retry = () => {
       this.rebindTimer = undefined;
       if (this.stopping) return;
       this.bind().then(
-        () => this.options.log.info({ listener: this.options.queueType }, `${this.options.queueType} listener bound again`),
+        () =>
+          this.options.log.info({ listener: this.options.queueType }, `${this.options.queueType} listener bound again`),
         (err: unknown) => {
-          this.options.log.error({ listener: this.options.queueType, err }, `${this.options.queueType} listener cannot bind again; retrying in ${delay} ms`);
+          this.options.log.error(
+            { listener: this.options.queueType, err },
+            `${this.options.queueType} listener cannot bind again; retrying in ${delay} ms`,
+          );
           this.rebindTimer = setTimeout(retry, delay);
         },
       );
@@ -417,7 +501,10 @@ export class UdpListener implements Component {
   private handlerFailed(err: unknown): void {
     this.options.errors.track(this.options.errorType, err, { module: this.options.module });
     const level = this.handlerWarn.take('handler').log ? 'error' : 'debug';
-    this.options.log[level]({ listener: this.options.queueType, err }, `${this.options.queueType} handler failed; the datagram is counted as failed`);
+    this.options.log[level](
+      { listener: this.options.queueType, err },
+      `${this.options.queueType} handler failed; the datagram is counted as failed`,
+    );
   }
 
   /** For fault tests: the socket currently bound. */

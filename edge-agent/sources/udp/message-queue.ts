@@ -207,7 +207,12 @@ export class MessageQueue<T> {
         const items = batch;
         result.then(
           (outcomes) => this.finishBatch(items, started, outcomes),
-          (err: unknown) => this.finishBatch(items, started, items.map(() => new HandlerFailure(err ?? new Error('handler rejected')))),
+          (err: unknown) =>
+            this.finishBatch(
+              items,
+              started,
+              items.map(() => new HandlerFailure(err ?? new Error('handler rejected'))),
+            ),
         );
         continue;
       }

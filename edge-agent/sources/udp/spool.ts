@@ -24,11 +24,12 @@
  * bytes live outside the JS heap. The queue frames the messages' bytes as they are (sendEncoded with
  * `parts`), so the text is neither joined into a body string nor encoded again.
  */
-import { encodeEventList, groupLists, packedBodyParts, PACKED_FRAME_BYTES } from '../../../shared/queue/codec.js';
+
+import type { Log } from '../../../shared/logging/log.js';
+import { encodeEventList, groupLists, PACKED_FRAME_BYTES, packedBodyParts } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import type { Log } from '../../../shared/logging/log.js';
 
 export interface SpoolOptions {
   name: string;
@@ -139,7 +140,8 @@ export class EventSpool implements EventQueue, Component {
    */
   offer(events: readonly QueuedEvent[]): boolean {
     const held = this.held;
-    if (this.stopped || (held > 0 && held + events.length > this.options.maxBuffered) || this.spaceWaiters.length > 0) return false;
+    if (this.stopped || (held > 0 && held + events.length > this.options.maxBuffered) || this.spaceWaiters.length > 0)
+      return false;
     this.take(events);
     this.flushing ??= this.flush();
     return true;
@@ -185,7 +187,10 @@ export class EventSpool implements EventQueue, Component {
     if (this.buffer.length > 0) await this.writeAll();
     if (this.buffer.length > 0) {
       const lost = this.bufferedEvents;
-      this.options.log.error({ spool: this.options.name, events: lost }, `${lost} ${this.options.name} event(s) could not be written to the queue before Svc stopped; they are lost`);
+      this.options.log.error(
+        { spool: this.options.name, events: lost },
+        `${lost} ${this.options.name} event(s) could not be written to the queue before Svc stopped; they are lost`,
+      );
       this.buffer = [];
       this.bufferedEvents = 0;
     }
@@ -247,10 +252,16 @@ export class EventSpool implements EventQueue, Component {
       this.options.onWriteError?.(reason);
       if (this.failingSince === undefined) {
         this.failingSince = Date.now();
-        this.options.log.error({ spool: this.options.name, err: reason, events: refusedEvents }, `the event queue refused ${refusedEvents} ${this.options.name} event(s); they stay buffered and are retried (${this.options.whenFull ?? 'the listener drops new datagrams, counted, while the buffer is full'})`);
+        this.options.log.error(
+          { spool: this.options.name, err: reason, events: refusedEvents },
+          `the event queue refused ${refusedEvents} ${this.options.name} event(s); they stay buffered and are retried (${this.options.whenFull ?? 'the listener drops new datagrams, counted, while the buffer is full'})`,
+        );
       }
     } else if (this.failingSince !== undefined) {
-      this.options.log.info({ spool: this.options.name, failedForMs: Date.now() - this.failingSince }, `the event queue takes ${this.options.name} events again`);
+      this.options.log.info(
+        { spool: this.options.name, failedForMs: Date.now() - this.failingSince },
+        `the event queue takes ${this.options.name} events again`,
+      );
       this.failingSince = undefined;
     }
     for (const wake of this.spaceWaiters.splice(0)) wake();

@@ -9,7 +9,11 @@ import { Bool, Feature, Int, Millis, Section, Str, StringList, Tags } from '../b
 export const UdpServerConfig = <P extends TProperties>(port: P, queueMeasurement: string) =>
   Section('UDP listener', {
     ...port,
-    serverHost: Str('0.0.0.0', 'Listen host or IP; 0.0.0.0 = every interface (the log appenders send from the platform servers); a specific address is recommended', { minLength: 1 }),
+    serverHost: Str(
+      '0.0.0.0',
+      'Listen host or IP; 0.0.0.0 = every interface (the log appenders send from the platform servers); a specific address is recommended',
+      { minLength: 1 },
+    ),
     messageQueue: Section('Listener queue that absorbs bursts', {
       maxConcurrent: Int(10, 1, 1000, 'Messages processed simultaneously'),
       maxSize: Int(200, 1, 1_000_000, 'Waiting messages before new ones are dropped'),
@@ -19,9 +23,20 @@ export const UdpServerConfig = <P extends TProperties>(port: P, queueMeasurement
       maxMessagesPerMinute: Int(600, 1, 100_000_000, 'Messages per minute'),
     }),
     maxMessageSize: Int(65507, 1, 65507, 'Largest accepted datagram in bytes'),
-    receiveBufferBytes: Int(4_194_304, 65_536, 1_073_741_824, 'Socket receive buffer requested from the OS (bytes); a larger buffer rides out bursts without kernel drops'),
-    enableSourceValidation: Bool(false, 'Accept datagrams only from allowedSources (resolved to IPv4 at start); with none resolved, validation is off'),
-    allowedSources: StringList('IPv4 addresses or host names allowed to send; unresolvable entries are skipped with an error', ['platform-node1.example.com', '192.168.1.20']),
+    receiveBufferBytes: Int(
+      4_194_304,
+      65_536,
+      1_073_741_824,
+      'Socket receive buffer requested from the OS (bytes); a larger buffer rides out bursts without kernel drops',
+    ),
+    enableSourceValidation: Bool(
+      false,
+      'Accept datagrams only from allowedSources (resolved to IPv4 at start); with none resolved, validation is off',
+    ),
+    allowedSources: StringList(
+      'IPv4 addresses or host names allowed to send; unresolvable entries are skipped with an error',
+      ['platform-node1.example.com', '192.168.1.20'],
+    ),
     queueMetrics: Section('Listener queue metrics', {
       tsdb: Feature('Store queue metrics in the tsdb', false, 'Store queue metrics', {
         writeFrequency: Millis(20_000, 1000, 'Time between writes'),

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { CellValue, ColumnType } from '../../audit/datamodel.js';
 import type { Log } from '../../logging/log.js';
 import type { TagItem } from '../../platform/tags.js';
-import { eventsOfKind, type AuditQueuedEvent, type QueuedEvent } from '../../queue/events.js';
+import { type AuditQueuedEvent, eventsOfKind, type QueuedEvent } from '../../queue/events.js';
 import { BaseDestination } from '../port.js';
 import { auditFileColumns, auditRow } from './mappers.js';
 import type { FileData, FileSink } from './sink.js';
@@ -17,7 +17,10 @@ import type { FileData, FileSink } from './sink.js';
  * Encodes a file's rows, at once or in chunks the sink writes as they are made; may be async, so an
  * encoder can load its library at the first file.
  */
-export type TableEncoder = (columns: readonly { name: string; type: ColumnType }[], rows: readonly Record<string, CellValue>[]) => FileData | Promise<FileData>;
+export type TableEncoder = (
+  columns: readonly { name: string; type: ColumnType }[],
+  rows: readonly Record<string, CellValue>[],
+) => FileData | Promise<FileData>;
 
 export interface AuditFileDestinationOptions {
   name: string;
@@ -42,7 +45,10 @@ export interface AuditFileDestinationOptions {
  * of adding a second one with the same rows.
  */
 export function batchFileName(date: string, ids: readonly string[], extension: string): string {
-  const digest = createHash('sha256').update([...ids].sort().join('\n')).digest('hex').slice(0, 16);
+  const digest = createHash('sha256')
+    .update([...ids].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16);
   return `${date}/audit_events_${date.replace(/-/g, '')}_${digest}.${extension}`;
 }
 
@@ -72,21 +78,41 @@ export class AuditFileDestination extends BaseDestination {
     const failed = new Set<string>();
     const columns = auditFileColumns(this.options.staticTags);
     const maxRows = this.options.maxRows ?? Number.POSITIVE_INFINITY;
-    for (const [date, all] of byDate) for (let at = 0; at < all.length; at += maxRows) await this.writeFile(columns, date, all.length > maxRows ? all.slice(at, at + maxRows) : all, failed);
+    for (const [date, all] of byDate)
+      for (let at = 0; at < all.length; at += maxRows)
+        await this.writeFile(columns, date, all.length > maxRows ? all.slice(at, at + maxRows) : all, failed);
     return failed;
   }
 
   /** One file of one date's events (its name from their ids: a batch delivered again makes the same files); a failure adds them to `failed`. */
-  private async writeFile(columns: readonly { name: string; type: ColumnType }[], date: string, group: readonly AuditQueuedEvent[], failed: Set<string>): Promise<void> {
-    const path = batchFileName(date, group.map((e) => e.id), this.options.extension);
+  private async writeFile(
+    columns: readonly { name: string; type: ColumnType }[],
+    date: string,
+    group: readonly AuditQueuedEvent[],
+    failed: Set<string>,
+  ): Promise<void> {
+    const path = batchFileName(
+      date,
+      group.map((e) => e.id),
+      this.options.extension,
+    );
     try {
-      const data = await this.options.encode(columns, group.map((e) => auditRow(e, this.options.staticTags)));
+      const data = await this.options.encode(
+        columns,
+        group.map((e) => auditRow(e, this.options.staticTags)),
+      );
       const where = await this.options.sink.put(path, data);
-      this.options.log.info({ destination: this.name, file: where, rows: group.length }, `wrote ${group.length} audit event(s) to ${where}`);
+      this.options.log.info(
+        { destination: this.name, file: where, rows: group.length },
+        `wrote ${group.length} audit event(s) to ${where}`,
+      );
     } catch (err) {
       for (const e of group) failed.add(e.id);
       this.options.onError?.(err);
-      this.options.log.error({ destination: this.name, err, rows: group.length, sink: this.options.sink.description }, `cannot write ${this.name} file ${path}; the events will be retried`);
+      this.options.log.error(
+        { destination: this.name, err, rows: group.length, sink: this.options.sink.description },
+        `cannot write ${this.name} file ${path}; the events will be retried`,
+      );
     }
   }
 }

@@ -13,5 +13,8 @@ export function auditRow(q: AuditQueuedEvent, staticTags: readonly TagItem[] = [
 
 /** The columns of a file: the built-in ones, then one string column per static tag. */
 export function auditFileColumns(staticTags: readonly TagItem[] = []): { name: string; type: ColumnType }[] {
-  return [...AUDIT_COLUMNS.map((c) => ({ name: c.name, type: c.type })), ...staticTags.map((t) => ({ name: t.name, type: 'string' as const }))];
+  return [
+    ...AUDIT_COLUMNS.map((c) => ({ name: c.name, type: c.type })),
+    ...staticTags.map((t) => ({ name: t.name, type: 'string' as const })),
+  ];
 }

@@ -23,7 +23,7 @@
  * twice over (as cells, then as UTF-8 copies) plus a buffer doubled up to the file's size: ≈ 30 MB
  * of peak RSS per batch of 2 KB events, which let the heap grow under the audit load.
  */
-import { ByteWriter, ParquetWriter, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
+import { ByteWriter, type ColumnSource, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { CellValue, ColumnType } from '../../audit/datamodel.js';
 import { joinChunks } from '../../util/files.js';
 
@@ -56,7 +56,13 @@ function schemaElement(column: TableColumn): SchemaElement {
   const { name } = column;
   switch (column.type) {
     case 'string':
-      return { name, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' }, repetition_type: 'OPTIONAL' };
+      return {
+        name,
+        type: 'BYTE_ARRAY',
+        converted_type: 'UTF8',
+        logical_type: { type: 'STRING' },
+        repetition_type: 'OPTIONAL',
+      };
     case 'int':
       return { name, type: 'INT64', repetition_type: 'OPTIONAL' };
     case 'float':
@@ -74,17 +80,25 @@ function schemaElement(column: TableColumn): SchemaElement {
 
 function describe(value: unknown): string {
   if (value === undefined) return 'no value (the row lacks the column)';
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (typeof value === 'number') return `number ${String(value)}`;
   return typeof value;
 }
 
 function mismatch(column: TableColumn, rowIndex: number, value: unknown, expected: string): Error {
-  return new Error(`parquet: column "${column.name}" (${column.type}) row ${rowIndex}: expected ${expected}, got ${describe(value)}`);
+  return new Error(
+    `parquet: column "${column.name}" (${column.type}) row ${rowIndex}: expected ${expected}, got ${describe(value)}`,
+  );
 }
 
 /** One column's values in the form the writer takes: strings, bigints (INT64) or numbers, and nulls. */
-function columnValues(column: TableColumn, rows: readonly Record<string, CellValue>[], start: number, end: number): (string | number | bigint | null)[] {
+function columnValues(
+  column: TableColumn,
+  rows: readonly Record<string, CellValue>[],
+  start: number,
+  end: number,
+): (string | number | bigint | null)[] {
   const out = new Array<string | number | bigint | null>(end - start);
   const { name, type } = column;
   for (let i = start; i < end; i++) {
@@ -105,11 +119,13 @@ function columnValues(column: TableColumn, rows: readonly Record<string, CellVal
         out[at] = value;
         break;
       case 'int':
-        if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw mismatch(column, i, value, 'a safe integer or null');
+        if (typeof value !== 'number' || !Number.isSafeInteger(value))
+          throw mismatch(column, i, value, 'a safe integer or null');
         out[at] = BigInt(value);
         break;
       case 'timestamp':
-        if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw mismatch(column, i, value, 'epoch milliseconds (a safe integer) or null');
+        if (typeof value !== 'number' || !Number.isSafeInteger(value))
+          throw mismatch(column, i, value, 'epoch milliseconds (a safe integer) or null');
         out[at] = BigInt(value);
         break;
     }
@@ -129,7 +145,13 @@ function rowBytes(columns: readonly TableColumn[], row: Record<string, CellValue
 }
 
 /** The end (exclusive) of the row group that starts at `start`. */
-function groupEnd(columns: readonly TableColumn[], rows: readonly Record<string, CellValue>[], start: number, maxRows: number, maxBytes: number): number {
+function groupEnd(
+  columns: readonly TableColumn[],
+  rows: readonly Record<string, CellValue>[],
+  start: number,
+  maxRows: number,
+  maxBytes: number,
+): number {
   const limit = Math.min(rows.length, start + maxRows);
   let end = start + 1;
   let bytes = rowBytes(columns, rows[start]);
@@ -142,7 +164,8 @@ function groupEnd(columns: readonly TableColumn[], rows: readonly Record<string,
 }
 
 function positiveInteger(name: string, value: number | undefined): void {
-  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) throw new Error(`parquet: ${name} must be a positive integer, got ${String(value)}`);
+  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0))
+    throw new Error(`parquet: ${name} must be a positive integer, got ${String(value)}`);
 }
 
 /**
@@ -153,7 +176,11 @@ function positiveInteger(name: string, value: number | undefined): void {
  * fit its column, throws an Error naming the column and the row index (when its row group is
  * reached: chunks before it may have been handed out).
  */
-export function* parquetChunks(columns: readonly TableColumn[], rows: readonly Record<string, CellValue>[], options: EncodeOptions = {}): Generator<Uint8Array, void, undefined> {
+export function* parquetChunks(
+  columns: readonly TableColumn[],
+  rows: readonly Record<string, CellValue>[],
+  options: EncodeOptions = {},
+): Generator<Uint8Array, void, undefined> {
   const seen = new Set<string>();
   for (const column of columns) {
     if (column.name === '') throw new Error('parquet: a column name is empty');
@@ -165,7 +192,11 @@ export function* parquetChunks(columns: readonly TableColumn[], rows: readonly R
   const maxBytes = options.rowGroupBytes ?? ROW_GROUP_BYTES;
   const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }, ...columns.map(schemaElement)];
   const writer = new ByteWriter();
-  const parquet = new ParquetWriter({ writer, schema, codec: options.compressed === false ? 'UNCOMPRESSED' : 'SNAPPY' });
+  const parquet = new ParquetWriter({
+    writer,
+    schema,
+    codec: options.compressed === false ? 'UNCOMPRESSED' : 'SNAPPY',
+  });
   /** What the writer holds since the last chunk; the buffer is reused (ParquetWriter keeps absolute offsets in `offset`). */
   const take = (): Uint8Array => {
     const bytes = writer.getBytes();
@@ -176,7 +207,10 @@ export function* parquetChunks(columns: readonly TableColumn[], rows: readonly R
   for (let group = 0; start < rows.length; group++) {
     const maxRows = options.rowGroupSize ?? DEFAULT_GROUP_ROWS[Math.min(group, DEFAULT_GROUP_ROWS.length - 1)] ?? 1;
     const end = groupEnd(columns, rows, start, maxRows, maxBytes);
-    const columnData: ColumnSource[] = columns.map((column) => ({ name: column.name, data: columnValues(column, rows, start, end) }));
+    const columnData: ColumnSource[] = columns.map((column) => ({
+      name: column.name,
+      data: columnValues(column, rows, start, end),
+    }));
     // A ByteWriter has no flush, so write() returns no promise: the row group is encoded now.
     void parquet.write({ columnData, rowGroupSize: end - start });
     start = end;
@@ -187,7 +221,10 @@ export function* parquetChunks(columns: readonly TableColumn[], rows: readonly R
 }
 
 /** One parquet file holding `rows` under `columns`, as one array (parquetChunks, joined). */
-export function encodeParquet(columns: readonly TableColumn[], rows: readonly Record<string, CellValue>[], options: EncodeOptions = {}): Uint8Array {
+export function encodeParquet(
+  columns: readonly TableColumn[],
+  rows: readonly Record<string, CellValue>[],
+  options: EncodeOptions = {},
+): Uint8Array {
   return joinChunks(parquetChunks(columns, rows, options));
 }
-

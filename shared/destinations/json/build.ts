@@ -15,5 +15,10 @@ const JSON_BATCH_EVENTS = 100;
 export function jsonDestination({ config, logger }: DestinationContext): ConfiguredDestination | null {
   const json = config.auditEvents.destination.json;
   if (!json.objectdata.enable) return null;
-  return { destination: new JsonObjectDataDestination(new JsonObjectDataWriter(json.objectdata), logger), batchSize: 100, maxBatchEvents: JSON_BATCH_EVENTS, batchWindowMs: 0 };
+  return {
+    destination: new JsonObjectDataDestination(new JsonObjectDataWriter(json.objectdata), logger),
+    batchSize: 100,
+    maxBatchEvents: JSON_BATCH_EVENTS,
+    batchWindowMs: 0,
+  };
 }

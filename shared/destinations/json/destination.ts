@@ -29,7 +29,10 @@ export class JsonObjectDataDestination extends PerEventDestination {
     try {
       this.writer.syncNames();
     } catch (err) {
-      this.log.error({ err, events: events.length }, `cannot sync the object-data folder; the ${events.length} event(s) of the batch are delivered again`);
+      this.log.error(
+        { err, events: events.length },
+        `cannot sync the object-data folder; the ${events.length} event(s) of the batch are delivered again`,
+      );
       return new Set(events.map((e) => e.id));
     }
     return failed;

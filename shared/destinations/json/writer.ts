@@ -11,8 +11,8 @@ import type { AuditEnvelope } from '../../audit/envelope.js';
 import type { SvcConfig } from '../../config/schema.js';
 import type { AuditQueuedEvent } from '../../queue/events.js';
 import { makeDirectorySynced, syncDirectory, writeFileSynced } from '../../util/files.js';
-import { getPath, isRecord } from '../../util/records.js';
 import { RecentIds } from '../../util/recent-ids.js';
+import { getPath, isRecord } from '../../util/records.js';
 
 export interface ObjectDataFile {
   eventId: string;

@@ -4,7 +4,7 @@
  * scrambling on and no `scrambleSecret`, the random key is made here, once per process (§8.4, with
  * its WARN).
  */
-import { platformOutputs, type PlatformOutputs } from '../../config/outputs.js';
+import { type PlatformOutputs, platformOutputs } from '../../config/outputs.js';
 import type { ConfiguredDestination, DestinationContext } from '../build.js';
 import { MonSaasWriter } from './client.js';
 import { MonSaasDestination } from './destination.js';
@@ -24,21 +24,49 @@ export function monSaasWriterDestination(ctx: DestinationContext): MonSaasDestin
   return buildMonSaas(ctx, platformOutputs(ctx.config));
 }
 
-function buildMonSaas({ config, logger: log, errors }: DestinationContext, outputs: PlatformOutputs): MonSaasDestination | null {
-  if (!(outputs.userEvents.monsaas || outputs.logEvents.monsaas || outputs.health.monsaas || outputs.sessions.monsaas)) return null;
-  const writer = new MonSaasWriter({ settings: config.monsaas, credentials: config.thirdPartyToolsCredentials.monsaas, log, errors });
+function buildMonSaas(
+  { config, logger: log, errors }: DestinationContext,
+  outputs: PlatformOutputs,
+): MonSaasDestination | null {
+  if (!(outputs.userEvents.monsaas || outputs.logEvents.monsaas || outputs.health.monsaas || outputs.sessions.monsaas))
+    return null;
+  const writer = new MonSaasWriter({
+    settings: config.monsaas,
+    credentials: config.thirdPartyToolsCredentials.monsaas,
+    log,
+    errors,
+  });
   const userSend = config.userEvents.sendToMonSaas;
   const metricAccounts = config.monsaas.metric.destinationAccount;
   return new MonSaasDestination({
     writer,
     userEvents: outputs.userEvents.monsaas
-      ? { accounts: userSend.destinationAccount, options: { ...monSaasAttributeOptions(config, config.userEvents.tags), scrambleKey: userSend.scramble ? resolveScrambleKey(userSend.scrambleSecret, log) : null } }
+      ? {
+          accounts: userSend.destinationAccount,
+          options: {
+            ...monSaasAttributeOptions(config, config.userEvents.tags),
+            scrambleKey: userSend.scramble ? resolveScrambleKey(userSend.scrambleSecret, log) : null,
+          },
+        }
       : null,
     logEvents: outputs.logEvents.monsaas
-      ? { accounts: config.logEvents.sendToMonSaas.destinationAccount, options: { ...monSaasAttributeOptions(config, config.logEvents.tags), sources: config.logEvents.sendToMonSaas.source } }
+      ? {
+          accounts: config.logEvents.sendToMonSaas.destinationAccount,
+          options: {
+            ...monSaasAttributeOptions(config, config.logEvents.tags),
+            sources: config.logEvents.sendToMonSaas.source,
+          },
+        }
       : null,
-    health: outputs.health.monsaas ? { accounts: metricAccounts, options: { ...monSaasMetricOptions(config, 'health'), flags: config.monsaas.metric.dynamic } } : null,
-    sessions: outputs.sessions.monsaas ? { accounts: metricAccounts, options: monSaasMetricOptions(config, 'sessions') } : null,
+    health: outputs.health.monsaas
+      ? {
+          accounts: metricAccounts,
+          options: { ...monSaasMetricOptions(config, 'health'), flags: config.monsaas.metric.dynamic },
+        }
+      : null,
+    sessions: outputs.sessions.monsaas
+      ? { accounts: metricAccounts, options: monSaasMetricOptions(config, 'sessions') }
+      : null,
     log,
   });
 }

@@ -23,10 +23,10 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { SvcConfig } from '../../config/schema.js';
 import type { ErrorTracker } from '../../errors/tracker.js';
-import { LogThrottle } from '../../logging/throttle.js';
-import { retryAfterMs, withRetries } from '../retry.js';
 import type { Log } from '../../logging/log.js';
+import { LogThrottle } from '../../logging/throttle.js';
 import { withoutQuery } from '../../util/url.js';
+import { retryAfterMs, withRetries } from '../retry.js';
 
 export type MonSaasSettings = SvcConfig['monsaas'];
 export type MonSaasCredentials = SvcConfig['thirdPartyToolsCredentials']['monsaas'];
@@ -108,7 +108,15 @@ export class MonSaasPostError extends Error {
 
   constructor(
     message: string,
-    details: { kind: MonSaasKind; account: string; url: string; status?: number; code?: string; timeoutMs: number; attempts: number },
+    details: {
+      kind: MonSaasKind;
+      account: string;
+      url: string;
+      status?: number;
+      code?: string;
+      timeoutMs: number;
+      attempts: number;
+    },
   ) {
     super(message);
     this.kind = details.kind;
@@ -165,21 +173,35 @@ export class MonSaasWriter {
       try {
         validateHeaderValue('Api-Key', c.insertApiKey.trim());
       } catch {
-        throw new Error(`Svc.thirdPartyToolsCredentials.monsaas: the insertApiKey of account ${JSON.stringify(c.accountName)} is not a valid HTTP header value`);
+        throw new Error(
+          `Svc.thirdPartyToolsCredentials.monsaas: the insertApiKey of account ${JSON.stringify(c.accountName)} is not a valid HTTP header value`,
+        );
       }
     }
   }
 
   /** §8.2: posts `payload` to `monsaas.metric.url` for every account in `accountNames`. Never rejects. */
-  postMetrics(accountNames: readonly string[], payload: MetricPayload, module: string, serverName?: string): Promise<MonSaasResult> {
+  postMetrics(
+    accountNames: readonly string[],
+    payload: MetricPayload,
+    module: string,
+    serverName?: string,
+  ): Promise<MonSaasResult> {
     const url = this.settings.metric.url;
     return this.post('metric', accountNames, JSON.stringify(payload), module, serverName, () => url);
   }
 
   /** §8.3: posts one event to every account's event URL. Never rejects. */
-  postEvent(accountNames: readonly string[], event: MonSaasEvent, module: string, serverName?: string): Promise<MonSaasResult> {
+  postEvent(
+    accountNames: readonly string[],
+    event: MonSaasEvent,
+    module: string,
+    serverName?: string,
+  ): Promise<MonSaasResult> {
     const base = this.settings.event.url;
-    return this.post('event', accountNames, JSON.stringify(event), module, serverName, (c) => eventUrl(base, c.accountId));
+    return this.post('event', accountNames, JSON.stringify(event), module, serverName, (c) =>
+      eventUrl(base, c.accountId),
+    );
   }
 
   private async post(
@@ -191,7 +213,9 @@ export class MonSaasWriter {
     urlOf: (c: MonSaasCredential) => string,
   ): Promise<MonSaasResult> {
     const names = [...new Set(accountNames)];
-    const accounts = await Promise.all(names.map((name) => this.postToAccount(kind, name, body, module, serverName, urlOf)));
+    const accounts = await Promise.all(
+      names.map((name) => this.postToAccount(kind, name, body, module, serverName, urlOf)),
+    );
     return { ok: accounts.every((a) => a.outcome === 'sent'), accounts };
   }
 
@@ -205,7 +229,11 @@ export class MonSaasWriter {
   ): Promise<AccountResult> {
     const credential = this.accounts.get(account);
     if (credential === undefined) {
-      this.logError(`no-credentials\u0000${account}`, { module, account, kind }, 'monsaas account has no credentials (Svc.thirdPartyToolsCredentials.monsaas); not sent');
+      this.logError(
+        `no-credentials\u0000${account}`,
+        { module, account, kind },
+        'monsaas account has no credentials (Svc.thirdPartyToolsCredentials.monsaas); not sent',
+      );
       return { account, outcome: 'no-credentials', attempts: 0 };
     }
     const baseUrl = kind === 'metric' ? this.settings.metric.url : this.settings.event.url;
@@ -221,7 +249,10 @@ export class MonSaasWriter {
       isTransient: (o) => o.kind === 'network' || (o.kind === 'http' && (o.status === 429 || o.status >= 500)),
       requestedWaitMs: (o) => (o.kind === 'http' ? o.retryAfterMs : undefined),
       onRetry: (o, retry, waitMs) => {
-        this.log.debug({ module, account, kind, url, retry, waitMs, ...(o.kind === 'ok' ? {} : describe(o)) }, 'monsaas POST failed transiently; retrying');
+        this.log.debug(
+          { module, account, kind, url, retry, waitMs, ...(o.kind === 'ok' ? {} : describe(o)) },
+          'monsaas POST failed transiently; retrying',
+        );
       },
     });
 
@@ -230,18 +261,39 @@ export class MonSaasWriter {
       return { account, outcome: 'sent', url, status: outcome.status, attempts };
     }
 
-    const reason = outcome.kind === 'http' ? `HTTP ${outcome.status}${outcome.message === '' ? '' : `: ${outcome.message}`}` : `${outcome.code}: ${outcome.message}`;
-    const error = new MonSaasPostError(`monsaas ${kind} POST to account ${account} failed after ${attempts} attempt(s): ${reason}`, {
-      kind,
-      account,
-      url,
-      ...(outcome.kind === 'http' ? { status: outcome.status } : { code: outcome.code }),
-      timeoutMs: this.timeoutMs,
-      attempts,
+    const reason =
+      outcome.kind === 'http'
+        ? `HTTP ${outcome.status}${outcome.message === '' ? '' : `: ${outcome.message}`}`
+        : `${outcome.code}: ${outcome.message}`;
+    const error = new MonSaasPostError(
+      `monsaas ${kind} POST to account ${account} failed after ${attempts} attempt(s): ${reason}`,
+      {
+        kind,
+        account,
+        url,
+        ...(outcome.kind === 'http' ? { status: outcome.status } : { code: outcome.code }),
+        timeoutMs: this.timeoutMs,
+        attempts,
+      },
+    );
+    this.errors.track('MONSAAS_POST', error, {
+      ...(serverName === undefined ? {} : { serverName }),
+      module,
+      destinationHost: error.host,
     });
-    this.errors.track('MONSAAS_POST', error, { ...(serverName === undefined ? {} : { serverName }), module, destinationHost: error.host });
-    this.logError(`failed\u0000${kind}\u0000${module}\u0000${account}`, { module, account, kind, url, attempts, ...describe(outcome) }, 'monsaas POST failed');
-    return { account, outcome: 'failed', url, ...(outcome.kind === 'http' ? { status: outcome.status } : {}), attempts, error };
+    this.logError(
+      `failed\u0000${kind}\u0000${module}\u0000${account}`,
+      { module, account, kind, url, attempts, ...describe(outcome) },
+      'monsaas POST failed',
+    );
+    return {
+      account,
+      outcome: 'failed',
+      url,
+      ...(outcome.kind === 'http' ? { status: outcome.status } : {}),
+      attempts,
+      error,
+    };
   }
 
   /**
@@ -259,7 +311,9 @@ export class MonSaasWriter {
         validateHeaderName(name);
         validateHeaderValue(name, value.trim());
       } catch {
-        throw new Error(`Svc.monsaas.${kind}.header: ${JSON.stringify(name)} is not a valid HTTP header name, or its value is not a valid header value`);
+        throw new Error(
+          `Svc.monsaas.${kind}.header: ${JSON.stringify(name)} is not a valid HTTP header name, or its value is not a valid header value`,
+        );
       }
       headers[name.toLowerCase()] = value.trim();
     }
@@ -268,13 +322,24 @@ export class MonSaasWriter {
 
   private async attempt(url: string, headers: Record<string, string>, body: string, n: number): Promise<Outcome> {
     try {
-      const res = await this.fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
+      const res = await this.fetch(url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
       if (res.status === 200 || res.status === 202) {
         await res.body?.cancel().catch(() => undefined);
         return { kind: 'ok', status: res.status };
       }
       const text = await res.text().catch(() => '');
-      return { kind: 'http', status: res.status, message: this.scrub(text), retryAfterMs: retryAfterMs(res.headers.get('retry-after')) };
+      return {
+        kind: 'http',
+        status: res.status,
+        message: this.scrub(text),
+        retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+      };
     } catch (err) {
       return this.networkOutcome(err, n);
     }
@@ -284,11 +349,17 @@ export class MonSaasWriter {
   private networkOutcome(err: unknown, n: number): Extract<Outcome, { kind: 'network' }> {
     const name = err instanceof Error ? err.name : '';
     if (name === 'TimeoutError' || name === 'AbortError') {
-      return { kind: 'network', code: 'ETIMEDOUT', message: `no answer within ${this.timeoutMs} ms (timeout, attempt ${n})` };
+      return {
+        kind: 'network',
+        code: 'ETIMEDOUT',
+        message: `no answer within ${this.timeoutMs} ms (timeout, attempt ${n})`,
+      };
     }
     const cause: unknown = err instanceof Error ? err.cause : undefined;
     const code = stringProp(err, 'code') ?? stringProp(cause, 'code') ?? 'ECONNECTION';
-    const message = [err instanceof Error ? err.message : String(err), stringProp(cause, 'message')].filter((m) => m !== undefined && m !== '').join(': ');
+    const message = [err instanceof Error ? err.message : String(err), stringProp(cause, 'message')]
+      .filter((m) => m !== undefined && m !== '')
+      .join(': ');
     return { kind: 'network', code, message: this.scrub(message) };
   }
 
@@ -307,7 +378,9 @@ export class MonSaasWriter {
 }
 
 function describe(outcome: Exclude<Outcome, { kind: 'ok' }>): Record<string, unknown> {
-  return outcome.kind === 'http' ? { status: outcome.status, reason: outcome.message } : { code: outcome.code, reason: outcome.message };
+  return outcome.kind === 'http'
+    ? { status: outcome.status, reason: outcome.message }
+    : { code: outcome.code, reason: outcome.message };
 }
 
 function stringProp(value: unknown, key: string): string | undefined {

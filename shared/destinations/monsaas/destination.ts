@@ -18,11 +18,21 @@
  * - A log event that monsaas does not take (engine performance, a disabled source, a level the flags
  *   exclude) is not sent and not failed.
  */
-import { healthMetricPayload, logMonSaasEvent, sessionMetricPayload, userMonSaasEvent, type HealthMetricOptions, type LogMonSaasOptions, type MetricOptions, type UserMonSaasOptions } from './mappers.js';
-import type { QueuedEvent } from '../../queue/events.js';
-import type { MonSaasResult, MonSaasWriter } from './client.js';
+
 import type { Log } from '../../logging/log.js';
+import type { QueuedEvent } from '../../queue/events.js';
 import { PerEventDestination, takesPlatformKind } from '../port.js';
+import type { MonSaasResult, MonSaasWriter } from './client.js';
+import {
+  type HealthMetricOptions,
+  healthMetricPayload,
+  type LogMonSaasOptions,
+  logMonSaasEvent,
+  type MetricOptions,
+  sessionMetricPayload,
+  type UserMonSaasOptions,
+  userMonSaasEvent,
+} from './mappers.js';
 
 export const USER_EVENTS_MONSAAS_MODULE = 'USER_EVENTS_MONSAAS';
 export const LOG_EVENTS_MONSAAS_MODULE = 'LOG_EVENTS_MONSAAS';
@@ -60,15 +70,25 @@ export class MonSaasDestination extends PerEventDestination {
   }
 
   /** What one event sends: to which accounts, and the POST; null when it sends nothing. */
-  private sending(q: QueuedEvent): { accounts: readonly string[]; post: (accounts: readonly string[]) => Promise<MonSaasResult> } | null {
+  private sending(
+    q: QueuedEvent,
+  ): { accounts: readonly string[]; post: (accounts: readonly string[]) => Promise<MonSaasResult> } | null {
     const { writer, userEvents, logEvents, health, sessions } = this.options;
     if (q.kind === 'health' && health !== undefined && health !== null) {
       const payload = healthMetricPayload(q, health.options);
-      return payload === null ? null : { accounts: health.accounts, post: (a) => writer.postMetrics(a, payload, HEALTH_MONSAAS_MODULE, q.sample.serverName) };
+      return payload === null
+        ? null
+        : {
+            accounts: health.accounts,
+            post: (a) => writer.postMetrics(a, payload, HEALTH_MONSAAS_MODULE, q.sample.serverName),
+          };
     }
     if (q.kind === 'user-sessions' && sessions !== undefined && sessions !== null) {
       const payload = sessionMetricPayload(q, sessions.options);
-      return { accounts: sessions.accounts, post: (a) => writer.postMetrics(a, payload, SESSIONS_MONSAAS_MODULE, q.sample.serverName) };
+      return {
+        accounts: sessions.accounts,
+        post: (a) => writer.postMetrics(a, payload, SESSIONS_MONSAAS_MODULE, q.sample.serverName),
+      };
     }
     if (q.kind === 'user-event' && userEvents !== null) {
       const event = userMonSaasEvent(q, userEvents.options);
@@ -76,7 +96,9 @@ export class MonSaasDestination extends PerEventDestination {
     }
     if (q.kind === 'log-event' && logEvents !== null) {
       const event = logMonSaasEvent(q, logEvents.options);
-      return event === null ? null : { accounts: logEvents.accounts, post: (a) => writer.postEvent(a, event, LOG_EVENTS_MONSAAS_MODULE) };
+      return event === null
+        ? null
+        : { accounts: logEvents.accounts, post: (a) => writer.postEvent(a, event, LOG_EVENTS_MONSAAS_MODULE) };
     }
     return null;
   }

@@ -28,16 +28,15 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { SvcConfig } from '../../config/schema.js';
-import type { LogQueuedEvent, UserQueuedEvent } from '../../queue/events.js';
-import { SVC_VERSION } from '../../version.js';
-import type { AttributeValue, MetricBlock, MetricPayload, MonSaasEvent } from './client.js';
-import type { DocNames, HealthBody, HealthSample } from '../../platform/polled.js';
-import type { HealthQueuedEvent, SessionsQueuedEvent } from '../../queue/events.js';
-import { firstValueTags } from '../../platform/tags.js';
 import type { PlatformLogEvent } from '../../platform/events.js';
-import { parseTimeNs } from '../../queue/events.js';
-import { LOG_ATTRIBUTE_KEYS } from './attributes.js';
+import type { DocNames, HealthBody, HealthSample } from '../../platform/polled.js';
 import type { TagItem } from '../../platform/tags.js';
+import { firstValueTags } from '../../platform/tags.js';
+import type { HealthQueuedEvent, LogQueuedEvent, SessionsQueuedEvent, UserQueuedEvent } from '../../queue/events.js';
+import { parseTimeNs } from '../../queue/events.js';
+import { SVC_VERSION } from '../../version.js';
+import { LOG_ATTRIBUTE_KEYS } from './attributes.js';
+import type { AttributeValue, MetricBlock, MetricPayload, MonSaasEvent } from './client.js';
 
 export const USER_EVENT_TYPE = 'qs_userEvent';
 export const LOG_EVENT_TYPE = 'qs_logEvent';
@@ -95,7 +94,11 @@ export interface LogMonSaasOptions extends MonSaasAttributeOptions {
 /** The attribute options of the config (§8.3). */
 export function monSaasAttributeOptions(config: SvcConfig, tags: readonly TagItem[]): MonSaasAttributeOptions {
   const attribute = config.monsaas.event.attribute;
-  return { tags, staticAttributes: attribute.static, svcVersion: attribute.dynamic.svcVersion.enable ? SVC_VERSION : null };
+  return {
+    tags,
+    staticAttributes: attribute.static,
+    svcVersion: attribute.dynamic.svcVersion.enable ? SVC_VERSION : null,
+  };
 }
 
 /** The §8.3 `timestamp` (ms) of a §0.3 point time in nanoseconds: floored. */
@@ -139,8 +142,12 @@ export function userMonSaasEvent(q: UserQueuedEvent, options: UserMonSaasOptions
     ['qs_origin', e.origin],
   ]);
   const optional: [string, string | undefined][] = [
-    ['qs_appId', e.appId], ['qs_appName', e.appName], ['qs_uaBrowserName', e.uaBrowserName],
-    ['qs_uaBrowserMajorVersion', e.uaBrowserMajorVersion], ['qs_uaOsName', e.uaOsName], ['qs_uaOsVersion', e.uaOsVersion],
+    ['qs_appId', e.appId],
+    ['qs_appName', e.appName],
+    ['qs_uaBrowserName', e.uaBrowserName],
+    ['qs_uaBrowserMajorVersion', e.uaBrowserMajorVersion],
+    ['qs_uaOsName', e.uaOsName],
+    ['qs_uaOsVersion', e.uaOsVersion],
   ];
   for (const [name, value] of optional) if (value !== undefined && value !== '') event.set(name, value);
   return finish(event, options);
@@ -151,7 +158,10 @@ export function userMonSaasEvent(q: UserQueuedEvent, options: UserMonSaasOptions
  * `sendToMonSaas.source.<x>.enable` on, and its level allowed: `ERROR`/`FATAL` by `logLevel.error`,
  * `WARN` by `logLevel.warn`, nothing else.
  */
-export function logMonSaasWanted(event: Pick<PlatformLogEvent, 'source' | 'level'>, sources: MonSaasLogSourceSettings): boolean {
+export function logMonSaasWanted(
+  event: Pick<PlatformLogEvent, 'source' | 'level'>,
+  sources: MonSaasLogSourceSettings,
+): boolean {
   if (event.source === 'qseow-qix-perf') return false;
   const settings = sources[MONSAAS_LOG_SOURCES[event.source]];
   if (!settings.enable) return false;
@@ -237,22 +247,48 @@ export const HEALTH_METRIC_GROUPS: readonly MetricGroup[] = [
       ['qs_memFree', (b) => b.mem.free * BYTES_PER_MB],
     ],
   },
-  { flag: 'engine.cpu', doc: 'CPU %', enabled: (f) => f.engine.cpu.enable, metrics: [['qs_cpuTotal', (b) => b.cpu.total]] },
-  { flag: 'engine.calls', doc: 'engine calls', enabled: (f) => f.engine.calls.enable, metrics: [['qs_engineCalls', (b) => b.apps.calls]] },
-  { flag: 'engine.selections', doc: 'engine selections', enabled: (f) => f.engine.selections.enable, metrics: [['qs_engineSelections', (b) => b.apps.selections]] },
+  {
+    flag: 'engine.cpu',
+    doc: 'CPU %',
+    enabled: (f) => f.engine.cpu.enable,
+    metrics: [['qs_cpuTotal', (b) => b.cpu.total]],
+  },
+  {
+    flag: 'engine.calls',
+    doc: 'engine calls',
+    enabled: (f) => f.engine.calls.enable,
+    metrics: [['qs_engineCalls', (b) => b.apps.calls]],
+  },
+  {
+    flag: 'engine.selections',
+    doc: 'engine selections',
+    enabled: (f) => f.engine.selections.enable,
+    metrics: [['qs_engineSelections', (b) => b.apps.selections]],
+  },
   {
     flag: 'engine.sessions',
     doc: 'engine sessions',
     enabled: (f) => f.engine.sessions.enable,
-    metrics: [['qs_engineSessionsActive', (b) => b.session.active], ['qs_engineSessionsTotal', (b) => b.session.total]],
+    metrics: [
+      ['qs_engineSessionsActive', (b) => b.session.active],
+      ['qs_engineSessionsTotal', (b) => b.session.total],
+    ],
   },
   {
     flag: 'engine.users',
     doc: 'users',
     enabled: (f) => f.engine.users.enable,
-    metrics: [['qs_engineUsersActive', (b) => b.users.active], ['qs_engineUsersTotal', (b) => b.users.total]],
+    metrics: [
+      ['qs_engineUsersActive', (b) => b.users.active],
+      ['qs_engineUsersTotal', (b) => b.users.total],
+    ],
   },
-  { flag: 'engine.saturated', doc: '1 when saturated, else 0', enabled: (f) => f.engine.saturated.enable, metrics: [['qs_engineSaturated', (b) => (b.saturated ? 1 : 0)]] },
+  {
+    flag: 'engine.saturated',
+    doc: '1 when saturated, else 0',
+    enabled: (f) => f.engine.saturated.enable,
+    metrics: [['qs_engineSaturated', (b) => (b.saturated ? 1 : 0)]],
+  },
   {
     flag: 'apps.docCount',
     doc: 'numbers of apps',
@@ -287,9 +323,27 @@ export interface ListAttribute {
 
 /** §8.2: the app-list attributes, each with its flag. */
 export const HEALTH_LIST_ATTRIBUTES: readonly ListAttribute[] = [
-  { flag: 'apps.activeDocs', attribute: 'qs_activeDocs', enabled: (f) => f.apps.activeDocs.enable, ids: (b) => b.apps.active_docs, names: (n) => n.active },
-  { flag: 'apps.loadedDocs', attribute: 'qs_loadedDocs', enabled: (f) => f.apps.loadedDocs.enable, ids: (b) => b.apps.loaded_docs, names: (n) => n.loaded },
-  { flag: 'apps.inMemoryDocs', attribute: 'qs_inMemoryDocs', enabled: (f) => f.apps.inMemoryDocs.enable, ids: (b) => b.apps.in_memory_docs, names: (n) => n.inMemory },
+  {
+    flag: 'apps.activeDocs',
+    attribute: 'qs_activeDocs',
+    enabled: (f) => f.apps.activeDocs.enable,
+    ids: (b) => b.apps.active_docs,
+    names: (n) => n.active,
+  },
+  {
+    flag: 'apps.loadedDocs',
+    attribute: 'qs_loadedDocs',
+    enabled: (f) => f.apps.loadedDocs.enable,
+    ids: (b) => b.apps.loaded_docs,
+    names: (n) => n.loaded,
+  },
+  {
+    flag: 'apps.inMemoryDocs',
+    attribute: 'qs_inMemoryDocs',
+    enabled: (f) => f.apps.inMemoryDocs.enable,
+    ids: (b) => b.apps.in_memory_docs,
+    names: (n) => n.inMemory,
+  },
 ];
 
 /** §8.2: the longest app-list attribute, in characters (code points). */
@@ -321,11 +375,25 @@ function tagAttributes(tags: Readonly<Record<string, string>>): Map<string, Attr
   return new Map<string, AttributeValue>(Object.entries(tags).filter(([, value]) => value !== ''));
 }
 
-function metricBlock(timeNs: string, attributes: Map<string, AttributeValue>, options: MetricOptions, metrics: MetricBlock['metrics']): MetricPayload {
+function metricBlock(
+  timeNs: string,
+  attributes: Map<string, AttributeValue>,
+  options: MetricOptions,
+  metrics: MetricBlock['metrics'],
+): MetricPayload {
   for (const a of options.staticAttributes) if (!attributes.has(a.name)) attributes.set(a.name, a.value);
   if (options.svcVersion !== null && !attributes.has('svcVersion')) attributes.set('svcVersion', options.svcVersion);
   // fromEntries keeps a name such as `__proto__` an ordinary key.
-  return [{ common: { timestamp: timestampMs(timeNs), 'interval.ms': options.intervalMs, attributes: Object.fromEntries(attributes) }, metrics }];
+  return [
+    {
+      common: {
+        timestamp: timestampMs(timeNs),
+        'interval.ms': options.intervalMs,
+        attributes: Object.fromEntries(attributes),
+      },
+      metrics,
+    },
+  ];
 }
 
 /**
@@ -335,12 +403,15 @@ function metricBlock(timeNs: string, attributes: Map<string, AttributeValue>, op
  */
 export function healthMetricPayload(q: HealthQueuedEvent, options: HealthMetricOptions): MetricPayload | null {
   const { body, tags, docNames } = q.sample;
-  const metrics: MetricBlock['metrics'] = HEALTH_METRIC_GROUPS.filter((g) => g.enabled(options.flags)).flatMap((g) => g.metrics.map(([name, value]) => ({ name, type: 'gauge', value: value(body) })));
+  const metrics: MetricBlock['metrics'] = HEALTH_METRIC_GROUPS.filter((g) => g.enabled(options.flags)).flatMap((g) =>
+    g.metrics.map(([name, value]) => ({ name, type: 'gauge', value: value(body) })),
+  );
   if (metrics.length === 0) return null;
   const attributes = tagAttributes(tags);
   for (const list of HEALTH_LIST_ATTRIBUTES) {
     if (!list.enabled(options.flags) || attributes.has(list.attribute)) continue;
-    const names = docNames === undefined ? list.ids(body) : [...list.names(docNames).names, ...list.names(docNames).sessionApps];
+    const names =
+      docNames === undefined ? list.ids(body) : [...list.names(docNames).names, ...list.names(docNames).sessionApps];
     attributes.set(list.attribute, joinWithin(names));
   }
   return metricBlock(q.timeNs, attributes, options, metrics);
@@ -355,7 +426,9 @@ export const PROXY_SESSIONS_METRIC = 'qs_proxySessions';
  */
 export function sessionMetricPayload(q: SessionsQueuedEvent, options: MetricOptions): MetricPayload {
   const attributes = tagAttributes(q.sample.tags);
-  return metricBlock(q.timeNs, attributes, options, [{ name: PROXY_SESSIONS_METRIC, type: 'gauge', value: q.sample.sessions.length }]);
+  return metricBlock(q.timeNs, attributes, options, [
+    { name: PROXY_SESSIONS_METRIC, type: 'gauge', value: q.sample.sessions.length },
+  ]);
 }
 
 /** §8.2 uptime: the memory gauges (bytes) of `storeMonSaas.metric.dynamic.svcMemoryUsage`. */
@@ -378,7 +451,11 @@ export interface UptimeSample {
  * flags say, with `uptimeMonitor.storeMonSaas.attribute.static[]` and `svcVersion`; `interval.ms` =
  * the gap between two consecutive occurrences of `uptimeMonitor.frequency`. Null when no flag is on.
  */
-export function uptimeMetricPayload(sample: UptimeSample, timeNs: string, options: MetricOptions & { memory: boolean; uptime: boolean }): MetricPayload | null {
+export function uptimeMetricPayload(
+  sample: UptimeSample,
+  timeNs: string,
+  options: MetricOptions & { memory: boolean; uptime: boolean },
+): MetricPayload | null {
   const metrics: MetricBlock['metrics'] = [];
   if (options.memory) {
     const values = [sample.heapUsed, sample.heapTotal, sample.external, sample.rss];

@@ -18,13 +18,13 @@
  * process whose config has no MQTT destination never loads it.
  */
 import { randomBytes } from 'node:crypto';
-import type { MqttClient } from 'mqtt';
 import type * as Mqtt from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { SvcConfig } from '../../config/schema.js';
 import type { ErrorTracker } from '../../errors/tracker.js';
-import type { Component } from '../../runtime/lifecycle.js';
-import { LogThrottle } from '../../logging/throttle.js';
 import type { Log } from '../../logging/log.js';
+import { LogThrottle } from '../../logging/throttle.js';
+import type { Component } from '../../runtime/lifecycle.js';
 
 export type MqttSettings = SvcConfig['mqttConfig'];
 
@@ -161,7 +161,10 @@ export class MqttWriter implements Component {
       const timer = setTimeout(() => {
         if (settled) return;
         this.outage = true;
-        this.log.warn({ ...broker, timeoutMs: this.connectTimeoutMs }, 'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background');
+        this.log.warn(
+          { ...broker, timeoutMs: this.connectTimeoutMs },
+          'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background',
+        );
         finish();
       }, this.connectTimeoutMs);
 
@@ -178,7 +181,10 @@ export class MqttWriter implements Component {
         const details = { ...broker, code: errorCode(err), reason: err.message };
         if (!settled) {
           this.outage = true;
-          this.log.warn(details, 'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background');
+          this.log.warn(
+            details,
+            'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background',
+          );
           finish();
         } else if (!this.outage) {
           this.outage = true;
@@ -202,7 +208,12 @@ export class MqttWriter implements Component {
   async publish(topic: string, payload: string, module: string, serverName?: string): Promise<boolean> {
     const client = this.client;
     if (client === undefined || this.stopping) {
-      return this.fail(topic, module, serverName, this.stopping ? 'the MQTT writer is stopped' : 'the MQTT writer is not started');
+      return this.fail(
+        topic,
+        module,
+        serverName,
+        this.stopping ? 'the MQTT writer is stopped' : 'the MQTT writer is not started',
+      );
     }
     const invalid = invalidTopicReason(topic);
     if (invalid !== undefined) return this.fail(topic, module, serverName, invalid);
@@ -237,11 +248,17 @@ export class MqttWriter implements Component {
       })();
       const outcome = await Promise.race([graceful.then(() => 'ok' as const), deadline]);
       if (outcome === 'timeout') {
-        this.log.warn({ host: this.settings.brokerHost, port: this.settings.brokerPort, timeoutMs: this.stopTimeoutMs }, 'MQTT client did not end in time; closing it');
+        this.log.warn(
+          { host: this.settings.brokerHost, port: this.settings.brokerPort, timeoutMs: this.stopTimeoutMs },
+          'MQTT client did not end in time; closing it',
+        );
         await client.endAsync(true);
       }
     } catch (err) {
-      this.log.warn({ host: this.settings.brokerHost, reason: errorMessage(err) }, 'error while ending the MQTT client');
+      this.log.warn(
+        { host: this.settings.brokerHost, reason: errorMessage(err) },
+        'error while ending the MQTT client',
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -251,7 +268,11 @@ export class MqttWriter implements Component {
   private send(client: MqttClient, topic: string, payload: string): Promise<unknown> {
     return new Promise<unknown>((resolve) => {
       const timer = setTimeout(() => {
-        resolve(Object.assign(new Error(`publish not written within ${this.publishTimeoutMs} ms (timeout)`), { code: 'ETIMEDOUT' }));
+        resolve(
+          Object.assign(new Error(`publish not written within ${this.publishTimeoutMs} ms (timeout)`), {
+            code: 'ETIMEDOUT',
+          }),
+        );
       }, this.publishTimeoutMs);
       const done = (err?: unknown): void => {
         clearTimeout(timer);
@@ -276,10 +297,17 @@ export class MqttWriter implements Component {
       ...(code === undefined ? {} : { code }),
       ...(cause === undefined ? {} : { cause }),
     });
-    this.errors.track('MQTT_PUBLISH', err, { ...(serverName === undefined ? {} : { serverName }), module, destinationHost: host });
+    this.errors.track('MQTT_PUBLISH', err, {
+      ...(serverName === undefined ? {} : { serverName }),
+      module,
+      destinationHost: host,
+    });
     const { log, suppressed } = this.throttle.take(module);
     if (log) {
-      this.log.error({ module, host, port, topic, reason, ...(suppressed > 0 ? { suppressed } : {}) }, 'MQTT publish failed');
+      this.log.error(
+        { module, host, port, topic, reason, ...(suppressed > 0 ? { suppressed } : {}) },
+        'MQTT publish failed',
+      );
     } else {
       this.log.debug({ module, host, port, topic, reason }, 'MQTT publish failed');
     }

@@ -9,13 +9,22 @@
  * `MqttWriter` (`MQTT_PUBLISH`, modules `HEALTH_METRICS_MQTT` / `PROXY_SESSIONS_MQTT` with the server's
  * name, `USER_EVENTS_MQTT` / `LOG_EVENTS_MQTT`).
  */
-import { healthMessages, logEventMessages, sessionMessages, userEventMessages, type LogEventMqttSettings, type MqttMessage, type UserEventMqttSettings } from './mappers.js';
+
+import type { Log } from '../../logging/log.js';
 import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import { RecentIds } from '../../util/recent-ids.js';
-import type { MqttWriter } from './client.js';
-import type { Log } from '../../logging/log.js';
 import { PerEventDestination, takesPlatformKind } from '../port.js';
+import type { MqttWriter } from './client.js';
+import {
+  healthMessages,
+  type LogEventMqttSettings,
+  logEventMessages,
+  type MqttMessage,
+  sessionMessages,
+  type UserEventMqttSettings,
+  userEventMessages,
+} from './mappers.js';
 
 export const USER_EVENTS_MQTT_MODULE = 'USER_EVENTS_MQTT';
 export const LOG_EVENTS_MQTT_MODULE = 'LOG_EVENTS_MQTT';

@@ -22,11 +22,11 @@
  *   `unknown`, the word the event counts use for an empty subsystem (§2.3 step 2).
  */
 import type { SvcConfig } from '../../config/schema.js';
-import { topicLevel } from './client.js';
-import { firstValueTags } from '../../platform/tags.js';
 import type { PlatformLogEvent, UserActivity } from '../../platform/events.js';
 import type { HealthBody, HealthSample, SessionSample } from '../../platform/polled.js';
 import type { TagItem } from '../../platform/tags.js';
+import { firstValueTags } from '../../platform/tags.js';
+import { topicLevel } from './client.js';
 
 /** One MQTT publish: topic and UTF-8 payload. */
 export interface MqttMessage {
@@ -47,7 +47,14 @@ export const USER_EVENT_COMMAND_TOPICS: Readonly<Record<string, Exclude<UserTopi
 };
 
 /** §7.3: the optional payload keys, in payload order, each written when present. */
-const USER_OPTIONAL_KEYS = ['appId', 'appName', 'uaBrowserName', 'uaBrowserMajorVersion', 'uaOsName', 'uaOsVersion'] as const;
+const USER_OPTIONAL_KEYS = [
+  'appId',
+  'appName',
+  'uaBrowserName',
+  'uaBrowserMajorVersion',
+  'uaOsName',
+  'uaOsVersion',
+] as const;
 
 /**
  * A configured tag list as the `tags` object of a payload. A name given twice keeps its first value,
@@ -66,11 +73,17 @@ function unique(topics: string[]): string[] {
  * (`everythingTopic` first). Payload keys: `messageType, host, command, userDir, userId, origin,
  * context, message, tags`, then `appId`, `appName` and the user-agent keys when present.
  */
-export function userEventMessages(event: UserActivity, settings: UserEventMqttSettings, tags: readonly TagItem[]): MqttMessage[] {
+export function userEventMessages(
+  event: UserActivity,
+  settings: UserEventMqttSettings,
+  tags: readonly TagItem[],
+): MqttMessage[] {
   const postTo = settings.postTo;
   const topics: string[] = [];
   if (postTo.everythingTopic.enable) topics.push(postTo.everythingTopic.topic);
-  const specific = Object.hasOwn(USER_EVENT_COMMAND_TOPICS, event.command) ? USER_EVENT_COMMAND_TOPICS[event.command] : undefined;
+  const specific = Object.hasOwn(USER_EVENT_COMMAND_TOPICS, event.command)
+    ? USER_EVENT_COMMAND_TOPICS[event.command]
+    : undefined;
   if (specific !== undefined && postTo[specific].enable) topics.push(postTo[specific].topic);
   if (topics.length === 0) return [];
 
@@ -111,7 +124,11 @@ export function subsystemTopic(baseTopic: string, subsystem: string): string {
  * topic when `postTo.subsystemTopics`. Payload = the parsed object (§2.2, with `category` when
  * categorised, both values of a repeated category name kept) plus `tags` (`logEvents.tags[]`).
  */
-export function logEventMessages(event: PlatformLogEvent, settings: LogEventMqttSettings, tags: readonly TagItem[]): MqttMessage[] {
+export function logEventMessages(
+  event: PlatformLogEvent,
+  settings: LogEventMqttSettings,
+  tags: readonly TagItem[],
+): MqttMessage[] {
   const topics: string[] = [];
   if (settings.postTo.baseTopic) topics.push(settings.baseTopic);
   if (settings.postTo.subsystemTopics) topics.push(subsystemTopic(settings.baseTopic, event.subsystem));
@@ -149,9 +166,21 @@ export const HEALTH_MQTT_VALUES: readonly HealthMqttValue[] = [
   { suffix: '/session/total', doc: 'engine sessions', payload: (b) => text(b.session.total) },
   { suffix: '/users/active', doc: 'active users', payload: (b) => text(b.users.active) },
   { suffix: '/users/total', doc: 'users', payload: (b) => text(b.users.total) },
-  { suffix: '/apps/active_docs', doc: 'ids of the active apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.active_docs) },
-  { suffix: '/apps/loaded_docs', doc: 'ids of the loaded apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.loaded_docs) },
-  { suffix: '/apps/in_memory_docs', doc: 'ids of the in-memory apps joined by `,` (empty payload for none)', payload: (b) => list(b.apps.in_memory_docs) },
+  {
+    suffix: '/apps/active_docs',
+    doc: 'ids of the active apps joined by `,` (empty payload for none)',
+    payload: (b) => list(b.apps.active_docs),
+  },
+  {
+    suffix: '/apps/loaded_docs',
+    doc: 'ids of the loaded apps joined by `,` (empty payload for none)',
+    payload: (b) => list(b.apps.loaded_docs),
+  },
+  {
+    suffix: '/apps/in_memory_docs',
+    doc: 'ids of the in-memory apps joined by `,` (empty payload for none)',
+    payload: (b) => list(b.apps.in_memory_docs),
+  },
   { suffix: '/apps/calls', doc: 'engine calls', payload: (b) => text(b.apps.calls) },
   { suffix: '/apps/selections', doc: 'engine selections', payload: (b) => text(b.apps.selections) },
   { suffix: '/cache/hits', doc: 'cache hits', payload: (b) => text(b.cache.hits) },
@@ -194,5 +223,10 @@ export function healthMessages(sample: HealthSample, baseTopic: string): MqttMes
  * `<baseTopic><host>/usersession<vp as configured>` (`/` → `…/usersession/`, `/hdr` → `…/usersession/hdr`).
  */
 export function sessionMessages(sample: SessionSample, baseTopic: string): MqttMessage[] {
-  return [{ topic: `${baseTopic}${hostLevel(sample)}/usersession${topicLevel(sample.virtualProxy)}`, payload: JSON.stringify(sample.sessions, null, 2) }];
+  return [
+    {
+      topic: `${baseTopic}${hostLevel(sample)}/usersession${topicLevel(sample.virtualProxy)}`,
+      payload: JSON.stringify(sample.sessions, null, 2),
+    },
+  ];
 }

@@ -4,8 +4,9 @@
  * Each has its own TsdbWriter, its failures tracked with the producing module (§6.0 step 5) and the
  * tsdb's host.
  */
+
+import { type PlatformOutputs, platformOutputs } from '../../config/outputs.js';
 import type { SvcConfig } from '../../config/schema.js';
-import { platformOutputs, type PlatformOutputs } from '../../config/outputs.js';
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from '../build.js';
 import { TsdbDestination, type TsdbDestinationOptions } from './destination.js';
 import { TsdbWriter } from './writer.js';
@@ -14,7 +15,11 @@ import { TsdbWriter } from './writer.js';
 export const TSDB_BATCH_WINDOW_MS = 1000;
 
 function tsdbWriter({ config, logger, errors }: DestinationContext): TsdbWriter {
-  return new TsdbWriter({ config: config.tsdbConfig, log: logger, onError: (type, module, err) => errors.track(type, err, { module, destinationHost: config.tsdbConfig.host }) });
+  return new TsdbWriter({
+    config: config.tsdbConfig,
+    log: logger,
+    onError: (type, module, err) => errors.track(type, err, { module, destinationHost: config.tsdbConfig.host }),
+  });
 }
 
 /** The audit part of a TsdbDestination (`auditEvents.destination.tsdb`). */
@@ -25,7 +30,13 @@ function auditTsdbKinds({ config, clock }: DestinationContext): TsdbDestinationO
 
 /** The platform kinds a TsdbDestination takes (§0.6, `platformOutputs`). */
 type PlatformTsdbKinds = Pick<TsdbDestinationOptions, 'userEvents' | 'logEvents' | 'points' | 'health' | 'sessions'>;
-const NO_PLATFORM_TSDB_KINDS: PlatformTsdbKinds = { userEvents: null, logEvents: null, points: false, health: null, sessions: false };
+const NO_PLATFORM_TSDB_KINDS: PlatformTsdbKinds = {
+  userEvents: null,
+  logEvents: null,
+  points: false,
+  health: null,
+  sessions: false,
+};
 
 function platformTsdbKinds(config: SvcConfig, outputs: PlatformOutputs): PlatformTsdbKinds {
   return {
@@ -38,11 +49,21 @@ function platformTsdbKinds(config: SvcConfig, outputs: PlatformOutputs): Platfor
 }
 
 function takesAnyPlatformKind(kinds: PlatformTsdbKinds): boolean {
-  return kinds.userEvents !== null || kinds.logEvents !== null || kinds.points || (kinds.health ?? null) !== null || kinds.sessions === true;
+  return (
+    kinds.userEvents !== null ||
+    kinds.logEvents !== null ||
+    kinds.points ||
+    (kinds.health ?? null) !== null ||
+    kinds.sessions === true
+  );
 }
 
 /** One TsdbDestination, with its own writer, for the audit and platform kinds given. */
-function tsdbDestination(ctx: DestinationContext, audit: TsdbDestinationOptions['audit'], platform: PlatformTsdbKinds): TsdbDestination {
+function tsdbDestination(
+  ctx: DestinationContext,
+  audit: TsdbDestinationOptions['audit'],
+  platform: PlatformTsdbKinds,
+): TsdbDestination {
   return new TsdbDestination({ writer: tsdbWriter(ctx), audit, ...platform, log: ctx.logger });
 }
 
@@ -57,14 +78,27 @@ export const TSDB_MAX_IN_FLIGHT = 2;
 /** The audit queue's tsdb destination (batched by `auditEvents.destination.tsdb`). */
 export function auditTsdbDestination(ctx: DestinationContext): ConfiguredDestination {
   const t = ctx.config.auditEvents.destination.tsdb;
-  return { destination: tsdbDestination(ctx, auditTsdbKinds(ctx), NO_PLATFORM_TSDB_KINDS), batchSize: t.maxBatchSize, batchWindowMs: t.writeFrequency, maxInFlight: TSDB_MAX_IN_FLIGHT };
+  return {
+    destination: tsdbDestination(ctx, auditTsdbKinds(ctx), NO_PLATFORM_TSDB_KINDS),
+    batchSize: t.maxBatchSize,
+    batchWindowMs: t.writeFrequency,
+    maxInFlight: TSDB_MAX_IN_FLIGHT,
+  };
 }
 
 /** The platform queue's tsdb destination, or null when no platform kind goes to the tsdb. */
-export function platformTsdbDestination(ctx: DestinationContext, outputs: PlatformOutputs): ConfiguredDestination | null {
+export function platformTsdbDestination(
+  ctx: DestinationContext,
+  outputs: PlatformOutputs,
+): ConfiguredDestination | null {
   const kinds = platformTsdbKinds(ctx.config, outputs);
   if (!takesAnyPlatformKind(kinds)) return null;
-  return { destination: tsdbDestination(ctx, null, kinds), batchSize: ctx.config.tsdbConfig.maxBatchSize, batchWindowMs: TSDB_BATCH_WINDOW_MS, maxInFlight: TSDB_MAX_IN_FLIGHT };
+  return {
+    destination: tsdbDestination(ctx, null, kinds),
+    batchSize: ctx.config.tsdbConfig.maxBatchSize,
+    batchWindowMs: TSDB_BATCH_WINDOW_MS,
+    maxInFlight: TSDB_MAX_IN_FLIGHT,
+  };
 }
 
 /**
@@ -76,5 +110,7 @@ export function platformTsdbDestination(ctx: DestinationContext, outputs: Platfo
 export function tsdbWriterDestination(ctx: DestinationContext): TsdbDestination | null {
   const auditOn = auditTypesOn(ctx.config).includes('tsdb');
   const platform = platformTsdbKinds(ctx.config, platformOutputs(ctx.config));
-  return auditOn || takesAnyPlatformKind(platform) ? tsdbDestination(ctx, auditOn ? auditTsdbKinds(ctx) : null, platform) : null;
+  return auditOn || takesAnyPlatformKind(platform)
+    ? tsdbDestination(ctx, auditOn ? auditTsdbKinds(ctx) : null, platform)
+    : null;
 }

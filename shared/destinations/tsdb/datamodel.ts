@@ -10,7 +10,7 @@
  * uptime monitor and the error tracker; their tables are checked against those producers' points by
  * test/shared/destinations/tsdb/datamodel.test.ts.
  */
-import { bool, float, int, str, type FieldValue } from './line-protocol.js';
+import { bool, type FieldValue, float, int, str } from './line-protocol.js';
 
 /** Line-protocol field types (§6.0): `int` written with `i`, `float` always without, even when whole. */
 export type FieldType = 'int' | 'float' | 'string' | 'bool';
@@ -21,7 +21,11 @@ export interface FieldDef {
   readonly doc: string;
 }
 
-export interface MeasurementModel<N extends string = string, T extends string = string, F extends Record<string, FieldDef> = Record<string, FieldDef>> {
+export interface MeasurementModel<
+  N extends string = string,
+  T extends string = string,
+  F extends Record<string, FieldDef> = Record<string, FieldDef>,
+> {
   /** The measurement names: fixed, or the defaults of `nameKeys` (one model may describe several measurements of one layout). */
   readonly names: readonly [N, ...string[]];
   /** The config key(s) that name the measurement, when it is configurable (one per name). */
@@ -39,11 +43,21 @@ export interface MeasurementModel<N extends string = string, T extends string = 
 }
 
 /** Declares a measurement; `const` keeps the names and types literal so the mappers are checked against them. */
-export function defineMeasurement<const N extends string, const T extends string, const F extends Record<string, FieldDef>>(model: MeasurementModel<N, T, F>): MeasurementModel<N, T, F> {
+export function defineMeasurement<
+  const N extends string,
+  const T extends string,
+  const F extends Record<string, FieldDef>,
+>(model: MeasurementModel<N, T, F>): MeasurementModel<N, T, F> {
   return model;
 }
 
-type JsValue<T extends FieldType> = T extends 'int' ? number | bigint : T extends 'float' ? number : T extends 'string' ? string : boolean;
+type JsValue<T extends FieldType> = T extends 'int'
+  ? number | bigint
+  : T extends 'float'
+    ? number
+    : T extends 'string'
+      ? string
+      : boolean;
 
 /** The values of a point's fields by name; `null`/`undefined` = not written. */
 export type FieldValues<F extends Record<string, FieldDef>> = { [K in keyof F]?: JsValue<F[K]['type']> | null };
@@ -66,7 +80,10 @@ function typed(measurement: string, name: string, type: FieldType, value: unknow
 }
 
 /** The fields of a point, in table order, each with the type the table gives it. */
-export function fieldsOf<F extends Record<string, FieldDef>>(model: MeasurementModel<string, string, F>, values: FieldValues<F>): Record<string, FieldValue> {
+export function fieldsOf<F extends Record<string, FieldDef>>(
+  model: MeasurementModel<string, string, F>,
+  values: FieldValues<F>,
+): Record<string, FieldValue> {
   const out = new Map<string, FieldValue>();
   for (const [name, def] of Object.entries<FieldDef>(model.fields)) {
     const value: unknown = Object.hasOwn(values, name) ? values[name] : undefined;
@@ -82,7 +99,10 @@ export function tagNames<T extends string>(model: MeasurementModel<string, T>): 
 }
 
 /** Tags of a point checked against the table's names (values as given; empty ones are omitted by `toLine`). */
-export function tagsOf<T extends string>(_model: MeasurementModel<string, T>, values: Partial<Record<T, string | null | undefined>>): Record<string, string | null | undefined> {
+export function tagsOf<T extends string>(
+  _model: MeasurementModel<string, T>,
+  values: Partial<Record<T, string | null | undefined>>,
+): Record<string, string | null | undefined> {
   return { ...values };
 }
 
@@ -95,16 +115,27 @@ const SERVER_TAGS = {
   server_name: '`servers[].serverName`',
   server_description: '`servers[].serverDescription` (omitted when empty)',
 } as const;
-const SERVER_CONFIGURED_TAGS = '`serversToMonitor.servers[].serverTags` (names of `serversToMonitor.serverTagsDefinition`)';
+const SERVER_CONFIGURED_TAGS =
+  '`serversToMonitor.servers[].serverTags` (names of `serversToMonitor.serverTagsDefinition`)';
 const HEALTH_WRITTEN = 'one point per successful health poll of a server (`serversToMonitor.pollingInterval`)';
 
 const health = <const N extends string, const F extends Record<string, FieldDef>>(name: N, fields: F) =>
-  defineMeasurement({ names: [name], section: '6.1', written: HEALTH_WRITTEN, tags: SERVER_TAGS, configuredTags: SERVER_CONFIGURED_TAGS, fields });
+  defineMeasurement({
+    names: [name],
+    section: '6.1',
+    written: HEALTH_WRITTEN,
+    tags: SERVER_TAGS,
+    configuredTags: SERVER_CONFIGURED_TAGS,
+    fields,
+  });
 
 export const SERVER_INFO = health('server_info', {
   version: { type: 'string', doc: 'engine version (`version` of the health API)' },
   started: { type: 'string', doc: 'engine start time as the health API reports it (`started`)' },
-  uptime: { type: 'string', doc: 'time since `started` at the poll, `<d> days, <h>h <mm>m <ss>s`; `""` when `started` is invalid or in the future' },
+  uptime: {
+    type: 'string',
+    doc: 'time since `started` at the poll, `<d> days, <h>h <mm>m <ss>s`; `""` when `started` is invalid or in the future',
+  },
 });
 
 export const MEM = health('mem', {
@@ -113,7 +144,10 @@ export const MEM = health('mem', {
   free: { type: 'float', doc: 'MB, as reported' },
 });
 
-const docList = (what: string, flag: string): FieldDef => ({ type: 'string', doc: `ids of the ${what} apps joined by \`,\` (\`""\` for none); only with \`tsdbConfig.includeFields.${flag}\`` });
+const docList = (what: string, flag: string): FieldDef => ({
+  type: 'string',
+  doc: `ids of the ${what} apps joined by \`,\` (\`""\` for none); only with \`tsdbConfig.includeFields.${flag}\``,
+});
 const docNames = (what: string, flag: string): FieldDef => ({
   type: 'string',
   doc: `names of the ${what} apps from the app list (an unknown id stays the id), sorted, joined by \`,\`; only with \`tsdbConfig.includeFields.${flag}\` and app names extracted (\`appNames.enableAppNameExtract\`)`,
@@ -160,7 +194,9 @@ export const CACHE = health('cache', {
   bytes_added: { type: 'int', doc: 'bytes added' },
 });
 
-export const SATURATED = health('saturated', { saturated: { type: 'bool', doc: 'whether the engine reports saturation' } });
+export const SATURATED = health('saturated', {
+  saturated: { type: 'bool', doc: 'whether the engine reports saturation' },
+});
 
 /** §6.1's measurements in point order: a health sample's point `i` is `HEALTH_MEASUREMENTS[i]`. */
 export const HEALTH_MEASUREMENTS = [SERVER_INFO, MEM, APPS, CPU, SESSION, USERS, CACHE, SATURATED] as const;
@@ -183,7 +219,10 @@ export const USER_SESSION_SUMMARY = defineMeasurement({
   configuredTags: SERVER_CONFIGURED_TAGS,
   fields: {
     session_count: { type: 'int', doc: 'proxy sessions after user exclusion (`userSessions.excludeUser`)' },
-    session_user_id_list: { type: 'string', doc: 'distinct `DIR\\id` of those sessions, first-seen order, joined by `,` (`""` for none)' },
+    session_user_id_list: {
+      type: 'string',
+      doc: 'distinct `DIR\\id` of those sessions, first-seen order, joined by `,` (`""` for none)',
+    },
   },
 });
 
@@ -213,7 +252,7 @@ export const USER_EVENTS = defineMeasurement({
   section: '6.3',
   written: 'one point per user-activity event (`userEvents.sendToTsdb.enable`)',
   tags: {
-    host: 'the proxy\'s host name',
+    host: "the proxy's host name",
     event_action: 'the command (`Start session`, `Open connection`, …)',
     userFull: '`DIR\\id`',
     userDirectory: 'user directory',
@@ -238,7 +277,8 @@ export const USER_EVENTS = defineMeasurement({
 export const LOG_EVENT = defineMeasurement({
   names: ['log_event'],
   section: '6.4',
-  written: 'one point per log event (`logEvents.sendToTsdb.enable`); tags only when non-empty, fields only when not null',
+  written:
+    'one point per log event (`logEvents.sendToTsdb.enable`); tags only when non-empty, fields only when not null',
   tags: {
     host: 'host name of the sending server',
     level: 'log level',
@@ -262,7 +302,8 @@ export const LOG_EVENT = defineMeasurement({
     event_activity_source: '`user` or `non-user` (engine performance, always)',
     object_id: 'object id (engine performance)',
   },
-  configuredTags: 'category tags (`logEvents.categorise`, name = value, after the five tags above), then `logEvents.tags[]`',
+  configuredTags:
+    'category tags (`logEvents.categorise`, name = value, after the five tags above), then `logEvents.tags[]`',
   fields: {
     message: { type: 'string', doc: 'message (engine, proxy, repository, scheduler)' },
     exception_message: { type: 'string', doc: 'exception (proxy, repository, scheduler)' },
@@ -282,7 +323,10 @@ export const LOG_EVENT = defineMeasurement({
     handle: { type: 'int', doc: 'object handle (engine performance)' },
     net_ram: { type: 'int', doc: 'bytes (engine performance)' },
     peak_ram: { type: 'int', doc: 'bytes (engine performance)' },
-    raw_event: { type: 'string', doc: 'the parsed event as compact JSON, with `category`, without configured tags (all sources)' },
+    raw_event: {
+      type: 'string',
+      doc: 'the parsed event as compact JSON, with `category`, without configured tags (all sources)',
+    },
   },
 });
 
@@ -293,7 +337,8 @@ export const EVENT_COUNT = defineMeasurement({
   names: ['event_count'],
   nameKeys: ['platformEvents.eventCount.tsdb.measurementName'],
   section: '6.5',
-  written: 'every `platformEvents.tsdb.writeFrequency` ms, one point per distinct tag set counted in the window (`platformEvents.eventCount.enable`)',
+  written:
+    'every `platformEvents.tsdb.writeFrequency` ms, one point per distinct tag set counted in the window (`platformEvents.eventCount.enable`)',
   tags: {
     event_type: '`user` or `log`',
     source: 'event source; `unknown` for unrecognised or malformed datagrams',
@@ -308,7 +353,8 @@ export const REJECTED_EVENT_COUNT = defineMeasurement({
   names: ['rejected_event_count'],
   nameKeys: ['platformEvents.rejectedEventCount.tsdb.measurementName'],
   section: '6.6',
-  written: 'every `platformEvents.tsdb.writeFrequency` ms, one point per distinct tag set rejected in the window (`platformEvents.rejectedEventCount.enable`)',
+  written:
+    'every `platformEvents.tsdb.writeFrequency` ms, one point per distinct tag set rejected in the window (`platformEvents.rejectedEventCount.enable`)',
   tags: {
     reason: '`perf_filter` (engine-performance filter) or `category_drop`',
     source: 'event source',
@@ -330,12 +376,16 @@ export const REJECTED_EVENT_COUNT = defineMeasurement({
 
 export const QUEUE_METRICS = defineMeasurement({
   names: ['user_events_queue', 'log_events_queue'],
-  nameKeys: ['userEvents.udpServerConfig.queueMetrics.tsdb.measurementName', 'logEvents.udpServerConfig.queueMetrics.tsdb.measurementName'],
+  nameKeys: [
+    'userEvents.udpServerConfig.queueMetrics.tsdb.measurementName',
+    'logEvents.udpServerConfig.queueMetrics.tsdb.measurementName',
+  ],
   section: '6.8',
-  written: 'every `…udpServerConfig.queueMetrics.tsdb.writeFrequency` ms per running listener (`…queueMetrics.tsdb.enable`)',
+  written:
+    'every `…udpServerConfig.queueMetrics.tsdb.writeFrequency` ms per running listener (`…queueMetrics.tsdb.enable`)',
   tags: {
     queue_type: '`user_events` or `log_events`',
-    host: 'Svc\'s own host name',
+    host: "Svc's own host name",
   },
   configuredTags: '`…udpServerConfig.queueMetrics.tsdb.tags[]`',
   fields: {
@@ -352,7 +402,10 @@ export const QUEUE_METRICS = defineMeasurement({
     messages_dropped_queue_full: { type: 'int', doc: 'since the last successful write' },
     messages_dropped_size: { type: 'int', doc: 'since the last successful write' },
     messages_dropped_source: { type: 'int', doc: 'since the last successful write' },
-    messages_dropped_kernel: { type: 'int', doc: 'kernel drops since the last successful write; omitted where the OS has no counter' },
+    messages_dropped_kernel: {
+      type: 'int',
+      doc: 'kernel drops since the last successful write; omitted where the OS has no counter',
+    },
     processing_time_avg_ms: { type: 'float', doc: 'over the last 1,000 handler durations' },
     processing_time_p95_ms: { type: 'float', doc: 'over the last 1,000 handler durations' },
     processing_time_max_ms: { type: 'float', doc: 'over the last 1,000 handler durations' },
@@ -384,18 +437,23 @@ export const SVC_ERRORS = defineMeasurement({
   names: ['svc_errors'],
   nameKeys: ['errorTracking.tsdb.measurementName'],
   section: '6.10',
-  written: 'one point per tracked error, at the time it happened (`errorTracking.enable` and `errorTracking.tsdb.enable`)',
+  written:
+    'one point per tracked error, at the time it happened (`errorTracking.enable` and `errorTracking.tsdb.enable`)',
   tags: {
-    error_type: '`HEALTH_API`, `PROXY_API`, `TSDB_V1_WRITE`, `MQTT_PUBLISH`, `MONSAAS_POST`, … (platform-formats.md §10.9)',
+    error_type:
+      '`HEALTH_API`, `PROXY_API`, `TSDB_V1_WRITE`, `MQTT_PUBLISH`, `MONSAAS_POST`, … (platform-formats.md §10.9)',
     server_name: 'the server concerned; `_no_server_context` when none',
     host: 'the host concerned, when known',
     virtual_proxy: 'the virtual proxy, when known',
-    destination_host: 'the destination\'s host, when known',
+    destination_host: "the destination's host, when known",
     module: 'the producing module (`HEALTH_METRICS`, `USER_EVENTS_MQTT`, …), when known',
   },
   fields: {
     error_count: { type: 'int', doc: 'always 1' },
-    error_category: { type: 'string', doc: '`timeout`, `connection_refused`, `auth_error`, `http_5xx`, … (platform-formats.md §10.9)' },
+    error_category: {
+      type: 'string',
+      doc: '`timeout`, `connection_refused`, `auth_error`, `http_5xx`, … (platform-formats.md §10.9)',
+    },
     error_code: { type: 'string', doc: 'error code, when known' },
     http_status: { type: 'int', doc: 'HTTP status, when known' },
     request_url: { type: 'string', doc: 'scheme, host and path (no query), when known' },

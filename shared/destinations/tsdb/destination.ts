@@ -27,7 +27,15 @@ import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import { BaseDestination } from '../port.js';
 import type { Point, PointClock } from './line-protocol.js';
-import { auditPoint, healthPoints, jsonPointToPoint, logEventPoint, sessionPoints, userEventPoint, type IncludeFields } from './mappers.js';
+import {
+  auditPoint,
+  healthPoints,
+  type IncludeFields,
+  jsonPointToPoint,
+  logEventPoint,
+  sessionPoints,
+  userEventPoint,
+} from './mappers.js';
 import type { TsdbWriter } from './writer.js';
 
 export const AUDIT_TSDB_MODULE = 'AUDIT_EVENTS';
@@ -91,13 +99,19 @@ export class TsdbDestination extends BaseDestination {
   protected async writeEvents(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
     let aborted = false;
-    const untrackedLast = [...this.group(queued)].sort(([a], [b]) => Number(a === ERROR_TRACKING_MODULE) - Number(b === ERROR_TRACKING_MODULE));
+    const untrackedLast = [...this.group(queued)].sort(
+      ([a], [b]) => Number(a === ERROR_TRACKING_MODULE) - Number(b === ERROR_TRACKING_MODULE),
+    );
     for (const [module, group] of untrackedLast) {
       if (aborted) {
         for (const item of group) failed.add(item.id);
         continue;
       }
-      const report = await this.options.writer.write(group.flatMap((i) => i.points), module, { untracked: module === ERROR_TRACKING_MODULE });
+      const report = await this.options.writer.write(
+        group.flatMap((i) => i.points),
+        module,
+        { untracked: module === ERROR_TRACKING_MODULE },
+      );
       if (report.failedWhole.length === 0) continue;
       aborted = true;
       const failedPoints = new Set(report.failedWhole);
@@ -117,12 +131,20 @@ export class TsdbDestination extends BaseDestination {
     const { audit, userEvents, logEvents, health, sessions } = this.options;
     for (const q of queued) {
       try {
-        if (q.kind === 'audit' && audit !== null) add(AUDIT_TSDB_MODULE, { id: q.id, points: [auditPoint(q, audit.measurement, audit.staticTags, audit.clock)] });
-        else if (q.kind === 'user-event' && userEvents !== null) add(USER_EVENTS_TSDB_MODULE, { id: q.id, points: [userEventPoint(q, userEvents.tags)] });
-        else if (q.kind === 'log-event' && logEvents !== null) add(LOG_EVENTS_TSDB_MODULE, { id: q.id, points: [logEventPoint(q, logEvents.tags)] });
+        if (q.kind === 'audit' && audit !== null)
+          add(AUDIT_TSDB_MODULE, {
+            id: q.id,
+            points: [auditPoint(q, audit.measurement, audit.staticTags, audit.clock)],
+          });
+        else if (q.kind === 'user-event' && userEvents !== null)
+          add(USER_EVENTS_TSDB_MODULE, { id: q.id, points: [userEventPoint(q, userEvents.tags)] });
+        else if (q.kind === 'log-event' && logEvents !== null)
+          add(LOG_EVENTS_TSDB_MODULE, { id: q.id, points: [logEventPoint(q, logEvents.tags)] });
         else if (q.kind === 'points') add(q.module, { id: q.id, points: q.points.map(jsonPointToPoint) });
-        else if (q.kind === 'health' && health !== undefined && health !== null) add(HEALTH_TSDB_MODULE, { id: q.id, points: healthPoints(q, health.includeFields) });
-        else if (q.kind === 'user-sessions' && sessions === true) add(SESSIONS_TSDB_MODULE, { id: q.id, points: sessionPoints(q) });
+        else if (q.kind === 'health' && health !== undefined && health !== null)
+          add(HEALTH_TSDB_MODULE, { id: q.id, points: healthPoints(q, health.includeFields) });
+        else if (q.kind === 'user-sessions' && sessions === true)
+          add(SESSIONS_TSDB_MODULE, { id: q.id, points: sessionPoints(q) });
       } catch (err) {
         // Only a malformed queued event gets here (a time that is not a decimal, an unsafe integer):
         // a redelivery would fail the same way, so it is dropped, not returned.

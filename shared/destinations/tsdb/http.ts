@@ -3,7 +3,7 @@
  * the tsdb's error text, failures without an answer, setup errors, the fetch request of database
  * setup, and the node:http transport every version posts its lines with.
  */
-import { Agent, request, type IncomingHttpHeaders, type RequestOptions } from 'node:http';
+import { Agent, type IncomingHttpHeaders, type RequestOptions, request } from 'node:http';
 import { isRecord } from '../../util/records.js';
 import type { Failure, LineChunk, NetworkFailure, Outcome, TsdbConfig, TsdbVersion } from './client.js';
 
@@ -36,7 +36,8 @@ export function serverMessage(body: string, header: string | null): string {
   try {
     const json: unknown = JSON.parse(body);
     if (isRecord(json)) {
-      const text = typeof json.error === 'string' ? json.error : typeof json.message === 'string' ? json.message : undefined;
+      const text =
+        typeof json.error === 'string' ? json.error : typeof json.message === 'string' ? json.message : undefined;
       if (text !== undefined) message = json.data === undefined ? text : `${text}: ${JSON.stringify(json.data)}`;
     }
   } catch {
@@ -67,7 +68,9 @@ export function networkOutcome(err: unknown, timedOut = false): NetworkFailure {
   const cause: unknown = err instanceof Error ? err.cause : undefined;
   const timeout = timedOut || (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'));
   const code = timeout ? 'ETIMEDOUT' : (stringProp(err, 'code') ?? stringProp(cause, 'code') ?? 'ECONNECTION');
-  const message = [err instanceof Error ? err.message : String(err), stringProp(cause, 'message')].filter((m) => m !== undefined && m !== '').join(': ');
+  const message = [err instanceof Error ? err.message : String(err), stringProp(cause, 'message')]
+    .filter((m) => m !== undefined && m !== '')
+    .join(': ');
   return { kind: 'network', code, message, cause: err };
 }
 
@@ -75,8 +78,16 @@ export function networkOutcome(err: unknown, timedOut = false): NetworkFailure {
  * The error database setup throws for `request` (e.g. `POST /api/v2/buckets`): what the tsdb
  * answered, or why it did not. The cause is the network error unless another is given.
  */
-export function setupError(version: TsdbVersion, request: string, failure: Pick<Extract<Failure, { kind: 'http' }>, 'kind' | 'status' | 'message'> | NetworkFailure, cause?: unknown): Error {
-  const what = failure.kind === 'http' ? `answered HTTP ${failure.status}: ${failure.message}` : `failed: ${failure.code}: ${failure.message}`;
+export function setupError(
+  version: TsdbVersion,
+  request: string,
+  failure: Pick<Extract<Failure, { kind: 'http' }>, 'kind' | 'status' | 'message'> | NetworkFailure,
+  cause?: unknown,
+): Error {
+  const what =
+    failure.kind === 'http'
+      ? `answered HTTP ${failure.status}: ${failure.message}`
+      : `failed: ${failure.code}: ${failure.message}`;
   const reason = cause ?? (failure.kind === 'network' ? failure.cause : undefined);
   return new Error(`tsdb v${version}: ${request} ${what}`, reason === undefined ? undefined : { cause: reason });
 }
@@ -91,7 +102,12 @@ export interface Answer {
 }
 
 /** POSTs `body` with fetch: the answer, or the failure when there was none (timeout included). */
-export async function post(url: string, headers: Record<string, string>, body: string | Uint8Array, timeoutMs: number): Promise<Answer | NetworkFailure> {
+export async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array,
+  timeoutMs: number,
+): Promise<Answer | NetworkFailure> {
   try {
     const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
@@ -102,7 +118,9 @@ export async function post(url: string, headers: Record<string, string>, body: s
 }
 
 /** What one write request over node:http came to: an answer with its body read, or an error. */
-type Attempt = { kind: 'answer'; status: number; ok: boolean; headers: IncomingHttpHeaders; body: string } | { kind: 'error'; err: unknown; reused: boolean };
+type Attempt =
+  | { kind: 'answer'; status: number; ok: boolean; headers: IncomingHttpHeaders; body: string }
+  | { kind: 'error'; err: unknown; reused: boolean };
 
 /** The fetch-style answer header (`string | null`) from node:http's headers. */
 function header(headers: IncomingHttpHeaders, name: string): string | null {
@@ -145,7 +163,8 @@ export class HttpTransport {
     // A kept-alive connection the server closed meanwhile fails at once, before any answer: the
     // request is sent again on a fresh one (as a new connection would have been in the first place;
     // should the server have stored it, the points come again with the same times and overwrite themselves).
-    if (attempt.kind === 'error' && attempt.reused && !isTimeout(attempt.err) && isResetBeforeAnswer(attempt.err)) attempt = await this.post(chunk.body);
+    if (attempt.kind === 'error' && attempt.reused && !isTimeout(attempt.err) && isResetBeforeAnswer(attempt.err))
+      attempt = await this.post(chunk.body);
     if (attempt.kind === 'error') return networkOutcome(attempt.err);
     if (attempt.ok) return { kind: 'ok' };
     return {
@@ -165,16 +184,25 @@ export class HttpTransport {
         clearTimeout(timer);
         resolve(attempt);
       };
-      const req = request({ ...this.options, headers: { ...this.options.headers, 'content-length': body.byteLength } }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (part: Buffer) => parts.push(part));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          settle({ kind: 'answer', status, ok: status >= 200 && status < 300, headers: res.headers, body: parts.length === 0 ? '' : Buffer.concat(parts).toString('utf8') });
-        });
-        // Cut off mid-answer (ECONNRESET, "aborted"): no answer to go by.
-        res.on('error', (err) => settle({ kind: 'error', err, reused: false }));
-      });
+      const req = request(
+        { ...this.options, headers: { ...this.options.headers, 'content-length': body.byteLength } },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (part: Buffer) => parts.push(part));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            settle({
+              kind: 'answer',
+              status,
+              ok: status >= 200 && status < 300,
+              headers: res.headers,
+              body: parts.length === 0 ? '' : Buffer.concat(parts).toString('utf8'),
+            });
+          });
+          // Cut off mid-answer (ECONNRESET, "aborted"): no answer to go by.
+          res.on('error', (err) => settle({ kind: 'error', err, reused: false }));
+        },
+      );
       const timer = setTimeout(() => req.destroy(timeoutError(this.timeoutMs)), this.timeoutMs);
       req.on('error', (err) => settle({ kind: 'error', err, reused: req.reusedSocket }));
       req.end(body);

@@ -3,7 +3,7 @@
  * of it). See `LineBuffer`.
  */
 import type { LineChunk } from './client.js';
-import { writeLine, type LineSink, type Point } from './line-protocol.js';
+import { type LineSink, type Point, writeLine } from './line-protocol.js';
 
 /** Pieces shorter than this are gathered into one string before they are written (fewer native calls). */
 const SMALL_PIECE = 256;

@@ -98,7 +98,10 @@ function escapeText(text: string, specials: RegExp, hasSpecial: RegExp, what: st
   for (let i = text.indexOf('\\'); i !== -1; i = text.indexOf('\\', i + 1)) {
     const next = text[i + 1];
     if (next === undefined || next === ',' || next === '=' || next === ' ') {
-      throw new LineProtocolError(`${what} ${JSON.stringify(text)} has a backslash before ${next === undefined ? 'its end' : JSON.stringify(next)}, which line protocol reads as an escape`, measurement);
+      throw new LineProtocolError(
+        `${what} ${JSON.stringify(text)} has a backslash before ${next === undefined ? 'its end' : JSON.stringify(next)}, which line protocol reads as an escape`,
+        measurement,
+      );
     }
   }
   return hasSpecial.test(text) ? text.replace(specials, '\\$&') : text;
@@ -158,13 +161,16 @@ function fieldValue(key: string, field: FieldValue, measurement: string): string
       const v = field.value;
       // Every safe integer is inside the 64-bit range: no BigInt needed for the common case.
       if (typeof v === 'number' && Number.isSafeInteger(v)) return `${v}i`;
-      if (typeof v === 'number' && !Number.isInteger(v)) throw new LineProtocolError(`integer field ${key} is not an integer: ${v}`, measurement);
+      if (typeof v === 'number' && !Number.isInteger(v))
+        throw new LineProtocolError(`integer field ${key} is not an integer: ${v}`, measurement);
       const big = BigInt(v);
-      if (big < INT64_MIN || big > INT64_MAX) throw new LineProtocolError(`integer field ${key} is outside the signed 64-bit range: ${big}`, measurement);
+      if (big < INT64_MIN || big > INT64_MAX)
+        throw new LineProtocolError(`integer field ${key} is outside the signed 64-bit range: ${big}`, measurement);
       return `${big}i`;
     }
     case 'float':
-      if (!Number.isFinite(field.value)) throw new LineProtocolError(`float field ${key} is not finite: ${field.value}`, measurement);
+      if (!Number.isFinite(field.value))
+        throw new LineProtocolError(`float field ${key} is not finite: ${field.value}`, measurement);
       return formatFloat(field.value);
     case 'string':
       return quoted(field.value);
@@ -238,7 +244,8 @@ export function writeLine(point: Point, sink: LineSink): void {
   const rawMeasurement = point.measurement;
   const measurement = stripControl(rawMeasurement);
   if (measurement === '') throw new LineProtocolError('empty measurement', rawMeasurement);
-  if (measurement.startsWith('#')) throw new LineProtocolError('a measurement starting with "#" would be read as a comment', rawMeasurement);
+  if (measurement.startsWith('#'))
+    throw new LineProtocolError('a measurement starting with "#" would be read as a comment', rawMeasurement);
   sink.put(escapeText(measurement, MEASUREMENT_SPECIALS, HAS_MEASUREMENT_SPECIAL, 'measurement', rawMeasurement));
 
   const tagKeys = TAG_KEYS;
@@ -266,7 +273,11 @@ export function writeLine(point: Point, sink: LineSink): void {
     if (field.type === 'json' && text === undefined) continue;
     const cleanKey = stripControl(rawKey);
     const finalKey = tagKeys.has(cleanKey) ? `${cleanKey}_field` : cleanKey;
-    if (fieldKeys.has(finalKey)) throw new LineProtocolError(`field ${finalKey} given twice (after the _field suffix of tag names)`, rawMeasurement);
+    if (fieldKeys.has(finalKey))
+      throw new LineProtocolError(
+        `field ${finalKey} given twice (after the _field suffix of tag names)`,
+        rawMeasurement,
+      );
     sink.put(`${fieldKeys.size === 0 ? ' ' : ','}${name(finalKey, 'field key', rawMeasurement)}=`);
     fieldKeys.add(finalKey);
     if (field.type === 'string') sink.putString(field.value);
@@ -276,7 +287,10 @@ export function writeLine(point: Point, sink: LineSink): void {
   if (fieldKeys.size === 0) throw new LineProtocolError('a point needs at least one field', rawMeasurement);
 
   if (typeof point.timeNs !== 'bigint' || point.timeNs < INT64_MIN || point.timeNs > INT64_MAX) {
-    throw new LineProtocolError(`timestamp outside the signed 64-bit nanosecond range: ${String(point.timeNs)}`, rawMeasurement);
+    throw new LineProtocolError(
+      `timestamp outside the signed 64-bit nanosecond range: ${String(point.timeNs)}`,
+      rawMeasurement,
+    );
   }
   sink.put(` ${point.timeNs}`);
 }
@@ -295,4 +309,4 @@ export function toLine(point: Point): string {
   return line;
 }
 
-export { MAX_POINT_MS, PointClock, nthPointTime, pointTime } from '../point-clock.js';
+export { MAX_POINT_MS, nthPointTime, PointClock, pointTime } from '../point-clock.js';

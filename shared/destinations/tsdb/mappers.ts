@@ -17,18 +17,62 @@
  * name. The startup rules (shared/config/rules.ts) refuse configured names that would collide, so
  * this only matters for configs that bypassed them.
  */
-import { firstValueTags, type TagItem } from '../../platform/tags.js';
-import type { Category, PlatformLogEvent } from '../../platform/events.js';
-import { parseTimeNs, type AuditQueuedEvent, type HealthQueuedEvent, type JsonFieldValue, type JsonPoint, type LogQueuedEvent, type SessionsQueuedEvent, type UserQueuedEvent } from '../../queue/events.js';
-import { float, int, json, jsonFieldText, nthPointTime, str, type FieldValue, type Point, type PointClock } from './line-protocol.js';
-import {
-  APPS, CACHE, CPU, HEALTH_MEASUREMENTS, LOG_EVENT, MEM, SATURATED, SERVER_INFO, SESSION, USER_EVENTS, USER_SESSION_DETAILS, USER_SESSION_SUMMARY, USERS,
-  fieldsOf, tagsOf, type FieldValues, type MeasurementModel,
-} from './datamodel.js';
-import type { DocNames } from '../../platform/polled.js';
-import { AUDIT_COLUMNS, auditTimeMs, MAX_PAYLOAD_JSON, type AuditColumn } from '../../audit/datamodel.js';
 
-export { BUILT_IN_POINT_NAMES, LOG_EVENT_FIELDS, LOG_EVENT_MEASUREMENT, LOG_EVENT_TAGS, USER_EVENTS_FIELDS, USER_EVENTS_MEASUREMENT, USER_EVENTS_TAGS } from './names.js';
+import { AUDIT_COLUMNS, type AuditColumn, auditTimeMs, MAX_PAYLOAD_JSON } from '../../audit/datamodel.js';
+import type { Category, PlatformLogEvent } from '../../platform/events.js';
+import type { DocNames } from '../../platform/polled.js';
+import { firstValueTags, type TagItem } from '../../platform/tags.js';
+import {
+  type AuditQueuedEvent,
+  type HealthQueuedEvent,
+  type JsonFieldValue,
+  type JsonPoint,
+  type LogQueuedEvent,
+  parseTimeNs,
+  type SessionsQueuedEvent,
+  type UserQueuedEvent,
+} from '../../queue/events.js';
+import {
+  APPS,
+  CACHE,
+  CPU,
+  type FieldValues,
+  fieldsOf,
+  HEALTH_MEASUREMENTS,
+  LOG_EVENT,
+  MEM,
+  type MeasurementModel,
+  SATURATED,
+  SERVER_INFO,
+  SESSION,
+  tagsOf,
+  USER_EVENTS,
+  USER_SESSION_DETAILS,
+  USER_SESSION_SUMMARY,
+  USERS,
+} from './datamodel.js';
+import {
+  type FieldValue,
+  float,
+  int,
+  json,
+  jsonFieldText,
+  nthPointTime,
+  type Point,
+  type PointClock,
+  str,
+} from './line-protocol.js';
+
+export {
+  BUILT_IN_POINT_NAMES,
+  LOG_EVENT_FIELDS,
+  LOG_EVENT_MEASUREMENT,
+  LOG_EVENT_TAGS,
+  USER_EVENTS_FIELDS,
+  USER_EVENTS_MEASUREMENT,
+  USER_EVENTS_TAGS,
+} from './names.js';
+
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from './names.js';
 
 type UserEventsTag = keyof typeof USER_EVENTS.tags;
@@ -102,13 +146,26 @@ function sourceParts(e: PlatformLogEvent): { tags: [LogEventTag, TagValue][]; fi
   switch (e.source) {
     case 'qseow-engine':
       return {
-        tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['app_id', e.app_id], ['engine_exe_version', e.engine_exe_version]],
+        tags: [
+          ['user_full', e.user_full],
+          ['user_directory', e.user_directory],
+          ['user_id', e.user_id],
+          ['windows_user', e.windows_user],
+          ['app_id', e.app_id],
+          ['engine_exe_version', e.engine_exe_version],
+        ],
         fields: { message: e.message, session_id_field: e.session_id },
       };
     case 'qseow-proxy':
     case 'qseow-repository':
       return {
-        tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['result_code', e.result_code]],
+        tags: [
+          ['user_full', e.user_full],
+          ['user_directory', e.user_directory],
+          ['user_id', e.user_id],
+          ['windows_user', e.windows_user],
+          ['result_code', e.result_code],
+        ],
         fields: {
           message: e.message,
           exception_message: e.exception_message,
@@ -120,7 +177,14 @@ function sourceParts(e: PlatformLogEvent): { tags: [LogEventTag, TagValue][]; fi
       };
     case 'qseow-scheduler':
       return {
-        tags: [['user_full', e.user_full], ['user_directory', e.user_directory], ['user_id', e.user_id], ['windows_user', e.windows_user], ['task_id', e.task_id], ['task_name', e.task_name]],
+        tags: [
+          ['user_full', e.user_full],
+          ['user_directory', e.user_directory],
+          ['user_id', e.user_id],
+          ['windows_user', e.windows_user],
+          ['task_id', e.task_id],
+          ['task_name', e.task_name],
+        ],
         fields: {
           message: e.message,
           exception_message: e.exception_message,
@@ -132,9 +196,16 @@ function sourceParts(e: PlatformLogEvent): { tags: [LogEventTag, TagValue][]; fi
     case 'qseow-qix-perf':
       return {
         tags: [
-          ['event_activity_source', e.event_activity_source], ['method', e.method], ['object_type', e.object_type],
-          ['proxy_session_id', e.proxy_session_id], ['session_id', e.session_id], ['user_full', e.user_full],
-          ['user_directory', e.user_directory], ['user_id', e.user_id], ['app_id', e.app_id], ['app_name', e.app_name],
+          ['event_activity_source', e.event_activity_source],
+          ['method', e.method],
+          ['object_type', e.object_type],
+          ['proxy_session_id', e.proxy_session_id],
+          ['session_id', e.session_id],
+          ['user_full', e.user_full],
+          ['user_directory', e.user_directory],
+          ['user_id', e.user_id],
+          ['app_id', e.app_id],
+          ['app_name', e.app_name],
           ['object_id', e.object_id],
         ],
         fields: {
@@ -193,9 +264,17 @@ export const SESSION_SUMMARY_POINTS = 1;
 export type IncludeFields = Readonly<Record<'activeDocs' | 'loadedDocs' | 'inMemoryDocs', boolean>>;
 
 /** One app list of `apps` (§6.1): ids, and names when the sample has them; nothing when its include flag is off. */
-function docList(include: boolean, ids: readonly string[], names: DocNames | undefined): { ids: string | null; names: string | null; sessionNames: string | null } {
+function docList(
+  include: boolean,
+  ids: readonly string[],
+  names: DocNames | undefined,
+): { ids: string | null; names: string | null; sessionNames: string | null } {
   if (!include) return { ids: null, names: null, sessionNames: null };
-  return { ids: ids.join(','), names: names === undefined ? null : names.names.join(','), sessionNames: names === undefined ? null : names.sessionApps.join(',') };
+  return {
+    ids: ids.join(','),
+    names: names === undefined ? null : names.names.join(','),
+    sessionNames: names === undefined ? null : names.sessionApps.join(','),
+  };
 }
 
 /**
@@ -234,11 +313,25 @@ export function healthPoints(q: HealthQueuedEvent, include: IncludeFields): Poin
     [CPU, fieldsOf(CPU, { total: body.cpu.total })],
     [SESSION, fieldsOf(SESSION, { active: body.session.active, total: body.session.total })],
     [USERS, fieldsOf(USERS, { active: body.users.active, total: body.users.total })],
-    [CACHE, fieldsOf(CACHE, { hits: body.cache.hits, lookups: body.cache.lookups, added: body.cache.added, replaced: body.cache.replaced, bytes_added: body.cache.bytes_added })],
+    [
+      CACHE,
+      fieldsOf(CACHE, {
+        hits: body.cache.hits,
+        lookups: body.cache.lookups,
+        added: body.cache.added,
+        replaced: body.cache.replaced,
+        bytes_added: body.cache.bytes_added,
+      }),
+    ],
     [SATURATED, fieldsOf(SATURATED, { saturated: body.saturated })],
   ];
   const first = parseTimeNs(q.timeNs);
-  return parts.map(([model, fields], i) => ({ measurement: model.names[0], tags: { ...tags }, fields, timeNs: nthPointTime(first, i) }));
+  return parts.map(([model, fields], i) => ({
+    measurement: model.names[0],
+    tags: { ...tags },
+    fields,
+    timeNs: nthPointTime(first, i),
+  }));
 }
 
 /**
@@ -259,8 +352,19 @@ export function sessionPoints(q: SessionsQueuedEvent): Point[] {
   const details = sessions.map(
     (s, i): Point => ({
       measurement: USER_SESSION_DETAILS.names[0],
-      tags: { ...tags, ...tagsOf(USER_SESSION_DETAILS, { user_session_id: s.SessionId, user_session_user_directory: s.UserDirectory, user_session_user_id: s.UserId }) },
-      fields: fieldsOf(USER_SESSION_DETAILS, { session_id: s.SessionId, user_directory: s.UserDirectory, user_id: s.UserId }),
+      tags: {
+        ...tags,
+        ...tagsOf(USER_SESSION_DETAILS, {
+          user_session_id: s.SessionId,
+          user_session_user_directory: s.UserDirectory,
+          user_session_user_id: s.UserId,
+        }),
+      },
+      fields: fieldsOf(USER_SESSION_DETAILS, {
+        session_id: s.SessionId,
+        user_directory: s.UserDirectory,
+        user_id: s.UserId,
+      }),
       timeNs: nthPointTime(first, SESSION_SUMMARY_POINTS + i),
     }),
   );
@@ -269,7 +373,8 @@ export function sessionPoints(q: SessionsQueuedEvent): Point[] {
 
 function safeInt(value: number | bigint, what: string): number {
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || (typeof value === 'bigint' && BigInt(n) !== value)) throw new RangeError(`${what}: integer ${String(value)} is not within ±(2^53 − 1)`);
+  if (!Number.isSafeInteger(n) || (typeof value === 'bigint' && BigInt(n) !== value))
+    throw new RangeError(`${what}: integer ${String(value)} is not within ±(2^53 − 1)`);
   return n;
 }
 
@@ -286,7 +391,12 @@ export function jsonPointToPoint(p: JsonPoint): Point {
       fields.set(key, float(f.value));
     } else fields.set(key, f.type === 'string' ? str(f.value) : { type: 'bool', value: f.value });
   }
-  return { measurement: p.measurement, tags: Object.fromEntries(Object.entries(p.tags)), fields: Object.fromEntries(fields), timeNs: parseTimeNs(p.timeNs) };
+  return {
+    measurement: p.measurement,
+    tags: Object.fromEntries(Object.entries(p.tags)),
+    fields: Object.fromEntries(fields),
+    timeNs: parseTimeNs(p.timeNs),
+  };
 }
 
 /**
@@ -309,7 +419,12 @@ export function pointToJson(p: Point): JsonPoint {
       if (text !== undefined) fields.set(key, { type: 'string', value: text });
     } else fields.set(key, f.type === 'string' ? { type: 'string', value: f.value } : { type: 'bool', value: f.value });
   }
-  return { measurement: p.measurement, tags: Object.fromEntries(tags), fields: Object.fromEntries(fields), timeNs: p.timeNs.toString() };
+  return {
+    measurement: p.measurement,
+    tags: Object.fromEntries(tags),
+    fields: Object.fromEntries(fields),
+    timeNs: p.timeNs.toString(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,7 +443,12 @@ function auditFieldValue(column: AuditColumn, value: string | number): FieldValu
   return str(String(value));
 }
 
-export function auditPoint(q: AuditQueuedEvent, measurement: string, staticTags: readonly TagItem[], clock: PointClock): Point {
+export function auditPoint(
+  q: AuditQueuedEvent,
+  measurement: string,
+  staticTags: readonly TagItem[],
+  clock: PointClock,
+): Point {
   const tags: Record<string, string | null> = {};
   const fields: Record<string, FieldValue | null> = {};
   for (const column of AUDIT_COLUMNS) {

@@ -3,7 +3,7 @@
  * the mappers: the config rules check configured tag and category names against them, and every
  * bundle loads the rules.
  */
-import { LOG_EVENT, USER_EVENTS, tagNames } from './datamodel.js';
+import { LOG_EVENT, tagNames, USER_EVENTS } from './datamodel.js';
 
 export const USER_EVENTS_MEASUREMENT = USER_EVENTS.names[0];
 export const LOG_EVENT_MEASUREMENT = LOG_EVENT.names[0];
@@ -25,8 +25,9 @@ export const LOG_EVENT_FIELDS: readonly string[] = Object.keys(LOG_EVENT.fields)
  * Built-in tag and field names per measurement: a configured tag or category name must not be one of
  * them (§6.0 last row, checked at startup).
  */
-export const BUILT_IN_POINT_NAMES: Readonly<Record<typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, ReadonlySet<string>>> = {
+export const BUILT_IN_POINT_NAMES: Readonly<
+  Record<typeof USER_EVENTS_MEASUREMENT | typeof LOG_EVENT_MEASUREMENT, ReadonlySet<string>>
+> = {
   [USER_EVENTS_MEASUREMENT]: new Set<string>([...USER_EVENTS_TAGS, ...USER_EVENTS_FIELDS]),
   [LOG_EVENT_MEASUREMENT]: new Set<string>([...LOG_EVENT_TAGS, ...LOG_EVENT_FIELDS]),
 };
-

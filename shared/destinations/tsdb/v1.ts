@@ -17,7 +17,9 @@ import { HttpClient, HttpTransport, retentionHours, serverUrl } from './http.js'
 /** `POST /write?db=&precision=ns`, with HTTP Basic when `v1Config.auth.enable`. */
 function writeTransport({ config, requestTimeoutMs }: TsdbClientOptions): HttpTransport {
   const { auth, dbName } = config.v1Config;
-  const headers: Record<string, string> = auth.enable ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
+  const headers: Record<string, string> = auth.enable
+    ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` }
+    : {};
   const query = new URLSearchParams({ db: dbName, precision: 'ns' });
   return new HttpTransport(`${serverUrl(config)}/write?${query.toString()}`, headers, requestTimeoutMs);
 }
@@ -54,7 +56,15 @@ export class V1Client extends HttpClient implements TsdbClient {
       return;
     }
     await influx.createDatabase(v1.dbName);
-    await influx.createRetentionPolicy(v1.retentionPolicy.name, { database: v1.dbName, duration: `${hours}h`, replication: 1, isDefault: true });
-    this.log.info({ database: v1.dbName, retentionPolicy: v1.retentionPolicy.name, duration: `${hours}h` }, 'tsdb database created with its default retention policy');
+    await influx.createRetentionPolicy(v1.retentionPolicy.name, {
+      database: v1.dbName,
+      duration: `${hours}h`,
+      replication: 1,
+      isDefault: true,
+    });
+    this.log.info(
+      { database: v1.dbName, retentionPolicy: v1.retentionPolicy.name, duration: `${hours}h` },
+      'tsdb database created with its default retention policy',
+    );
   }
 }

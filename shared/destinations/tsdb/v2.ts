@@ -13,7 +13,16 @@ import type * as InfluxV2 from '@influxdata/influxdb-client';
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
 import type { Failure, TsdbClient, TsdbClientOptions } from './client.js';
-import { HttpClient, HttpTransport, networkOutcome, retentionHours, retryAfterMs, serverMessage, serverUrl, setupError } from './http.js';
+import {
+  HttpClient,
+  HttpTransport,
+  networkOutcome,
+  retentionHours,
+  retryAfterMs,
+  serverMessage,
+  serverUrl,
+  setupError,
+} from './http.js';
 
 interface Loaded {
   lib: typeof InfluxV2;
@@ -64,7 +73,11 @@ export class V2Client extends HttpClient implements TsdbClient {
     const org = listOf(orgs, 'orgs').find((o) => o.name === v2.org);
     const orgID = org?.id;
     if (typeof orgID !== 'string') throw new Error(`tsdb v2: organisation "${v2.org}" not found`);
-    const buckets: unknown = await api('GET', `/api/v2/buckets?${new URLSearchParams({ name: v2.bucket, orgID }).toString()}`, '');
+    const buckets: unknown = await api(
+      'GET',
+      `/api/v2/buckets?${new URLSearchParams({ name: v2.bucket, orgID }).toString()}`,
+      '',
+    );
     if (listOf(buckets, 'buckets').some((b) => b.name === v2.bucket)) {
       this.log.info({ org: v2.org, bucket: v2.bucket }, 'tsdb bucket exists; left as it is');
       return;
@@ -77,7 +90,8 @@ export class V2Client extends HttpClient implements TsdbClient {
       );
     } catch (err) {
       // Created meanwhile by someone else: left as it is.
-      if (err instanceof lib.HttpError && err.statusCode === 422 && /already exists/i.test(err.body ?? err.message)) return;
+      if (err instanceof lib.HttpError && err.statusCode === 422 && /already exists/i.test(err.body ?? err.message))
+        return;
       throw setupError(2, 'POST /api/v2/buckets', failure(lib, err), err);
     }
     this.log.info({ org: v2.org, bucket: v2.bucket, everySeconds }, 'tsdb bucket created');
@@ -87,7 +101,12 @@ export class V2Client extends HttpClient implements TsdbClient {
 /** The client's errors as a failure: its HttpError an answer, anything else (its own timeout included) none. */
 function failure(lib: typeof InfluxV2, err: unknown): Failure {
   if (err instanceof lib.HttpError) {
-    return { kind: 'http', status: err.statusCode, message: serverMessage(err.body ?? '', null) || err.message, retryAfterMs: retryAfterMs(err.headers?.['retry-after']) };
+    return {
+      kind: 'http',
+      status: err.statusCode,
+      message: serverMessage(err.body ?? '', null) || err.message,
+      retryAfterMs: retryAfterMs(err.headers?.['retry-after']),
+    };
   }
   return networkOutcome(err, err instanceof lib.RequestTimedOutError);
 }

@@ -29,7 +29,13 @@ export class V3Client extends HttpClient implements TsdbClient {
   constructor(options: TsdbClientOptions) {
     const v3 = options.config.v3Config;
     const query = new URLSearchParams({ db: v3.database, precision: 'nanosecond' });
-    super(new HttpTransport(`${serverUrl(options.config)}/api/v3/write_lp?${query.toString()}`, authorization(v3), v3.writeTimeout));
+    super(
+      new HttpTransport(
+        `${serverUrl(options.config)}/api/v3/write_lp?${query.toString()}`,
+        authorization(v3),
+        v3.writeTimeout,
+      ),
+    );
     this.v3 = v3;
     this.log = options.log;
     this.baseUrl = serverUrl(options.config);
@@ -40,14 +46,27 @@ export class V3Client extends HttpClient implements TsdbClient {
     const v3 = this.v3;
     const hours = retentionHours(v3.retentionDuration);
     const body = JSON.stringify({ db: v3.database, retention_period: `${hours}h` });
-    const answer = await post(`${this.baseUrl}/api/v3/configure/database`, { ...authorization(this.v3), 'content-type': 'application/json' }, body, this.requestTimeoutMs);
+    const answer = await post(
+      `${this.baseUrl}/api/v3/configure/database`,
+      { ...authorization(this.v3), 'content-type': 'application/json' },
+      body,
+      this.requestTimeoutMs,
+    );
     if (answer.kind === 'network') throw setupError(3, CONFIGURE, answer);
     // 409 Conflict; a 400/422 saying "already exists" is taken the same way.
-    if (answer.status === 409 || ((answer.status === 400 || answer.status === 422) && /already exists/i.test(answer.body))) {
+    if (
+      answer.status === 409 ||
+      ((answer.status === 400 || answer.status === 422) && /already exists/i.test(answer.body))
+    ) {
       this.log.info({ database: v3.database }, 'tsdb database exists; left as it is');
       return;
     }
-    if (!answer.ok) throw setupError(3, CONFIGURE, { kind: 'http', status: answer.status, message: serverMessage(answer.body, null) });
+    if (!answer.ok)
+      throw setupError(3, CONFIGURE, {
+        kind: 'http',
+        status: answer.status,
+        message: serverMessage(answer.body, null),
+      });
     this.log.info({ database: v3.database, retention: `${hours}h` }, 'tsdb database created');
   }
 }

@@ -8,7 +8,14 @@
  * the same for all three: line protocol, the chunk ladder, retries, reports, error tracking, logging.
  */
 import type { Log } from '../../logging/log.js';
-import { createTsdbClient, type Failure, type Outcome, type TsdbClient, type TsdbConfig, type TsdbVersion } from './client.js';
+import {
+  createTsdbClient,
+  type Failure,
+  type Outcome,
+  type TsdbClient,
+  type TsdbConfig,
+  type TsdbVersion,
+} from './client.js';
 import { truncate } from './http.js';
 import { LineBuffer, type LineSpan } from './line-buffer.js';
 import type { Point } from './line-protocol.js';
@@ -71,7 +78,10 @@ export class TsdbWriteError extends Error {
   /** The failing line (truncated), for a dropped point. */
   readonly line: string | undefined;
 
-  constructor(message: string, details: { version: TsdbVersion; url: string; status?: number; code?: string; line?: string; cause?: unknown }) {
+  constructor(
+    message: string,
+    details: { version: TsdbVersion; url: string; status?: number; code?: string; line?: string; cause?: unknown },
+  ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.version = details.version;
     this.url = details.url;
@@ -143,7 +153,11 @@ export class TsdbWriter {
     this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
     this.retryDelayCapMs = options.retryDelayCapMs ?? DEFAULT_RETRY_CAP_MS;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.client = createTsdbClient({ config: options.config, log: options.log, requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS });
+    this.client = createTsdbClient({
+      config: options.config,
+      log: options.log,
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    });
   }
 
   /** The write endpoint (no credentials). */
@@ -183,7 +197,12 @@ export class TsdbWriter {
     }
   }
 
-  private async writeLines(points: readonly Point[], module: string, options: WriteOptions, lines: LineBuffer): Promise<WriteReport> {
+  private async writeLines(
+    points: readonly Point[],
+    module: string,
+    options: WriteOptions,
+    lines: LineBuffer,
+  ): Promise<WriteReport> {
     const run: Run = {
       module,
       untracked: options.untracked === true,
@@ -225,7 +244,12 @@ export class TsdbWriter {
       const dropped = Math.min(items.length, Number(retention[1]));
       report.written += items.length - dropped;
       report.droppedBeyondRetention += dropped;
-      this.logAt(run, 'warn', { module: run.module, dropped, chunk: items.length, message: outcome.message }, 'tsdb dropped points older than its retention period (dropped_beyond_retention)');
+      this.logAt(
+        run,
+        'warn',
+        { module: run.module, dropped, chunk: items.length, message: outcome.message },
+        'tsdb dropped points older than its retention period (dropped_beyond_retention)',
+      );
       return;
     }
     if (outcome.kind === 'network' || outcome.status === 401 || outcome.status === 403) {
@@ -240,7 +264,10 @@ export class TsdbWriter {
       return;
     }
     const size = nextChunkSize(items.length);
-    this.log.debug({ module: run.module, status: outcome.status, chunk: items.length, nextSize: size, message: outcome.message }, 'tsdb refused a chunk; re-sending it in smaller chunks');
+    this.log.debug(
+      { module: run.module, status: outcome.status, chunk: items.length, nextSize: size, message: outcome.message },
+      'tsdb refused a chunk; re-sending it in smaller chunks',
+    );
     for (const sub of chunksOf(items, size)) await this.sendChunk(run, sub);
   }
 
@@ -251,9 +278,19 @@ export class TsdbWriter {
       const outcome = await this.client.send(chunk);
       const delay = this.retryDelaysMs[attempt];
       if (outcome.kind === 'ok' || !isTransient(outcome) || delay === undefined) return outcome;
-      const wait = Math.min(this.retryDelayCapMs, Math.max(delay, outcome.kind === 'http' ? (outcome.retryAfterMs ?? 0) : 0));
+      const wait = Math.min(
+        this.retryDelayCapMs,
+        Math.max(delay, outcome.kind === 'http' ? (outcome.retryAfterMs ?? 0) : 0),
+      );
       this.log.debug(
-        { module: run.module, attempt: attempt + 1, waitMs: wait, chunk: items.length, ...(outcome.kind === 'http' ? { status: outcome.status } : { code: outcome.code }), message: outcome.message },
+        {
+          module: run.module,
+          attempt: attempt + 1,
+          waitMs: wait,
+          chunk: items.length,
+          ...(outcome.kind === 'http' ? { status: outcome.status } : { code: outcome.code }),
+          message: outcome.message,
+        },
         'tsdb write failed transiently; retrying',
       );
       await this.sleep(wait);
@@ -261,29 +298,52 @@ export class TsdbWriter {
   }
 
   private failWhole(run: Run, chunkSize: number, outcome: Failure): void {
-    const reason = outcome.kind === 'network' ? `${outcome.code}: ${outcome.message}` : `HTTP ${outcome.status}: ${outcome.message}`;
+    const reason =
+      outcome.kind === 'network' ? `${outcome.code}: ${outcome.message}` : `HTTP ${outcome.status}: ${outcome.message}`;
     const err = new TsdbWriteError(`tsdb v${this.version} write failed whole (${reason})`, {
       version: this.version,
       url: this.client.writeUrl,
       ...(outcome.kind === 'network' ? { code: outcome.code, cause: outcome.cause } : { status: outcome.status }),
     });
-    this.logAt(run, 'warn', { module: run.module, chunk: chunkSize, url: this.client.writeUrl, reason }, 'tsdb write failed whole; the points are returned for redelivery');
+    this.logAt(
+      run,
+      'warn',
+      { module: run.module, chunk: chunkSize, url: this.client.writeUrl, reason },
+      'tsdb write failed whole; the points are returned for redelivery',
+    );
     if (!run.untracked) this.onError(this.errorType, run.module, err);
   }
 
   private dropRefused(run: Run, item: Item, outcome: Extract<Outcome, { kind: 'http' }>): void {
     run.report.dropped++;
     const line = truncate(run.lines.text(item), MAX_LOGGED_LINE);
-    const err = new TsdbWriteError(`tsdb v${this.version} refused a point: HTTP ${outcome.status}: ${outcome.message}`, { version: this.version, url: this.client.writeUrl, status: outcome.status, line });
-    this.logAt(run, 'error', { module: run.module, status: outcome.status, message: outcome.message, line }, 'tsdb refused a point; dropped');
+    const err = new TsdbWriteError(
+      `tsdb v${this.version} refused a point: HTTP ${outcome.status}: ${outcome.message}`,
+      { version: this.version, url: this.client.writeUrl, status: outcome.status, line },
+    );
+    this.logAt(
+      run,
+      'error',
+      { module: run.module, status: outcome.status, message: outcome.message, line },
+      'tsdb refused a point; dropped',
+    );
     if (!run.untracked) this.onError(this.errorType, run.module, err);
   }
 
   private dropInvalid(run: Run, point: Point, cause: unknown): void {
     run.report.dropped++;
     const message = cause instanceof Error ? cause.message : String(cause);
-    const err = new TsdbWriteError(`point not writable as line protocol: ${message}`, { version: this.version, url: this.client.writeUrl, cause });
-    this.logAt(run, 'error', { module: run.module, measurement: point.measurement, reason: message }, 'point not writable as line protocol; dropped');
+    const err = new TsdbWriteError(`point not writable as line protocol: ${message}`, {
+      version: this.version,
+      url: this.client.writeUrl,
+      cause,
+    });
+    this.logAt(
+      run,
+      'error',
+      { module: run.module, measurement: point.measurement, reason: message },
+      'point not writable as line protocol; dropped',
+    );
     if (!run.untracked) this.onError(this.errorType, run.module, err);
   }
 

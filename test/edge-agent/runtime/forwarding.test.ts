@@ -27,12 +27,12 @@ import { scanRecords } from '../../../shared/queue/append-log.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { parseMessageRecord } from '../../../shared/queue/journal.js';
 import { captureLog } from '../../support/audit.js';
-import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
+import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { silentLog } from '../../support/log.js';
 import { freePort, freeUdpPort, LOOPBACK, sleep } from '../../support/ports.js';
 import { scrape } from '../../support/prometheus.js';
-import { consumeQueue, CountingDestination, type QueueConsumer } from '../../support/sqs-consumer.js';
-import { logLines, startSvc, type SvcProcess } from '../../support/svc-process.js';
+import { CountingDestination, consumeQueue, type QueueConsumer } from '../../support/sqs-consumer.js';
+import { logLines, type SvcProcess, startSvc } from '../../support/svc-process.js';
 import { eventually, sendDatagrams } from '../../support/udp.js';
 
 const QUEUE = 'svc-tsdb';
@@ -46,7 +46,13 @@ let ports: { metrics: number; health: number; udp: number };
 let destination: CountingDestination;
 let consumer: QueueConsumer;
 let edge: SvcProcess | undefined;
-const generator = createDatagramGenerator({ seed: 13, kinds: ['engine', 'proxy', 'repository', 'scheduler'], malformed: 0, startMs: DEFAULT_START_MS, stepMs: 1 });
+const generator = createDatagramGenerator({
+  seed: 13,
+  kinds: ['engine', 'proxy', 'repository', 'scheduler'],
+  malformed: 0,
+  startMs: DEFAULT_START_MS,
+  stepMs: 1,
+});
 
 async function startEmulator(): Promise<void> {
   fx = await startFauxqs({ port: fauxPort });
@@ -85,15 +91,26 @@ function writeConfig(): void {
 
 async function startEdge(): Promise<SvcProcess> {
   // The emulator takes any credentials; the SDK's default chain finds these in the environment.
-  const svc = startSvc(cwd, 'edge', { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_PROFILE: '', AWS_CONFIG_FILE: join(cwd, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(cwd, 'none') });
-  await eventually(() => svc.output().includes(`log_events listener receiving on udp://${LOOPBACK}:${ports.udp}`), 20_000, `svc edge to start (output: ${svc.output().slice(-2000)})`);
+  const svc = startSvc(cwd, 'edge', {
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_PROFILE: '',
+    AWS_CONFIG_FILE: join(cwd, 'none'),
+    AWS_SHARED_CREDENTIALS_FILE: join(cwd, 'none'),
+  });
+  await eventually(
+    () => svc.output().includes(`log_events listener receiving on udp://${LOOPBACK}:${ports.udp}`),
+    20_000,
+    `svc edge to start (output: ${svc.output().slice(-2000)})`,
+  );
   return svc;
 }
 
 const metrics = async () => (await scrape(`http://${LOOPBACK}:${ports.metrics}/metrics`)).metrics;
 /** Log events svc edge queued (processed, none failed: the datagrams are well-formed). */
 const processed = async () => (await metrics()).value('svc_udp_datagrams_processed_total', { listener: 'log_events' });
-const pendingTsdb = async () => (await metrics()).value('svc_queue_pending_events', { queue: 'platform', destination: 'tsdb' });
+const pendingTsdb = async () =>
+  (await metrics()).value('svc_queue_pending_events', { queue: 'platform', destination: 'tsdb' });
 const logEventsWritten = () => destination.events.filter((e) => e.kind === 'log-event').length;
 
 /** Sends `count` datagrams at about `perSecond`, in slices of a tenth of a second. */
@@ -155,8 +172,17 @@ beforeAll(async () => {
   writeConfig();
   // Every kind the tsdb destination takes in this config (log events, the edge's points).
   destination = new CountingDestination(new Set(['log-event', 'user-event', 'points', 'health', 'user-sessions']));
-  const handler = makeWriterHandler({ destination, onlyTakenKinds: true, claimCheck: new S3ClaimCheckStore({ client: fx.s3, bucket: BUCKET }), log: silentLog });
-  consumer = consumeQueue(() => fx.sqs, () => queueUrl, handler);
+  const handler = makeWriterHandler({
+    destination,
+    onlyTakenKinds: true,
+    claimCheck: new S3ClaimCheckStore({ client: fx.s3, bucket: BUCKET }),
+    log: silentLog,
+  });
+  consumer = consumeQueue(
+    () => fx.sqs,
+    () => queueUrl,
+    handler,
+  );
   edge = await startEdge();
 }, 60_000);
 
@@ -172,7 +198,9 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     const sent = 9_000;
     await sendPaced(sent, 3_000);
     const m = await metrics();
-    const dropped = m.series('svc_udp_datagrams_dropped_total', { listener: 'log_events' }).reduce((n, s) => n + s.value, 0);
+    const dropped = m
+      .series('svc_udp_datagrams_dropped_total', { listener: 'log_events' })
+      .reduce((n, s) => n + s.value, 0);
     expect(m.value('svc_udp_datagrams_received_total', { listener: 'log_events' }) + dropped).toBeLessThanOrEqual(sent);
     await drained();
     expect(logEventsWritten()).toBe(await processed());
@@ -191,9 +219,19 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     // The writer Lambda built from the same config (cloudWriterDestination) takes every event forwarded.
     const { config } = parseConfigText(readFileSync(join(cwd, 'svc.yaml'), 'utf8'), 'svc.yaml', {});
     const { logger } = await captureLog('info');
-    const lambdaDestination = cloudWriterDestination({ config, logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() }, 'tsdb');
+    const lambdaDestination = cloudWriterDestination(
+      { config, logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() },
+      'tsdb',
+    );
     expect(destination.events.filter((e) => !lambdaDestination?.takes(e))).toEqual([]);
-    expect(await health()).toEqual({ status: 200, body: { statusCode: 200, status: 'ok', forwarding: { tsdb: { state: 'ok', unreachableSince: null, pendingEvents: 0, oldestPendingAgeSeconds: 0 } } } });
+    expect(await health()).toEqual({
+      status: 200,
+      body: {
+        statusCode: 200,
+        status: 'ok',
+        forwarding: { tsdb: { state: 'ok', unreachableSince: null, pendingEvents: 0, oldestPendingAgeSeconds: 0 } },
+      },
+    });
   }, 60_000);
 
   it('keeps 5,000 datagrams through a 30 s outage of SQS, reports it, and delivers each once when SQS is back', async () => {
@@ -203,7 +241,11 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     const outageStarted = Date.now();
 
     await sendPaced(2_500, 2_500);
-    await expect.poll(async () => (await metrics()).value('svc_forward_unreachable', { destination: 'tsdb' }), { timeout: 15_000 }).toBe(1);
+    await expect
+      .poll(async () => (await metrics()).value('svc_forward_unreachable', { destination: 'tsdb' }), {
+        timeout: 15_000,
+      })
+      .toBe(1);
     const pendingEarly = await pendingTsdb();
     await sendPaced(2_500, 2_500);
     await expect.poll(async () => (await processed()) - before.processed, { timeout: 15_000 }).toBeGreaterThan(4_500);
@@ -211,23 +253,43 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     await expect.poll(pendingTsdb, { timeout: 15_000 }).toBe(queued);
     expect(queued).toBeGreaterThan(pendingEarly); // the local queue grew while SQS was away
     const m = await metrics();
-    expect(m.value('svc_queue_oldest_pending_age_seconds', { queue: 'platform', destination: 'tsdb' })).toBeGreaterThan(0);
+    expect(m.value('svc_queue_oldest_pending_age_seconds', { queue: 'platform', destination: 'tsdb' })).toBeGreaterThan(
+      0,
+    );
     expect(m.value('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'tsdb' })).toBe(0);
     // An unreachable cloud alone is not unhealthy (the spool is doing its job): 200, with the state.
     const h = await health();
-    expect(h).toMatchObject({ status: 200, body: { status: 'ok', forwarding: { tsdb: { state: 'unreachable', pendingEvents: queued, unreachableSince: expect.stringMatching(/^\d{4}-/) } } } });
+    expect(h).toMatchObject({
+      status: 200,
+      body: {
+        status: 'ok',
+        forwarding: {
+          tsdb: { state: 'unreachable', pendingEvents: queued, unreachableSince: expect.stringMatching(/^\d{4}-/) },
+        },
+      },
+    });
     expect(logEventsWritten()).toBe(before.written);
 
     await sleep(Math.max(0, outageStarted + 30_000 - Date.now()));
     await startEmulator();
     await expect.poll(logEventsWritten, { timeout: 60_000, interval: 200 }).toBe(before.written + queued);
     expectEachOnce();
-    await expect.poll(async () => (await metrics()).value('svc_forward_unreachable', { destination: 'tsdb' }), { timeout: 5_000 }).toBe(0);
+    await expect
+      .poll(async () => (await metrics()).value('svc_forward_unreachable', { destination: 'tsdb' }), { timeout: 5_000 })
+      .toBe(0);
     await expect.poll(pendingTsdb).toBe(0);
 
     const lines = logLines(edge?.output() ?? '');
-    expect(lines.filter((l) => l.level === 'warn' && l.msg.startsWith('destination tsdb is unreachable'))).toHaveLength(1);
-    expect(lines.filter((l) => l.level === 'info' && l.msg.startsWith('destination tsdb is reachable again'))).toEqual([expect.objectContaining({ msg: expect.stringMatching(/^destination tsdb is reachable again after \d+(\.\d)? s; \d+ event\(s\) were waiting/) })]);
+    expect(lines.filter((l) => l.level === 'warn' && l.msg.startsWith('destination tsdb is unreachable'))).toHaveLength(
+      1,
+    );
+    expect(lines.filter((l) => l.level === 'info' && l.msg.startsWith('destination tsdb is reachable again'))).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(
+          /^destination tsdb is reachable again after \d+(\.\d)? s; \d+ event\(s\) were waiting/,
+        ),
+      }),
+    ]);
     expect(lines.filter((l) => l.level === 'error')).toEqual([]);
   }, 120_000);
 
@@ -260,13 +322,29 @@ describe('svc local with Svc.cloud', () => {
   it('does not forward: it logs one WARN saying so', async () => {
     const local = mkdtempSync(join(tmpdir(), 'svc-local-cloud-'));
     try {
-      writeFileSync(join(local, 'svc.yaml'), ['Svc:', '  localQueue: { directory: queue }', '  uptimeMonitor: { enable: false }', '  systemInfo: { enable: false }', '  cloud: { enable: true, region: eu-west-1, queues: { tsdb: "https://sqs.eu-west-1.amazonaws.com/123456789012/svc-tsdb" } }', ''].join('\n'));
+      writeFileSync(
+        join(local, 'svc.yaml'),
+        [
+          'Svc:',
+          '  localQueue: { directory: queue }',
+          '  uptimeMonitor: { enable: false }',
+          '  systemInfo: { enable: false }',
+          '  cloud: { enable: true, region: eu-west-1, queues: { tsdb: "https://sqs.eu-west-1.amazonaws.com/123456789012/svc-tsdb" } }',
+          '',
+        ].join('\n'),
+      );
       const svc = startSvc(local, 'local');
-      await eventually(() => svc.output().includes('svc local 15') || svc.child.exitCode !== null, 20_000, 'svc local to start');
+      await eventually(
+        () => svc.output().includes('svc local 15') || svc.child.exitCode !== null,
+        20_000,
+        'svc local to start',
+      );
       svc.child.kill('SIGTERM');
       expect(await svc.exited).toBe(0);
       const lines = logLines(svc.output());
-      expect(lines.filter((l) => l.msg.includes('does not forward')).map((l) => `${l.level} ${l.msg}`)).toEqual(['warn Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)']);
+      expect(lines.filter((l) => l.msg.includes('does not forward')).map((l) => `${l.level} ${l.msg}`)).toEqual([
+        'warn Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)',
+      ]);
       expect(lines.some((l) => l.msg.includes('forwarded to the cloud'))).toBe(false);
     } finally {
       rmSync(local, { recursive: true, force: true });

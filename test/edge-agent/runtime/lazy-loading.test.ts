@@ -33,10 +33,23 @@ import { USER_CONNECTION_OPEN } from '../sources/udp/parse/fixtures.js';
 const HOOK = pathToFileURL(join(REPO_ROOT, 'bench/loaded-modules.mjs')).href;
 /** ajv's compiler (its runtime helpers, which generated code requires, are not the compiler). */
 const AJV_COMPILER = 'node_modules/ajv/dist/core.js';
-const OPTIONAL = ['@aws-sdk/client-s3', '@aws-sdk/credential-providers', 'hyparquet-writer', 'mqtt', 'prom-client', 'node-forge', 'pino-pretty', 'pino-roll'];
+const OPTIONAL = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/credential-providers',
+  'hyparquet-writer',
+  'mqtt',
+  'prom-client',
+  'node-forge',
+  'pino-pretty',
+  'pino-roll',
+];
 
 /** The modules loaded so far (their URLs), from the hooks' file. */
-const modulesIn = (list: string): string[] => readFileSync(list, 'utf8').split('\n').map((line) => line.split(' ')[0] ?? '').filter(Boolean);
+const modulesIn = (list: string): string[] =>
+  readFileSync(list, 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[0] ?? '')
+    .filter(Boolean);
 
 /**
  * Starts `svc <mode>` on `lines` (in `dir`, a new one by default), waits until it runs and `until`
@@ -132,7 +145,8 @@ describe('the libraries a start loads', () => {
         {
           dir,
           act: () => sendDatagrams(userPort, [USER_CONNECTION_OPEN]),
-          until: (modules) => modules.some((m) => m.endsWith(AJV_COMPILER)) && modules.some((m) => m.includes('/node_modules/bowser/')),
+          until: (modules) =>
+            modules.some((m) => m.endsWith(AJV_COMPILER)) && modules.some((m) => m.includes('/node_modules/bowser/')),
         },
       );
       expect(loaded).toContain('bowser');

@@ -3,13 +3,14 @@
  * cloud is a forwarder (no writer of its own), MQTT keeps its writer; `svc local` (forward off)
  * writes every destination itself. Nothing is started: the composition alone is under test.
  */
-import { S3Client } from '@aws-sdk/client-s3';
-import { LeanSqsClient } from '../../../shared/aws/sqs.js';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { platformPipeline } from '../../../edge-agent/runtime/platform-pipeline.js';
+import { LeanSqsClient } from '../../../shared/aws/sqs.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { Forwarder } from '../../../shared/queue/forwarder.js';
@@ -33,9 +34,24 @@ async function pipeline(forward: boolean, cloud = true) {
   let made = 0;
   const clients = () => {
     made += 1;
-    return { sqs: new LeanSqsClient({ region: 'eu-west-1', credentials: () => Promise.reject(new Error('not called in this test')) }), s3: new S3Client({ region: 'eu-west-1' }) };
+    return {
+      sqs: new LeanSqsClient({
+        region: 'eu-west-1',
+        credentials: () => Promise.reject(new Error('not called in this test')),
+      }),
+      s3: new S3Client({ region: 'eu-west-1' }),
+    };
   };
-  const built = await platformPipeline({ config, configFile: 'svc.yaml', logger, errors: new ErrorTracker({ enabled: false, log: logger }), clock: new PointClock() }, { forward, clients });
+  const built = await platformPipeline(
+    {
+      config,
+      configFile: 'svc.yaml',
+      logger,
+      errors: new ErrorTracker({ enabled: false, log: logger }),
+      clock: new PointClock(),
+    },
+    { forward, clients },
+  );
   return { built, lines, made: () => made };
 }
 
@@ -47,7 +63,13 @@ describe('platformPipeline with Svc.cloud', () => {
     expect(tsdb).toBeInstanceOf(Forwarder);
     expect(mqtt).not.toBeInstanceOf(Forwarder);
     expect(made()).toBe(1);
-    await expect.poll(() => lines().some((l) => String(l['msg']).includes(`tsdb: forwarded to the cloud (SQS ${TSDB_URL}, no claim-check bucket`))).toBe(true);
+    await expect
+      .poll(() =>
+        lines().some((l) =>
+          String(l['msg']).includes(`tsdb: forwarded to the cloud (SQS ${TSDB_URL}, no claim-check bucket`),
+        ),
+      )
+      .toBe(true);
   });
 
   it('svc local (forward off) and Svc.cloud off: every destination is written here, no client is made', async () => {

@@ -15,7 +15,16 @@ describe('the garbage collection after start', () => {
   it('svc local collects once after it is running, and keeps serving', async () => {
     const [port] = await freePorts(1);
     const dir = mkdtempSync(join(tmpdir(), 'svc-settle-'));
-    writeFileSync(join(dir, 'svc.yaml'), ['Svc:', '  logLevel: debug', '  localQueue: {directory: queue}', `  auditEvents: {enable: true, host: ${LOOPBACK}, port: ${port}}`, ''].join('\n'));
+    writeFileSync(
+      join(dir, 'svc.yaml'),
+      [
+        'Svc:',
+        '  logLevel: debug',
+        '  localQueue: {directory: queue}',
+        `  auditEvents: {enable: true, host: ${LOOPBACK}, port: ${port}}`,
+        '',
+      ].join('\n'),
+    );
     const svc = startSvc(dir, 'local');
     try {
       await expect.poll(svc.output, { timeout: 20_000 }).toMatch(/garbage collected after start/);

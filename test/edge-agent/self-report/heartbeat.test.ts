@@ -5,10 +5,10 @@
  * here instead of 10 s) so that the test does not wait 10 s; the code path is the same.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { beat, heartbeatTask, HEARTBEAT_TIMEOUT_MS } from '../../../edge-agent/self-report/heartbeat.js';
+import { beat, HEARTBEAT_TIMEOUT_MS, heartbeatTask } from '../../../edge-agent/self-report/heartbeat.js';
 import { recordingLog } from '../../support/log.js';
 import { freePort, LOOPBACK } from '../../support/ports.js';
-import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
+import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
 
 let server: RecordingServer;
 beforeAll(async () => {
@@ -33,7 +33,10 @@ describe('heartbeat', () => {
     expect(request?.method).toBe('GET');
     expect(request?.url).toBe('/ping/abc?token=t0ken');
     expect(request?.headers.authorization).toBe(`Basic ${Buffer.from('alive:s3cret').toString('base64')}`);
-    expect(lines[0]).toMatchObject({ level: 'debug', msg: `heartbeat sent to http://[REDACTED]@${LOOPBACK}:${server.port}/ping/abc?[REDACTED]: HTTP 200` });
+    expect(lines[0]).toMatchObject({
+      level: 'debug',
+      msg: `heartbeat sent to http://[REDACTED]@${LOOPBACK}:${server.port}/ping/abc?[REDACTED]: HTTP 200`,
+    });
     expect(JSON.stringify(lines)).not.toMatch(/s3cret|t0ken/);
   });
 
@@ -41,7 +44,13 @@ describe('heartbeat', () => {
     const { log, lines } = recordingLog();
     server.reply(503);
     expect(await beat({ url: `${server.url}/hb?key=abc123`, frequency: 'every 1 hour', log })).toBe(false);
-    expect(lines).toEqual([{ level: 'error', obj: expect.objectContaining({ status: 503 }), msg: `heartbeat to ${server.url}/hb?[REDACTED] failed: HTTP 503` }]);
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        obj: expect.objectContaining({ status: 503 }),
+        msg: `heartbeat to ${server.url}/hb?[REDACTED] failed: HTTP 503`,
+      },
+    ]);
   });
 
   it('logs a refused connection at ERROR, saying so', async () => {
@@ -61,6 +70,12 @@ describe('heartbeat', () => {
     expect(await beat({ url: `${server.url}/slow`, frequency: 'every 1 hour', log, timeoutMs: 300 })).toBe(false);
     // Cut well before the server would have answered.
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(lines).toEqual([{ level: 'error', obj: expect.objectContaining({ reason: 'no answer within 300 ms (timeout)' }), msg: `heartbeat to ${server.url}/slow failed: no answer within 300 ms (timeout)` }]);
+    expect(lines).toEqual([
+      {
+        level: 'error',
+        obj: expect.objectContaining({ reason: 'no answer within 300 ms (timeout)' }),
+        msg: `heartbeat to ${server.url}/slow failed: no answer within 300 ms (timeout)`,
+      },
+    ]);
   });
 });

@@ -10,11 +10,19 @@
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { arch, networkInterfaces, platform, release, tmpdir, type NetworkInterfaceInfo } from 'node:os';
+import { arch, type NetworkInterfaceInfo, networkInterfaces, platform, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectSystemInfo, FALLBACK, hostId, interfaceAddresses, osInstallationId, SystemInfoComponent, systemInfoLine } from '../../../edge-agent/self-report/system-info.js';
+import {
+  collectSystemInfo,
+  FALLBACK,
+  hostId,
+  interfaceAddresses,
+  osInstallationId,
+  SystemInfoComponent,
+  systemInfoLine,
+} from '../../../edge-agent/self-report/system-info.js';
 import { recordingLog } from '../../support/log.js';
 import { svcConfig } from '../../support/udp.js';
 
@@ -42,11 +50,19 @@ afterAll(() => {
 describe('host id', () => {
   it('is hex(HMAC-SHA256(key = MAC, data = MAC + IPv4 + system uuid))', () => {
     const mac = '02:fc:00:00:00:01';
-    const expected = createHmac('sha256', Buffer.from(mac, 'utf8')).update(Buffer.from(`${mac}10.1.2.3abc-uuid`, 'utf8')).digest('hex');
+    const expected = createHmac('sha256', Buffer.from(mac, 'utf8'))
+      .update(Buffer.from(`${mac}10.1.2.3abc-uuid`, 'utf8'))
+      .digest('hex');
     expect(hostId(mac, '10.1.2.3', 'abc-uuid')).toBe(expected);
     expect(hostId(mac, '10.1.2.3', 'abc-uuid')).toMatch(/^[0-9a-f]{64}$/);
     // Every input counts.
-    expect(new Set([hostId(mac, '10.1.2.3', 'x'), hostId(mac, '10.1.2.4', 'x'), hostId('02:fc:00:00:00:02', '10.1.2.3', 'x')]).size).toBe(3);
+    expect(
+      new Set([
+        hostId(mac, '10.1.2.3', 'x'),
+        hostId(mac, '10.1.2.4', 'x'),
+        hostId('02:fc:00:00:00:02', '10.1.2.3', 'x'),
+      ]).size,
+    ).toBe(3);
   });
 });
 
@@ -118,15 +134,25 @@ describe('systemInfo.enable: true', () => {
 
   it('takes the named interface, else the first external one with an IPv4, else none', () => {
     const address = (family: 'IPv4' | 'IPv6', addr: string, mac: string, internal = false): NetworkInterfaceInfo =>
-      family === 'IPv4' ? { address: addr, netmask: '', family, mac, internal, cidr: null } : { address: addr, netmask: '', family, mac, internal, cidr: null, scopeid: 0 };
+      family === 'IPv4'
+        ? { address: addr, netmask: '', family, mac, internal, cidr: null }
+        : { address: addr, netmask: '', family, mac, internal, cidr: null, scopeid: 0 };
     const interfaces = {
       lo: [address('IPv4', '127.0.0.1', '00:00:00:00:00:00', true)],
       eth0: [address('IPv6', 'fd00::2', '02:00:00:00:00:01'), address('IPv4', '192.0.2.2', '02:00:00:00:00:01')],
       eth1: [address('IPv6', 'fd00::3', '02:00:00:00:00:02')],
     };
-    expect(interfaceAddresses('eth0', interfaces)).toEqual({ name: 'eth0', mac: '02:00:00:00:00:01', ip4: '192.0.2.2' });
+    expect(interfaceAddresses('eth0', interfaces)).toEqual({
+      name: 'eth0',
+      mac: '02:00:00:00:00:01',
+      ip4: '192.0.2.2',
+    });
     expect(interfaceAddresses('eth1', interfaces)).toEqual({ name: 'eth1', mac: '02:00:00:00:00:02', ip4: '' });
-    expect(interfaceAddresses('wlan9', interfaces)).toEqual({ name: 'eth0', mac: '02:00:00:00:00:01', ip4: '192.0.2.2' });
+    expect(interfaceAddresses('wlan9', interfaces)).toEqual({
+      name: 'eth0',
+      mac: '02:00:00:00:00:01',
+      ip4: '192.0.2.2',
+    });
     expect(interfaceAddresses('wlan9', { lo: interfaces.lo })).toBeUndefined();
     expect(interfaceAddresses('', networkInterfaces())).toBeDefined();
   });
@@ -137,8 +163,12 @@ describe('systemInfo.enable: true', () => {
     const info = await collectSystemInfo({ enable: true, log, timeoutMs: 1 });
     const warned = lines.filter((l) => l.level === 'warn').map((l) => l.msg);
     expect(warned.length).toBeGreaterThan(0);
-    for (const msg of warned) expect(msg).toMatch(/^system info: (OS|system|CPU|memory|OS uuid|network interface) could not be collected \(no answer within 1 ms\); using the fallback$/);
-    if (warned.some((m) => m.includes('network interface'))) expect(info.defaultInterface).toEqual(FALLBACK.defaultInterface);
+    for (const msg of warned)
+      expect(msg).toMatch(
+        /^system info: (OS|system|CPU|memory|OS uuid|network interface) could not be collected \(no answer within 1 ms\); using the fallback$/,
+      );
+    if (warned.some((m) => m.includes('network interface')))
+      expect(info.defaultInterface).toEqual(FALLBACK.defaultInterface);
   });
 });
 
@@ -154,7 +184,12 @@ describe('the start-up line', () => {
     expect(lines[0]?.msg).toBe(
       `system info (Svc.systemInfo.enable is false: fallbacks, no OS command run): arch ${arch()}, platform ${platform()}, release ${release()}, distro ${info.distro}, 1 core, memory 0 MB, container ${info.isContainer ? 'yes' : 'no'}; certificates: clientCert=/etc/svc/client.pem, clientCertKey=/etc/svc/client_key.pem, clientCertCA=(none)`,
     );
-    expect(systemInfoLine(info, config.cert).obj).toMatchObject({ arch: arch(), cores: 1, memoryMb: 0, certificates: { clientCert: '/etc/svc/client.pem', clientCertKey: '/etc/svc/client_key.pem', clientCertCA: '' } });
+    expect(systemInfoLine(info, config.cert).obj).toMatchObject({
+      arch: arch(),
+      cores: 1,
+      memoryMb: 0,
+      certificates: { clientCert: '/etc/svc/client.pem', clientCertKey: '/etc/svc/client_key.pem', clientCertCA: '' },
+    });
     await component.stop();
   });
 });

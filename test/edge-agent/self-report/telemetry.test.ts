@@ -9,7 +9,7 @@ import { collectSystemInfo, type SystemInfo } from '../../../edge-agent/self-rep
 import { featureSwitches, telemetryPayload, telemetryTask } from '../../../edge-agent/self-report/telemetry.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import { recordingLog, silentLog } from '../../support/log.js';
-import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
+import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
 import { svcConfig } from '../../support/udp.js';
 
 const MARK = 'ZQXMARK';
@@ -50,11 +50,47 @@ describe('telemetry payload', () => {
   it('holds exactly the listed facts: id, service, version, OS facts, runtime version, one boolean per feature', async () => {
     const info = await collectSystemInfo({ enable: true, log: silentLog });
     const payload = telemetryPayload(info, markedConfig(`${server.url}/t`));
-    expect(Object.keys(payload).sort()).toEqual(['arch', 'codename', 'distro', 'features', 'id', 'isContainer', 'platform', 'release', 'runtimeVersion', 'service', 'version', 'virtual'].sort());
-    expect(payload).toMatchObject({ id: info.hostId, service: 'svc', version: SVC_VERSION, arch: info.arch, platform: info.platform, release: info.release, distro: info.distro, codename: info.codename, virtual: info.virtual, isContainer: info.isContainer, runtimeVersion: process.version });
+    expect(Object.keys(payload).sort()).toEqual(
+      [
+        'arch',
+        'codename',
+        'distro',
+        'features',
+        'id',
+        'isContainer',
+        'platform',
+        'release',
+        'runtimeVersion',
+        'service',
+        'version',
+        'virtual',
+      ].sort(),
+    );
+    expect(payload).toMatchObject({
+      id: info.hostId,
+      service: 'svc',
+      version: SVC_VERSION,
+      arch: info.arch,
+      platform: info.platform,
+      release: info.release,
+      distro: info.distro,
+      codename: info.codename,
+      virtual: info.virtual,
+      isContainer: info.isContainer,
+      runtimeVersion: process.version,
+    });
     expect(payload.id).toMatch(/^[0-9a-f]{64}$/);
     for (const value of Object.values(payload.features)) expect(typeof value).toBe('boolean');
-    expect(payload.features).toMatchObject({ heartbeat: true, uptimeMonitor: true, tsdb: true, mqtt: true, userEvents: true, healthMonitoring: true, monsaas: false, auditEvents: false });
+    expect(payload.features).toMatchObject({
+      heartbeat: true,
+      uptimeMonitor: true,
+      tsdb: true,
+      mqtt: true,
+      userEvents: true,
+      healthMonitoring: true,
+      monsaas: false,
+      auditEvents: false,
+    });
     expect(Object.keys(payload.features)).toEqual(Object.keys(featureSwitches(svcConfig([]))));
   });
 
@@ -65,7 +101,9 @@ describe('telemetry payload', () => {
     expect(text).not.toContain(hostname());
     expect(text).not.toMatch(/\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/);
     expect(text).not.toMatch(/([0-9a-f]{2}:){5}[0-9a-f]{2}/i);
-    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.address !== '::1' && a.address !== '127.0.0.1') expect(text).not.toContain(a.address);
+    for (const list of Object.values(networkInterfaces()))
+      for (const a of list ?? [])
+        if (a.address !== '::1' && a.address !== '127.0.0.1') expect(text).not.toContain(a.address);
     expect(text).not.toMatch(/[/\\][A-Za-z]+[/\\]/);
     expect(text).not.toContain(server.url);
   });
@@ -85,7 +123,13 @@ describe('telemetry payload', () => {
     expect(first?.url).toBe('/api/v1/telemetry');
     expect(first?.headers['content-type']).toBe('application/json');
     expect(first?.body).toEqual(JSON.parse(JSON.stringify(telemetryPayload(info, config))));
-    expect(lines[0]).toMatchObject({ level: 'debug', msg: `anonymous telemetry sent to ${server.url}/api/v1/telemetry: HTTP 204` });
-    expect(lines[1]).toMatchObject({ level: 'warn', msg: `anonymous telemetry to ${server.url}/api/v1/telemetry not accepted: HTTP 500; next try in 12 hours` });
+    expect(lines[0]).toMatchObject({
+      level: 'debug',
+      msg: `anonymous telemetry sent to ${server.url}/api/v1/telemetry: HTTP 204`,
+    });
+    expect(lines[1]).toMatchObject({
+      level: 'warn',
+      msg: `anonymous telemetry to ${server.url}/api/v1/telemetry not accepted: HTTP 500; next try in 12 hours`,
+    });
   });
 });

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { platformPipeline, platformPipelineWanted } from '../../../edge-agent/runtime/platform-pipeline.js';
-import { formatUptime, UptimeMonitor, uptimeLines } from '../../../edge-agent/self-report/uptime.js';
 import { selfReportComponents } from '../../../edge-agent/self-report/compose.js';
+import { formatUptime, UptimeMonitor, uptimeLines } from '../../../edge-agent/self-report/uptime.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { MonSaasWriter } from '../../../shared/destinations/monsaas/client.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
@@ -19,10 +19,10 @@ import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { createLogger } from '../../../shared/logging/logger.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { SVC_VERSION } from '../../../shared/version.js';
-import { fieldTypes, queryRows, startInfluxd, tagKeys, type InfluxdHandle } from '../../support/influxd.js';
+import { fieldTypes, type InfluxdHandle, queryRows, startInfluxd, tagKeys } from '../../support/influxd.js';
 import { silentLog } from '../../support/log.js';
 import { LOOPBACK } from '../../support/ports.js';
-import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
+import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
 import { svcConfig } from '../../support/udp.js';
 
 let influx: InfluxdHandle;
@@ -54,11 +54,21 @@ async function capture(level: 'silly' | 'debug' | 'verbose' | 'info') {
     const value: unknown = typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, key) : undefined;
     return typeof value === 'string' ? value : '';
   };
-  const lines = () => text.split('\n').filter((l) => l.trim() !== '').map((l) => ({ level: field(l, 'level'), msg: field(l, 'msg') }));
+  const lines = () =>
+    text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => ({ level: field(l, 'level'), msg: field(l, 'msg') }));
   return { logger, lines };
 }
 
-const SAMPLE = { heapUsed: 12_345_678, heapTotal: 23_456_789, external: 1_234_567, rss: 98_765_432, uptimeMs: ((2 * 24 + 3) * 3600 + 4 * 60 + 5) * 1000 + 678 };
+const SAMPLE = {
+  heapUsed: 12_345_678,
+  heapTotal: 23_456_789,
+  external: 1_234_567,
+  rss: 98_765_432,
+  uptimeMs: ((2 * 24 + 3) * 3600 + 4 * 60 + 5) * 1000 + 678,
+};
 
 describe('uptime log lines (§10.4)', () => {
   it('formats uptime, iteration (en-US grouping) and MB with 2 decimals', () => {
@@ -77,7 +87,14 @@ describe('uptime log lines (§10.4)', () => {
   it('logs them at start at uptimeMonitor.logLevel, and not below the logger level', async () => {
     const verbose = await capture('verbose');
     const config = svcConfig(['  uptimeMonitor: { frequency: "every 1 hour", logLevel: verbose }']);
-    const monitor = new UptimeMonitor({ settings: config.uptimeMonitor, log: verbose.logger, clock: new PointClock(), queue: null, monsaas: null, sample: () => SAMPLE });
+    const monitor = new UptimeMonitor({
+      settings: config.uptimeMonitor,
+      log: verbose.logger,
+      clock: new PointClock(),
+      queue: null,
+      monsaas: null,
+      sample: () => SAMPLE,
+    });
     await monitor.start();
     running.push(monitor);
     await expect.poll(() => verbose.lines().length).toBe(7);
@@ -85,7 +102,14 @@ describe('uptime log lines (§10.4)', () => {
     expect(verbose.lines().map((l) => l.msg)).toEqual(uptimeLines(1, SAMPLE));
 
     const info = await capture('info');
-    const quiet = new UptimeMonitor({ settings: config.uptimeMonitor, log: info.logger, clock: new PointClock(), queue: null, monsaas: null, sample: () => SAMPLE });
+    const quiet = new UptimeMonitor({
+      settings: config.uptimeMonitor,
+      log: info.logger,
+      clock: new PointClock(),
+      queue: null,
+      monsaas: null,
+      sample: () => SAMPLE,
+    });
     await quiet.start();
     running.push(quiet);
     await expect.poll(() => quiet.iterations).toBe(1);
@@ -105,14 +129,24 @@ describe('svc_memory_usage points (§6.9) in influxd', () => {
     const db = 'uptime_points';
     const c = config(db);
     expect(platformPipelineWanted(c)).toBe(true);
-    const ctx = { config: c, configFile: 'test.yaml', logger: (await capture('info')).logger, errors: new ErrorTracker({ enabled: false, log: silentLog }), clock: new PointClock() };
+    const ctx = {
+      config: c,
+      configFile: 'test.yaml',
+      logger: (await capture('info')).logger,
+      errors: new ErrorTracker({ enabled: false, log: silentLog }),
+      clock: new PointClock(),
+    };
     const pipeline = await platformPipeline(ctx);
     for (const component of [...pipeline.components, ...selfReportComponents(ctx, pipeline.queue)]) {
       await component.start();
       running.push(component);
     }
     // At start and at the next whole seconds.
-    await expect.poll(async () => (await queryRows(influx, 'SELECT * FROM svc_memory_usage', db).catch(() => [])).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await queryRows(influx, 'SELECT * FROM svc_memory_usage', db).catch(() => [])).length, {
+        timeout: 15_000,
+      })
+      .toBeGreaterThanOrEqual(2);
     const rows = await queryRows(influx, 'SELECT * FROM svc_memory_usage', db);
     for (const row of rows) {
       expect(row).toMatchObject({ svc_instance: 'edge-7', version: SVC_VERSION });
@@ -124,7 +158,12 @@ describe('svc_memory_usage points (§6.9) in influxd', () => {
       expect(Number(row['process_memory'])).toBeGreaterThan(Number(row['heap_used']));
     }
     expect((await tagKeys(influx, 'svc_memory_usage', db)).sort()).toEqual(['svc_instance', 'version']);
-    expect(await fieldTypes(influx, 'svc_memory_usage', db)).toEqual({ external: 'float', heap_total: 'float', heap_used: 'float', process_memory: 'float' });
+    expect(await fieldTypes(influx, 'svc_memory_usage', db)).toEqual({
+      external: 'float',
+      heap_total: 'float',
+      heap_used: 'float',
+      process_memory: 'float',
+    });
   });
 });
 
@@ -138,8 +177,20 @@ describe('monsaas uptime metrics (§8.2)', () => {
       `  monsaas: { enable: true, metric: { url: "${monsaas.url}/metric/v1" } }`,
       '  thirdPartyToolsCredentials: { monsaas: [{ accountName: ops, insertApiKey: key-1, accountId: "111" }] }',
     ]);
-    const writer = new MonSaasWriter({ settings: c.monsaas, credentials: c.thirdPartyToolsCredentials.monsaas, log: silentLog, errors: { track: () => undefined } });
-    const monitor = new UptimeMonitor({ settings: c.uptimeMonitor, log: (await capture('info')).logger, clock: new PointClock(), queue: null, monsaas: writer, sample: () => SAMPLE });
+    const writer = new MonSaasWriter({
+      settings: c.monsaas,
+      credentials: c.thirdPartyToolsCredentials.monsaas,
+      log: silentLog,
+      errors: { track: () => undefined },
+    });
+    const monitor = new UptimeMonitor({
+      settings: c.uptimeMonitor,
+      log: (await capture('info')).logger,
+      clock: new PointClock(),
+      queue: null,
+      monsaas: writer,
+      sample: () => SAMPLE,
+    });
     const before = Date.now();
     await monitor.start();
     running.push(monitor);
@@ -149,7 +200,11 @@ describe('monsaas uptime metrics (§8.2)', () => {
     expect(request?.headers['api-key']).toBe('key-1');
     expect(request?.body).toEqual([
       {
-        common: { timestamp: expect.any(Number), 'interval.ms': 900_000, attributes: { site: 'north', svcVersion: SVC_VERSION } },
+        common: {
+          timestamp: expect.any(Number),
+          'interval.ms': 900_000,
+          attributes: { site: 'north', svcVersion: SVC_VERSION },
+        },
         metrics: [
           { name: 'svc_heapUsed', type: 'gauge', value: SAMPLE.heapUsed },
           { name: 'svc_heapTotal', type: 'gauge', value: SAMPLE.heapTotal },
@@ -161,6 +216,8 @@ describe('monsaas uptime metrics (§8.2)', () => {
     ]);
     const block: unknown = Array.isArray(request?.body) ? request.body[0] : undefined;
     const common: unknown = typeof block === 'object' && block !== null ? Reflect.get(block, 'common') : undefined;
-    expect(typeof common === 'object' && common !== null ? Reflect.get(common, 'timestamp') : undefined).toBeGreaterThanOrEqual(before);
+    expect(
+      typeof common === 'object' && common !== null ? Reflect.get(common, 'timestamp') : undefined,
+    ).toBeGreaterThanOrEqual(before);
   });
 });

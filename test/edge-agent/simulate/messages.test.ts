@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createDatagramGenerator,
+  type DatagramPool,
   DEFAULT_POOL,
   DEFAULT_START_MS,
   formatPlatformTimestamp,
@@ -15,12 +16,17 @@ import {
   mulberry32,
   parseKindList,
   SIMULATE_KINDS,
-  USER_KINDS,
-  type DatagramPool,
   type SimDatagram,
   type SimulateKind,
+  USER_KINDS,
 } from '../../../edge-agent/simulate/messages.js';
-import { parseLogEvent, parseUserEvent, type LogEvent, type ParseResult, type UserEvent } from '../../../edge-agent/sources/udp/parse/index.js';
+import {
+  type LogEvent,
+  type ParseResult,
+  parseLogEvent,
+  parseUserEvent,
+  type UserEvent,
+} from '../../../edge-agent/sources/udp/parse/index.js';
 import { countParts } from '../../../edge-agent/sources/udp/parse/split.js';
 import { timestampForm, tsToInstantMs } from '../../../edge-agent/sources/udp/parse/validators.js';
 
@@ -41,16 +47,82 @@ function take(seed: number, count: number, kinds?: readonly SimulateKind[], malf
 const TEXT_FIELDS: Record<SimulateKind, Record<string, number>> = {
   'user-session': { host: 1, command: 2, user_directory: 3, user_id: 4, origin: 5, context: 6, message: 7 },
   'user-connection': { host: 1, command: 2, user_directory: 3, user_id: 4, origin: 5, context: 6, message: 7 },
-  engine: { level: 4, host: 5, subsystem: 6, windows_user: 7, message: 8, user_directory: 10, user_id: 11, engine_ts: 12, engine_exe_version: 14, server_started: 15, entry_type: 16 },
-  proxy: { level: 4, host: 5, subsystem: 6, windows_user: 7, message: 8, exception_message: 9, user_directory: 10, user_id: 11, command: 12, result_code: 13, origin: 14, context: 15 },
-  repository: { level: 4, host: 5, subsystem: 6, windows_user: 7, message: 8, exception_message: 9, user_directory: 10, user_id: 11, command: 12, result_code: 13, origin: 14, context: 15 },
-  scheduler: { level: 4, host: 5, subsystem: 6, windows_user: 7, message: 8, exception_message: 9, task_name: 13, app_name: 14 },
-  'qix-perf': { level: 4, host: 5, subsystem: 6, windows_user: 7, user_directory: 9, user_id: 10, engine_ts: 11, method: 15, object_id: 22, object_type: 25 },
+  engine: {
+    level: 4,
+    host: 5,
+    subsystem: 6,
+    windows_user: 7,
+    message: 8,
+    user_directory: 10,
+    user_id: 11,
+    engine_ts: 12,
+    engine_exe_version: 14,
+    server_started: 15,
+    entry_type: 16,
+  },
+  proxy: {
+    level: 4,
+    host: 5,
+    subsystem: 6,
+    windows_user: 7,
+    message: 8,
+    exception_message: 9,
+    user_directory: 10,
+    user_id: 11,
+    command: 12,
+    result_code: 13,
+    origin: 14,
+    context: 15,
+  },
+  repository: {
+    level: 4,
+    host: 5,
+    subsystem: 6,
+    windows_user: 7,
+    message: 8,
+    exception_message: 9,
+    user_directory: 10,
+    user_id: 11,
+    command: 12,
+    result_code: 13,
+    origin: 14,
+    context: 15,
+  },
+  scheduler: {
+    level: 4,
+    host: 5,
+    subsystem: 6,
+    windows_user: 7,
+    message: 8,
+    exception_message: 9,
+    task_name: 13,
+    app_name: 14,
+  },
+  'qix-perf': {
+    level: 4,
+    host: 5,
+    subsystem: 6,
+    windows_user: 7,
+    user_directory: 9,
+    user_id: 10,
+    engine_ts: 11,
+    method: 15,
+    object_id: 22,
+    object_type: 25,
+  },
 };
 
 describe('kinds and families', () => {
   it('lists seven kinds in two families', () => {
-    expect(SIMULATE_KINDS).toEqual(['user-session', 'user-connection', 'engine', 'proxy', 'repository', 'scheduler', 'qix-perf']);
+    expect(SIMULATE_KINDS).toEqual([
+      'user-session',
+      'user-connection',
+      'engine',
+      'proxy',
+      'repository',
+      'scheduler',
+      'qix-perf',
+    ]);
     expect(KIND_FAMILIES.user).toEqual(USER_KINDS);
     expect(KIND_FAMILIES.log).toEqual(LOG_KINDS);
     expect(KIND_FAMILIES.all).toEqual([...USER_KINDS, ...LOG_KINDS]);
@@ -59,12 +131,18 @@ describe('kinds and families', () => {
 
   it('parses comma lists of kinds and families, without duplicates, in kind order', () => {
     expect(parseKindList('all')).toEqual({ ok: true, kinds: [...SIMULATE_KINDS] });
-    expect(parseKindList('qix-perf, user')).toEqual({ ok: true, kinds: ['user-session', 'user-connection', 'qix-perf'] });
+    expect(parseKindList('qix-perf, user')).toEqual({
+      ok: true,
+      kinds: ['user-session', 'user-connection', 'qix-perf'],
+    });
     expect(parseKindList('Engine,log,engine')).toEqual({ ok: true, kinds: [...LOG_KINDS] });
     expect(parseKindList('user-session,')).toEqual({ ok: true, kinds: ['user-session'] });
     const bad = parseKindList('engine,bogus,nope');
     expect(bad.ok).toBe(false);
-    if (!bad.ok) expect(bad.error).toBe('unknown kinds "bogus", "nope" (valid: user-session, user-connection, engine, proxy, repository, scheduler, qix-perf, user, log, all)');
+    if (!bad.ok)
+      expect(bad.error).toBe(
+        'unknown kinds "bogus", "nope" (valid: user-session, user-connection, engine, proxy, repository, scheduler, qix-perf, user, log, all)',
+      );
     expect(parseKindList(' , ')).toEqual({ ok: false, error: 'no kind given' });
   });
 });
@@ -101,18 +179,32 @@ describe('helpers', () => {
     expect(() => createDatagramGenerator({ seed: 1, malformed: 1.1 })).toThrow(/malformed/);
     expect(() => createDatagramGenerator({ seed: 1, malformed: Number.NaN })).toThrow(/malformed/);
     expect(() => createDatagramGenerator({ seed: 1, stepMs: -1 })).toThrow(/stepMs/);
-    expect(createDatagramGenerator({ seed: 3 }).options).toEqual({ seed: 3, kinds: [...SIMULATE_KINDS], malformed: 0, startMs: DEFAULT_START_MS, stepMs: 100, pool: DEFAULT_POOL });
+    expect(createDatagramGenerator({ seed: 3 }).options).toEqual({
+      seed: 3,
+      kinds: [...SIMULATE_KINDS],
+      malformed: 0,
+      startMs: DEFAULT_START_MS,
+      stepMs: 100,
+      pool: DEFAULT_POOL,
+    });
   });
 });
 
 describe('an injected pool of users, apps and nodes', () => {
   const pool: DatagramPool = {
-    users: [{ dir: 'SIM', id: 'björn.åberg' }, { dir: 'SIM', id: 'zoë' }],
-    apps: [{ id: '11111111-2222-4333-8444-555555555555', name: 'Pool app', taskId: '66666666-7777-4888-9999-aaaaaaaaaaaa' }],
-    nodes: [{ name: 'node7', fqdn: 'node7.sim.local', offset: 120, serviceUser: 'SIM\\svc', engineVersion: '14.254.6' }],
+    users: [
+      { dir: 'SIM', id: 'björn.åberg' },
+      { dir: 'SIM', id: 'zoë' },
+    ],
+    apps: [
+      { id: '11111111-2222-4333-8444-555555555555', name: 'Pool app', taskId: '66666666-7777-4888-9999-aaaaaaaaaaaa' },
+    ],
+    nodes: [
+      { name: 'node7', fqdn: 'node7.sim.local', offset: 120, serviceUser: 'SIM\\svc', engineVersion: '14.254.6' },
+    ],
   };
 
-  it('names only the pool\'s users, apps and nodes, and still round-trips through the parsers', () => {
+  it("names only the pool's users, apps and nodes, and still round-trips through the parsers", () => {
     const generator = createDatagramGenerator({ seed: 11, pool });
     const users = new Set<string>();
     const apps = new Set<string>();
@@ -124,7 +216,8 @@ describe('an injected pool of users, apps and nodes', () => {
       if (!result.ok) continue;
       const event = result.event as unknown as Record<string, unknown>;
       hosts.add(String(event['host']));
-      for (const key of ['appId', 'app_id']) if (typeof event[key] === 'string' && event[key] !== '') apps.add(event[key]);
+      for (const key of ['appId', 'app_id'])
+        if (typeof event[key] === 'string' && event[key] !== '') apps.add(event[key]);
       const dir = event['user_directory'];
       if (typeof dir === 'string' && dir !== '' && dir !== 'INTERNAL') users.add(`${dir}\\${String(event['user_id'])}`);
     }
@@ -140,11 +233,24 @@ describe('an injected pool of users, apps and nodes', () => {
 
   it('rejects a pool whose entries would not survive the wire format', () => {
     expect(() => createDatagramGenerator({ seed: 1, pool: { users: [] } })).toThrow('pool.users must not be empty');
-    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [{ dir: 'A;B', id: 'x' }] } })).toThrow(/pool\.users\[0\]\.dir must be non-empty text without ';'/);
-    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [{ dir: 'A', id: 'x\\y' }] } })).toThrow(/pool\.users\[0\] must not contain/);
-    expect(() => createDatagramGenerator({ seed: 1, pool: { apps: [{ ...pool.apps[0]!, id: 'E7AF59A0-C243-480D-9571-08727551A66F' }] } })).toThrow(/pool\.apps\[0\]\.id must be a lower-case uuid/);
-    expect(() => createDatagramGenerator({ seed: 1, pool: { apps: [{ ...pool.apps[0]!, name: 'tab\there' }] } })).toThrow(/pool\.apps\[0\]\.name/);
-    expect(() => createDatagramGenerator({ seed: 1, pool: { nodes: [{ ...pool.nodes[0]!, offset: 15 * 60 }] } })).toThrow(/pool\.nodes\[0\]\.offset/);
+    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [{ dir: 'A;B', id: 'x' }] } })).toThrow(
+      /pool\.users\[0\]\.dir must be non-empty text without ';'/,
+    );
+    expect(() => createDatagramGenerator({ seed: 1, pool: { users: [{ dir: 'A', id: 'x\\y' }] } })).toThrow(
+      /pool\.users\[0\] must not contain/,
+    );
+    expect(() =>
+      createDatagramGenerator({
+        seed: 1,
+        pool: { apps: [{ ...pool.apps[0]!, id: 'E7AF59A0-C243-480D-9571-08727551A66F' }] },
+      }),
+    ).toThrow(/pool\.apps\[0\]\.id must be a lower-case uuid/);
+    expect(() =>
+      createDatagramGenerator({ seed: 1, pool: { apps: [{ ...pool.apps[0]!, name: 'tab\there' }] } }),
+    ).toThrow(/pool\.apps\[0\]\.name/);
+    expect(() =>
+      createDatagramGenerator({ seed: 1, pool: { nodes: [{ ...pool.nodes[0]!, offset: 15 * 60 }] } }),
+    ).toThrow(/pool\.nodes\[0\]\.offset/);
   });
 });
 
@@ -171,7 +277,11 @@ describe('well-formed datagrams round-trip through the parsers', () => {
           check(d.kind === kind && d.malformed === null && d.expected === 'ok', 'kind / malformed / expected', d);
           check(fields.length === KIND_FIELD_COUNT[kind], `field count ${fields.length}`, d);
           const text = d.data.toString('utf8');
-          check(text === fields.join(';') && Buffer.byteLength(text) === d.data.length, 'data = fields joined with ;', d);
+          check(
+            text === fields.join(';') && Buffer.byteLength(text) === d.data.length,
+            'data = fields joined with ;',
+            d,
+          );
           const result = parse(d);
           if (!result.ok) {
             check(false, `seed ${seed}: ${result.reason} ${result.detail}`, d);
@@ -181,7 +291,11 @@ describe('well-formed datagrams round-trip through the parsers', () => {
           const type = kindFamily(kind) === 'user' ? event['messageType'] : event['source'];
           check(type === KIND_EVENT_TYPE[kind], `type ${String(type)}`, d);
           for (const [key, idx] of Object.entries(TEXT_FIELDS[kind])) {
-            check(event[key] === fields[idx], `seed ${seed}: ${key} = ${JSON.stringify(event[key])}, generated ${JSON.stringify(fields[idx])}`, d);
+            check(
+              event[key] === fields[idx],
+              `seed ${seed}: ${key} = ${JSON.stringify(event[key])}, generated ${JSON.stringify(fields[idx])}`,
+              d,
+            );
           }
           if (countParts(text) > fields.length) surplus++;
           hosts.add(String(event['host']));
@@ -209,17 +323,33 @@ describe('well-formed datagrams round-trip through the parsers', () => {
           if (kind === 'qix-perf') {
             const qe = result.event as Extract<LogEvent, { source: 'qseow-qix-perf' }>;
             activity.set(qe.event_activity_source, (activity.get(qe.event_activity_source) ?? 0) + 1);
-            if (qe.event_activity_source === 'user') check(qe.proxy_session_id === fields[8] && qe.session_id === fields[12], 'session ids', d);
-            else check(fields[8] === '0' && qe.proxy_session_id === '' && qe.session_id === '', 'non-user session ids', d);
+            if (qe.event_activity_source === 'user')
+              check(qe.proxy_session_id === fields[8] && qe.session_id === fields[12], 'session ids', d);
+            else
+              check(fields[8] === '0' && qe.proxy_session_id === '' && qe.session_id === '', 'non-user session ids', d);
             check(qe.app_id === fields[13], 'app_id', d);
-            for (const key of ['request_id', 'process_time', 'work_time', 'lock_time', 'validate_time', 'traverse_time', 'handle', 'net_ram', 'peak_ram'] as const) {
+            for (const key of [
+              'request_id',
+              'process_time',
+              'work_time',
+              'lock_time',
+              'validate_time',
+              'traverse_time',
+              'handle',
+              'net_ram',
+              'peak_ram',
+            ] as const) {
               check(qe[key] !== null, `${key} is null`, d);
             }
           }
           if (kind === 'scheduler') {
             const se = result.event as Extract<LogEvent, { source: 'qseow-scheduler' }>;
             const [dir, id, full] = [fields[10], fields[11], fields[12]];
-            check(se.user_full === (full !== '' ? full : dir !== '' ? `${dir}\\${id}` : ''), `user_full ${se.user_full}`, d);
+            check(
+              se.user_full === (full !== '' ? full : dir !== '' ? `${dir}\\${id}` : ''),
+              `user_full ${se.user_full}`,
+              d,
+            );
             check(se.app_id === fields[16] && se.task_id === fields[15], 'app_id / task_id', d);
           }
         }
@@ -241,14 +371,16 @@ describe('well-formed datagrams round-trip through the parsers', () => {
         expect((levels.get('WARN') ?? 0) + (levels.get('ERROR') ?? 0)).toBeGreaterThan(total * 0.9);
         expect([...levels.keys()].sort()).toEqual(['ERROR', 'FATAL', 'WARN']);
       }
-      if (kindFamily(kind) === 'log') expect([...offsets].sort()).toEqual(['+0000', '+0100', '+0530', '+0900', '-0330', '-0500']);
+      if (kindFamily(kind) === 'log')
+        expect([...offsets].sort()).toEqual(['+0000', '+0100', '+0530', '+0900', '-0330', '-0500']);
       if (kind === 'qix-perf') {
         expect([...levels.keys()]).toEqual(['INFO']);
         expect(surplus).toBe(0);
         expect(activity.get('non-user') ?? 0).toBeGreaterThan(total / 10);
         expect(activity.get('user') ?? 0).toBeGreaterThan(total / 2);
       }
-      if (kind === 'qix-perf' || kind === 'scheduler' || kind === 'engine') expect(users.has('INTERNAL\\sa_scheduler')).toBe(true);
+      if (kind === 'qix-perf' || kind === 'scheduler' || kind === 'engine')
+        expect(users.has('INTERNAL\\sa_scheduler')).toBe(true);
     });
   }
 });
@@ -257,7 +389,12 @@ describe('streams', () => {
   it('the same seed gives the same stream, byte for byte; other seeds differ', () => {
     const a = take(42, 5000, undefined, 0.2);
     const b = take(42, 5000, undefined, 0.2);
-    expect(b.every((d, i) => d.data.equals(a[i]?.data ?? Buffer.alloc(1)) && d.kind === a[i]?.kind && d.malformed === a[i]?.malformed)).toBe(true);
+    expect(
+      b.every(
+        (d, i) =>
+          d.data.equals(a[i]?.data ?? Buffer.alloc(1)) && d.kind === a[i]?.kind && d.malformed === a[i]?.malformed,
+      ),
+    ).toBe(true);
     expect(a.filter((d) => d.malformed !== null).length).toBeGreaterThan(800);
     for (const seed of [41, 43, 1_000_000]) {
       const other = take(seed, 5000, undefined, 0.2);
@@ -312,7 +449,13 @@ describe('malformed datagrams', () => {
       }
     }
     // The exact split of this seeded run (changes only when the generator does).
-    expect(tally).toEqual({ wellFormed: 13_967, malformed: 6033, ok: 2069, unknown_prefix: 2966, failedMalformed: 998 });
+    expect(tally).toEqual({
+      wellFormed: 13_967,
+      malformed: 6033,
+      ok: 2069,
+      unknown_prefix: 2966,
+      failedMalformed: 998,
+    });
     expect(tally.ok + tally.unknown_prefix + tally.failedMalformed).toBe(tally.malformed);
     expect([...variants.keys()].sort()).toEqual([...MALFORMED_VARIANTS].sort());
   });

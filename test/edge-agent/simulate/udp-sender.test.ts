@@ -1,9 +1,14 @@
 /** The paced UDP sender of `svc simulate udp`, over a real UDP socket on 127.0.0.1. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDatagramGenerator, SIMULATE_KINDS, type SimDatagram, type SimulateKind } from '../../../edge-agent/simulate/messages.js';
+import {
+  createDatagramGenerator,
+  SIMULATE_KINDS,
+  type SimDatagram,
+  type SimulateKind,
+} from '../../../edge-agent/simulate/messages.js';
 import { MAX_DURATION_S, MAX_RATE, plannedCount, sendUdp } from '../../../edge-agent/simulate/udp-sender.js';
 import { LOOPBACK, sleep } from '../../support/ports.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { type Receiver, startReceiver } from './receiver.js';
 
 let receiver: Receiver | undefined;
 afterEach(async () => {
@@ -17,7 +22,7 @@ function stream(seed: number, count: number, malformed: number): SimDatagram[] {
 }
 
 describe('sendUdp', () => {
-  it('sends rate × duration datagrams, every one arrives, in the generator\'s order, and reports the achieved rate', async () => {
+  it("sends rate × duration datagrams, every one arrives, in the generator's order, and reports the achieved rate", async () => {
     receiver = await startReceiver();
     const r = receiver;
     const source = createDatagramGenerator({ seed: 11, malformed: 0.1 });
@@ -49,7 +54,14 @@ describe('sendUdp', () => {
   it('stops after count datagrams', async () => {
     receiver = await startReceiver();
     const r = receiver;
-    const stats = await sendUdp({ host: LOOPBACK, port: r.port, rate: 5000, durationS: 60, count: 300, source: createDatagramGenerator({ seed: 2 }) });
+    const stats = await sendUdp({
+      host: LOOPBACK,
+      port: r.port,
+      rate: 5000,
+      durationS: 60,
+      count: 300,
+      source: createDatagramGenerator({ seed: 2 }),
+    });
     expect(stats.sent).toBe(300);
     expect(stats.elapsedMs).toBeLessThan(3000);
     await expect.poll(() => r.datagrams.length).toBe(300);
@@ -60,20 +72,43 @@ describe('sendUdp', () => {
     const r = receiver;
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
-    const stats = await sendUdp({ host: LOOPBACK, port: r.port, rate: 1000, durationS: 30, source: createDatagramGenerator({ seed: 3 }), signal: controller.signal });
+    const stats = await sendUdp({
+      host: LOOPBACK,
+      port: r.port,
+      rate: 1000,
+      durationS: 30,
+      source: createDatagramGenerator({ seed: 3 }),
+      signal: controller.signal,
+    });
     expect(stats.aborted).toBe(true);
     expect(stats.sent).toBeGreaterThan(50);
     expect(stats.sent).toBeLessThan(1500);
     await expect.poll(() => r.datagrams.length).toBe(stats.sent);
 
     const already = AbortSignal.abort();
-    expect(await sendUdp({ host: LOOPBACK, port: r.port, rate: 10, durationS: 1, source: createDatagramGenerator({ seed: 3 }), signal: already })).toMatchObject({ sent: 0, aborted: true });
+    expect(
+      await sendUdp({
+        host: LOOPBACK,
+        port: r.port,
+        rate: 10,
+        durationS: 1,
+        source: createDatagramGenerator({ seed: 3 }),
+        signal: already,
+      }),
+    ).toMatchObject({ sent: 0, aborted: true });
   });
 
   it('counts failed sends instead of throwing', async () => {
     receiver = await startReceiver();
     const tooBig = { next: () => ({ kind: 'engine' as const, data: Buffer.alloc(70_000, 0x61), malformed: null }) };
-    const stats = await sendUdp({ host: LOOPBACK, port: receiver.port, rate: 1000, durationS: 1, count: 20, source: tooBig });
+    const stats = await sendUdp({
+      host: LOOPBACK,
+      port: receiver.port,
+      rate: 1000,
+      durationS: 1,
+      count: 20,
+      source: tooBig,
+    });
     expect(stats).toMatchObject({ sent: 0, sendErrors: 20, malformed: 0 });
     expect(stats.firstError).toMatch(/EMSGSIZE/);
     expect(stats.achievedRate).toBe(0);

@@ -7,14 +7,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../support/ports.js';
-import { filesIn, parquetEventIds, postInRounds, startAuditLocal, startSvc, writeAuditLocalConfig } from '../../support/svc-process.js';
+import {
+  filesIn,
+  parquetEventIds,
+  postInRounds,
+  startAuditLocal,
+  startSvc,
+  writeAuditLocalConfig,
+} from '../../support/svc-process.js';
 
 describe('svc local durability', () => {
   it('writes every event answered 202 after a kill -9 and a restart', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'svc-kill9-'));
     const port = await freePort();
     // A long batching window: at the kill every accepted event is still only in the queue.
-    writeAuditLocalConfig(cwd, port, { type: 'parquet', parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 } });
+    writeAuditLocalConfig(cwd, port, {
+      type: 'parquet',
+      parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 },
+    });
     const first = await startAuditLocal(cwd, port);
     const accepted = await postInRounds(port, 10, 20);
     first.child.kill('SIGKILL');

@@ -11,9 +11,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRASH_BEFORE_SETTLE_ENV } from '../../../functions/local/test-hooks.js';
 import { envelope } from '../../support/audit.js';
-import { queryRows, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
+import { type InfluxdHandle, queryRows, startInfluxd } from '../../support/influxd.js';
 import { freePort } from '../../support/ports.js';
-import { parquetEventIds, postAuditEvent, startAuditLocal, tablefileEventIds, writeAuditLocalConfig, type SvcProcess } from '../../support/svc-process.js';
+import {
+  parquetEventIds,
+  postAuditEvent,
+  type SvcProcess,
+  startAuditLocal,
+  tablefileEventIds,
+  writeAuditLocalConfig,
+} from '../../support/svc-process.js';
 
 let influx: InfluxdHandle;
 beforeAll(async () => {
@@ -54,10 +61,17 @@ async function stopped(svc: SvcProcess): Promise<void> {
 }
 
 function body(id: string): Record<string, unknown> {
-  return envelope({ eventId: id, type: 'object.visibility.changed', payload: { context: { appId: randomUUID() }, event: { objectData: { qId: id.slice(0, 8) } } } });
+  return envelope({
+    eventId: id,
+    type: 'object.visibility.changed',
+    payload: { context: { appId: randomUUID() }, event: { objectData: { qId: id.slice(0, 8) } } },
+  });
 }
 
-async function post(s: Setup, payload: Record<string, unknown>): Promise<{ status: number; json: Record<string, unknown> }> {
+async function post(
+  s: Setup,
+  payload: Record<string, unknown>,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await postAuditEvent(s.port, payload);
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
@@ -65,7 +79,9 @@ async function post(s: Setup, payload: Record<string, unknown>): Promise<{ statu
 /** Every record of each destination, as event ids (one entry per point, row or file). */
 async function recorded(s: Setup): Promise<Record<'tsdb' | 'parquet' | 'tablefile' | 'json', string[]>> {
   const points = await queryRows(influx, 'SELECT event_id FROM audit_events', s.db).catch(() => []);
-  const json = readdirSync(join(s.cwd, 'out/json'), { withFileTypes: true }).filter((f) => f.isFile()).map((f) => /_([0-9a-f-]{36})\.json$/.exec(f.name)?.[1] ?? f.name);
+  const json = readdirSync(join(s.cwd, 'out/json'), { withFileTypes: true })
+    .filter((f) => f.isFile())
+    .map((f) => /_([0-9a-f-]{36})\.json$/.exec(f.name)?.[1] ?? f.name);
   return {
     tsdb: points.map((p) => String(p['event_id'])).sort(),
     parquet: (await parquetEventIds(join(s.cwd, 'out/parquet'))).sort(),
@@ -74,7 +90,12 @@ async function recorded(s: Setup): Promise<Record<'tsdb' | 'parquet' | 'tablefil
   };
 }
 
-const once = (ids: string[]) => ({ tsdb: [...ids].sort(), parquet: [...ids].sort(), tablefile: [...ids].sort(), json: [...ids].sort() });
+const once = (ids: string[]) => ({
+  tsdb: [...ids].sort(),
+  parquet: [...ids].sort(),
+  tablefile: [...ids].sort(),
+  json: [...ids].sort(),
+});
 
 describe('exactly once per eventId, in every destination', () => {
   it('writes an eventId posted twice in a row, concurrently, and again after a restart once', async () => {
@@ -118,7 +139,7 @@ describe('exactly once per eventId, in every destination', () => {
     expect(await recorded(s)).toEqual(once([id]));
   });
 
-  it('writes once when Svc is killed between the destinations\' writes and their acknowledgements', async () => {
+  it("writes once when Svc is killed between the destinations' writes and their acknowledgements", async () => {
     const s = await setup();
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     // Every destination writes its batch; the hook then kills the process before any is acknowledged.

@@ -24,10 +24,15 @@ beforeAll(() => {
 afterAll(() => fs.unmount());
 
 describe('svc local on a full disk', () => {
-  it('answers 503 with retry-after while the queue cannot write, and delivers every event it answered 202 after kill -9', async ({ skip }) => {
+  it('answers 503 with retry-after while the queue cannot write, and delivers every event it answered 202 after kill -9', async ({
+    skip,
+  }) => {
     if (fs.reason) skip(fs.reason);
     const port = await freePort();
-    writeAuditLocalConfig(cwd, port, { type: 'parquet', parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 } });
+    writeAuditLocalConfig(cwd, port, {
+      type: 'parquet',
+      parquet: { exportDirectory: 'out/parquet', writeFrequency: 60_000, maxBatchSize: 100_000 },
+    });
     const accepted: string[] = [];
     const refused: string[] = [];
     const post = async (id: string = randomUUID()) => {
@@ -37,7 +42,11 @@ describe('svc local on a full disk', () => {
       else {
         expect(res.status).toBe(503);
         expect(res.headers.get('retry-after')).toBe('30');
-        expect(json).toMatchObject({ status: 'error', outcome: 'error', reason: 'The audit event queue cannot store the event now; retry in about 30 seconds' });
+        expect(json).toMatchObject({
+          status: 'error',
+          outcome: 'error',
+          reason: 'The audit event queue cannot store the event now; retry in about 30 seconds',
+        });
         refused.push(id);
       }
       return res.status;
@@ -62,7 +71,9 @@ describe('svc local on a full disk', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     const second = await startAuditLocal(cwd, port);
-    await expect.poll(second.output, { timeout: 10_000 }).toContain(`recovered ${accepted.length} undelivered event(s)`);
+    await expect
+      .poll(second.output, { timeout: 10_000 })
+      .toContain(`recovered ${accepted.length} undelivered event(s)`);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
     expect(second.output()).not.toContain('damaged record');

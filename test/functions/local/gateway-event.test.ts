@@ -24,7 +24,15 @@ beforeAll(async () => {
     events.push(event);
     return Promise.resolve({ statusCode: 202, headers: { 'Content-Type': 'application/json' }, body: '{}' });
   };
-  gateway = new LocalGateway({ name: 'event recorder', host: '127.0.0.1', port: 0, log: log.logger, limits: auditEvents, handler: record, oversized: record });
+  gateway = new LocalGateway({
+    name: 'event recorder',
+    host: '127.0.0.1',
+    port: 0,
+    log: log.logger,
+    limits: auditEvents,
+    handler: record,
+    oversized: record,
+  });
   await gateway.start();
 });
 afterAll(() => gateway.stop());
@@ -58,13 +66,24 @@ describe('local gateway: the API Gateway v2 event of a request', () => {
       routeKey: '$default',
       rawPath: '/api/v1/audit-event',
       rawQueryString: '',
-      headers: { host: 'api.example.com', 'content-type': 'application/json', 'user-agent': 'audit-qs/0.3.2', 'content-length': String(Buffer.byteLength(body)) },
+      headers: {
+        host: 'api.example.com',
+        'content-type': 'application/json',
+        'user-agent': 'audit-qs/0.3.2',
+        'content-length': String(Buffer.byteLength(body)),
+      },
       requestContext: {
         accountId: 'local',
         apiId: 'local',
         domainName: 'api.example.com',
         domainPrefix: 'api',
-        http: { method: 'POST', path: '/api/v1/audit-event', protocol: 'HTTP/1.1', sourceIp: '127.0.0.3', userAgent: 'audit-qs/0.3.2' },
+        http: {
+          method: 'POST',
+          path: '/api/v1/audit-event',
+          protocol: 'HTTP/1.1',
+          sourceIp: '127.0.0.3',
+          userAgent: 'audit-qs/0.3.2',
+        },
         requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) as string,
         routeKey: '$default',
         stage: '$default',
@@ -74,7 +93,18 @@ describe('local gateway: the API Gateway v2 event of a request', () => {
       body,
       isBase64Encoded: false,
     });
-    expect(Object.keys(event)).toEqual(['version', 'routeKey', 'rawPath', 'rawQueryString', 'cookies', 'headers', 'queryStringParameters', 'requestContext', 'body', 'isBase64Encoded']);
+    expect(Object.keys(event)).toEqual([
+      'version',
+      'routeKey',
+      'rawPath',
+      'rawQueryString',
+      'cookies',
+      'headers',
+      'queryStringParameters',
+      'requestContext',
+      'body',
+      'isBase64Encoded',
+    ]);
     const other = await eventFor('GET /api/v1/test-connection?a=1 HTTP/1.1\r\nHost: h\r\nCookie: c=1\r\n\r\n');
     expect(Object.keys(other)).toEqual(Object.keys(event));
   });

@@ -8,8 +8,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectionsCheckingInterval, LocalGateway } from '../../../functions/local/gateway.js';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { captureLog, envelope, expectError, startAuditApi, startGatewayApi, type ApiResponse, type GatewayApi } from '../../support/audit.js';
-import { rawClient, trickle, type RawClient } from '../../support/raw-http.js';
+import {
+  type ApiResponse,
+  captureLog,
+  envelope,
+  expectError,
+  type GatewayApi,
+  startAuditApi,
+  startGatewayApi,
+} from '../../support/audit.js';
+import { type RawClient, rawClient, trickle } from '../../support/raw-http.js';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'gateway-token-0123456789';
@@ -59,7 +67,14 @@ describe('local gateway: bodies over maxBodyBytes', () => {
     const gw = await gatewayWith(yaml);
     const c = await client(gw.port);
     // The headers only: the client never sends a byte of the body it announces.
-    c.write(head([`authorization: Bearer ${TOKEN}`, `origin: ${ORIGIN}`, 'content-type: application/json', `content-length: ${50 * 1024 * 1024}`]));
+    c.write(
+      head([
+        `authorization: Bearer ${TOKEN}`,
+        `origin: ${ORIGIN}`,
+        'content-type: application/json',
+        `content-length: ${50 * 1024 * 1024}`,
+      ]),
+    );
     const res = await c.answer();
     expect(expectError(res, 413, 'Payload too large')).toEqual(['the body exceeds 2048 bytes']);
     expect(res.headers['connection']).toBe('close');
@@ -69,7 +84,10 @@ describe('local gateway: bodies over maxBodyBytes', () => {
     // The same body the handler gives a body over the limit that it was handed whole.
     const lambda = await startAuditApi('lambda', { yaml });
     try {
-      const whole = await lambda.call({ body: envelope({ payload: { note: 'x'.repeat(4096) } }), headers: { authorization: `Bearer ${TOKEN}` } });
+      const whole = await lambda.call({
+        body: envelope({ payload: { note: 'x'.repeat(4096) } }),
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       expect(whole.status).toBe(413);
       expect(timeless(res)).toEqual(timeless(whole));
     } finally {
@@ -82,7 +100,12 @@ describe('local gateway: bodies over maxBodyBytes', () => {
   });
 
   it('keeps the order of the checks for a body it does not read: no token is 401, over the rate limit is 429', async () => {
-    const gw = await gatewayWith([`    apiToken: ${TOKEN}`, '    maxBodyBytes: 2048', '    rateLimit:', '      maxPerMinute: 2']);
+    const gw = await gatewayWith([
+      `    apiToken: ${TOKEN}`,
+      '    maxBodyBytes: 2048',
+      '    rateLimit:',
+      '      maxPerMinute: 2',
+    ]);
     const huge = [`content-length: ${50 * 1024 * 1024}`, 'content-type: application/json'];
     const anonymous = await client(gw.port);
     anonymous.write(head(huge));
@@ -111,7 +134,9 @@ describe('local gateway: bodies over maxBodyBytes', () => {
 
     const small = await client(gw.port);
     const body = JSON.stringify(envelope());
-    small.write(head(['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`, 'expect: 100-continue']));
+    small.write(
+      head(['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`, 'expect: 100-continue']),
+    );
     const go = await small.answer();
     expect(go.status).toBe(100);
     small.write(body);
@@ -187,13 +212,21 @@ describe('local gateway: slow clients', () => {
   it('closes a connection that sends nothing after headersTimeout, with a 408', async () => {
     const gw = await gatewayWith(['    headersTimeout: 200']);
     const c = await client(gw.port);
-    expect(expectError(await c.answer(), 408, 'Request timeout')).toEqual(['the request headers did not arrive within 200 ms']);
+    expect(expectError(await c.answer(), 408, 'Request timeout')).toEqual([
+      'the request headers did not arrive within 200 ms',
+    ]);
     await c.closed;
   });
 
   it('documents its defaults: 10 s for headers, 10 s for a body, 32 connections per address, checked every second', () => {
     const { auditEvents } = parseConfigText('Svc:\n  auditEvents:\n    enable: true\n', 'defaults.yaml', {}).config;
-    expect(auditEvents).toMatchObject({ headersTimeout: 10_000, bodyTimeout: 10_000, maxConnectionsPerClient: 32, maxBodyBytes: 1_048_576, trustedProxies: [] });
+    expect(auditEvents).toMatchObject({
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+      maxConnectionsPerClient: 32,
+      maxBodyBytes: 1_048_576,
+      trustedProxies: [],
+    });
     expect(connectionsCheckingInterval(10_000)).toBe(1000);
     expect(connectionsCheckingInterval(200)).toBe(50);
   });
@@ -237,7 +270,9 @@ describe('local gateway: connections per client address', () => {
     expect(await attempt(gw.port, '127.0.0.3')).toBe(202);
     // The connections already open still work.
     const body = JSON.stringify(envelope());
-    mine[0]?.write(`host: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    mine[0]?.write(
+      `host: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     expect((await mine[0]?.answer())?.status).toBe(202);
     // One closes: a new one from the same address is let in.
     mine[1]?.socket.destroy();
@@ -310,7 +345,9 @@ describe('local gateway: its other answers are ingestion responses too', () => {
     const gw = await gatewayWith([]);
     const c = await client(gw.port);
     c.write(head(['expect: something-else', 'content-length: 0']));
-    expect(expectError(await c.answer(), 417, 'Expectation failed')).toEqual(['the only Expect this server meets is 100-continue']);
+    expect(expectError(await c.answer(), 417, 'Expectation failed')).toEqual([
+      'the only Expect this server meets is 100-continue',
+    ]);
   });
 
   it('answers 500 with an error id and receivedAt when the handler itself throws', async () => {

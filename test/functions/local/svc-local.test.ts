@@ -14,9 +14,25 @@ describe('svc local', () => {
     const port = await freePort();
     writeFileSync(
       join(dir, 'svc.yaml'),
-      ['Svc:', '  auditEvents:', '    enable: true', `    port: ${port}`, '    destination:', '      enable: true', '      type: json', '      json:', '        objectdata:', '          enable: true', '          exportDirectory: out/json', ''].join('\n'),
+      [
+        'Svc:',
+        '  auditEvents:',
+        '    enable: true',
+        `    port: ${port}`,
+        '    destination:',
+        '      enable: true',
+        '      type: json',
+        '      json:',
+        '        objectdata:',
+        '          enable: true',
+        '          exportDirectory: out/json',
+        '',
+      ].join('\n'),
     );
-    const child = spawn(join(REPO_ROOT, 'node_modules/.bin/svc'), ['local', '--config', 'svc.yaml'], { cwd: dir, env: { ...process.env, SVC_CONFIG: '' } });
+    const child = spawn(join(REPO_ROOT, 'node_modules/.bin/svc'), ['local', '--config', 'svc.yaml'], {
+      cwd: dir,
+      env: { ...process.env, SVC_CONFIG: '' },
+    });
     trackChild(child);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -26,10 +42,16 @@ describe('svc local', () => {
       await expect.poll(() => out, { timeout: 15_000 }).toContain(`audit API listening on http://127.0.0.1:${port}`);
       expect(out).toContain('Svc.auditEvents.apiToken is not set');
       const body = envelope({ type: 'object.visibility.changed', payload: { event: { objectData: { qId: 'abc' } } } });
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/audit-event`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(res.status).toBe(202);
       const outDir = join(dir, 'out/json');
-      await expect.poll(() => (existsSync(outDir) ? readdirSync(outDir) : []), { timeout: 10_000 }).toEqual([`${String(body['timestamp']).replace(/[-:.]/g, '')}_${String(body['eventId'])}.json`]);
+      await expect
+        .poll(() => (existsSync(outDir) ? readdirSync(outDir) : []), { timeout: 10_000 })
+        .toEqual([`${String(body['timestamp']).replace(/[-:.]/g, '')}_${String(body['eventId'])}.json`]);
     } finally {
       child.kill('SIGTERM');
     }

@@ -12,16 +12,16 @@ import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
+import { healthQueued } from '../../shared/destinations/polled.js';
+import { logQueued, PROXY, START_SESSION, userQueued } from '../../shared/platform/fixtures.js';
+import { EVENT_COUNT, pointsQueued } from '../../shared/platform/queued.js';
 import { auditQueued } from '../../support/audit.js';
 import { REPO_ROOT } from '../../support/build.js';
 import { bundledConfig, bundledConfigFiles } from '../../support/config-document.js';
-import { startRecordingServer, type RecordingServer } from '../../support/recording-http.js';
-import { query, startInfluxd, type InfluxdHandle } from '../../support/influxd.js';
-import { PROXY, START_SESSION, logQueued, userQueued } from '../../shared/platform/fixtures.js';
-import { EVENT_COUNT, pointsQueued } from '../../shared/platform/queued.js';
-import { healthQueued } from '../../shared/destinations/polled.js';
-import { packedRecord } from '../../support/sqs-record.js';
+import { type InfluxdHandle, query, startInfluxd } from '../../support/influxd.js';
 import { trackChild } from '../../support/ports.js';
+import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
+import { packedRecord } from '../../support/sqs-record.js';
 
 const DB = 'writer_lambda';
 
@@ -31,7 +31,12 @@ const record = (messageId: string, events: QueuedEvent[]): SQSRecord => packedRe
  * Runs the built Lambda entry in a child process and calls its handler with each event in turn: the
  * answers come back on stderr (one line), the log lines on stdout (the logger writes to fd 1).
  */
-async function invoke(destination: 'tsdb' | 'monsaas', configFile: string, events: SQSEvent[], env: Record<string, string> = {}): Promise<{ responses: SQSBatchResponse[]; log: Record<string, unknown>[]; code: number | null; stderr: string }> {
+async function invoke(
+  destination: 'tsdb' | 'monsaas',
+  configFile: string,
+  events: SQSEvent[],
+  env: Record<string, string> = {},
+): Promise<{ responses: SQSBatchResponse[]; log: Record<string, unknown>[]; code: number | null; stderr: string }> {
   const entry = join(REPO_ROOT, `dist/functions/writers/${destination}.js`);
   const script = `const { handler } = await import(${JSON.stringify(entry)});
 const out = [];
@@ -39,7 +44,15 @@ for (const event of JSON.parse(process.env.TEST_EVENTS)) out.push(await handler(
 process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     // No S3 is reached (no claim checks in these events); the client only needs a region to be made.
-    env: { PATH: process.env.PATH ?? '', SVC_CONFIG: configFile, SVC_DESTINATION: destination, SVC_CLAIM_CHECK_BUCKET: 'claims', AWS_REGION: 'us-east-1', TEST_EVENTS: JSON.stringify(events), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SVC_CONFIG: configFile,
+      SVC_DESTINATION: destination,
+      SVC_CLAIM_CHECK_BUCKET: 'claims',
+      AWS_REGION: 'us-east-1',
+      TEST_EVENTS: JSON.stringify(events),
+      ...env,
+    },
   });
   trackChild(child);
   let stdout = '';
@@ -48,7 +61,8 @@ process.stderr.write('RESPONSES ' + JSON.stringify(out) + '\\n');`;
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const line = stderr.split('\n').find((l) => l.startsWith('RESPONSES '));
-  if (events.length > 0 && (code !== 0 || line === undefined)) throw new Error(`writer Lambda exited with ${code}:\n${stderr}\n${stdout}`);
+  if (events.length > 0 && (code !== 0 || line === undefined))
+    throw new Error(`writer Lambda exited with ${code}:\n${stderr}\n${stdout}`);
   const responses = line === undefined ? [] : (JSON.parse(line.slice('RESPONSES '.length)) as SQSBatchResponse[]);
   const log = stdout
     .split('\n')
@@ -75,11 +89,34 @@ describe('writer Lambda (tsdb)', () => {
     configFile = bundledConfig(
       [
         'Svc:',
-        '  tsdbConfig:', '    enable: true', '    host: 127.0.0.1', `    port: ${influx.port}`, '    v1Config:', `      dbName: ${DB}`, '      retentionPolicy:', '        duration: 5000w',
-        '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb',
-        '  userEvents:', '    enable: true', '    sendToTsdb:', '      enable: true',
-        '  logEvents:', '    source:', '      proxy:', '        enable: true', '    sendToTsdb:', '      enable: true',
-        '  platformEvents:', '    tsdb:', '      enable: true', '    eventCount:', '      enable: true',
+        '  tsdbConfig:',
+        '    enable: true',
+        '    host: 127.0.0.1',
+        `    port: ${influx.port}`,
+        '    v1Config:',
+        `      dbName: ${DB}`,
+        '      retentionPolicy:',
+        '        duration: 5000w',
+        '  auditEvents:',
+        '    enable: true',
+        '    destination:',
+        '      enable: true',
+        '      type: tsdb',
+        '  userEvents:',
+        '    enable: true',
+        '    sendToTsdb:',
+        '      enable: true',
+        '  logEvents:',
+        '    source:',
+        '      proxy:',
+        '        enable: true',
+        '    sendToTsdb:',
+        '      enable: true',
+        '  platformEvents:',
+        '    tsdb:',
+        '      enable: true',
+        '    eventCount:',
+        '      enable: true',
         '',
       ].join('\n'),
     );
@@ -96,13 +133,22 @@ describe('writer Lambda (tsdb)', () => {
     const user2 = userQueued(START_SESSION, '1710234000000000043');
 
     const { responses, log: lines } = await invoke('tsdb', configFile, [
-      { Records: [record('m-audit', [audit]), record('m-user', [user]), record('m-log', [log]), record('m-points', [points])] },
+      {
+        Records: [
+          record('m-audit', [audit]),
+          record('m-user', [user]),
+          record('m-log', [log]),
+          record('m-points', [points]),
+        ],
+      },
       { Records: [record('m-health', [health]), record('m-user2', [user2])] },
     ]);
 
     expect(responses).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [{ itemIdentifier: 'm-health' }] }]);
     expect(await measurements(influx)).toEqual(['audit_events', 'event_count', 'log_event', 'user_events']);
-    const users = (await query(influx, 'SELECT count(userId_field) FROM user_events', DB)) as { results: { series?: { values: unknown[][] }[] }[] };
+    const users = (await query(influx, 'SELECT count(userId_field) FROM user_events', DB)) as {
+      results: { series?: { values: unknown[][] }[] }[];
+    };
     expect(users.results[0]?.series?.[0]?.values[0]?.[1]).toBe(2);
 
     const refused = lines.filter((l) => l.eventId === health.id);
@@ -118,11 +164,30 @@ describe('writer Lambda (monsaas)', () => {
   beforeAll(async () => {
     saas = await startRecordingServer();
     configFile = writeConfig([
-      'monsaas:', '  enable: true', '  metric:', `    url: ${saas.url}/metric/v1`, '  event:', `    url: ${saas.url}`,
-      'thirdPartyToolsCredentials:', '  monsaas:', '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
-      'userEvents:', '  enable: true', '  sendToMonSaas:', '    enable: true', '    destinationAccount: [ops]',
-      'logEvents:', '  source:', '    proxy:', '      enable: true',
-      '  sendToMonSaas:', '    enable: true', '    destinationAccount: [ops]', '    source:', '      proxy:', '        enable: true',
+      'monsaas:',
+      '  enable: true',
+      '  metric:',
+      `    url: ${saas.url}/metric/v1`,
+      '  event:',
+      `    url: ${saas.url}`,
+      'thirdPartyToolsCredentials:',
+      '  monsaas:',
+      '    - {accountName: ops, insertApiKey: key-1, accountId: "111"}',
+      'userEvents:',
+      '  enable: true',
+      '  sendToMonSaas:',
+      '    enable: true',
+      '    destinationAccount: [ops]',
+      'logEvents:',
+      '  source:',
+      '    proxy:',
+      '      enable: true',
+      '  sendToMonSaas:',
+      '    enable: true',
+      '    destinationAccount: [ops]',
+      '    source:',
+      '      proxy:',
+      '        enable: true',
     ]);
   });
   afterAll(() => saas?.stop());
@@ -139,12 +204,18 @@ describe('writer Lambda (monsaas)', () => {
       { Records: [record('m-audit', [audit]), record('m-points', [points])] },
     ]);
 
-    expect(responses).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [{ itemIdentifier: 'm-audit' }, { itemIdentifier: 'm-points' }] }]);
+    expect(responses).toEqual([
+      { batchItemFailures: [] },
+      { batchItemFailures: [{ itemIdentifier: 'm-audit' }, { itemIdentifier: 'm-points' }] },
+    ]);
     expect(saas.requests.map((r) => [r.method, r.url, r.headers['api-key']])).toEqual([
       ['POST', '/v1/accounts/111/events', 'key-1'],
       ['POST', '/v1/accounts/111/events', 'key-1'],
     ]);
-    expect(saas.requests.map((r) => (r.body as { eventType?: string }).eventType).sort()).toEqual(['qs_logEvent', 'qs_userEvent']);
+    expect(saas.requests.map((r) => (r.body as { eventType?: string }).eventType).sort()).toEqual([
+      'qs_logEvent',
+      'qs_userEvent',
+    ]);
     const refused = lines.filter((l) => l.eventId === audit.id || l.eventId === points.id);
     expect(refused.map((l) => [l.level, l.destination, l.kind])).toEqual([
       ['error', 'monsaas', 'audit'],
@@ -162,15 +233,36 @@ describe('writer Lambda (monsaas)', () => {
 describe('writer Lambda cold start with ${env:…} in the bundled config', () => {
   /** The tsdb host from a variable the stack's functions have; the document is made as synth makes it. */
   const files = () =>
-    bundledConfigFiles(['Svc:', '  tsdbConfig:', '    enable: true', '    host: ${env:AWS_LAMBDA_FUNCTION_NAME}', '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb', ''].join('\n'));
+    bundledConfigFiles(
+      [
+        'Svc:',
+        '  tsdbConfig:',
+        '    enable: true',
+        '    host: ${env:AWS_LAMBDA_FUNCTION_NAME}',
+        '  auditEvents:',
+        '    enable: true',
+        '    destination:',
+        '      enable: true',
+        '      type: tsdb',
+        '',
+      ].join('\n'),
+    );
 
-  it('substitutes the variable from the function\'s environment', () => {
+  it("substitutes the variable from the function's environment", () => {
     const { file } = files();
     const runtime = join(REPO_ROOT, 'dist/functions/lambda-runtime.js');
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', `const { lambdaRuntime } = await import(${JSON.stringify(runtime)}); process.stderr.write('HOST ' + (await lambdaRuntime('tsdb')).config.tsdbConfig.host + '\\n');`], {
-      env: { PATH: process.env.PATH ?? '', SVC_CONFIG: file, AWS_LAMBDA_FUNCTION_NAME: 'tsdb.internal.example.com' },
-      encoding: 'utf8',
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { lambdaRuntime } = await import(${JSON.stringify(runtime)}); process.stderr.write('HOST ' + (await lambdaRuntime('tsdb')).config.tsdbConfig.host + '\\n');`,
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', SVC_CONFIG: file, AWS_LAMBDA_FUNCTION_NAME: 'tsdb.internal.example.com' },
+        encoding: 'utf8',
+      },
+    );
     expect(child.status, child.stderr).toBe(0);
     expect(child.stderr).toContain('HOST tsdb.internal.example.com');
   });
@@ -179,7 +271,9 @@ describe('writer Lambda cold start with ${env:…} in the bundled config', () =>
     const { file, source } = files();
     const missing = await invoke('tsdb', file, []);
     expect(missing.code).not.toBe(0);
-    expect(missing.stderr).toContain(`${source}:4:11 Svc.tsdbConfig.host: environment variable AWS_LAMBDA_FUNCTION_NAME is not set (referenced as \${env:AWS_LAMBDA_FUNCTION_NAME})`);
+    expect(missing.stderr).toContain(
+      `${source}:4:11 Svc.tsdbConfig.host: environment variable AWS_LAMBDA_FUNCTION_NAME is not set (referenced as \${env:AWS_LAMBDA_FUNCTION_NAME})`,
+    );
     const empty = await invoke('tsdb', file, [], { AWS_LAMBDA_FUNCTION_NAME: '' });
     expect(empty.code).not.toBe(0);
     expect(empty.stderr).toContain(`${source}:4:11 Svc.tsdbConfig.host: must be a non-empty string (got "")`);

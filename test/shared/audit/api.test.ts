@@ -4,23 +4,42 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueFullError, QueueStorageError, QueueUnavailableError, type EventQueue } from '../../../shared/queue/port.js';
 import { KNOWN_TYPES } from '../../../shared/audit/envelope.js';
-import { CLIENT_VERSION, envelope, expectError, startAuditApi, typedEvents, type ApiResponse, type AuditApi } from '../../support/audit.js';
+import {
+  type EventQueue,
+  QueueFullError,
+  QueueStorageError,
+  QueueUnavailableError,
+} from '../../../shared/queue/port.js';
+import {
+  type ApiResponse,
+  type AuditApi,
+  CLIENT_VERSION,
+  envelope,
+  expectError,
+  startAuditApi,
+  typedEvents,
+} from '../../support/audit.js';
 
 const TOKEN = 'test-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
 const ORIGIN = 'https://analytics.example.com';
 
 function errorsOf(res: ApiResponse): { instancePath?: string; message: string }[] {
-  return ((res.json?.['details'] as { errors?: { instancePath?: string; message: string }[] } | undefined)?.errors ?? []);
+  return (res.json?.['details'] as { errors?: { instancePath?: string; message: string }[] } | undefined)?.errors ?? [];
 }
 
 describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
   let api: AuditApi;
   beforeAll(async () => {
     api = await startAuditApi(door, {
-      yaml: [`    apiToken: ${TOKEN}`, '    rateLimit:', '      maxPerMinute: 1000', '    cors:', `      allowedOrigins: [${ORIGIN}]`],
+      yaml: [
+        `    apiToken: ${TOKEN}`,
+        '    rateLimit:',
+        '      maxPerMinute: 1000',
+        '    cors:',
+        `      allowedOrigins: [${ORIGIN}]`,
+      ],
     });
   });
   afterAll(() => api.close());
@@ -35,25 +54,43 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
       expect(res.json).toEqual({ status: 'accepted', receivedAt: expect.any(String) as string, outcome: 'processed' });
       await expect.poll(() => api.delivered.find((e) => e.id === String(env['eventId']).toLowerCase())).toBeDefined();
       const queued = api.delivered.find((e) => e.id === String(env['eventId']).toLowerCase());
-      expect(queued).toMatchObject({ kind: 'audit', event: { type: 'navigation.sheet.loaded' }, meta: { clientVersion: CLIENT_VERSION } });
+      expect(queued).toMatchObject({
+        kind: 'audit',
+        event: { type: 'navigation.sheet.loaded' },
+        meta: { clientVersion: CLIENT_VERSION },
+      });
     });
 
     it('checks authentication before the body: wrong token with a broken body is 401', async () => {
-      expectError(await api.call({ body: '{broken', headers: { authorization: 'Bearer wrong-token-xxxxxxxx' } }), 401, 'Unauthorized');
+      expectError(
+        await api.call({ body: '{broken', headers: { authorization: 'Bearer wrong-token-xxxxxxxx' } }),
+        401,
+        'Unauthorized',
+      );
       expectError(await api.call({ body: envelope() }), 401, 'Unauthorized');
       expectError(await api.call({ body: envelope(), headers: { authorization: TOKEN } }), 401, 'Unauthorized');
-      expectError(await api.call({ body: envelope(), headers: { authorization: `Basic ${TOKEN}` } }), 401, 'Unauthorized');
+      expectError(
+        await api.call({ body: envelope(), headers: { authorization: `Basic ${TOKEN}` } }),
+        401,
+        'Unauthorized',
+      );
     });
 
     it('answers 400 Schema validation failed for malformed JSON and non-object bodies', async () => {
-      expect(expectError(await post('{"eventId": '), 400, 'Schema validation failed')[0]).toMatch(/^the body is not valid JSON/);
+      expect(expectError(await post('{"eventId": '), 400, 'Schema validation failed')[0]).toMatch(
+        /^the body is not valid JSON/,
+      );
       for (const body of ['[]', '"text"', '42', 'null']) {
         expect(errorsOf(await post(body))).toEqual([{ instancePath: '', message: 'the body must be a JSON object' }]);
       }
     });
 
     it('reports every envelope schema error with its instancePath', async () => {
-      const body = envelope({ schemaVersion: '1', timestamp: '2026-11-22 10:15:22', source: { kind: 'browser', name: 'audit-qs', version: '' } });
+      const body = envelope({
+        schemaVersion: '1',
+        timestamp: '2026-11-22 10:15:22',
+        source: { kind: 'browser', name: 'audit-qs', version: '' },
+      });
       delete body['eventId'];
       delete body['payload'];
       const res = await post(body);
@@ -64,7 +101,10 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
           { instancePath: '', message: "must have required property 'eventId'" },
           { instancePath: '', message: "must have required property 'payload'" },
           { instancePath: '/schemaVersion', message: 'must be integer' },
-          { instancePath: '/timestamp', message: 'must be an RFC 3339 date-time with a zone, such as 2026-11-22T10:15:22.123Z' },
+          {
+            instancePath: '/timestamp',
+            message: 'must be an RFC 3339 date-time with a zone, such as 2026-11-22T10:15:22.123Z',
+          },
           { instancePath: '/source/kind', message: 'must be "qlik-sense-extension"' },
           { instancePath: '/source/version', message: 'must be a non-empty string' },
         ]),
@@ -73,7 +113,9 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
 
     it('requires a timestamp with a zone and a real date', async () => {
       for (const timestamp of ['2026-11-22T10:15:22', '2026-02-30T10:15:22Z', '2026-11-22T25:00:00Z', 'yesterday']) {
-        expect(errorsOf(await post(envelope({ timestamp }))), timestamp).toEqual([expect.objectContaining({ instancePath: '/timestamp' })]);
+        expect(errorsOf(await post(envelope({ timestamp }))), timestamp).toEqual([
+          expect.objectContaining({ instancePath: '/timestamp' }),
+        ]);
       }
       for (const timestamp of ['2026-11-22T10:15:22Z', '2026-11-22T10:15:22.5+05:30', '2026-11-22t10:15:22-08:00']) {
         expect((await post(envelope({ timestamp }))).status, timestamp).toBe(202);
@@ -81,12 +123,19 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
     });
 
     it('requires source.name to be audit-qs', async () => {
-      expect(errorsOf(await post(envelope({ source: { kind: 'qlik-sense-extension', name: 'other' } })))).toEqual([{ instancePath: '/source/name', message: 'must be "audit-qs"' }]);
+      expect(errorsOf(await post(envelope({ source: { kind: 'qlik-sense-extension', name: 'other' } })))).toEqual([
+        { instancePath: '/source/name', message: 'must be "audit-qs"' },
+      ]);
     });
 
     it('answers 422 with every content violation at once', async () => {
       const res = await post(
-        envelope({ eventId: 'not-a-uuid', correlationId: 'x'.repeat(65), type: 'unknown.thing', payload: { context: { appId: 'app-1' } } }),
+        envelope({
+          eventId: 'not-a-uuid',
+          correlationId: 'x'.repeat(65),
+          type: 'unknown.thing',
+          payload: { context: { appId: 'app-1' } },
+        }),
       );
       const messages = expectError(res, 422, 'One or more constraint violations');
       expect(messages).toEqual([
@@ -110,15 +159,35 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
 
     it('evaluates the version header first (first of several values, trimmed), then source.version', async () => {
       const incompatible = await post(envelope(), { 'x-audit-client-version': ' 0.4.0 , 0.3.1' });
-      expect(expectError(incompatible, 422, 'One or more constraint violations')).toEqual([expect.stringMatching(/audit client version 0\.4\.0 is not compatible with service 15\.0\.0 \(compatible: >=0\.3\.0 <0\.4\.0\)/)]);
-      expect((await post(envelope({ source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: '9.9.9' } }), { 'x-audit-client-version': '0.3.9, 0.1.0' })).status).toBe(202);
-      const viaEnvelope = await post(envelope({ source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: '0.2.9' } }));
-      expect(errorsOf(viaEnvelope)).toEqual([{ instancePath: '/source/version', message: expect.stringMatching(/0\.2\.9 is not compatible/) as string }]);
-      expect(errorsOf(await post(envelope(), { 'x-audit-client-version': 'latest' }))).toEqual([{ instancePath: '', message: 'audit client version "latest" is not a semantic version' }]);
+      expect(expectError(incompatible, 422, 'One or more constraint violations')).toEqual([
+        expect.stringMatching(
+          /audit client version 0\.4\.0 is not compatible with service 15\.0\.0 \(compatible: >=0\.3\.0 <0\.4\.0\)/,
+        ),
+      ]);
+      expect(
+        (
+          await post(envelope({ source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: '9.9.9' } }), {
+            'x-audit-client-version': '0.3.9, 0.1.0',
+          })
+        ).status,
+      ).toBe(202);
+      const viaEnvelope = await post(
+        envelope({ source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: '0.2.9' } }),
+      );
+      expect(errorsOf(viaEnvelope)).toEqual([
+        { instancePath: '/source/version', message: expect.stringMatching(/0\.2\.9 is not compatible/) as string },
+      ]);
+      expect(errorsOf(await post(envelope(), { 'x-audit-client-version': 'latest' }))).toEqual([
+        { instancePath: '', message: 'audit client version "latest" is not a semantic version' },
+      ]);
     });
 
     it('reports content violations and an incompatible version together', async () => {
-      const messages = expectError(await post(envelope({ eventId: 'x' }), { 'x-audit-client-version': '1.0.0' }), 422, 'One or more constraint violations');
+      const messages = expectError(
+        await post(envelope({ eventId: 'x' }), { 'x-audit-client-version': '1.0.0' }),
+        422,
+        'One or more constraint violations',
+      );
       expect(messages).toHaveLength(2);
     });
 
@@ -127,14 +196,20 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
       const bare = () => envelope({ source: { kind: 'qlik-sense-extension', name: 'audit-qs' } });
       for (let i = 0; i < 3; i++) expect((await post(bare(), {}, ip)).status).toBe(202);
       const mine = api.log.lines().filter((l) => l['clientIp'] === ip);
-      expect(mine.filter((l) => l['level'] === 'debug' && l['msg'] === 'audit event without client version accepted')).toHaveLength(3);
+      expect(
+        mine.filter((l) => l['level'] === 'debug' && l['msg'] === 'audit event without client version accepted'),
+      ).toHaveLength(3);
       const warnings = mine.filter((l) => l['level'] === 'warn');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatchObject({ missingVersionCount: 1 });
     });
 
     it('answers 415 for a body that is not JSON by content type', async () => {
-      expectError(await post(JSON.stringify(envelope()), { 'content-type': 'text/plain' }), 415, 'Unsupported media type');
+      expectError(
+        await post(JSON.stringify(envelope()), { 'content-type': 'text/plain' }),
+        415,
+        'Unsupported media type',
+      );
       expect((await post(envelope(), { 'content-type': 'application/json; charset=utf-8' })).status).toBe(202);
     });
 
@@ -150,14 +225,31 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
     it('answers 200 without version fields when no version is sent', async () => {
       const res = await api.call({ method: 'GET', path: '/api/v1/test-connection', headers: auth });
       expect(res.status).toBe(200);
-      expect(res.json).toEqual({ status: 'ok', message: 'The audit API is reachable', timestamp: expect.any(String) as string });
+      expect(res.json).toEqual({
+        status: 'ok',
+        message: 'The audit API is reachable',
+        timestamp: expect.any(String) as string,
+      });
     });
 
     it('reports compatibility when a version is sent, and stays 200 when incompatible', async () => {
-      const ok = await api.call({ method: 'GET', path: '/api/v1/test-connection', headers: { ...auth, 'x-audit-client-version': CLIENT_VERSION } });
+      const ok = await api.call({
+        method: 'GET',
+        path: '/api/v1/test-connection',
+        headers: { ...auth, 'x-audit-client-version': CLIENT_VERSION },
+      });
       expect(ok.status).toBe(200);
-      expect(ok.json).toMatchObject({ status: 'ok', svcVersion: '15.0.0', auditClientVersion: CLIENT_VERSION, compatible: true });
-      const old = await api.call({ method: 'GET', path: '/api/v1/test-connection', headers: { ...auth, 'x-audit-client-version': '0.2.0' } });
+      expect(ok.json).toMatchObject({
+        status: 'ok',
+        svcVersion: '15.0.0',
+        auditClientVersion: CLIENT_VERSION,
+        compatible: true,
+      });
+      const old = await api.call({
+        method: 'GET',
+        path: '/api/v1/test-connection',
+        headers: { ...auth, 'x-audit-client-version': '0.2.0' },
+      });
       expect(old.status).toBe(200);
       expect(old.json).toMatchObject({ svcVersion: '15.0.0', auditClientVersion: '0.2.0', compatible: false });
     });
@@ -169,7 +261,11 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
 
   describe('CORS', () => {
     it('answers a preflight from a listed origin with 204 and the allow headers, without a token and without counting', async () => {
-      const headers = { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' };
+      const headers = {
+        origin: ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      };
       const res = await api.call({ method: 'OPTIONS', headers });
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
@@ -183,7 +279,10 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
     });
 
     it('gives an unlisted origin no Access-Control-Allow-Origin', async () => {
-      const res = await api.call({ method: 'OPTIONS', headers: { origin: 'https://evil.example.net', 'access-control-request-method': 'POST' } });
+      const res = await api.call({
+        method: 'OPTIONS',
+        headers: { origin: 'https://evil.example.net', 'access-control-request-method': 'POST' },
+      });
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
     });
@@ -191,7 +290,9 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
     it('lets browsers read the rate-limit headers of real responses', async () => {
       const res = await post(envelope(), { origin: ORIGIN });
       expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
-      expect(res.headers['access-control-expose-headers']).toBe('retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset');
+      expect(res.headers['access-control-expose-headers']).toBe(
+        'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset',
+      );
     });
   });
 });
@@ -199,7 +300,9 @@ describe.each(['lambda', 'http'] as const)('audit API via %s', (door) => {
 describe.each(['lambda', 'http'] as const)('rate limit via %s', (door) => {
   let api: AuditApi;
   beforeAll(async () => {
-    api = await startAuditApi(door, { yaml: ['    rateLimit:', '      maxPerMinute: 3', `    trustedProxies: ['127.0.0.1']`] });
+    api = await startAuditApi(door, {
+      yaml: ['    rateLimit:', '      maxPerMinute: 3', `    trustedProxies: ['127.0.0.1']`],
+    });
   });
   afterAll(() => api.close());
   const ip = (n: number) => (door === 'http' ? `127.0.1.${n}` : `203.0.113.${n}`);
@@ -224,19 +327,35 @@ describe.each(['lambda', 'http'] as const)('rate limit via %s', (door) => {
   });
 
   it('limits test-connection too, and answers 429 before looking at anything else', async () => {
-    for (let i = 0; i < 3; i++) expect((await api.call({ method: 'GET', path: '/api/v1/test-connection', sourceIp: ip(3) })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await api.call({ method: 'GET', path: '/api/v1/test-connection', sourceIp: ip(3) })).status).toBe(200);
     expect((await api.call({ method: 'GET', path: '/api/v1/test-connection', sourceIp: ip(3) })).status).toBe(429);
-    expect((await api.call({ body: '{broken', sourceIp: ip(3), headers: { 'content-type': 'text/plain' } })).status).toBe(429);
+    expect(
+      (await api.call({ body: '{broken', sourceIp: ip(3), headers: { 'content-type': 'text/plain' } })).status,
+    ).toBe(429);
   });
 
   it('believes X-Forwarded-For only from a trusted proxy', async () => {
     // The peer 127.0.0.1 is trusted: the client is the forwarded address, counted on its own.
-    for (let i = 0; i < 3; i++) expect((await api.call({ body: envelope(), sourceIp: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.77' } })).status).toBe(202);
-    expect((await api.call({ body: envelope(), sourceIp: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.77' } })).status).toBe(429);
-    expect((await api.call({ body: envelope(), sourceIp: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.78' } })).status).toBe(202);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await api.call({ body: envelope(), sourceIp: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.77' } }))
+          .status,
+      ).toBe(202);
+    expect(
+      (await api.call({ body: envelope(), sourceIp: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.77' } }))
+        .status,
+    ).toBe(429);
+    expect(
+      (await api.call({ body: envelope(), sourceIp: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.78' } }))
+        .status,
+    ).toBe(202);
     // An untrusted peer cannot escape its own counter by forging the header.
-    for (let i = 0; i < 3; i++) await api.call({ body: envelope(), sourceIp: ip(4), headers: { 'x-forwarded-for': `192.0.2.${100 + i}` } });
-    expect((await api.call({ body: envelope(), sourceIp: ip(4), headers: { 'x-forwarded-for': '192.0.2.200' } })).status).toBe(429);
+    for (let i = 0; i < 3; i++)
+      await api.call({ body: envelope(), sourceIp: ip(4), headers: { 'x-forwarded-for': `192.0.2.${100 + i}` } });
+    expect(
+      (await api.call({ body: envelope(), sourceIp: ip(4), headers: { 'x-forwarded-for': '192.0.2.200' } })).status,
+    ).toBe(429);
   });
 });
 
@@ -245,7 +364,9 @@ describe.each(['lambda', 'http'] as const)('limits and failures via %s', (door) 
     const api = await startAuditApi(door, { yaml: ['    maxBodyBytes: 2048'] });
     try {
       const big = envelope({ payload: { event: { note: 'x'.repeat(4096) } } });
-      expect(expectError(await api.call({ body: big }), 413, 'Payload too large')).toEqual(['the body exceeds 2048 bytes']);
+      expect(expectError(await api.call({ body: big }), 413, 'Payload too large')).toEqual([
+        'the body exceeds 2048 bytes',
+      ]);
       expect((await api.call({ body: envelope() })).status).toBe(202);
     } finally {
       await api.close();
@@ -277,7 +398,12 @@ describe.each(['lambda', 'http'] as const)('limits and failures via %s', (door) 
   });
 
   it('answers 503 with retry-after when the queue cannot store the event (a full disk)', async () => {
-    const full: EventQueue = { send: () => Promise.reject(new QueueStorageError('cannot write to /var/lib/svc/queue/segment-1.log (ENOSPC: no space left on device)')) };
+    const full: EventQueue = {
+      send: () =>
+        Promise.reject(
+          new QueueStorageError('cannot write to /var/lib/svc/queue/segment-1.log (ENOSPC: no space left on device)'),
+        ),
+    };
     const api = await startAuditApi(door, { queue: full });
     try {
       const res = await api.call({ body: envelope() });
@@ -336,16 +462,25 @@ describe.each(['lambda', 'http'] as const)('idempotency by eventId via %s', (doo
     const first = await api.call({ body: envelope({ eventId: id }) });
     const again = await api.call({ body: envelope({ eventId: id }) });
     const upper = await api.call({ body: envelope({ eventId: id.toUpperCase() }) });
-    for (const res of [first, again, upper]) expect(res.json).toEqual({ status: 'accepted', receivedAt: first.json?.['receivedAt'], outcome: 'processed' });
+    for (const res of [first, again, upper])
+      expect(res.json).toEqual({ status: 'accepted', receivedAt: first.json?.['receivedAt'], outcome: 'processed' });
     expect(await deliveredTimes(id)).toBe(1);
-    expect(api.log.lines().filter((l) => l['eventId'] === id && String(l['msg']).includes('repeated within the idempotency window'))).toHaveLength(2);
+    expect(
+      api.log
+        .lines()
+        .filter((l) => l['eventId'] === id && String(l['msg']).includes('repeated within the idempotency window')),
+    ).toHaveLength(2);
     // The count, for the operator: the first repeat since start is logged at info with the total.
-    expect(api.log.lines().find((l) => String(l['msg']).includes('repeated eventId(s) answered from the idempotency store'))).toMatchObject({ duplicates: 1 });
+    expect(
+      api.log.lines().find((l) => String(l['msg']).includes('repeated eventId(s) answered from the idempotency store')),
+    ).toMatchObject({ duplicates: 1 });
   });
 
   it('queues one of many concurrent requests with the same eventId; all are answered 202', async () => {
     const id = randomUUID();
-    const responses = await Promise.all(Array.from({ length: 10 }, () => api.call({ body: envelope({ eventId: id }) })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => api.call({ body: envelope({ eventId: id }) })),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array<number>(10).fill(202));
     expect(new Set(responses.map((r) => r.json?.['receivedAt'])).size).toBe(1);
     expect(await deliveredTimes(id)).toBe(1);
@@ -353,7 +488,9 @@ describe.each(['lambda', 'http'] as const)('idempotency by eventId via %s', (doo
 
   it('keeps no record of an event it answered 503, so the retry is queued', async () => {
     let sends = 0;
-    const flaky: EventQueue = { send: () => (++sends === 1 ? Promise.reject(new QueueStorageError('disk full')) : Promise.resolve()) };
+    const flaky: EventQueue = {
+      send: () => (++sends === 1 ? Promise.reject(new QueueStorageError('disk full')) : Promise.resolve()),
+    };
     const other = await startAuditApi(door, { queue: flaky });
     try {
       const id = randomUUID();

@@ -1,6 +1,12 @@
 /** The per-request helpers made cheap for issue 14 (tooDeep without strings, cached version verdicts) keep their answers. */
 import { describe, expect, it } from 'vitest';
-import { isRfc3339, MAX_NESTING_DEPTH, passedEnvelopeCheck, tooDeep, validateEnvelope } from '../../../shared/audit/envelope.js';
+import {
+  isRfc3339,
+  MAX_NESTING_DEPTH,
+  passedEnvelopeCheck,
+  tooDeep,
+  validateEnvelope,
+} from '../../../shared/audit/envelope.js';
 import { evaluateClientVersion } from '../../../shared/audit/versions.js';
 
 /** `depth` levels of nesting under `key`: [[…[1]…]]. */
@@ -40,7 +46,14 @@ describe('isRfc3339: a date-time with a zone, every field in its range', () => {
 
 describe('passedEnvelopeCheck: the very objects validateEnvelope passed', () => {
   it('is true for an envelope that passed, false for one that failed, a copy of one that passed, or a non-object', () => {
-    const body = { schemaVersion: 1, eventId: '7d8f3c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f', timestamp: '2026-11-22T10:15:22.123Z', type: 'event.custom', source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: '0.3.2' }, payload: {} };
+    const body = {
+      schemaVersion: 1,
+      eventId: '7d8f3c4e-1b2a-4c5d-9e8f-0a1b2c3d4e5f',
+      timestamp: '2026-11-22T10:15:22.123Z',
+      type: 'event.custom',
+      source: { kind: 'qlik-sense-extension', name: 'audit-qs', version: '0.3.2' },
+      payload: {},
+    };
     const checked = validateEnvelope(body);
     expect(checked.ok).toBe(true);
     expect(passedEnvelopeCheck(body)).toBe(true);
@@ -56,7 +69,9 @@ describe('passedEnvelopeCheck: the very objects validateEnvelope passed', () => 
 describe('tooDeep', () => {
   it('accepts exactly the limit and names the first value beyond it', () => {
     expect(tooDeep({ a: nested(MAX_NESTING_DEPTH - 1) }, MAX_NESTING_DEPTH)).toBeNull();
-    expect(tooDeep({ a: nested(MAX_NESTING_DEPTH) }, MAX_NESTING_DEPTH)).toBe(`/a${'/0'.repeat(MAX_NESTING_DEPTH - 1)}`);
+    expect(tooDeep({ a: nested(MAX_NESTING_DEPTH) }, MAX_NESTING_DEPTH)).toBe(
+      `/a${'/0'.repeat(MAX_NESTING_DEPTH - 1)}`,
+    );
   });
   it('escapes ~ and / in the pointer (RFC 6901) and looks past shallow siblings', () => {
     expect(tooDeep({ flat: 1, list: [1, 'x', null, {}], 'a/b': { '~k': [[{}]] } }, 4)).toBe('/a~1b/~0k/0/0');
@@ -71,13 +86,34 @@ describe('tooDeep', () => {
 describe('evaluateClientVersion answers the same from its cache', () => {
   it('for a compatible, an incompatible and an invalid version, asked twice, from header or envelope', () => {
     for (let round = 0; round < 2; round++) {
-      expect(evaluateClientVersion('0.3.2', undefined, '15.1.0')).toMatchObject({ clientVersion: '0.3.2', from: 'header', compatible: true });
-      expect(evaluateClientVersion(undefined, '0.3.2', '15.1.0')).toMatchObject({ clientVersion: '0.3.2', from: 'envelope', compatible: true });
+      expect(evaluateClientVersion('0.3.2', undefined, '15.1.0')).toMatchObject({
+        clientVersion: '0.3.2',
+        from: 'header',
+        compatible: true,
+      });
+      expect(evaluateClientVersion(undefined, '0.3.2', '15.1.0')).toMatchObject({
+        clientVersion: '0.3.2',
+        from: 'envelope',
+        compatible: true,
+      });
       // The same client version against another service version is its own verdict, not the cached one.
-      expect(evaluateClientVersion('0.3.2', undefined, '16.0.0')).toMatchObject({ compatible: false, reason: expect.stringContaining('is not compatible with service 16.0.0') });
-      expect(evaluateClientVersion('0.4.0', undefined, '15.1.0')).toMatchObject({ compatible: false, reason: expect.stringContaining('is not compatible with service 15.1.0') });
-      expect(evaluateClientVersion('banana', undefined, '15.1.0')).toMatchObject({ compatible: false, reason: 'audit client version "banana" is not a semantic version' });
-      expect(evaluateClientVersion(undefined, undefined, '15.1.0')).toEqual({ clientVersion: null, from: 'none', compatible: true });
+      expect(evaluateClientVersion('0.3.2', undefined, '16.0.0')).toMatchObject({
+        compatible: false,
+        reason: expect.stringContaining('is not compatible with service 16.0.0'),
+      });
+      expect(evaluateClientVersion('0.4.0', undefined, '15.1.0')).toMatchObject({
+        compatible: false,
+        reason: expect.stringContaining('is not compatible with service 15.1.0'),
+      });
+      expect(evaluateClientVersion('banana', undefined, '15.1.0')).toMatchObject({
+        compatible: false,
+        reason: 'audit client version "banana" is not a semantic version',
+      });
+      expect(evaluateClientVersion(undefined, undefined, '15.1.0')).toEqual({
+        clientVersion: null,
+        from: 'none',
+        compatible: true,
+      });
     }
   });
 });

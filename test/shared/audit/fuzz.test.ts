@@ -30,16 +30,24 @@ import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuditHandlers, type AuditHandler } from '../../../shared/audit/handler.js';
 import { LocalGateway, localContext } from '../../../functions/local/gateway.js';
 import { KNOWN_TYPES, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
-import { getPath } from '../../../shared/util/records.js';
+import { type AuditHandler, makeAuditHandlers } from '../../../shared/audit/handler.js';
 import { parseConfigText } from '../../../shared/config/load.js';
-import type { EventQueue } from '../../../shared/queue/port.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import type { EventQueue } from '../../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
-import { captureLog, envelope, startAuditApi, type AuditApi, type LogCapture } from '../../support/audit.js';
-import { EMOJI, edgeValues, MEMBER_RULES, RULED_TYPES, SOURCE_MESSAGES, type Check, type MemberRule } from '../../support/audit-rules.js';
+import { getPath } from '../../../shared/util/records.js';
+import { type AuditApi, captureLog, envelope, type LogCapture, startAuditApi } from '../../support/audit.js';
+import {
+  type Check,
+  EMOJI,
+  edgeValues,
+  MEMBER_RULES,
+  type MemberRule,
+  RULED_TYPES,
+  SOURCE_MESSAGES,
+} from '../../support/audit-rules.js';
 
 // ---------------------------------------------------------------------------------------------
 // Configuration and run counts
@@ -133,10 +141,34 @@ function cloneTree(value: unknown): unknown {
 // Generators: values
 // ---------------------------------------------------------------------------------------------
 
-const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', '__lookupSetter__', 'isPrototypeOf'];
+const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+  '__lookupSetter__',
+  'isPrototypeOf',
+];
 /** Member names the mutations add or replace: the envelope's, and every member a payload rule names. */
 const MEMBER_NAMES = [
-  ...new Set(['schemaVersion', 'eventId', 'timestamp', 'type', 'payload', 'correlationId', 'source', 'kind', 'name', 'version', 'context', 'event', ...MEMBER_RULES.flatMap((r) => r.path.slice(1))]),
+  ...new Set([
+    'schemaVersion',
+    'eventId',
+    'timestamp',
+    'type',
+    'payload',
+    'correlationId',
+    'source',
+    'kind',
+    'name',
+    'version',
+    'context',
+    'event',
+    ...MEMBER_RULES.flatMap((r) => r.path.slice(1)),
+  ]),
 ];
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
@@ -159,12 +191,20 @@ const timestampArb: fc.Arbitrary<string> = fc
     t: fc.constantFrom('T', 't'),
     zone: fc.oneof(
       fc.constantFrom('Z', 'z'),
-      fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([s, h, m]) => `${s}${pad(h)}:${pad(m)}`),
+      fc
+        .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+        .map(([s, h, m]) => `${s}${pad(h)}:${pad(m)}`),
     ),
   })
-  .map((r) => `${pad(r.year, 4)}-${pad(r.month)}-${pad(Math.min(r.day, daysInMonth(r.year, r.month)))}${r.t}${pad(r.hour)}:${pad(r.minute)}:${pad(r.second)}${r.fraction ?? ''}${r.zone}`);
+  .map(
+    (r) =>
+      `${pad(r.year, 4)}-${pad(r.month)}-${pad(Math.min(r.day, daysInMonth(r.year, r.month)))}${r.t}${pad(r.hour)}:${pad(r.minute)}:${pad(r.second)}${r.fraction ?? ''}${r.zone}`,
+  );
 
-const uuidArb = fc.oneof(fc.uuid(), fc.uuid().map((u) => u.toUpperCase()));
+const uuidArb = fc.oneof(
+  fc.uuid(),
+  fc.uuid().map((u) => u.toUpperCase()),
+);
 const shortText = fc.string({ maxLength: 20 });
 const finiteNumber = fc.double({ noNaN: true, noDefaultInfinity: true });
 /** Any UTF-16 code unit, lone surrogates included. */
@@ -209,10 +249,21 @@ function validValue(check: Check): fc.Arbitrary<unknown> {
       return fc.oneof(edges, textOf(check.min, check.max), ...(check.nullable ? [fc.constant(null)] : []));
     case 'absoluteUri': {
       const max = check.max;
-      return fc.oneof(edges, fc.webUrl({ withQueryParameters: true, withFragments: true }).filter((u) => u.length <= max));
+      return fc.oneof(
+        edges,
+        fc.webUrl({ withQueryParameters: true, withFragments: true }).filter((u) => u.length <= max),
+      );
     }
     case 'number':
-      return fc.oneof(edges, fc.double({ min: check.above ?? check.min ?? 0, minExcluded: check.above !== undefined, max: check.max, noNaN: true }));
+      return fc.oneof(
+        edges,
+        fc.double({
+          min: check.above ?? check.min ?? 0,
+          minExcluded: check.above !== undefined,
+          max: check.max,
+          noNaN: true,
+        }),
+      );
     case 'dateTimeOrNull':
       return fc.oneof(edges, timestampArb);
     case 'booleanOrNull':
@@ -231,12 +282,23 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
   const edges = fc.constantFrom(...edgeValues(check).invalid);
   switch (check.kind) {
     case 'text':
-      return fc.oneof(edges, textOf(check.max + 1, check.max + 40), ...(check.min > 0 ? [fc.constant('')] : []), ...(check.nullable ? [] : [fc.constant(null)]), aBoolean, aNumber, anObject, anArray);
+      return fc.oneof(
+        edges,
+        textOf(check.max + 1, check.max + 40),
+        ...(check.min > 0 ? [fc.constant('')] : []),
+        ...(check.nullable ? [] : [fc.constant(null)]),
+        aBoolean,
+        aNumber,
+        anObject,
+        anArray,
+      );
     case 'absoluteUri': {
       const max = check.max;
       return fc.oneof(
         edges,
-        fc.tuple(fc.webUrl({ withQueryParameters: true }), fc.nat(), fc.constantFrom(...NOT_URI_CHARS)).map(([u, at, bad]) => u.slice(0, at % (u.length + 1)) + bad + u.slice(at % (u.length + 1))),
+        fc
+          .tuple(fc.webUrl({ withQueryParameters: true }), fc.nat(), fc.constantFrom(...NOT_URI_CHARS))
+          .map(([u, at, bad]) => u.slice(0, at % (u.length + 1)) + bad + u.slice(at % (u.length + 1))),
         fc.webUrl().map((u) => u + '/'.repeat(Math.max(0, max + 1 - u.length))),
         fc.webPath(),
         aBoolean,
@@ -251,7 +313,9 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
         edges,
         fc.double({ min: check.max, minExcluded: true, max: 1e9, noNaN: true }),
         // -0 is below 0 for fast-check but JSON writes it as 0, a valid value: leave it out.
-        fc.double({ min: -1e9, max: low, maxExcluded: check.above === undefined, noNaN: true }).filter((x) => !Object.is(x, -0)),
+        fc
+          .double({ min: -1e9, max: low, maxExcluded: check.above === undefined, noNaN: true })
+          .filter((x) => !Object.is(x, -0)),
         aString,
         aBoolean,
         anObject,
@@ -260,22 +324,63 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
       );
     }
     case 'dateTimeOrNull':
-      return fc.oneof(edges, timestampArb.map((t) => t.replace(/([Zz]|[+-]\d\d:\d\d)$/, '')), timestampArb.map((t) => t.replace(/[Tt]/, ' ')), aNumber, aBoolean, anObject, anArray);
+      return fc.oneof(
+        edges,
+        timestampArb.map((t) => t.replace(/([Zz]|[+-]\d\d:\d\d)$/, '')),
+        timestampArb.map((t) => t.replace(/[Tt]/, ' ')),
+        aNumber,
+        aBoolean,
+        anObject,
+        anArray,
+      );
     case 'booleanOrNull':
       return fc.oneof(edges, aNumber, aString, anObject, anArray);
     case 'integerOrNull':
-      return fc.oneof(edges, finiteNumber.filter((n) => !Number.isInteger(n)), aString, aBoolean, anObject, anArray);
+      return fc.oneof(
+        edges,
+        finiteNumber.filter((n) => !Number.isInteger(n)),
+        aString,
+        aBoolean,
+        anObject,
+        anArray,
+      );
     case 'uuid':
-      return fc.oneof(edges, aString.filter((t) => !UUID_FORM.test(t)), uuidArb.map((u) => `{${u}}`), aNumber, aBoolean, anObject, fc.constant(null));
+      return fc.oneof(
+        edges,
+        aString.filter((t) => !UUID_FORM.test(t)),
+        uuidArb.map((u) => `{${u}}`),
+        aNumber,
+        aBoolean,
+        anObject,
+        fc.constant(null),
+      );
     case 'list':
-      return fc.oneof(edges, fc.constant(new Array<number>(check.max + 1).fill(1)), aString, aNumber, aBoolean, anObject, fc.constant(null));
+      return fc.oneof(
+        edges,
+        fc.constant(new Array<number>(check.max + 1).fill(1)),
+        aString,
+        aNumber,
+        aBoolean,
+        anObject,
+        fc.constant(null),
+      );
   }
 }
 
 const rulesOf = (type: string | undefined): MemberRule[] => MEMBER_RULES.filter((r) => r.type === type);
 
 /** Names the rules do not give: the object keeps them, whatever they hold (old members, prototype keys, additions). */
-const UNNAMED = ['duration', 'leftAt', 'selectionTxnId', 'dataStateId', 'objectData', 'host', 'client', 'x_note', ...PROTO_KEYS];
+const UNNAMED = [
+  'duration',
+  'leftAt',
+  'selectionTxnId',
+  'dataStateId',
+  'objectData',
+  'host',
+  'client',
+  'x_note',
+  ...PROTO_KEYS,
+];
 function unnamedMembers(named: readonly string[]): fc.Arbitrary<[string, unknown][]> {
   const names = UNNAMED.filter((n) => !named.includes(n));
   return fc.array(fc.tuple(fc.constantFrom(...names), fc.jsonValue({ maxDepth: 2 })), { maxLength: 2 });
@@ -294,15 +399,20 @@ function validObject(rules: readonly MemberRule[], depth: number): fc.Arbitrary<
       model[name] = validValue(rule.check);
       if (rule.required) required.push(name);
     } else if (!Object.hasOwn(model, name)) {
-      model[name] = validObject(rules.filter((r) => r.path[depth] === name && r.path.length > depth + 1), depth + 1);
+      model[name] = validObject(
+        rules.filter((r) => r.path[depth] === name && r.path.length > depth + 1),
+        depth + 1,
+      );
     }
   }
-  return fc.tuple(fc.record(model, { requiredKeys: required }), unnamedMembers(Object.keys(model))).map(([named, unnamed]) => {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of unnamed) setOwn(out, k, v);
-    for (const [k, v] of Object.entries(named)) setOwn(out, k, v);
-    return out;
-  });
+  return fc
+    .tuple(fc.record(model, { requiredKeys: required }), unnamedMembers(Object.keys(model)))
+    .map(([named, unnamed]) => {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of unnamed) setOwn(out, k, v);
+      for (const [k, v] of Object.entries(named)) setOwn(out, k, v);
+      return out;
+    });
 }
 
 /** payload.event of a type with rules: present whenever the type has a required member. */
@@ -315,10 +425,19 @@ function ruledEvent(type: string): fc.Arbitrary<{ type: string; event: unknown }
 
 /** A type with a payload.event its rules accept. */
 const typedEvent: fc.Arbitrary<{ type: string; event: unknown }> = fc.oneof(
-  fc.record({ type: fc.constant('navigation.sheet.loaded'), event: fc.option(fc.record({ sheetTitle: shortText }), { nil: undefined }) }),
-  fc.record({ type: fc.constant('object.visibility.changed'), event: fc.option(fc.record({ objectId: shortText, visible: fc.boolean() }), { nil: undefined }) }),
+  fc.record({
+    type: fc.constant('navigation.sheet.loaded'),
+    event: fc.option(fc.record({ sheetTitle: shortText }), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('object.visibility.changed'),
+    event: fc.option(fc.record({ objectId: shortText, visible: fc.boolean() }), { nil: undefined }),
+  }),
   ...RULED_TYPES.map(ruledEvent),
-  fc.record({ type: fc.constantFrom('event.bookmark', 'audit.event'), event: fc.option(looseObject, { nil: undefined }) }),
+  fc.record({
+    type: fc.constantFrom('event.bookmark', 'audit.event'),
+    event: fc.option(looseObject, { nil: undefined }),
+  }),
   fc.record({ type: customType, event: fc.option(looseObject, { nil: undefined }) }),
 );
 
@@ -327,7 +446,13 @@ const contextArb = validObject(rulesOf(undefined), 2);
 
 /** source: every member optional, each valid when present (the version compatible), plus unnamed members. */
 const sourceArb = fc
-  .tuple(fc.record({ kind: fc.constant('qlik-sense-extension'), name: fc.constant('audit-qs'), version: compatibleVersion }, { requiredKeys: [] }), unnamedMembers(['kind', 'name', 'version']))
+  .tuple(
+    fc.record(
+      { kind: fc.constant('qlik-sense-extension'), name: fc.constant('audit-qs'), version: compatibleVersion },
+      { requiredKeys: [] },
+    ),
+    unnamedMembers(['kind', 'name', 'version']),
+  )
   .map(([named, unnamed]) => {
     const out: Record<string, unknown> = {};
     for (const [k, v] of unnamed) setOwn(out, k, v);
@@ -335,7 +460,16 @@ const sourceArb = fc
     return out;
   });
 
-const extraMembers = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...PROTO_KEYS), fc.string({ maxLength: 10 }).map((s) => `x_${s}`)), fc.jsonValue({ maxDepth: 2 })), { maxLength: 3 });
+const extraMembers = fc.array(
+  fc.tuple(
+    fc.oneof(
+      fc.constantFrom(...PROTO_KEYS),
+      fc.string({ maxLength: 10 }).map((s) => `x_${s}`),
+    ),
+    fc.jsonValue({ maxDepth: 2 }),
+  ),
+  { maxLength: 3 },
+);
 
 /** Envelopes the spec accepts, of the given types: every required member, valid content, a compatible version or none. */
 function envelopeOf(typed: fc.Arbitrary<{ type: string; event: unknown }>): fc.Arbitrary<Record<string, unknown>> {
@@ -407,7 +541,9 @@ function objectAt(root: Record<string, unknown>, path: readonly string[]): Recor
 /** One member rule broken: an invalid value, or a required member left out. */
 const brokenMember: fc.Arbitrary<Broken> = fc.constantFrom(...MEMBER_RULES).chain((rule) => {
   const typed = rule.type === undefined ? typedEvent : ruledEvent(rule.type);
-  const value: fc.Arbitrary<unknown> = rule.required ? fc.oneof({ weight: 4, arbitrary: invalidValue(rule.check) }, { weight: 1, arbitrary: fc.constant(MISSING) }) : invalidValue(rule.check);
+  const value: fc.Arbitrary<unknown> = rule.required
+    ? fc.oneof({ weight: 4, arbitrary: invalidValue(rule.check) }, { weight: 1, arbitrary: fc.constant(MISSING) })
+    : invalidValue(rule.check);
   return fc.tuple(envelopeOf(typed), value).map(([env, v]): Broken => {
     const parent = objectAt(env, rule.path.slice(0, -1));
     const name = rule.path[rule.path.length - 1] ?? '';
@@ -423,28 +559,108 @@ const brokenSource: fc.Arbitrary<Broken> = fc
   .tuple(
     validEnvelope,
     fc.oneof(
-      fc.record({ at: fc.constant('kind'), value: fc.oneof(aString.filter((t) => t !== 'qlik-sense-extension'), aNumber, aBoolean, anObject, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.kind) }),
-      fc.record({ at: fc.constant('name'), value: fc.oneof(aString.filter((t) => t !== 'audit-qs'), aNumber, aBoolean, anArray, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.name) }),
-      fc.record({ at: fc.constant('version'), value: fc.constant(''), message: fc.constant(SOURCE_MESSAGES.versionEmpty) }),
-      fc.record({ at: fc.constant('version'), value: fc.oneof(aNumber, aBoolean, anObject, anArray, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.versionNotString) }),
-      fc.record({ at: fc.constant(''), value: fc.oneof(aString, aNumber, aBoolean, anArray, fc.constant(null)), message: fc.constant(SOURCE_MESSAGES.notObject) }),
+      fc.record({
+        at: fc.constant('kind'),
+        value: fc.oneof(
+          aString.filter((t) => t !== 'qlik-sense-extension'),
+          aNumber,
+          aBoolean,
+          anObject,
+          fc.constant(null),
+        ),
+        message: fc.constant(SOURCE_MESSAGES.kind),
+      }),
+      fc.record({
+        at: fc.constant('name'),
+        value: fc.oneof(
+          aString.filter((t) => t !== 'audit-qs'),
+          aNumber,
+          aBoolean,
+          anArray,
+          fc.constant(null),
+        ),
+        message: fc.constant(SOURCE_MESSAGES.name),
+      }),
+      fc.record({
+        at: fc.constant('version'),
+        value: fc.constant(''),
+        message: fc.constant(SOURCE_MESSAGES.versionEmpty),
+      }),
+      fc.record({
+        at: fc.constant('version'),
+        value: fc.oneof(aNumber, aBoolean, anObject, anArray, fc.constant(null)),
+        message: fc.constant(SOURCE_MESSAGES.versionNotString),
+      }),
+      fc.record({
+        at: fc.constant(''),
+        value: fc.oneof(aString, aNumber, aBoolean, anArray, fc.constant(null)),
+        message: fc.constant(SOURCE_MESSAGES.notObject),
+      }),
     ),
   )
   .map(([env, b]): Broken => {
     if (b.at === '') setOwn(env, 'source', b.value);
     else setOwn(objectAt(env, ['source']), b.at, b.value);
-    return { env, status: 400, error: { instancePath: b.at === '' ? '/source' : `/source/${b.at}`, message: b.message } };
+    return {
+      env,
+      status: 400,
+      error: { instancePath: b.at === '' ? '/source' : `/source/${b.at}`, message: b.message },
+    };
   });
 
 const oddNumbers = fc.constantFrom(
-  ...['-0', '-0.0', '0e0', '1e308', '-1e308', '1e309', '-1e309', '5e-324', '1e-400', '1E+2', '1.0', '9007199254740993', '123456789012345678901234567890', '-1'].map((t) => new Raw(t)),
+  ...[
+    '-0',
+    '-0.0',
+    '0e0',
+    '1e308',
+    '-1e308',
+    '1e309',
+    '-1e309',
+    '5e-324',
+    '1e-400',
+    '1E+2',
+    '1.0',
+    '9007199254740993',
+    '123456789012345678901234567890',
+    '-1',
+  ].map((t) => new Raw(t)),
 );
-const oddStrings = fc.constantFrom('NaN', 'Infinity', '-Infinity', '-0', '1e308', '', ' ', 'null', 'undefined', 'true', '0x1F', '[object Object]', '{}', '__proto__', 'constructor');
+const oddStrings = fc.constantFrom(
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '1e308',
+  '',
+  ' ',
+  'null',
+  'undefined',
+  'true',
+  '0x1F',
+  '[object Object]',
+  '{}',
+  '__proto__',
+  'constructor',
+);
 const unicodeText = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   anyUnits(64),
-  fc.constantFrom('\u0000', '\ufeff', '\u202e', '\u2028\u2029', 'e\u0301', '👩‍👩‍👧‍👦', '\ud800', '\udfff', 'İ', 'ß', '\uffff', '\u{10ffff}'),
+  fc.constantFrom(
+    '\u0000',
+    '\ufeff',
+    '\u202e',
+    '\u2028\u2029',
+    'e\u0301',
+    '👩‍👩‍👧‍👦',
+    '\ud800',
+    '\udfff',
+    'İ',
+    'ß',
+    '\uffff',
+    '\u{10ffff}',
+  ),
 );
 /** Up to ~70,000 UTF-16 units: some envelopes go over maxBodyBytes (413), most stay under. */
 const hugeString = fc
@@ -452,10 +668,16 @@ const hugeString = fc
   .map(([s, n]) => s.repeat(n).slice(0, 70_000));
 /** Deep nesting (a bug found here: ~4,000 levels overflowed JSON.stringify in the queue codec). */
 const MAX_NESTING = 30_000;
-const deepNesting = fc.tuple(fc.integer({ min: 1, max: MAX_NESTING }), fc.constantFrom('array', 'object')).map(([n, kind]) =>
-  kind === 'array' ? new Raw('['.repeat(n) + ']'.repeat(n)) : new Raw('{"a":'.repeat(Math.ceil(n / 3)) + 'null' + '}'.repeat(Math.ceil(n / 3))),
-);
-const longArray = fc.integer({ min: 498, max: 502 }).map((n) => new Raw(`[${new Array<string>(n).fill('0').join(',')}]`));
+const deepNesting = fc
+  .tuple(fc.integer({ min: 1, max: MAX_NESTING }), fc.constantFrom('array', 'object'))
+  .map(([n, kind]) =>
+    kind === 'array'
+      ? new Raw('['.repeat(n) + ']'.repeat(n))
+      : new Raw('{"a":'.repeat(Math.ceil(n / 3)) + 'null' + '}'.repeat(Math.ceil(n / 3))),
+  );
+const longArray = fc
+  .integer({ min: 498, max: 502 })
+  .map((n) => new Raw(`[${new Array<string>(n).fill('0').join(',')}]`));
 /** Classic pollution carriers: `{"__proto__": {...}}`, `{"constructor": {"prototype": {...}}}`. */
 const protoObject = fc.constantFrom(...PROTO_KEYS).map((key) => {
   const o: Record<string, unknown> = {};
@@ -520,7 +742,8 @@ function retype(value: unknown, salt: number): unknown {
   if (typeof value === 'boolean') return even ? String(value) : Number(value);
   if (value === null) return even ? {} : 'null';
   if (value instanceof Raw) return value.text;
-  if (Array.isArray(value)) return even ? Object.fromEntries(value.map((v: unknown, i) => [String(i), v])) : value.length;
+  if (Array.isArray(value))
+    return even ? Object.fromEntries(value.map((v: unknown, i) => [String(i), v])) : value.length;
   if (isRecord(value)) return even ? Object.values(value) : toJson(value);
   return null;
 }
@@ -552,17 +775,55 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.record({
 });
 
 /** A valid envelope with 1–4 members dropped, replaced, retyped or added (prototype keys among them). */
-const mutatedEnvelopeText: fc.Arbitrary<string> = fc.tuple(validEnvelope, fc.array(mutationArb, { minLength: 1, maxLength: 4 })).map(([env, mutations]) => {
-  const root = cloneTree(env) as Record<string, unknown>;
-  for (const m of mutations) applyMutation(root, m);
-  return toJson(root);
-});
+const mutatedEnvelopeText: fc.Arbitrary<string> = fc
+  .tuple(validEnvelope, fc.array(mutationArb, { minLength: 1, maxLength: 4 }))
+  .map(([env, mutations]) => {
+    const root = cloneTree(env) as Record<string, unknown>;
+    for (const m of mutations) applyMutation(root, m);
+    return toJson(root);
+  });
 
 // ---------------------------------------------------------------------------------------------
 // Generators: raw bodies
 // ---------------------------------------------------------------------------------------------
 
-const TOKENS = ['{', '}', '[', ']', '"', ':', ',', ' ', '\n', '\t', 'null', 'true', 'false', '-0', '1e308', '1e999', '0x10', 'NaN', '"__proto__"', '"constructor"', '"eventId"', '"payload"', '"type"', '\\', '\\u', '\\ud800', '"\\u0000"', '\u2028', '\ufeff', "'", '/*', '//', '\u0000', 'é', '😀'];
+const TOKENS = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ':',
+  ',',
+  ' ',
+  '\n',
+  '\t',
+  'null',
+  'true',
+  'false',
+  '-0',
+  '1e308',
+  '1e999',
+  '0x10',
+  'NaN',
+  '"__proto__"',
+  '"constructor"',
+  '"eventId"',
+  '"payload"',
+  '"type"',
+  '\\',
+  '\\u',
+  '\\ud800',
+  '"\\u0000"',
+  '\u2028',
+  '\ufeff',
+  "'",
+  '/*',
+  '//',
+  '\u0000',
+  'é',
+  '😀',
+];
 
 /** Strings that are rarely JSON: random text, lone surrogates, token soup, damaged envelopes. */
 const rawText: fc.Arbitrary<string> = fc.oneof(
@@ -570,21 +831,48 @@ const rawText: fc.Arbitrary<string> = fc.oneof(
   anyUnits(300),
   fc.array(fc.constantFrom(...TOKENS), { maxLength: 80 }).map((parts) => parts.join('')),
   fc
-    .tuple(validEnvelope.map(toJson), fc.nat(), fc.nat({ max: 20 }), fc.constantFrom('', '"', '}', '{', ',', '\\', '\u0000', '\ud800', 'x', '\n', '1e999'))
+    .tuple(
+      validEnvelope.map(toJson),
+      fc.nat(),
+      fc.nat({ max: 20 }),
+      fc.constantFrom('', '"', '}', '{', ',', '\\', '\u0000', '\ud800', 'x', '\n', '1e999'),
+    )
     .map(([text, at, cut, insert]) => {
       const i = at % (text.length + 1);
       return text.slice(0, i) + insert + text.slice(i + cut);
     }),
-  fc.constantFrom('', ' ', '\ufeff{}', '{}', '[]', 'null', '"', '{"__proto__":{"polluted":"yes"}}', '{"constructor":{"prototype":{"polluted":"yes"}}}'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\ufeff{}',
+    '{}',
+    '[]',
+    'null',
+    '"',
+    '{"__proto__":{"polluted":"yes"}}',
+    '{"constructor":{"prototype":{"polluted":"yes"}}}',
+  ),
 );
 
-const INVALID_UTF8 = [[0xff], [0xfe], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0x80], [0xf0, 0x9f, 0x98]];
+const INVALID_UTF8 = [
+  [0xff],
+  [0xfe],
+  [0xc0, 0x80],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xe2, 0x82],
+  [0x80],
+  [0xf0, 0x9f, 0x98],
+];
 
 /** Bytes: random ones, and envelopes (valid or mutated) with invalid UTF-8 sequences spliced in. */
 const rawBytes: fc.Arbitrary<Buffer> = fc.oneof(
   fc.uint8Array({ maxLength: 600 }).map((b) => Buffer.from(b)),
   fc
-    .tuple(fc.oneof(validEnvelope.map(toJson), mutatedEnvelopeText), fc.array(fc.tuple(fc.nat(), fc.constantFrom(...INVALID_UTF8)), { minLength: 1, maxLength: 4 }))
+    .tuple(
+      fc.oneof(validEnvelope.map(toJson), mutatedEnvelopeText),
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...INVALID_UTF8)), { minLength: 1, maxLength: 4 }),
+    )
     .map(([text, splices]) => {
       let buf = Buffer.from(text, 'utf8');
       for (const [at, bytes] of splices) {
@@ -605,7 +893,9 @@ interface Tagged {
   value: string | undefined;
   ok: boolean | undefined;
 }
-const tagged = (ok: boolean | undefined) => (value: string | undefined): Tagged => ({ value, ok });
+const tagged =
+  (ok: boolean | undefined) =>
+  (value: string | undefined): Tagged => ({ value, ok });
 
 interface HeaderSet {
   headers: Record<string, string>;
@@ -614,7 +904,12 @@ interface HeaderSet {
 }
 
 const authArb: fc.Arbitrary<Tagged> = fc.oneof(
-  { weight: 16, arbitrary: fc.constantFrom(`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER\t${TOKEN}`, `Bearer  ${TOKEN} \t`).map(tagged(true)) },
+  {
+    weight: 16,
+    arbitrary: fc
+      .constantFrom(`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER\t${TOKEN}`, `Bearer  ${TOKEN} \t`)
+      .map(tagged(true)),
+  },
   {
     weight: 3,
     arbitrary: fc
@@ -646,13 +941,34 @@ const contentTypeArb: fc.Arbitrary<Tagged> = fc.oneof(
   {
     weight: 10,
     arbitrary: fc
-      .constantFrom('application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/problem+json', 'application/vnd.api+json;v=1', ' application/json ', 'application/json;charset=latin1', 'application/json;;;')
+      .constantFrom(
+        'application/json',
+        'application/json; charset=utf-8',
+        'Application/JSON',
+        'application/problem+json',
+        'application/vnd.api+json;v=1',
+        ' application/json ',
+        'application/json;charset=latin1',
+        'application/json;;;',
+      )
       .map(tagged(true)),
   },
   {
     weight: 3,
     arbitrary: fc
-      .constantFrom('', 'text/plain', 'application/jsonp', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'json', 'application/+json', 'application/ json', '*/*', 'application/json\u0000')
+      .constantFrom(
+        '',
+        'text/plain',
+        'application/jsonp',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json, text/plain',
+        'json',
+        'application/+json',
+        'application/ json',
+        '*/*',
+        'application/json\u0000',
+      )
       .map(tagged(false)),
   },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }).map(tagged(undefined)) },
@@ -663,16 +979,56 @@ const versionArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 3, arbitrary: compatibleVersion },
   {
     weight: 3,
-    arbitrary: fc.constantFrom(' 0.3.9 , 0.1.0', 'v0.3.1', '=0.3.1', '0.3.2-beta.1', '0.4.0', '0.2.9', '1.0.0', 'latest', '', ' ', ',', ',0.3.1', '0.3', '00.3.1', '0.3.1.4', '9'.repeat(300), '0.3.1+build.5', '>=0.3.0', '*', '0.3.x', '\u0000'),
+    arbitrary: fc.constantFrom(
+      ' 0.3.9 , 0.1.0',
+      'v0.3.1',
+      '=0.3.1',
+      '0.3.2-beta.1',
+      '0.4.0',
+      '0.2.9',
+      '1.0.0',
+      'latest',
+      '',
+      ' ',
+      ',',
+      ',0.3.1',
+      '0.3',
+      '00.3.1',
+      '0.3.1.4',
+      '9'.repeat(300),
+      '0.3.1+build.5',
+      '>=0.3.0',
+      '*',
+      '0.3.x',
+      '\u0000',
+    ),
   },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
 );
 
-const ipArb = fc.oneof(fc.ipV4(), fc.ipV6(), fc.ipV4().map((ip) => `::ffff:${ip}`), fc.ipV6().map((ip) => `[${ip}]`));
+const ipArb = fc.oneof(
+  fc.ipV4(),
+  fc.ipV6(),
+  fc.ipV4().map((ip) => `::ffff:${ip}`),
+  fc.ipV6().map((ip) => `[${ip}]`),
+);
 const forwardedForArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
   { weight: 3, arbitrary: fc.array(ipArb, { minLength: 1, maxLength: 4 }).map((ips) => ips.join(', ')) },
-  { weight: 2, arbitrary: fc.constantFrom('unknown', '127.0.0.1', ', , ,', '[::1]', '1.2.3.4:5678', '999.1.1.1', 'localhost', '::ffff:', '') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'unknown',
+      '127.0.0.1',
+      ', , ,',
+      '[::1]',
+      '1.2.3.4:5678',
+      '999.1.1.1',
+      'localhost',
+      '::ffff:',
+      '',
+    ),
+  },
   { weight: 1, arbitrary: fc.array(fc.ipV4(), { minLength: 200, maxLength: 1000 }).map((ips) => ips.join(',')) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 100 }) },
 );
@@ -680,20 +1036,44 @@ const forwardedForArb: fc.Arbitrary<string | undefined> = fc.oneof(
 const originArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 4, arbitrary: fc.constant(undefined) },
   { weight: 2, arbitrary: fc.constant(ORIGIN) },
-  { weight: 2, arbitrary: fc.constantFrom('https://evil.example.net', 'null', `${ORIGIN}/`, ORIGIN.toUpperCase(), `${ORIGIN}.evil.net`, '*', '') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'https://evil.example.net',
+      'null',
+      `${ORIGIN}/`,
+      ORIGIN.toUpperCase(),
+      `${ORIGIN}.evil.net`,
+      '*',
+      '',
+    ),
+  },
   // Origins named like Object.prototype members (a bug found here: middy echoed them as allowed).
   { weight: 1, arbitrary: fc.constantFrom(...PROTO_KEYS) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }) },
 );
 
-const extraHeadersArb = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...PROTO_KEYS), fc.stringMatching(/^x-[a-z0-9-]{1,20}$/)), fc.string({ unit: 'binary', maxLength: 50 })), { maxLength: 3 });
+const extraHeadersArb = fc.array(
+  fc.tuple(
+    fc.oneof(fc.constantFrom(...PROTO_KEYS), fc.stringMatching(/^x-[a-z0-9-]{1,20}$/)),
+    fc.string({ unit: 'binary', maxLength: 50 }),
+  ),
+  { maxLength: 3 },
+);
 
 /** Header values Node's HTTP client refuses to send are replaced by '?'. */
 const httpSafe = (value: string): string => value.replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
 
 function headerSetArb(door: 'lambda' | 'http'): fc.Arbitrary<HeaderSet> {
   return fc
-    .record({ auth: authArb, contentType: contentTypeArb, version: versionArb, forwardedFor: forwardedForArb, origin: originArb, extra: extraHeadersArb })
+    .record({
+      auth: authArb,
+      contentType: contentTypeArb,
+      version: versionArb,
+      forwardedFor: forwardedForArb,
+      origin: originArb,
+      extra: extraHeadersArb,
+    })
     .map((r) => {
       const headers: Record<string, string> = {};
       const put = (name: string, value: string | undefined) => {
@@ -714,7 +1094,14 @@ const goodHeaderSet: fc.Arbitrary<HeaderSet> = fc
   .record({
     auth: fc.constantFrom(`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `Bearer\t${TOKEN} `),
     contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/vnd.audit+json'),
-    version: fc.option(fc.oneof(compatibleVersion, compatibleVersion.map((v) => ` v${v} , 9.9.9`), compatibleVersion.map((v) => `${v}+build.1`)), { nil: undefined }),
+    version: fc.option(
+      fc.oneof(
+        compatibleVersion,
+        compatibleVersion.map((v) => ` v${v} , 9.9.9`),
+        compatibleVersion.map((v) => `${v}+build.1`),
+      ),
+      { nil: undefined },
+    ),
     origin: fc.option(fc.constantFrom(ORIGIN, 'https://evil.example.net'), { nil: undefined }),
   })
   .map((r) => {
@@ -730,7 +1117,10 @@ const lambdaSourceIp = fc.oneof(
   { weight: 2, arbitrary: fc.constant('127.0.0.1') },
   { weight: 1, arbitrary: fc.constant(HOT_IP) },
 );
-const httpSourceIp = fc.oneof({ weight: 1, arbitrary: fc.constant('127.0.0.1') }, { weight: 4, arbitrary: fc.integer({ min: 1, max: 40 }).map((n) => `127.0.2.${n}`) });
+const httpSourceIp = fc.oneof(
+  { weight: 1, arbitrary: fc.constant('127.0.0.1') },
+  { weight: 4, arbitrary: fc.integer({ min: 1, max: 40 }).map((n) => `127.0.2.${n}`) },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Doors
@@ -744,7 +1134,10 @@ interface Reply {
 
 /** A request as generated; `text` is what the handler decodes, `bytes` what travels. */
 interface Case {
-  body: { kind: 'text'; text: string | undefined } | { kind: 'base64'; base64: string } | { kind: 'bytes'; bytes: Buffer };
+  body:
+    | { kind: 'text'; text: string | undefined }
+    | { kind: 'base64'; base64: string }
+    | { kind: 'bytes'; bytes: Buffer };
   headers: HeaderSet;
   sourceIp: string;
   /** A valid envelope with good headers: must be 202 (or 429). */
@@ -786,14 +1179,32 @@ interface RawDoor {
 }
 
 async function startRawDoor(): Promise<RawDoor> {
-  const config = parseConfigText(`${['Svc:', '  auditEvents:', '    enable: true', ...YAML].join('\n')}\n`, 'fuzz.yaml', {}).config;
+  const config = parseConfigText(
+    `${['Svc:', '  auditEvents:', '    enable: true', ...YAML].join('\n')}\n`,
+    'fuzz.yaml',
+    {},
+  ).config;
   const settings = config.auditEvents;
   const log = await captureLog();
   // The queue is not under test here: it takes every event and forgets it.
   const queue: EventQueue = { send: () => Promise.resolve() };
   // Fuzzed ids are random, so the idempotency store would only add cost here (it has its own tests).
-  const handlers = makeAuditHandlers({ settings, rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }), idempotency: null, queue, clock: new PointClock(), log: log.logger });
-  const gateway = new LocalGateway({ name: 'audit API (fuzz)', host: '127.0.0.1', port: 0, ...handlers, log: log.logger, limits: settings });
+  const handlers = makeAuditHandlers({
+    settings,
+    rateLimiter: new MemoryRateLimiter({ limit: settings.rateLimit.maxPerMinute }),
+    idempotency: null,
+    queue,
+    clock: new PointClock(),
+    log: log.logger,
+  });
+  const gateway = new LocalGateway({
+    name: 'audit API (fuzz)',
+    host: '127.0.0.1',
+    port: 0,
+    ...handlers,
+    log: log.logger,
+    limits: settings,
+  });
   await gateway.start();
   return {
     handler: handlers.handler,
@@ -834,14 +1245,22 @@ async function sendBase64(door: RawDoor, c: Case & { body: { kind: 'base64' } })
 function sendBytes(port: number, c: Case & { body: { kind: 'bytes' } }): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/audit-event', headers: c.headers.headers, localAddress: c.sourceIp },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/v1/audit-event',
+        headers: c.headers.headers,
+        localAddress: c.sourceIp,
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () => {
           const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
           resolve({ status: res.statusCode ?? 0, headers, text });
         });
       },
@@ -852,7 +1271,11 @@ function sendBytes(port: number, c: Case & { body: { kind: 'bytes' } }): Promise
 }
 
 async function sendViaHarness(api: AuditApi, c: Case & { body: { kind: 'text' } }): Promise<Reply> {
-  const res = await api.call({ headers: c.headers.headers, sourceIp: c.sourceIp, ...(c.body.text === undefined ? {} : { body: c.body.text }) });
+  const res = await api.call({
+    headers: c.headers.headers,
+    sourceIp: c.sourceIp,
+    ...(c.body.text === undefined ? {} : { body: c.body.text }),
+  });
   return { status: res.status, headers: res.headers, text: res.text };
 }
 
@@ -923,7 +1346,8 @@ function checkReply(c: Case, res: Reply, harnessDefault: boolean): void {
   if (res.status === 400 || res.status === 413 || res.status === 422) {
     const details = json['details'];
     const errors: unknown = isRecord(details) ? details['errors'] : undefined;
-    if (!Array.isArray(errors) || errors.length === 0) throw new Error(`details.errors is not a non-empty array: ${what}`);
+    if (!Array.isArray(errors) || errors.length === 0)
+      throw new Error(`details.errors is not a non-empty array: ${what}`);
     for (const error of errors as unknown[]) {
       if (!isRecord(error)) throw new Error(`an error is not an object: ${what}`);
       expect(typeof error['message'] === 'string' && error['message'] !== '', what).toBe(true);
@@ -932,15 +1356,26 @@ function checkReply(c: Case, res: Reply, harnessDefault: boolean): void {
   }
 }
 
-async function exercise(generator: string, c: Case, send: (c: Case) => Promise<Reply>, harnessDefault: boolean): Promise<void> {
+async function exercise(
+  generator: string,
+  c: Case,
+  send: (c: Case) => Promise<Reply>,
+  harnessDefault: boolean,
+): Promise<void> {
   fc.pre(!leaky(inputText(c)));
   const res = await send(c);
   tally(generator, res.status);
   checkReply(c, res, harnessDefault);
 }
 
-const textCase = (body: fc.Arbitrary<string | undefined>, headers: fc.Arbitrary<HeaderSet>, sourceIp: fc.Arbitrary<string>): fc.Arbitrary<Case & { body: { kind: 'text' } }> =>
-  fc.record({ text: body, headers, sourceIp }).map((r) => ({ body: { kind: 'text', text: r.text }, headers: r.headers, sourceIp: r.sourceIp }));
+const textCase = (
+  body: fc.Arbitrary<string | undefined>,
+  headers: fc.Arbitrary<HeaderSet>,
+  sourceIp: fc.Arbitrary<string>,
+): fc.Arbitrary<Case & { body: { kind: 'text' } }> =>
+  fc
+    .record({ text: body, headers, sourceIp })
+    .map((r) => ({ body: { kind: 'text', text: r.text }, headers: r.headers, sourceIp: r.sourceIp }));
 
 function assertTextCase(c: Case): asserts c is Case & { body: { kind: 'text' } } {
   if (c.body.kind !== 'text') throw new Error('expected a text body');
@@ -948,7 +1383,8 @@ function assertTextCase(c: Case): asserts c is Case & { body: { kind: 'text' } }
 
 /** Snapshot of the prototypes a pollution would touch. */
 function prototypeSnapshot(): string {
-  const names = (o: object) => [...Object.getOwnPropertyNames(o), ...Object.getOwnPropertySymbols(o).map(String)].sort().join(',');
+  const names = (o: object) =>
+    [...Object.getOwnPropertyNames(o), ...Object.getOwnPropertySymbols(o).map(String)].sort().join(',');
   return `${names(Object.prototype)}|${names(Array.prototype)}|${names(Function.prototype)}`;
 }
 
@@ -994,8 +1430,15 @@ describe('audit API fuzzing', () => {
     it(
       'survives arbitrary JSON values',
       async () => {
-        const arb = textCase(fc.jsonValue().map((v) => JSON.stringify(v)), lambdaHeaders, lambdaSourceIp);
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda json', c, send, true)), params(RUNS.json));
+        const arb = textCase(
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          lambdaHeaders,
+          lambdaSourceIp,
+        );
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('lambda json', c, send, true)),
+          params(RUNS.json),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1004,7 +1447,10 @@ describe('audit API fuzzing', () => {
       'survives mutated envelopes (dropped, replaced, retyped and added members, deep, huge, unicode, prototype keys, odd numbers)',
       async () => {
         const arb = textCase(mutatedEnvelopeText, lambdaHeaders, lambdaSourceIp);
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda mutated', c, send, true)), params(RUNS.mutated));
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('lambda mutated', c, send, true)),
+          params(RUNS.mutated),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1013,7 +1459,10 @@ describe('audit API fuzzing', () => {
       'survives raw strings as bodies (and no body)',
       async () => {
         const arb = textCase(fc.option(rawText, { nil: undefined, freq: 20 }), lambdaHeaders, lambdaSourceIp);
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda raw', c, send, true)), params(RUNS.raw));
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('lambda raw', c, send, true)),
+          params(RUNS.raw),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1023,8 +1472,18 @@ describe('audit API fuzzing', () => {
       async () => {
         const arb = fc
           .record({ env: validEnvelope, headers: goodHeaderSet, sourceIp: fc.nat(255).map((n) => `198.51.100.${n}`) })
-          .map((r): Case => ({ body: { kind: 'text', text: toJson(r.env) }, headers: r.headers, sourceIp: r.sourceIp, valid: true }));
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda valid', c, send, true)), params(RUNS.valid));
+          .map(
+            (r): Case => ({
+              body: { kind: 'text', text: toJson(r.env) },
+              headers: r.headers,
+              sourceIp: r.sourceIp,
+              valid: true,
+            }),
+          );
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('lambda valid', c, send, true)),
+          params(RUNS.valid),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1033,9 +1492,23 @@ describe('audit API fuzzing', () => {
       'answers a valid envelope with one payload or source rule broken with 422 or 400 and exactly that one error',
       async () => {
         const arb = fc
-          .record({ broken: fc.oneof({ weight: 5, arbitrary: brokenMember }, { weight: 1, arbitrary: brokenSource }), headers: goodHeaderSet, sourceIp: fc.nat(255).map((n) => `198.18.0.${n}`) })
-          .map((r): Case => ({ body: { kind: 'text', text: toJson(r.broken.env) }, headers: r.headers, sourceIp: r.sourceIp, broken: { status: r.broken.status, error: r.broken.error } }));
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda broken', c, send, true)), params(RUNS.broken));
+          .record({
+            broken: fc.oneof({ weight: 5, arbitrary: brokenMember }, { weight: 1, arbitrary: brokenSource }),
+            headers: goodHeaderSet,
+            sourceIp: fc.nat(255).map((n) => `198.18.0.${n}`),
+          })
+          .map(
+            (r): Case => ({
+              body: { kind: 'text', text: toJson(r.broken.env) },
+              headers: r.headers,
+              sourceIp: r.sourceIp,
+              broken: { status: r.broken.status, error: r.broken.error },
+            }),
+          );
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('lambda broken', c, send, true)),
+          params(RUNS.broken),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1054,7 +1527,10 @@ describe('audit API fuzzing', () => {
           if (c.body.kind !== 'base64') throw new Error('expected a base64 body');
           return sendBase64(raw, { ...c, body: c.body });
         };
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('lambda base64', c, sendRaw, false)), params(RUNS.base64));
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('lambda base64', c, sendRaw, false)),
+          params(RUNS.base64),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1078,7 +1554,10 @@ describe('audit API fuzzing', () => {
           assertTextCase(c);
           return sendViaHarness(http, c);
         };
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('http mixed', c, send, true)), params(RUNS.http));
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('http mixed', c, send, true)),
+          params(RUNS.http),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1093,7 +1572,10 @@ describe('audit API fuzzing', () => {
           if (c.body.kind !== 'bytes') throw new Error('expected a byte body');
           return sendBytes(raw.port, { ...c, body: c.body });
         };
-        await fc.assert(fc.asyncProperty(arb, (c) => exercise('http bytes', c, send, false)), params(RUNS.httpBytes));
+        await fc.assert(
+          fc.asyncProperty(arb, (c) => exercise('http bytes', c, send, false)),
+          params(RUNS.httpBytes),
+        );
       },
       TEST_TIMEOUT_MS,
     );
@@ -1125,16 +1607,26 @@ describe('audit API fuzzing', () => {
       const body = JSON.stringify(envelope()).replace('"payload":{', `"payload":{"deep":${deep},`);
       const res = await lambda.call({ body, headers: auth, sourceIp: '198.51.100.201' });
       expect(res.status).toBe(400);
-      expect(res.json?.['details']).toEqual({ errors: [{ instancePath: `/payload/deep${'/0'.repeat(62)}`, message: 'is nested more than 64 levels deep' }] });
+      expect(res.json?.['details']).toEqual({
+        errors: [{ instancePath: `/payload/deep${'/0'.repeat(62)}`, message: 'is nested more than 64 levels deep' }],
+      });
     });
 
     it('2: an Origin named like an Object.prototype member (constructor, __proto__, toString …) is not allowed by CORS', async () => {
-      const res = await lambda.call({ body: envelope(), headers: { ...auth, origin: 'constructor' }, sourceIp: '198.51.100.202' });
+      const res = await lambda.call({
+        body: envelope(),
+        headers: { ...auth, origin: 'constructor' },
+        sourceIp: '198.51.100.202',
+      });
       expect(res.headers['access-control-allow-origin']).toBeUndefined();
     });
 
     it('3: the leap day of year 0000 is a valid RFC 3339 timestamp', async () => {
-      const res = await lambda.call({ body: envelope({ timestamp: '0000-02-29T00:00:00Z' }), headers: auth, sourceIp: '198.51.100.203' });
+      const res = await lambda.call({
+        body: envelope({ timestamp: '0000-02-29T00:00:00Z' }),
+        headers: auth,
+        sourceIp: '198.51.100.203',
+      });
       expect(res.status).toBe(202);
     });
   });

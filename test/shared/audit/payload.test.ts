@@ -10,8 +10,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditRow } from '../../../shared/destinations/files/mappers.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
 import { getPath, isRecord } from '../../../shared/util/records.js';
-import { CLIENT_VERSION, envelope, payloadContext, startAuditApi, typedEvents, type ApiResponse, type AuditApi } from '../../support/audit.js';
-import { ascii, edgeValues, EMOJI, emoji, MEMBER_RULES, pointer, RULED_TYPES, SOURCE_MESSAGES, type MemberRule } from '../../support/audit-rules.js';
+import {
+  type ApiResponse,
+  type AuditApi,
+  CLIENT_VERSION,
+  envelope,
+  payloadContext,
+  startAuditApi,
+  typedEvents,
+} from '../../support/audit.js';
+import {
+  ascii,
+  EMOJI,
+  edgeValues,
+  emoji,
+  MEMBER_RULES,
+  type MemberRule,
+  pointer,
+  RULED_TYPES,
+  SOURCE_MESSAGES,
+} from '../../support/audit-rules.js';
 
 type Errors = { instancePath: string; message: string }[];
 
@@ -19,7 +37,10 @@ type Errors = { instancePath: string; message: string }[];
 function errorsOf(res: ApiResponse): Errors {
   const errors = getPath(res.json, ['details', 'errors']);
   if (!Array.isArray(errors)) return [];
-  return errors.map((e: unknown) => ({ instancePath: String(getPath(e, ['instancePath'])), message: String(getPath(e, ['message'])) }));
+  return errors.map((e: unknown) => ({
+    instancePath: String(getPath(e, ['instancePath'])),
+    message: String(getPath(e, ['message'])),
+  }));
 }
 
 /** A short label for a probe value in assertion messages. */
@@ -29,7 +50,9 @@ function label(value: unknown): string {
   const points = [...value];
   if (points.length <= 40) return JSON.stringify(value);
   const unit = points[0] ?? '';
-  return value === unit.repeat(points.length) ? `${JSON.stringify(unit)} × ${points.length} code points` : `${JSON.stringify(value.slice(0, 30))}… (${points.length} code points)`;
+  return value === unit.repeat(points.length)
+    ? `${JSON.stringify(unit)} × ${points.length} code points`
+    : `${JSON.stringify(value.slice(0, 30))}… (${points.length} code points)`;
 }
 
 const TYPED = typedEvents();
@@ -67,7 +90,8 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
   });
   afterAll(() => api.close());
 
-  const post = (body: unknown, headers: Record<string, string> = { 'x-audit-client-version': CLIENT_VERSION }) => api.call({ body, headers });
+  const post = (body: unknown, headers: Record<string, string> = { 'x-audit-client-version': CLIENT_VERSION }) =>
+    api.call({ body, headers });
 
   async function expectAccepted(body: unknown, what: string, headers?: Record<string, string>): Promise<void> {
     const res = await post(body, headers);
@@ -77,7 +101,11 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
   async function expectRejected(body: unknown, status: 400 | 422, errors: Errors, what: string): Promise<void> {
     const res = await post(body);
     expect(res.status, `${what}: ${res.text}`).toBe(status);
-    expect(res.json, what).toMatchObject({ status: 'error', outcome: 'dropped', reason: status === 400 ? 'Schema validation failed' : 'One or more constraint violations' });
+    expect(res.json, what).toMatchObject({
+      status: 'error',
+      outcome: 'dropped',
+      reason: status === 400 ? 'Schema validation failed' : 'One or more constraint violations',
+    });
     expect(errorsOf(res), what).toEqual(errors);
   }
 
@@ -93,12 +121,23 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
   describe('member rules: each valid edge is accepted, each invalid one is one 422 entry naming the member and its rule', () => {
     it.each(MEMBER_RULES.map((r) => [ruleName(r), r] as const))('%s', async (name, rule) => {
       const { valid, invalid } = edgeValues(rule.check);
-      for (const value of rule.required ? valid : [undefined, ...valid]) await expectAccepted(place(rule, value), `${name} = ${label(value)}`);
+      for (const value of rule.required ? valid : [undefined, ...valid])
+        await expectAccepted(place(rule, value), `${name} = ${label(value)}`);
       for (const value of invalid) {
-        await expectRejected(place(rule, value), 422, [{ instancePath: pointer(rule.path), message: rule.message }], `${name} = ${label(value)}`);
+        await expectRejected(
+          place(rule, value),
+          422,
+          [{ instancePath: pointer(rule.path), message: rule.message }],
+          `${name} = ${label(value)}`,
+        );
       }
       if (rule.required) {
-        await expectRejected(place(rule, undefined), 422, [{ instancePath: pointer(rule.path), message: rule.requiredMessage ?? '' }], `${name} missing`);
+        await expectRejected(
+          place(rule, undefined),
+          422,
+          [{ instancePath: pointer(rule.path), message: rule.requiredMessage ?? '' }],
+          `${name} missing`,
+        );
       }
     });
 
@@ -109,37 +148,96 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
 
   describe('payload.context', () => {
     it('reports each violation as its own entry, in member order, next to the other rules', async () => {
-      const context = { appId: 'app-1', appName: emoji(65), sheetId: ascii(65), sheetName: 7, user: emoji(257), userAgent: ascii(513) };
-      await expectRejected(envelope({ payload: { context } }), 422, [
-        { instancePath: '/payload/context/appId', message: 'payload.context.appId must be a UUID' },
-        { instancePath: '/payload/context/appName', message: 'payload.context.appName must be a string of at most 64 characters' },
-        { instancePath: '/payload/context/sheetId', message: 'payload.context.sheetId must be a string of at most 64 characters' },
-        { instancePath: '/payload/context/sheetName', message: 'payload.context.sheetName must be a string of at most 64 characters' },
-        { instancePath: '/payload/context/user', message: 'payload.context.user must be a string of at most 256 characters' },
-        { instancePath: '/payload/context/userAgent', message: 'payload.context.userAgent must be a string of at most 512 characters' },
-      ], 'six context violations');
+      const context = {
+        appId: 'app-1',
+        appName: emoji(65),
+        sheetId: ascii(65),
+        sheetName: 7,
+        user: emoji(257),
+        userAgent: ascii(513),
+      };
+      await expectRejected(
+        envelope({ payload: { context } }),
+        422,
+        [
+          { instancePath: '/payload/context/appId', message: 'payload.context.appId must be a UUID' },
+          {
+            instancePath: '/payload/context/appName',
+            message: 'payload.context.appName must be a string of at most 64 characters',
+          },
+          {
+            instancePath: '/payload/context/sheetId',
+            message: 'payload.context.sheetId must be a string of at most 64 characters',
+          },
+          {
+            instancePath: '/payload/context/sheetName',
+            message: 'payload.context.sheetName must be a string of at most 64 characters',
+          },
+          {
+            instancePath: '/payload/context/user',
+            message: 'payload.context.user must be a string of at most 256 characters',
+          },
+          {
+            instancePath: '/payload/context/userAgent',
+            message: 'payload.context.userAgent must be a string of at most 512 characters',
+          },
+        ],
+        'six context violations',
+      );
     });
 
-    it('applies to every type, together with the type\'s own rules', async () => {
-      const body = envelope({ type: 'object.view.duration', payload: { context: payloadContext({ sheetName: emoji(65) }), event: { objectId: '' } } });
-      await expectRejected(body, 422, [
-        { instancePath: '/payload/context/sheetName', message: 'payload.context.sheetName must be a string of at most 64 characters' },
-        { instancePath: '/payload/event/objectId', message: 'payload.event.objectId must be a string of 1 to 64 characters' },
-      ], 'context and event violations');
-      await expectRejected(envelope({ type: 'event.custom-thing', payload: { context: { user: emoji(257) } } }), 422, [
-        { instancePath: '/payload/context/user', message: 'payload.context.user must be a string of at most 256 characters' },
-      ], 'a custom event type');
+    it("applies to every type, together with the type's own rules", async () => {
+      const body = envelope({
+        type: 'object.view.duration',
+        payload: { context: payloadContext({ sheetName: emoji(65) }), event: { objectId: '' } },
+      });
+      await expectRejected(
+        body,
+        422,
+        [
+          {
+            instancePath: '/payload/context/sheetName',
+            message: 'payload.context.sheetName must be a string of at most 64 characters',
+          },
+          {
+            instancePath: '/payload/event/objectId',
+            message: 'payload.event.objectId must be a string of 1 to 64 characters',
+          },
+        ],
+        'context and event violations',
+      );
+      await expectRejected(
+        envelope({ type: 'event.custom-thing', payload: { context: { user: emoji(257) } } }),
+        422,
+        [
+          {
+            instancePath: '/payload/context/user',
+            message: 'payload.context.user must be a string of at most 256 characters',
+          },
+        ],
+        'a custom event type',
+      );
     });
 
     it('is optional, may be empty, and keeps members the rules do not name', async () => {
       await expectAccepted(envelope({ payload: {} }), 'no context');
       await expectAccepted(envelope({ payload: { context: {} } }), 'empty context');
-      await expectAccepted(envelope({ payload: { context: payloadContext({ host: 7, client: { viewport: { width: 1920 } }, objectId: null }) } }), 'unnamed members');
+      await expectAccepted(
+        envelope({
+          payload: { context: payloadContext({ host: 7, client: { viewport: { width: 1920 } }, objectId: null }) },
+        }),
+        'unnamed members',
+      );
     });
 
     it('must be an object when present', async () => {
       for (const context of [null, 'ctx', 7, ['x']]) {
-        await expectRejected(envelope({ payload: { context } }), 422, [{ instancePath: '/payload/context', message: 'payload.context must be an object' }], `context = ${label(context)}`);
+        await expectRejected(
+          envelope({ payload: { context } }),
+          422,
+          [{ instancePath: '/payload/context', message: 'payload.context must be an object' }],
+          `context = ${label(context)}`,
+        );
       }
     });
   });
@@ -148,63 +246,166 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
     it('accepts each type with every named member, and with only the required ones', async () => {
       for (const [type, { full, minimal }] of Object.entries(TYPED)) {
         await expectAccepted(envelope({ type, payload: { context: payloadContext(), event: full } }), `${type} (full)`);
-        await expectAccepted(envelope({ type, payload: minimal === undefined ? {} : { event: minimal } }), `${type} (minimal)`);
+        await expectAccepted(
+          envelope({ type, payload: minimal === undefined ? {} : { event: minimal } }),
+          `${type} (minimal)`,
+        );
       }
     });
 
     it('requires payload.event only for a type with a required member, and an object whenever it is sent', async () => {
-      for (const type of ['screenshot.url.received', 'event.unsupported.visualization', 'object.view.duration', 'selection.state.changed']) {
+      for (const type of [
+        'screenshot.url.received',
+        'event.unsupported.visualization',
+        'object.view.duration',
+        'selection.state.changed',
+      ]) {
         const res = await post(envelope({ type, payload: { context: payloadContext() } }));
         expect(res.status, type).toBe(422);
-        expect(errorsOf(res), type).toEqual([{ instancePath: '/payload/event', message: 'payload.event is required for this type' }]);
+        expect(errorsOf(res), type).toEqual([
+          { instancePath: '/payload/event', message: 'payload.event is required for this type' },
+        ]);
       }
-      await expectAccepted(envelope({ type: 'app.model.validated', payload: {} }), 'app.model.validated without payload.event');
-      await expectAccepted(envelope({ type: 'app.model.validated', payload: { event: {} } }), 'app.model.validated with an empty payload.event');
+      await expectAccepted(
+        envelope({ type: 'app.model.validated', payload: {} }),
+        'app.model.validated without payload.event',
+      );
+      await expectAccepted(
+        envelope({ type: 'app.model.validated', payload: { event: {} } }),
+        'app.model.validated with an empty payload.event',
+      );
       for (const event of ['x', 7, null, []]) {
         for (const type of ['app.model.validated', 'object.view.duration']) {
-          await expectRejected(envelope({ type, payload: { event } }), 422, [{ instancePath: '/payload/event', message: 'payload.event must be an object' }], `${type}: event = ${label(event)}`);
+          await expectRejected(
+            envelope({ type, payload: { event } }),
+            422,
+            [{ instancePath: '/payload/event', message: 'payload.event must be an object' }],
+            `${type}: event = ${label(event)}`,
+          );
         }
       }
     });
 
     it('reports every violation of one event, each as its own entry', async () => {
-      const event = { objectId: ascii(65), selectionTxnId: ascii(37), enterSelectionTxnId: 1, leaveSelectionTxnId: {}, enteredAt: 'soon', visible: 'yes', dataStateId: 0.5 };
-      await expectRejected(envelope({ type: 'object.view.duration', payload: { event } }), 422, [
-        { instancePath: '/payload/event/objectId', message: 'payload.event.objectId must be a string of 1 to 64 characters' },
-        { instancePath: '/payload/event/selectionTxnId', message: 'payload.event.selectionTxnId must be a string of at most 36 characters, or null' },
-        { instancePath: '/payload/event/enterSelectionTxnId', message: 'payload.event.enterSelectionTxnId must be a string of at most 36 characters, or null' },
-        { instancePath: '/payload/event/leaveSelectionTxnId', message: 'payload.event.leaveSelectionTxnId must be a string of at most 36 characters, or null' },
-        { instancePath: '/payload/event/enteredAt', message: 'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null' },
-        { instancePath: '/payload/event/visible', message: 'payload.event.visible must be a boolean or null' },
-        { instancePath: '/payload/event/dataStateId', message: 'payload.event.dataStateId must be an integer or null' },
-      ], 'seven object.view.duration violations');
+      const event = {
+        objectId: ascii(65),
+        selectionTxnId: ascii(37),
+        enterSelectionTxnId: 1,
+        leaveSelectionTxnId: {},
+        enteredAt: 'soon',
+        visible: 'yes',
+        dataStateId: 0.5,
+      };
+      await expectRejected(
+        envelope({ type: 'object.view.duration', payload: { event } }),
+        422,
+        [
+          {
+            instancePath: '/payload/event/objectId',
+            message: 'payload.event.objectId must be a string of 1 to 64 characters',
+          },
+          {
+            instancePath: '/payload/event/selectionTxnId',
+            message: 'payload.event.selectionTxnId must be a string of at most 36 characters, or null',
+          },
+          {
+            instancePath: '/payload/event/enterSelectionTxnId',
+            message: 'payload.event.enterSelectionTxnId must be a string of at most 36 characters, or null',
+          },
+          {
+            instancePath: '/payload/event/leaveSelectionTxnId',
+            message: 'payload.event.leaveSelectionTxnId must be a string of at most 36 characters, or null',
+          },
+          {
+            instancePath: '/payload/event/enteredAt',
+            message: 'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null',
+          },
+          { instancePath: '/payload/event/visible', message: 'payload.event.visible must be a boolean or null' },
+          {
+            instancePath: '/payload/event/dataStateId',
+            message: 'payload.event.dataStateId must be an integer or null',
+          },
+        ],
+        'seven object.view.duration violations',
+      );
     });
 
     it('checks crop as an object with width and height whenever it is sent', async () => {
       const url = 'https://a.example.com/x.png';
       for (const crop of [null, 'full', 7, [100, 50]]) {
-        await expectRejected(envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: url, crop } } }), 422, [{ instancePath: '/payload/event/crop', message: 'payload.event.crop must be an object' }], `crop = ${label(crop)}`);
+        await expectRejected(
+          envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: url, crop } } }),
+          422,
+          [{ instancePath: '/payload/event/crop', message: 'payload.event.crop must be an object' }],
+          `crop = ${label(crop)}`,
+        );
       }
-      await expectRejected(envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: url, crop: { top: 4 } } } }), 422, [
-        { instancePath: '/payload/event/crop/width', message: 'payload.event.crop.width is required when payload.event.crop is sent' },
-        { instancePath: '/payload/event/crop/height', message: 'payload.event.crop.height is required when payload.event.crop is sent' },
-      ], 'crop without width and height');
+      await expectRejected(
+        envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: url, crop: { top: 4 } } } }),
+        422,
+        [
+          {
+            instancePath: '/payload/event/crop/width',
+            message: 'payload.event.crop.width is required when payload.event.crop is sent',
+          },
+          {
+            instancePath: '/payload/event/crop/height',
+            message: 'payload.event.crop.height is required when payload.event.crop is sent',
+          },
+        ],
+        'crop without width and height',
+      );
     });
 
-    it('no longer applies the old rules the issue\'s list replaced (UUID selectionTxnId, required members it does not name)', async () => {
+    it("no longer applies the old rules the issue's list replaced (UUID selectionTxnId, required members it does not name)", async () => {
       const notUuid = 'not-a-uuid';
-      await expectAccepted(envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: 'https://a.example.com/x.png', selectionTxnId: notUuid } } }), 'screenshot with a non-UUID selectionTxnId');
-      await expectAccepted(envelope({ type: 'event.unsupported.visualization', payload: { event: { vizType: 'sankey', selectionTxnId: notUuid } } }), 'visualization with a non-UUID selectionTxnId');
-      await expectAccepted(envelope({ type: 'app.model.validated', payload: { event: { selectionTxnId: notUuid, dataStateId: 1.5 } } }), 'app.model.validated with members the list does not name');
-      await expectAccepted(envelope({ type: 'object.view.duration', payload: { event: { objectId: 'o1', selectionTxnId: notUuid, duration: -1, leftAt: 'later' } } }), 'object.view.duration without duration/leftAt rules');
+      await expectAccepted(
+        envelope({
+          type: 'screenshot.url.received',
+          payload: { event: { screenshotUrl: 'https://a.example.com/x.png', selectionTxnId: notUuid } },
+        }),
+        'screenshot with a non-UUID selectionTxnId',
+      );
+      await expectAccepted(
+        envelope({
+          type: 'event.unsupported.visualization',
+          payload: { event: { vizType: 'sankey', selectionTxnId: notUuid } },
+        }),
+        'visualization with a non-UUID selectionTxnId',
+      );
+      await expectAccepted(
+        envelope({ type: 'app.model.validated', payload: { event: { selectionTxnId: notUuid, dataStateId: 1.5 } } }),
+        'app.model.validated with members the list does not name',
+      );
+      await expectAccepted(
+        envelope({
+          type: 'object.view.duration',
+          payload: { event: { objectId: 'o1', selectionTxnId: notUuid, duration: -1, leftAt: 'later' } },
+        }),
+        'object.view.duration without duration/leftAt rules',
+      );
     });
 
     it('accepts members the rules do not name, whatever they hold', async () => {
       const extra = { note: null, nested: { deep: [1, 'two'] }, objectData: { qId: 'abc' } };
       for (const [type, { minimal }] of Object.entries(TYPED)) {
-        await expectAccepted(envelope({ type, payload: { event: { ...minimal, ...extra } } }), `${type} with extra members`);
+        await expectAccepted(
+          envelope({ type, payload: { event: { ...minimal, ...extra } } }),
+          `${type} with extra members`,
+        );
       }
-      await expectAccepted(envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: 'https://a.example.com/x.png', crop: { width: 1, height: 1, x: 'left', zoom: null } } } }), 'crop with extra members');
+      await expectAccepted(
+        envelope({
+          type: 'screenshot.url.received',
+          payload: {
+            event: {
+              screenshotUrl: 'https://a.example.com/x.png',
+              crop: { width: 1, height: 1, x: 'left', zoom: null },
+            },
+          },
+        }),
+        'crop with extra members',
+      );
     });
   });
 
@@ -242,12 +443,16 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
         ['audit-qs', [{ instancePath: '/source', message: notObject }]],
         [null, [{ instancePath: '/source', message: notObject }]],
       ];
-      for (const [source, errors] of cases) await expectRejected(envelope({ source }), 400, errors, `source = ${label(source)}`);
+      for (const [source, errors] of cases)
+        await expectRejected(envelope({ source }), 400, errors, `source = ${label(source)}`);
     });
   });
 
   describe('client version: X-Audit-Client-Version wins over source.version whenever it yields a value', () => {
-    const withVersion = (version: string | undefined) => envelope({ source: { kind: 'qlik-sense-extension', name: 'audit-qs', ...(version === undefined ? {} : { version }) } });
+    const withVersion = (version: string | undefined) =>
+      envelope({
+        source: { kind: 'qlik-sense-extension', name: 'audit-qs', ...(version === undefined ? {} : { version }) },
+      });
 
     it('takes the header when it yields a value, compatible or not', async () => {
       const body = withVersion('9.9.9');
@@ -260,22 +465,39 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
 
       const res = await post(withVersion('0.3.1'), { 'x-audit-client-version': '0.4.0' });
       expect(res.status).toBe(422);
-      expect(errorsOf(res)).toEqual([{ instancePath: '', message: expect.stringMatching(/^audit client version 0\.4\.0 is not compatible/) as string }]);
+      expect(errorsOf(res)).toEqual([
+        {
+          instancePath: '',
+          message: expect.stringMatching(/^audit client version 0\.4\.0 is not compatible/) as string,
+        },
+      ]);
     });
 
-    it.each(['', ' ', ',', ' , 0.3.1', '\t,\t'])('falls back to source.version when the header normalises to nothing (%j)', async (header) => {
-      const compatible = withVersion('0.3.7');
-      await expectAccepted(compatible, `header ${JSON.stringify(header)} with source.version 0.3.7`, { 'x-audit-client-version': header });
-      expect((await delivered(compatible['eventId'])).meta.clientVersion).toBe('0.3.7');
+    it.each(['', ' ', ',', ' , 0.3.1', '\t,\t'])(
+      'falls back to source.version when the header normalises to nothing (%j)',
+      async (header) => {
+        const compatible = withVersion('0.3.7');
+        await expectAccepted(compatible, `header ${JSON.stringify(header)} with source.version 0.3.7`, {
+          'x-audit-client-version': header,
+        });
+        expect((await delivered(compatible['eventId'])).meta.clientVersion).toBe('0.3.7');
 
-      const res = await post(withVersion('0.2.9'), { 'x-audit-client-version': header });
-      expect(res.status, res.text).toBe(422);
-      expect(errorsOf(res)).toEqual([{ instancePath: '/source/version', message: expect.stringMatching(/^audit client version 0\.2\.9 is not compatible/) as string }]);
+        const res = await post(withVersion('0.2.9'), { 'x-audit-client-version': header });
+        expect(res.status, res.text).toBe(422);
+        expect(errorsOf(res)).toEqual([
+          {
+            instancePath: '/source/version',
+            message: expect.stringMatching(/^audit client version 0\.2\.9 is not compatible/) as string,
+          },
+        ]);
 
-      const none = withVersion(undefined);
-      await expectAccepted(none, `header ${JSON.stringify(header)} without source.version`, { 'x-audit-client-version': header });
-      expect((await delivered(none['eventId'])).meta.clientVersion).toBeNull();
-    });
+        const none = withVersion(undefined);
+        await expectAccepted(none, `header ${JSON.stringify(header)} without source.version`, {
+          'x-audit-client-version': header,
+        });
+        expect((await delivered(none['eventId'])).meta.clientVersion).toBeNull();
+      },
+    );
 
     it('treats a source.version of only spaces as no version', async () => {
       const body = withVersion('   ');
@@ -285,13 +507,17 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
   });
 
   describe('the data model finds the members it reads', () => {
-    it('fills the columns from an accepted event\'s context and event', async () => {
+    it("fills the columns from an accepted event's context and event", async () => {
       const txn = 'Txn-Mixed-Case-1';
       const body = envelope({
         type: 'object.view.duration',
         source: {},
         payload: {
-          context: payloadContext({ appId: 'E7AF59A0-C243-480D-9571-08727551A66F', sheetId: 's-1', user: `UserDirectory=LAB; UserId=g${EMOJI}ran` }),
+          context: payloadContext({
+            appId: 'E7AF59A0-C243-480D-9571-08727551A66F',
+            sheetId: 's-1',
+            user: `UserDirectory=LAB; UserId=g${EMOJI}ran`,
+          }),
           event: { objectId: 'kPjmXq', selectionTxnId: txn, dataStateId: 17, duration: 12.5 },
         },
       });
@@ -310,9 +536,16 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
       });
 
       const upper = randomUUID().toUpperCase();
-      const selection = envelope({ type: 'selection.state.changed', payload: { event: { selectionTxnId: upper, details: [] } } });
+      const selection = envelope({
+        type: 'selection.state.changed',
+        payload: { event: { selectionTxnId: upper, details: [] } },
+      });
       await expectAccepted(selection, 'selection.state.changed');
-      expect(auditRow(await delivered(selection['eventId']))).toMatchObject({ selection_txn_id: upper.toLowerCase(), source_name: 'audit-qs', user_id: null });
+      expect(auditRow(await delivered(selection['eventId']))).toMatchObject({
+        selection_txn_id: upper.toLowerCase(),
+        source_name: 'audit-qs',
+        user_id: null,
+      });
     });
   });
 });

@@ -9,21 +9,22 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuditHandlers, queuedJson, type AuditHandler } from '../../../shared/audit/handler.js';
-import { scanRecords } from '../../../shared/queue/append-log.js';
-import { decodeMessage } from '../../../shared/queue/codec.js';
-import { parseMessageRecord } from '../../../shared/queue/journal.js';
+import { localContext } from '../../../functions/local/gateway.js';
+import { type AuditHandler, makeAuditHandlers, queuedJson } from '../../../shared/audit/handler.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import { scanRecords } from '../../../shared/queue/append-log.js';
+import { decodeMessage } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
+import { parseMessageRecord } from '../../../shared/queue/journal.js';
 import type { LocalEventQueue } from '../../../shared/queue/local.js';
-import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
-import { localContext } from '../../../functions/local/gateway.js';
-import { apiEvent, auditQueued, captureLog, envelope, recordingQueue, type LogCapture } from '../../support/audit.js';
+import { type EventQueue, QueueFullError } from '../../../shared/queue/port.js';
+import { apiEvent, auditQueued, captureLog, envelope, type LogCapture, recordingQueue } from '../../support/audit.js';
 
 const settings = parseConfigText('Svc:\n  auditEvents:\n    enable: true\n', 'test.yaml', {}).config.auditEvents;
 
-const request = (body: Record<string, unknown>): APIGatewayProxyEventV2 => apiEvent({ headers: { 'content-type': 'application/json' } }, JSON.stringify(body));
+const request = (body: Record<string, unknown>): APIGatewayProxyEventV2 =>
+  apiEvent({ headers: { 'content-type': 'application/json' } }, JSON.stringify(body));
 
 describe('audit handler: the events of one turn of the event loop go to the queue together', () => {
   let log: LogCapture;
@@ -37,7 +38,14 @@ describe('audit handler: the events of one turn of the event loop go to the queu
     log = await captureLog();
     ({ queue, delivered, directory } = await recordingQueue(log.logger, 1000));
     const counting: EventQueue = { send: (events) => (sends.push(events.length), queue.send(events)) };
-    handler = makeAuditHandlers({ settings, rateLimiter: null, idempotency: null, queue: counting, clock: new PointClock(), log: log.logger }).handler;
+    handler = makeAuditHandlers({
+      settings,
+      rateLimiter: null,
+      idempotency: null,
+      queue: counting,
+      clock: new PointClock(),
+      log: log.logger,
+    }).handler;
   });
   afterAll(async () => {
     await queue.stop();
@@ -57,7 +65,8 @@ describe('audit handler: the events of one turn of the event loop go to the queu
 
   it('sends once per request when requests come one after the other', async () => {
     sends.length = 0;
-    for (let i = 0; i < 3; i++) expect((await handler(request(envelope()), localContext('test', 'r'))).statusCode).toBe(202);
+    for (let i = 0; i < 3; i++)
+      expect((await handler(request(envelope()), localContext('test', 'r'))).statusCode).toBe(202);
     expect(sends).toEqual([1, 1, 1]);
   });
 
@@ -65,11 +74,23 @@ describe('audit handler: the events of one turn of the event loop go to the queu
     const body = envelope();
     const eventId = String(body['eventId']).toLowerCase();
     // Spacing and a \u escape JSON.stringify would not write: the text on disk must be the client's.
-    const raw = `  ${JSON.stringify({ ...body, payload: { ...(body['payload'] as Record<string, unknown>), note: 'Ö' } }).replace(/,"/g, ', "').replace('Ö', '\\u00d6')}\n`;
-    expect((await handler(apiEvent({ headers: { 'content-type': 'application/json' } }, raw), localContext('test', 'r'))).statusCode).toBe(202);
+    const raw = `  ${JSON.stringify({
+      ...body,
+      payload: { ...(body['payload'] as Record<string, unknown>), note: 'Ö' },
+    })
+      .replace(/,"/g, ', "')
+      .replace('Ö', '\\u00d6')}\n`;
+    expect(
+      (await handler(apiEvent({ headers: { 'content-type': 'application/json' } }, raw), localContext('test', 'r')))
+        .statusCode,
+    ).toBe(202);
     await expect.poll(() => delivered.some((e) => e.id === eventId)).toBe(true);
-    const segments = readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((f) => /segment-\d+\.log$/.test(f));
-    const records = segments.flatMap((f) => scanRecords(readFileSync(join(directory, f))).payloads.flatMap((p) => parseMessageRecord(p) ?? []));
+    const segments = readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      /segment-\d+\.log$/.test(f),
+    );
+    const records = segments.flatMap((f) =>
+      scanRecords(readFileSync(join(directory, f))).payloads.flatMap((p) => parseMessageRecord(p) ?? []),
+    );
     const mine = records.filter((r) => r.body.includes(eventId));
     expect(mine).toHaveLength(1);
     expect(mine[0]?.body).toContain(`"event":${raw.trim()},"meta":`);
@@ -85,17 +106,31 @@ describe('audit handler: the events of one turn of the event loop go to the queu
     // The same members, in the same order, as JSON.stringify writes them.
     expect(queuedJson(queued, JSON.stringify(queued.event))).toBe(JSON.stringify(queued));
     const onDisk = async (raw: string, eventId: string) => {
-      expect((await handler(apiEvent({ headers: { 'content-type': 'application/json' } }, raw), localContext('test', 'r'))).statusCode).toBe(202);
+      expect(
+        (await handler(apiEvent({ headers: { 'content-type': 'application/json' } }, raw), localContext('test', 'r')))
+          .statusCode,
+      ).toBe(202);
       await expect.poll(() => delivered.some((e) => e.id === eventId)).toBe(true);
-      const segments = readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((f) => /segment-\d+\.log$/.test(f));
-      const records = segments.flatMap((f) => scanRecords(readFileSync(join(directory, f))).payloads.flatMap((p) => parseMessageRecord(p) ?? []));
+      const segments = readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((f) =>
+        /segment-\d+\.log$/.test(f),
+      );
+      const records = segments.flatMap((f) =>
+        scanRecords(readFileSync(join(directory, f))).payloads.flatMap((p) => parseMessageRecord(p) ?? []),
+      );
       return records.find((r) => r.body.includes(eventId))?.body ?? '';
     };
     // As a member, and in an array.
-    for (const [big, n, stored] of [['1e400', 'BIG', 'null'], ['-2.5E+308', ['x', 'BIG'], '["x",null]'], ['9'.repeat(309), 'BIG', 'null']] as const) {
+    for (const [big, n, stored] of [
+      ['1e400', 'BIG', 'null'],
+      ['-2.5E+308', ['x', 'BIG'], '["x",null]'],
+      ['9'.repeat(309), 'BIG', 'null'],
+    ] as const) {
       const body = envelope();
       const eventId = String(body['eventId']).toLowerCase();
-      const raw = JSON.stringify({ ...body, payload: { ...(body['payload'] as Record<string, unknown>), n } }).replace('"BIG"', big);
+      const raw = JSON.stringify({ ...body, payload: { ...(body['payload'] as Record<string, unknown>), n } }).replace(
+        '"BIG"',
+        big,
+      );
       const text = await onDisk(raw, eventId);
       expect(text).not.toContain(big);
       expect(text).toContain(`"n":${stored}`);
@@ -103,14 +138,26 @@ describe('audit handler: the events of one turn of the event loop go to the queu
     // A small exponent is safe, and digits inside a string (an id's hex) are not numbers: spliced.
     const body = envelope();
     const eventId = String(body['eventId']).toLowerCase();
-    const raw = JSON.stringify({ ...body, payload: { ...(body['payload'] as Record<string, unknown>), n: 'SMALL', s: '4e123' } }).replace('"SMALL"', '1e30');
+    const raw = JSON.stringify({
+      ...body,
+      payload: { ...(body['payload'] as Record<string, unknown>), n: 'SMALL', s: '4e123' },
+    }).replace('"SMALL"', '1e30');
     expect(await onDisk(raw, eventId)).toContain(`"event":${raw},"meta":`);
   });
 
   it('answers every request of a refused send 503, with retry-after', async () => {
     const full: EventQueue = { send: () => Promise.reject(new QueueFullError(10)) };
-    const refused = makeAuditHandlers({ settings, rateLimiter: null, idempotency: null, queue: full, clock: new PointClock(), log: log.logger }).handler;
-    const answers = await Promise.all(Array.from({ length: 5 }, () => refused(request(envelope()), localContext('test', 'r'))));
+    const refused = makeAuditHandlers({
+      settings,
+      rateLimiter: null,
+      idempotency: null,
+      queue: full,
+      clock: new PointClock(),
+      log: log.logger,
+    }).handler;
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => refused(request(envelope()), localContext('test', 'r'))),
+    );
     expect(answers.map((a) => [a.statusCode, a.headers?.['retry-after']])).toEqual(answers.map(() => [503, '30']));
   });
 });

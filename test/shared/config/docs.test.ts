@@ -17,7 +17,11 @@ describe('docs/configuration.md', () => {
     visitSchema(ConfigFileSchema, (node, path) => {
       if (path.length < 2 || path.includes('*') || node.type === 'object' || path[path.length - 1] === -1) return;
       const list = node.type === 'array' && node.items?.type === 'object' ? '[]' : '';
-      const key = `${path.slice(1).map((seg) => (seg === -1 ? '[]' : String(seg))).join('.').replace(/\.\[\]/g, '[]')}${list}`;
+      const key = `${path
+        .slice(1)
+        .map((seg) => (seg === -1 ? '[]' : String(seg)))
+        .join('.')
+        .replace(/\.\[\]/g, '[]')}${list}`;
       expect(docs, key).toContain(`| \`${key}\` |`);
       if (!path.includes(-1)) expect(node.description ?? '', `${key} has a description`).not.toBe('');
     });
@@ -44,7 +48,16 @@ describe('README.md says what works today', () => {
   it('claims the self-report features, the config view, the container health endpoint and forwarding to the cloud among what Svc does', () => {
     const claims = section('## What Svc is').split('### Not built yet')[0] ?? '';
     expect(claims).toContain('Today it:');
-    for (const key of ['Svc.heartbeat', 'Svc.uptimeMonitor', 'Svc.systemInfo', 'Svc.anonTelemetry', 'Svc.configVisualisation', 'Svc.containerHealthCheck', 'Svc.cloud']) expect(claims).toContain(`\`${key}\``);
+    for (const key of [
+      'Svc.heartbeat',
+      'Svc.uptimeMonitor',
+      'Svc.systemInfo',
+      'Svc.anonTelemetry',
+      'Svc.configVisualisation',
+      'Svc.containerHealthCheck',
+      'Svc.cloud',
+    ])
+      expect(claims).toContain(`\`${key}\``);
   });
 
   it('states the limits the loader enforces', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { renderFullConfig } from '../../../shared/config/example.js';
 import { loadConfigFile } from '../../../shared/config/load.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';

@@ -4,10 +4,17 @@
  * choices (secrets masked with `obfuscate: false` too, credentials in URLs).
  */
 import { describe, expect, it } from 'vitest';
-import { FULL_MASK_PATHS, MASK, MASKED_KEY, maskConfig, parseMaskPath, PARTIAL_MASKS } from '../../../shared/config/mask.js';
+import {
+  FULL_MASK_PATHS,
+  MASK,
+  MASKED_KEY,
+  maskConfig,
+  PARTIAL_MASKS,
+  parseMaskPath,
+} from '../../../shared/config/mask.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';
 import { SECRET_KEYS } from '../../../shared/config/secrets.js';
-import { schemaAt, visitSchema, type SchemaNode } from '../../../shared/config/walk.js';
+import { type SchemaNode, schemaAt, visitSchema } from '../../../shared/config/walk.js';
 import { getPath } from '../../../shared/util/records.js';
 import { svcConfig } from '../../support/udp.js';
 
@@ -91,13 +98,34 @@ describe('§10.7 masking', () => {
   });
 
   it('masks fully, at any depth, every key the regex names (the spec lists insertApiKey, token, apiToken, clientCertPassphrase, scrambleSecret)', () => {
-    for (const key of ['insertApiKey', 'token', 'apiToken', 'clientCertPassphrase', 'scrambleSecret', 'password', 'PASSWD', 'pwd', 'mySecret', 'api_key', 'api-token', 'accessKey', 'access_key', 'passphrase', 'client-secret']) {
+    for (const key of [
+      'insertApiKey',
+      'token',
+      'apiToken',
+      'clientCertPassphrase',
+      'scrambleSecret',
+      'password',
+      'PASSWD',
+      'pwd',
+      'mySecret',
+      'api_key',
+      'api-token',
+      'accessKey',
+      'access_key',
+      'passphrase',
+      'client-secret',
+    ]) {
       expect(MASKED_KEY.test(key), key).toBe(true);
       expect(on({ a: { b: [{ [key]: 'value' }] } }), key).toEqual({ a: { b: [{ [key]: MASK }] } });
       expect(off({ [key]: 'value' }), key).toEqual({ [key]: MASK });
     }
     // Only the listed paths are partly masked: a `host` elsewhere is shown as is.
-    expect(on({ host: 'h', name: 'n', enable: true, port: 1 })).toEqual({ host: 'h', name: 'n', enable: true, port: 1 });
+    expect(on({ host: 'h', name: 'n', enable: true, port: 1 })).toEqual({
+      host: 'h',
+      name: 'n',
+      enable: true,
+      port: 1,
+    });
   });
 
   it('keeps structure under a fully masked key, masks every leaf, and keeps null', () => {
@@ -105,7 +133,7 @@ describe('§10.7 masking', () => {
     expect(on(value)).toEqual({ token: { a: MASK, b: [MASK, MASK, null, { c: MASK }], d: null }, password: null });
   });
 
-  it('masks the monsaas header values and every value of a server\'s headers, keeping the names', () => {
+  it("masks the monsaas header values and every value of a server's headers, keeping the names", () => {
     const config = svcConfig([
       '  monsaas:',
       '    enable: true',
@@ -121,7 +149,11 @@ describe('§10.7 masking', () => {
     expect(getPath(masked, ['serversToMonitor', 'servers', 0, 'headers'])).toEqual({ 'X-Auth': MASK, 'X-Other': MASK });
     expect(getPath(masked, ['serversToMonitor', 'servers', 0, 'host'])).toBe(`nod${MASK}`);
     expect(getPath(masked, ['serversToMonitor', 'servers', 0, 'serverName'])).toBe('n1');
-    expect(getPath(masked, ['thirdPartyToolsCredentials', 'monsaas', 0])).toEqual({ accountName: 'ops', accountId: `123${MASK}`, insertApiKey: MASK });
+    expect(getPath(masked, ['thirdPartyToolsCredentials', 'monsaas', 0])).toEqual({
+      accountName: 'ops',
+      accountId: `123${MASK}`,
+      insertApiKey: MASK,
+    });
     // obfuscate false: the same secrets stay masked; host names and paths show.
     const plain = off(config);
     expect(getPath(plain, ['monsaas', 'event', 'header'])).toEqual([{ name: 'X-Team', value: MASK }]);
@@ -134,7 +166,9 @@ describe('§10.7 masking', () => {
   it('lets a full mask win over a partial one', () => {
     // A partial path below a fully masked key (a header value named like a partial path is not possible
     // in the schema, so the rule is shown on a made-up key inside a masked section).
-    expect(on({ tsdbConfig: { host: 'db.example.com', token: { host: 'db.example.com' } } })).toEqual({ tsdbConfig: { host: `db.${MASK}`, token: { host: MASK } } });
+    expect(on({ tsdbConfig: { host: 'db.example.com', token: { host: 'db.example.com' } } })).toEqual({
+      tsdbConfig: { host: `db.${MASK}`, token: { host: MASK } },
+    });
   });
 
   it('masks every value the schema marks secret, with obfuscate true or false', () => {
@@ -145,18 +179,27 @@ describe('§10.7 masking', () => {
     expect(secretPaths.length).toBe(7);
     expect(SECRET_KEYS.every((key) => MASKED_KEY.test(key))).toBe(true);
     for (const pattern of secretPaths) {
-      for (const mask of [on, off]) expect(getPath(mask(at(pattern, 'SECRET-MARKER')), concrete(pattern)), pattern.join('.')).toBe(MASK);
+      for (const mask of [on, off])
+        expect(getPath(mask(at(pattern, 'SECRET-MARKER')), concrete(pattern)), pattern.join('.')).toBe(MASK);
     }
   });
 
   it('replaces the credentials of a URL (Svc choice), before a partial mask and where nothing else masks', () => {
-    expect(on({ heartbeat: { remoteURL: 'https://bob:hunter22@hb.example.com/ping' } })).toEqual({ heartbeat: { remoteURL: `https://**${MASK}` } });
-    expect(off({ heartbeat: { remoteURL: 'https://bob:hunter22@hb.example.com/ping' } })).toEqual({ heartbeat: { remoteURL: `https://${MASK}@hb.example.com/ping` } });
-    expect(on({ monsaas: { metric: { url: 'https://u:p@m.example.com/' } } })).toEqual({ monsaas: { metric: { url: `https://${MASK}@m.example.com/` } } });
+    expect(on({ heartbeat: { remoteURL: 'https://bob:hunter22@hb.example.com/ping' } })).toEqual({
+      heartbeat: { remoteURL: `https://**${MASK}` },
+    });
+    expect(off({ heartbeat: { remoteURL: 'https://bob:hunter22@hb.example.com/ping' } })).toEqual({
+      heartbeat: { remoteURL: `https://${MASK}@hb.example.com/ping` },
+    });
+    expect(on({ monsaas: { metric: { url: 'https://u:p@m.example.com/' } } })).toEqual({
+      monsaas: { metric: { url: `https://${MASK}@m.example.com/` } },
+    });
   });
 
   it('works on a copy: the config is not changed', () => {
-    const config = svcConfig(['  tsdbConfig: {enable: true, host: db.example.com, version: 2, v2Config: {org: acme, bucket: b, token: T0KEN-VALUE}}']);
+    const config = svcConfig([
+      '  tsdbConfig: {enable: true, host: db.example.com, version: 2, v2Config: {org: acme, bucket: b, token: T0KEN-VALUE}}',
+    ]);
     const before = JSON.stringify(config);
     const masked = on(config);
     expect(JSON.stringify(config)).toBe(before);

@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { cloudObstacle, edgeOnlyDestinations, placementFindings, platformPlacement } from '../../../shared/config/placement.js';
+import {
+  cloudObstacle,
+  edgeOnlyDestinations,
+  placementFindings,
+  platformPlacement,
+} from '../../../shared/config/placement.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 
 function config(...lines: string[]): SvcConfig {
@@ -12,7 +17,14 @@ function config(...lines: string[]): SvcConfig {
 }
 
 const TSDB_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Svc-Tsdb';
-const USER_EVENTS_TO_TSDB_AND_MQTT = ['tsdbConfig: {enable: true, host: influx.example.com}', 'mqttConfig: {enable: true}', 'userEvents:', '  enable: true', '  sendToTsdb: {enable: true}', '  sendToMQTT: {enable: true, postTo: {everythingTopic: {enable: true}}}'];
+const USER_EVENTS_TO_TSDB_AND_MQTT = [
+  'tsdbConfig: {enable: true, host: influx.example.com}',
+  'mqttConfig: {enable: true}',
+  'userEvents:',
+  '  enable: true',
+  '  sendToTsdb: {enable: true}',
+  '  sendToMQTT: {enable: true, postTo: {everythingTopic: {enable: true}}}',
+];
 
 describe('platformPlacement', () => {
   it('runs everything on the edge while Svc.cloud is off', () => {
@@ -23,7 +35,13 @@ describe('platformPlacement', () => {
   });
 
   it('runs a destination in the cloud when its queue is named, and MQTT stays on the edge', () => {
-    const c = config(...USER_EVENTS_TO_TSDB_AND_MQTT, 'cloud:', '  enable: true', '  region: eu-west-1', `  queues: {tsdb: "${TSDB_URL}"}`);
+    const c = config(
+      ...USER_EVENTS_TO_TSDB_AND_MQTT,
+      'cloud:',
+      '  enable: true',
+      '  region: eu-west-1',
+      `  queues: {tsdb: "${TSDB_URL}"}`,
+    );
     expect(platformPlacement(c)).toEqual([
       { name: 'tsdb', place: 'cloud', queueUrl: TSDB_URL },
       { name: 'mqtt', place: 'edge' },
@@ -34,12 +52,26 @@ describe('platformPlacement', () => {
 
 describe('placementFindings (svc validate-config, start)', () => {
   it('refuses forwarding with no queue, naming the key', () => {
-    expect(() => config(...USER_EVENTS_TO_TSDB_AND_MQTT, 'cloud: {enable: true, region: eu-west-1}')).toThrow(/Svc\.cloud\.queues.*names no queue/);
+    expect(() => config(...USER_EVENTS_TO_TSDB_AND_MQTT, 'cloud: {enable: true, region: eu-west-1}')).toThrow(
+      /Svc\.cloud\.queues.*names no queue/,
+    );
   });
 
   it('warns about a queue that nothing is sent to', () => {
-    const c = config(...USER_EVENTS_TO_TSDB_AND_MQTT, 'cloud:', '  enable: true', '  region: eu-west-1', `  queues: {tsdb: "${TSDB_URL}", monsaas: "${TSDB_URL}-m"}`);
-    expect(placementFindings(c)).toEqual([expect.objectContaining({ severity: 'warning', path: ['cloud', 'queues', 'monsaas'], message: expect.stringContaining('nothing is forwarded') })]);
+    const c = config(
+      ...USER_EVENTS_TO_TSDB_AND_MQTT,
+      'cloud:',
+      '  enable: true',
+      '  region: eu-west-1',
+      `  queues: {tsdb: "${TSDB_URL}", monsaas: "${TSDB_URL}-m"}`,
+    );
+    expect(placementFindings(c)).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        path: ['cloud', 'queues', 'monsaas'],
+        message: expect.stringContaining('nothing is forwarded'),
+      }),
+    ]);
   });
 
   it('says nothing while forwarding is off, whatever the queues say', () => {
@@ -58,7 +90,8 @@ describe('cloudObstacle / edgeOnlyDestinations (synth)', () => {
   });
 
   it('a tsdb on a loopback address cannot be reached from a Lambda', () => {
-    for (const host of ['localhost', '127.0.0.1', '[::1]']) expect(cloudObstacle(config(`tsdbConfig: {enable: true, host: "${host}"}`), 'tsdb')).toContain('cannot reach');
+    for (const host of ['localhost', '127.0.0.1', '[::1]'])
+      expect(cloudObstacle(config(`tsdbConfig: {enable: true, host: "${host}"}`), 'tsdb')).toContain('cannot reach');
     expect(cloudObstacle(config('tsdbConfig: {enable: true, host: influx.internal}'), 'tsdb')).toBeNull();
   });
 });

@@ -18,9 +18,9 @@ import { RESOLVED_CONFIG_FORMAT, RESOLVED_CONFIG_VERSION } from '../../../shared
 import { loadResolvedConfig } from '../../../shared/config/resolved-load.js';
 import { secretReader } from '../../../shared/config/secret-refs.js';
 import { resolveConfigSecrets, type SecretClientConfig } from '../../../shared/secrets/fetch.js';
-import { startSecretStores, type SecretStores } from '../../support/aws-secrets.js';
-import { bundledConfigFiles } from '../../support/config-document.js';
+import { type SecretStores, startSecretStores } from '../../support/aws-secrets.js';
 import { REPO_ROOT } from '../../support/build.js';
+import { bundledConfigFiles } from '../../support/config-document.js';
 
 let aws: SecretStores;
 let dir: string;
@@ -53,14 +53,20 @@ const CONFIG = [
 beforeAll(async () => {
   aws = await startSecretStores();
   dir = mkdtempSync(join(tmpdir(), 'svc-resolved-'));
-  client = { endpoint: aws.url, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 };
+  client = {
+    endpoint: aws.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 1,
+  };
   aws.putSecret('svc/tsdb', JSON.stringify({ password: 'tsdb-pass-from-the-store' }));
   aws.putParameter('/svc/audit/token', 'audit-token-from-ssm', 'SecureString');
 });
 afterAll(async () => aws?.stop());
 beforeEach(() => aws.reset());
 
-const documentOf = (file: string): Record<string, unknown> => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+const documentOf = (file: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
 
 /** The issues of the ConfigError `promise` rejects with, as formatted lines. */
 async function problems(promise: Promise<unknown>): Promise<string> {
@@ -81,12 +87,26 @@ describe('the resolved config document', () => {
     expect(document).toMatchObject({ format: RESOLVED_CONFIG_FORMAT, version: RESOLVED_CONFIG_VERSION, source });
     expect(document['references']).toEqual([
       { path: ['Svc', 'tsdbConfig', 'host'], text: '${env:AWS_LAMBDA_FUNCTION_NAME}', line: 5, column: 11 },
-      { path: ['Svc', 'tsdbConfig', 'v1Config', 'auth', 'username'], text: '${env:SVC_DESTINATION}', line: 9, column: 19 },
-      { path: ['Svc', 'tsdbConfig', 'v1Config', 'auth', 'password'], text: '${aws-secret:svc/tsdb#password}', line: 10, column: 19 },
+      {
+        path: ['Svc', 'tsdbConfig', 'v1Config', 'auth', 'username'],
+        text: '${env:SVC_DESTINATION}',
+        line: 9,
+        column: 19,
+      },
+      {
+        path: ['Svc', 'tsdbConfig', 'v1Config', 'auth', 'password'],
+        text: '${aws-secret:svc/tsdb#password}',
+        line: 10,
+        column: 19,
+      },
       { path: ['Svc', 'auditEvents', 'apiToken'], text: '${aws-ssm:/svc/audit/token}', line: 13, column: 15 },
     ]);
     // Defaults are applied.
-    expect(document['config']).toMatchObject({ logLevel: 'warn', tsdbConfig: { port: 8086, host: '${env:AWS_LAMBDA_FUNCTION_NAME}' }, heartbeat: { enable: false, remoteURL: '' } });
+    expect(document['config']).toMatchObject({
+      logLevel: 'warn',
+      tsdbConfig: { port: 8086, host: '${env:AWS_LAMBDA_FUNCTION_NAME}' },
+      heartbeat: { enable: false, remoteURL: '' },
+    });
   });
 
   it('gives a function the config the full loader gives in the same environment, secrets fetched as granted', async () => {
@@ -100,7 +120,11 @@ describe('the resolved config document', () => {
     // A function fetches only what it is granted; the other references stay as written, as in the full loader.
     aws.reset();
     const tsdbOnly = (path: readonly (string | number)[]) => secretReader(path) === 'tsdb';
-    const fullTsdb = await resolveConfigSecrets(loadConfigFile(source, 'option', ENV), { clientConfig: client, env: ENV, wanted: (at) => tsdbOnly(at.path) });
+    const fullTsdb = await resolveConfigSecrets(loadConfigFile(source, 'option', ENV), {
+      clientConfig: client,
+      env: ENV,
+      wanted: (at) => tsdbOnly(at.path),
+    });
     const leanTsdb = await loadResolvedConfig(file, { env: ENV, wanted: tsdbOnly, fetch: { clientConfig: client } });
     expect(leanTsdb.config).toEqual(fullTsdb.config);
     expect(leanTsdb.config.auditEvents.apiToken).toBe('${aws-ssm:/svc/audit/token}');
@@ -115,7 +139,9 @@ describe('the resolved config document', () => {
     const { file, source } = bundledConfigFiles(CONFIG, dir);
     const { AWS_LAMBDA_FUNCTION_NAME: _, ...without } = ENV;
     const message = await problems(loadResolvedConfig(file, { env: without }));
-    expect(message).toContain(`${source}:5:11 Svc.tsdbConfig.host: environment variable AWS_LAMBDA_FUNCTION_NAME is not set (referenced as \${env:AWS_LAMBDA_FUNCTION_NAME})`);
+    expect(message).toContain(
+      `${source}:5:11 Svc.tsdbConfig.host: environment variable AWS_LAMBDA_FUNCTION_NAME is not set (referenced as \${env:AWS_LAMBDA_FUNCTION_NAME})`,
+    );
     expect(aws.requests).toEqual([]);
   });
 
@@ -125,19 +151,44 @@ describe('the resolved config document', () => {
     expect(message).toContain(`${source}:5:11 Svc.tsdbConfig.host: must be a non-empty string (got "")`);
 
     const scramble = bundledConfigFiles(
-      ['Svc:', '  monsaas:', '    enable: true', '    event:', '      url: https://events.example.com/', '    metric:', '      url: https://metrics.example.com/metric/v1', '  thirdPartyToolsCredentials:', '    monsaas:', '      - {accountName: ops, insertApiKey: k, accountId: "1"}',
-        '  userEvents:', '    enable: true', '    sendToMonSaas:', '      enable: true', '      destinationAccount: [ops]', '      scrambleSecret: ${env:AWS_LAMBDA_FUNCTION_NAME}', ''].join('\n'),
+      [
+        'Svc:',
+        '  monsaas:',
+        '    enable: true',
+        '    event:',
+        '      url: https://events.example.com/',
+        '    metric:',
+        '      url: https://metrics.example.com/metric/v1',
+        '  thirdPartyToolsCredentials:',
+        '    monsaas:',
+        '      - {accountName: ops, insertApiKey: k, accountId: "1"}',
+        '  userEvents:',
+        '    enable: true',
+        '    sendToMonSaas:',
+        '      enable: true',
+        '      destinationAccount: [ops]',
+        '      scrambleSecret: ${env:AWS_LAMBDA_FUNCTION_NAME}',
+        '',
+      ].join('\n'),
       dir,
     );
-    const short = await problems(loadResolvedConfig(scramble.file, { env: { AWS_LAMBDA_FUNCTION_NAME: 'too-short-key' } }));
-    expect(short).toContain(`${scramble.source}:16:23 Svc.userEvents.sendToMonSaas.scrambleSecret: must be empty or at least 16 characters (got a text of 13 characters; the value of a secret is not shown)`);
+    const short = await problems(
+      loadResolvedConfig(scramble.file, { env: { AWS_LAMBDA_FUNCTION_NAME: 'too-short-key' } }),
+    );
+    expect(short).toContain(
+      `${scramble.source}:16:23 Svc.userEvents.sendToMonSaas.scrambleSecret: must be empty or at least 16 characters (got a text of 13 characters; the value of a secret is not shown)`,
+    );
     expect(short).not.toContain('too-short-key');
   });
 
   it('refuses a secret reference that comes from a variable (the stack grants only those in the config)', async () => {
     const { file } = bundledConfigFiles(CONFIG, dir);
-    const message = await problems(loadResolvedConfig(file, { env: { ...ENV, SVC_DESTINATION: '${aws-secret:svc/other}' } }));
-    expect(message).toContain('Svc.tsdbConfig.v1Config.auth.username: environment variable SVC_DESTINATION holds a secret reference');
+    const message = await problems(
+      loadResolvedConfig(file, { env: { ...ENV, SVC_DESTINATION: '${aws-secret:svc/other}' } }),
+    );
+    expect(message).toContain(
+      'Svc.tsdbConfig.v1Config.auth.username: environment variable SVC_DESTINATION holds a secret reference',
+    );
   });
 
   it('refuses a document of another format version, another format, or a damaged one', async () => {
@@ -152,17 +203,34 @@ describe('the resolved config document', () => {
     expect(await problems(loadResolvedConfig(next, { env: ENV }))).toContain(
       `${next} the config document has format version ${RESOLVED_CONFIG_VERSION + 1}; this function reads version ${RESOLVED_CONFIG_VERSION}: the bundle's code and config come from different Svc versions (deploy again)`,
     );
-    expect(await problems(loadResolvedConfig(write('yaml.json', 'Svc: {}\n'), { env: ENV }))).toContain('the bundled config document is not JSON');
-    expect(await problems(loadResolvedConfig(write('other.json', { Svc: {} }), { env: ENV }))).toContain('is not a resolved config document of Svc');
-    expect(await problems(loadResolvedConfig(write('damaged.json', { ...document, references: [{ path: ['Svc'], text: 'x' }] }), { env: ENV }))).toContain('the config document is damaged at references[0].line: is missing (deploy again)');
-    expect(await problems(loadResolvedConfig(join(dir, 'missing.json'), { env: ENV }))).toContain('cannot read the bundled config document: no such file');
+    expect(await problems(loadResolvedConfig(write('yaml.json', 'Svc: {}\n'), { env: ENV }))).toContain(
+      'the bundled config document is not JSON',
+    );
+    expect(await problems(loadResolvedConfig(write('other.json', { Svc: {} }), { env: ENV }))).toContain(
+      'is not a resolved config document of Svc',
+    );
+    expect(
+      await problems(
+        loadResolvedConfig(write('damaged.json', { ...document, references: [{ path: ['Svc'], text: 'x' }] }), {
+          env: ENV,
+        }),
+      ),
+    ).toContain('the config document is damaged at references[0].line: is missing (deploy again)');
+    expect(await problems(loadResolvedConfig(join(dir, 'missing.json'), { env: ENV }))).toContain(
+      'cannot read the bundled config document: no such file',
+    );
   });
 
   it('refuses a config its own schema does not take (a hand-edited or stale document)', async () => {
     const { file } = bundledConfigFiles(CONFIG, dir);
     const document = documentOf(file);
     const edited = join(dir, 'edited.json');
-    writeFileSync(edited, JSON.stringify({ ...document, config: { ...(document['config'] as Record<string, unknown>), logLevel: 'loud' } }));
-    expect(await problems(loadResolvedConfig(edited, { env: ENV }))).toContain("Svc.logLevel: must be one of silly, debug, verbose, info, warn, error (the bundled document does not match this function's config schema: deploy again)");
+    writeFileSync(
+      edited,
+      JSON.stringify({ ...document, config: { ...(document['config'] as Record<string, unknown>), logLevel: 'loud' } }),
+    );
+    expect(await problems(loadResolvedConfig(edited, { env: ENV }))).toContain(
+      "Svc.logLevel: must be one of silly, debug, verbose, info, warn, error (the bundled document does not match this function's config schema: deploy again)",
+    );
   });
 });

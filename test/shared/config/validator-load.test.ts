@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { GENERATED_CACHE_FILE, GENERATED_FILE, runGenerated, VALIDATOR_FUNCTIONS, type ConfigFile, type ValidatorFunctions } from '../../../shared/config/validate.js';
+import {
+  type ConfigFile,
+  GENERATED_CACHE_FILE,
+  GENERATED_FILE,
+  runGenerated,
+  VALIDATOR_FUNCTIONS,
+  type ValidatorFunctions,
+} from '../../../shared/config/validate.js';
 import { REPO_ROOT } from '../../support/build.js';
 
 const DIST = join(REPO_ROOT, 'dist/shared/config');
@@ -34,10 +41,21 @@ function validateInChild(): { ok: boolean; codeCache: string; sourceKept: boolea
     for await (const chunk of getHeapSnapshot()) text += chunk;
     process.stdout.write(JSON.stringify({ ok: result.ok, codeCache, sourceKept: text.includes(process.env.MARKER) }));`;
   // The marker comes in the environment, read after the snapshot: in the script's text it would be in the heap itself.
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 1 << 20, env: { ...process.env, MARKER } });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+    env: { ...process.env, MARKER },
+  });
   expect(run.status, run.stderr).toBe(0);
   const parsed: unknown = JSON.parse(run.stdout);
-  if (typeof parsed !== 'object' || parsed === null || !('ok' in parsed) || !('codeCache' in parsed) || !('sourceKept' in parsed)) throw new Error(`unexpected child output: ${run.stdout}`);
+  if (
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    !('ok' in parsed) ||
+    !('codeCache' in parsed) ||
+    !('sourceKept' in parsed)
+  )
+    throw new Error(`unexpected child output: ${run.stdout}`);
   return { ok: parsed.ok === true, codeCache: String(parsed.codeCache), sourceKept: parsed.sourceKept === true };
 }
 

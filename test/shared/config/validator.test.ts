@@ -9,9 +9,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { compileValidator, GENERATED_FILE, runGenerated, VALIDATOR_FUNCTIONS, type ConfigFile, type ValidatorFunctions } from '../../../shared/config/validate.js';
+import { parse } from 'yaml';
+import {
+  type ConfigFile,
+  compileValidator,
+  GENERATED_FILE,
+  runGenerated,
+  VALIDATOR_FUNCTIONS,
+  type ValidatorFunctions,
+} from '../../../shared/config/validate.js';
 import { configValidatorSource } from '../../../shared/config/validator-source.js';
 import { isRecord } from '../../../shared/util/records.js';
 import { REPO_ROOT } from '../../support/build.js';
@@ -19,7 +26,9 @@ import { REPO_ROOT } from '../../support/build.js';
 /** The build's file (the last test checks it is what the schema generates now), loaded as validate.ts loads it. */
 const BUILT = join(REPO_ROOT, 'dist/shared/config', GENERATED_FILE);
 function loadGenerated(): ValidateFunction<ConfigFile> {
-  const factory = runGenerated(readFileSync(BUILT, 'utf8'), BUILT).factory as (fns: ValidatorFunctions) => ValidateFunction<ConfigFile>;
+  const factory = runGenerated(readFileSync(BUILT, 'utf8'), BUILT).factory as (
+    fns: ValidatorFunctions,
+  ) => ValidateFunction<ConfigFile>;
   return factory(VALIDATOR_FUNCTIONS);
 }
 
@@ -32,7 +41,11 @@ function* paths(value: unknown, at: Path = []): Generator<[Path, unknown]> {
   else if (isRecord(value)) for (const [key, item] of Object.entries(value)) yield* paths(item, [...at, key]);
 }
 
-function mutate(data: unknown, path: Path, change: (parent: Record<string | number, unknown>, key: string | number) => void): unknown {
+function mutate(
+  data: unknown,
+  path: Path,
+  change: (parent: Record<string | number, unknown>, key: string | number) => void,
+): unknown {
   const copy: unknown = structuredClone(data);
   let parent: unknown = copy;
   for (const key of path.slice(0, -1)) parent = (parent as Record<string | number, unknown>)[key];
@@ -59,8 +72,10 @@ function samples(): [string, unknown][] {
     for (const [path, value] of paths(data)) {
       const where = `${name} ${path.join('.')}`;
       out.push([`${where} removed`, mutate(data, path, (p, k) => Reflect.deleteProperty(p, k))]);
-      for (const other of otherValues(value)) out.push([`${where} = ${JSON.stringify(other)}`, mutate(data, path, (p, k) => (p[k] = other))]);
-      if (isRecord(value)) out.push([`${where} + unknown key`, mutate(data, [...path, 'notAKey'], (p, k) => (p[k] = 1))]);
+      for (const other of otherValues(value))
+        out.push([`${where} = ${JSON.stringify(other)}`, mutate(data, path, (p, k) => (p[k] = other))]);
+      if (isRecord(value))
+        out.push([`${where} + unknown key`, mutate(data, [...path, 'notAKey'], (p, k) => (p[k] = 1))]);
     }
   }
   return out;
@@ -70,7 +85,16 @@ function samples(): [string, unknown][] {
 function judge(validate: ValidateFunction<ConfigFile>, data: unknown) {
   const copy: unknown = structuredClone(data);
   const ok = validate(copy);
-  const errors = (validate.errors ?? []).map(({ keyword, instancePath, schemaPath, params, message, data: value }: ErrorObject) => ({ keyword, instancePath, schemaPath, params, message, value }));
+  const errors = (validate.errors ?? []).map(
+    ({ keyword, instancePath, schemaPath, params, message, data: value }: ErrorObject) => ({
+      keyword,
+      instancePath,
+      schemaPath,
+      params,
+      message,
+      value,
+    }),
+  );
   return { ok, errors, data: copy };
 }
 
@@ -93,11 +117,26 @@ describe('the generated config validator', () => {
   });
 
   it('runs the x-schedule keyword and the ip format through the functions it is given', () => {
-    const bad = { Svc: { heartbeat: { frequency: 'every blah' }, auditEvents: { trustedProxies: ['127.0.0.1', 'not-an-ip'] } } };
+    const bad = {
+      Svc: { heartbeat: { frequency: 'every blah' }, auditEvents: { trustedProxies: ['127.0.0.1', 'not-an-ip'] } },
+    };
     const { ok, errors } = judge(generated, bad);
     expect(ok).toBe(false);
-    expect(errors).toContainEqual(expect.objectContaining({ keyword: 'x-schedule', instancePath: '/Svc/heartbeat/frequency', params: { position: 6 }, message: 'cannot be parsed as a text schedule from position 6 ("blah")' }));
-    expect(errors).toContainEqual(expect.objectContaining({ keyword: 'format', instancePath: '/Svc/auditEvents/trustedProxies/1', params: { format: 'ip' } }));
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        keyword: 'x-schedule',
+        instancePath: '/Svc/heartbeat/frequency',
+        params: { position: 6 },
+        message: 'cannot be parsed as a text schedule from position 6 ("blah")',
+      }),
+    );
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        keyword: 'format',
+        instancePath: '/Svc/auditEvents/trustedProxies/1',
+        params: { format: 'ip' },
+      }),
+    );
     expect(errors.filter((e) => e.keyword === 'format')).toHaveLength(1);
     expect(judge(compiled, bad)).toEqual(judge(generated, bad));
   });

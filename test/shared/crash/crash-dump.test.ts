@@ -1,11 +1,33 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { buildCrashReport, crashConfigSummary, crashDumpBaseName, fatal, installCrashHandlers, redactText, renderCrashText, writeCrashDump, type CrashDumpInput, type CrashDumpResult, type CrashHandlerDeps } from '../../../shared/crash/crash-dump.js';
+import {
+  buildCrashReport,
+  type CrashDumpInput,
+  type CrashDumpResult,
+  type CrashHandlerDeps,
+  crashConfigSummary,
+  crashDumpBaseName,
+  fatal,
+  installCrashHandlers,
+  redactText,
+  renderCrashText,
+  writeCrashDump,
+} from '../../../shared/crash/crash-dump.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import { silentLog } from '../../support/log.js';
 
@@ -17,13 +39,26 @@ const freshDir = (): string => join(tmpRoot, `d${++dirCounter}`);
 
 afterAll(() => rmSync(tmpRoot, { recursive: true, force: true }));
 
-const SETTINGS_ALL: CrashDumpInput['settings'] = { enable: true, crashFileDirectory: '', crashFileCreateJson: true, crashFileCreateText: true };
+const SETTINGS_ALL: CrashDumpInput['settings'] = {
+  enable: true,
+  crashFileDirectory: '',
+  crashFileCreateJson: true,
+  crashFileCreateText: true,
+};
 const NOW = new Date(2024, 2, 12, 10, 15, 22, 123); // local time
 const PID = 4242;
 const BASE = 'crash_dump_20240312_101522_123_4242';
 
 function input(dir: string, extra: Partial<CrashDumpInput> = {}): CrashDumpInput {
-  return { source: 'uncaughtException', settings: { ...SETTINGS_ALL, crashFileDirectory: dir }, summary: null, installDir: REPO, now: NOW, pid: PID, ...extra };
+  return {
+    source: 'uncaughtException',
+    settings: { ...SETTINGS_ALL, crashFileDirectory: dir },
+    summary: null,
+    installDir: REPO,
+    now: NOW,
+    pid: PID,
+    ...extra,
+  };
 }
 
 const mode = (path: string): number => statSync(path).mode & 0o777;
@@ -34,7 +69,10 @@ describe('redactText', () => {
 
   it('removes configured secret values first, longest first, also URL-encoded; ignores values under 4 characters', () => {
     const secrets = ['planted-secret-token-123', 'planted', 'p@ss w/rd', 'ab'];
-    const out = redactText('a planted-secret-token-123 b planted c p%40ss%20w%2Frd d p@ss w/rd e ab', { ...opts, secrets });
+    const out = redactText('a planted-secret-token-123 b planted c p%40ss%20w%2Frd d p@ss w/rd e ab', {
+      ...opts,
+      secrets,
+    });
     expect(out).toBe('a [REDACTED] b [REDACTED] c [REDACTED] d [REDACTED] e ab');
     // a secret inside a URL's credentials disappears even before rule 2 runs
     expect(redactText('mqtt://u:planted@h', { ...opts, secrets })).toBe('mqtt://[REDACTED]@h');
@@ -42,18 +80,27 @@ describe('redactText', () => {
 
   describe('rule 1: paths', () => {
     it('shows stack paths inside the install directory relative to it (spec example)', () => {
-      const stack = 'TypeError: boom\n    at start (/opt/svc/dist/edge-agent/main.js:10:5)\n    at /opt/svc/dist/edge-agent/run.js:3:1\n    at async Promise.all (index 0)';
-      expect(redactText(stack, opts)).toBe('TypeError: boom\n    at start (dist/edge-agent/main.js:10:5)\n    at dist/edge-agent/run.js:3:1\n    at async Promise.all (index 0)');
+      const stack =
+        'TypeError: boom\n    at start (/opt/svc/dist/edge-agent/main.js:10:5)\n    at /opt/svc/dist/edge-agent/run.js:3:1\n    at async Promise.all (index 0)';
+      expect(redactText(stack, opts)).toBe(
+        'TypeError: boom\n    at start (dist/edge-agent/main.js:10:5)\n    at dist/edge-agent/run.js:3:1\n    at async Promise.all (index 0)',
+      );
     });
 
     it('replaces other absolute paths by [path], keeping line and column', () => {
-      const stack = 'Error: x\n    at f (/usr/lib/node_modules/x/index.js:1:2)\n    at /home/me/other.js:7:8\n    at async g (/srv/My Files/y.js:3:4)';
-      expect(redactText(stack, opts)).toBe('Error: x\n    at f ([path]:1:2)\n    at [path]:7:8\n    at async g ([path]:3:4)');
+      const stack =
+        'Error: x\n    at f (/usr/lib/node_modules/x/index.js:1:2)\n    at /home/me/other.js:7:8\n    at async g (/srv/My Files/y.js:3:4)';
+      expect(redactText(stack, opts)).toBe(
+        'Error: x\n    at f ([path]:1:2)\n    at [path]:7:8\n    at async g ([path]:3:4)',
+      );
     });
 
     it('keeps node internals, relative paths and URLs; redacts paths in the message', () => {
-      const text = "ENOENT: no such file or directory, open '/etc/svc/svc.yaml' (see ./config/x.yaml, http://h.example.com/a/b)\n    at node:internal/fs/utils:1:2";
-      expect(redactText(text, opts)).toBe("ENOENT: no such file or directory, open '[path]' (see ./config/x.yaml, http://h.example.com/a/b)\n    at node:internal/fs/utils:1:2");
+      const text =
+        "ENOENT: no such file or directory, open '/etc/svc/svc.yaml' (see ./config/x.yaml, http://h.example.com/a/b)\n    at node:internal/fs/utils:1:2";
+      expect(redactText(text, opts)).toBe(
+        "ENOENT: no such file or directory, open '[path]' (see ./config/x.yaml, http://h.example.com/a/b)\n    at node:internal/fs/utils:1:2",
+      );
     });
 
     it('does not let .. escape the install directory, nor a sibling with the same prefix count as inside', () => {
@@ -62,8 +109,11 @@ describe('redactText', () => {
     });
 
     it('handles file:// URLs inside and outside the install directory', () => {
-      const stack = 'Error: x\n    at f (file:///opt/svc/dist/a.js:1:2)\n    at file:///opt/other/b.mjs:3:4\n    at g (file:///opt/svc/dist/with%20space.js:5:6)';
-      expect(redactText(stack, opts)).toBe('Error: x\n    at f (dist/a.js:1:2)\n    at [path]:3:4\n    at g (dist/with space.js:5:6)');
+      const stack =
+        'Error: x\n    at f (file:///opt/svc/dist/a.js:1:2)\n    at file:///opt/other/b.mjs:3:4\n    at g (file:///opt/svc/dist/with%20space.js:5:6)';
+      expect(redactText(stack, opts)).toBe(
+        'Error: x\n    at f (dist/a.js:1:2)\n    at [path]:3:4\n    at g (dist/with space.js:5:6)',
+      );
       expect(redactText('loaded file:///home/me/x.mjs ok', opts)).toBe('loaded [path] ok');
       expect(redactText('at f (file://localhost/opt/svc/dist/a.js:1:2)', opts)).toBe('at f (dist/a.js:1:2)');
     });
@@ -77,16 +127,24 @@ describe('redactText', () => {
         '    at g (file:///C:/Program%20Files/svc/dist/c.js:2:3)',
         '    at h (D:\\tools\\other\\x.js:4:5)',
       ].join('\n');
-      expect(redactText(stack, win)).toBe('Error: x\n    at f (dist/edge-agent/main.js:10:5)\n    at dist/b.js:1:1\n    at g (dist/c.js:2:3)\n    at h ([path]:4:5)');
-      expect(redactText("cannot open 'C:\\Users\\bob\\svc.yaml' or D:/data/x or \\\\server\\share\\f.txt", win)).toBe("cannot open '[path]' or [path] or [path]");
+      expect(redactText(stack, win)).toBe(
+        'Error: x\n    at f (dist/edge-agent/main.js:10:5)\n    at dist/b.js:1:1\n    at g (dist/c.js:2:3)\n    at h ([path]:4:5)',
+      );
+      expect(redactText("cannot open 'C:\\Users\\bob\\svc.yaml' or D:/data/x or \\\\server\\share\\f.txt", win)).toBe(
+        "cannot open '[path]' or [path] or [path]",
+      );
       // a Windows path is never inside a POSIX install directory
       expect(redactText('at f (C:\\opt\\svc\\x.js:1:2)', opts)).toBe('at f ([path]:1:2)');
     });
   });
 
   it('rule 2: URL credentials', () => {
-    expect(redactText('GET https://admin:hunter2@db.example.com:8086/write failed', opts)).toBe('GET https://[REDACTED]@db.example.com:8086/write failed');
-    expect(redactText('mqtt://u:p@ss@broker:1883 and https://plain.example.com/x', opts)).toBe('mqtt://[REDACTED]@broker:1883 and https://plain.example.com/x');
+    expect(redactText('GET https://admin:hunter2@db.example.com:8086/write failed', opts)).toBe(
+      'GET https://[REDACTED]@db.example.com:8086/write failed',
+    );
+    expect(redactText('mqtt://u:p@ss@broker:1883 and https://plain.example.com/x', opts)).toBe(
+      'mqtt://[REDACTED]@broker:1883 and https://plain.example.com/x',
+    );
   });
 
   it('rule 3: Bearer / Basic / Token with 8+ characters', () => {
@@ -99,11 +157,20 @@ describe('redactText', () => {
   it('rule 4: keyword values, plain and JSON, case-insensitive', () => {
     expect(redactText('password=hunter2 next', opts)).toBe('password=[REDACTED] next');
     expect(redactText('token: abc123, user=bob', opts)).toBe('token=[REDACTED], user=bob');
-    expect(redactText('apiToken=x1 api_key=x2 API-KEY: x3 accessKey=x4 client_secret=x5 PASSWD=x6 pwd=x7 credentials=x8 passphrase=x9 auth=x10 secret="a b"', opts)).toBe(
+    expect(
+      redactText(
+        'apiToken=x1 api_key=x2 API-KEY: x3 accessKey=x4 client_secret=x5 PASSWD=x6 pwd=x7 credentials=x8 passphrase=x9 auth=x10 secret="a b"',
+        opts,
+      ),
+    ).toBe(
       'apiToken=[REDACTED] api_key=[REDACTED] API-KEY=[REDACTED] accessKey=[REDACTED] client_secret=[REDACTED] PASSWD=[REDACTED] pwd=[REDACTED] credentials=[REDACTED] passphrase=[REDACTED] auth=[REDACTED] secret=[REDACTED]',
     );
-    expect(redactText('body {"token": "abc", "Password":"x\\"y", "user": "bob"}', opts)).toBe('body {"token": "[REDACTED]", "Password": "[REDACTED]", "user": "bob"}');
-    expect(redactText('https://h/x?user=bob&api_key=k3y&x=1', opts)).toBe('https://h/x?user=bob&api_key=[REDACTED]&x=1');
+    expect(redactText('body {"token": "abc", "Password":"x\\"y", "user": "bob"}', opts)).toBe(
+      'body {"token": "[REDACTED]", "Password": "[REDACTED]", "user": "bob"}',
+    );
+    expect(redactText('https://h/x?user=bob&api_key=k3y&x=1', opts)).toBe(
+      'https://h/x?user=bob&api_key=[REDACTED]&x=1',
+    );
     expect(redactText('password is wrong', opts)).toBe('password is wrong');
   });
 
@@ -128,12 +195,22 @@ describe('redactText', () => {
 
 describe('crashConfigSummary', () => {
   it('takes exactly the listed keys and no secret', () => {
-    const yaml = 'Svc:\n  tsdbConfig:\n    enable: true\n    version: 2\n    v2Config:\n      org: o\n      token: planted-secret-token-123\n';
+    const yaml =
+      'Svc:\n  tsdbConfig:\n    enable: true\n    version: 2\n    v2Config:\n      org: o\n      token: planted-secret-token-123\n';
     const { config } = parseConfigText(yaml, 'test.yaml');
     const summary = crashConfigSummary(config);
     expect(summary).toEqual({
-      logLevel: 'info', fileLogging: false, logDirectory: 'log', anonTelemetry: false, systemInfoEnable: true, userEventsEnable: false,
-      tsdbEnable: true, tsdbVersion: 2, metricsEndpointEnable: false, mqttEnable: false, auditEventsEnable: false,
+      logLevel: 'info',
+      fileLogging: false,
+      logDirectory: 'log',
+      anonTelemetry: false,
+      systemInfoEnable: true,
+      userEventsEnable: false,
+      tsdbEnable: true,
+      tsdbVersion: 2,
+      metricsEndpointEnable: false,
+      mqttEnable: false,
+      auditEventsEnable: false,
     });
     expect(JSON.stringify(summary)).not.toContain('planted');
   });
@@ -177,20 +254,46 @@ describe('writeCrashDump', () => {
     expect(readFileSync(join(dir, `${BASE}_1.json`), 'utf8')).toBe('old1');
     expect(readFileSync(join(dir, `${BASE}_2.txt`), 'utf8')).toBe('old2');
     // a second crash in the same millisecond gets the next counter
-    expect(writeCrashDump(new Error('y'), input(dir)).files).toEqual([join(dir, `${BASE}_4.json`), join(dir, `${BASE}_4.txt`)]);
+    expect(writeCrashDump(new Error('y'), input(dir)).files).toEqual([
+      join(dir, `${BASE}_4.json`),
+      join(dir, `${BASE}_4.txt`),
+    ]);
   });
 
   it('follows the JSON and text toggles; enable:false or both off writes nothing, not even the directory', () => {
     const jsonDir = freshDir();
-    writeCrashDump(new Error('x'), input(jsonDir, { settings: { ...SETTINGS_ALL, crashFileDirectory: jsonDir, crashFileCreateText: false } }));
+    writeCrashDump(
+      new Error('x'),
+      input(jsonDir, { settings: { ...SETTINGS_ALL, crashFileDirectory: jsonDir, crashFileCreateText: false } }),
+    );
     expect(names(jsonDir)).toEqual([`${BASE}_1.json`]);
     const textDir = freshDir();
-    writeCrashDump(new Error('x'), input(textDir, { settings: { ...SETTINGS_ALL, crashFileDirectory: textDir, crashFileCreateJson: false } }));
+    writeCrashDump(
+      new Error('x'),
+      input(textDir, { settings: { ...SETTINGS_ALL, crashFileDirectory: textDir, crashFileCreateJson: false } }),
+    );
     expect(names(textDir)).toEqual([`${BASE}_1.txt`]);
     const offDir = freshDir();
-    expect(writeCrashDump(new Error('x'), input(offDir, { settings: { ...SETTINGS_ALL, crashFileDirectory: offDir, enable: false } }))).toEqual({ files: [], errors: [] });
+    expect(
+      writeCrashDump(
+        new Error('x'),
+        input(offDir, { settings: { ...SETTINGS_ALL, crashFileDirectory: offDir, enable: false } }),
+      ),
+    ).toEqual({ files: [], errors: [] });
     const noneDir = freshDir();
-    expect(writeCrashDump(new Error('x'), input(noneDir, { settings: { enable: true, crashFileDirectory: noneDir, crashFileCreateJson: false, crashFileCreateText: false } }))).toEqual({ files: [], errors: [] });
+    expect(
+      writeCrashDump(
+        new Error('x'),
+        input(noneDir, {
+          settings: {
+            enable: true,
+            crashFileDirectory: noneDir,
+            crashFileCreateJson: false,
+            crashFileCreateText: false,
+          },
+        }),
+      ),
+    ).toEqual({ files: [], errors: [] });
     expect(existsSync(offDir) || existsSync(noneDir)).toBe(false);
   });
 
@@ -232,14 +335,27 @@ describe('writeCrashDump', () => {
     expect(json['version']).toBe('1.0');
     expect(json['timestamp']).toBe(NOW.toISOString());
     expect(json['app']).toEqual({ name: 'svc', version: SVC_VERSION });
-    expect(json['runtime']).toEqual({ nodeVersion: process.versions.node, platform: `${process.platform}/${process.arch}`, isSea: false });
+    expect(json['runtime']).toEqual({
+      nodeVersion: process.versions.node,
+      platform: `${process.platform}/${process.arch}`,
+      isSea: false,
+    });
     expect(Object.keys(json['error'] ?? {})).toEqual(['type', 'message', 'stack']);
     expect(json['error']?.['type']).toBe('TypeError');
     expect(json['error']?.['message']).toBe('token [REDACTED] for https://[REDACTED]@h.example.com');
     expect(json['context']).toEqual({ exitCode: 1, source: 'uncaughtException' });
     expect(Object.keys(json['config'] ?? {})).toEqual([
-      'logLevel', 'fileLogging', 'logDirectory', 'anonTelemetry', 'systemInfoEnable', 'userEventsEnable',
-      'tsdbEnable', 'tsdbVersion', 'metricsEndpointEnable', 'mqttEnable', 'auditEventsEnable',
+      'logLevel',
+      'fileLogging',
+      'logDirectory',
+      'anonTelemetry',
+      'systemInfoEnable',
+      'userEventsEnable',
+      'tsdbEnable',
+      'tsdbVersion',
+      'metricsEndpointEnable',
+      'mqttEnable',
+      'auditEventsEnable',
     ]);
     expect(raw).not.toContain('planted-secret');
     expect(raw).not.toContain(REPO);
@@ -252,15 +368,37 @@ describe('writeCrashDump', () => {
     const result = writeCrashDump(new RangeError('out of range'), input(dir, { source: 'fatal' }));
     const text = readFileSync(result.files.find((f) => f.endsWith('.txt')) ?? '', 'utf8');
     const lines = text.split('\n');
-    const order = ['SVC CRASH REPORT', `Generated: ${NOW.toISOString()}`, '=== APPLICATION INFO ===', '=== CRASH INFO ===', '=== ERROR MESSAGE ===', '=== STACK TRACE ===', 'END OF SVC CRASH REPORT'];
+    const order = [
+      'SVC CRASH REPORT',
+      `Generated: ${NOW.toISOString()}`,
+      '=== APPLICATION INFO ===',
+      '=== CRASH INFO ===',
+      '=== ERROR MESSAGE ===',
+      '=== STACK TRACE ===',
+      'END OF SVC CRASH REPORT',
+    ];
     const at = order.map((line) => lines.indexOf(line));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
-    for (const line of [`Version: ${SVC_VERSION}`, `Runtime version: Node.js ${process.versions.node}`, `Platform: ${process.platform}/${process.arch}`, 'Executable: Node.js', 'Error type: RangeError', 'Source: fatal', 'Exit code: 1', 'out of range']) {
+    for (const line of [
+      `Version: ${SVC_VERSION}`,
+      `Runtime version: Node.js ${process.versions.node}`,
+      `Platform: ${process.platform}/${process.arch}`,
+      'Executable: Node.js',
+      'Error type: RangeError',
+      'Source: fatal',
+      'Exit code: 1',
+      'out of range',
+    ]) {
       expect(lines).toContain(line);
     }
     expect(lines[lines.indexOf('=== STACK TRACE ===') + 1]).toBe('RangeError: out of range');
-    expect(renderCrashText({ ...buildCrashReport('x', input(dir)), runtime: { nodeVersion: '20.0.0', platform: 'linux/x64', isSea: true } })).toContain('Executable: SEA (packaged)');
+    expect(
+      renderCrashText({
+        ...buildCrashReport('x', input(dir)),
+        runtime: { nodeVersion: '20.0.0', platform: 'linux/x64', isSea: true },
+      }),
+    ).toContain('Executable: SEA (packaged)');
   });
 
   it('handles thrown values that are not Errors', () => {
@@ -272,7 +410,7 @@ describe('writeCrashDump', () => {
       [undefined, 'undefined'],
       [null, 'null'],
       [17, '17'],
-      [circular, "<ref *1> { code: 7, self: [Circular *1] }"],
+      [circular, '<ref *1> { code: 7, self: [Circular *1] }'],
     ];
     for (const [thrown, message] of cases) {
       const report = buildCrashReport(thrown, input(freshDir()));
@@ -286,14 +424,20 @@ describe('writeCrashDump', () => {
 
   it('names the error type after the class and appends causes', () => {
     class ConfigBroken extends Error {}
-    const report = buildCrashReport(new ConfigBroken('outer', { cause: new Error('inner token=abc') }), input(freshDir()));
+    const report = buildCrashReport(
+      new ConfigBroken('outer', { cause: new Error('inner token=abc') }),
+      input(freshDir()),
+    );
     expect(report.error.type).toBe('ConfigBroken');
     expect(report.error.stack).toMatch(/\nCaused by: Error: inner token=\[REDACTED\]\n/);
   });
 });
 
 describe('crash handlers', () => {
-  function recorder(): { log: CrashHandlerDeps['log']; rec: { lines: { obj: object; msg: string }[]; flushed: number } } {
+  function recorder(): {
+    log: CrashHandlerDeps['log'];
+    rec: { lines: { obj: object; msg: string }[]; flushed: number };
+  } {
     const rec = { lines: [] as { obj: object; msg: string }[], flushed: 0 };
     const log: CrashHandlerDeps['log'] = {
       ...silentLog,
@@ -352,20 +496,38 @@ describe('crash handlers', () => {
 
   it('installs one listener for each event and removes them again', () => {
     const before = [process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')];
-    const uninstall = installCrashHandlers({ getInput: () => ({ settings: SETTINGS_ALL, summary: null, installDir: REPO }), log: recorder().log, exit: () => undefined });
-    expect([process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')]).toEqual([before[0]! + 1, before[1]! + 1]);
+    const uninstall = installCrashHandlers({
+      getInput: () => ({ settings: SETTINGS_ALL, summary: null, installDir: REPO }),
+      log: recorder().log,
+      exit: () => undefined,
+    });
+    expect([process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')]).toEqual([
+      before[0]! + 1,
+      before[1]! + 1,
+    ]);
     uninstall();
     expect([process.listenerCount('uncaughtException'), process.listenerCount('unhandledRejection')]).toEqual(before);
   });
 });
 
 describe('acceptance: child processes', () => {
-  const SECRETS = ['planted-secret-token-123', 'planted-api-token-456', 'hunter2pass', 'abcdef0123456789xyz', '/home/operator'];
+  const SECRETS = [
+    'planted-secret-token-123',
+    'planted-api-token-456',
+    'hunter2pass',
+    'abcdef0123456789xyz',
+    '/home/operator',
+  ];
 
   it('a forced uncaught exception leaves both dump files, secrets redacted', () => {
     const cwd = freshDir();
     mkdirSync(cwd);
-    const child = spawnSync(process.execPath, [CHILD], { cwd, encoding: 'utf8', env: { ...process.env, CRASH_DIR: 'dumps/nested' }, timeout: 20_000 });
+    const child = spawnSync(process.execPath, [CHILD], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, CRASH_DIR: 'dumps/nested' },
+      timeout: 20_000,
+    });
     expect(child.status, child.stderr).toBe(1);
     const dir = join(cwd, 'dumps/nested');
     expect(mode(dir)).toBe(0o700);
@@ -385,7 +547,11 @@ describe('acceptance: child processes', () => {
       expect(text).not.toContain(secret);
       expect(child.stderr).not.toContain(secret);
     }
-    const json = JSON.parse(raw) as { context: { source: string; exitCode: number }; error: { type: string; message: string; stack: string }; config: { tsdbEnable: boolean } };
+    const json = JSON.parse(raw) as {
+      context: { source: string; exitCode: number };
+      error: { type: string; message: string; stack: string };
+      config: { tsdbEnable: boolean };
+    };
     expect(json.context).toEqual({ exitCode: 1, source: 'uncaughtException' });
     expect(json.config.tsdbEnable).toBe(true);
     expect(json.error.type).toBe('Error');
@@ -393,21 +559,33 @@ describe('acceptance: child processes', () => {
     expect(json.error.message).toContain('Authorization=[REDACTED]');
     expect(json.error.message).toContain("apiToken=[REDACTED]) reading '[path]'");
     // stack: the child's frame relative to the install dir, no absolute path left
-    expect(json.error.stack).toMatch(/\n {4}at Timeout\._onTimeout \(test\/fixtures\/crash\/crash-child\.mjs:\d+:\d+\)/);
+    expect(json.error.stack).toMatch(
+      /\n {4}at Timeout\._onTimeout \(test\/fixtures\/crash\/crash-child\.mjs:\d+:\d+\)/,
+    );
     expect(json.error.stack).not.toContain(REPO);
     expect(json.error.stack).not.toContain(cwd);
     for (const frame of json.error.stack.split('\n').filter((l) => l.trimStart().startsWith('at '))) {
       expect(frame).not.toMatch(/(\(|at )(\/|file:|[A-Za-z]:\\)/);
     }
 
-    for (const heading of ['SVC CRASH REPORT', '=== APPLICATION INFO ===', '=== CRASH INFO ===', '=== ERROR MESSAGE ===', '=== STACK TRACE ===', 'END OF SVC CRASH REPORT']) {
+    for (const heading of [
+      'SVC CRASH REPORT',
+      '=== APPLICATION INFO ===',
+      '=== CRASH INFO ===',
+      '=== ERROR MESSAGE ===',
+      '=== STACK TRACE ===',
+      'END OF SVC CRASH REPORT',
+    ]) {
       expect(text).toContain(`\n${heading}\n`);
     }
     expect(text).toContain('\nSource: uncaughtException\n');
     expect(text).toContain(`\n=== ERROR MESSAGE ===\n${json.error.message}\n`);
 
     // the log line names both files, then the log was flushed
-    const logLines = child.stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string; crashDumpFiles?: string[] });
+    const logLines = child.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: string; msg: string; crashDumpFiles?: string[] });
     expect(logLines.map((l) => l.level)).toEqual(['error', 'debug']);
     expect(logLines[0]?.crashDumpFiles).toEqual([jsonPath, textPath]);
     expect(logLines[0]?.msg).toContain(`crash dump written to ${jsonPath}, ${textPath}`);
@@ -416,10 +594,17 @@ describe('acceptance: child processes', () => {
   it('an unhandled rejection is logged (redacted), not fatal, and writes no dump', () => {
     const cwd = freshDir();
     mkdirSync(cwd);
-    const child = spawnSync(process.execPath, [CHILD, 'rejection'], { cwd, encoding: 'utf8', env: { ...process.env, CRASH_DIR: 'dumps' }, timeout: 20_000 });
+    const child = spawnSync(process.execPath, [CHILD, 'rejection'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, CRASH_DIR: 'dumps' },
+      timeout: 20_000,
+    });
     expect(child.status, child.stderr).toBe(0);
     expect(child.stdout).toContain('still running after the rejection');
-    expect(child.stderr).toContain('Unhandled promise rejection (not fatal): Error: rejected while using [REDACTED] with Bearer [REDACTED]');
+    expect(child.stderr).toContain(
+      'Unhandled promise rejection (not fatal): Error: rejected while using [REDACTED] with Bearer [REDACTED]',
+    );
     for (const secret of SECRETS) expect(child.stderr).not.toContain(secret);
     expect(existsSync(resolve(cwd, 'dumps'))).toBe(false);
   });

@@ -1,29 +1,38 @@
 /** The writer handler: SQS-shaped batches in, partial batch failures out, idempotent by event id. */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import type { Destination } from '../../../shared/destinations/port.js';
-import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { encodeClaimCheck, encodePacked } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { FanOutEventQueue } from '../../../shared/queue/fanout.js';
-import { QueueFullError, type EventQueue } from '../../../shared/queue/port.js';
+import { type EventQueue, QueueFullError } from '../../../shared/queue/port.js';
 import { captureLog, envelope } from '../../support/audit.js';
-import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
-import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
+import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { sqsRecord } from '../../support/sqs-record.js';
+import { EVENT_COUNT, pointsQueued } from '../platform/queued.js';
 
 function queued(): QueuedEvent {
   const checked = validateEnvelope(envelope());
   if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } };
+  return {
+    kind: 'audit',
+    id: checked.envelope.eventId,
+    receivedAt: new Date().toISOString(),
+    event: checked.envelope,
+    meta: { clientIp: '127.0.0.1', clientVersion: null },
+  };
 }
 
 const record = (messageId: string, body: string): SQSRecord => sqsRecord(messageId, body);
 
 /** A destination that records calls and fails the ids it is told to. */
-function destination(failIds: Set<string> = new Set(), kinds: readonly QueuedEvent['kind'][] = ['audit']): Destination & { calls: QueuedEvent[][] } {
+function destination(
+  failIds: Set<string> = new Set(),
+  kinds: readonly QueuedEvent['kind'][] = ['audit'],
+): Destination & { calls: QueuedEvent[][] } {
   const calls: QueuedEvent[][] = [];
   return {
     name: 'recording',
@@ -45,18 +54,30 @@ describe('writer handler', () => {
   afterAll(() => faux.stop());
 
   it('writes all events of a batch in one call and fails only the messages whose events failed', async () => {
-    const [a, b, c, d] = [queued(), queued(), queued(), queued()] as [QueuedEvent, QueuedEvent, QueuedEvent, QueuedEvent];
+    const [a, b, c, d] = [queued(), queued(), queued(), queued()] as [
+      QueuedEvent,
+      QueuedEvent,
+      QueuedEvent,
+      QueuedEvent,
+    ];
     const dest = destination(new Set([c.id]));
     const { logger } = await captureLog();
     const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: logger });
-    const event: SQSEvent = { Records: [record('m1', encodePacked([a, b])), record('m2', encodePacked([c])), record('m3', encodePacked([d]))] };
+    const event: SQSEvent = {
+      Records: [record('m1', encodePacked([a, b])), record('m2', encodePacked([c])), record('m3', encodePacked([d]))],
+    };
     expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }] });
     expect(dest.calls).toHaveLength(1);
     expect(dest.calls[0]?.map((e) => e.id).sort()).toEqual([a.id, b.id, c.id, d.id].sort());
   });
 
   it('answers each of two batches in flight at once with its own failures, also on later batches', async () => {
-    const [a, b, c, d] = [queued(), queued(), queued(), queued()] as [QueuedEvent, QueuedEvent, QueuedEvent, QueuedEvent];
+    const [a, b, c, d] = [queued(), queued(), queued(), queued()] as [
+      QueuedEvent,
+      QueuedEvent,
+      QueuedEvent,
+      QueuedEvent,
+    ];
     const calls: QueuedEvent[][] = [];
     let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -75,7 +96,10 @@ describe('writer handler', () => {
     const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: logger });
     const first: SQSEvent = { Records: [record('m1', encodePacked([a])), record('m2', encodePacked([b]))] };
     const second: SQSEvent = { Records: [record('m3', encodePacked([c])), record('m4', encodePacked([d]))] };
-    expect(await Promise.all([handler(first), handler(second)])).toEqual([{ batchItemFailures: [{ itemIdentifier: 'm1' }] }, { batchItemFailures: [{ itemIdentifier: 'm4' }] }]);
+    expect(await Promise.all([handler(first), handler(second)])).toEqual([
+      { batchItemFailures: [{ itemIdentifier: 'm1' }] },
+      { batchItemFailures: [{ itemIdentifier: 'm4' }] },
+    ]);
     // A batch after them is answered on its own.
     const third: SQSEvent = { Records: [record('m5', encodePacked([queued()]))] };
     expect(await handler(third)).toEqual({ batchItemFailures: [] });
@@ -102,7 +126,9 @@ describe('writer handler', () => {
     const event: SQSEvent = { Records: [record('bad', '{"v":2,"events":[]}'), record('good', encodePacked([a]))] };
     expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
     expect(dest.calls).toEqual([[a]]);
-    expect(log.lines().some((l) => l['msg'] === 'queue message cannot be decoded' && l['messageId'] === 'bad')).toBe(true);
+    expect(log.lines().some((l) => l['msg'] === 'queue message cannot be decoded' && l['messageId'] === 'bad')).toBe(
+      true,
+    );
   });
 
   it('on a local queue (every event to every destination) leaves a kind the destination does not take to the others', async () => {
@@ -111,7 +137,11 @@ describe('writer handler', () => {
     const dest = destination();
     const log = await captureLog();
     const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger });
-    expect(await handler({ Records: [record('m1', encodePacked([a])), record('m2', encodePacked([p])), record('m3', encodePacked([b, q]))] })).toEqual({ batchItemFailures: [] });
+    expect(
+      await handler({
+        Records: [record('m1', encodePacked([a])), record('m2', encodePacked([p])), record('m3', encodePacked([b, q]))],
+      }),
+    ).toEqual({ batchItemFailures: [] });
     expect(log.lines().filter((l) => l['level'] === 'error')).toEqual([]);
   });
 
@@ -121,7 +151,9 @@ describe('writer handler', () => {
     const dest = destination();
     const log = await captureLog();
     const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger, onlyTakenKinds: true });
-    const event: SQSEvent = { Records: [record('m1', encodePacked([a])), record('m2', encodePacked([p])), record('m3', encodePacked([b, q]))] };
+    const event: SQSEvent = {
+      Records: [record('m1', encodePacked([a])), record('m2', encodePacked([p])), record('m3', encodePacked([b, q]))],
+    };
     expect(await handler(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm3' }] });
     expect(dest.calls.map((call) => call.map((e) => e.id).sort())).toEqual([[a.id, b.id].sort()]);
     const refused = log.lines().filter((l) => l['level'] === 'error');
@@ -130,7 +162,9 @@ describe('writer handler', () => {
       [q.id, 'points', 'recording', 'm3'],
     ]);
     // The redelivery of m3 does not write b again (idempotent by id) and fails again for q.
-    expect(await handler({ Records: [record('m3', encodePacked([b, q]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm3' }] });
+    expect(await handler({ Records: [record('m3', encodePacked([b, q]))] })).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm3' }],
+    });
     expect(dest.calls).toHaveLength(1);
   });
 
@@ -141,18 +175,38 @@ describe('writer handler', () => {
     const log = await captureLog();
     const handler = makeWriterHandler({ destination: dest, claimCheck: store, log: log.logger });
     const gone = encodeClaimCheck({ bucket: 'claims', key: 'claim-checks/never-stored' }, 1);
-    expect(await handler({ Records: [record('m1', encodePacked([a])), record('gone', gone), record('m3', encodePacked([b]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'gone' }] });
+    expect(
+      await handler({
+        Records: [record('m1', encodePacked([a])), record('gone', gone), record('m3', encodePacked([b]))],
+      }),
+    ).toEqual({ batchItemFailures: [{ itemIdentifier: 'gone' }] });
     expect(dest.calls.map((call) => call.map((e) => e.id))).toEqual([[a.id, b.id]]);
-    expect(log.lines().filter((l) => l['msg'] === 'queue message cannot be decoded').map((l) => l['messageId'])).toEqual(['gone']);
+    expect(
+      log
+        .lines()
+        .filter((l) => l['msg'] === 'queue message cannot be decoded')
+        .map((l) => l['messageId']),
+    ).toEqual(['gone']);
   });
 
   it('fails every message of the batch when the destination throws instead of answering, and logs it', async () => {
     const [a, b] = [queued(), queued()] as [QueuedEvent, QueuedEvent];
-    const dest: Destination = { name: 'throwing', takes: () => true, write: () => Promise.reject(new Error('disk on fire')) };
+    const dest: Destination = {
+      name: 'throwing',
+      takes: () => true,
+      write: () => Promise.reject(new Error('disk on fire')),
+    };
     const log = await captureLog();
     const handler = makeWriterHandler({ destination: dest, claimCheck: null, log: log.logger });
-    expect(await handler({ Records: [record('m1', encodePacked([a])), record('m2', encodePacked([b]))] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }] });
-    expect(log.lines().filter((l) => l['level'] === 'error').map((l) => [l['destination'], l['msg']])).toEqual([['throwing', 'writer throwing failed to write a batch']]);
+    expect(await handler({ Records: [record('m1', encodePacked([a])), record('m2', encodePacked([b]))] })).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }],
+    });
+    expect(
+      log
+        .lines()
+        .filter((l) => l['level'] === 'error')
+        .map((l) => [l['destination'], l['msg']]),
+    ).toEqual([['throwing', 'writer throwing failed to write a batch']]);
   });
 
   it('fetches a claim-checked message from S3', async () => {
@@ -170,7 +224,9 @@ describe('writer handler', () => {
 describe('FanOutEventQueue', () => {
   it('sends to every queue and fails when one of them fails', async () => {
     const got: string[][] = [[], []];
-    const ok = (i: number): EventQueue => ({ send: (events) => (got[i]?.push(...events.map((e) => e.id)), Promise.resolve()) });
+    const ok = (i: number): EventQueue => ({
+      send: (events) => (got[i]?.push(...events.map((e) => e.id)), Promise.resolve()),
+    });
     const e = queued();
     await new FanOutEventQueue([ok(0), ok(1)]).send([e]);
     expect(got).toEqual([[e.id], [e.id]]);

@@ -4,7 +4,26 @@ import { MAX_POINT_MS, PointClock } from '../../../shared/destinations/point-clo
 
 describe('PointClock.nextText', () => {
   it('equals next().toString() and takes the same counter values, wrap and edge times included', () => {
-    const times = [1710233130000, 1710233130000.9, 1710233999999, 1710234000000, 1710230000001, 1, 0.5, 0, -1, -1710233130000, MAX_POINT_MS, MAX_POINT_MS + 1, 86_400_000, 999, 999_999, 1_000_000, 1_000_001, 10_000_000_000];
+    const times = [
+      1710233130000,
+      1710233130000.9,
+      1710233999999,
+      1710234000000,
+      1710230000001,
+      1,
+      0.5,
+      0,
+      -1,
+      -1710233130000,
+      MAX_POINT_MS,
+      MAX_POINT_MS + 1,
+      86_400_000,
+      999,
+      999_999,
+      1_000_000,
+      1_000_001,
+      10_000_000_000,
+    ];
     for (const start of [0, 1, 9, 99_999, 100_000, 999_998]) {
       const text = new PointClock(start);
       const big = new PointClock(start);

@@ -18,7 +18,15 @@ import { ErrorTracker, type TrackedError } from '../../../shared/errors/tracker.
 import { pointsEvent } from '../../../shared/queue/events.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { captureLog, type LogCapture } from '../../support/audit.js';
-import { fieldTypes, query, queryRows, startInfluxd, tagKeys, writeLines, type InfluxdHandle } from '../../support/influxd.js';
+import {
+  fieldTypes,
+  type InfluxdHandle,
+  query,
+  queryRows,
+  startInfluxd,
+  tagKeys,
+  writeLines,
+} from '../../support/influxd.js';
 import { freePort, LOOPBACK } from '../../support/ports.js';
 import { svcConfig } from '../../support/udp.js';
 
@@ -41,7 +49,11 @@ afterEach(async () => {
   running = [];
 });
 
-function config(db: string, extra: string[] = [], errorTracking = '{ enable: true, tsdb: { enable: true } }'): SvcConfig {
+function config(
+  db: string,
+  extra: string[] = [],
+  errorTracking = '{ enable: true, tsdb: { enable: true } }',
+): SvcConfig {
   return svcConfig([
     `  localQueue: { directory: ${join(dir, db)} }`,
     `  tsdbConfig: { enable: true, host: ${LOOPBACK}, port: ${influx.port}, version: 1, v1Config: { dbName: ${db} } }`,
@@ -75,7 +87,16 @@ describe('svc_errors points', () => {
     // 1. A point influxd refuses for good (field type conflict): TSDB_V1_WRITE with the producing module.
     await query(influx, `CREATE DATABASE ${db}`);
     await writeLines(influx, db, `conflict value="text" ${Date.now()}000000`);
-    await queue.send([pointsEvent('EVENT_COUNTS', [{ measurement: 'conflict', tags: { t: 'a' }, fields: { value: { type: 'int', value: 1 } }, timeNs: `${Date.now()}000001` }])]);
+    await queue.send([
+      pointsEvent('EVENT_COUNTS', [
+        {
+          measurement: 'conflict',
+          tags: { t: 'a' },
+          fields: { value: { type: 'int', value: 1 } },
+          timeNs: `${Date.now()}000001`,
+        },
+      ]),
+    ]);
     await expect.poll(() => tracked.length, { timeout: 10_000 }).toBe(1);
 
     // 2. An MQTT publish with no broker (the writer is down: port 1 refuses).
@@ -86,7 +107,9 @@ describe('svc_errors points', () => {
 
     // 3. A health poll to a closed port, reported as the pollers report it.
     const closed = await freePort();
-    const refused: unknown = await fetch(`http://${LOOPBACK}:${closed}/engine/healthcheck?x=1`).catch((e: unknown) => e);
+    const refused: unknown = await fetch(`http://${LOOPBACK}:${closed}/engine/healthcheck?x=1`).catch(
+      (e: unknown) => e,
+    );
     errors.track('HEALTH_API', refused, { serverName: 'Node2', host: 'node2.lab.local' });
 
     const rows = async () => queryRows(influx, 'SELECT * FROM svc_errors ORDER BY time', db, { epoch: 'ms' });
@@ -95,31 +118,68 @@ describe('svc_errors points', () => {
     expect(await rows()).toEqual([
       {
         time: tsdbError?.at.getTime(),
-        error_type: 'TSDB_V1_WRITE', server_name: '_no_server_context', destination_host: LOOPBACK, module: 'EVENT_COUNTS',
-        error_count: 1, error_category: 'http_4xx', http_status: 400, request_url: `http://${LOOPBACK}:${influx.port}/write`,
+        error_type: 'TSDB_V1_WRITE',
+        server_name: '_no_server_context',
+        destination_host: LOOPBACK,
+        module: 'EVENT_COUNTS',
+        error_count: 1,
+        error_category: 'http_4xx',
+        http_status: 400,
+        request_url: `http://${LOOPBACK}:${influx.port}/write`,
       },
       {
         time: mqttError?.at.getTime(),
-        error_type: 'MQTT_PUBLISH', server_name: 'Node1', destination_host: LOOPBACK, module: 'LOG_EVENTS_MQTT',
-        error_count: 1, error_category: 'mqtt_error',
+        error_type: 'MQTT_PUBLISH',
+        server_name: 'Node1',
+        destination_host: LOOPBACK,
+        module: 'LOG_EVENTS_MQTT',
+        error_count: 1,
+        error_category: 'mqtt_error',
       },
       {
         time: healthError?.at.getTime(),
-        error_type: 'HEALTH_API', server_name: 'Node2', host: 'node2.lab.local',
-        error_count: 1, error_category: 'connection_refused', error_code: 'ECONNREFUSED', remote_address: LOOPBACK, remote_port: closed, syscall: 'connect',
+        error_type: 'HEALTH_API',
+        server_name: 'Node2',
+        host: 'node2.lab.local',
+        error_count: 1,
+        error_category: 'connection_refused',
+        error_code: 'ECONNREFUSED',
+        remote_address: LOOPBACK,
+        remote_port: closed,
+        syscall: 'connect',
       },
     ]);
     expect(await fieldTypes(influx, 'svc_errors', db)).toEqual({
-      error_category: 'string', error_code: 'string', error_count: 'integer', http_status: 'integer', remote_address: 'string', remote_port: 'integer', request_url: 'string', syscall: 'string',
+      error_category: 'string',
+      error_code: 'string',
+      error_count: 'integer',
+      http_status: 'integer',
+      remote_address: 'string',
+      remote_port: 'integer',
+      request_url: 'string',
+      syscall: 'string',
     });
-    expect((await tagKeys(influx, 'svc_errors', db)).sort()).toEqual(['destination_host', 'error_type', 'host', 'module', 'server_name']);
+    expect((await tagKeys(influx, 'svc_errors', db)).sort()).toEqual([
+      'destination_host',
+      'error_type',
+      'host',
+      'module',
+      'server_name',
+    ]);
   });
 
   it('uses errorTracking.tsdb.measurementName', async () => {
     const db = 'errors_named';
-    const { errors } = await edge(config(db, [], '{ enable: true, tsdb: { enable: true, measurementName: own_errors } }'));
+    const { errors } = await edge(
+      config(db, [], '{ enable: true, tsdb: { enable: true, measurementName: own_errors } }'),
+    );
     errors.track('UDP_LOG_EVENT', new Error('socket'), { module: 'UDP_LOG_EVENTS' });
-    await expect.poll(async () => (await queryRows(influx, 'SELECT error_count, module FROM own_errors', db).catch(() => [])).length, { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => (await queryRows(influx, 'SELECT error_count, module FROM own_errors', db).catch(() => [])).length,
+        { timeout: 10_000 },
+      )
+      .toBe(1);
   });
 
   it('drops an error point influxd refuses at DEBUG, without tracking it (no recursion)', async () => {
@@ -130,21 +190,46 @@ describe('svc_errors points', () => {
     await writeLines(influx, db, `svc_errors error_count="text" ${Date.now()}000000`);
     errors.track('MONSAAS_POST', new Error('down'), { module: 'LOG_EVENTS_MONSAAS' });
 
-    await expect.poll(() => capture.lines().some((l) => l['msg'] === 'tsdb refused a point; dropped' && l['module'] === 'ERROR_TRACKING'), { timeout: 10_000 }).toBe(true);
-    const refusal = capture.lines().find((l) => l['msg'] === 'tsdb refused a point; dropped' && l['module'] === 'ERROR_TRACKING');
+    await expect
+      .poll(
+        () =>
+          capture.lines().some((l) => l['msg'] === 'tsdb refused a point; dropped' && l['module'] === 'ERROR_TRACKING'),
+        { timeout: 10_000 },
+      )
+      .toBe(true);
+    const refusal = capture
+      .lines()
+      .find((l) => l['msg'] === 'tsdb refused a point; dropped' && l['module'] === 'ERROR_TRACKING');
     expect(refusal?.['level']).toBe('debug');
     expect([...errors.sinceStartByType]).toEqual([['MONSAAS_POST', 1]]);
     expect(tsdb?.failedWrites).toBe(0);
-    expect(await queryRows(influx, 'SELECT count(error_count) FROM svc_errors', db)).toEqual([{ time: '1970-01-01T00:00:00Z', count: 1 }]);
+    expect(await queryRows(influx, 'SELECT count(error_count) FROM svc_errors', db)).toEqual([
+      { time: '1970-01-01T00:00:00Z', count: 1 },
+    ]);
   });
 
   it('is not composed when errorTracking.tsdb is off, and the daily summary only with logSummary', () => {
-    const ctx = (lines: string[]) => ({ config: svcConfig(lines), logger: capture.logger, errors: new ErrorTracker({ enabled: true, log: capture.logger }), clock: new PointClock() });
+    const ctx = (lines: string[]) => ({
+      config: svcConfig(lines),
+      logger: capture.logger,
+      errors: new ErrorTracker({ enabled: true, log: capture.logger }),
+      clock: new PointClock(),
+    });
     const queue = { send: () => Promise.resolve() };
     const names = (lines: string[]) => errorTrackingComponents(ctx(lines), queue).map((c) => c.name);
     expect(names(['  tsdbConfig: { enable: true }', '  errorTracking: { enable: true }'])).toEqual([]);
-    expect(names(['  tsdbConfig: { enable: true }', '  errorTracking: { enable: true, tsdb: { enable: true }, logSummary: { enable: true } }'])).toEqual(['error points writer (svc_errors)', 'daily error summary (00:00 UTC)']);
+    expect(
+      names([
+        '  tsdbConfig: { enable: true }',
+        '  errorTracking: { enable: true, tsdb: { enable: true }, logSummary: { enable: true } }',
+      ]),
+    ).toEqual(['error points writer (svc_errors)', 'daily error summary (00:00 UTC)']);
     expect(names(['  errorTracking: { enable: true, tsdb: { enable: true } }'])).toEqual([]);
-    expect(names(['  tsdbConfig: { enable: true }', '  errorTracking: { enable: false, tsdb: { enable: true }, logSummary: { enable: true } }'])).toEqual([]);
+    expect(
+      names([
+        '  tsdbConfig: { enable: true }',
+        '  errorTracking: { enable: false, tsdb: { enable: true }, logSummary: { enable: true } }',
+      ]),
+    ).toEqual([]);
   });
 });

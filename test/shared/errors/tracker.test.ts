@@ -5,12 +5,12 @@
  * metadata a `svc_errors` point takes from real errors.
  */
 import { describe, expect, it } from 'vitest';
+import { MonSaasPostError } from '../../../shared/destinations/monsaas/client.js';
 import { DailyErrorSummary, nextUtcMidnight } from '../../../shared/errors/daily-summary.js';
 import { errorMetadata, errorPoint } from '../../../shared/errors/points.js';
 import { ErrorTracker, type TrackedError } from '../../../shared/errors/tracker.js';
-import { MonSaasPostError } from '../../../shared/destinations/monsaas/client.js';
-import { freePort, LOOPBACK } from '../../support/ports.js';
 import { recordingLog } from '../../support/log.js';
+import { freePort, LOOPBACK } from '../../support/ports.js';
 
 /** A wall clock the test moves, and the timers armed on it (fired by the test). */
 function manualTime(startIso: string) {
@@ -38,7 +38,7 @@ function manualTime(startIso: string) {
 const SUMMARY = /^Error counts today \(UTC\): /;
 
 describe('daily error summary', () => {
-  it('logs the day\'s counts at 00:00 UTC as one INFO line, resets them, and arms the next day', async () => {
+  it("logs the day's counts at 00:00 UTC as one INFO line, resets them, and arms the next day", async () => {
     const time = manualTime('2024-03-12T22:00:00.000Z');
     const { log, lines } = recordingLog();
     const tracker = new ErrorTracker({ enabled: true, logSummary: true, log, now: time.date });
@@ -55,7 +55,14 @@ describe('daily error summary', () => {
     expect(lines.filter((l) => SUMMARY.test(l.msg))).toEqual([
       {
         level: 'info',
-        obj: { total: 3, details: { HEALTH_API: { total: 2, servers: { Node1: 2 } }, MQTT_PUBLISH: { total: 1, servers: { _no_server_context: 1 } } }, day: '2024-03-12' },
+        obj: {
+          total: 3,
+          details: {
+            HEALTH_API: { total: 2, servers: { Node1: 2 } },
+            MQTT_PUBLISH: { total: 1, servers: { _no_server_context: 1 } },
+          },
+          day: '2024-03-12',
+        },
         msg: 'Error counts today (UTC): Total=3, Details={"HEALTH_API":{"total":2,"servers":{"Node1":2}},"MQTT_PUBLISH":{"total":1,"servers":{"_no_server_context":1}}}',
       },
     ]);
@@ -65,7 +72,10 @@ describe('daily error summary', () => {
     // A quiet day still gets its line.
     time.set('2024-03-14T00:00:00.000Z');
     time.fireLast();
-    expect(lines.filter((l) => SUMMARY.test(l.msg)).map((l) => l.msg)).toEqual([expect.stringContaining('Total=3'), 'Error counts today (UTC): Total=0, Details={}']);
+    expect(lines.filter((l) => SUMMARY.test(l.msg)).map((l) => l.msg)).toEqual([
+      expect.stringContaining('Total=3'),
+      'Error counts today (UTC): Total=0, Details={}',
+    ]);
     await summary.stop();
     expect(time.armed.at(-1)?.cancelled).toBe(true);
   });
@@ -88,7 +98,9 @@ describe('daily error summary', () => {
     tracker.track('PROXY_API', new Error('y'), { serverName: 'Node2' });
     time.set('2024-03-13T00:00:00.010Z');
     time.fireLast();
-    expect(lines.filter((l) => SUMMARY.test(l.msg)).map((l) => l.msg)).toEqual(['Error counts today (UTC): Total=1, Details={"PROXY_API":{"total":1,"servers":{"Node2":1}}}']);
+    expect(lines.filter((l) => SUMMARY.test(l.msg)).map((l) => l.msg)).toEqual([
+      'Error counts today (UTC): Total=1, Details={"PROXY_API":{"total":1,"servers":{"Node2":1}}}',
+    ]);
     expect(tracker.summary().total).toBe(1);
     await summary.stop();
   });
@@ -108,8 +120,12 @@ describe('daily error summary', () => {
   });
 
   it('finds the next UTC midnight strictly after a moment', () => {
-    expect(new Date(nextUtcMidnight(Date.parse('2024-03-12T10:00:00Z'))).toISOString()).toBe('2024-03-13T00:00:00.000Z');
-    expect(new Date(nextUtcMidnight(Date.parse('2024-03-13T00:00:00Z'))).toISOString()).toBe('2024-03-14T00:00:00.000Z');
+    expect(new Date(nextUtcMidnight(Date.parse('2024-03-12T10:00:00Z'))).toISOString()).toBe(
+      '2024-03-13T00:00:00.000Z',
+    );
+    expect(new Date(nextUtcMidnight(Date.parse('2024-03-13T00:00:00Z'))).toISOString()).toBe(
+      '2024-03-14T00:00:00.000Z',
+    );
   });
 });
 
@@ -133,10 +149,17 @@ describe('ErrorTracker', () => {
     });
     const unsubscribe = tracker.subscribe((e) => seen.push(e));
     const err = new Error('down');
-    tracker.track('HEALTH_API', err, { serverName: 'Node1', host: 'node1.lab.local', virtualProxy: '', module: undefined });
+    tracker.track('HEALTH_API', err, {
+      serverName: 'Node1',
+      host: 'node1.lab.local',
+      virtualProxy: '',
+      module: undefined,
+    });
     unsubscribe();
     tracker.track('HEALTH_API', err);
-    expect(seen).toEqual([{ type: 'HEALTH_API', serverName: 'Node1', host: 'node1.lab.local', category: 'unknown', at, error: err }]);
+    expect(seen).toEqual([
+      { type: 'HEALTH_API', serverName: 'Node1', host: 'node1.lab.local', category: 'unknown', at, error: err },
+    ]);
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
       ['debug', 'an error-tracking subscriber failed'],
       ['debug', 'an error-tracking subscriber failed'],
@@ -147,21 +170,51 @@ describe('ErrorTracker', () => {
 describe('svc_errors point metadata (§6.10)', () => {
   it('takes code, remote address, port and syscall from a real refused connection', async () => {
     const port = await freePort();
-    const err: unknown = await fetch(`http://${LOOPBACK}:${port}/write?db=svc&u=admin&p=secret`).catch((e: unknown) => e);
-    expect(errorMetadata(err)).toEqual({ errorCode: 'ECONNREFUSED', syscall: 'connect', remoteAddress: LOOPBACK, remotePort: port });
+    const err: unknown = await fetch(`http://${LOOPBACK}:${port}/write?db=svc&u=admin&p=secret`).catch(
+      (e: unknown) => e,
+    );
+    expect(errorMetadata(err)).toEqual({
+      errorCode: 'ECONNREFUSED',
+      syscall: 'connect',
+      remoteAddress: LOOPBACK,
+      remotePort: port,
+    });
   });
 
   it('takes status, request URL without its query and the timeout from a monitoring-SaaS error', () => {
-    const err = new MonSaasPostError('failed', { kind: 'event', account: 'ops', url: 'https://user:pw@events.example.com/v1/accounts/1/events?key=abc#x', status: 503, timeoutMs: 10_000, attempts: 4 });
-    expect(errorMetadata(err)).toEqual({ httpStatus: 503, requestUrl: 'https://events.example.com/v1/accounts/1/events', requestTimeoutMs: 10_000 });
+    const err = new MonSaasPostError('failed', {
+      kind: 'event',
+      account: 'ops',
+      url: 'https://user:pw@events.example.com/v1/accounts/1/events?key=abc#x',
+      status: 503,
+      timeoutMs: 10_000,
+      attempts: 4,
+    });
+    expect(errorMetadata(err)).toEqual({
+      httpStatus: 503,
+      requestUrl: 'https://events.example.com/v1/accounts/1/events',
+      requestTimeoutMs: 10_000,
+    });
   });
 
   it('builds the point with tags and fields only when known, error_count 1 as an integer', () => {
-    const e: TrackedError = { type: 'PROXY_API', serverName: 'Node1', host: 'node1.lab.local', virtualProxy: '/hdr', category: 'http_5xx', at: new Date(0), error: Object.assign(new Error('bad gateway'), { status: 502 }) };
+    const e: TrackedError = {
+      type: 'PROXY_API',
+      serverName: 'Node1',
+      host: 'node1.lab.local',
+      virtualProxy: '/hdr',
+      category: 'http_5xx',
+      at: new Date(0),
+      error: Object.assign(new Error('bad gateway'), { status: 502 }),
+    };
     expect(errorPoint(e, 'svc_errors', '5')).toEqual({
       measurement: 'svc_errors',
       tags: { error_type: 'PROXY_API', server_name: 'Node1', host: 'node1.lab.local', virtual_proxy: '/hdr' },
-      fields: { error_count: { type: 'int', value: 1 }, error_category: { type: 'string', value: 'http_5xx' }, http_status: { type: 'int', value: 502 } },
+      fields: {
+        error_count: { type: 'int', value: 1 },
+        error_category: { type: 'string', value: 'http_5xx' },
+        http_status: { type: 'int', value: 502 },
+      },
       timeNs: '5',
     });
   });

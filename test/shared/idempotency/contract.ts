@@ -25,7 +25,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function idempotencyContract(name: string, make: MakeStore): void {
   describe(`IdempotencyStore contract: ${name}`, () => {
     it('rejects a window that is not a positive number of seconds', async () => {
-      for (const bad of [0, -1, 1.5, Number.NaN]) await expect(Promise.resolve().then(() => make(bad)), `window ${bad}`).rejects.toThrow(RangeError);
+      for (const bad of [0, -1, 1.5, Number.NaN])
+        await expect(
+          Promise.resolve().then(() => make(bad)),
+          `window ${bad}`,
+        ).rejects.toThrow(RangeError);
     });
 
     it('claims a new key once; after complete, a repeat is a duplicate with the first receivedAt', async () => {
@@ -90,7 +94,8 @@ export function idempotencyContract(name: string, make: MakeStore): void {
       }
       const again = await s.reopen();
       try {
-        for (const [i, key] of keys.entries()) expect(await again.claim(key, T0 + 10_000)).toEqual({ status: 'duplicate', receivedAt: iso(T0 + i) });
+        for (const [i, key] of keys.entries())
+          expect(await again.claim(key, T0 + 10_000)).toEqual({ status: 'duplicate', receivedAt: iso(T0 + i) });
         expect(await again.claim(randomUUID(), T0 + 10_000)).toEqual({ status: 'claimed' });
       } finally {
         await s.close();

@@ -11,14 +11,19 @@ import { join } from 'node:path';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbIdempotencyStore, IDEMPOTENCY_TABLE_KEYS } from '../../../shared/idempotency/dynamodb.js';
-import { IDEMPOTENCY_FILE, LocalIdempotencyStore, SYNC_INTERVAL_MS, type LocalIdempotencyOptions } from '../../../shared/idempotency/local.js';
+import {
+  IDEMPOTENCY_FILE,
+  type LocalIdempotencyOptions,
+  LocalIdempotencyStore,
+  SYNC_INTERVAL_MS,
+} from '../../../shared/idempotency/local.js';
 import { CLAIM_TIMEOUT_MS } from '../../../shared/idempotency/port.js';
 import { frame, scanRecords } from '../../../shared/queue/append-log.js';
 import { localDynamoClient, useDynalite } from '../../support/dynalite.js';
+import { silentLog } from '../../support/log.js';
 import { freePort } from '../../support/ports.js';
 import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
 import { idempotencyContract, T0 } from './contract.js';
-import { silentLog } from '../../support/log.js';
 
 const TABLE = 'svc-idempotency-test';
 const silent = silentLog;
@@ -27,7 +32,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const running = useDynalite({ [TABLE]: IDEMPOTENCY_TABLE_KEYS.partitionKey });
 
 async function localStore(over: Partial<LocalIdempotencyOptions> = {}): Promise<LocalIdempotencyStore> {
-  const store = new LocalIdempotencyStore({ directory: mkdtempSync(join(tmpdir(), 'idem-')), windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0, ...over });
+  const store = new LocalIdempotencyStore({
+    directory: mkdtempSync(join(tmpdir(), 'idem-')),
+    windowSeconds: 3600,
+    maxEntries: 1000,
+    log: silent,
+    now: () => T0,
+    ...over,
+  });
   await store.start();
   return store;
 }
@@ -54,7 +66,8 @@ idempotencyContract('DynamoDB (dynalite)', (windowSeconds) => {
   const store = new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds });
   return Promise.resolve({
     store,
-    reopen: () => Promise.resolve(new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds })),
+    reopen: () =>
+      Promise.resolve(new DynamoDbIdempotencyStore({ client: running().api, tableName: TABLE, windowSeconds })),
     close: () => Promise.resolve(),
   });
 });
@@ -69,7 +82,9 @@ describe('LocalIdempotencyStore', () => {
       await store.complete(key, iso(T0), T0);
     }
     const file = join(directory, IDEMPOTENCY_FILE);
-    await expect.poll(() => scanRecords(readFileSync(file)).payloads, { timeout: 3 * SYNC_INTERVAL_MS }).toEqual(keys.map((k) => `${k} ${T0}`));
+    await expect
+      .poll(() => scanRecords(readFileSync(file)).payloads, { timeout: 3 * SYNC_INTERVAL_MS })
+      .toEqual(keys.map((k) => `${k} ${T0}`));
     const late = randomUUID();
     await store.complete(late, iso(T0), T0);
     await store.stop();
@@ -79,14 +94,31 @@ describe('LocalIdempotencyStore', () => {
   it('takes the events the queue found on disk at start as recorded, before it starts, and keeps them in its file', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'idem-'));
     const queued = [randomUUID(), randomUUID()];
-    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0 });
+    const store = new LocalIdempotencyStore({
+      directory,
+      windowSeconds: 3600,
+      maxEntries: 1000,
+      log: silent,
+      now: () => T0,
+    });
     // The queue calls this while it opens, before it deletes the events it delivered.
-    store.recover([...queued.map((key) => ({ key, receivedAtMs: T0 - 5000 })), { key: randomUUID(), receivedAtMs: T0 - 7_200_000 }]);
-    expect(scanRecords(readFileSync(join(directory, IDEMPOTENCY_FILE))).payloads).toEqual(queued.map((k) => `${k} ${T0 - 5000}`));
+    store.recover([
+      ...queued.map((key) => ({ key, receivedAtMs: T0 - 5000 })),
+      { key: randomUUID(), receivedAtMs: T0 - 7_200_000 },
+    ]);
+    expect(scanRecords(readFileSync(join(directory, IDEMPOTENCY_FILE))).payloads).toEqual(
+      queued.map((k) => `${k} ${T0 - 5000}`),
+    );
     await store.start();
     expect(await store.claim(queued[0] ?? '', T0)).toEqual({ status: 'duplicate', receivedAt: iso(T0 - 5000) });
     await store.stop();
-    const again = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: silent, now: () => T0 });
+    const again = new LocalIdempotencyStore({
+      directory,
+      windowSeconds: 3600,
+      maxEntries: 1000,
+      log: silent,
+      now: () => T0,
+    });
     await again.start();
     expect((await again.claim(queued[1] ?? '', T0)).status).toBe('duplicate');
     await again.stop();
@@ -114,13 +146,21 @@ describe('LocalIdempotencyStore', () => {
     // a again, later (as after its window): now the newest.
     await record('a', T0 + 3);
     await record('d', T0 + 4);
-    const statuses = async (keys: string[], at: number) => Promise.all(keys.map(async (k) => (await store.claim(k, at)).status));
+    const statuses = async (keys: string[], at: number) =>
+      Promise.all(keys.map(async (k) => (await store.claim(k, at)).status));
     expect(await statuses(['a', 'b', 'c', 'd'], T0 + 5)).toEqual(['duplicate', 'claimed', 'duplicate', 'duplicate']);
     await store.release('b');
     const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
     for (const [i, key] of keys.entries()) await record(key, T0 + 10 + i);
     expect(store.size).toBe(3);
-    expect(await statuses(['a', 'd', 'k4996', 'k4997', 'k4998', 'k4999'], T0 + 6000)).toEqual(['claimed', 'claimed', 'claimed', 'duplicate', 'duplicate', 'duplicate']);
+    expect(await statuses(['a', 'd', 'k4996', 'k4997', 'k4998', 'k4999'], T0 + 6000)).toEqual([
+      'claimed',
+      'claimed',
+      'claimed',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+    ]);
     await store.stop();
   });
 
@@ -128,9 +168,20 @@ describe('LocalIdempotencyStore', () => {
     const directory = mkdtempSync(join(tmpdir(), 'idem-'));
     const file = join(directory, IDEMPOTENCY_FILE);
     const [old, fresh, other] = [randomUUID(), randomUUID(), randomUUID()];
-    appendFileSync(file, frame(`${old} ${T0 - 7_200_000}`) + frame(`${fresh} ${T0 - 60_000}`).replace(fresh.slice(0, 4), 'zzzz') + frame(`${other} ${T0 - 1000}`));
+    appendFileSync(
+      file,
+      frame(`${old} ${T0 - 7_200_000}`) +
+        frame(`${fresh} ${T0 - 60_000}`).replace(fresh.slice(0, 4), 'zzzz') +
+        frame(`${other} ${T0 - 1000}`),
+    );
     const warnings: string[] = [];
-    const store = new LocalIdempotencyStore({ directory, windowSeconds: 3600, maxEntries: 1000, log: { ...silent, warn: (_o, msg) => warnings.push(msg) }, now: () => T0 });
+    const store = new LocalIdempotencyStore({
+      directory,
+      windowSeconds: 3600,
+      maxEntries: 1000,
+      log: { ...silent, warn: (_o, msg) => warnings.push(msg) },
+      now: () => T0,
+    });
     await store.start();
     expect(store.size).toBe(1);
     expect((await store.claim(other, T0)).status).toBe('duplicate');
@@ -146,10 +197,18 @@ describe('LocalIdempotencyStore', () => {
     });
     afterAll(() => fs.unmount());
 
-    it('keeps its records in memory, logs, and writes them once there is room; never fails a request for it', async ({ skip }) => {
+    it('keeps its records in memory, logs, and writes them once there is room; never fails a request for it', async ({
+      skip,
+    }) => {
       if (fs.reason) skip(fs.reason);
       const errors: string[] = [];
-      const store = new LocalIdempotencyStore({ directory: fs.path, windowSeconds: 3600, maxEntries: 100_000, log: { ...silent, error: (_o, msg) => errors.push(msg) }, now: () => T0 });
+      const store = new LocalIdempotencyStore({
+        directory: fs.path,
+        windowSeconds: 3600,
+        maxEntries: 100_000,
+        log: { ...silent, error: (_o, msg) => errors.push(msg) },
+        now: () => T0,
+      });
       await store.start();
       const filler = join(fs.path, 'filler');
       writeFileSync(filler, Buffer.alloc(60 * 1024));
@@ -159,7 +218,9 @@ describe('LocalIdempotencyStore', () => {
         await expect(store.complete(key, iso(T0), T0)).resolves.toBeUndefined();
       }
       expect((await store.claim(keys[0] ?? '', T0)).status).toBe('duplicate');
-      await expect.poll(() => errors.join('\n'), { timeout: 3 * SYNC_INTERVAL_MS }).toContain('cannot write the idempotency log');
+      await expect
+        .poll(() => errors.join('\n'), { timeout: 3 * SYNC_INTERVAL_MS })
+        .toContain('cannot write the idempotency log');
       rmSync(filler);
       await store.stop();
       const lines = scanRecords(readFileSync(join(fs.path, IDEMPOTENCY_FILE)));
@@ -175,7 +236,15 @@ describe('DynamoDbIdempotencyStore', () => {
     const key = randomUUID();
     await store.claim(key, T0);
     await store.complete(key, iso(T0));
-    const item = (await running().client.send(new GetItemCommand({ TableName: TABLE, Key: { [IDEMPOTENCY_TABLE_KEYS.partitionKey]: { S: key } }, ConsistentRead: true }))).Item;
+    const item = (
+      await running().client.send(
+        new GetItemCommand({
+          TableName: TABLE,
+          Key: { [IDEMPOTENCY_TABLE_KEYS.partitionKey]: { S: key } },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
     expect(item?.['status']?.S).toBe('COMPLETED');
     expect(item?.['receivedAt']?.S).toBe(iso(T0));
     expect(item?.[IDEMPOTENCY_TABLE_KEYS.ttlAttribute]?.N).toBe(String(T0 / 1000 + 600));
@@ -192,7 +261,12 @@ describe('DynamoDbIdempotencyStore', () => {
   it('fails open when the table cannot be reached: the event is queued, the error reported', async () => {
     const errors: unknown[] = [];
     const client = localDynamoClient(`http://127.0.0.1:${await freePort()}`);
-    const store = new DynamoDbIdempotencyStore({ client, tableName: TABLE, windowSeconds: 3600, onError: (err) => errors.push(err) });
+    const store = new DynamoDbIdempotencyStore({
+      client,
+      tableName: TABLE,
+      windowSeconds: 3600,
+      onError: (err) => errors.push(err),
+    });
     expect(await store.claim(randomUUID(), T0)).toEqual({ status: 'claimed' });
     await store.complete(randomUUID(), iso(T0));
     expect(errors).toHaveLength(2);

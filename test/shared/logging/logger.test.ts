@@ -2,9 +2,14 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, it, expect, afterEach } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LOG_LEVELS, type LogLevelName } from '../../../shared/config/builders.js';
-import { createLogger, LOG_LEVEL_VALUES, type LoggerHandle, type LoggerOptions } from '../../../shared/logging/index.js';
+import {
+  createLogger,
+  LOG_LEVEL_VALUES,
+  type LoggerHandle,
+  type LoggerOptions,
+} from '../../../shared/logging/index.js';
 import { LogDirectoryError } from '../../../shared/logging/logger.js';
 
 /** A real writable stream that keeps what it receives. */
@@ -61,7 +66,7 @@ afterEach(async () => {
 });
 
 describe('levels', () => {
-  it('orders the six levels by decreasing detail around pino\'s own', () => {
+  it("orders the six levels by decreasing detail around pino's own", () => {
     const values = LOG_LEVELS.map((name) => LOG_LEVEL_VALUES[name]);
     expect(values).toEqual([...values].sort((a, b) => a - b));
     expect(new Set(values).size).toBe(6);
@@ -75,12 +80,15 @@ describe('levels', () => {
     expect(out.records().map((r) => [r.level, r.msg])).toEqual(LOG_LEVELS.map((name) => [name, `m-${name}`]));
   });
 
-  it.each(LOG_LEVELS.map((name) => [name]))('level %s keeps exactly the levels at or above it', async (level: LogLevelName) => {
-    const { logger, out } = await open({ level });
-    logAll(logger);
-    const expected = LOG_LEVELS.slice(LOG_LEVELS.indexOf(level));
-    expect(out.records().map((r) => r.level)).toEqual(expected);
-  });
+  it.each(LOG_LEVELS.map((name) => [name]))(
+    'level %s keeps exactly the levels at or above it',
+    async (level: LogLevelName) => {
+      const { logger, out } = await open({ level });
+      logAll(logger);
+      const expected = LOG_LEVELS.slice(LOG_LEVELS.indexOf(level));
+      expect(out.records().map((r) => r.level)).toEqual(expected);
+    },
+  );
 
   it('level verbose drops debug and silly and keeps verbose', async () => {
     const { logger, out } = await open({ level: 'verbose' });
@@ -136,7 +144,10 @@ describe('secrets', () => {
     const [message, formatted, nested, error, child] = out.records();
     expect(message?.msg).toBe('connecting with [REDACTED]');
     expect(formatted?.msg).toBe('header Bearer [REDACTED]');
-    expect(nested).toMatchObject({ request: { headers: { authorization: 'Bearer [REDACTED]' } }, list: ['x[REDACTED]x'] });
+    expect(nested).toMatchObject({
+      request: { headers: { authorization: 'Bearer [REDACTED]' } },
+      list: ['x[REDACTED]x'],
+    });
     expect(error).toMatchObject({ err: { message: 'refused [REDACTED]' } });
     expect(child?.session).toBe('[REDACTED]');
     expect(out.text()).not.toContain(secret);
@@ -226,11 +237,17 @@ describe('file logging', () => {
     const base = await tempDir();
     await writeFile(join(base, 'a-file'), 'not a directory');
     const below = join(base, 'a-file', 'log');
-    await expect(open({ level: 'info', fileLogging: true, logDirectory: below })).rejects.toEqual(new LogDirectoryError(below, 'a part of the path is a file, not a directory'));
+    await expect(open({ level: 'info', fileLogging: true, logDirectory: below })).rejects.toEqual(
+      new LogDirectoryError(below, 'a part of the path is a file, not a directory'),
+    );
     const isFile = join(base, 'a-file');
     const refused = open({ level: 'info', fileLogging: true, logDirectory: isFile });
     await expect(refused).rejects.toBeInstanceOf(LogDirectoryError);
-    await expect(refused).rejects.toMatchObject({ directory: isFile, reason: 'it exists and is not a directory', message: `cannot write log files in ${isFile}: it exists and is not a directory` });
+    await expect(refused).rejects.toMatchObject({
+      directory: isFile,
+      reason: 'it exists and is not a directory',
+      message: `cannot write log files in ${isFile}: it exists and is not a directory`,
+    });
   });
 
   // Root writes into a read-only directory all the same, so this one runs only as another user.
@@ -238,7 +255,11 @@ describe('file logging', () => {
     const dir = join(await tempDir(), 'read-only');
     await mkdir(dir);
     await chmod(dir, 0o500);
-    await expect(open({ level: 'info', fileLogging: true, logDirectory: dir })).rejects.toMatchObject({ name: 'LogDirectoryError', directory: dir, reason: 'permission denied' });
+    await expect(open({ level: 'info', fileLogging: true, logDirectory: dir })).rejects.toMatchObject({
+      name: 'LogDirectoryError',
+      directory: dir,
+      reason: 'permission denied',
+    });
     await chmod(dir, 0o700);
   });
 
@@ -264,7 +285,8 @@ describe('pretty output', () => {
     expect(text).not.toContain('"msg"');
     expect(text).not.toContain('pretty-secret');
     expect(text).not.toMatch(/\u001b\[/);
-    for (const line of text.split('\n').filter((l) => l.length > 0)) expect(line.trimStart().startsWith('{"')).toBe(false);
+    for (const line of text.split('\n').filter((l) => l.length > 0))
+      expect(line.trimStart().startsWith('{"')).toBe(false);
   });
 });
 

@@ -3,7 +3,15 @@
  * §2.6 as the listener hands them over (§1.2–1.5, §2.2), and a line-protocol splitter that compares
  * lines as the spec does (tag order not significant).
  */
-import type { EngineLog, PlatformLogEvent, ProxyLog, QixPerfLog, RepositoryLog, SchedulerLog, UserActivity } from '../../../shared/platform/events.js';
+import type {
+  EngineLog,
+  PlatformLogEvent,
+  ProxyLog,
+  QixPerfLog,
+  RepositoryLog,
+  SchedulerLog,
+  UserActivity,
+} from '../../../shared/platform/events.js';
 import type { LogQueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
 
 export const APP_ID = 'e7af59a0-c243-480d-9571-08727551a66f';
@@ -222,7 +230,11 @@ export function userQueued(event: UserActivity, timeNs = '1710234000000000002', 
   return { kind: 'user-event', id, receivedAt: '2024-03-12T09:00:00.000Z', timeNs, event };
 }
 
-export function logQueued(event: PlatformLogEvent, timeNs = '1710233101876000003', id = `log-${++seq}`): LogQueuedEvent {
+export function logQueued(
+  event: PlatformLogEvent,
+  timeNs = '1710233101876000003',
+  id = `log-${++seq}`,
+): LogQueuedEvent {
   return { kind: 'log-event', id, receivedAt: '2024-03-12T08:45:01.900Z', timeNs, event };
 }
 

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { decodeMessage, encodeClaimCheck, encodePacked, isClaimCheck, packEventBodies, packEventBytes, packEvents, withJson } from '../../../shared/queue/codec.js';
+import {
+  decodeMessage,
+  encodeClaimCheck,
+  encodePacked,
+  isClaimCheck,
+  packEventBodies,
+  packEventBytes,
+  packEvents,
+  withJson,
+} from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
 import { auditQueued, envelope } from '../../support/audit.js';
 
@@ -10,7 +19,13 @@ import { auditQueued, envelope } from '../../support/audit.js';
 function queued(over: Record<string, unknown> = {}): AuditQueuedEvent {
   const checked = validateEnvelope(envelope(over));
   if (!checked.ok) throw new Error(`invalid test envelope: ${JSON.stringify(checked.errors)}`);
-  return { kind: 'audit', id: randomUUID(), receivedAt: '2026-11-22T10:15:23.001Z', meta: { clientIp: '10.1.2.3', clientVersion: '0.3.2' }, event: checked.envelope };
+  return {
+    kind: 'audit',
+    id: randomUUID(),
+    receivedAt: '2026-11-22T10:15:23.001Z',
+    meta: { clientIp: '10.1.2.3', clientVersion: '0.3.2' },
+    event: checked.envelope,
+  };
 }
 
 const sheet = (title: string) => ({ payload: { context: { appId: randomUUID() }, event: { sheetTitle: title } } });
@@ -40,7 +55,11 @@ describe('packEvents / decodeMessage', () => {
 
   it('fills a body up to maxBytes exactly, counting UTF-8 bytes rather than characters', () => {
     // 3-byte characters: a packer that counted string length would fit all three in one body.
-    const [a, b, c] = [queued(sheet('日'.repeat(600))), queued(sheet('本'.repeat(600))), queued(sheet('語'.repeat(600)))];
+    const [a, b, c] = [
+      queued(sheet('日'.repeat(600))),
+      queued(sheet('本'.repeat(600))),
+      queued(sheet('語'.repeat(600))),
+    ];
     const two = encodePacked([a, b]);
     const limit = bytes(two);
     expect(encodePacked([a, b, c]).length).toBeLessThan(limit);
@@ -54,7 +73,9 @@ describe('packEvents / decodeMessage', () => {
   });
 
   it('packs greedily within maxBytes for any unicode content (property)', () => {
-    const arbEvents = fc.array(fc.string({ unit: 'binary', maxLength: 200 }), { minLength: 1, maxLength: 25 }).map((titles) => titles.map((t) => queued(sheet(t))));
+    const arbEvents = fc
+      .array(fc.string({ unit: 'binary', maxLength: 200 }), { minLength: 1, maxLength: 25 })
+      .map((titles) => titles.map((t) => queued(sheet(t))));
     fc.assert(
       fc.property(arbEvents, fc.integer({ min: 200, max: 4000 }), (events, maxBytes) => {
         const packed = packEventBodies(events, maxBytes);
@@ -73,7 +94,9 @@ describe('packEvents / decodeMessage', () => {
   });
 
   it('packs as bytes exactly the bodies packEventBodies makes, for any unicode content, one event or many, split or not (property)', () => {
-    const arbEvents = fc.array(fc.string({ unit: 'binary', maxLength: 200 }), { minLength: 1, maxLength: 12 }).map((titles) => titles.map((t) => queued(sheet(`${t}\uFFFF`))));
+    const arbEvents = fc
+      .array(fc.string({ unit: 'binary', maxLength: 200 }), { minLength: 1, maxLength: 12 })
+      .map((titles) => titles.map((t) => queued(sheet(`${t}\uFFFF`))));
     fc.assert(
       fc.property(arbEvents, fc.integer({ min: 200, max: 8000 }), (events, maxBytes) => {
         const packed = packEventBytes(events, maxBytes);
@@ -81,7 +104,8 @@ describe('packEvents / decodeMessage', () => {
         expect(packed.map((p) => p.bytes.toString('utf8'))).toEqual(bodies.map((b) => b.body));
         expect(packed.map((p) => p.events)).toEqual(bodies.map((b) => b.events));
         // Buffers of their own, not slices of Node's shared pool (the queue keeps them).
-        for (const p of packed) expect(p.bytes.byteOffset === 0 && p.bytes.buffer.byteLength === p.bytes.length).toBe(true);
+        for (const p of packed)
+          expect(p.bytes.byteOffset === 0 && p.bytes.buffer.byteLength === p.bytes.length).toBe(true);
       }),
       { numRuns: 100 },
     );
@@ -120,7 +144,10 @@ describe('packEvents / decodeMessage', () => {
   it('decodes a claim-check message', () => {
     const body = encodeClaimCheck({ bucket: 'b', key: 'claim-checks/2026/11/22/x.json' }, 3);
     const result = decodeMessage(body);
-    expect(result).toEqual({ ok: true, message: { v: 1, claimCheck: { bucket: 'b', key: 'claim-checks/2026/11/22/x.json', events: 3 } } });
+    expect(result).toEqual({
+      ok: true,
+      message: { v: 1, claimCheck: { bucket: 'b', key: 'claim-checks/2026/11/22/x.json', events: 3 } },
+    });
     expect(result.ok && isClaimCheck(result.message)).toBe(true);
   });
 });
@@ -130,10 +157,19 @@ describe('withJson: an event encoded from the text its sender has', () => {
     const known = (e: QueuedEvent) => JSON.stringify(e).replace(/,"/g, ', "');
     for (const pack of [
       (events: QueuedEvent[]) => encodePacked(events),
-      (events: QueuedEvent[]) => packEventBytes(events, 1 << 20).map((p) => p.bytes.toString('utf8')).join(''),
-      (events: QueuedEvent[]) => packEventBodies(events, 1 << 20).map((p) => p.body).join(''),
+      (events: QueuedEvent[]) =>
+        packEventBytes(events, 1 << 20)
+          .map((p) => p.bytes.toString('utf8'))
+          .join(''),
+      (events: QueuedEvent[]) =>
+        packEventBodies(events, 1 << 20)
+          .map((p) => p.body)
+          .join(''),
       // Too small for both in one body: packed one by one.
-      (events: QueuedEvent[]) => packEventBodies(events, Buffer.byteLength(known(events[0] as QueuedEvent)) + 40).map((p) => p.body).join('|'),
+      (events: QueuedEvent[]) =>
+        packEventBodies(events, Buffer.byteLength(known(events[0] as QueuedEvent)) + 40)
+          .map((p) => p.body)
+          .join('|'),
     ]) {
       const plain = auditQueued();
       const spliced = withJson(auditQueued(), '');
@@ -160,8 +196,12 @@ describe('decodeMessage refuses bad bodies with a clear error', () => {
   });
 
   it('an unknown version', () => {
-    expect(errorOf(JSON.stringify({ v: 2, events: [good] }))).toBe('unsupported queue message version 2 (this reader understands v=1)');
-    expect(errorOf(JSON.stringify({ events: [good] }))).toBe('unsupported queue message version undefined (this reader understands v=1)');
+    expect(errorOf(JSON.stringify({ v: 2, events: [good] }))).toBe(
+      'unsupported queue message version 2 (this reader understands v=1)',
+    );
+    expect(errorOf(JSON.stringify({ events: [good] }))).toBe(
+      'unsupported queue message version undefined (this reader understands v=1)',
+    );
   });
 
   it('an audit event whose envelope is invalid', () => {
@@ -170,32 +210,70 @@ describe('decodeMessage refuses bad bodies with a clear error', () => {
       'invalid queue message: events[1] (audit id evt-2) is invalid: /events/1/event/timestamp: must be an RFC 3339 date-time with a zone',
     );
     const { eventId: _omit, ...noId } = good.event;
-    expect(errorOf(JSON.stringify({ v: 1, events: [{ ...good, event: noId }] }))).toMatch(/^invalid queue message: events\[0\] \(audit id [0-9a-f-]{36}\) is invalid: \/events\/0\/event: must have property 'eventId'$/);
+    expect(errorOf(JSON.stringify({ v: 1, events: [{ ...good, event: noId }] }))).toMatch(
+      /^invalid queue message: events\[0\] \(audit id [0-9a-f-]{36}\) is invalid: \/events\/0\/event: must have property 'eventId'$/,
+    );
   });
 
   it('an audit event with bad queue members', () => {
     const bad = { ...good, meta: { clientIp: '10.0.0.1', clientVersion: 3 } };
-    expect(errorOf(JSON.stringify({ v: 1, events: [bad] }))).toMatch(/events\[0\] \(audit id .*\) is invalid: \/events\/0\/meta\/clientVersion: must be string/);
+    expect(errorOf(JSON.stringify({ v: 1, events: [bad] }))).toMatch(
+      /events\[0\] \(audit id .*\) is invalid: \/events\/0\/meta\/clientVersion: must be string/,
+    );
   });
 
   it('an unknown event kind', () => {
-    expect(errorOf(JSON.stringify({ v: 1, events: [good, { ...good, kind: 'metrics' }] }))).toBe('invalid queue message: events[1]: unknown event kind "metrics" (known: audit, user-event, log-event, points, health, user-sessions)');
+    expect(errorOf(JSON.stringify({ v: 1, events: [good, { ...good, kind: 'metrics' }] }))).toBe(
+      'invalid queue message: events[1]: unknown event kind "metrics" (known: audit, user-event, log-event, points, health, user-sessions)',
+    );
   });
 
   it('edge events with a bad point time or a log event of an unknown shape', () => {
-    const user = { kind: 'user-event', id: 'u-1', receivedAt: '2026-11-22T10:00:00.000Z', timeNs: '17x', event: { messageType: 'qseow-proxy-session', host: 'N1', command: 'Start session', user_directory: 'LAB', user_id: 'goran', user_full: 'LAB\\goran', origin: '', context: '/hub/', message: '' } };
-    expect(errorOf(JSON.stringify({ v: 1, events: [user] }))).toBe('invalid queue message: events[0] (user-event id u-1) is invalid: /events/0/timeNs: must match pattern "^[0-9]{1,19}$"');
+    const user = {
+      kind: 'user-event',
+      id: 'u-1',
+      receivedAt: '2026-11-22T10:00:00.000Z',
+      timeNs: '17x',
+      event: {
+        messageType: 'qseow-proxy-session',
+        host: 'N1',
+        command: 'Start session',
+        user_directory: 'LAB',
+        user_id: 'goran',
+        user_full: 'LAB\\goran',
+        origin: '',
+        context: '/hub/',
+        message: '',
+      },
+    };
+    expect(errorOf(JSON.stringify({ v: 1, events: [user] }))).toBe(
+      'invalid queue message: events[0] (user-event id u-1) is invalid: /events/0/timeNs: must match pattern "^[0-9]{1,19}$"',
+    );
     expect(decodeMessage(JSON.stringify({ v: 1, events: [{ ...user, timeNs: '1710233120000000004' }] })).ok).toBe(true);
-    const points = { kind: 'points', id: 'p-1', receivedAt: '2026-11-22T10:00:00.000Z', module: 'EVENT_COUNTS', points: [{ measurement: 'event_count', tags: {}, fields: { counter: { type: 'int', value: 1.5 } }, timeNs: '1' }] };
-    expect(errorOf(JSON.stringify({ v: 1, events: [points] }))).toMatch(/^invalid queue message: events\[0\] \(points id p-1\) is invalid: \/events\/0\/points\/0\/fields\/counter/);
+    const points = {
+      kind: 'points',
+      id: 'p-1',
+      receivedAt: '2026-11-22T10:00:00.000Z',
+      module: 'EVENT_COUNTS',
+      points: [{ measurement: 'event_count', tags: {}, fields: { counter: { type: 'int', value: 1.5 } }, timeNs: '1' }],
+    };
+    expect(errorOf(JSON.stringify({ v: 1, events: [points] }))).toMatch(
+      /^invalid queue message: events\[0\] \(points id p-1\) is invalid: \/events\/0\/points\/0\/fields\/counter/,
+    );
   });
 
   it('no events, or unexpected members', () => {
-    expect(errorOf(JSON.stringify({ v: 1, events: [] }))).toBe('invalid queue message: /events: must NOT have fewer than 1 items');
-    expect(errorOf(JSON.stringify({ v: 1, events: [good], extra: true }))).toBe("invalid queue message: /: unexpected property 'extra'");
+    expect(errorOf(JSON.stringify({ v: 1, events: [] }))).toBe(
+      'invalid queue message: /events: must NOT have fewer than 1 items',
+    );
+    expect(errorOf(JSON.stringify({ v: 1, events: [good], extra: true }))).toBe(
+      "invalid queue message: /: unexpected property 'extra'",
+    );
   });
 
   it('a malformed claim check', () => {
-    expect(errorOf(JSON.stringify({ v: 1, claimCheck: { bucket: 'b', key: 'k', events: 0 } }))).toBe('invalid claim-check message: /claimCheck/events: must be >= 1');
+    expect(errorOf(JSON.stringify({ v: 1, claimCheck: { bucket: 'b', key: 'k', events: 0 } }))).toBe(
+      'invalid claim-check message: /claimCheck/events: must be >= 1',
+    );
   });
 });

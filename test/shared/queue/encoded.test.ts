@@ -8,17 +8,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { decodeMessage, encodeEventList, encodePacked, packedBodyOf, packedBodyParts } from '../../../shared/queue/codec.js';
+import {
+  decodeMessage,
+  encodeEventList,
+  encodePacked,
+  packedBodyOf,
+  packedBodyParts,
+} from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
-import { QueueFullError, SQS_MAX_MESSAGE_BYTES, type EncodedMessage } from '../../../shared/queue/port.js';
+import { type EncodedMessage, QueueFullError, SQS_MAX_MESSAGE_BYTES } from '../../../shared/queue/port.js';
 import { envelope } from '../../support/audit.js';
 import { silentLog } from '../../support/log.js';
 
 function queued(title: string): AuditQueuedEvent {
-  const checked = validateEnvelope(envelope({ payload: { context: { appId: randomUUID() }, event: { sheetTitle: title } } }));
+  const checked = validateEnvelope(
+    envelope({ payload: { context: { appId: randomUUID() }, event: { sheetTitle: title } } }),
+  );
   if (!checked.ok) throw new Error('invalid test envelope');
-  return { kind: 'audit', id: randomUUID(), receivedAt: '2026-11-22T10:15:23.001Z', meta: { clientIp: '10.1.2.3', clientVersion: null }, event: checked.envelope };
+  return {
+    kind: 'audit',
+    id: randomUUID(),
+    receivedAt: '2026-11-22T10:15:23.001Z',
+    meta: { clientIp: '10.1.2.3', clientVersion: null },
+    event: checked.envelope,
+  };
 }
 
 describe('encodeEventList / packedBodyOf', () => {
@@ -34,19 +48,31 @@ describe('encodeEventList / packedBodyOf', () => {
 
 describe('packedBodyParts', () => {
   it('gives the UTF-8 bytes of packedBodyOf of the same lists, in order', () => {
-    const lists = [encodeEventList([queued('Übersicht — 日本語 😀'), queued('two')]), encodeEventList([queued('third')])];
+    const lists = [
+      encodeEventList([queued('Übersicht — 日本語 😀'), queued('two')]),
+      encodeEventList([queued('third')]),
+    ];
     for (const taken of [lists, lists.slice(0, 1)]) {
-      expect(Buffer.concat(packedBodyParts(taken.map((l) => Buffer.from(l)))).toString('utf8')).toBe(packedBodyOf(taken));
+      expect(Buffer.concat(packedBodyParts(taken.map((l) => Buffer.from(l)))).toString('utf8')).toBe(
+        packedBodyOf(taken),
+      );
     }
   });
 });
 
 /** A consumer group that records each body it is given and acknowledges it, or refuses it (`fail`: it stays on disk). */
 function recordingGroup(bodies: string[], fail: boolean) {
-  return { name: 'g', batchSize: 10, batchWindowMs: 0, handler: (e: { Records: { body: string; messageId: string }[] }) => {
-    for (const r of e.Records) bodies.push(r.body);
-    return Promise.resolve({ batchItemFailures: fail ? e.Records.map((r) => ({ itemIdentifier: r.messageId })) : [] });
-  } };
+  return {
+    name: 'g',
+    batchSize: 10,
+    batchWindowMs: 0,
+    handler: (e: { Records: { body: string; messageId: string }[] }) => {
+      for (const r of e.Records) bodies.push(r.body);
+      return Promise.resolve({
+        batchItemFailures: fail ? e.Records.map((r) => ({ itemIdentifier: r.messageId })) : [],
+      });
+    },
+  };
 }
 
 /**
@@ -54,10 +80,20 @@ function recordingGroup(bodies: string[], fail: boolean) {
  * and starts a second queue on the same directory: the body the first delivery got, and the bodies
  * the second queue delivers once it has delivered one.
  */
-async function sendThenRestart(prefix: string, message: EncodedMessage): Promise<{ first: string | undefined; afterRestart: string[] }> {
+async function sendThenRestart(
+  prefix: string,
+  message: EncodedMessage,
+): Promise<{ first: string | undefined; afterRestart: string[] }> {
   const directory = mkdtempSync(join(tmpdir(), prefix));
   const bodies: string[] = [];
-  const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [recordingGroup(bodies, true)], drainTimeoutMs: 0 });
+  const first = new LocalEventQueue({
+    directory,
+    capacity: 10,
+    maxReceiveCount: 100,
+    log: silentLog,
+    groups: [recordingGroup(bodies, true)],
+    drainTimeoutMs: 0,
+  });
   await first.start();
   let firstBody: string | undefined;
   try {
@@ -68,7 +104,13 @@ async function sendThenRestart(prefix: string, message: EncodedMessage): Promise
     await first.stop();
   }
   bodies.length = 0;
-  const second = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 100, log: silentLog, groups: [recordingGroup(bodies, false)] });
+  const second = new LocalEventQueue({
+    directory,
+    capacity: 10,
+    maxReceiveCount: 100,
+    log: silentLog,
+    groups: [recordingGroup(bodies, false)],
+  });
   await second.start();
   try {
     await expect.poll(() => bodies.length).toBeGreaterThan(0);
@@ -85,7 +127,13 @@ describe('LocalEventQueue.sendEncoded', () => {
     const body = packedBodyOf(lists);
     const parts = packedBodyParts(lists.map((l) => Buffer.from(l)));
     // A body getter that throws: the queue must write the parts, never ask for the string.
-    const message = { events: 3, parts, get body(): string { throw new Error('body asked for'); } };
+    const message = {
+      events: 3,
+      parts,
+      get body(): string {
+        throw new Error('body asked for');
+      },
+    };
     const { first, afterRestart } = await sendThenRestart('svc-encoded-parts-', message);
     expect(first).toBe(body);
     expect(afterRestart).toEqual([body]);
@@ -94,7 +142,11 @@ describe('LocalEventQueue.sendEncoded', () => {
 
   it('writes parts that hold a raw newline (JSON with whitespace) in the record form for such bodies: that body comes back unchanged from disk', async () => {
     const body = `{"v":1,\n"events":[${encodeEventList([queued('x')])}]}`;
-    const { afterRestart } = await sendThenRestart('svc-encoded-newline-', { body, events: 1, parts: [Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))] });
+    const { afterRestart } = await sendThenRestart('svc-encoded-newline-', {
+      body,
+      events: 1,
+      parts: [Buffer.from(body.slice(0, 10)), Buffer.from(body.slice(10))],
+    });
     expect(afterRestart).toEqual([body]);
   });
 
@@ -106,10 +158,17 @@ describe('LocalEventQueue.sendEncoded', () => {
       capacity: 3,
       maxReceiveCount: 3,
       log: silentLog,
-      groups: [{ name: 'g', batchSize: 10, batchWindowMs: 0, handler: (e) => {
-        for (const r of e.Records) bodies.push(r.body);
-        return Promise.resolve({ batchItemFailures: [] });
-      } }],
+      groups: [
+        {
+          name: 'g',
+          batchSize: 10,
+          batchWindowMs: 0,
+          handler: (e) => {
+            for (const r of e.Records) bodies.push(r.body);
+            return Promise.resolve({ batchItemFailures: [] });
+          },
+        },
+      ],
     });
     await queue.start();
     try {
@@ -120,8 +179,20 @@ describe('LocalEventQueue.sendEncoded', () => {
       await expect.poll(() => bodies).toEqual([body]);
       // The queue counts the message's events, not its messages: 2 pending + 2 > capacity 3.
       // A consumer that waits a minute for a fuller batch keeps the first message pending.
-      const waiting = { name: 'w', batchSize: 10, batchWindowMs: 60_000, handler: () => Promise.resolve({ batchItemFailures: [] }) };
-      const stuck = new LocalEventQueue({ directory: join(directory, 'other'), capacity: 3, maxReceiveCount: 3, log: silentLog, groups: [waiting], drainTimeoutMs: 0 });
+      const waiting = {
+        name: 'w',
+        batchSize: 10,
+        batchWindowMs: 60_000,
+        handler: () => Promise.resolve({ batchItemFailures: [] }),
+      };
+      const stuck = new LocalEventQueue({
+        directory: join(directory, 'other'),
+        capacity: 3,
+        maxReceiveCount: 3,
+        log: silentLog,
+        groups: [waiting],
+        drainTimeoutMs: 0,
+      });
       await stuck.start();
       await stuck.sendEncoded({ body, events: 2 });
       await expect(stuck.sendEncoded({ body, events: 2 })).rejects.toBeInstanceOf(QueueFullError);

@@ -4,17 +4,32 @@
  * older versions still read, a full filesystem rolled back (a real tmpfs), and a batch that a crash
  * left unsettled delivered again exactly as it was.
  */
-import { appendFileSync, closeSync, constants as fsConstants, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+
 import { pbkdf2 } from 'node:crypto';
+import {
+  appendFileSync,
+  closeSync,
+  constants as fsConstants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gcFunction } from '../../../edge-agent/runtime/settle.js';
 import { AppendLog, frame, frameBytes, frameText, scanRecords } from '../../../shared/queue/append-log.js';
 import { decodeMessage, encodePacked } from '../../../shared/queue/codec.js';
 import { Journal } from '../../../shared/queue/journal.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
-import { gcFunction } from '../../../edge-agent/runtime/settle.js';
 import { QueueStorageError } from '../../../shared/queue/port.js';
 import { auditQueued } from '../../support/audit.js';
 import { recordingLog } from '../../support/log.js';
@@ -51,7 +66,12 @@ describe('framed records', () => {
   it('frames a record as length, crc32 and payload, and reads it back', () => {
     expect(frame('a 12')).toMatch(/^4 [0-9a-f]{8} a 12\n$/);
     const text = frame('{"x":"é"}') + frame('second');
-    expect(scanRecords(Buffer.from(text))).toEqual({ payloads: ['{"x":"é"}', 'second'], damaged: [], completeBytes: Buffer.byteLength(text), totalBytes: Buffer.byteLength(text) });
+    expect(scanRecords(Buffer.from(text))).toEqual({
+      payloads: ['{"x":"é"}', 'second'],
+      damaged: [],
+      completeBytes: Buffer.byteLength(text),
+      totalBytes: Buffer.byteLength(text),
+    });
   });
 
   it('frames a payload given as a text head and a byte body exactly as the whole text', () => {
@@ -71,7 +91,10 @@ describe('framed records', () => {
   it('frames a body given as UTF-8 parts exactly as the same body given as text', () => {
     const bodies: string[][] = [['{"x":"é"}'], [], ['{"e":"😀', '\\u0000;"}', ''], ['y'.repeat(70_000), 'z']];
     for (const parts of bodies) {
-      const { data, bodyAt } = frameText('m 12 3 ', parts.map((p) => Buffer.from(p)));
+      const { data, bodyAt } = frameText(
+        'm 12 3 ',
+        parts.map((p) => Buffer.from(p)),
+      );
       expect(data).toEqual(frameText('m 12 3 ', parts.join('')).data);
       expect(data.subarray(bodyAt, data.length - 1).toString('utf8')).toBe(parts.join(''));
     }
@@ -84,7 +107,12 @@ describe('framed records', () => {
     const scan = scanRecords(Buffer.from(text));
     expect(scan.payloads).toEqual(['one', 'five']);
     // The flipped record and the half record glued to the next one: adjacent lines, one region.
-    expect(scan.damaged).toEqual([{ offset: Buffer.byteLength(good[0] ?? ''), bytes: Buffer.byteLength(flipped + (good[2]?.slice(0, 7) ?? '') + good[3]) }]);
+    expect(scan.damaged).toEqual([
+      {
+        offset: Buffer.byteLength(good[0] ?? ''),
+        bytes: Buffer.byteLength(flipped + (good[2]?.slice(0, 7) ?? '') + good[3]),
+      },
+    ]);
   });
 });
 
@@ -124,7 +152,9 @@ describe('Journal on disk', () => {
     expect(report?.obj).toMatchObject({ file: segment, offset: second });
     const copies = readdirSync(join(directory, 'damaged'));
     expect(copies).toEqual([`${segment.split('/').pop()}.${second}.bin`]);
-    expect(readFileSync(join(directory, 'damaged', copies[0] ?? '')).length).toBe(data.indexOf(0x0a, second) + 1 - second);
+    expect(readFileSync(join(directory, 'damaged', copies[0] ?? '')).length).toBe(
+      data.indexOf(0x0a, second) + 1 - second,
+    );
     await journal.close();
   });
 
@@ -142,13 +172,17 @@ describe('Journal on disk', () => {
     expect(held.slice(0, 3)).toEqual([false, false, false]);
     expect(records.at(-1)?.decoded?.[0]).toBe(events.at(-1));
     // Let go of or not, every body is what was appended.
-    expect(records.map((r) => decodeMessage(r.body))).toEqual(events.map((e) => ({ ok: true, message: { v: 1, events: [e] } })));
+    expect(records.map((r) => decodeMessage(r.body))).toEqual(
+      events.map((e) => ({ ok: true, message: { v: 1, events: [e] } })),
+    );
     // A small body holds its events too (bytes of its own, not the shared pool's).
     const small = auditQueued();
     expect((await journal.append(encodePacked([small]), 1, undefined, [small])).decoded?.[0]).toBe(small);
     await journal.close();
     const again = await Journal.open(directory, ['g'], capture().log);
-    expect([...(again.groups.get('g')?.pending.values() ?? [])].map((p) => p.record.decoded)).toEqual(Array(13).fill(undefined));
+    expect([...(again.groups.get('g')?.pending.values() ?? [])].map((p) => p.record.decoded)).toEqual(
+      Array(13).fill(undefined),
+    );
     expect(idsIn(again)).toEqual([...events, small].map((e) => e.id));
     await again.close();
   });
@@ -170,7 +204,9 @@ describe('Journal on disk', () => {
     // x and y are settled everywhere: let go of; z is still pending for a (its retry takes it from the tail).
     expect([rx, ry, rz].map((r) => r.decoded?.[0])).toEqual([undefined, undefined, z]);
     // The bodies are still what was appended (they are read from the bytes).
-    expect([rx, ry].map((r) => decodeMessage(r.body))).toEqual([x, y].map((e) => ({ ok: true, message: { v: 1, events: [e] } })));
+    expect([rx, ry].map((r) => decodeMessage(r.body))).toEqual(
+      [x, y].map((e) => ({ ok: true, message: { v: 1, events: [e] } })),
+    );
     await journal.close();
   });
 
@@ -200,7 +236,8 @@ describe('Journal on disk', () => {
   it('keeps its in-memory tail short whatever is settled when: a consumer that keeps up leaves it empty, and one record pending for long does not make it grow past its bound', async () => {
     const journal = await Journal.open(dir(), ['a', 'b'], capture().log);
     const body = encodePacked([]);
-    const appendMany = (n: number) => Promise.all(Array.from({ length: n }, () => journal.append(body, 0, undefined, [])));
+    const appendMany = (n: number) =>
+      Promise.all(Array.from({ length: n }, () => journal.append(body, 0, undefined, [])));
     // Settled as they come, in both groups: nothing stays held.
     for (let i = 0; i < 3; i++) {
       const seqs = (await appendMany(1500)).map((r) => r.seq);
@@ -228,7 +265,10 @@ describe('Journal on disk', () => {
     const directory = dir();
     const [a, b, c] = [auditQueued(), auditQueued(), auditQueued()];
     mkdirSync(directory, { recursive: true });
-    writeFileSync(join(directory, 'segment-000000000001.log'), [a, b, c].map((e, i) => `${JSON.stringify({ s: i + 1, n: 1, b: encodePacked([e]) })}\n`).join(''));
+    writeFileSync(
+      join(directory, 'segment-000000000001.log'),
+      [a, b, c].map((e, i) => `${JSON.stringify({ s: i + 1, n: 1, b: encodePacked([e]) })}\n`).join(''),
+    );
     writeFileSync(join(directory, 'acks-g.log'), 'a 2\nf 3\n');
     const first = await Journal.open(directory, ['g'], capture().log);
     expect(idsIn(first)).toEqual([a.id, c.id]);
@@ -247,20 +287,43 @@ describe('Journal on disk', () => {
     const [a, b] = [auditQueued(), auditQueued()];
     mkdirSync(directory, { recursive: true });
     // Framed JSON records, as this Svc wrote them before the raw form.
-    writeFileSync(join(directory, 'segment-000000000001.log'), frame(JSON.stringify({ s: 1, n: 1, b: encodePacked([a]) })));
+    writeFileSync(
+      join(directory, 'segment-000000000001.log'),
+      frame(JSON.stringify({ s: 1, n: 1, b: encodePacked([a]) })),
+    );
     const journal = await Journal.open(directory, ['g', 'h'], capture().log);
     const bodyB = encodePacked([b]);
     await journal.append(bodyB, 1);
     await journal.append('line one\nline two', 2);
     await journal.append('{"only":"h"}', 3, ['h']);
     await journal.close();
-    const written = readdirSync(directory).filter((f) => f.startsWith('segment-')).sort();
+    const written = readdirSync(directory)
+      .filter((f) => f.startsWith('segment-'))
+      .sort();
     const payloads = scanRecords(readFileSync(join(directory, written[written.length - 1] ?? ''))).payloads;
-    expect(payloads).toEqual([`m 2 1 ${bodyB}`, JSON.stringify({ s: 3, n: 2, b: 'line one\nline two' }), JSON.stringify({ s: 4, g: ['h'], n: 3, b: '{"only":"h"}' })]);
+    expect(payloads).toEqual([
+      `m 2 1 ${bodyB}`,
+      JSON.stringify({ s: 3, n: 2, b: 'line one\nline two' }),
+      JSON.stringify({ s: 4, g: ['h'], n: 3, b: '{"only":"h"}' }),
+    ]);
     const again = await Journal.open(directory, ['g', 'h'], capture().log);
-    const bodies = (group: string) => [...(again.groups.get(group)?.pending.values() ?? [])].map(({ record }) => [record.seq, record.events, record.body]);
-    expect(bodies('g')).toEqual([[1, 1, encodePacked([a])], [2, 1, bodyB], [3, 2, 'line one\nline two']]);
-    expect(bodies('h')).toEqual([[1, 1, encodePacked([a])], [2, 1, bodyB], [3, 2, 'line one\nline two'], [4, 3, '{"only":"h"}']]);
+    const bodies = (group: string) =>
+      [...(again.groups.get(group)?.pending.values() ?? [])].map(({ record }) => [
+        record.seq,
+        record.events,
+        record.body,
+      ]);
+    expect(bodies('g')).toEqual([
+      [1, 1, encodePacked([a])],
+      [2, 1, bodyB],
+      [3, 2, 'line one\nline two'],
+    ]);
+    expect(bodies('h')).toEqual([
+      [1, 1, encodePacked([a])],
+      [2, 1, bodyB],
+      [3, 2, 'line one\nline two'],
+      [4, 3, '{"only":"h"}'],
+    ]);
     expect(again.damage).toEqual({ records: 0, bytes: 0, ackLines: 0 });
     await again.close();
   });
@@ -301,7 +364,12 @@ describe('Journal on disk', () => {
     const first = await Journal.open(directory, ['g'], capture().log);
     const records = [];
     for (const e of events) records.push(await first.append(encodePacked([e]), 1));
-    await first.settle('g', records.map((r) => r?.seq ?? 0), [], []);
+    await first.settle(
+      'g',
+      records.map((r) => r?.seq ?? 0),
+      [],
+      [],
+    );
     await first.close();
     const seen: string[] = [];
     const second = await Journal.open(directory, ['g'], capture().log, (found) => {
@@ -343,21 +411,47 @@ describe('Journal on disk', () => {
     const record = join(dir(), 'batches.jsonl');
     const events = [auditQueued(), auditQueued()];
     // The child delivers [e1, e2] as one batch (batch size 2), records it, and dies before settling.
-    const crashed = spawnQueueHolder({ directory, events, groups: [{ name: 'files', batchSize: 2, batchWindowMs: 60_000, stableBatches: true, recordTo: record, crashBeforeSettle: true }] });
+    const crashed = spawnQueueHolder({
+      directory,
+      events,
+      groups: [
+        {
+          name: 'files',
+          batchSize: 2,
+          batchWindowMs: 60_000,
+          stableBatches: true,
+          recordTo: record,
+          crashBeforeSettle: true,
+        },
+      ],
+    });
     await crashed.exited;
-    expect(readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[])).toEqual([events.map((e) => e.id)]);
+    expect(
+      readFileSync(record, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as string[]),
+    ).toEqual([events.map((e) => e.id)]);
 
     // Restarted with room for three per batch; a third event arrives at once. Regrouped, the first
     // batch would be [e1, e2, e3]: a file destination would then write e1 and e2 a second time.
     const batches: string[][] = [];
     const handler = (e: SQSEvent): Promise<SQSBatchResponse> => {
-      batches.push(e.Records.flatMap((r) => {
-        const decoded = decodeMessage(r.body);
-        return decoded.ok && 'events' in decoded.message ? decoded.message.events.map((x) => x.id) : [];
-      }));
+      batches.push(
+        e.Records.flatMap((r) => {
+          const decoded = decodeMessage(r.body);
+          return decoded.ok && 'events' in decoded.message ? decoded.message.events.map((x) => x.id) : [];
+        }),
+      );
       return Promise.resolve({ batchItemFailures: [] });
     };
-    const queue = new LocalEventQueue({ directory, capacity: 100, maxReceiveCount: 5, log: capture().log, groups: [{ name: 'files', handler, batchSize: 3, batchWindowMs: 200, stableBatches: true }] });
+    const queue = new LocalEventQueue({
+      directory,
+      capacity: 100,
+      maxReceiveCount: 5,
+      log: capture().log,
+      groups: [{ name: 'files', handler, batchSize: 3, batchWindowMs: 200, stableBatches: true }],
+    });
     await queue.start();
     const third = auditQueued();
     await queue.send([third]);
@@ -374,7 +468,15 @@ describe('Journal on disk', () => {
 /** Jobs that hold every thread of libuv's pool for a while (key derivations); resolves when they are done. */
 function occupyThreadPool(): Promise<void> {
   const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-  return Promise.all(Array.from({ length: threads * 2 }, () => new Promise<void>((resolve, reject) => pbkdf2('p', 's', 200_000, 32, 'sha256', (err) => (err ? reject(err) : resolve()))))).then(() => undefined);
+  return Promise.all(
+    Array.from(
+      { length: threads * 2 },
+      () =>
+        new Promise<void>((resolve, reject) =>
+          pbkdf2('p', 's', 200_000, 32, 'sha256', (err) => (err ? reject(err) : resolve())),
+        ),
+    ),
+  ).then(() => undefined);
 }
 
 describe('AppendLog opened with O_DSYNC', () => {
@@ -406,7 +508,12 @@ describe('AppendLog opened with O_DSYNC', () => {
     const many = (from: number, n: number) => Array.from({ length: n }, (_, i) => `r${from + i}`);
     await synced.append(many(0, 3).map((p) => Buffer.from(frame(p))));
     await synced.append(many(3, 1500).map((p) => Buffer.from(frame(p))));
-    expect(scanRecords(readFileSync(join(directory, 'dsync.log'))).payloads).toEqual(['one', 'two', 'three', ...many(0, 1503)]);
+    expect(scanRecords(readFileSync(join(directory, 'dsync.log'))).payloads).toEqual([
+      'one',
+      'two',
+      'three',
+      ...many(0, 1503),
+    ]);
     expect(synced.size).toBe(statSync(join(directory, 'dsync.log')).size);
     await plain.close();
     await synced.close();
@@ -434,7 +541,11 @@ describe('AppendLog opened with O_DSYNC', () => {
     // Two while that write runs: the next one.
     const first = journal.append(encodePacked([auditQueued()]), 1);
     await new Promise<void>((resolve) => setImmediate(resolve));
-    await Promise.all([first, journal.append(encodePacked([auditQueued()]), 1), journal.append(encodePacked([auditQueued()]), 1)]);
+    await Promise.all([
+      first,
+      journal.append(encodePacked([auditQueued()]), 1),
+      journal.append(encodePacked([auditQueued()]), 1),
+    ]);
     expect(journal.segmentWrites).toEqual({ writes: 4, records: 9, bytes: statSync(segmentOf(directory)).size });
     await journal.close();
   });
@@ -483,7 +594,11 @@ describe('the ack logs, written per delivery and synced periodically', () => {
     await journal.settle('g', [one], [two], []);
     await journal.settle('h', [one, two], [], []);
     // Written (readable, so a crash keeps them) and not yet synced: no sync ran on the way.
-    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual([`l ${one} ${two}`, `a ${one}`, `f ${two}`]);
+    expect(scanRecords(readFileSync(join(directory, 'acks-g.log'))).payloads).toEqual([
+      `l ${one} ${two}`,
+      `a ${one}`,
+      `f ${two}`,
+    ]);
     expect(journal.ackSyncs).toBe(0);
     await journal.acksSynced();
     // One sync per written log, however many lines it took since the last.
@@ -518,36 +633,43 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
     [true, true],
     // Unsynced: written on the calling thread (writeSync/writevSync), rolled back the same way.
     [false, false],
-  ] as const)('rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room (O_DSYNC %s, synced %s)', async ([dsync, sync], { skip }) => {
-    if (fs.reason) skip(fs.reason);
-    const mount = fs.path;
-    const path = join(mount, 'log');
-    rmSync(path, { force: true });
-    const log = await AppendLog.open(path, { dsync });
-    await log.append(frame('first'));
-    const good = statSync(path).size;
-    // Leave less room than the next record needs (64 KiB: the log's page, 48 KiB of filler, 12 KiB
-    // free): the kernel writes part of it, then answers ENOSPC.
-    const filler = join(mount, 'filler');
-    writeFileSync(filler, Buffer.alloc(48 * 1024));
-    const big = frame('x'.repeat(16 * 1024));
-    await expect(log.append(big, { sync })).rejects.toThrow(QueueStorageError);
-    await expect(log.append(big, { sync })).rejects.toThrow(/ENOSPC/);
-    expect(statSync(path).size).toBe(good);
-    // The same as buffers (one writev): written in part, then rolled back.
-    await expect(log.append([Buffer.from(frame('y'.repeat(8 * 1024))), Buffer.from(big)], { sync })).rejects.toThrow(/ENOSPC/);
-    expect(statSync(path).size).toBe(good);
-    expect(log.size).toBe(good);
+  ] as const)(
+    'rolls a short or failed write back to the last whole record, refuses with QueueStorageError, and goes on once there is room (O_DSYNC %s, synced %s)',
+    async ([dsync, sync], { skip }) => {
+      if (fs.reason) skip(fs.reason);
+      const mount = fs.path;
+      const path = join(mount, 'log');
+      rmSync(path, { force: true });
+      const log = await AppendLog.open(path, { dsync });
+      await log.append(frame('first'));
+      const good = statSync(path).size;
+      // Leave less room than the next record needs (64 KiB: the log's page, 48 KiB of filler, 12 KiB
+      // free): the kernel writes part of it, then answers ENOSPC.
+      const filler = join(mount, 'filler');
+      writeFileSync(filler, Buffer.alloc(48 * 1024));
+      const big = frame('x'.repeat(16 * 1024));
+      await expect(log.append(big, { sync })).rejects.toThrow(QueueStorageError);
+      await expect(log.append(big, { sync })).rejects.toThrow(/ENOSPC/);
+      expect(statSync(path).size).toBe(good);
+      // The same as buffers (one writev): written in part, then rolled back.
+      await expect(log.append([Buffer.from(frame('y'.repeat(8 * 1024))), Buffer.from(big)], { sync })).rejects.toThrow(
+        /ENOSPC/,
+      );
+      expect(statSync(path).size).toBe(good);
+      expect(log.size).toBe(good);
 
-    rmSync(filler);
-    await log.append(frame('after'));
-    await log.close();
-    const scan = scanRecords(readFileSync(path));
-    expect(scan.payloads).toEqual(['first', 'after']);
-    expect(scan.damaged).toEqual([]);
-    expect(scan.completeBytes).toBe(scan.totalBytes);
-  });
-  it('an outcome that cannot be written (ENOSPC) is not recorded: the fault is reported, and the message is delivered again and acknowledged once there is room', async ({ skip }) => {
+      rmSync(filler);
+      await log.append(frame('after'));
+      await log.close();
+      const scan = scanRecords(readFileSync(path));
+      expect(scan.payloads).toEqual(['first', 'after']);
+      expect(scan.damaged).toEqual([]);
+      expect(scan.completeBytes).toBe(scan.totalBytes);
+    },
+  );
+  it('an outcome that cannot be written (ENOSPC) is not recorded: the fault is reported, and the message is delivered again and acknowledged once there is room', async ({
+    skip,
+  }) => {
     if (fs.reason) skip(fs.reason);
     const directory = join(fs.path, 'outcome-queue');
     rmSync(directory, { recursive: true, force: true });
@@ -560,7 +682,13 @@ describe('AppendLog on a full filesystem (tmpfs)', () => {
       return { batchItemFailures: [] };
     };
     const { lines, log } = capture();
-    const queue = new LocalEventQueue({ directory, capacity: 100, maxReceiveCount: 5, log, groups: [{ name: 'g', handler, batchSize: 10, batchWindowMs: 0 }] });
+    const queue = new LocalEventQueue({
+      directory,
+      capacity: 100,
+      maxReceiveCount: 5,
+      log,
+      groups: [{ name: 'g', handler, batchSize: 10, batchWindowMs: 0 }],
+    });
     await queue.start();
     await queue.send([auditQueued()]);
     await expect.poll(() => deliveries.length).toBe(1);

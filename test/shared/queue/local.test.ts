@@ -5,12 +5,19 @@ import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { decodeMessage } from '../../../shared/queue/codec.js';
-import type { QueuedEvent } from '../../../shared/queue/events.js';
-import { DEAD_LETTER_DIR, DestinationUnavailableError, LocalEventQueue, replayDeadLetters, type ConsumerGroup, type SqsBatchHandler } from '../../../shared/queue/local.js';
-import { QueueFullError } from '../../../shared/queue/port.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import type { Destination } from '../../../shared/destinations/port.js';
+import { decodeMessage } from '../../../shared/queue/codec.js';
+import type { QueuedEvent } from '../../../shared/queue/events.js';
+import {
+  type ConsumerGroup,
+  DEAD_LETTER_DIR,
+  DestinationUnavailableError,
+  LocalEventQueue,
+  replayDeadLetters,
+  type SqsBatchHandler,
+} from '../../../shared/queue/local.js';
+import { QueueFullError } from '../../../shared/queue/port.js';
 import { auditQueued, envelope } from '../../support/audit.js';
 import { recordingLog, silentLog } from '../../support/log.js';
 import { spawnQueueHolder, startQueueHolder } from '../../support/queue-holder.js';
@@ -20,7 +27,13 @@ const silent = silentLog;
 function event(): QueuedEvent {
   const checked = validateEnvelope(envelope());
   if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } };
+  return {
+    kind: 'audit',
+    id: checked.envelope.eventId,
+    receivedAt: new Date().toISOString(),
+    event: checked.envelope,
+    meta: { clientIp: '127.0.0.1', clientVersion: null },
+  };
 }
 
 function idsOf(e: SQSEvent): string[] {
@@ -31,7 +44,11 @@ function idsOf(e: SQSEvent): string[] {
 }
 
 /** A consumer that records event ids and fails the messages `fail` picks. */
-function recorder(fail: (e: SQSEvent, call: number) => string[] = () => []): { handler: SqsBatchHandler; seen: string[]; batches: SQSEvent[] } {
+function recorder(fail: (e: SQSEvent, call: number) => string[] = () => []): {
+  handler: SqsBatchHandler;
+  seen: string[];
+  batches: SQSEvent[];
+} {
   const seen: string[] = [];
   const batches: SQSEvent[] = [];
   const handler = (e: SQSEvent): Promise<SQSBatchResponse> => {
@@ -43,8 +60,21 @@ function recorder(fail: (e: SQSEvent, call: number) => string[] = () => []): { h
   return { handler, seen, batches };
 }
 
-function queue(directory: string, groups: ConsumerGroup[], over: Partial<ConstructorParameters<typeof LocalEventQueue>[0]> = {}): LocalEventQueue {
-  return new LocalEventQueue({ directory, capacity: 1000, maxReceiveCount: 3, groups, log: silent, retryBaseMs: 10, retryCapMs: 40, ...over });
+function queue(
+  directory: string,
+  groups: ConsumerGroup[],
+  over: Partial<ConstructorParameters<typeof LocalEventQueue>[0]> = {},
+): LocalEventQueue {
+  return new LocalEventQueue({
+    directory,
+    capacity: 1000,
+    maxReceiveCount: 3,
+    groups,
+    log: silent,
+    retryBaseMs: 10,
+    retryCapMs: 40,
+    ...over,
+  });
 }
 
 const dir = () => mkdtempSync(join(tmpdir(), 'local-queue-'));
@@ -64,7 +94,11 @@ describe('LocalEventQueue', () => {
     expect(a.seen).toEqual(events.map((e) => e.id));
     expect(Math.max(...a.batches.map((x) => x.Records.length))).toBeLessThanOrEqual(4);
     const record = a.batches[0]?.Records[0];
-    expect(record).toMatchObject({ eventSource: 'aws:sqs', attributes: { ApproximateReceiveCount: '1' }, eventSourceARN: 'arn:aws:sqs:local:000000000000:a' });
+    expect(record).toMatchObject({
+      eventSource: 'aws:sqs',
+      attributes: { ApproximateReceiveCount: '1' },
+      eventSourceARN: 'arn:aws:sqs:local:000000000000:a',
+    });
     await q.stop();
   });
 
@@ -83,7 +117,9 @@ describe('LocalEventQueue', () => {
   it('with maxBatchEvents, counts the events a batch holds over its messages: a full batch goes without waiting for its window; a larger message goes alone', async () => {
     const r = recorder();
     // A long window and a message count that never binds: only the event count closes a batch.
-    const q = queue(dir(), [{ name: 'files', handler: r.handler, batchSize: 1000, batchWindowMs: 60_000, maxBatchEvents: 5 }]);
+    const q = queue(dir(), [
+      { name: 'files', handler: r.handler, batchSize: 1000, batchWindowMs: 60_000, maxBatchEvents: 5 },
+    ]);
     await q.start();
     for (let i = 0; i < 4; i++) await q.send([event(), event()]);
     await q.send(Array.from({ length: 7 }, event));
@@ -120,7 +156,9 @@ describe('LocalEventQueue', () => {
     await q.send([second]);
     await expect.poll(() => r.seen.length).toBe(2);
     const records = r.batches[1]?.Records ?? [];
-    expect(records.map((x) => [x.messageId, x.receiptHandle, x.attributes.ApproximateReceiveCount, x.eventSourceARN])).toEqual([
+    expect(
+      records.map((x) => [x.messageId, x.receiptHandle, x.attributes.ApproximateReceiveCount, x.eventSourceARN]),
+    ).toEqual([
       ['1', 'g:1', '2', 'arn:aws:sqs:local:000000000000:g'],
       ['2', 'g:2', '1', 'arn:aws:sqs:local:000000000000:g'],
     ]);
@@ -142,7 +180,11 @@ describe('LocalEventQueue', () => {
     const dlq = join(directory, DEAD_LETTER_DIR, 'tsdb');
     const files = readdirSync(dlq);
     expect(files).toHaveLength(1);
-    const letter = JSON.parse(readFileSync(join(dlq, files[0] ?? ''), 'utf8')) as { attempts: number; group: string; reason: string };
+    const letter = JSON.parse(readFileSync(join(dlq, files[0] ?? ''), 'utf8')) as {
+      attempts: number;
+      group: string;
+      reason: string;
+    };
     expect(letter).toMatchObject({ attempts: 3, group: 'tsdb', reason: 'the handler reported the message as failed' });
 
     expect(await replayDeadLetters(directory, silent)).toEqual([{ group: 'tsdb', messages: 1, events: 1 }]);
@@ -175,7 +217,11 @@ describe('LocalEventQueue', () => {
   });
 
   it('refuses events beyond its capacity with QueueFullError', async () => {
-    const q = queue(dir(), [{ name: 'stuck', handler: () => new Promise(() => undefined), batchSize: 1, batchWindowMs: 0 }], { capacity: 3 });
+    const q = queue(
+      dir(),
+      [{ name: 'stuck', handler: () => new Promise(() => undefined), batchSize: 1, batchWindowMs: 0 }],
+      { capacity: 3 },
+    );
     await q.start();
     await q.send([event(), event()]);
     await q.send([event()]);
@@ -186,7 +232,10 @@ describe('LocalEventQueue', () => {
     const directory = dir();
     // A writer that is down: every delivery fails, so the events are still pending when it stops.
     const down = recorder((e) => e.Records.map((r) => r.messageId));
-    const blocked = queue(directory, [{ name: 'g', handler: down.handler, batchSize: 10, batchWindowMs: 0 }], { drainTimeoutMs: 50, maxReceiveCount: 100 });
+    const blocked = queue(directory, [{ name: 'g', handler: down.handler, batchSize: 10, batchWindowMs: 0 }], {
+      drainTimeoutMs: 50,
+      maxReceiveCount: 100,
+    });
     await blocked.start();
     const events = [event(), event()];
     await blocked.send(events);
@@ -215,7 +264,12 @@ describe('LocalEventQueue', () => {
       const deliveries: { at: number; seqs: string[]; receiveCounts: string[]; reached: boolean }[] = [];
       const written: string[] = [];
       const handler: SqsBatchHandler = (e) => {
-        deliveries.push({ at: Date.now(), seqs: e.Records.map((r) => r.messageId), receiveCounts: e.Records.map((r) => r.attributes.ApproximateReceiveCount), reached: !down() });
+        deliveries.push({
+          at: Date.now(),
+          seqs: e.Records.map((r) => r.messageId),
+          receiveCounts: e.Records.map((r) => r.attributes.ApproximateReceiveCount),
+          reached: !down(),
+        });
         if (down()) return Promise.reject(new DestinationUnavailableError('connect ECONNREFUSED 127.0.0.1:9'));
         written.push(...idsOf(e));
         return Promise.resolve({ batchItemFailures: [] });
@@ -228,7 +282,12 @@ describe('LocalEventQueue', () => {
       const f = flaky(() => down);
       const { log, lines } = recordingLog();
       // maxReceiveCount 2: were an unreachable try counted, the messages would be dead letters after two.
-      const q = queue(dir(), [{ name: 'tsdb', handler: f.handler, batchSize: 2, batchWindowMs: 0 }], { log, maxReceiveCount: 2, unavailableBaseMs: 20, unavailableCapMs: 80 });
+      const q = queue(dir(), [{ name: 'tsdb', handler: f.handler, batchSize: 2, batchWindowMs: 0 }], {
+        log,
+        maxReceiveCount: 2,
+        unavailableBaseMs: 20,
+        unavailableCapMs: 80,
+      });
       await q.start();
       const events = Array.from({ length: 5 }, event);
       for (const e of events) await q.send([e]);
@@ -243,7 +302,15 @@ describe('LocalEventQueue', () => {
 
       expect(f.written).toEqual(events.map((e) => e.id));
       // Written is not yet acknowledged: the ack is settled (on disk) just after the write returns.
-      await expect.poll(() => q.stats()['tsdb'], { timeout: 5000 }).toMatchObject({ deadLettered: 0, pending: 0, unavailableSince: null, unavailableReason: null, oldestPendingAt: null });
+      await expect
+        .poll(() => q.stats()['tsdb'], { timeout: 5000 })
+        .toMatchObject({
+          deadLettered: 0,
+          pending: 0,
+          unavailableSince: null,
+          unavailableReason: null,
+          oldestPendingAt: null,
+        });
       // Every try while down, and the first after, began with the oldest message, each time a first receive.
       const whileDown = f.deliveries.filter((d) => !d.reached);
       expect(whileDown.length).toBeGreaterThanOrEqual(6);
@@ -258,14 +325,26 @@ describe('LocalEventQueue', () => {
       });
       expect(Math.max(...gaps)).toBeLessThan(1000);
       // One WARN when it became unreachable, one INFO when it was back: not a line per try.
-      expect(lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.msg)).toEqual([expect.stringMatching(/^destination tsdb is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:9\); its events wait in the local queue \(\d pending, capacity 1000\) and are tried again with backoff up to 80 ms$/)]);
-      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('reachable again'))).toEqual([expect.objectContaining({ msg: expect.stringMatching(/^destination tsdb is reachable again after [\d.]+ s; 5 event\(s\) were waiting/) })]);
+      expect(lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.msg)).toEqual([
+        expect.stringMatching(
+          /^destination tsdb is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:9\); its events wait in the local queue \(\d pending, capacity 1000\) and are tried again with backoff up to 80 ms$/,
+        ),
+      ]);
+      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('reachable again'))).toEqual([
+        expect.objectContaining({
+          msg: expect.stringMatching(/^destination tsdb is reachable again after [\d.]+ s; 5 event\(s\) were waiting/),
+        }),
+      ]);
       await q.stop();
     });
 
     it('keeps taking events while paused, up to its capacity, then refuses them (back-pressure)', async () => {
       const f = flaky(() => true);
-      const q = queue(dir(), [{ name: 'tsdb', handler: f.handler, batchSize: 10, batchWindowMs: 0 }], { capacity: 4, unavailableBaseMs: 20, unavailableCapMs: 40 });
+      const q = queue(dir(), [{ name: 'tsdb', handler: f.handler, batchSize: 10, batchWindowMs: 0 }], {
+        capacity: 4,
+        unavailableBaseMs: 20,
+        unavailableCapMs: 40,
+      });
       await q.start();
       for (let i = 0; i < 4; i++) await q.send([event()]);
       await expect.poll(() => f.deliveries.length).toBeGreaterThanOrEqual(3);
@@ -281,7 +360,9 @@ describe('LocalEventQueue', () => {
         calls += 1;
         seen.push(e.Records.map((r) => r.messageId));
         const second = e.Records[1]?.messageId;
-        return calls === 1 && second ? Promise.reject(new DestinationUnavailableError('throttled', [second])) : Promise.resolve({ batchItemFailures: [] });
+        return calls === 1 && second
+          ? Promise.reject(new DestinationUnavailableError('throttled', [second]))
+          : Promise.resolve({ batchItemFailures: [] });
       };
       const q = queue(dir(), [{ name: 'g', handler, batchSize: 10, batchWindowMs: 50 }], { unavailableBaseMs: 20 });
       await q.start();
@@ -295,7 +376,10 @@ describe('LocalEventQueue', () => {
     it('stops at once while paused, keeping what is pending on disk for the next start', async () => {
       const directory = dir();
       const f = flaky(() => true);
-      const q = queue(directory, [{ name: 'tsdb', handler: f.handler, batchSize: 10, batchWindowMs: 0 }], { unavailableBaseMs: 60_000, drainTimeoutMs: 30_000 });
+      const q = queue(directory, [{ name: 'tsdb', handler: f.handler, batchSize: 10, batchWindowMs: 0 }], {
+        unavailableBaseMs: 60_000,
+        drainTimeoutMs: 30_000,
+      });
       await q.start();
       await q.send([event(), event()]);
       await expect.poll(() => f.deliveries.length).toBe(1);
@@ -311,13 +395,19 @@ describe('LocalEventQueue', () => {
   });
 
   it('delivers up to maxInFlight batches of a group at a time, each settled on its own; one at a time by default and for stable batches', async () => {
-    for (const [maxInFlight, stableBatches, expected] of [[2, false, 2], [undefined, false, 1], [2, true, 1]] as const) {
+    for (const [maxInFlight, stableBatches, expected] of [
+      [2, false, 2],
+      [undefined, false, 1],
+      [2, true, 1],
+    ] as const) {
       const held: { e: SQSEvent; release: () => void }[] = [];
       const handler: SqsBatchHandler = (e) =>
         new Promise((resolve) => {
           held.push({ e, release: () => resolve({ batchItemFailures: [] }) });
         });
-      const q = queue(dir(), [{ name: 'g', handler, batchSize: 2, batchWindowMs: 0, stableBatches, ...(maxInFlight ? { maxInFlight } : {}) }]);
+      const q = queue(dir(), [
+        { name: 'g', handler, batchSize: 2, batchWindowMs: 0, stableBatches, ...(maxInFlight ? { maxInFlight } : {}) },
+      ]);
       await q.start();
       for (let i = 0; i < 6; i++) await q.send([event()]);
       await expect.poll(() => held.length).toBe(expected);
@@ -374,10 +464,14 @@ describe('LocalEventQueue', () => {
     it('hands the sent objects over, and after a restart parses equal events from disk', async () => {
       const directory = dir();
       const live = writer();
-      const q = queue(directory, [
-        { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
-        { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
-      ], { unavailableBaseMs: 60_000 });
+      const q = queue(
+        directory,
+        [
+          { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
+          { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
+        ],
+        { unavailableBaseMs: 60_000 },
+      );
       await q.start();
       const single = Array.from({ length: 4 }, () => auditQueued());
       const packed = Array.from({ length: 3 }, () => auditQueued());
@@ -408,10 +502,14 @@ describe('LocalEventQueue', () => {
     async function liveAndLater() {
       const directory = dir();
       const live = writer();
-      const q = queue(directory, [
-        { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
-        { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
-      ], { unavailableBaseMs: 60_000, maxReceiveCount: 1 });
+      const q = queue(
+        directory,
+        [
+          { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
+          { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
+        ],
+        { unavailableBaseMs: 60_000, maxReceiveCount: 1 },
+      );
       await q.start();
       return { directory, live, q };
     }
@@ -425,12 +523,14 @@ describe('LocalEventQueue', () => {
       await q.send([bad]);
       await expect.poll(() => live.failures.flat().length).toBe(1);
       expect(live.written).toEqual([good]);
-      expect(live.errors).toEqual([expect.stringContaining("events[0] (audit id") as unknown as string]);
+      expect(live.errors).toEqual([expect.stringContaining('events[0] (audit id') as unknown as string]);
       expect(live.errors[0]).toContain('/events/0/receivedAt: must be an RFC 3339 date-time with a zone');
       await q.stop();
 
       const later = writer();
-      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], { maxReceiveCount: 1 });
+      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], {
+        maxReceiveCount: 1,
+      });
       await reopened.start();
       await expect.poll(() => later.failures.flat().length).toBe(1);
       expect(later.written).toEqual([good]);
@@ -452,11 +552,17 @@ describe('LocalEventQueue', () => {
       await q.send([vouched]);
       await expect.poll(() => live.failures.flat().length + live.written.length).toBe(2);
       expect(live.written).toEqual([vouched]);
-      expect(live.errors).toEqual([expect.stringContaining('/events/0/event/timestamp: must be an RFC 3339 date-time with a zone') as unknown as string]);
+      expect(live.errors).toEqual([
+        expect.stringContaining(
+          '/events/0/event/timestamp: must be an RFC 3339 date-time with a zone',
+        ) as unknown as string,
+      ]);
       await q.stop();
 
       const later = writer();
-      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], { maxReceiveCount: 1 });
+      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], {
+        maxReceiveCount: 1,
+      });
       await reopened.start();
       await expect.poll(() => later.failures.flat().length).toBe(2);
       expect(later.written).toEqual([]);
@@ -482,7 +588,11 @@ describe('LocalEventQueue', () => {
     it('does not deliver again what was acknowledged just before the process was killed (the ack written, not yet synced)', async () => {
       const directory = dir();
       const events = Array.from({ length: 25 }, () => auditQueued());
-      const { exited, output } = spawnQueueHolder({ directory, groups: [{ name: 'g', batchSize: events.length, batchWindowMs: 60_000, crashAfterSettle: true }], events });
+      const { exited, output } = spawnQueueHolder({
+        directory,
+        groups: [{ name: 'g', batchSize: events.length, batchWindowMs: 60_000, crashAfterSettle: true }],
+        events,
+      });
       expect(await exited, output()).toBeNull();
       const after = writer();
       const reopened = queue(directory, [{ name: 'g', handler: after.handler, batchSize: 100, batchWindowMs: 0 }]);
@@ -500,7 +610,11 @@ describe('LocalEventQueue', () => {
       const directory = dir();
       const events = Array.from({ length: 25 }, () => auditQueued());
       // One full batch, delivered only once every send resolved (so every event is durable), then SIGKILL before settling.
-      const { exited } = spawnQueueHolder({ directory, groups: [{ name: 'g', batchSize: events.length, batchWindowMs: 60_000, crashBeforeSettle: true }], events });
+      const { exited } = spawnQueueHolder({
+        directory,
+        groups: [{ name: 'g', batchSize: events.length, batchWindowMs: 60_000, crashBeforeSettle: true }],
+        events,
+      });
       expect(await exited).toBeNull();
       const after = writer();
       const reopened = queue(directory, [{ name: 'g', handler: after.handler, batchSize: 100, batchWindowMs: 0 }]);

@@ -12,11 +12,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../shared/queue/journal.js';
 import { LocalEventQueue } from '../../../shared/queue/local.js';
 import { LOCK_INFO_FILE, lockAddress, QueueLock, QueueLockedError } from '../../../shared/queue/lock.js';
-import { REPO_ROOT } from '../../support/build.js';
-import { startQueueHolder, type Holder } from '../../support/queue-holder.js';
 import { auditQueued } from '../../support/audit.js';
+import { REPO_ROOT } from '../../support/build.js';
 import { silentLog } from '../../support/log.js';
 import { trackChild } from '../../support/ports.js';
+import { type Holder, startQueueHolder } from '../../support/queue-holder.js';
 
 const silent = silentLog;
 const dir = () => mkdtempSync(join(tmpdir(), 'queue-lock-'));
@@ -34,7 +34,12 @@ afterEach(() => {
 });
 
 async function hold(directory: string, options: { zombie?: boolean; events?: number } = {}): Promise<Holder> {
-  const holder = await startQueueHolder({ directory, groups: [{ name: 'g' }], events: Array.from({ length: options.events ?? 0 }, () => auditQueued()), ...(options.zombie ? { zombie: true } : {}) });
+  const holder = await startQueueHolder({
+    directory,
+    groups: [{ name: 'g' }],
+    events: Array.from({ length: options.events ?? 0 }, () => auditQueued()),
+    ...(options.zombie ? { zombie: true } : {}),
+  });
   holders.push(holder);
   return holder;
 }
@@ -62,7 +67,9 @@ describe('queue directory lock', () => {
     await holder.exited;
     const first = new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 3, groups: [], log: silent });
     await first.start();
-    await expect(new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 3, groups: [], log: silent }).start()).rejects.toThrow(`in use by process ${process.pid}`);
+    await expect(
+      new LocalEventQueue({ directory, capacity: 10, maxReceiveCount: 3, groups: [], log: silent }).start(),
+    ).rejects.toThrow(`in use by process ${process.pid}`);
     await first.stop();
     expect(existsSync(join(directory, LOCK_INFO_FILE))).toBe(false);
     const again = await Journal.open(directory, ['g'], silent);
@@ -82,17 +89,20 @@ describe('queue directory lock', () => {
     }
   });
 
-  it.runIf(process.platform === 'linux')('is not held by a zombie: a killed holder that its parent never reaps', async () => {
-    const directory = dir();
-    const holder = await hold(directory, { zombie: true, events: 2 });
-    process.kill(holder.pid, 'SIGKILL');
-    await expect.poll(() => processState(holder.pid), { timeout: 5000 }).toBe('Z');
-    // kill(pid, 0) still succeeds for a zombie: the old PID-file lock refused to start here.
-    expect(() => process.kill(holder.pid, 0)).not.toThrow();
-    const journal = await Journal.open(directory, ['g'], silent);
-    expect(journal.groups.get('g')?.pending.size).toBe(2);
-    await journal.close();
-  });
+  it.runIf(process.platform === 'linux')(
+    'is not held by a zombie: a killed holder that its parent never reaps',
+    async () => {
+      const directory = dir();
+      const holder = await hold(directory, { zombie: true, events: 2 });
+      process.kill(holder.pid, 'SIGKILL');
+      await expect.poll(() => processState(holder.pid), { timeout: 5000 }).toBe('Z');
+      // kill(pid, 0) still succeeds for a zombie: the old PID-file lock refused to start here.
+      expect(() => process.kill(holder.pid, 0)).not.toThrow();
+      const journal = await Journal.open(directory, ['g'], silent);
+      expect(journal.groups.get('g')?.pending.size).toBe(2);
+      await journal.close();
+    },
+  );
 
   it('is not held by a lock file naming a live process that is not Svc (a reused PID)', async () => {
     const directory = dir();
@@ -115,7 +125,11 @@ describe('queue directory lock', () => {
     const directory = join(cwd, 'queue');
     writeFileSync(join(cwd, 'svc.yaml'), `Svc:\n  localQueue:\n    directory: queue\n`);
     const holder = await hold(directory);
-    const run = spawnSync(join(REPO_ROOT, 'node_modules/.bin/svc'), ['dlq', 'replay', '--config', 'svc.yaml'], { cwd, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '' } });
+    const run = spawnSync(join(REPO_ROOT, 'node_modules/.bin/svc'), ['dlq', 'replay', '--config', 'svc.yaml'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, SVC_CONFIG: '' },
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`in use by process ${holder.pid}`);
   });

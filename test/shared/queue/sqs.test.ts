@@ -5,17 +5,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../shared/audit/envelope.js';
 import { AwsServiceError } from '../../../shared/aws/json-client.js';
-import type { SendMessageBatchEntry, SendMessageBatchInput, SendMessageBatchResult, SqsApi } from '../../../shared/aws/sqs.js';
+import type {
+  SendMessageBatchEntry,
+  SendMessageBatchInput,
+  SendMessageBatchResult,
+  SqsApi,
+} from '../../../shared/aws/sqs.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { decodeMessage, encodePacked, isClaimCheck, type QueueMessage } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
-import { SqsEventQueue, SqsSendError, type SqsEventQueueOptions } from '../../../shared/queue/sqs.js';
+import { SqsEventQueue, type SqsEventQueueOptions, SqsSendError } from '../../../shared/queue/sqs.js';
 import { envelope } from '../../support/audit.js';
-import { startFauxqs, type FauxqsHandle } from '../../support/fauxqs.js';
+import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 
 const BUCKET = 'svc-claim-checks';
 const MiB = 1_048_576;
@@ -31,19 +36,38 @@ afterAll(async () => {
 
 /** A queued audit event around a valid envelope; `event` members go into payload.event. */
 function queued(event: Record<string, unknown> = { sheetTitle: 'Übersicht — 日本語' }): AuditQueuedEvent {
-  const checked = validateEnvelope(envelope({ payload: { context: { appId: randomUUID(), user: 'UserDirectory=LAB; UserId=goran' }, event } }));
+  const checked = validateEnvelope(
+    envelope({ payload: { context: { appId: randomUUID(), user: 'UserDirectory=LAB; UserId=goran' }, event } }),
+  );
   if (!checked.ok) throw new Error(`invalid test envelope: ${JSON.stringify(checked.errors)}`);
-  return { kind: 'audit', id: randomUUID(), receivedAt: '2026-11-22T10:15:23.001Z', meta: { clientIp: '10.1.2.3', clientVersion: '0.3.2' }, event: checked.envelope };
+  return {
+    kind: 'audit',
+    id: randomUUID(),
+    receivedAt: '2026-11-22T10:15:23.001Z',
+    meta: { clientIp: '10.1.2.3', clientVersion: '0.3.2' },
+    event: checked.envelope,
+  };
 }
 
 /** A realistic ~2 KB audit event: a selection change with its field details. */
 function selectionEvent(): AuditQueuedEvent {
-  const details = Array.from({ length: 12 }, (_, i) => ({ field: `Region ${i}`, qSelected: ['Nordics', 'DACH', 'Benelux'], qSelectedCount: 3, qStateCounts: { qSelected: 3, qOption: 9 } }));
+  const details = Array.from({ length: 12 }, (_, i) => ({
+    field: `Region ${i}`,
+    qSelected: ['Nordics', 'DACH', 'Benelux'],
+    qSelectedCount: 3,
+    qStateCounts: { qSelected: 3, qOption: 9 },
+  }));
   return queued({ selectionTxnId: randomUUID(), details });
 }
 
 const newQueue = (attributes?: Record<string, string>) => fx.createQueue(`q-${randomUUID()}`, attributes);
-const claimStore = () => new S3ClaimCheckStore({ client: fx.s3, bucket: BUCKET, prefix: 'claim-checks/', now: () => new Date('2026-11-22T10:00:00Z') });
+const claimStore = () =>
+  new S3ClaimCheckStore({
+    client: fx.s3,
+    bucket: BUCKET,
+    prefix: 'claim-checks/',
+    now: () => new Date('2026-11-22T10:00:00Z'),
+  });
 
 function sqsQueue(options: Partial<SqsEventQueueOptions> & { queueUrl: string }): SqsEventQueue {
   return new SqsEventQueue({ client: fx.sqsApi, claimCheck: null, baseDelayMs: 10, ...options });
@@ -53,7 +77,14 @@ function sqsQueue(options: Partial<SqsEventQueueOptions> & { queueUrl: string })
 async function receiveAll(queueUrl: string): Promise<Message[]> {
   const out: Message[] = [];
   for (;;) {
-    const r = await fx.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], VisibilityTimeout: 300 }));
+    const r = await fx.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+        VisibilityTimeout: 300,
+      }),
+    );
     if (!r.Messages || r.Messages.length === 0) return out;
     out.push(...r.Messages);
   }
@@ -89,7 +120,8 @@ function expectExactlyOnce(received: QueuedEvent[], sent: readonly QueuedEvent[]
 /** SQS's size of an entry: body plus attribute names, types and values. */
 function entryBytes(e: SendMessageBatchEntry): number {
   let n = Buffer.byteLength(e.MessageBody);
-  for (const [name, v] of Object.entries(e.MessageAttributes ?? {})) n += Buffer.byteLength(name) + Buffer.byteLength(v.DataType) + Buffer.byteLength(v.StringValue);
+  for (const [name, v] of Object.entries(e.MessageAttributes ?? {}))
+    n += Buffer.byteLength(name) + Buffer.byteLength(v.DataType) + Buffer.byteLength(v.StringValue);
   return n;
 }
 
@@ -114,7 +146,16 @@ function intercept(client: SqsApi, hook?: Hook): { client: SqsApi; calls: SendMe
 }
 
 /** SQS's answer to a throttled request, as the lean client reports it. */
-const throttled = () => new AwsServiceError({ name: 'ThrottlingException', code: 'AWS.SimpleQueueService.RequestThrottled', message: 'Rate exceeded', status: 400, retryable: true, fault: 'client', operation: 'SQS.SendMessageBatch' });
+const throttled = () =>
+  new AwsServiceError({
+    name: 'ThrottlingException',
+    code: 'AWS.SimpleQueueService.RequestThrottled',
+    message: 'Rate exceeded',
+    status: 400,
+    retryable: true,
+    fault: 'client',
+    operation: 'SQS.SendMessageBatch',
+  });
 
 describe('SqsEventQueue on fauxqs', () => {
   it('packs 25 events into 13 messages sent in 2 SendMessageBatch requests, and they all arrive', async () => {
@@ -128,7 +169,14 @@ describe('SqsEventQueue on fauxqs', () => {
 
     await queue.send(events);
 
-    expect(queue.counters).toEqual({ requests: 2, messages: 13, events: 25, retries: 0, claimChecks: 0, unsentEvents: 0 });
+    expect(queue.counters).toEqual({
+      requests: 2,
+      messages: 13,
+      events: 25,
+      retries: 0,
+      claimChecks: 0,
+      unsentEvents: 0,
+    });
     expect(calls.map((c) => c.length)).toEqual([10, 3]);
     for (const c of calls) expect(new Set(c.map((e) => e.Id)).size).toBe(c.length);
     const messages = await receiveAll(queueUrl);
@@ -156,7 +204,9 @@ describe('SqsEventQueue on fauxqs', () => {
     const ms = performance.now() - started;
 
     const { requests, messages } = queue.counters;
-    console.info(`1000 events of ~${Math.round(avg)} B: ${messages} messages in ${requests} requests = ${(1000 / requests).toFixed(0)} events/request, ${ms.toFixed(0)} ms`);
+    console.info(
+      `1000 events of ~${Math.round(avg)} B: ${messages} messages in ${requests} requests = ${(1000 / requests).toFixed(0)} events/request, ${ms.toFixed(0)} ms`,
+    );
     // ~2 MB in messages of up to 1 MiB; two such messages never share a request (1 MiB per batch).
     expect(messages).toBe(2);
     expect(requests).toBe(2);
@@ -246,7 +296,9 @@ describe('SqsEventQueue on fauxqs', () => {
       if (call !== 1) return forward(input);
       const entries = input.Entries;
       const out = await forward({ ...input, Entries: entries.filter((e) => !failIds.has(e.Id)) });
-      const synthesized = entries.filter((e) => failIds.has(e.Id)).map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'simulated' }));
+      const synthesized = entries
+        .filter((e) => failIds.has(e.Id))
+        .map((e) => ({ Id: e.Id, SenderFault: false, Code: 'InternalError', Message: 'simulated' }));
       return { ...out, Failed: [...(out.Failed ?? []), ...synthesized] };
     });
     const queue = sqsQueue({ client, queueUrl, maxMessageBytes });
@@ -256,8 +308,17 @@ describe('SqsEventQueue on fauxqs', () => {
     expect(calls.map((c) => c.length)).toEqual([10, 3, 3]);
     const retried = calls[2] ?? [];
     expect(retried.map((e) => e.Id)).toEqual(['m1', 'm4', 'm7']);
-    expect(retried.map((e) => e.MessageBody)).toEqual((calls[0] ?? []).filter((e) => failIds.has(e.Id)).map((e) => e.MessageBody));
-    expect(queue.counters).toEqual({ requests: 3, messages: 13, events: 25, retries: 3, claimChecks: 0, unsentEvents: 0 });
+    expect(retried.map((e) => e.MessageBody)).toEqual(
+      (calls[0] ?? []).filter((e) => failIds.has(e.Id)).map((e) => e.MessageBody),
+    );
+    expect(queue.counters).toEqual({
+      requests: 3,
+      messages: 13,
+      events: 25,
+      retries: 3,
+      claimChecks: 0,
+      unsentEvents: 0,
+    });
     const messages = await receiveAll(queueUrl);
     expect(messages).toHaveLength(13);
     expectExactlyOnce(await eventsOf(messages), events);
@@ -266,7 +327,9 @@ describe('SqsEventQueue on fauxqs', () => {
   it('backs off and retries after a ThrottlingException', async () => {
     const queueUrl = await newQueue();
     const events = Array.from({ length: 5 }, () => queued());
-    const { client, calls } = intercept(fx.sqsApi, (input, call, forward) => (call === 1 ? Promise.reject(throttled()) : forward(input)));
+    const { client, calls } = intercept(fx.sqsApi, (input, call, forward) =>
+      call === 1 ? Promise.reject(throttled()) : forward(input),
+    );
     const queue = sqsQueue({ client, queueUrl, baseDelayMs: 200 });
 
     const started = performance.now();
@@ -288,7 +351,9 @@ describe('SqsEventQueue on fauxqs', () => {
 
     const sent = queue.send(Array.from({ length: 4 }, () => queued()));
     await expect(sent).rejects.toBeInstanceOf(SqsSendError);
-    await expect(sent).rejects.toThrow('4 of 4 events were not sent to SQS: ThrottlingException: Rate exceeded (still failing after 3 attempts)');
+    await expect(sent).rejects.toThrow(
+      '4 of 4 events were not sent to SQS: ThrottlingException: Rate exceeded (still failing after 3 attempts)',
+    );
     expect(calls).toHaveLength(3);
     expect(queue.counters).toMatchObject({ requests: 3, messages: 0, retries: 2, unsentEvents: 4 });
   });
@@ -299,7 +364,9 @@ describe('SqsEventQueue on fauxqs', () => {
     const queue = sqsQueue({ queueUrl });
 
     const sent = queue.send(Array.from({ length: 5 }, () => queued()));
-    await expect(sent).rejects.toThrow(/^5 of 5 events were not sent to SQS: InvalidParameterValue: .*shorter than 1024 bytes/);
+    await expect(sent).rejects.toThrow(
+      /^5 of 5 events were not sent to SQS: InvalidParameterValue: .*shorter than 1024 bytes/,
+    );
     expect(queue.counters).toMatchObject({ requests: 1, messages: 0, retries: 0, unsentEvents: 5 });
     expect(await receiveAll(queueUrl)).toHaveLength(0);
   });
@@ -320,10 +387,15 @@ describe('SqsEventQueue on fauxqs', () => {
     const { client } = intercept(fx.sqsApi, async (input, _call, forward) => {
       const entries = input.Entries;
       const through = entries.filter((e) => e.Id === 'm2');
-      const out: SendMessageBatchResult = through.length > 0 ? await forward({ ...input, Entries: through }) : { Successful: [], Failed: [] };
+      const out: SendMessageBatchResult =
+        through.length > 0 ? await forward({ ...input, Entries: through }) : { Successful: [], Failed: [] };
       const failed = [
-        ...entries.filter((e) => e.Id === 'm0').map((e) => ({ Id: e.Id, SenderFault: false, Code: 'ThrottlingException', Message: 'Rate exceeded' })),
-        ...entries.filter((e) => e.Id === 'm1').map((e) => ({ Id: e.Id, SenderFault: true, Code: 'InvalidMessageContents', Message: 'bad' })),
+        ...entries
+          .filter((e) => e.Id === 'm0')
+          .map((e) => ({ Id: e.Id, SenderFault: false, Code: 'ThrottlingException', Message: 'Rate exceeded' })),
+        ...entries
+          .filter((e) => e.Id === 'm1')
+          .map((e) => ({ Id: e.Id, SenderFault: true, Code: 'InvalidMessageContents', Message: 'bad' })),
       ];
       return { ...out, Failed: [...(out.Failed ?? []), ...failed] };
     });
@@ -332,9 +404,19 @@ describe('SqsEventQueue on fauxqs', () => {
     const unsent = await queue.sendEach([...events, big]);
 
     expect(unsent).toEqual([
-      { ids: [big.id], reason: expect.stringMatching(/^1 event\(s\) do not fit in an SQS message .* no claim-check store is configured/), retryable: false },
+      {
+        ids: [big.id],
+        reason: expect.stringMatching(
+          /^1 event\(s\) do not fit in an SQS message .* no claim-check store is configured/,
+        ),
+        retryable: false,
+      },
       { ids: events.slice(2, 4).map((e) => e.id), reason: 'InvalidMessageContents: bad', retryable: false },
-      { ids: events.slice(0, 2).map((e) => e.id), reason: 'ThrottlingException: Rate exceeded (still failing after 2 attempts)', retryable: true },
+      {
+        ids: events.slice(0, 2).map((e) => e.id),
+        reason: 'ThrottlingException: Rate exceeded (still failing after 2 attempts)',
+        retryable: true,
+      },
     ]);
     expectExactlyOnce(await eventsOf(await receiveAll(queueUrl)), events.slice(4, 6));
     expect(queue.counters).toMatchObject({ messages: 1, events: 2, unsentEvents: 5 });

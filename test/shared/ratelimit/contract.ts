@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { WINDOW_MS, type RateLimitDecision, type RateLimiter } from '../../../shared/ratelimit/port.js';
+import { type RateLimitDecision, type RateLimiter, WINDOW_MS } from '../../../shared/ratelimit/port.js';
 
 export interface TestClock {
   now(): number;
@@ -47,7 +47,10 @@ export function rateLimiterContract(name: string, makeLimiter: MakeLimiter): voi
       const clock = new ManualClock(BASE_WINDOW_START);
       for (const bad of [0, -1, 2.5, Number.NaN, Number.POSITIVE_INFINITY]) {
         // Whether the factory throws or rejects, the construction must fail.
-        await expect(Promise.resolve().then(() => makeLimiter(bad, clock)), `limit ${bad}`).rejects.toThrow(RangeError);
+        await expect(
+          Promise.resolve().then(() => makeLimiter(bad, clock)),
+          `limit ${bad}`,
+        ).rejects.toThrow(RangeError);
       }
     });
 
@@ -130,7 +133,11 @@ export function rateLimiterContract(name: string, makeLimiter: MakeLimiter): voi
       // 200 ms later is a new window under minute alignment (a window anchored at the first
       // request would still refuse here).
       clock.ms = BASE_WINDOW_START + WINDOW_MS + 100;
-      expect(await limiter.consume(ip)).toMatchObject({ allowed: true, remaining: 0, resetAt: (BASE_WINDOW_START + 2 * WINDOW_MS) / 1000 });
+      expect(await limiter.consume(ip)).toMatchObject({
+        allowed: true,
+        remaining: 0,
+        resetAt: (BASE_WINDOW_START + 2 * WINDOW_MS) / 1000,
+      });
     });
 
     it.each([
@@ -143,21 +150,24 @@ export function rateLimiterContract(name: string, makeLimiter: MakeLimiter): voi
       { offsetMs: 59_000, retryAfterSeconds: 1 },
       { offsetMs: 59_800, retryAfterSeconds: 1 }, // 0.2 s left
       { offsetMs: 59_999, retryAfterSeconds: 1 },
-    ])('retry-after is the whole seconds left in the window, at least 1 (offset $offsetMs ms → $retryAfterSeconds s)', async ({ offsetMs, retryAfterSeconds }) => {
-      const windowStart = BASE_WINDOW_START + 42 * WINDOW_MS;
-      const clock = new ManualClock(windowStart + offsetMs);
-      const limiter = await makeLimiter(1, clock);
-      const ip = uniqueKey('192.0.2.30');
+    ])(
+      'retry-after is the whole seconds left in the window, at least 1 (offset $offsetMs ms → $retryAfterSeconds s)',
+      async ({ offsetMs, retryAfterSeconds }) => {
+        const windowStart = BASE_WINDOW_START + 42 * WINDOW_MS;
+        const clock = new ManualClock(windowStart + offsetMs);
+        const limiter = await makeLimiter(1, clock);
+        const ip = uniqueKey('192.0.2.30');
 
-      expect((await limiter.consume(ip)).allowed).toBe(true);
-      expect(await limiter.consume(ip)).toEqual({
-        allowed: false,
-        limit: 1,
-        remaining: 0,
-        resetAt: (windowStart + WINDOW_MS) / 1000,
-        retryAfterSeconds,
-      });
-    });
+        expect((await limiter.consume(ip)).allowed).toBe(true);
+        expect(await limiter.consume(ip)).toEqual({
+          allowed: false,
+          limit: 1,
+          remaining: 0,
+          resetAt: (windowStart + WINDOW_MS) / 1000,
+          retryAfterSeconds,
+        });
+      },
+    );
 
     it('an explicit nowMs takes precedence over the clock', async () => {
       const clock = new ManualClock(BASE_WINDOW_START);
@@ -165,7 +175,10 @@ export function rateLimiterContract(name: string, makeLimiter: MakeLimiter): voi
       const ip = uniqueKey('192.0.2.40');
       const elsewhere = BASE_WINDOW_START + 100 * WINDOW_MS + 45_000;
 
-      expect(await limiter.consume(ip, elsewhere)).toMatchObject({ allowed: true, resetAt: (BASE_WINDOW_START + 101 * WINDOW_MS) / 1000 });
+      expect(await limiter.consume(ip, elsewhere)).toMatchObject({
+        allowed: true,
+        resetAt: (BASE_WINDOW_START + 101 * WINDOW_MS) / 1000,
+      });
       expect(await limiter.consume(ip, elsewhere + 1_000)).toMatchObject({ allowed: false, retryAfterSeconds: 14 });
       // The clock's own window has its own, untouched counter.
       expect((await limiter.consume(ip)).allowed).toBe(true);
@@ -180,7 +193,9 @@ export function rateLimiterContract(name: string, makeLimiter: MakeLimiter): voi
       const allowed = decisions.filter((d) => d.allowed);
       expect(allowed).toHaveLength(20);
       // Every allowed request saw a distinct count: remaining 19..0, each exactly once.
-      expect(allowed.map((d) => d.remaining).sort((a, b) => b - a)).toEqual(Array.from({ length: 20 }, (_, i) => 19 - i));
+      expect(allowed.map((d) => d.remaining).sort((a, b) => b - a)).toEqual(
+        Array.from({ length: 20 }, (_, i) => 19 - i),
+      );
       expect(decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0)).toBe(true);
       // And the window stays exhausted.
       expect((await limiter.consume(ip)).allowed).toBe(false);

@@ -4,15 +4,11 @@
  * counters shared between limiter instances (= Lambda instances), failing open on store errors,
  * and the memory adapter's bounded map.
  */
-import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  DynamoDbRateLimiter,
-  RATE_LIMIT_TABLE_KEYS,
-  rateLimitItemKey,
-} from '../../../shared/ratelimit/dynamodb.js';
+import { DynamoDbRateLimiter, RATE_LIMIT_TABLE_KEYS, rateLimitItemKey } from '../../../shared/ratelimit/dynamodb.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
-import { WINDOW_MS, decide, windowOf } from '../../../shared/ratelimit/port.js';
+import { decide, WINDOW_MS, windowOf } from '../../../shared/ratelimit/port.js';
 import { localDynamoClient, useDynalite } from '../../support/dynalite.js';
 import { freePort } from '../../support/ports.js';
 import { BASE_WINDOW_START, ManualClock, rateLimiterContract, uniqueKey } from './contract.js';
@@ -24,21 +20,32 @@ const running = useDynalite({ [TABLE]: RATE_LIMIT_TABLE_KEYS.partitionKey });
 describe('port arithmetic', () => {
   it('windowOf gives [start, start + 60 s) aligned to epoch minutes', () => {
     expect(windowOf(BASE_WINDOW_START)).toEqual({ start: BASE_WINDOW_START, end: BASE_WINDOW_START + WINDOW_MS });
-    expect(windowOf(BASE_WINDOW_START + 59_999)).toEqual({ start: BASE_WINDOW_START, end: BASE_WINDOW_START + WINDOW_MS });
+    expect(windowOf(BASE_WINDOW_START + 59_999)).toEqual({
+      start: BASE_WINDOW_START,
+      end: BASE_WINDOW_START + WINDOW_MS,
+    });
     expect(windowOf(BASE_WINDOW_START + 60_000).start).toBe(BASE_WINDOW_START + WINDOW_MS);
     expect(windowOf(0)).toEqual({ start: 0, end: 60_000 });
   });
 
   it('decide allows counts up to the limit and reports the window end in seconds', () => {
     const now = BASE_WINDOW_START + 10_250;
-    expect(decide(1, 3, now)).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: BASE_WINDOW_START / 1000 + 60, retryAfterSeconds: 50 });
+    expect(decide(1, 3, now)).toEqual({
+      allowed: true,
+      limit: 3,
+      remaining: 2,
+      resetAt: BASE_WINDOW_START / 1000 + 60,
+      retryAfterSeconds: 50,
+    });
     expect(decide(3, 3, now)).toMatchObject({ allowed: true, remaining: 0 });
     expect(decide(4, 3, now)).toMatchObject({ allowed: false, remaining: 0 });
     expect(decide(0, 3, now)).toMatchObject({ allowed: true, remaining: 3 });
   });
 });
 
-rateLimiterContract('memory', (limit, clock) => Promise.resolve(new MemoryRateLimiter({ limit, now: () => clock.now() })));
+rateLimiterContract('memory', (limit, clock) =>
+  Promise.resolve(new MemoryRateLimiter({ limit, now: () => clock.now() })),
+);
 
 rateLimiterContract('DynamoDB (dynalite)', (limit, clock) =>
   Promise.resolve(new DynamoDbRateLimiter({ client: running().api, tableName: TABLE, limit, now: () => clock.now() })),
@@ -82,7 +89,11 @@ describe('MemoryRateLimiter', () => {
 describe('DynamoDbRateLimiter', () => {
   async function getItem(client: DynamoDBClient, key: string, windowStart: number) {
     const { Item } = await client.send(
-      new GetItemCommand({ TableName: TABLE, Key: { [RATE_LIMIT_TABLE_KEYS.partitionKey]: { S: rateLimitItemKey(key, windowStart) } }, ConsistentRead: true }),
+      new GetItemCommand({
+        TableName: TABLE,
+        Key: { [RATE_LIMIT_TABLE_KEYS.partitionKey]: { S: rateLimitItemKey(key, windowStart) } },
+        ConsistentRead: true,
+      }),
     );
     return Item;
   }
@@ -94,7 +105,13 @@ describe('DynamoDbRateLimiter', () => {
     const windowEndSeconds = (windowStart + WINDOW_MS) / 1000;
     const ip = uniqueKey('203.0.113.99');
 
-    const limiter = new DynamoDbRateLimiter({ client: api, tableName: TABLE, limit: 10, now: () => clock.now(), ttlGraceSeconds: 90 });
+    const limiter = new DynamoDbRateLimiter({
+      client: api,
+      tableName: TABLE,
+      limit: 10,
+      now: () => clock.now(),
+      ttlGraceSeconds: 90,
+    });
     await limiter.consume(ip);
     clock.ms += 40_000;
     await limiter.consume(ip);
@@ -107,16 +124,23 @@ describe('DynamoDbRateLimiter', () => {
     // Default grace: 60 s.
     const other = uniqueKey('203.0.113.98');
     await new DynamoDbRateLimiter({ client: api, tableName: TABLE, limit: 10, now: () => clock.now() }).consume(other);
-    expect((await getItem(client, other, windowStart))?.[RATE_LIMIT_TABLE_KEYS.ttlAttribute]).toEqual({ N: String(windowEndSeconds + 60) });
+    expect((await getItem(client, other, windowStart))?.[RATE_LIMIT_TABLE_KEYS.ttlAttribute]).toEqual({
+      N: String(windowEndSeconds + 60),
+    });
   });
 
   it('shares the counter between limiter instances (Lambda instances) on the same table', async () => {
     const clock = new ManualClock(BASE_WINDOW_START + 10_000);
-    const instances = Array.from({ length: 5 }, () => new DynamoDbRateLimiter({ client: running().api, tableName: TABLE, limit: 12, now: () => clock.now() }));
+    const instances = Array.from(
+      { length: 5 },
+      () => new DynamoDbRateLimiter({ client: running().api, tableName: TABLE, limit: 12, now: () => clock.now() }),
+    );
     const ip = uniqueKey('203.0.113.77');
 
     // 30 concurrent requests, 6 through each instance.
-    const decisions = await Promise.all(instances.flatMap((instance) => Array.from({ length: 6 }, () => instance.consume(ip))));
+    const decisions = await Promise.all(
+      instances.flatMap((instance) => Array.from({ length: 6 }, () => instance.consume(ip))),
+    );
     expect(decisions.filter((d) => d.allowed)).toHaveLength(12);
   });
 
@@ -163,8 +187,12 @@ describe('DynamoDbRateLimiter', () => {
 
   it('rejects bad options', () => {
     const client = running().api;
-    expect(() => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 1, ttlGraceSeconds: -1 })).toThrow(RangeError);
-    expect(() => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 1, ttlGraceSeconds: 1.5 })).toThrow(RangeError);
+    expect(() => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 1, ttlGraceSeconds: -1 })).toThrow(
+      RangeError,
+    );
+    expect(() => new DynamoDbRateLimiter({ client, tableName: TABLE, limit: 1, ttlGraceSeconds: 1.5 })).toThrow(
+      RangeError,
+    );
     expect(() => new DynamoDbRateLimiter({ client, tableName: '', limit: 1 })).toThrow(RangeError);
   });
 });

@@ -1,9 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { exitOnSignals, Lifecycle, type Component } from '../../../shared/runtime/lifecycle.js';
+import { type Component, exitOnSignals, Lifecycle } from '../../../shared/runtime/lifecycle.js';
 import { recordingLog } from '../../support/log.js';
 
-function component(name: string, events: string[], opts: { failStart?: boolean; stopMs?: number; failStop?: boolean } = {}): Component {
+function component(
+  name: string,
+  events: string[],
+  opts: { failStart?: boolean; stopMs?: number; failStop?: boolean } = {},
+): Component {
   return {
     name,
     start: () => {
@@ -21,16 +25,29 @@ function component(name: string, events: string[], opts: { failStart?: boolean; 
 describe('Lifecycle', () => {
   it('starts in order and stops in reverse, once', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog().log }).add(component('queue', events)).add(component('writer', events)).add(component('listener', events));
+    const lc = new Lifecycle({ log: recordingLog().log })
+      .add(component('queue', events))
+      .add(component('writer', events))
+      .add(component('listener', events));
     await lc.start();
     expect(await lc.stop()).toBe(true);
     expect(await lc.stop()).toBe(true);
-    expect(events).toEqual(['start queue', 'start writer', 'start listener', 'stop listener', 'stop writer', 'stop queue']);
+    expect(events).toEqual([
+      'start queue',
+      'start writer',
+      'start listener',
+      'stop listener',
+      'stop writer',
+      'stop queue',
+    ]);
   });
 
   it('stops what started when a later component fails to start, and rethrows', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog().log }).add(component('a', events)).add(component('b', events, { failStart: true })).add(component('c', events));
+    const lc = new Lifecycle({ log: recordingLog().log })
+      .add(component('a', events))
+      .add(component('b', events, { failStart: true }))
+      .add(component('c', events));
     await expect(lc.start()).rejects.toThrow('b cannot start');
     expect(events).toEqual(['start a', 'start b', 'stop a']);
   });
@@ -38,7 +55,9 @@ describe('Lifecycle', () => {
   it('abandons a component that does not stop in time, and reports an unclean stop', async () => {
     const events: string[] = [];
     const { log, lines } = recordingLog();
-    const lc = new Lifecycle({ log, stopTimeoutMs: 20 }).add(component('a', events)).add(component('slow', events, { stopMs: 1000 }));
+    const lc = new Lifecycle({ log, stopTimeoutMs: 20 })
+      .add(component('a', events))
+      .add(component('slow', events, { stopMs: 1000 }));
     await lc.start();
     expect(await lc.stop()).toBe(false);
     expect(events).toEqual(['start a', 'start slow', 'stop slow', 'stop a']);
@@ -47,7 +66,9 @@ describe('Lifecycle', () => {
 
   it('keeps stopping the others when one stop throws', async () => {
     const events: string[] = [];
-    const lc = new Lifecycle({ log: recordingLog().log }).add(component('a', events)).add(component('b', events, { failStop: true }));
+    const lc = new Lifecycle({ log: recordingLog().log })
+      .add(component('a', events))
+      .add(component('b', events, { failStop: true }));
     await lc.start();
     expect(await lc.stop()).toBe(false);
     expect(events).toEqual(['start a', 'start b', 'stop b', 'stop a']);
@@ -67,7 +88,9 @@ describe('exitOnSignals', () => {
     const lc = new Lifecycle({ log: recordingLog().log }).add(component('a', events));
     await lc.start();
     const emitter = new EventEmitter();
-    const exited = new Promise<number>((resolve) => exitOnSignals(lc, { log: recordingLog().log, exit: resolve, emitter }));
+    const exited = new Promise<number>((resolve) =>
+      exitOnSignals(lc, { log: recordingLog().log, exit: resolve, emitter }),
+    );
     emitter.emit('SIGTERM', 'SIGTERM');
     expect(await exited).toBe(0);
     expect(events).toEqual(['start a', 'stop a']);
@@ -89,7 +112,9 @@ describe('exitOnSignals', () => {
     const lc = new Lifecycle({ log: recordingLog().log }).add(component('bad', [], { failStop: true }));
     await lc.start();
     const emitter = new EventEmitter();
-    const exited = new Promise<number>((resolve) => exitOnSignals(lc, { log: recordingLog().log, exit: resolve, emitter }));
+    const exited = new Promise<number>((resolve) =>
+      exitOnSignals(lc, { log: recordingLog().log, exit: resolve, emitter }),
+    );
     emitter.emit('SIGTERM', 'SIGTERM');
     expect(await exited).toBe(1);
   });

@@ -12,14 +12,26 @@ const at = (iso: string) => new Date(iso).getTime();
 describe('TextSchedule', () => {
   it('gives the next clock boundary, never the moment asked from', () => {
     const quarter = new TextSchedule('every 15 minutes');
-    expect(new Date(quarter.nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe('2026-11-24T09:45:00.000Z');
-    expect(new Date(quarter.nextAfter(at('2026-11-24T09:45:00.000Z')) ?? 0).toISOString()).toBe('2026-11-24T10:00:00.000Z');
+    expect(new Date(quarter.nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe(
+      '2026-11-24T09:45:00.000Z',
+    );
+    expect(new Date(quarter.nextAfter(at('2026-11-24T09:45:00.000Z')) ?? 0).toISOString()).toBe(
+      '2026-11-24T10:00:00.000Z',
+    );
     // `later` alone answers the moment itself inside an hour: the scheduler waits for the next hour.
-    expect(new Date(new TextSchedule('every 1 hour').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe('2026-11-24T10:00:00.000Z');
-    expect(new Date(new TextSchedule('every 1 second').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe('2026-11-24T09:42:49.000Z');
-    expect(new Date(new TextSchedule('every 30 seconds').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe('2026-11-24T09:43:00.000Z');
+    expect(
+      new Date(new TextSchedule('every 1 hour').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString(),
+    ).toBe('2026-11-24T10:00:00.000Z');
+    expect(
+      new Date(new TextSchedule('every 1 second').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString(),
+    ).toBe('2026-11-24T09:42:49.000Z');
+    expect(
+      new Date(new TextSchedule('every 30 seconds').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString(),
+    ).toBe('2026-11-24T09:43:00.000Z');
     // UTC: 10:15 is 10:15 UTC whatever the machine's zone.
-    expect(new Date(new TextSchedule('at 10:15 am').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe('2026-11-24T10:15:00.000Z');
+    expect(new Date(new TextSchedule('at 10:15 am').nextAfter(at('2026-11-24T09:42:48.538Z')) ?? 0).toISOString()).toBe(
+      '2026-11-24T10:15:00.000Z',
+    );
   });
 
   it('gives the gap between two occurrences (the producer interval of §8.2)', () => {
@@ -40,10 +52,14 @@ describe('ScheduledTask', () => {
   it('runs at start, then on the quarter hours, not 15 minutes after the start (fake clock)', async () => {
     vi.useFakeTimers({ now: at('2026-11-24T09:42:48.538Z') });
     const runs: (string | null)[] = [];
-    const task = new ScheduledTask({ name: 't', schedule: 'every 15 minutes', task: (occurrence) => {
-      runs.push(occurrence === null ? null : new Date(occurrence).toISOString());
-      return Promise.resolve();
-    } });
+    const task = new ScheduledTask({
+      name: 't',
+      schedule: 'every 15 minutes',
+      task: (occurrence) => {
+        runs.push(occurrence === null ? null : new Date(occurrence).toISOString());
+        return Promise.resolve();
+      },
+    });
     await task.start();
     await vi.advanceTimersByTimeAsync(35 * 60_000);
     expect(runs).toEqual([null, '2026-11-24T09:45:00.000Z', '2026-11-24T10:00:00.000Z', '2026-11-24T10:15:00.000Z']);
@@ -55,10 +71,14 @@ describe('ScheduledTask', () => {
 
   it('fires on whole seconds of the real clock, and nothing after stop', async () => {
     const runs: { occurrence: number | null; ranAt: number }[] = [];
-    const task = new ScheduledTask({ name: 't', schedule: 'every 1 second', task: (occurrence) => {
-      runs.push({ occurrence, ranAt: Date.now() });
-      return Promise.resolve();
-    } });
+    const task = new ScheduledTask({
+      name: 't',
+      schedule: 'every 1 second',
+      task: (occurrence) => {
+        runs.push({ occurrence, ranAt: Date.now() });
+        return Promise.resolve();
+      },
+    });
     await task.start();
     await expect.poll(() => runs.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
     await task.stop();

@@ -37,7 +37,8 @@ interface Call {
   result: string;
 }
 
-const withObjectData = () => auditQueued({ type: 'object.visibility.changed', payload: { event: { objectData: { qId: 'obj1' } } } });
+const withObjectData = () =>
+  auditQueued({ type: 'object.visibility.changed', payload: { event: { objectData: { qId: 'obj1' } } } });
 const JSON_EVENTS = [withObjectData(), withObjectData(), withObjectData()];
 
 /** Runs the script under strace; its calls in order (every thread, unfinished calls joined). */
@@ -45,7 +46,18 @@ function traced(dir: string): Call[] {
   const out = join(dir, 'trace.txt');
   const run = spawnSync(
     'strace',
-    ['-f', '-qq', '-e', 'trace=openat,mkdir,mkdirat,fsync,fdatasync,rename,renameat,renameat2,link,linkat,write,pwrite64,writev,pwritev,pwritev2', '-o', out, process.execPath, '--input-type=module', '-e', SCRIPT],
+    [
+      '-f',
+      '-qq',
+      '-e',
+      'trace=openat,mkdir,mkdirat,fsync,fdatasync,rename,renameat,renameat2,link,linkat,write,pwrite64,writev,pwritev,pwritev2',
+      '-o',
+      out,
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      SCRIPT,
+    ],
     {
       encoding: 'utf8',
       env: {
@@ -71,7 +83,11 @@ function traced(dir: string): Call[] {
     const resumed = /^(\d+)\s+<\.\.\. (\w+) resumed>(.*)\)\s+= (.*)$/.exec(line);
     if (resumed) {
       const key = `${resumed[1]} ${resumed[2]}`;
-      calls.push({ name: resumed[2] ?? '', args: (unfinished.get(key) ?? '') + (resumed[3] ?? ''), result: resumed[4] ?? '' });
+      calls.push({
+        name: resumed[2] ?? '',
+        args: (unfinished.get(key) ?? '') + (resumed[3] ?? ''),
+        result: resumed[4] ?? '',
+      });
       unfinished.delete(key);
       continue;
     }
@@ -92,7 +108,11 @@ const firstArg = (call: Call): string => call.args.split(',')[0] ?? '';
 
 /** The index of an fsync of `path` opened as a directory, after `from`; -1 when there is none. */
 function directorySynced(calls: readonly Call[], from: number, path: string): number {
-  const open = find(calls, from, (c) => c.name === 'openat' && c.args.includes(`"${path}"`) && c.args.includes('O_DIRECTORY'));
+  const open = find(
+    calls,
+    from,
+    (c) => c.name === 'openat' && c.args.includes(`"${path}"`) && c.args.includes('O_DIRECTORY'),
+  );
   if (open < 0) return -1;
   const fd = fdOf(calls[open]);
   return find(calls, open, (c) => c.name === 'fsync' && firstArg(c) === fd);
@@ -112,7 +132,11 @@ describe('names made durable (strace of a real process)', () => {
   });
 
   it('syncs the queue directory after creating a segment, before the first message is written into it', () => {
-    const segment = find(calls, 0, (c) => c.name === 'openat' && /segment-\d{12}\.log/.test(c.args) && c.args.includes('O_CREAT'));
+    const segment = find(
+      calls,
+      0,
+      (c) => c.name === 'openat' && /segment-\d{12}\.log/.test(c.args) && c.args.includes('O_CREAT'),
+    );
     expect(segment).toBeGreaterThanOrEqual(0);
     const fd = fdOf(calls[segment]);
     const firstWrite = find(calls, segment, (c) => /^p?writev?2?6?4?$/.test(c.name) && firstArg(c) === fd);
@@ -126,14 +150,20 @@ describe('names made durable (strace of a real process)', () => {
     const links = calls.flatMap((c, i) => (c.name.startsWith('link') && c.args.includes(`"${dir}/json/`) ? [i] : []));
     expect(links).toHaveLength(JSON_EVENTS.length);
     const last = links.at(-1) ?? -1;
-    const opens = calls.filter((c) => c.name === 'openat' && c.args.includes(`"${dir}/json"`) && c.args.includes('O_DIRECTORY'));
+    const opens = calls.filter(
+      (c) => c.name === 'openat' && c.args.includes(`"${dir}/json"`) && c.args.includes('O_DIRECTORY'),
+    );
     expect(opens).toHaveLength(1);
     expect(directorySynced(calls, last, `${dir}/json`)).toBeGreaterThan(last);
   });
 
-  it('syncs the parent of every folder it creates (the atomic file\'s, the queue\'s, the JSON files\'), before anything is written into it', () => {
+  it("syncs the parent of every folder it creates (the atomic file's, the queue's, the JSON files'), before anything is written into it", () => {
     for (const name of ['atomic', 'queue', 'json']) {
-      const made = find(calls, 0, (c) => c.name.startsWith('mkdir') && c.args.includes(`"${dir}/${name}"`) && c.result.startsWith('0'));
+      const made = find(
+        calls,
+        0,
+        (c) => c.name.startsWith('mkdir') && c.args.includes(`"${dir}/${name}"`) && c.result.startsWith('0'),
+      );
       expect(made, name).toBeGreaterThanOrEqual(0);
       const firstInside = find(calls, made, (c) => c.name === 'openat' && c.args.includes(`"${dir}/${name}/`));
       expect(firstInside, name).toBeGreaterThan(made);

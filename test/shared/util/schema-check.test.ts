@@ -6,14 +6,23 @@
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { AuditEnvelopeSchema, isAbsoluteUri, isRfc3339, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
-import { QueueMessageSchema, encodeClaimCheck, encodePacked } from '../../../shared/queue/codec.js';
-import { compileSchema, lazyChecker, type SchemaError } from '../../../shared/util/schema-check.js';
 import { SeededRandom } from '../../../edge-agent/simulate/random.js';
-import { envelope, typedEvents, auditQueued } from '../../support/audit.js';
-import { ENGINE, PROXY, QIX_PERF_USER, REPOSITORY, SCHEDULER, START_SESSION, logQueued, userQueued } from '../platform/fixtures.js';
+import { AuditEnvelopeSchema, isAbsoluteUri, isRfc3339, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
+import { encodeClaimCheck, encodePacked, QueueMessageSchema } from '../../../shared/queue/codec.js';
+import { compileSchema, lazyChecker, type SchemaError } from '../../../shared/util/schema-check.js';
+import { auditQueued, envelope, typedEvents } from '../../support/audit.js';
 import { healthQueued, sessionsQueued } from '../destinations/polled.js';
-import { EVENT_COUNT, QUEUE_METRICS, pointsQueued } from '../platform/queued.js';
+import {
+  ENGINE,
+  logQueued,
+  PROXY,
+  QIX_PERF_USER,
+  REPOSITORY,
+  SCHEDULER,
+  START_SESSION,
+  userQueued,
+} from '../platform/fixtures.js';
+import { EVENT_COUNT, pointsQueued, QUEUE_METRICS } from '../platform/queued.js';
 
 const FORMATS = { rfc3339: isRfc3339, 'absolute-uri': isAbsoluteUri };
 const ANNOTATIONS = ['x-message', 'x-required'];
@@ -26,8 +35,35 @@ function oracle(): Ajv {
 }
 
 const ODD_VALUES: unknown[] = [
-  null, 0, -1, 1.5, 0.0001, 32_768, 1e21, '', 'x', 'é', '\u{1F600}'.repeat(65), 'a'.repeat(65), 'a'.repeat(2049), true, false, [], {}, [1, 'a'], { a: 1 },
-  'not-a-uuid', 'E7AF59A0-C243-480D-9571-08727551A66F', '2026-02-30T00:00:00Z', '2026-11-22T10:15:22Z', 'http://x y', 'https://example.com/a', '123', 'audit', 'log-event', 1,
+  null,
+  0,
+  -1,
+  1.5,
+  0.0001,
+  32_768,
+  1e21,
+  '',
+  'x',
+  'é',
+  '\u{1F600}'.repeat(65),
+  'a'.repeat(65),
+  'a'.repeat(2049),
+  true,
+  false,
+  [],
+  {},
+  [1, 'a'],
+  { a: 1 },
+  'not-a-uuid',
+  'E7AF59A0-C243-480D-9571-08727551A66F',
+  '2026-02-30T00:00:00Z',
+  '2026-11-22T10:15:22Z',
+  'http://x y',
+  'https://example.com/a',
+  '123',
+  'audit',
+  'log-event',
+  1,
 ];
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -63,12 +99,22 @@ function mutate(sample: unknown, random: SeededRandom): Json {
   return value;
 }
 
-const view = (e: ErrorObject | SchemaError) => ({ instancePath: e.instancePath, keyword: e.keyword, params: e.params, message: e.message, parentSchema: e.parentSchema });
+const view = (e: ErrorObject | SchemaError) => ({
+  instancePath: e.instancePath,
+  keyword: e.keyword,
+  params: e.params,
+  message: e.message,
+  parentSchema: e.parentSchema,
+});
 
 const packed = (events: unknown[]) => JSON.parse(encodePacked(events as never)) as Json; // encodePacked's input is checked by the schema below
 
 const CASES: { name: string; schema: object; samples: () => unknown[] }[] = [
-  { name: 'audit envelope', schema: AuditEnvelopeSchema, samples: () => [envelope(), envelope({ source: {} }), envelope({ correlationId: undefined })] },
+  {
+    name: 'audit envelope',
+    schema: AuditEnvelopeSchema,
+    samples: () => [envelope(), envelope({ source: {} }), envelope({ correlationId: undefined })],
+  },
   ...Object.entries(PAYLOAD_RULES).map(([type, schema]) => ({
     name: `payload rules of ${type}`,
     schema,
@@ -82,7 +128,14 @@ const CASES: { name: string; schema: object; samples: () => unknown[] }[] = [
     schema: QueueMessageSchema,
     samples: () => [
       packed([auditQueued(), auditQueued({ type: 'selection.state.changed' })]),
-      packed([userQueued(START_SESSION), logQueued(ENGINE), logQueued(PROXY), logQueued(REPOSITORY), logQueued(SCHEDULER), logQueued(QIX_PERF_USER)]),
+      packed([
+        userQueued(START_SESSION),
+        logQueued(ENGINE),
+        logQueued(PROXY),
+        logQueued(REPOSITORY),
+        logQueued(SCHEDULER),
+        logQueued(QIX_PERF_USER),
+      ]),
       packed([healthQueued(), sessionsQueued(), pointsQueued('errors', [EVENT_COUNT, QUEUE_METRICS])]),
       JSON.parse(encodeClaimCheck({ bucket: 'b', key: 'claim-checks/k' }, 3)) as Json,
     ],
@@ -111,10 +164,14 @@ describe('schema-check answers as ajv does', () => {
 
 describe('schema-check refuses what it does not understand', () => {
   it('an unknown keyword, naming it and where', () => {
-    expect(() => compileSchema({ type: 'object', properties: { a: { type: 'string', uniqueItems: true } } })).toThrow('#/properties/a: unknown keyword "uniqueItems"');
+    expect(() => compileSchema({ type: 'object', properties: { a: { type: 'string', uniqueItems: true } } })).toThrow(
+      '#/properties/a: unknown keyword "uniqueItems"',
+    );
   });
   it('an unknown format or type', () => {
-    expect(() => compileSchema({ type: 'string', format: 'email' }, { formats: FORMATS })).toThrow('unknown format "email" (known: rfc3339, absolute-uri)');
+    expect(() => compileSchema({ type: 'string', format: 'email' }, { formats: FORMATS })).toThrow(
+      'unknown format "email" (known: rfc3339, absolute-uri)',
+    );
     expect(() => compileSchema({ type: 'text' })).toThrow('#: unknown type "text"');
   });
   it('an annotation it was not told about', () => {

@@ -15,9 +15,13 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-const num = (value, digits = 0) => (value === null || value === undefined ? '–' : Number(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const num = (value, digits = 0) =>
+  value === null || value === undefined
+    ? '–'
+    : Number(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const rate = (value) => (value === null || value === undefined ? '–' : `${num(value, 1)}/s`);
-const age = (seconds) => (seconds === null ? '–' : seconds < 90 ? `${seconds} s ago` : `${Math.round(seconds / 60)} min ago`);
+const age = (seconds) =>
+  seconds === null ? '–' : seconds < 90 ? `${seconds} s ago` : `${Math.round(seconds / 60)} min ago`;
 const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '–');
 
 function figure(label, value, cls) {
@@ -25,7 +29,12 @@ function figure(label, value, cls) {
 }
 
 function table(headers, rows) {
-  return el('table', {}, el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))), el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, c))))));
+  return el(
+    'table',
+    {},
+    el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
+    el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, c))))),
+  );
 }
 
 function empty(text) {
@@ -48,8 +57,16 @@ function chartFor(server, host) {
       legend: { show: true, live: false },
       cursor: { show: false },
       scales: { x: { time: true }, cpu: { range: [0, 100] }, n: { range: (_u, _min, max) => [0, Math.max(5, max)] } },
-      axes: [{ size: 24, font: '10px system-ui' }, { scale: 'cpu', size: 38, font: '10px system-ui' }, { scale: 'n', side: 1, size: 30, font: '10px system-ui', grid: { show: false } }],
-      series: [{}, { label: 'CPU %', scale: 'cpu', stroke: '#1f5f8b', width: 1.5 }, { label: 'sessions', scale: 'n', stroke: '#c2410c', width: 1.5 }],
+      axes: [
+        { size: 24, font: '10px system-ui' },
+        { scale: 'cpu', size: 38, font: '10px system-ui' },
+        { scale: 'n', side: 1, size: 30, font: '10px system-ui', grid: { show: false } },
+      ],
+      series: [
+        {},
+        { label: 'CPU %', scale: 'cpu', stroke: '#1f5f8b', width: 1.5 },
+        { label: 'sessions', scale: 'n', stroke: '#c2410c', width: 1.5 },
+      ],
     },
     data,
     host,
@@ -98,7 +115,15 @@ function renderListeners(report) {
   box.append(
     table(
       ['listener', 'datagrams/s', 'received', 'processed', 'failed', 'drops/s', ...reasons.map((r) => `dropped: ${r}`)],
-      report.listeners.map((l) => [l.type, rate(l.datagramsPerSecond), num(l.received), num(l.processed), num(l.failed), rate(l.droppedPerSecond), ...reasons.map((r) => (r in l.dropped ? num(l.dropped[r]) : 'not counted by the OS'))]),
+      report.listeners.map((l) => [
+        l.type,
+        rate(l.datagramsPerSecond),
+        num(l.received),
+        num(l.processed),
+        num(l.failed),
+        rate(l.droppedPerSecond),
+        ...reasons.map((r) => (r in l.dropped ? num(l.dropped[r]) : 'not counted by the OS')),
+      ]),
     ),
   );
 }
@@ -110,7 +135,20 @@ function renderDestinations(report) {
   box.append(
     table(
       ['destination', 'queue', 'written by', 'queue depth', 'writes/s', 'written', 'failed', 'dead letters'],
-      report.destinations.map((d) => [d.name, d.queue, d.place === 'cloud' ? (d.unreachable ? 'cloud (forwarding; SQS unreachable, events wait)' : 'cloud (forwarding)') : 'this agent', `${num(d.pendingEvents)} / ${num(d.queueCapacity)}`, rate(d.writesPerSecond), num(d.written), num(d.failed), num(d.deadLettered)]),
+      report.destinations.map((d) => [
+        d.name,
+        d.queue,
+        d.place === 'cloud'
+          ? d.unreachable
+            ? 'cloud (forwarding; SQS unreachable, events wait)'
+            : 'cloud (forwarding)'
+          : 'this agent',
+        `${num(d.pendingEvents)} / ${num(d.queueCapacity)}`,
+        rate(d.writesPerSecond),
+        num(d.written),
+        num(d.failed),
+        num(d.deadLettered),
+      ]),
     ),
   );
 }
@@ -119,9 +157,21 @@ function renderErrors(report) {
   const box = document.getElementById('errors');
   box.replaceChildren();
   const { byType, recent } = report.errors;
-  if (byType.length > 0) box.append(table(['error type', 'since start'], byType.map((e) => [e.type, num(e.sinceStart)])));
+  if (byType.length > 0)
+    box.append(
+      table(
+        ['error type', 'since start'],
+        byType.map((e) => [e.type, num(e.sinceStart)]),
+      ),
+    );
   if (report.empty.errors) return box.append(empty(report.empty.errors));
-  box.append(el('h3', {}, 'Last errors'), table(['time', 'type', 'category', 'server', 'module'], recent.map((e) => [time(e.at), e.type, e.category, e.serverName, e.module ?? ''])));
+  box.append(
+    el('h3', {}, 'Last errors'),
+    table(
+      ['time', 'type', 'category', 'server', 'module'],
+      recent.map((e) => [time(e.at), e.type, e.category, e.serverName, e.module ?? '']),
+    ),
+  );
 }
 
 async function refresh() {

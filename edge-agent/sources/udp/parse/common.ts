@@ -31,7 +31,8 @@ export const PREVIEW_LENGTH = 512;
 export function decodeDatagram(datagram: unknown): string | null {
   if (typeof datagram === 'string') return datagram;
   if (Buffer.isBuffer(datagram)) return datagram.toString('utf8');
-  if (datagram instanceof Uint8Array) return Buffer.from(datagram.buffer, datagram.byteOffset, datagram.byteLength).toString('utf8');
+  if (datagram instanceof Uint8Array)
+    return Buffer.from(datagram.buffer, datagram.byteOffset, datagram.byteLength).toString('utf8');
   return null;
 }
 
@@ -81,7 +82,10 @@ export const NOT_A_DATAGRAM = 'datagram is neither bytes nor a string';
  * The frame of both parsers: decode the datagram (§0.4 step 1), run `parse` on the text, and turn
  * any exception (a parser bug) into a `malformed` result, so a parser never throws.
  */
-export function parseDatagram<R extends { ok: true }>(datagram: Datagram, parse: (text: string) => R | ParseFailure): R | ParseFailure {
+export function parseDatagram<R extends { ok: true }>(
+  datagram: Datagram,
+  parse: (text: string) => R | ParseFailure,
+): R | ParseFailure {
   const text = decodeDatagram(datagram);
   if (text === null) return failure('malformed', NOT_A_DATAGRAM, '');
   try {

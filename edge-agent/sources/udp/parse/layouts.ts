@@ -3,9 +3,14 @@
  * free-text fields, and for every parsed key its field index and rule (sanitising cap or validator).
  * This is the single place these numbers live; the parsers, the splitter and the tests read them from here.
  */
-import { LOG_SOURCES, USER_EVENT_TYPES, type LogSource, type UserEventType } from '../../../../shared/platform/events.js';
+import {
+  LOG_SOURCES,
+  type LogSource,
+  USER_EVENT_TYPES,
+  type UserEventType,
+} from '../../../../shared/platform/events.js';
 import { stripControl, truncateCodePoints } from './sanitize.js';
-import { float, intAtLeast, int, ts, uuid } from './validators.js';
+import { float, int, intAtLeast, ts, uuid } from './validators.js';
 
 /** How a field becomes a parsed value. */
 export type FieldRule =
@@ -34,7 +39,9 @@ const floatAt = (idx: number) => ({ idx, rule: { kind: 'float' } }) as const;
 
 /** The parsed value type of a rule: numbers may be `null`, everything else is a string. */
 export type RuleValue<R> = R extends { kind: 'int' | 'float' } ? number | null : string;
-export type Decoded<F extends Readonly<Record<string, FieldDef>>> = { -readonly [K in keyof F]: RuleValue<F[K]['rule']> };
+export type Decoded<F extends Readonly<Record<string, FieldDef>>> = {
+  -readonly [K in keyof F]: RuleValue<F[K]['rule']>;
+};
 
 /**
  * Applies a rule to a raw field: control characters are removed first (§0.1), then the cap (`s(n)`)

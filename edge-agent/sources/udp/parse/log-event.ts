@@ -4,32 +4,39 @@
  * filter and app-name lookup, categorisation and publishing happen after this.
  */
 import {
+  type Datagram,
   failure,
+  type ParseFailure,
+  type ParseResult,
   parseDatagram,
   prefixKey,
   unknownPrefix,
   userFull,
-  type Datagram,
-  type ParseFailure,
-  type ParseResult,
 } from './common.js';
 import {
   decodeInto,
-  layoutKeys,
   LOG_HEAD_FIELDS,
   LOG_LAYOUTS,
   LOG_SOURCE_BY_PREFIX,
+  type LogSource,
+  layoutKeys,
   QIX_PERF_PROXY_SESSION_FIELD,
   SCHEDULER_USER_FULL_CAP,
   SCHEDULER_USER_TRIPLE,
-  type LogSource,
 } from './layouts.js';
 import { hasNoControl, s, stripControl } from './sanitize.js';
-import { SOURCE_CHECKS, splitDatagram, type SplitSpec } from './split.js';
+import { SOURCE_CHECKS, type SplitSpec, splitDatagram } from './split.js';
 import { tsToInstantMs, uuid } from './validators.js';
 
 export type { LogSource } from './layouts.js';
-import type { EngineLog, ProxyLog, QixPerfLog, RepositoryLog, SchedulerLog } from '../../../../shared/platform/events.js';
+
+import type {
+  EngineLog,
+  ProxyLog,
+  QixPerfLog,
+  RepositoryLog,
+  SchedulerLog,
+} from '../../../../shared/platform/events.js';
 
 /** The times the parser adds to every log event (§0.3); they travel beside the §2.2 keys, not in them. */
 export interface ParsedTimes {
@@ -40,7 +47,10 @@ export interface ParsedTimes {
 }
 
 /** Fields 0–7 of every log source plus the times. */
-export type LogEventHead<S extends LogSource> = Pick<EngineLog, 'log_row' | 'ts_iso' | 'ts_local' | 'level' | 'host' | 'subsystem' | 'windows_user'> & { source: S } & ParsedTimes;
+export type LogEventHead<S extends LogSource> = Pick<
+  EngineLog,
+  'log_row' | 'ts_iso' | 'ts_local' | 'level' | 'host' | 'subsystem' | 'windows_user'
+> & { source: S } & ParsedTimes;
 
 /** What the parser returns: the §2.2 keys (no categories yet, no engine-performance app name) and the times. */
 type Parsed<T> = Omit<T, 'category' | 'app_name'> & ParsedTimes;
@@ -102,7 +112,9 @@ type Blank<S extends LogSource> = { source: S } & Record<string, unknown>;
 
 function blankOf<S extends LogSource>(source: S, ...keys: (readonly string[])[]): Blank<S> {
   // Object.fromEntries, not a spread into a literal: only then are its copies fast-mode objects at every size.
-  return Object.assign(Object.fromEntries(['source', ...keys.flat(), 'user_full'].map((key) => [key, null])), { source });
+  return Object.assign(Object.fromEntries(['source', ...keys.flat(), 'user_full'].map((key) => [key, null])), {
+    source,
+  });
 }
 
 const headKeys = layoutKeys(LOG_HEAD_FIELDS);
@@ -112,7 +124,12 @@ const BLANKS: { readonly [S in LogSource]: Blank<S> } = {
   'qseow-repository': blankOf('qseow-repository', headKeys, layoutKeys(LOG_LAYOUTS['qseow-repository'].fields)),
   'qseow-scheduler': blankOf('qseow-scheduler', headKeys, layoutKeys(LOG_LAYOUTS['qseow-scheduler'].fields)),
   // Engine performance: field 8 becomes two keys before the layout's (see qixPerf).
-  'qseow-qix-perf': blankOf('qseow-qix-perf', headKeys, ['proxy_session_id', 'event_activity_source'], layoutKeys(LOG_LAYOUTS['qseow-qix-perf'].fields)),
+  'qseow-qix-perf': blankOf(
+    'qseow-qix-perf',
+    headKeys,
+    ['proxy_session_id', 'event_activity_source'],
+    layoutKeys(LOG_LAYOUTS['qseow-qix-perf'].fields),
+  ),
 };
 
 /**
@@ -144,7 +161,11 @@ function engine(f: readonly string[], clean: boolean): Omit<EngineLog, 'category
   return finish(decodeInto(head('qseow-engine', f, clean), f, LOG_LAYOUTS['qseow-engine'].fields, clean));
 }
 
-function proxyOrRepository<S extends 'qseow-proxy' | 'qseow-repository'>(source: S, f: readonly string[], clean: boolean): Omit<LogEventHead<S>, keyof ParsedTimes> & ProxyRepositoryFields {
+function proxyOrRepository<S extends 'qseow-proxy' | 'qseow-repository'>(
+  source: S,
+  f: readonly string[],
+  clean: boolean,
+): Omit<LogEventHead<S>, keyof ParsedTimes> & ProxyRepositoryFields {
   return finish(decodeInto(head(source, f, clean), f, LOG_LAYOUTS[source].fields, clean));
 }
 

@@ -2,7 +2,7 @@
  * Splitting a datagram into its fields, with surplus `;` assigned to the free-text fields
  * (platform-formats.md §0.4 steps 1–5). Pure, never throws.
  */
-import { EXCEPTION_FIELD, SCHEDULER_USER_TRIPLE, type LogSource } from './layouts.js';
+import { EXCEPTION_FIELD, type LogSource, SCHEDULER_USER_TRIPLE } from './layouts.js';
 
 export interface SplitSpec {
   /** Field count `N` of the source. */
@@ -159,7 +159,9 @@ export function userTripleCheck(dir: string, id: string, user: string): boolean 
   if (!DOMAIN_USER.test(user)) return false;
   if (dir === '' && id === '') return true;
   const cut = user.indexOf('\\');
-  return dir.toLowerCase() === user.slice(0, cut).toLowerCase() && id.toLowerCase() === user.slice(cut + 1).toLowerCase();
+  return (
+    dir.toLowerCase() === user.slice(0, cut).toLowerCase() && id.toLowerCase() === user.slice(cut + 1).toLowerCase()
+  );
 }
 
 /** Proxy and repository: the exception check on field 9. */
@@ -170,7 +172,10 @@ export function exceptionFieldCheck(fields: string[]): boolean {
 /** Scheduler: the user triple on fields 10–12 and the exception check on field 9. */
 export function schedulerCheck(fields: string[]): boolean {
   const { dir, id, user } = SCHEDULER_USER_TRIPLE;
-  return userTripleCheck(fields[dir] ?? '', fields[id] ?? '', fields[user] ?? '') && exceptionCheck(fields[EXCEPTION_FIELD] ?? '');
+  return (
+    userTripleCheck(fields[dir] ?? '', fields[id] ?? '', fields[user] ?? '') &&
+    exceptionCheck(fields[EXCEPTION_FIELD] ?? '')
+  );
 }
 
 /** The checks of each log source (user events and engine have no check: one free-text field). */

@@ -4,23 +4,27 @@
  * parsing and publishing happen after this.
  */
 import {
+  type Datagram,
   failure,
+  type ParseResult,
   parseDatagram,
   prefixKey,
   unknownPrefix,
   userFull,
-  type Datagram,
-  type ParseResult,
 } from './common.js';
 import { decodeInto, USER_EVENT_LAYOUT, USER_EVENT_PREFIXES } from './layouts.js';
 import { splitDatagram } from './split.js';
 import { uuid } from './validators.js';
 
 export type { UserEventType } from './layouts.js';
+
 import type { UserActivity } from '../../../../shared/platform/events.js';
 
 /** What the parser returns: the §1.2 keys and §1.4 app id; the app name and user agent are enrichment. */
-export type UserEvent = Omit<UserActivity, 'appName' | 'uaBrowserName' | 'uaBrowserMajorVersion' | 'uaOsName' | 'uaOsVersion'> & {
+export type UserEvent = Omit<
+  UserActivity,
+  'appName' | 'uaBrowserName' | 'uaBrowserMajorVersion' | 'uaOsName' | 'uaOsVersion'
+> & {
   /** §1.5: the user-agent text of `message` (trimmed, `'` deleted); absent when there is none or it is empty. */
   uaText?: string;
   /** The instant the datagram was read from the socket (ms since the epoch); also the event time (§0.3). */

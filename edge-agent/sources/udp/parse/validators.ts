@@ -42,9 +42,56 @@ function digits(text: string, at: number, length: number): number {
 }
 
 /** Positions of the parts in each form: year, month, day, hour, minute, second, millisecond, zone (end). */
-const COMPACT_AT = { y: 0, mo: 4, d: 6, h: 9, mi: 11, s: 13, ms: 16, end: 19, seps: [[8, 0x54], [15, 0x2e]] } as const;
-const EXTENDED_AT = { y: 0, mo: 5, d: 8, h: 11, mi: 14, s: 17, ms: 20, end: 23, seps: [[4, 0x2d], [7, 0x2d], [10, 0x54], [13, 0x3a], [16, 0x3a], [19, 0x2e]] } as const;
-const LOCAL_AT = { y: 0, mo: 5, d: 8, h: 11, mi: 14, s: 17, ms: 20, end: 23, seps: [[4, 0x2d], [7, 0x2d], [10, 0x20], [13, 0x3a], [16, 0x3a], [19, 0x2c]] } as const;
+const COMPACT_AT = {
+  y: 0,
+  mo: 4,
+  d: 6,
+  h: 9,
+  mi: 11,
+  s: 13,
+  ms: 16,
+  end: 19,
+  seps: [
+    [8, 0x54],
+    [15, 0x2e],
+  ],
+} as const;
+const EXTENDED_AT = {
+  y: 0,
+  mo: 5,
+  d: 8,
+  h: 11,
+  mi: 14,
+  s: 17,
+  ms: 20,
+  end: 23,
+  seps: [
+    [4, 0x2d],
+    [7, 0x2d],
+    [10, 0x54],
+    [13, 0x3a],
+    [16, 0x3a],
+    [19, 0x2e],
+  ],
+} as const;
+const LOCAL_AT = {
+  y: 0,
+  mo: 5,
+  d: 8,
+  h: 11,
+  mi: 14,
+  s: 17,
+  ms: 20,
+  end: 23,
+  seps: [
+    [4, 0x2d],
+    [7, 0x2d],
+    [10, 0x20],
+    [13, 0x3a],
+    [16, 0x3a],
+    [19, 0x2c],
+  ],
+} as const;
 
 /** The zone at `at` to the end: `Z` → 0, `±hh[:]mm` → minutes east of UTC (range unchecked), else null. */
 function zoneAt(text: string, at: number): number | null {
@@ -118,7 +165,8 @@ function readTimestamp(text: string): Timestamp | null {
 function readTimestampOnce(text: string): Timestamp | null {
   if (text.length > TS_MAX_LENGTH) return null;
   // The three forms differ at fixed places: T at 8 (compact), T or a space at 10.
-  const form: TimestampForm = text.charCodeAt(8) === 0x54 ? 'compact' : text.charCodeAt(10) === 0x54 ? 'extended' : 'local';
+  const form: TimestampForm =
+    text.charCodeAt(8) === 0x54 ? 'compact' : text.charCodeAt(10) === 0x54 ? 'extended' : 'local';
   const at = form === 'compact' ? COMPACT_AT : form === 'extended' ? EXTENDED_AT : LOCAL_AT;
   // An indexed loop, not a for-of destructuring the pairs: 0.21 → 0.19 µs per timestamp read.
   const seps = at.seps;
@@ -142,7 +190,8 @@ function readTimestampOnce(text: string): Timestamp | null {
   if (hour > 23 || minute > 59 || second > 59) return null;
   // An offset beyond ±23:59 is no offset.
   if (offsetMinutes !== null && Number.isNaN(offsetMinutes)) return null;
-  const wallMs = daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + milli;
+  const wallMs =
+    daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + milli;
   return { form, wallMs, offsetMinutes };
 }
 

@@ -3,8 +3,8 @@
  * Pure: no I/O, the only side effect is the optional `warn` callback for unknown filter types.
  */
 import type { SvcConfig } from '../../../../shared/config/schema.js';
-import { firstValueTags } from '../../../../shared/platform/tags.js';
 import type { Category } from '../../../../shared/platform/events.js';
+import { firstValueTags } from '../../../../shared/platform/tags.js';
 
 export type CategoriseSettings = SvcConfig['logEvents']['categorise'];
 export type CategoriseRule = CategoriseSettings['rules'][number];

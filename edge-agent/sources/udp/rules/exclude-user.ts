@@ -32,5 +32,6 @@ export function isExcluded(directory: string, userId: string, list: readonly Exc
  */
 export function exclusionMatcher(list: readonly ExcludedUser[]): (directory: string, userId: string) => boolean {
   const keys = new Set(list.map((item) => JSON.stringify([fold(item.directory), fold(item.userId)])));
-  return (directory, userId) => directory !== '' && userId !== '' && keys.has(JSON.stringify([fold(directory), fold(userId)]));
+  return (directory, userId) =>
+    directory !== '' && userId !== '' && keys.has(JSON.stringify([fold(directory), fold(userId)]));
 }

@@ -34,12 +34,22 @@ export function appMatches(item: AppMatch, event: Pick<PerfEvent, 'appId' | 'app
 }
 
 /** Rule shape of §2.4: `all` → accept unless excluded; not `all` → accept only if included. */
-function ruleAccepts<T>(all: boolean, exclude: readonly T[], include: readonly T[], hit: (item: T) => boolean): boolean {
+function ruleAccepts<T>(
+  all: boolean,
+  exclude: readonly T[],
+  include: readonly T[],
+  hit: (item: T) => boolean,
+): boolean {
   return all ? !exclude.some(hit) : include.some(hit);
 }
 
 function objectTypeAccepts(rule: AppSpecificEntry['objectType'], objectType: string): boolean {
-  return ruleAccepts(rule.allObjectTypes, rule.allObjectTypesExclude, rule.someObjectTypesInclude, (t) => t === objectType);
+  return ruleAccepts(
+    rule.allObjectTypes,
+    rule.allObjectTypesExclude,
+    rule.someObjectTypesInclude,
+    (t) => t === objectType,
+  );
 }
 
 function methodAccepts(rule: AppSpecificEntry['method'], method: string): boolean {
@@ -47,7 +57,12 @@ function methodAccepts(rule: AppSpecificEntry['method'], method: string): boolea
 }
 
 function appObjectAccepts(rule: AppSpecificEntry['appObject'], objectId: string): boolean {
-  return ruleAccepts(rule.allAppObjects, rule.allAppObjectsExclude, rule.someAppObjectsInclude, (o) => o.objectId === objectId);
+  return ruleAccepts(
+    rule.allAppObjects,
+    rule.allAppObjectsExclude,
+    rule.someAppObjectsInclude,
+    (o) => o.objectId === objectId,
+  );
 }
 
 /** The appSpecific block: some `app[]` entry whose include matches passes all three of its rules. */
@@ -156,7 +171,14 @@ export class RejectedEventCounter {
 
   /** A `drop` by a categorise rule (§2.5). */
   countCategoryDrop(event: CategoryDropRejection): void {
-    this.#add({ reason: 'category_drop', source: event.source, host: event.host, subsystem: event.subsystem, level: event.level, counter: 1 });
+    this.#add({
+      reason: 'category_drop',
+      source: event.source,
+      host: event.host,
+      subsystem: event.subsystem,
+      level: event.level,
+      counter: 1,
+    });
   }
 
   /** Number of distinct keys counted since the last snapshot. */
@@ -198,7 +220,13 @@ export class RejectedEventCounter {
  */
 export function rejectedEventTags(entry: RejectedEventEntry): Record<string, string> {
   if (entry.reason === 'category_drop') {
-    return { reason: entry.reason, source: entry.source, host: entry.host, subsystem: entry.subsystem, level: entry.level };
+    return {
+      reason: entry.reason,
+      source: entry.source,
+      host: entry.host,
+      subsystem: entry.subsystem,
+      level: entry.level,
+    };
   }
   return {
     reason: entry.reason,

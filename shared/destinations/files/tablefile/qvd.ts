@@ -15,8 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { CellValue, ColumnType } from '../../../audit/datamodel.js';
-import { headerText, renderHeader, wellFormed } from './header.js';
 import type { FieldHeader, NumberFormat } from './header.js';
+import { headerText, renderHeader, wellFormed } from './header.js';
 import { epochMsToSerial, formatTimestampUtc, serialToEpochMs } from './serial.js';
 
 export type { CellValue, ColumnType } from '../../../audit/datamodel.js';
@@ -139,7 +139,9 @@ const OBJECT_PROTOTYPE: object = Object.prototype;
 
 function mismatch(column: TableColumn, row: number, value: unknown, expected: string): TypeError {
   const got = value === null ? 'null' : typeof value;
-  return new TypeError(`tablefile: column "${column.name}" (${column.type}), row ${row}: expected ${expected}, got ${got}`);
+  return new TypeError(
+    `tablefile: column "${column.name}" (${column.type}), row ${row}: expected ${expected}, got ${got}`,
+  );
 }
 
 function encodeColumn(column: TableColumn, rows: readonly Record<string, CellValue>[], sink: ByteSink): EncodedColumn {
@@ -194,7 +196,8 @@ function encodeColumn(column: TableColumn, rows: readonly Record<string, CellVal
         hasNull = true;
         continue;
       }
-      if (typeof value !== 'number') throw mismatch(column, r, value, column.type === 'timestamp' ? 'epoch milliseconds (a number)' : 'a number');
+      if (typeof value !== 'number')
+        throw mismatch(column, r, value, column.type === 'timestamp' ? 'epoch milliseconds (a number)' : 'a number');
       if (!Number.isFinite(value)) {
         index[r] = -1;
         hasNull = true;
@@ -202,7 +205,8 @@ function encodeColumn(column: TableColumn, rows: readonly Record<string, CellVal
       }
       let key: number;
       if (column.type === 'timestamp') {
-        if (Math.abs(value) > MAX_EPOCH_MS) throw new RangeError(`tablefile: column "${column.name}", row ${r}: ${value} ms is outside the time range`);
+        if (Math.abs(value) > MAX_EPOCH_MS)
+          throw new RangeError(`tablefile: column "${column.name}", row ${r}: ${value} ms is outside the time range`);
         key = epochMsToSerial(Math.trunc(value));
       } else {
         if (column.type === 'int' && !Number.isInteger(value)) throw mismatch(column, r, value, 'an integer');
@@ -228,7 +232,8 @@ function encodeColumn(column: TableColumn, rows: readonly Record<string, CellVal
       index[r] = i;
     }
   }
-  if (count > MAX_SYMBOLS) throw new RangeError(`tablefile: column "${column.name}" has ${count} distinct values (at most ${MAX_SYMBOLS})`);
+  if (count > MAX_SYMBOLS)
+    throw new RangeError(`tablefile: column "${column.name}" has ${count} distinct values (at most ${MAX_SYMBOLS})`);
   return { index, noOfSymbols: count, hasNull, ascii, offset, length: sink.pos - offset };
 }
 
@@ -311,10 +316,22 @@ export function encodeQvd(table: Table): Uint8Array {
 
   const creatorDoc =
     table.creatorDoc === undefined
-      ? derivedCreatorDoc([tableName, createdAt, String(noOfRecords), ...table.columns.flatMap((c) => [c.name, c.type])], symbols)
+      ? derivedCreatorDoc(
+          [tableName, createdAt, String(noOfRecords), ...table.columns.flatMap((c) => [c.name, c.type])],
+          symbols,
+        )
       : headerText(table.creatorDoc);
   const header = new TextEncoder().encode(
-    renderHeader({ creatorDoc, createUtcTime: createdAt, tableName, fields, recordByteSize, noOfRecords, offset: symbols.length, length: indexLength }),
+    renderHeader({
+      creatorDoc,
+      createUtcTime: createdAt,
+      tableName,
+      fields,
+      recordByteSize,
+      noOfRecords,
+      offset: symbols.length,
+      length: indexLength,
+    }),
   );
 
   const base = header.length + 1; // B: the first byte after the NUL terminator
@@ -326,7 +343,13 @@ export function encodeQvd(table: Table): Uint8Array {
 }
 
 /** Writes each row's stored values into its little-endian record (spec §3.4); `out` is zeroed. */
-function packIndex(out: Uint8Array, start: number, recordByteSize: number, fields: readonly FieldHeader[], encoded: readonly EncodedColumn[]): void {
+function packIndex(
+  out: Uint8Array,
+  start: number,
+  recordByteSize: number,
+  fields: readonly FieldHeader[],
+  encoded: readonly EncodedColumn[],
+): void {
   for (let k = 0; k < fields.length; k++) {
     const f = fields[k];
     const e = encoded[k];

@@ -11,15 +11,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HealthEndpoint } from '../../../../edge-agent/endpoints/health/endpoint.js';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
-import { Forwarder } from '../../../../shared/queue/forwarder.js';
-import { SqsEventQueue } from '../../../../shared/queue/sqs.js';
 import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
+import { Forwarder } from '../../../../shared/queue/forwarder.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
 import { QueueStorageError } from '../../../../shared/queue/port.js';
+import { SqsEventQueue } from '../../../../shared/queue/sqs.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';
 import { auditQueued } from '../../../support/audit.js';
 import { localSqsClient } from '../../../support/fauxqs.js';
@@ -73,7 +73,9 @@ async function get(path = '/health', init: RequestInit = {}): Promise<Answer> {
 
 const reason = async (): Promise<string> => {
   const { body } = await get();
-  return typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string' ? body.reason : '';
+  return typeof body === 'object' && body !== null && 'reason' in body && typeof body.reason === 'string'
+    ? body.reason
+    : '';
 };
 
 /**
@@ -81,7 +83,8 @@ const reason = async (): Promise<string> => {
  * machine busy with the rest of the suite can lag it by more than 1 s (vitest importing modules),
  * which the endpoint rightly reports; the tests of other reasons look past it.
  */
-const problems = async (): Promise<string[]> => (await reason()).split('; ').filter((r) => r !== '' && !r.startsWith('event loop lag'));
+const problems = async (): Promise<string[]> =>
+  (await reason()).split('; ').filter((r) => r !== '' && !r.startsWith('event loop lag'));
 
 /** The answer once the endpoint is healthy (at once, unless this busy process lagged just before). */
 async function healthy(path = '/health', init: RequestInit = {}): Promise<Answer> {
@@ -90,9 +93,36 @@ async function healthy(path = '/health', init: RequestInit = {}): Promise<Answer
 }
 
 function logListener(rebindDelayMs: number): UdpListener {
-  const config = svcConfig(['  logEvents:', '    source:', '      proxy:', '        enable: true', '    udpServerConfig:', `      serverHost: ${LOOPBACK}`]);
-  const handler = logEventHandler({ appNames: NO_APP_NAMES, counter: null, clock: new PointClock(), log: silentLog, settings: config.logEvents, rejected: null, trackPerfRejections: false, queue: null, wants: () => false });
-  return new UdpListener({ queueType: 'log_events', port: 0, settings: config.logEvents.udpServerConfig, handler, log: silentLog, errors: new ErrorTracker({ enabled: false, log: silentLog }), errorType: 'UDP_LOG_EVENT', module: 'UDP_LOG_EVENTS', rebindDelayMs });
+  const config = svcConfig([
+    '  logEvents:',
+    '    source:',
+    '      proxy:',
+    '        enable: true',
+    '    udpServerConfig:',
+    `      serverHost: ${LOOPBACK}`,
+  ]);
+  const handler = logEventHandler({
+    appNames: NO_APP_NAMES,
+    counter: null,
+    clock: new PointClock(),
+    log: silentLog,
+    settings: config.logEvents,
+    rejected: null,
+    trackPerfRejections: false,
+    queue: null,
+    wants: () => false,
+  });
+  return new UdpListener({
+    queueType: 'log_events',
+    port: 0,
+    settings: config.logEvents.udpServerConfig,
+    handler,
+    log: silentLog,
+    errors: new ErrorTracker({ enabled: false, log: silentLog }),
+    errorType: 'UDP_LOG_EVENT',
+    module: 'UDP_LOG_EVENTS',
+    rebindDelayMs,
+  });
 }
 
 /** Keeps the event loop of this process busy (no timer, no I/O runs) for `ms`. */
@@ -141,7 +171,14 @@ describe('container health endpoint: answers', () => {
       get bound(): boolean {
         throw new Error('boom at /secret/path/file.ts:12:34');
       },
-      totals: () => ({ received: 0, queued: 0, processed: 0, failed: 0, dropped: { source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 0 }, kernelCounted: false }),
+      totals: () => ({
+        received: 0,
+        queued: 0,
+        processed: 0,
+        failed: 0,
+        dropped: { source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 0 },
+        kernelCounted: false,
+      }),
     });
     const answer = await get();
     expect(answer.status).toBe(500);
@@ -151,7 +188,9 @@ describe('container health endpoint: answers', () => {
 
   it('a port in use stops the start with a message naming the key and the port', async () => {
     const second = new HealthEndpoint({ host: LOOPBACK, port: endpoint.port, observed, log: silentLog });
-    await expect(second.start()).rejects.toThrow(`Svc.containerHealthCheck.port: the container health endpoint cannot listen on ${LOOPBACK}:${endpoint.port}: listen EADDRINUSE`);
+    await expect(second.start()).rejects.toThrow(
+      `Svc.containerHealthCheck.port: the container health endpoint cannot listen on ${LOOPBACK}:${endpoint.port}: listen EADDRINUSE`,
+    );
   });
 });
 
@@ -173,7 +212,9 @@ describe('container health endpoint: 503 with the reasons', () => {
     // The listener binds a new socket after its delay.
     await healthy();
     // Each change of state is logged once, not each probe (lag, when this busy process had some, is a change too).
-    const changes = recorded.lines.filter((l) => l.msg.startsWith('container health:') && !l.msg.includes('event loop lag')).map((l) => `${l.level} ${l.msg}`);
+    const changes = recorded.lines
+      .filter((l) => l.msg.startsWith('container health:') && !l.msg.includes('event loop lag'))
+      .map((l) => `${l.level} ${l.msg}`);
     expect(changes.filter((c, i) => c !== changes[i - 1])).toEqual([
       `warn container health: GET /health answers 503: ${unbound}`,
       'info container health: ok again (GET /health answers 200)',
@@ -213,9 +254,19 @@ describe('container health endpoint: a durable queue on a full disk', () => {
     rmSync(fs.path, { recursive: true, force: true });
   });
 
-  it('503 naming the queue and ENOSPC while it cannot write, 200 once a write succeeds after space is freed', async ({ skip }) => {
+  it('503 naming the queue and ENOSPC while it cannot write, 200 once a write succeeds after space is freed', async ({
+    skip,
+  }) => {
     if (fs.reason) skip(fs.reason);
-    const queue = await start(new LocalEventQueue({ directory: join(fs.path, 'queue'), capacity: 100_000, maxReceiveCount: 3, groups: [], log: silentLog }));
+    const queue = await start(
+      new LocalEventQueue({
+        directory: join(fs.path, 'queue'),
+        capacity: 100_000,
+        maxReceiveCount: 3,
+        groups: [],
+        log: silentLog,
+      }),
+    );
     observed.queue({ name: 'audit', queue, destinations: [] });
     await queue.send([auditQueued()]);
     expect(await problems()).toEqual([]);
@@ -232,7 +283,9 @@ describe('container health endpoint: a durable queue on a full disk', () => {
     expect(answer.status).toBe(503);
     expect(answer.body).toMatchObject({ statusCode: 503, status: 'ko' });
     const [full, ...more] = await problems();
-    expect(full).toMatch(/^the audit queue cannot write its messages to disk \(ENOSPC\) since \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    expect(full).toMatch(
+      /^the audit queue cannot write its messages to disk \(ENOSPC\) since \d{4}-\d\d-\d\dT[\d:.]+Z$/,
+    );
     expect(more).toEqual([]);
     // No path of the server in a body that any client on the network can read.
     expect(answer.text).not.toContain(fs.path);
@@ -252,8 +305,27 @@ describe('container health endpoint: forwarding to the cloud', () => {
     // A real forwarder to a port where nothing listens: every send is a refused connection.
     const port = await freePort();
     const client = localSqsClient(`http://${LOOPBACK}:${port}`);
-    const forwarder = new Forwarder({ name: 'tsdb', queue: new SqsEventQueue({ client, queueUrl: `http://${LOOPBACK}:${port}/000000000000/q`, claimCheck: null, maxAttempts: 1 }), takes: () => true, log: silentLog });
-    const queue = await start(new LocalEventQueue({ directory: mkdtempSync(join(tmpdir(), 'health-fwd-')), capacity: 3, maxReceiveCount: 3, groups: [{ name: 'tsdb', handler: forwarder.handler, batchSize: 10, batchWindowMs: 0 }], log: silentLog, unavailableBaseMs: 60_000 }));
+    const forwarder = new Forwarder({
+      name: 'tsdb',
+      queue: new SqsEventQueue({
+        client,
+        queueUrl: `http://${LOOPBACK}:${port}/000000000000/q`,
+        claimCheck: null,
+        maxAttempts: 1,
+      }),
+      takes: () => true,
+      log: silentLog,
+    });
+    const queue = await start(
+      new LocalEventQueue({
+        directory: mkdtempSync(join(tmpdir(), 'health-fwd-')),
+        capacity: 3,
+        maxReceiveCount: 3,
+        groups: [{ name: 'tsdb', handler: forwarder.handler, batchSize: 10, batchWindowMs: 0 }],
+        log: silentLog,
+        unavailableBaseMs: 60_000,
+      }),
+    );
     observed.queue({ name: 'platform', queue, destinations: [forwarder] });
     try {
       await healthy();
@@ -263,12 +335,22 @@ describe('container health endpoint: forwarding to the cloud', () => {
       expect(answer.body).toEqual({
         statusCode: 200,
         status: 'ok',
-        forwarding: { tsdb: { state: 'unreachable', unreachableSince: new Date(queue.stats()['tsdb']?.unavailableSince ?? 0).toISOString(), pendingEvents: 2, oldestPendingAgeSeconds: expect.any(Number) as unknown } },
+        forwarding: {
+          tsdb: {
+            state: 'unreachable',
+            unreachableSince: new Date(queue.stats()['tsdb']?.unavailableSince ?? 0).toISOString(),
+            pendingEvents: 2,
+            oldestPendingAgeSeconds: expect.any(Number) as unknown,
+          },
+        },
       });
       await queue.send([auditQueued()]);
       const full = await get();
       expect(full.status).toBe(503);
-      expect(full.body).toMatchObject({ reason: 'the platform queue is full (3 of 3 events): new events are refused', forwarding: { tsdb: { state: 'unreachable', pendingEvents: 3 } } });
+      expect(full.body).toMatchObject({
+        reason: 'the platform queue is full (3 of 3 events): new events are refused',
+        forwarding: { tsdb: { state: 'unreachable', pendingEvents: 3 } },
+      });
     } finally {
       client.destroy();
     }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SVC_VERSION } from '../../../../shared/version.js';
 import { freePort, freeUdpPort, LOOPBACK, sleep } from '../../../support/ports.js';
-import { startSvc, type SvcProcess } from '../../../support/svc-process.js';
+import { type SvcProcess, startSvc } from '../../../support/svc-process.js';
 
 let dir: string;
 beforeAll(() => {
@@ -59,7 +59,9 @@ describe('container health endpoint in svc edge and svc local', () => {
     const svc = startSvc(cwd, 'edge');
     try {
       await expect.poll(svc.output, { timeout: 15_000 }).toContain(`svc edge ${SVC_VERSION} running`);
-      expect(svc.output()).toContain(`container health endpoint listening on port ${port} (all interfaces): GET /health`);
+      expect(svc.output()).toContain(
+        `container health endpoint listening on port ${port} (all interfaces): GET /health`,
+      );
       expect(svc.output()).not.toContain('the container health endpoint is not built yet');
       await healthy(port);
 
@@ -70,7 +72,11 @@ describe('container health endpoint in svc edge and svc local', () => {
       svc.child.kill('SIGCONT');
       const stalled = await probe;
       expect(stalled.status).toBe(503);
-      expect(stalled.body).toMatchObject({ statusCode: 503, status: 'ko', reason: expect.stringMatching(/^event loop lag \d+ ms exceeds 1000 ms$/) as unknown });
+      expect(stalled.body).toMatchObject({
+        statusCode: 503,
+        status: 'ko',
+        reason: expect.stringMatching(/^event loop lag \d+ ms exceeds 1000 ms$/) as unknown,
+      });
       await healthy(port);
       expect(svc.output()).toContain('container health: GET /health answers 503: event loop lag');
 
@@ -78,7 +84,9 @@ describe('container health endpoint in svc edge and svc local', () => {
       edgeConfig(otherCwd, port, await freeUdpPort());
       const second = startSvc(otherCwd, 'edge');
       expect(await second.exited).toBe(1);
-      expect(second.output()).toContain(`Svc.containerHealthCheck.port: the container health endpoint cannot listen on port ${port} (all interfaces): listen EADDRINUSE`);
+      expect(second.output()).toContain(
+        `Svc.containerHealthCheck.port: the container health endpoint cannot listen on port ${port} (all interfaces): listen EADDRINUSE`,
+      );
       // The first one is untouched.
       await healthy(port);
     } finally {
@@ -90,7 +98,16 @@ describe('container health endpoint in svc edge and svc local', () => {
     const [port, apiPort] = [await freePort(), await freePort()];
     const cwd = join(dir, 'local');
     mkdirSync(cwd);
-    writeFileSync(join(cwd, 'svc.yaml'), ['Svc:', '  localQueue: { directory: queue }', `  containerHealthCheck: { enable: true, port: ${port} }`, `  auditEvents: { enable: true, port: ${apiPort}, destination: { enable: true, type: json } }`, ''].join('\n'));
+    writeFileSync(
+      join(cwd, 'svc.yaml'),
+      [
+        'Svc:',
+        '  localQueue: { directory: queue }',
+        `  containerHealthCheck: { enable: true, port: ${port} }`,
+        `  auditEvents: { enable: true, port: ${apiPort}, destination: { enable: true, type: json } }`,
+        '',
+      ].join('\n'),
+    );
     const svc = startSvc(cwd, 'local');
     try {
       await expect.poll(svc.output, { timeout: 15_000 }).toContain(`svc local ${SVC_VERSION} running`);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { metricsEndpoint, type MetricsEndpointParts } from '../../../../edge-agent/endpoints/metrics/compose.js';
+import { type MetricsEndpointParts, metricsEndpoint } from '../../../../edge-agent/endpoints/metrics/compose.js';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
@@ -32,7 +32,13 @@ const BODY: HealthBody = {
   version: '12.1306.0',
   started: '20240312T081512.000+0100',
   mem: { committed: 2048, allocated: 4577.3, free: 27890.4 },
-  apps: { active_docs: ['a1'], in_memory_docs: ['a1', 'SessionApp_8d1c2f', 'a2'], loaded_docs: ['a1', 'a2'], calls: 15234, selections: 812 },
+  apps: {
+    active_docs: ['a1'],
+    in_memory_docs: ['a1', 'SessionApp_8d1c2f', 'a2'],
+    loaded_docs: ['a1', 'a2'],
+    calls: 15234,
+    selections: 812,
+  },
   cpu: { total: 7.5 },
   session: { active: 3, total: 12 },
   users: { active: 2, total: 9 },
@@ -42,7 +48,12 @@ const BODY: HealthBody = {
 
 const N1_TAGS = { host: 'node1.lab.local', server_name: 'Node1', server_description: 'Central node', site: 'lab' };
 const N2_TAGS = { host: 'node2.lab.local', server_name: 'Node2', server_description: '', site: 'edge' };
-const health = (tags: Record<string, string>, body: HealthBody = BODY): HealthSample => ({ serverName: tags['server_name'] ?? '', tags, body, uptime: '' });
+const health = (tags: Record<string, string>, body: HealthBody = BODY): HealthSample => ({
+  serverName: tags['server_name'] ?? '',
+  tags,
+  body,
+  uptime: '',
+});
 const sessions = (proxy: string, count: number): SessionSample => ({
   serverName: 'Node1',
   tags: { ...N1_TAGS, user_session_virtual_proxy: proxy, user_session_host: 'node1.lab.local:4243' },
@@ -78,7 +89,10 @@ interface Endpoint extends MetricsEndpointParts {
   observed: Observed;
 }
 
-async function endpoint(extra: string[] = [], errors = new ErrorTracker({ enabled: true, log: silent() })): Promise<Endpoint> {
+async function endpoint(
+  extra: string[] = [],
+  errors = new ErrorTracker({ enabled: true, log: silent() }),
+): Promise<Endpoint> {
   const port = await freePort();
   const config = svcConfig([
     '  metricsEndpoint:',
@@ -136,9 +150,16 @@ describe('metrics endpoint: polled values (§9)', () => {
       expect(metrics.type.get(name), name).toBe('gauge');
       expect(metrics.help.get(name), name).toMatch(/^Engine: /);
     }
-    for (const name of ['svc_mem_committed', 'svc_mem_allocated', 'svc_mem_free']) expect(metrics.help.get(name)).toContain('in bytes');
+    for (const name of ['svc_mem_committed', 'svc_mem_allocated', 'svc_mem_free'])
+      expect(metrics.help.get(name)).toContain('in bytes');
     expect(metrics.help.get('svc_cpu_total')).toBe('Engine: CPU usage in percent (health API cpu.total)');
-    expect(metrics.series('svc_engine_metadata')).toEqual([{ name: 'svc_engine_metadata', labels: { ...labels, engine_version: '12.1306.0', engine_started: '20240312T081512.000+0100' }, value: 1 }]);
+    expect(metrics.series('svc_engine_metadata')).toEqual([
+      {
+        name: 'svc_engine_metadata',
+        labels: { ...labels, engine_version: '12.1306.0', engine_started: '20240312T081512.000+0100' },
+        value: 1,
+      },
+    ]);
     expect(metrics.type.get('svc_engine_metadata')).toBe('gauge');
   });
 
@@ -148,8 +169,16 @@ describe('metrics endpoint: polled values (§9)', () => {
     e.pollSink.sessions(sessions('/hdr', 0), Date.now());
     const { metrics } = await scrape(e.url);
     expect(metrics.series('svc_user_session_total')).toEqual([
-      { name: 'svc_user_session_total', labels: { ...N1_TAGS, user_session_virtual_proxy: '/', user_session_host: 'node1.lab.local:4243' }, value: 3 },
-      { name: 'svc_user_session_total', labels: { ...N1_TAGS, user_session_virtual_proxy: '/hdr', user_session_host: 'node1.lab.local:4243' }, value: 0 },
+      {
+        name: 'svc_user_session_total',
+        labels: { ...N1_TAGS, user_session_virtual_proxy: '/', user_session_host: 'node1.lab.local:4243' },
+        value: 3,
+      },
+      {
+        name: 'svc_user_session_total',
+        labels: { ...N1_TAGS, user_session_virtual_proxy: '/hdr', user_session_host: 'node1.lab.local:4243' },
+        value: 0,
+      },
     ]);
     expect(metrics.type.get('svc_user_session_total')).toBe('gauge');
   });
@@ -162,7 +191,9 @@ describe('metrics endpoint: polled values (§9)', () => {
     let { metrics } = await scrape(e.url);
     expect(metrics.value('svc_cpu_total', { server_name: 'Node1' })).toBe(55);
     // A new engine version replaces the old label set: no stale series beside the current one.
-    expect(metrics.series('svc_engine_metadata', { server_name: 'Node1' }).map((s) => s.labels['engine_version'])).toEqual(['12.1400.0']);
+    expect(
+      metrics.series('svc_engine_metadata', { server_name: 'Node1' }).map((s) => s.labels['engine_version']),
+    ).toEqual(['12.1400.0']);
 
     e.pollSink.healthFailed('Node1', N1_TAGS);
     ({ metrics } = await scrape(e.url));
@@ -192,7 +223,12 @@ describe('metrics endpoint: Svc itself', () => {
   it('exposes the process metrics prefixed svc_ and the version', async () => {
     const e = await endpoint();
     const { metrics } = await scrape(e.url);
-    for (const name of ['svc_process_cpu_user_seconds_total', 'svc_process_resident_memory_bytes', 'svc_nodejs_heap_size_used_bytes', 'svc_nodejs_eventloop_lag_seconds']) {
+    for (const name of [
+      'svc_process_cpu_user_seconds_total',
+      'svc_process_resident_memory_bytes',
+      'svc_nodejs_heap_size_used_bytes',
+      'svc_nodejs_eventloop_lag_seconds',
+    ]) {
       expect(metrics.series(name).length, name).toBeGreaterThan(0);
     }
     expect(metrics.value('svc_process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
@@ -202,10 +238,40 @@ describe('metrics endpoint: Svc itself', () => {
 
   it('counts UDP datagrams received, processed, failed and dropped per reason from a real listener', async () => {
     const e = await endpoint();
-    const config = svcConfig(['  logEvents:', '    source:', '      proxy:', '        enable: true', '    udpServerConfig:', `      serverHost: ${LOOPBACK}`, '      maxMessageSize: 100', '      rateLimit: {enable: true, maxMessagesPerMinute: 6}']);
+    const config = svcConfig([
+      '  logEvents:',
+      '    source:',
+      '      proxy:',
+      '        enable: true',
+      '    udpServerConfig:',
+      `      serverHost: ${LOOPBACK}`,
+      '      maxMessageSize: 100',
+      '      rateLimit: {enable: true, maxMessagesPerMinute: 6}',
+    ]);
     const errors = new ErrorTracker({ enabled: false, log: log.logger });
-    const handler = logEventHandler({ appNames: NO_APP_NAMES, counter: null, clock: new PointClock(), log: log.logger, settings: config.logEvents, rejected: null, trackPerfRejections: false, queue: null, wants: () => false });
-    const listener = await start(new UdpListener({ queueType: 'log_events', port: 0, settings: config.logEvents.udpServerConfig, handler, log: log.logger, errors, errorType: 'UDP_LOG_EVENT', module: 'UDP_LOG_EVENTS' }));
+    const handler = logEventHandler({
+      appNames: NO_APP_NAMES,
+      counter: null,
+      clock: new PointClock(),
+      log: log.logger,
+      settings: config.logEvents,
+      rejected: null,
+      trackPerfRejections: false,
+      queue: null,
+      wants: () => false,
+    });
+    const listener = await start(
+      new UdpListener({
+        queueType: 'log_events',
+        port: 0,
+        settings: config.logEvents.udpServerConfig,
+        handler,
+        log: log.logger,
+        errors,
+        errorType: 'UDP_LOG_EVENT',
+        module: 'UDP_LOG_EVENTS',
+      }),
+    );
     e.observed.listener(listener);
 
     let { metrics } = await scrape(e.url);
@@ -213,9 +279,21 @@ describe('metrics endpoint: Svc itself', () => {
     expect(metrics.type.get('svc_udp_datagrams_dropped_total')).toBe('counter');
 
     // 2 oversized (size), then 8 small: 6 pass the rate limit (malformed, so failed), 2 do not.
-    await sendDatagrams(listener.port, ['x'.repeat(101), 'y'.repeat(150), ...Array.from({ length: 8 }, (_, i) => `garbage ${i}`)], { inFlight: 1 });
-    await expect.poll(async () => (await scrape(e.url)).metrics.value('svc_udp_datagrams_received_total', { listener: 'log_events' })).toBe(10);
-    await expect.poll(async () => (await scrape(e.url)).metrics.value('svc_udp_datagrams_failed_total', { listener: 'log_events' })).toBe(6);
+    await sendDatagrams(
+      listener.port,
+      ['x'.repeat(101), 'y'.repeat(150), ...Array.from({ length: 8 }, (_, i) => `garbage ${i}`)],
+      { inFlight: 1 },
+    );
+    await expect
+      .poll(async () =>
+        (await scrape(e.url)).metrics.value('svc_udp_datagrams_received_total', { listener: 'log_events' }),
+      )
+      .toBe(10);
+    await expect
+      .poll(async () =>
+        (await scrape(e.url)).metrics.value('svc_udp_datagrams_failed_total', { listener: 'log_events' }),
+      )
+      .toBe(6);
     ({ metrics } = await scrape(e.url));
     expect(metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' })).toBe(0);
     expect(metrics.value('svc_udp_datagrams_dropped_total', { listener: 'log_events', reason: 'size' })).toBe(2);
@@ -237,7 +315,17 @@ describe('metrics endpoint: Svc itself', () => {
     dirs.push(dir);
     // The audit path's tsdb destination, from the registry, aimed at a port where nothing listens.
     const closed = await freePort();
-    const config = svcConfig(['  tsdbConfig:', '    enable: true', `    host: ${LOOPBACK}`, `    port: ${closed}`, '  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: tsdb']);
+    const config = svcConfig([
+      '  tsdbConfig:',
+      '    enable: true',
+      `    host: ${LOOPBACK}`,
+      `    port: ${closed}`,
+      '  auditEvents:',
+      '    enable: true',
+      '    destination:',
+      '      enable: true',
+      '      type: tsdb',
+    ]);
     const [tsdb] = auditDestinations({ config, logger: log.logger, errors: e.errors, clock: new PointClock() });
     if (!tsdb) throw new Error('the tsdb destination is configured');
     const queue = await start(
@@ -246,7 +334,14 @@ describe('metrics endpoint: Svc itself', () => {
         capacity: 50,
         maxReceiveCount: 1,
         // The first delivery waits for a fuller batch: the events are pending meanwhile.
-        groups: [{ name: tsdb.destination.name, handler: makeWriterHandler({ destination: tsdb.destination, claimCheck: null, log: log.logger }), batchSize: 10, batchWindowMs: 1500 }],
+        groups: [
+          {
+            name: tsdb.destination.name,
+            handler: makeWriterHandler({ destination: tsdb.destination, claimCheck: null, log: log.logger }),
+            batchSize: 10,
+            batchWindowMs: 1500,
+          },
+        ],
         log: log.logger,
       }),
     );
@@ -259,7 +354,16 @@ describe('metrics endpoint: Svc itself', () => {
     expect(metrics.value('svc_destination_events_failed_total', { queue: 'audit', destination: 'tsdb' })).toBe(0);
     expect(metrics.value('svc_queue_dead_lettered_messages_total', { queue: 'audit', destination: 'tsdb' })).toBe(0);
 
-    await expect.poll(async () => (await scrape(e.url)).metrics.value('svc_queue_dead_lettered_messages_total', { queue: 'audit', destination: 'tsdb' }), { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          (await scrape(e.url)).metrics.value('svc_queue_dead_lettered_messages_total', {
+            queue: 'audit',
+            destination: 'tsdb',
+          }),
+        { timeout: 10_000 },
+      )
+      .toBe(1);
     ({ metrics } = await scrape(e.url));
     expect(metrics.value('svc_destination_events_failed_total', { queue: 'audit', destination: 'tsdb' })).toBe(3);
     expect(metrics.value('svc_queue_pending_events', { queue: 'audit', destination: 'tsdb' })).toBe(0);
@@ -267,14 +371,23 @@ describe('metrics endpoint: Svc itself', () => {
     expect(metrics.type.get('svc_destination_events_failed_total')).toBe('counter');
   });
 
-  it('shows polls skipped by the pollers\' schedules and errors tracked per type', async () => {
+  it("shows polls skipped by the pollers' schedules and errors tracked per type", async () => {
     const e = await endpoint();
     let release: () => void = () => undefined;
-    const task = new IntervalTask({ name: 'slow poll', intervalMs: 5, task: () => new Promise<void>((resolve) => (release = resolve)) });
+    const task = new IntervalTask({
+      name: 'slow poll',
+      intervalMs: 5,
+      task: () => new Promise<void>((resolve) => (release = resolve)),
+    });
     await task.start();
     // The pollers' PollGroup: one IntervalTask per target, read through counts().
     e.observed.pollGroup('health', { counts: () => [{ label: 'Node1', skipped: task.skipped }] });
-    e.observed.pollGroup('sessions', { counts: () => [{ label: 'Node1 /', skipped: 2 }, { label: 'Node1 /hdr', skipped: 3 }] });
+    e.observed.pollGroup('sessions', {
+      counts: () => [
+        { label: 'Node1 /', skipped: 2 },
+        { label: 'Node1 /hdr', skipped: 3 },
+      ],
+    });
     await sleep(60);
     release();
     await task.stop();
@@ -326,7 +439,14 @@ describe('metrics endpoint: HTTP', () => {
     const failed = await fetch(e.url);
     expect(failed.status).toBe(500);
     expect(await failed.text()).toBe('internal error\n');
-    await expect.poll(() => log.lines().filter((l) => l['level'] === 'error').map((l) => l['msg'])).toEqual(['metrics endpoint: collecting the metrics failed; answered 500']);
+    await expect
+      .poll(() =>
+        log
+          .lines()
+          .filter((l) => l['level'] === 'error')
+          .map((l) => l['msg']),
+      )
+      .toEqual(['metrics endpoint: collecting the metrics failed; answered 500']);
     const line = log.lines().find((l) => l['level'] === 'error');
     expect(JSON.stringify(line?.['err'])).toContain('poller state unreadable');
 
@@ -339,10 +459,17 @@ describe('metrics endpoint: HTTP', () => {
     const port = Number(new URL(e.url).port);
     const config = svcConfig(['  metricsEndpoint:', '    enable: true', `    host: ${LOOPBACK}`, `    port: ${port}`]);
     const second = metricsEndpoint({ config, logger: log.logger, errors: e.errors }, new Observed());
-    await expect(second?.component.start()).rejects.toThrow(`the metrics endpoint cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`);
+    await expect(second?.component.start()).rejects.toThrow(
+      `the metrics endpoint cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`,
+    );
   });
 
   it('is not built when metricsEndpoint.enable is false', () => {
-    expect(metricsEndpoint({ config: svcConfig([]), logger: log.logger, errors: new ErrorTracker({ enabled: true, log: silent() }) }, new Observed())).toBeNull();
+    expect(
+      metricsEndpoint(
+        { config: svcConfig([]), logger: log.logger, errors: new ErrorTracker({ enabled: true, log: silent() }) },
+        new Observed(),
+      ),
+    ).toBeNull();
   });
 });

@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SVC_VERSION } from '../../../../shared/version.js';
 import { envelope } from '../../../support/audit.js';
-import { LOG_PROXY } from '../../sources/udp/parse/fixtures.js';
-import { queryRows, startInfluxd, type InfluxdHandle } from '../../../support/influxd.js';
+import { type InfluxdHandle, queryRows, startInfluxd } from '../../../support/influxd.js';
 import { freePort, freeUdpPort, LOOPBACK } from '../../../support/ports.js';
 import { scrape } from '../../../support/prometheus.js';
-import { startSvc, type SvcProcess } from '../../../support/svc-process.js';
+import { type SvcProcess, startSvc } from '../../../support/svc-process.js';
 import { sendDatagrams } from '../../../support/udp.js';
+import { LOG_PROXY } from '../../sources/udp/parse/fixtures.js';
 
 let influx: InfluxdHandle;
 let dir: string;
@@ -60,28 +60,58 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
     const svc = startSvc(cwd, 'edge');
     const url = `http://${LOOPBACK}:${metricsPort}/metrics`;
     try {
-      await expect.poll(svc.output, { timeout: 15_000 }).toContain('svc edge 15.0.0 running'.replace('15.0.0', SVC_VERSION));
+      await expect
+        .poll(svc.output, { timeout: 15_000 })
+        .toContain('svc edge 15.0.0 running'.replace('15.0.0', SVC_VERSION));
       expect(svc.output()).toContain(`metrics endpoint listening on ${url}`);
       // One event per queue message (so two dead letters below): the listener handles what one turn
       // of its event loop read as one batch, so the second datagram is sent once the first is handled.
       await sendDatagrams(udpPort, [LOG_PROXY]);
-      await expect.poll(async () => (await scrape(url)).metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' }), { timeout: 15_000 }).toBe(1);
+      await expect
+        .poll(
+          async () =>
+            (await scrape(url)).metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' }),
+          { timeout: 15_000 },
+        )
+        .toBe(1);
       await sendDatagrams(udpPort, [LOG_PROXY, 'x'.repeat(500)], { inFlight: 1 });
       // maxReceiveCount 1: each event fails once, is tracked and goes to the dead letters.
-      await expect.poll(async () => (await scrape(url)).metrics.series('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'mqtt' }).map((s) => s.value), { timeout: 15_000 }).toEqual([2]);
+      await expect
+        .poll(
+          async () =>
+            (await scrape(url)).metrics
+              .series('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'mqtt' })
+              .map((s) => s.value),
+          { timeout: 15_000 },
+        )
+        .toEqual([2]);
       const { metrics } = await scrape(url);
       expect(metrics.value('svc_destination_events_failed_total', { queue: 'platform', destination: 'mqtt' })).toBe(2);
       expect(metrics.value('svc_errors_tracked_total', { error_type: 'MQTT_PUBLISH' })).toBe(2);
       expect(metrics.value('svc_udp_datagrams_received_total', { listener: 'log_events' })).toBe(3);
       expect(metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' })).toBe(2);
       expect(metrics.value('svc_udp_datagrams_dropped_total', { listener: 'log_events', reason: 'size' })).toBe(1);
-      expect(metrics.series('svc_queue_capacity_events')).toEqual([{ name: 'svc_queue_capacity_events', labels: { queue: 'platform' }, value: 500_000 }]);
+      expect(metrics.series('svc_queue_capacity_events')).toEqual([
+        { name: 'svc_queue_capacity_events', labels: { queue: 'platform' }, value: 500_000 },
+      ]);
       expect(metrics.series('svc_process_start_time_seconds')).toHaveLength(1);
 
-      await expect.poll(async () => (await queryRows(influx, 'SELECT * FROM svc_errors', 'edge_errors').catch(() => [])).length, { timeout: 15_000 }).toBe(2);
+      await expect
+        .poll(async () => (await queryRows(influx, 'SELECT * FROM svc_errors', 'edge_errors').catch(() => [])).length, {
+          timeout: 15_000,
+        })
+        .toBe(2);
       const rows = await queryRows(influx, 'SELECT * FROM svc_errors', 'edge_errors');
       for (const row of rows) {
-        expect(row).toEqual({ time: expect.any(String) as unknown, error_type: 'MQTT_PUBLISH', server_name: '_no_server_context', destination_host: LOOPBACK, module: 'LOG_EVENTS_MQTT', error_count: 1, error_category: 'mqtt_error' });
+        expect(row).toEqual({
+          time: expect.any(String) as unknown,
+          error_type: 'MQTT_PUBLISH',
+          server_name: '_no_server_context',
+          destination_host: LOOPBACK,
+          module: 'LOG_EVENTS_MQTT',
+          error_count: 1,
+          error_category: 'mqtt_error',
+        });
       }
     } finally {
       await stop(svc);
@@ -114,21 +144,50 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
 
     const url = `http://${LOOPBACK}:${metricsPort}/metrics`;
     try {
-      await expect.poll(svc.output, { timeout: 15_000 }).toContain(`audit API listening on http://${LOOPBACK}:${apiPort}`);
-      const res = await fetch(`http://${LOOPBACK}:${apiPort}/api/v1/audit-event`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(envelope()) });
+      await expect
+        .poll(svc.output, { timeout: 15_000 })
+        .toContain(`audit API listening on http://${LOOPBACK}:${apiPort}`);
+      const res = await fetch(`http://${LOOPBACK}:${apiPort}/api/v1/audit-event`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(envelope()),
+      });
       expect(res.status).toBe(202);
 
-      await expect.poll(async () => (await queryRows(influx, 'SELECT * FROM svc_errors', 'local_errors').catch(() => [])).length, { timeout: 15_000 }).toBeGreaterThan(0);
+      await expect
+        .poll(
+          async () => (await queryRows(influx, 'SELECT * FROM svc_errors', 'local_errors').catch(() => [])).length,
+          { timeout: 15_000 },
+        )
+        .toBeGreaterThan(0);
       const [row] = await queryRows(influx, 'SELECT * FROM svc_errors', 'local_errors');
-      expect(row).toMatchObject({ error_type: 'AUDIT_FILE_WRITE', server_name: '_no_server_context', module: 'PARQUET', error_count: 1, error_code: 'ENOTDIR', syscall: 'mkdir' });
+      expect(row).toMatchObject({
+        error_type: 'AUDIT_FILE_WRITE',
+        server_name: '_no_server_context',
+        module: 'PARQUET',
+        error_count: 1,
+        error_code: 'ENOTDIR',
+        syscall: 'mkdir',
+      });
 
-      await expect.poll(async () => (await scrape(url)).metrics.value('svc_queue_dead_lettered_messages_total', { queue: 'audit', destination: 'parquet' }), { timeout: 10_000 }).toBe(1);
+      await expect
+        .poll(
+          async () =>
+            (await scrape(url)).metrics.value('svc_queue_dead_lettered_messages_total', {
+              queue: 'audit',
+              destination: 'parquet',
+            }),
+          { timeout: 10_000 },
+        )
+        .toBe(1);
       const { metrics } = await scrape(url);
       expect(metrics.value('svc_destination_events_failed_total', { queue: 'audit', destination: 'parquet' })).toBe(1);
       expect(metrics.value('svc_queue_pending_events', { queue: 'audit', destination: 'parquet' })).toBe(0);
       expect(metrics.value('svc_queue_capacity_events', { queue: 'audit' })).toBe(10_000);
       // The pipeline runs for the error points alone: its tsdb consumer group is there, no listener.
-      expect(metrics.series('svc_queue_pending_events', { queue: 'platform' }).map((s) => s.labels['destination'])).toEqual(['tsdb']);
+      expect(
+        metrics.series('svc_queue_pending_events', { queue: 'platform' }).map((s) => s.labels['destination']),
+      ).toEqual(['tsdb']);
       expect(metrics.series('svc_udp_datagrams_received_total')).toEqual([]);
       expect(metrics.value('svc_errors_tracked_total', { error_type: 'AUDIT_FILE_WRITE' })).toBe(1);
     } finally {

@@ -30,5 +30,7 @@ export function secretConfigLines(closedPort: number): string[] {
 
 /** userEvents with the scramble secret (sent to monsaas, so the section is on); `udpPort` for its listener. */
 export function secretUserEventLines(udpPort: number): string[] {
-  return [`  userEvents: {enable: true, udpServerConfig: {serverHost: 127.0.0.1, portUserActivityEvents: ${udpPort}}, sendToMonSaas: {enable: true, destinationAccount: [ops], scrambleSecret: MARKER-SCRAMBLE-SECRET}}`];
+  return [
+    `  userEvents: {enable: true, udpServerConfig: {serverHost: 127.0.0.1, portUserActivityEvents: ${udpPort}}, sendToMonSaas: {enable: true, destinationAccount: [ops], scrambleSecret: MARKER-SCRAMBLE-SECRET}}`,
+  ];
 }

@@ -6,17 +6,18 @@
  * minute boundary), a listen failure naming the key and port, and a missing asset stopping the start.
  * The server is started once for the suite (its config holds a marker in every secret-like key).
  */
+
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
+import { PollHistory } from '../../../../edge-agent/endpoints/web/poll-history.js';
 import { CONTENT_SECURITY_POLICY, WebView } from '../../../../edge-agent/endpoints/web/server.js';
 import { StatusModel } from '../../../../edge-agent/endpoints/web/status.js';
-import { PollHistory } from '../../../../edge-agent/endpoints/web/poll-history.js';
 import { MASK, maskConfig } from '../../../../shared/config/mask.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { isRecord } from '../../../../shared/util/records.js';
@@ -24,7 +25,7 @@ import { REPO_ROOT } from '../../../support/build.js';
 import { recordingLog } from '../../../support/log.js';
 import { freePort, LOOPBACK } from '../../../support/ports.js';
 import { svcConfig } from '../../../support/udp.js';
-import { secretConfigLines, secretUserEventLines, SECRET_MARKERS } from './fixtures.js';
+import { SECRET_MARKERS, secretConfigLines, secretUserEventLines } from './fixtures.js';
 
 interface Answer {
   status: number;
@@ -32,7 +33,10 @@ interface Answer {
   body: string;
 }
 
-function fetchFrom(url: string, { from = LOOPBACK, method = 'GET' }: { from?: string; method?: string } = {}): Promise<Answer> {
+function fetchFrom(
+  url: string,
+  { from = LOOPBACK, method = 'GET' }: { from?: string; method?: string } = {},
+): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
     const req = request(url, { method, localAddress: from, agent: false }, (res) => {
       let body = '';
@@ -66,7 +70,17 @@ beforeAll(async () => {
   history = new PollHistory();
   const status = new StatusModel({ config, mode: 'edge', observed: new Observed(), history, errors });
   // As compose.ts builds it, with the rate limit's clock fixed (moved by the 429 test).
-  view = new WebView({ host: LOOPBACK, port, masked: maskConfig(config, { obfuscate: true }), obfuscate: true, configFile: '/etc/svc/production.yaml', installDir: REPO_ROOT, status, log: logged.log, now: () => clockMs });
+  view = new WebView({
+    host: LOOPBACK,
+    port,
+    masked: maskConfig(config, { obfuscate: true }),
+    obfuscate: true,
+    configFile: '/etc/svc/production.yaml',
+    installDir: REPO_ROOT,
+    status,
+    log: logged.log,
+    now: () => clockMs,
+  });
   await view.start();
   base = `http://${LOOPBACK}:${view.port}`;
 });
@@ -85,28 +99,51 @@ describe('web view: the config page and its files', () => {
   it('GET / is the config page: the masked config as a JSON tree and as YAML, a Download YAML link, no secret', async () => {
     const answer = await fetchFrom(`${base}/`, { from: '127.0.0.10' });
     expect(answer.status).toBe(200);
-    expect(answer.headers).toMatchObject({ 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...SECURITY });
-    expect(answer.body).toContain('<a class="button" id="download" href="/config.yaml" download="svc-config.yaml">Download YAML</a>');
+    expect(answer.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      ...SECURITY,
+    });
+    expect(answer.body).toContain(
+      '<a class="button" id="download" href="/config.yaml" download="svc-config.yaml">Download YAML</a>',
+    );
     expect(answer.body).toContain('<ul class="tree" id="tree"><li><details open><summary><span class="key">Svc</span>');
     expect(answer.body).toContain('<pre id="yaml">Svc:\n');
     expect(answer.body).toContain('from <code>production.yaml</code>');
     expect(answer.body).not.toContain('/etc/svc');
     // Masked: the username partly, the password fully, a header value fully with its name shown.
-    expect(answer.body).toContain(`<span class="key">username</span>: <span class="v-string">&quot;dbw${MASK}&quot;</span>`);
-    expect(answer.body).toContain(`<span class="key">X-Api-Auth</span>: <span class="v-string">&quot;${MASK}&quot;</span>`);
+    expect(answer.body).toContain(
+      `<span class="key">username</span>: <span class="v-string">&quot;dbw${MASK}&quot;</span>`,
+    );
+    expect(answer.body).toContain(
+      `<span class="key">X-Api-Auth</span>: <span class="v-string">&quot;${MASK}&quot;</span>`,
+    );
     for (const marker of [...SECRET_MARKERS, 'MARKER-SERVER-HEADER']) expect(answer.body, marker).not.toContain(marker);
     // Escaped: the description with markup in it is text.
     expect(answer.body).toContain('&lt;b&gt;central&lt;/b&gt; &amp; &quot;main&quot;');
     expect(answer.body).not.toContain('<b>central</b>');
     // No inline script or style; every file it loads is its own (a path from /).
     expect(answer.body).not.toMatch(/<script>|<style|\sstyle="|\son[a-z]+="/);
-    expect([...answer.body.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1])).toEqual(['/logo.svg', '/style.css', '/config.js', '/logo.svg', '/', '/status', '/config.yaml']);
+    expect([...answer.body.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1])).toEqual([
+      '/logo.svg',
+      '/style.css',
+      '/config.js',
+      '/logo.svg',
+      '/',
+      '/status',
+      '/config.yaml',
+    ]);
   });
 
   it('GET /config.yaml downloads the masked YAML, the same config with every secret masked', async () => {
     const answer = await fetchFrom(`${base}/config.yaml`, { from: '127.0.0.10' });
     expect(answer.status).toBe(200);
-    expect(answer.headers).toMatchObject({ 'content-type': 'application/yaml; charset=utf-8', 'content-disposition': 'attachment; filename="svc-config.yaml"', 'cache-control': 'no-store', ...SECURITY });
+    expect(answer.headers).toMatchObject({
+      'content-type': 'application/yaml; charset=utf-8',
+      'content-disposition': 'attachment; filename="svc-config.yaml"',
+      'cache-control': 'no-store',
+      ...SECURITY,
+    });
     const parsed: unknown = parse(answer.body);
     if (!isRecord(parsed) || !isRecord(parsed['Svc'])) throw new Error('not a config');
     const svc = parsed['Svc'];
@@ -160,28 +197,66 @@ describe('web view: the status page', () => {
   it('GET /status is the page frame; GET /status.json what it shows, from the in-memory state', async () => {
     const page = await fetchFrom(`${base}/status`, { from: '127.0.0.13' });
     expect(page.status).toBe(200);
-    expect(page.headers).toMatchObject({ 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...SECURITY });
+    expect(page.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      ...SECURITY,
+    });
     expect(page.body).toContain('<script src="/uPlot.iife.min.js" defer></script>');
     expect(page.body).toContain('<script src="/status.js" defer></script>');
     expect(page.body).toContain('<div id="servers" class="cards"></div>');
 
     const at = Date.now();
-    history.health({ serverName: 'node1', tags: { host: 'h', server_name: 'node1', server_description: 'd' }, uptime: '1 days, 0h 00m 00s', body: HEALTH }, at);
-    errors.track('HEALTH_API', Object.assign(new Error('connect ECONNREFUSED https://user:SECRET-IN-URL@x'), { code: 'ECONNREFUSED' }), { serverName: 'node2', host: 'node2.example.com' });
+    history.health(
+      {
+        serverName: 'node1',
+        tags: { host: 'h', server_name: 'node1', server_description: 'd' },
+        uptime: '1 days, 0h 00m 00s',
+        body: HEALTH,
+      },
+      at,
+    );
+    errors.track(
+      'HEALTH_API',
+      Object.assign(new Error('connect ECONNREFUSED https://user:SECRET-IN-URL@x'), { code: 'ECONNREFUSED' }),
+      { serverName: 'node2', host: 'node2.example.com' },
+    );
     const answer = await fetchFrom(`${base}/status.json`, { from: '127.0.0.13' });
     expect(answer.status).toBe(200);
-    expect(answer.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...SECURITY });
+    expect(answer.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      ...SECURITY,
+    });
     const report: unknown = JSON.parse(answer.body);
     expect(report).toMatchObject({
       mode: 'edge',
       servers: [
-        { name: 'node1', description: '<b>central</b> & "main"', state: 'ok', cpu: 12.5, memAllocatedMb: 4577.3, sessions: 3, users: 2, trend: { t: [Math.round(at / 1000)], cpu: [12.5], sessions: [3] } },
+        {
+          name: 'node1',
+          description: '<b>central</b> & "main"',
+          state: 'ok',
+          cpu: 12.5,
+          memAllocatedMb: 4577.3,
+          sessions: 3,
+          users: 2,
+          trend: { t: [Math.round(at / 1000)], cpu: [12.5], sessions: [3] },
+        },
         { name: 'node2', state: 'waiting', lastPollAt: null, cpu: null },
       ],
       listeners: [],
       destinations: [],
-      empty: { servers: null, listeners: 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source', destinations: expect.stringContaining('no queued destination') as unknown, errors: null },
-      errors: { enabled: true, byType: [{ type: 'HEALTH_API', sinceStart: 1 }], recent: [{ type: 'HEALTH_API', category: 'connection_refused', serverName: 'node2', module: null }] },
+      empty: {
+        servers: null,
+        listeners: 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source',
+        destinations: expect.stringContaining('no queued destination') as unknown,
+        errors: null,
+      },
+      errors: {
+        enabled: true,
+        byType: [{ type: 'HEALTH_API', sinceStart: 1 }],
+        recent: [{ type: 'HEALTH_API', category: 'connection_refused', serverName: 'node2', module: null }],
+      },
     });
     // Never a host, a message or a secret.
     expect(answer.body).not.toContain('SECRET-IN-URL');
@@ -207,7 +282,9 @@ describe('web view: limits and failures', () => {
     // Another address is not counted with it.
     expect((await fetchFrom(`${base}/`, { from: '127.0.0.3' })).status).toBe(200);
     const warnings = logged.lines.slice(before).filter((l) => l.level === 'warn');
-    expect(warnings.map((w) => w.msg)).toEqual(['config view: 127.0.0.2 made more than 300 requests this minute; answering 429 until the minute ends']);
+    expect(warnings.map((w) => w.msg)).toEqual([
+      'config view: 127.0.0.2 made more than 300 requests this minute; answering 429 until the minute ends',
+    ]);
     clockMs = NOW + 60_000;
     expect((await fetchFrom(`${base}/`, { from: '127.0.0.2' })).status).toBe(200);
   });
@@ -217,8 +294,19 @@ describe('web view: limits and failures', () => {
     const port = await freePort();
     await new Promise<void>((resolve) => blocker.listen(port, LOOPBACK, resolve));
     try {
-      const view = new WebView({ host: LOOPBACK, port, masked: {}, obfuscate: true, configFile: 'svc.yaml', installDir: REPO_ROOT, status: statusModel(), log: recordingLog().log });
-      await expect(view.start()).rejects.toThrow(`Svc.configVisualisation.host, .port: the config view cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`);
+      const view = new WebView({
+        host: LOOPBACK,
+        port,
+        masked: {},
+        obfuscate: true,
+        configFile: 'svc.yaml',
+        installDir: REPO_ROOT,
+        status: statusModel(),
+        log: recordingLog().log,
+      });
+      await expect(view.start()).rejects.toThrow(
+        `Svc.configVisualisation.host, .port: the config view cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`,
+      );
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
@@ -227,8 +315,19 @@ describe('web view: limits and failures', () => {
   it('a missing file of its own stops the start, naming the file', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'svc-web-'));
     try {
-      const view = new WebView({ host: LOOPBACK, port: 0, masked: {}, obfuscate: true, configFile: 'svc.yaml', installDir: empty, status: statusModel(), log: recordingLog().log });
-      await expect(view.start()).rejects.toThrow(`the config view cannot read its file ${join(empty, 'edge-agent/endpoints/web/assets/logo.svg')} (is Svc installed completely?)`);
+      const view = new WebView({
+        host: LOOPBACK,
+        port: 0,
+        masked: {},
+        obfuscate: true,
+        configFile: 'svc.yaml',
+        installDir: empty,
+        status: statusModel(),
+        log: recordingLog().log,
+      });
+      await expect(view.start()).rejects.toThrow(
+        `the config view cannot read its file ${join(empty, 'edge-agent/endpoints/web/assets/logo.svg')} (is Svc installed completely?)`,
+      );
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }
@@ -236,7 +335,13 @@ describe('web view: limits and failures', () => {
 });
 
 function statusModel(): StatusModel {
-  return new StatusModel({ config: svcConfig([]), mode: 'edge', observed: new Observed(), history: new PollHistory(), errors: new ErrorTracker({ enabled: false, log: recordingLog().log }) });
+  return new StatusModel({
+    config: svcConfig([]),
+    mode: 'edge',
+    observed: new Observed(),
+    history: new PollHistory(),
+    errors: new ErrorTracker({ enabled: false, log: recordingLog().log }),
+  });
 }
 
 const HEALTH = {

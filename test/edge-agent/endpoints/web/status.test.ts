@@ -27,19 +27,60 @@ const body = (cpu: number, sessions: number): HealthBody => ({
   cache: { hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 },
   saturated: false,
 });
-const sample = (serverName: string, cpu: number, sessions = 1) => ({ serverName, tags: {}, body: body(cpu, sessions), uptime: '' });
+const sample = (serverName: string, cpu: number, sessions = 1) => ({
+  serverName,
+  tags: {},
+  body: body(cpu, sessions),
+  uptime: '',
+});
 
 function setup(lines: string[] = []) {
   let now = 1_000_000;
   const clock = { now: () => now, advance: (ms: number) => (now += ms) };
-  const totals: ListenerTotals = { received: 0, queued: 0, processed: 0, failed: 0, dropped: { source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 0 }, kernelCounted: false };
+  const totals: ListenerTotals = {
+    received: 0,
+    queued: 0,
+    processed: 0,
+    failed: 0,
+    dropped: { source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 0 },
+    kernelCounted: false,
+  };
   const destination = { name: 'tsdb', failedWrites: 0, writtenEvents: 0 };
   const observed = new Observed();
   observed.listener({ name: 'log_events', queueType: 'log_events', bound: true, totals: () => totals });
-  observed.queue({ name: 'platform', queue: { capacity: 500, storageFault: null, stats: () => ({ tsdb: { pending: 2, pendingEvents: 7, delivered: 3, deadLettered: 1, unavailableSince: null, unavailableReason: null, oldestPendingAt: null } }) }, destinations: [destination] });
+  observed.queue({
+    name: 'platform',
+    queue: {
+      capacity: 500,
+      storageFault: null,
+      stats: () => ({
+        tsdb: {
+          pending: 2,
+          pendingEvents: 7,
+          delivered: 3,
+          deadLettered: 1,
+          unavailableSince: null,
+          unavailableReason: null,
+          oldestPendingAt: null,
+        },
+      }),
+    },
+    destinations: [destination],
+  });
   const errors = new ErrorTracker({ enabled: true, log: silentLog });
   const history = new PollHistory(clock.now);
-  const model = new StatusModel({ config: svcConfig(['  errorTracking: {enable: true}', '  serversToMonitor: {servers: [{host: "a:1", serverName: n1}, {host: "b:1", serverName: n2}]}', ...lines]), mode: 'edge', observed, history, errors, now: clock.now });
+  const model = new StatusModel({
+    config: svcConfig([
+      '  errorTracking: {enable: true}',
+      '  serversToMonitor: {servers: [{host: "a:1", serverName: n1}, {host: "b:1", serverName: n2}]}',
+      ...lines,
+    ]),
+    mode: 'edge',
+    observed,
+    history,
+    errors,
+    now: clock.now,
+  });
   model.open();
   return { clock, totals, destination, errors, history, model };
 }
@@ -48,9 +89,28 @@ describe('status model', () => {
   it('computes rates from counter differences over at least 2 s, however often it is asked', () => {
     const { clock, totals, destination, model } = setup();
     const first = model.report();
-    expect(first.listeners[0]).toMatchObject({ type: 'log_events', received: 0, datagramsPerSecond: null, droppedPerSecond: null, kernelCounted: false });
+    expect(first.listeners[0]).toMatchObject({
+      type: 'log_events',
+      received: 0,
+      datagramsPerSecond: null,
+      droppedPerSecond: null,
+      kernelCounted: false,
+    });
     expect(first.listeners[0]?.dropped).toEqual({ source: 0, size: 0, rate_limit: 0, queue_full: 0 });
-    expect(first.destinations).toEqual([{ queue: 'platform', name: 'tsdb', pendingEvents: 7, queueCapacity: 500, written: 0, writesPerSecond: null, failed: 0, deadLettered: 1, place: 'edge', unreachable: false }]);
+    expect(first.destinations).toEqual([
+      {
+        queue: 'platform',
+        name: 'tsdb',
+        pendingEvents: 7,
+        queueCapacity: 500,
+        written: 0,
+        writesPerSecond: null,
+        failed: 0,
+        deadLettered: 1,
+        place: 'edge',
+        unreachable: false,
+      },
+    ]);
 
     clock.advance(4_000);
     totals.received = 400;
@@ -74,19 +134,35 @@ describe('status model', () => {
     const { totals, model } = setup();
     totals.kernelCounted = true;
     totals.dropped.kernel = 3;
-    expect(model.report().listeners[0]?.dropped).toEqual({ source: 0, size: 0, rate_limit: 0, queue_full: 0, kernel: 3 });
+    expect(model.report().listeners[0]?.dropped).toEqual({
+      source: 0,
+      size: 0,
+      rate_limit: 0,
+      queue_full: 0,
+      kernel: 3,
+    });
   });
 
   it('keeps the last hour per server, bounded; a failure marks the server until it answers again', () => {
     const { clock, history, model } = setup();
-    expect(model.report().servers.map((s) => [s.name, s.state])).toEqual([['n1', 'waiting'], ['n2', 'waiting']]);
+    expect(model.report().servers.map((s) => [s.name, s.state])).toEqual([
+      ['n1', 'waiting'],
+      ['n2', 'waiting'],
+    ]);
     history.health(sample('n1', 10, 2), clock.now());
     clock.advance(TREND_WINDOW_MS / 2);
     history.health(sample('n1', 20, 4), clock.now());
     clock.advance(TREND_WINDOW_MS / 2 + 1);
     history.health(sample('n1', 30, 6), clock.now());
     const n1 = model.report().servers[0];
-    expect(n1).toMatchObject({ name: 'n1', state: 'ok', cpu: 30, sessions: 6, memAllocatedMb: 130, lastPollAgeSeconds: 0 });
+    expect(n1).toMatchObject({
+      name: 'n1',
+      state: 'ok',
+      cpu: 30,
+      sessions: 6,
+      memAllocatedMb: 130,
+      lastPollAgeSeconds: 0,
+    });
     expect(n1?.trend.cpu).toEqual([20, 30]);
 
     history.healthFailed('n1');
@@ -101,10 +177,19 @@ describe('status model', () => {
 
   it('shows the sessions of each virtual proxy, and drops one whose poll failed', () => {
     const { history, model } = setup();
-    const s = (vp: string, n: number) => ({ serverName: 'n1', tags: { user_session_virtual_proxy: vp }, virtualProxy: vp, sessions: Array.from({ length: n }, (_, i) => ({ UserDirectory: 'D', UserId: `u${i}`, SessionId: `s${i}` })), userIdList: '' });
+    const s = (vp: string, n: number) => ({
+      serverName: 'n1',
+      tags: { user_session_virtual_proxy: vp },
+      virtualProxy: vp,
+      sessions: Array.from({ length: n }, (_, i) => ({ UserDirectory: 'D', UserId: `u${i}`, SessionId: `s${i}` })),
+      userIdList: '',
+    });
     history.sessions(s('/', 3));
     history.sessions(s('/hdr', 1));
-    expect(model.report().servers[0]?.proxySessions).toEqual([{ virtualProxy: '/', sessions: 3 }, { virtualProxy: '/hdr', sessions: 1 }]);
+    expect(model.report().servers[0]?.proxySessions).toEqual([
+      { virtualProxy: '/', sessions: 3 },
+      { virtualProxy: '/hdr', sessions: 1 },
+    ]);
     history.sessionsFailed('n1', { user_session_virtual_proxy: '/hdr' });
     expect(model.report().servers[0]?.proxySessions).toEqual([{ virtualProxy: '/', sessions: 3 }]);
   });
@@ -112,17 +197,38 @@ describe('status model', () => {
   it('keeps the last 10 errors, newest first, with counts per type since start; none after close', () => {
     const { errors, model } = setup();
     expect(model.report().empty.errors).toBe('no errors since Svc started');
-    for (let i = 0; i < 12; i++) errors.track(i % 2 === 0 ? 'HEALTH_API' : 'MQTT_PUBLISH', new Error('x'), { serverName: `s${i}`, module: 'M' });
+    for (let i = 0; i < 12; i++)
+      errors.track(i % 2 === 0 ? 'HEALTH_API' : 'MQTT_PUBLISH', new Error('x'), { serverName: `s${i}`, module: 'M' });
     const report = model.report();
-    expect(report.errors.recent.map((e) => e.serverName)).toEqual(['s11', 's10', 's9', 's8', 's7', 's6', 's5', 's4', 's3', 's2']);
-    expect(report.errors.byType).toEqual([{ type: 'HEALTH_API', sinceStart: 6 }, { type: 'MQTT_PUBLISH', sinceStart: 6 }]);
+    expect(report.errors.recent.map((e) => e.serverName)).toEqual([
+      's11',
+      's10',
+      's9',
+      's8',
+      's7',
+      's6',
+      's5',
+      's4',
+      's3',
+      's2',
+    ]);
+    expect(report.errors.byType).toEqual([
+      { type: 'HEALTH_API', sinceStart: 6 },
+      { type: 'MQTT_PUBLISH', sinceStart: 6 },
+    ]);
     model.close();
     errors.track('HEALTH_API', new Error('x'), { serverName: 'after' });
     expect(model.report().errors.recent[0]?.serverName).toBe('s11');
   });
 
   it('says what to set when a section is empty', () => {
-    const model = new StatusModel({ config: svcConfig([]), mode: 'local', observed: new Observed(), history: new PollHistory(), errors: new ErrorTracker({ enabled: false, log: silentLog }) });
+    const model = new StatusModel({
+      config: svcConfig([]),
+      mode: 'local',
+      observed: new Observed(),
+      history: new PollHistory(),
+      errors: new ErrorTracker({ enabled: false, log: silentLog }),
+    });
     expect(model.report().empty).toEqual({
       servers: 'no servers monitored: set Svc.serversToMonitor.servers',
       listeners: 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source',

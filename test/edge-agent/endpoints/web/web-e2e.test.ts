@@ -18,13 +18,13 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createDatagramGenerator } from '../../../../edge-agent/simulate/messages.js';
-import { startPlatformSimulator, type PlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
+import { type PlatformSimulator, startPlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
 import { SVC_VERSION } from '../../../../shared/version.js';
 import { chromiumPath, launchChromium, NO_CHROMIUM, pngColours, screenshotDir } from '../../../support/chromium.js';
 import { freePort, freeUdpPort, LOOPBACK } from '../../../support/ports.js';
-import { startSvc, type SvcProcess } from '../../../support/svc-process.js';
+import { type SvcProcess, startSvc } from '../../../support/svc-process.js';
 import { eventually, sendDatagrams } from '../../../support/udp.js';
-import { secretConfigLines, secretUserEventLines, SECRET_MARKERS } from './fixtures.js';
+import { SECRET_MARKERS, secretConfigLines, secretUserEventLines } from './fixtures.js';
 
 const CHROMIUM = chromiumPath();
 const PASSPHRASE = 'MARKER-CERT-PASSPHRASE';
@@ -41,9 +41,23 @@ let shots: string;
 
 function userAndLogTraffic(n: number): Promise<void[]> {
   const startMs = Date.now();
-  const users = createDatagramGenerator({ seed: startMs % 1000, kinds: ['user-session', 'user-connection'], pool: sim.pool, startMs });
+  const users = createDatagramGenerator({
+    seed: startMs % 1000,
+    kinds: ['user-session', 'user-connection'],
+    pool: sim.pool,
+    startMs,
+  });
   const logs = createDatagramGenerator({ seed: startMs % 1000, kinds: ['engine', 'proxy'], pool: sim.pool, startMs });
-  return Promise.all([sendDatagrams(userPort, Array.from({ length: n }, () => users.next().data)), sendDatagrams(logPort, Array.from({ length: n }, () => logs.next().data))]);
+  return Promise.all([
+    sendDatagrams(
+      userPort,
+      Array.from({ length: n }, () => users.next().data),
+    ),
+    sendDatagrams(
+      logPort,
+      Array.from({ length: n }, () => logs.next().data),
+    ),
+  ]);
 }
 
 beforeAll(async () => {
@@ -53,8 +67,16 @@ beforeAll(async () => {
   sim = await startPlatformSimulator({ servers: 3, seed: 7, certDir: join(dir, 'certs'), passphrase: PASSPHRASE });
   const [webPort, closed] = [await freePort(), await freePort()];
   [userPort, logPort] = [await freeUdpPort(), await freeUdpPort()];
-  const servers = sim.config.Svc.serversToMonitor.servers.map((s, i) => ({ ...s, ...(i === 0 ? { headers: { 'X-Api-Auth': 'MARKER-SERVER-HEADER' } } : {}) }));
-  const simSections = stringify({ cert: sim.config.Svc.cert, serversToMonitor: { ...sim.config.Svc.serversToMonitor, servers, pollingInterval: 1_000 }, userSessions: { ...sim.config.Svc.userSessions, pollingInterval: 2_000 }, appNames: sim.config.Svc.appNames })
+  const servers = sim.config.Svc.serversToMonitor.servers.map((s, i) => ({
+    ...s,
+    ...(i === 0 ? { headers: { 'X-Api-Auth': 'MARKER-SERVER-HEADER' } } : {}),
+  }));
+  const simSections = stringify({
+    cert: sim.config.Svc.cert,
+    serversToMonitor: { ...sim.config.Svc.serversToMonitor, servers, pollingInterval: 1_000 },
+    userSessions: { ...sim.config.Svc.userSessions, pollingInterval: 2_000 },
+    appNames: sim.config.Svc.appNames,
+  })
     .trimEnd()
     .split('\n')
     .map((line) => `  ${line}`);
@@ -77,7 +99,11 @@ beforeAll(async () => {
     ].join('\n'),
   );
   svc = startSvc(cwd, 'edge');
-  await eventually(() => svc.output().includes(`svc edge ${SVC_VERSION} running`) || svc.child.exitCode !== null, 20_000, 'svc edge running');
+  await eventually(
+    () => svc.output().includes(`svc edge ${SVC_VERSION} running`) || svc.child.exitCode !== null,
+    20_000,
+    'svc edge running',
+  );
   if (!svc.output().includes('running (')) throw new Error(`svc edge did not start:\n${svc.output()}`);
   base = `http://${LOOPBACK}:${webPort}`;
   expect(svc.output()).toContain(`config view listening on ${base}/ (the live status page on ${base}/status)`);
@@ -166,18 +192,24 @@ describe.skipIf(!CHROMIUM)(`web view in headless Chromium${CHROMIUM ? '' : ` (sk
     const { page, bodies } = await recordingPage();
     await userAndLogTraffic(200);
     await page.goto(`${base}/status`);
-    for (const server of sim.servers) await page.locator(`article[data-server="${server.name}"] .state.ok`).waitFor({ timeout: 15_000 });
+    for (const server of sim.servers)
+      await page.locator(`article[data-server="${server.name}"] .state.ok`).waitFor({ timeout: 15_000 });
     // A trend needs two polls; uPlot draws on a canvas.
     await page.locator('article.card canvas').first().waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator('article.card .uplot').count(), { timeout: 15_000 }).toBe(3);
-    await expect.poll(async () => (await page.locator('#listeners td').allTextContents()).join(' '), { timeout: 15_000 }).toMatch(/user_events \S+\/s 200 /);
-    const numbers = async () => (await page.locator('#servers dd, #listeners td, #destinations td').allTextContents()).join('|');
+    await expect
+      .poll(async () => (await page.locator('#listeners td').allTextContents()).join(' '), { timeout: 15_000 })
+      .toMatch(/user_events \S+\/s 200 /);
+    const numbers = async () =>
+      (await page.locator('#servers dd, #listeners td, #destinations td').allTextContents()).join('|');
     const before = await numbers();
     const first = await page.screenshot({ path: join(shots, 'status-1.png'), fullPage: true });
 
     await userAndLogTraffic(300);
     // The received counts reach 500 at the next refresh (every 3 s), with their rate.
-    await expect.poll(() => page.locator('#listeners td').allTextContents(), { timeout: 15_000, interval: 500 }).toContain('500');
+    await expect
+      .poll(() => page.locator('#listeners td').allTextContents(), { timeout: 15_000, interval: 500 })
+      .toContain('500');
     const after = await numbers();
     const second = await page.screenshot({ path: join(shots, 'status-2.png'), fullPage: true });
     expect(after).not.toBe(before);
@@ -200,10 +232,21 @@ describe('web view in a svc process', () => {
     const port = await freePort();
     await new Promise<void>((resolve) => blocker.listen(port, LOOPBACK, resolve));
     try {
-      writeFileSync(join(cwd, 'svc.yaml'), ['Svc:', '  uptimeMonitor: {enable: false}', '  systemInfo: {enable: false}', `  configVisualisation: {enable: true, host: ${LOOPBACK}, port: ${port}}`, ''].join('\n'));
+      writeFileSync(
+        join(cwd, 'svc.yaml'),
+        [
+          'Svc:',
+          '  uptimeMonitor: {enable: false}',
+          '  systemInfo: {enable: false}',
+          `  configVisualisation: {enable: true, host: ${LOOPBACK}, port: ${port}}`,
+          '',
+        ].join('\n'),
+      );
       const taken = startSvc(cwd, 'edge');
       expect(await taken.exited).toBe(1);
-      expect(taken.output()).toContain(`Svc.configVisualisation.host, .port: the config view cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`);
+      expect(taken.output()).toContain(
+        `Svc.configVisualisation.host, .port: the config view cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`,
+      );
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
       rmSync(cwd, { recursive: true, force: true });

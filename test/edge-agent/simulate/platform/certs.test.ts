@@ -3,7 +3,11 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { certificateFiles, checkCertificateFiles, prepareCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
+import {
+  certificateFiles,
+  checkCertificateFiles,
+  prepareCertificates,
+} from '../../../../edge-agent/simulate/platform/certs.js';
 
 const dirs: string[] = [];
 const fresh = (): string => {
@@ -16,7 +20,10 @@ afterAll(() => {
 });
 
 const HOSTS = ['127.0.0.1', 'localhost'];
-const contents = (dir: string): string[] => ['client.pem', 'client_key.pem', 'root.pem', 'server.pem', 'server_key.pem'].map((f) => readFileSync(join(dir, f), 'utf8'));
+const contents = (dir: string): string[] =>
+  ['client.pem', 'client_key.pem', 'root.pem', 'server.pem', 'server_key.pem'].map((f) =>
+    readFileSync(join(dir, f), 'utf8'),
+  );
 
 // Two sets made once (RSA key generation is the slow part): one with a passphrase-protected client key, one without.
 let withPassphrase: string;
@@ -48,7 +55,11 @@ describe('prepareCertificates', () => {
   it('replaces a set that does not fit with a new one, and says why', () => {
     const dir = copyOf(withPassphrase);
     const before = contents(dir);
-    expect(prepareCertificates(dir, HOSTS, 'pw-2')).toEqual({ files: certificateFiles(dir, 'pw-2'), reused: false, replacedBecause: 'the passphrase does not open the client key' });
+    expect(prepareCertificates(dir, HOSTS, 'pw-2')).toEqual({
+      files: certificateFiles(dir, 'pw-2'),
+      reused: false,
+      replacedBecause: 'the passphrase does not open the client key',
+    });
     const after = contents(dir);
     after.forEach((text, i) => expect(text).not.toBe(before[i]));
     expect(checkCertificateFiles(certificateFiles(dir, 'pw-2'), HOSTS, 'pw-2')).toBeUndefined();
@@ -56,7 +67,8 @@ describe('prepareCertificates', () => {
 });
 
 describe('checkCertificateFiles', () => {
-  const check = (dir: string, passphrase: string, hosts = HOSTS): string | undefined => checkCertificateFiles(certificateFiles(dir, passphrase), hosts, passphrase);
+  const check = (dir: string, passphrase: string, hosts = HOSTS): string | undefined =>
+    checkCertificateFiles(certificateFiles(dir, passphrase), hosts, passphrase);
 
   it('accepts a complete set for its hosts and passphrase', () => {
     expect(check(withPassphrase, 'pw-1')).toBeUndefined();

@@ -31,16 +31,25 @@ export function svcClient(files: CertificateFiles): ClientTls {
 }
 
 /** GET `url`; rejects on a TLS or connection error, or when no answer came within `timeoutMs`. */
-export function get(url: string, tls: ClientTls, headers: Record<string, string> = {}, timeoutMs = 10_000): Promise<Reply> {
+export function get(
+  url: string,
+  tls: ClientTls,
+  headers: Record<string, string> = {},
+  timeoutMs = 10_000,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'GET', agent: false, headers, ...tls }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text }),
+      );
       res.on('error', reject);
     });
-    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'TIMEOUT' })));
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'TIMEOUT' })),
+    );
     req.on('error', reject);
     req.end();
   });

@@ -3,7 +3,7 @@
  * loader reads what it prints, a client with those certificates polls it over mutual TLS, the
  * control endpoint switches failures, a UDP receiver gets its user events, and signals stop it.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { loadConfigFile } from '../../../../shared/config/load.js';
 import { HealthBodySchema } from '../../../../shared/platform/polled.js';
 import { REPO_ROOT } from '../../../support/build.js';
 import { canConnect, trackChild } from '../../../support/ports.js';
-import { startReceiver, type Receiver } from '../receiver.js';
+import { type Receiver, startReceiver } from '../receiver.js';
 import { get, json, SA_REPOSITORY, svcClient, withKey, XRFKEY } from './client.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
@@ -34,7 +34,10 @@ const dirs: string[] = [];
 let receiver: Receiver | undefined;
 
 function start(args: string[]): Child {
-  const child = spawn(SVC, ['simulate', 'platform', ...args], { cwd: REPO_ROOT, env: { ...process.env, SVC_CONFIG: '' } });
+  const child = spawn(SVC, ['simulate', 'platform', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, SVC_CONFIG: '' },
+  });
   trackChild(child);
   let stdout = '';
   let stderr = '';
@@ -50,7 +53,11 @@ function start(args: string[]): Child {
 async function cli(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const status = await runCli(['simulate', 'platform', ...args], { out: (t) => (stdout += t), err: (t) => (stderr += t), env: {} });
+  const status = await runCli(['simulate', 'platform', ...args], {
+    out: (t) => (stdout += t),
+    err: (t) => (stderr += t),
+    env: {},
+  });
   return { status, stdout, stderr };
 }
 
@@ -70,7 +77,8 @@ const tempDir = (): string => {
 };
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
   await receiver?.close();
   receiver = undefined;
 });
@@ -83,7 +91,25 @@ describe('svc simulate platform', () => {
     receiver = await startReceiver();
     const r = receiver;
     const dir = tempDir();
-    const child = start([...FREE_PORTS, '--servers', '2', '--seed', '7', '--cert-dir', join(dir, 'certs'), '--passphrase', 'pass phrase', '--control-port', '0', '--fail', 'node2=http-500', '--udp-target', `127.0.0.1:${r.port}`, '--udp-rate', '200']);
+    const child = start([
+      ...FREE_PORTS,
+      '--servers',
+      '2',
+      '--seed',
+      '7',
+      '--cert-dir',
+      join(dir, 'certs'),
+      '--passphrase',
+      'pass phrase',
+      '--control-port',
+      '0',
+      '--fail',
+      'node2=http-500',
+      '--udp-target',
+      `127.0.0.1:${r.port}`,
+      '--udp-rate',
+      '200',
+    ]);
     await expect.poll(() => child.stderr(), { timeout: 20_000 }).toContain('the Svc config is on stdout');
     await expect.poll(() => child.stdout()).toContain('hostIP: 127.0.0.1:');
 
@@ -93,20 +119,37 @@ describe('svc simulate platform', () => {
     const { config } = loadConfigFile(file);
     expect(config.cert.clientCertPassphrase).toBe('pass phrase');
     expect(config.serversToMonitor.servers.map((s) => s.serverName)).toEqual(['node1', 'node2']);
-    expect(child.stderr()).toMatch(/^svc simulate platform: 2 servers on 127\.0\.0\.1, seed 7, one step per 1000 ms; Ctrl-C stops\n/);
-    expect(child.stderr()).toContain(`certificates written to ${join(dir, 'certs')}; the client key is passphrase-protected`);
+    expect(child.stderr()).toMatch(
+      /^svc simulate platform: 2 servers on 127\.0\.0\.1, seed 7, one step per 1000 ms; Ctrl-C stops\n/,
+    );
+    expect(child.stderr()).toContain(
+      `certificates written to ${join(dir, 'certs')}; the client key is passphrase-protected`,
+    );
     expect(child.stderr()).toContain('failing: node2 http-500');
 
     // Poll as Svc would, from the config alone.
-    const tls = svcClient({ ...config.cert, directory: '', serverCert: '', serverKey: '', passphrase: config.cert.clientCertPassphrase });
+    const tls = svcClient({
+      ...config.cert,
+      directory: '',
+      serverCert: '',
+      serverKey: '',
+      passphrase: config.cert.clientCertPassphrase,
+    });
     const [node1, node2] = config.serversToMonitor.servers;
     const reply = await get(`https://${node1?.host ?? ''}/engine/healthcheck`, tls);
     expect(reply.status).toBe(200);
     expect(Value.Check(HealthBodySchema, json(reply))).toBe(true);
     expect((await get(`https://${node2?.host ?? ''}/engine/healthcheck`, tls)).status).toBe(500);
-    const sessions = await get(withKey(`https://${node1?.userSessions.host ?? ''}/qps/hdr/session`), tls, { 'X-Qlik-Xrfkey': XRFKEY });
+    const sessions = await get(withKey(`https://${node1?.userSessions.host ?? ''}/qps/hdr/session`), tls, {
+      'X-Qlik-Xrfkey': XRFKEY,
+    });
     expect(sessions.status).toBe(200);
-    const apps = json(await get(withKey(`https://${config.appNames.hostIP}/qrs/app`, 'xrfkey'), tls, { 'X-Qlik-Xrfkey': XRFKEY, 'X-Qlik-User': SA_REPOSITORY }));
+    const apps = json(
+      await get(withKey(`https://${config.appNames.hostIP}/qrs/app`, 'xrfkey'), tls, {
+        'X-Qlik-Xrfkey': XRFKEY,
+        'X-Qlik-User': SA_REPOSITORY,
+      }),
+    );
     const appIds = new Set(Array.isArray(apps) ? apps.map((a: { id?: unknown }) => String(a.id)) : []);
     expect(appIds.size).toBe(12);
 
@@ -129,8 +172,14 @@ describe('svc simulate platform', () => {
 
     child.process.kill('SIGINT');
     expect(await child.exited).toBe(0);
-    expect(child.stderr()).toMatch(/svc simulate platform: stopped after \d+\.\d{3} s at step \d+: health [1-9]\d* ok, 1 failed, 0 rejected; sessions 1 ok, 0 failed, 0 rejected; app list 1 ok, 0 failed, 0 rejected; 0 not found; 0 TLS handshakes refused\n/);
-    expect(child.stderr()).toMatch(new RegExp(`sent \\d+ datagrams to 127\\.0\\.0\\.1:${r.port} .*user-session \\d+, user-connection \\d+, malformed 0, 0 send errors; seed 7\\n$`));
+    expect(child.stderr()).toMatch(
+      /svc simulate platform: stopped after \d+\.\d{3} s at step \d+: health [1-9]\d* ok, 1 failed, 0 rejected; sessions 1 ok, 0 failed, 0 rejected; app list 1 ok, 0 failed, 0 rejected; 0 not found; 0 TLS handshakes refused\n/,
+    );
+    expect(child.stderr()).toMatch(
+      new RegExp(
+        `sent \\d+ datagrams to 127\\.0\\.0\\.1:${r.port} .*user-session \\d+, user-connection \\d+, malformed 0, 0 send errors; seed 7\\n$`,
+      ),
+    );
     // Stopped: its listeners are closed.
     expect(await canConnect(Number(node1?.host.split(':')[1]))).toBe(false);
   });
@@ -153,7 +202,25 @@ describe('svc simulate platform', () => {
     const help = await cli(['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: svc simulate platform \[options\]/);
-    for (const text of ['--servers <n>', '--base-port <port>', '--proxy-base-port <port>', '--app-port <port>', '--virtual-proxies <list>', '--cert-dir <dir>', '--passphrase <text>', '--fail <target=mode>', '--control-port <port>', '--seed <n>', '--step <ms>', '--duration <s>', '--udp-target <host:port>', '--udp-log-target <host:port>', '--udp-rate <n>', 'cert-reject', 'appNames.hostIP']) {
+    for (const text of [
+      '--servers <n>',
+      '--base-port <port>',
+      '--proxy-base-port <port>',
+      '--app-port <port>',
+      '--virtual-proxies <list>',
+      '--cert-dir <dir>',
+      '--passphrase <text>',
+      '--fail <target=mode>',
+      '--control-port <port>',
+      '--seed <n>',
+      '--step <ms>',
+      '--duration <s>',
+      '--udp-target <host:port>',
+      '--udp-log-target <host:port>',
+      '--udp-rate <n>',
+      'cert-reject',
+      'appNames.hostIP',
+    ]) {
       expect(help.stdout).toContain(text);
     }
   });
@@ -161,7 +228,16 @@ describe('svc simulate platform', () => {
 
 describe('svc simulate platform options (in-process: nothing starts)', () => {
   it('refuses invalid options with 2, naming each', async () => {
-    const bad = await cli(['--base-port', '4000', '--proxy-base-port', '4001', '--fail', 'node9=timeout', '--virtual-proxies', '/,/a/b']);
+    const bad = await cli([
+      '--base-port',
+      '4000',
+      '--proxy-base-port',
+      '4001',
+      '--fail',
+      'node9=timeout',
+      '--virtual-proxies',
+      '/,/a/b',
+    ]);
     expect(bad.status).toBe(2);
     expect(bad.stdout).toBe('');
     expect(bad.stderr).toBe(
@@ -175,9 +251,15 @@ describe('svc simulate platform options (in-process: nothing starts)', () => {
     );
     for (const [args, message] of [
       [['--servers', '0'], "error: option '--servers <n>' argument '0' is invalid. must be an integer 1–2000"],
-      [['--base-port', '70000'], "error: option '--base-port <port>' argument '70000' is invalid. must be a port 0–65535"],
+      [
+        ['--base-port', '70000'],
+        "error: option '--base-port <port>' argument '70000' is invalid. must be a port 0–65535",
+      ],
       [['--servers', '10', '--base-port', '65530'], 'error: --base-port 65530 with 10 servers goes past port 65535'],
-      [['--fail', 'node1'], "error: option '--fail <target=mode>' argument 'node1' is invalid. expected <target>=<mode>, e.g. node2=timeout"],
+      [
+        ['--fail', 'node1'],
+        "error: option '--fail <target=mode>' argument 'node1' is invalid. expected <target>=<mode>, e.g. node2=timeout",
+      ],
       [['--fail', 'node1=explode'], 'mode "explode" is not one of http-500, timeout, bad-body, cert-reject'],
       [['--step', '5'], 'error: --step must be 0 or an integer 10–86400000 (got 5)'],
       [['--host', '::1'], "error: --host must be an IPv4 address (Svc's servers[].host cannot hold an IPv6 one)"],
@@ -197,9 +279,20 @@ describe('svc simulate platform options (in-process: nothing starts)', () => {
     const address = blocker.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     try {
-      const result = await cli(['--base-port', '0', '--proxy-base-port', '0', '--app-port', String(port), '--cert-dir', join(tempDir(), 'certs')]);
+      const result = await cli([
+        '--base-port',
+        '0',
+        '--proxy-base-port',
+        '0',
+        '--app-port',
+        String(port),
+        '--cert-dir',
+        join(tempDir(), 'certs'),
+      ]);
       expect(result.status).toBe(1);
-      expect(result.stderr).toBe(`svc: simulate platform: cannot listen on 127.0.0.1:${port} (app-list API): EADDRINUSE\n`);
+      expect(result.stderr).toBe(
+        `svc: simulate platform: cannot listen on 127.0.0.1:${port} (app-list API): EADDRINUSE\n`,
+      );
     } finally {
       blocker.close();
     }

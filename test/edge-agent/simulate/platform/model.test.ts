@@ -1,13 +1,25 @@
 /** The platform simulator's model: realistic, consistent, moving and reproducible platform state. */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import { PlatformModel, WARMUP_STEPS, type PlatformModelOptions, type SimHealthBody } from '../../../../edge-agent/simulate/platform/model.js';
 import { createDatagramGenerator } from '../../../../edge-agent/simulate/messages.js';
+import {
+  PlatformModel,
+  type PlatformModelOptions,
+  type SimHealthBody,
+  WARMUP_STEPS,
+} from '../../../../edge-agent/simulate/platform/model.js';
 import { tsToInstantMs } from '../../../../edge-agent/sources/udp/parse/validators.js';
 import { HealthBodySchema, type ProxySession } from '../../../../shared/platform/polled.js';
 
 const START = Date.parse('2025-05-05T12:00:00.000Z');
-const OPTIONS: PlatformModelOptions = { seed: 42, servers: 3, users: 30, apps: 12, virtualProxies: ['/', '/hdr'], startMs: START };
+const OPTIONS: PlatformModelOptions = {
+  seed: 42,
+  servers: 3,
+  users: 30,
+  apps: 12,
+  virtualProxies: ['/', '/hdr'],
+  startMs: START,
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** Health bodies and session lists of every server at steps 0 … steps. */
@@ -31,7 +43,10 @@ describe('the pool', () => {
     expect(new Set(model.apps.map((a) => a.name)).size).toBe(60);
     for (const app of model.apps) expect(app.id).toMatch(UUID);
     expect(model.servers.map((s) => s.name)).toEqual(['node1', 'node2', 'node3']);
-    expect(new PlatformModel({ ...OPTIONS, servers: 12 }).servers.map((s) => s.name).slice(0, 2)).toEqual(['node01', 'node02']);
+    expect(new PlatformModel({ ...OPTIONS, servers: 12 }).servers.map((s) => s.name).slice(0, 2)).toEqual([
+      'node01',
+      'node02',
+    ]);
   });
 
   it('gives the UDP generator a pool it accepts: the same users and apps, the servers as nodes', () => {
@@ -57,7 +72,8 @@ describe('each step', () => {
   const servers = run(OPTIONS, 1500);
 
   it('gives a health body of the §4 shape', () => {
-    for (const steps of servers) for (const { health } of steps) expect(Value.Check(HealthBodySchema, health)).toBe(true);
+    for (const steps of servers)
+      for (const { health } of steps) expect(Value.Check(HealthBodySchema, health)).toBe(true);
   });
 
   it('keeps version and started, and counters that only grow', () => {
@@ -70,7 +86,8 @@ describe('each step', () => {
         if (before === undefined) return;
         expect(health.apps.calls).toBeGreaterThanOrEqual(before.apps.calls);
         expect(health.apps.selections).toBeGreaterThanOrEqual(before.apps.selections);
-        for (const key of ['hits', 'lookups', 'added', 'replaced', 'bytes_added'] as const) expect(health.cache[key]).toBeGreaterThanOrEqual(before.cache[key]);
+        for (const key of ['hits', 'lookups', 'added', 'replaced', 'bytes_added'] as const)
+          expect(health.cache[key]).toBeGreaterThanOrEqual(before.cache[key]);
       });
       const last = steps.at(-1)?.health;
       expect(last?.apps.calls).toBeGreaterThan(first?.apps.calls ?? Infinity);
@@ -114,7 +131,9 @@ describe('each step', () => {
       expect(totals.size).toBeGreaterThan(3);
       expect(new Set(steps.map(({ health }) => health.cpu.total)).size).toBeGreaterThan(10);
       expect(new Set(steps.map(({ health }) => health.apps.loaded_docs.join())).size).toBeGreaterThan(10);
-      expect(steps.some(({ health }) => health.apps.in_memory_docs.some((id) => id.startsWith('SessionApp_')))).toBe(true);
+      expect(steps.some(({ health }) => health.apps.in_memory_docs.some((id) => id.startsWith('SessionApp_')))).toBe(
+        true,
+      );
       // Apps stay in memory a while after the last user left them.
       expect(steps.some(({ health }) => health.apps.in_memory_docs.length > health.apps.loaded_docs.length)).toBe(true);
       // Some virtual proxy sessions carry attributes, as header-authenticated ones do.

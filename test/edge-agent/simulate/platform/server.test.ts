@@ -3,7 +3,7 @@
  * values move, the request checks and every failure switch work, certificates of another CA (or
  * none) are refused, and the config it prints loads with Svc's own loader.
  */
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,21 +13,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, prepareCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
 import {
   FAILURE_MODES,
+  type PlatformSimulator,
   simulatorOptionProblems,
   startPlatformSimulator,
-  type PlatformSimulator,
 } from '../../../../edge-agent/simulate/platform/server.js';
 import { ConfigError } from '../../../../shared/config/errors.js';
 import { loadConfigFile, parseConfigText } from '../../../../shared/config/load.js';
 import { HealthBodySchema, ProxySessionSchema } from '../../../../shared/platform/polled.js';
 import { canConnect } from '../../../support/ports.js';
-import { get, json, SA_REPOSITORY, send, svcClient, withKey, XRFKEY, type ClientTls } from './client.js';
+import { type ClientTls, get, json, SA_REPOSITORY, send, svcClient, withKey, XRFKEY } from './client.js';
 
 /** §5.1: a JSON array of sessions with exactly these four keys. */
-const SessionListSchema = Type.Array(Type.Intersect([ProxySessionSchema, Type.Object({ Attributes: Type.Array(Type.Record(Type.String(), Type.String())) })]));
+const SessionListSchema = Type.Array(
+  Type.Intersect([
+    ProxySessionSchema,
+    Type.Object({ Attributes: Type.Array(Type.Record(Type.String(), Type.String())) }),
+  ]),
+);
 const SESSION_KEYS = ['Attributes', 'SessionId', 'UserDirectory', 'UserId'];
 /** §5.2: a JSON array of app objects; Svc keeps id, name, description. */
-const AppListSchema = Type.Array(Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' }), name: Type.String({ minLength: 1 }), description: Type.String() }));
+const AppListSchema = Type.Array(
+  Type.Object({
+    id: Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' }),
+    name: Type.String({ minLength: 1 }),
+    description: Type.String(),
+  }),
+);
 
 const START = Date.parse('2025-05-05T12:00:00.000Z');
 const KEY_HEADERS = { 'X-Qlik-Xrfkey': XRFKEY };
@@ -99,7 +110,8 @@ describe('the APIs over mutual TLS', () => {
       expect(b).not.toEqual(a);
       expect(b.apps.calls).toBeGreaterThanOrEqual(a.apps.calls);
       expect(b.apps.selections).toBeGreaterThanOrEqual(a.apps.selections);
-      for (const key of ['hits', 'lookups', 'added', 'replaced', 'bytes_added'] as const) expect(b.cache[key]).toBeGreaterThanOrEqual(a.cache[key]);
+      for (const key of ['hits', 'lookups', 'added', 'replaced', 'bytes_added'] as const)
+        expect(b.cache[key]).toBeGreaterThanOrEqual(a.cache[key]);
       expect([b.version, b.started]).toEqual([a.version, a.started]);
     }
     expect(seen.at(-1)?.apps.calls).toBeGreaterThan(seen[0]?.apps.calls ?? Infinity);
@@ -109,7 +121,9 @@ describe('the APIs over mutual TLS', () => {
     const moving = await startPlatformSimulator({ seed: 7, servers: 1, stepMs: 20, startMs: START, certDir });
     try {
       const first = await get(moving.servers[0]?.healthUrl ?? '', svc);
-      await expect.poll(async () => (await get(moving.servers[0]?.healthUrl ?? '', svc)).text, { timeout: 10_000 }).not.toBe(first.text);
+      await expect
+        .poll(async () => (await get(moving.servers[0]?.healthUrl ?? '', svc)).text, { timeout: 10_000 })
+        .not.toBe(first.text);
       expect(moving.status().step).toBeGreaterThan(0);
     } finally {
       await moving.stop();
@@ -119,7 +133,10 @@ describe('the APIs over mutual TLS', () => {
   it('sessions: per virtual proxy a §5.1 array, consistent with the health body of the same moment', async () => {
     for (let i = 0; i < 3; i++) {
       const body = checked(HealthBodySchema, await health(i), isHealth);
-      const lists = [checked(SessionListSchema, await sessions(i, '/'), isSessions), checked(SessionListSchema, await sessions(i, '/hdr'), isSessions)];
+      const lists = [
+        checked(SessionListSchema, await sessions(i, '/'), isSessions),
+        checked(SessionListSchema, await sessions(i, '/hdr'), isSessions),
+      ];
       const all = lists.flat();
       for (const s of all) expect(Object.keys(s).sort()).toEqual(SESSION_KEYS);
       expect(all.length).toBe(body.session.total);
@@ -130,7 +147,13 @@ describe('the APIs over mutual TLS', () => {
   });
 
   it('sessions: users log in and out between polls', async () => {
-    const ids = async (): Promise<Set<string>> => new Set([...checked(SessionListSchema, await sessions(0, '/'), isSessions), ...checked(SessionListSchema, await sessions(0, '/hdr'), isSessions)].map((s) => s.SessionId));
+    const ids = async (): Promise<Set<string>> =>
+      new Set(
+        [
+          ...checked(SessionListSchema, await sessions(0, '/'), isSessions),
+          ...checked(SessionListSchema, await sessions(0, '/hdr'), isSessions),
+        ].map((s) => s.SessionId),
+      );
     const before = await ids();
     sim.step(200);
     const after = await ids();
@@ -143,11 +166,16 @@ describe('the APIs over mutual TLS', () => {
     const cases: [string, Record<string, string>, string][] = [
       [url, KEY_HEADERS, 'the query has no xrfkey parameter'],
       [withKey(url), {}, 'the X-Qlik-Xrfkey header is missing'],
-      [withKey(url), { 'X-Qlik-Xrfkey': 'aB3dE5gH7jK9mN1P' }, "the X-Qlik-Xrfkey header differs from the query's xrfkey"],
+      [
+        withKey(url),
+        { 'X-Qlik-Xrfkey': 'aB3dE5gH7jK9mN1P' },
+        "the X-Qlik-Xrfkey header differs from the query's xrfkey",
+      ],
       [`${url}?Xrfkey=short`, { 'X-Qlik-Xrfkey': 'short' }, 'the xrfkey must be 16 characters a-z, A-Z, 0-9'],
       [`${withKey(url)}&xrfkey=${XRFKEY}`, KEY_HEADERS, 'the query has more than one xrfkey parameter'],
     ];
-    for (const [where, headers, reason] of cases) expect(await get(where, svc, headers)).toMatchObject({ status: 400, text: reason });
+    for (const [where, headers, reason] of cases)
+      expect(await get(where, svc, headers)).toMatchObject({ status: 400, text: reason });
     // The parameter's name in any case: §5.1 writes Xrfkey, §5.2 xrfkey.
     expect((await get(withKey(url, 'xrfkey'), svc, KEY_HEADERS)).status).toBe(200);
   });
@@ -160,7 +188,8 @@ describe('the APIs over mutual TLS', () => {
     const docs = new Set<string>();
     for (let i = 0; i < 3; i++) {
       const body = checked(HealthBodySchema, await health(i), isHealth);
-      for (const id of [...body.apps.active_docs, ...body.apps.loaded_docs, ...body.apps.in_memory_docs]) if (!id.startsWith('SessionApp_')) docs.add(id);
+      for (const id of [...body.apps.active_docs, ...body.apps.loaded_docs, ...body.apps.in_memory_docs])
+        if (!id.startsWith('SessionApp_')) docs.add(id);
     }
     expect(docs.size).toBeGreaterThan(3);
     for (const id of docs) expect(ids.has(id)).toBe(true);
@@ -170,10 +199,21 @@ describe('the APIs over mutual TLS', () => {
   it('app list: the Xrfkey and X-Qlik-User checks', async () => {
     const url = withKey(sim.appListUrl, 'xrfkey');
     expect(await get(url, svc, KEY_HEADERS)).toMatchObject({ status: 403, text: 'the X-Qlik-User header is missing' });
-    expect(await get(url, svc, { ...KEY_HEADERS, 'X-Qlik-User': 'sa_repository' })).toMatchObject({ status: 403, text: 'the X-Qlik-User header must read "UserDirectory=<directory>; UserId=<user id>"' });
-    expect(await get(url, svc, { ...KEY_HEADERS, 'X-Qlik-User': 'UserDirectory=LAB; UserId=goran' })).toMatchObject({ status: 403, text: 'user LAB\\goran may not read the app list (use Internal\\sa_repository)' });
-    expect((await get(url, svc, { ...KEY_HEADERS, 'X-Qlik-User': 'UserDirectory=INTERNAL;UserId=sa_repository' })).status).toBe(200);
-    expect(await get(sim.appListUrl, svc, APP_HEADERS)).toMatchObject({ status: 400, text: 'the query has no xrfkey parameter' });
+    expect(await get(url, svc, { ...KEY_HEADERS, 'X-Qlik-User': 'sa_repository' })).toMatchObject({
+      status: 403,
+      text: 'the X-Qlik-User header must read "UserDirectory=<directory>; UserId=<user id>"',
+    });
+    expect(await get(url, svc, { ...KEY_HEADERS, 'X-Qlik-User': 'UserDirectory=LAB; UserId=goran' })).toMatchObject({
+      status: 403,
+      text: 'user LAB\\goran may not read the app list (use Internal\\sa_repository)',
+    });
+    expect(
+      (await get(url, svc, { ...KEY_HEADERS, 'X-Qlik-User': 'UserDirectory=INTERNAL;UserId=sa_repository' })).status,
+    ).toBe(200);
+    expect(await get(sim.appListUrl, svc, APP_HEADERS)).toMatchObject({
+      status: 400,
+      text: 'the query has no xrfkey parameter',
+    });
   });
 
   it('answers 404 off the APIs and 405 for other methods; each port serves only its own API', async () => {
@@ -197,14 +237,18 @@ describe('certificates', () => {
   it('refuses a client certificate of another CA, and a client without one', async () => {
     const url = sim.servers[0]?.healthUrl ?? '';
     const before = sim.status().stats.tlsRejected;
-    await expect(get(url, { cert: other.client.cert, key: other.client.key, ca: svc.ca })).rejects.toThrow(/alert|ECONNRESET|socket hang up/i);
+    await expect(get(url, { cert: other.client.cert, key: other.client.key, ca: svc.ca })).rejects.toThrow(
+      /alert|ECONNRESET|socket hang up/i,
+    );
     await expect(get(url, { ca: svc.ca })).rejects.toThrow(/alert certificate required|ECONNRESET|socket hang up/i);
     expect(sim.status().stats.tlsRejected).toBe(before + 2);
     expect((await get(url, svc)).status).toBe(200);
   });
 
   it("presents a server certificate of the simulator's CA (a client trusting another CA refuses it)", async () => {
-    await expect(get(sim.servers[0]?.healthUrl ?? '', { ...svc, ca: other.ca.cert })).rejects.toThrow(/self-signed|unable to verify|certificate/i);
+    await expect(get(sim.servers[0]?.healthUrl ?? '', { ...svc, ca: other.ca.cert })).rejects.toThrow(
+      /self-signed|unable to verify|certificate/i,
+    );
   });
 
   it('opens with a passphrase-protected client key, which the config names; stop() removes its temporary folder', async () => {
@@ -276,7 +320,9 @@ describe('failure switches', () => {
   it("cert-reject: Svc's own certificate is refused in the handshake until healed", async () => {
     sim.fail('node2', 'cert-reject');
     await expect(get(url(), svc)).rejects.toThrow(/alert|ECONNRESET|socket hang up/i);
-    await expect(get(withKey(sim.servers[1]?.sessionUrls['/'] ?? ''), svc, KEY_HEADERS)).rejects.toThrow(/alert|ECONNRESET|socket hang up/i);
+    await expect(get(withKey(sim.servers[1]?.sessionUrls['/'] ?? ''), svc, KEY_HEADERS)).rejects.toThrow(
+      /alert|ECONNRESET|socket hang up/i,
+    );
     expect((await get(sim.servers[0]?.healthUrl ?? '', svc)).status).toBe(200);
     sim.heal('node2');
     expect((await get(url(), svc)).status).toBe(200);
@@ -288,13 +334,23 @@ describe('failure switches', () => {
     expect((await get(withKey(sim.appListUrl), svc, APP_HEADERS)).status).toBe(500);
     sim.heal();
     expect(Object.values(sim.status().modes)).toEqual(['ok', 'ok', 'ok', 'ok']);
-    expect(() => sim.fail('node9', 'timeout')).toThrow('failure target "node9" is not a server name (node1, node2, node3), "apps" or "all"');
-    expect(() => sim.fail('node1', 'explode' as 'timeout')).toThrow('failure mode "explode" is not one of http-500, timeout, bad-body, cert-reject');
+    expect(() => sim.fail('node9', 'timeout')).toThrow(
+      'failure target "node9" is not a server name (node1, node2, node3), "apps" or "all"',
+    );
+    expect(() => sim.fail('node1', 'explode' as 'timeout')).toThrow(
+      'failure mode "explode" is not one of http-500, timeout, bad-body, cert-reject',
+    );
     expect(() => sim.mode('nope')).toThrow(RangeError);
   });
 
   it('fails targets from the start when asked', async () => {
-    const broken = await startPlatformSimulator({ seed: 7, servers: 2, stepMs: 0, certDir, failures: { node2: 'http-500', apps: 'bad-body' } });
+    const broken = await startPlatformSimulator({
+      seed: 7,
+      servers: 2,
+      stepMs: 0,
+      certDir,
+      failures: { node2: 'http-500', apps: 'bad-body' },
+    });
     try {
       expect(broken.status().modes).toEqual({ node1: 'ok', node2: 'http-500', apps: 'bad-body' });
       const client = svcClient(broken.certs);
@@ -324,20 +380,35 @@ describe('the control endpoint', () => {
 
   it('fails, heals and steps targets while running, on 127.0.0.1', async () => {
     expect(sim.controlUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(await control('POST', '/fail/node3/http-500')).toMatchObject({ status: 200, body: { modes: { node3: 'http-500' } } });
+    expect(await control('POST', '/fail/node3/http-500')).toMatchObject({
+      status: 200,
+      body: { modes: { node3: 'http-500' } },
+    });
     expect((await get(sim.servers[2]?.healthUrl ?? '', svc)).status).toBe(500);
     expect(await control('POST', '/heal/node3')).toMatchObject({ status: 200, body: { modes: { node3: 'ok' } } });
     expect((await get(sim.servers[2]?.healthUrl ?? '', svc)).status).toBe(200);
     const step = sim.status().step;
     expect(await control('POST', '/step/3')).toMatchObject({ status: 200, body: { step: step + 3 } });
-    expect(await control('POST', '/fail/all/timeout')).toMatchObject({ status: 200, body: { modes: { node1: 'timeout', apps: 'timeout' } } });
+    expect(await control('POST', '/fail/all/timeout')).toMatchObject({
+      status: 200,
+      body: { modes: { node1: 'timeout', apps: 'timeout' } },
+    });
     expect(await control('POST', '/heal')).toMatchObject({ status: 200, body: { modes: { node1: 'ok', apps: 'ok' } } });
-    expect(await control('GET', '/')).toMatchObject({ status: 200, body: { step: step + 3, modes: { node1: 'ok' }, usage: expect.stringContaining('POST /fail/<target>/<mode>') } });
+    expect(await control('GET', '/')).toMatchObject({
+      status: 200,
+      body: { step: step + 3, modes: { node1: 'ok' }, usage: expect.stringContaining('POST /fail/<target>/<mode>') },
+    });
   });
 
   it('names what is wrong with a request', async () => {
-    expect(await control('POST', '/fail/node9/timeout')).toMatchObject({ status: 400, body: { error: expect.stringContaining('"node9" is not a server name') } });
-    expect(await control('POST', '/fail/node1/explode')).toMatchObject({ status: 400, body: { error: expect.stringContaining('"explode" is not one of') } });
+    expect(await control('POST', '/fail/node9/timeout')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringContaining('"node9" is not a server name') },
+    });
+    expect(await control('POST', '/fail/node1/explode')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringContaining('"explode" is not one of') },
+    });
     expect(await control('POST', '/step/x')).toMatchObject({ status: 400 });
     expect(await control('GET', '/fail/node1/timeout')).toMatchObject({ status: 405 });
     expect(await control('POST', '/')).toMatchObject({ status: 405 });
@@ -349,11 +420,21 @@ describe('the control endpoint', () => {
 describe('the printed config', () => {
   it("loads with Svc's config loader and points at the listeners, the certificates and the app list", () => {
     const { config } = parseConfigText(sim.configYaml, 'sim.yaml');
-    expect(config.cert).toEqual({ clientCert: sim.certs.clientCert, clientCertKey: sim.certs.clientCertKey, clientCertCA: sim.certs.clientCertCA, clientCertPassphrase: '' });
+    expect(config.cert).toEqual({
+      clientCert: sim.certs.clientCert,
+      clientCertKey: sim.certs.clientCertKey,
+      clientCertCA: sim.certs.clientCertCA,
+      clientCertPassphrase: '',
+    });
     expect(config.serversToMonitor.rejectUnauthorized).toBe(true);
-    expect(config.serversToMonitor.servers.map((s) => [s.serverName, s.host, s.userSessions.host, s.userSessions.virtualProxies.map((v) => v.virtualProxy)])).toEqual(
-      sim.servers.map((s) => [s.name, `127.0.0.1:${s.healthPort}`, `127.0.0.1:${s.proxyPort}`, ['/', '/hdr']]),
-    );
+    expect(
+      config.serversToMonitor.servers.map((s) => [
+        s.serverName,
+        s.host,
+        s.userSessions.host,
+        s.userSessions.virtualProxies.map((v) => v.virtualProxy),
+      ]),
+    ).toEqual(sim.servers.map((s) => [s.name, `127.0.0.1:${s.healthPort}`, `127.0.0.1:${s.proxyPort}`, ['/', '/hdr']]));
     expect(config.userSessions.enableSessionExtract).toBe(true);
     expect(config.appNames).toMatchObject({ enableAppNameExtract: true, hostIP: `127.0.0.1:${sim.appPort}` });
     expect(parseConfigText(sim.configYaml, 'sim.yaml').config).toMatchObject(sim.config.Svc);
@@ -367,7 +448,9 @@ describe('the printed config', () => {
     expect(appNamesHostIp('127.0.0.1', 4242)).toBe('127.0.0.1');
     expect(appNamesHostIp('127.0.0.1', 14242)).toBe('127.0.0.1:14242');
     // The loader is strict: a config it refuses would fail here.
-    expect(() => parseConfigText(sim.configYaml.replace('rejectUnauthorized: true', 'rejectUnauthorized: 7'), 'sim.yaml')).toThrow(ConfigError);
+    expect(() =>
+      parseConfigText(sim.configYaml.replace('rejectUnauthorized: true', 'rejectUnauthorized: 7'), 'sim.yaml'),
+    ).toThrow(ConfigError);
   });
 });
 
@@ -380,7 +463,10 @@ describe('determinism and scale', () => {
         a.step(steps);
         b.step(steps);
         for (const i of [0, 1]) {
-          const [ha, hb] = await Promise.all([get(a.servers[i]?.healthUrl ?? '', svc), get(b.servers[i]?.healthUrl ?? '', svc)]);
+          const [ha, hb] = await Promise.all([
+            get(a.servers[i]?.healthUrl ?? '', svc),
+            get(b.servers[i]?.healthUrl ?? '', svc),
+          ]);
           expect(ha.text).toBe(hb.text);
           expect(await sessions(i, '/hdr', a)).toEqual(await sessions(i, '/hdr', b));
         }
@@ -409,7 +495,15 @@ describe('determinism and scale', () => {
     // A free run of ports: try a few random bases (another process may hold one of them).
     for (let attempt = 0; ; attempt++) {
       const base = 20_000 + Math.floor(Math.random() * 30_000);
-      const fixed = startPlatformSimulator({ seed: 1, servers: 3, stepMs: 0, certDir, basePort: base, proxyBasePort: base + 10, appPort: base + 20 });
+      const fixed = startPlatformSimulator({
+        seed: 1,
+        servers: 3,
+        stepMs: 0,
+        certDir,
+        basePort: base,
+        proxyBasePort: base + 10,
+        appPort: base + 20,
+      });
       const started = await fixed.catch((err: unknown) => err);
       if (started instanceof Error) {
         expect(started.message).toMatch(/EADDRINUSE/);
@@ -418,7 +512,9 @@ describe('determinism and scale', () => {
       }
       const s = await fixed;
       try {
-        expect(s.servers.map((x) => [x.healthPort, x.proxyPort])).toEqual([0, 1, 2].map((i) => [base + i, base + 10 + i]));
+        expect(s.servers.map((x) => [x.healthPort, x.proxyPort])).toEqual(
+          [0, 1, 2].map((i) => [base + i, base + 10 + i]),
+        );
         expect(s.appPort).toBe(base + 20);
         expect((await get(`https://127.0.0.1:${base + 2}/engine/healthcheck`, svc)).status).toBe(200);
       } finally {
@@ -446,7 +542,8 @@ describe('determinism and scale', () => {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
       expect(refused).toBeInstanceOf(Error);
       // Another process may hold X-1 or X+1: then the message names that port; try elsewhere.
-      if (!String(refused).includes(`cannot listen on 127.0.0.1:${x} (node2 health API): EADDRINUSE`) && attempt < 5) continue;
+      if (!String(refused).includes(`cannot listen on 127.0.0.1:${x} (node2 health API): EADDRINUSE`) && attempt < 5)
+        continue;
       expect(String(refused)).toContain(`cannot listen on 127.0.0.1:${x} (node2 health API): EADDRINUSE`);
       // X-1 and X+1 were bound before the failure and closed after it: all three are free again.
       const again = await startPlatformSimulator(options);
@@ -457,7 +554,18 @@ describe('determinism and scale', () => {
   });
 
   it('refuses options it cannot honour, naming each', async () => {
-    expect(simulatorOptionProblems({ servers: 3, basePort: 4747, proxyBasePort: 4748, appPort: 4749, virtualProxies: ['/', '/hdr/', '/hdr', 'x'], host: '::1', stepMs: 5, failures: { node4: 'timeout' } })).toEqual([
+    expect(
+      simulatorOptionProblems({
+        servers: 3,
+        basePort: 4747,
+        proxyBasePort: 4748,
+        appPort: 4749,
+        virtualProxies: ['/', '/hdr/', '/hdr', 'x'],
+        host: '::1',
+        stepMs: 5,
+        failures: { node4: 'timeout' },
+      }),
+    ).toEqual([
       `host must be an IPv4 address (Svc's servers[].host cannot hold an IPv6 one) (got "::1")`,
       'stepMs must be 0 or an integer 10–86400000 (got 5)',
       'virtualProxies: "/hdr" is given twice',
@@ -467,9 +575,15 @@ describe('determinism and scale', () => {
       'proxyBasePort (ports 4748–4750) and appPort (port 4749) overlap',
       'failures: target "node4" is not a server name (node1, node2, node3), "apps" or "all"',
     ]);
-    expect(simulatorOptionProblems({ servers: 2, basePort: 65535 })).toEqual(['basePort 65535 with 2 servers goes past port 65535']);
-    await expect(startPlatformSimulator({ servers: 0 })).rejects.toThrow('invalid platform simulator options: servers must be an integer 1–2000 (got 0)');
+    expect(simulatorOptionProblems({ servers: 2, basePort: 65535 })).toEqual([
+      'basePort 65535 with 2 servers goes past port 65535',
+    ]);
+    await expect(startPlatformSimulator({ servers: 0 })).rejects.toThrow(
+      'invalid platform simulator options: servers must be an integer 1–2000 (got 0)',
+    );
     // A port in use: nothing is left listening.
-    await expect(startPlatformSimulator({ seed: 1, servers: 2, stepMs: 0, certDir, appPort: sim.appPort })).rejects.toThrow(`cannot listen on 127.0.0.1:${sim.appPort} (app-list API): EADDRINUSE`);
+    await expect(
+      startPlatformSimulator({ seed: 1, servers: 2, stepMs: 0, certDir, appPort: sim.appPort }),
+    ).rejects.toThrow(`cannot listen on 127.0.0.1:${sim.appPort} (app-list API): EADDRINUSE`);
   });
 });

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_START_MS, LOG_KINDS, USER_KINDS } from '../../../../edge-agent/simulate/messages.js';
-import { startPlatformSimulator, type PlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
+import { type PlatformSimulator, startPlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
 import { driveUdp } from '../../../../edge-agent/simulate/platform/udp.js';
 import { parseLogEvent, parseUserEvent } from '../../../../edge-agent/sources/udp/parse/index.js';
-import { startReceiver, type Receiver } from '../receiver.js';
+import { type Receiver, startReceiver } from '../receiver.js';
 import { get, json, SA_REPOSITORY, svcClient, withKey, XRFKEY } from './client.js';
 
 let sim: PlatformSimulator;
@@ -18,7 +18,12 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   sim = await startPlatformSimulator({ seed: 5, servers: 2, stepMs: 0 });
   // The app list as Svc's app-name poller gets it.
-  const list = json(await get(withKey(sim.appListUrl, 'xrfkey'), svcClient(sim.certs), { 'X-Qlik-Xrfkey': XRFKEY, 'X-Qlik-User': SA_REPOSITORY }));
+  const list = json(
+    await get(withKey(sim.appListUrl, 'xrfkey'), svcClient(sim.certs), {
+      'X-Qlik-Xrfkey': XRFKEY,
+      'X-Qlik-User': SA_REPOSITORY,
+    }),
+  );
   appIds = new Set(Array.isArray(list) ? list.map((app: { id?: unknown }) => String(app.id)) : []);
 });
 
@@ -32,7 +37,16 @@ async function collect(kinds: typeof USER_KINDS, count: number, seed = sim.seed)
   const receiver = await startReceiver();
   receivers.push(receiver);
   const controller = new AbortController();
-  const run = driveUdp({ pool: sim.pool, seed, host: '127.0.0.1', port: receiver.port, rate: 2000, kinds, signal: controller.signal, startMs: DEFAULT_START_MS });
+  const run = driveUdp({
+    pool: sim.pool,
+    seed,
+    host: '127.0.0.1',
+    port: receiver.port,
+    rate: 2000,
+    kinds,
+    signal: controller.signal,
+    startMs: DEFAULT_START_MS,
+  });
   await expect.poll(() => receiver.datagrams.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(count);
   controller.abort();
   const stats = await run;

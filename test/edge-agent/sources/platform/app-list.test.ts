@@ -5,21 +5,33 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
-import { AppListPoller, appListAddress, APP_LIST_PATH, type AppListPollerDeps } from '../../../../edge-agent/sources/platform/app-list.js';
+import {
+  APP_LIST_PATH,
+  AppListPoller,
+  type AppListPollerDeps,
+  appListAddress,
+} from '../../../../edge-agent/sources/platform/app-list.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
 import { logEventHandler, userEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { LogQueuedEvent, UserQueuedEvent } from '../../../../shared/queue/events.js';
 import { recordingLog } from '../../../support/log.js';
-import { clientTlsOf, startHttpsStub, type HttpsStub, type StubReply } from '../../../support/platform-https.js';
+import { clientTlsOf, type HttpsStub, type StubReply, startHttpsStub } from '../../../support/platform-https.js';
 import { LOOPBACK } from '../../../support/ports.js';
 import { RecordingQueue, svcConfig } from '../../../support/udp.js';
 import { LOG_QIX_PERF_USER, USER_CONNECTION_CLOSE, USER_CONNECTION_OPEN } from '../udp/parse/fixtures.js';
 
 const SALES = 'e7af59a0-c243-480d-9571-08727551a66f';
 const BUDGET = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
-const app = (id: string, name: string, description?: string | null) => ({ id, name, ...(description !== undefined ? { description } : {}), appId: '', published: true, stream: null });
+const app = (id: string, name: string, description?: string | null) => ({
+  id,
+  name,
+  ...(description !== undefined ? { description } : {}),
+  appId: '',
+  published: true,
+  stream: null,
+});
 
 let tls: ClientTls;
 let repository: HttpsStub;
@@ -38,11 +50,22 @@ afterAll(async () => {
 
 function setUp(extra: Partial<AppListPollerDeps> = {}) {
   // The test repository listens on a free port, named as appNames.hostIP allows: host:port.
-  const config = svcConfig(['  appNames:', '    enableAppNameExtract: true', `    hostIP: ${LOOPBACK}:${repository.port}`]);
+  const config = svcConfig([
+    '  appNames:',
+    '    enableAppNameExtract: true',
+    `    hostIP: ${LOOPBACK}:${repository.port}`,
+  ]);
   const tracked: TrackedError[] = [];
   const { log, lines } = recordingLog();
   const errors = new ErrorTracker({ enabled: true, log, sink: (e) => tracked.push(e) });
-  const poller = new AppListPoller({ settings: { ...config.appNames, extractInterval: 60_000 }, tls, errors, log, timeoutMs: 500, ...extra });
+  const poller = new AppListPoller({
+    settings: { ...config.appNames, extractInterval: 60_000 },
+    tls,
+    errors,
+    log,
+    timeoutMs: 500,
+    ...extra,
+  });
   return { poller, tracked, lines };
 }
 
@@ -81,7 +104,10 @@ describe('app-name poller', () => {
     expect(poller.list.loaded).toBe(true);
     expect(poller.list.nameOf(SALES)).toBe('Sales');
     expect(poller.list.nameOf(BUDGET)).toBe('Budget2024');
-    expect(poller.apps).toEqual([{ id: SALES, name: 'Sales', description: '' }, { id: BUDGET, name: 'Budget2024', description: '' }]);
+    expect(poller.apps).toEqual([
+      { id: SALES, name: 'Sales', description: '' },
+      { id: BUDGET, name: 'Budget2024', description: '' },
+    ]);
 
     const failures: [StubReply, string][] = [
       [{ status: 503 }, 'http_5xx'],
@@ -104,7 +130,9 @@ describe('app-name poller', () => {
     // Not the first poll: ERROR, saying the old list stays.
     const errors = lines.filter((l) => l.level === 'error');
     expect(errors).toHaveLength(failures.length);
-    expect(errors[2]?.msg).toMatch(/^app list poll of 127\.0\.0\.1:\d+ failed \(https:\/\/127\.0\.0\.1:\d+\/qrs\/app\): invalid response: the body is not a list of apps: \/1\/id must match pattern .* \[invalid_response\]; the list of the last successful poll is kept$/);
+    expect(errors[2]?.msg).toMatch(
+      /^app list poll of 127\.0\.0\.1:\d+ failed \(https:\/\/127\.0\.0\.1:\d+\/qrs\/app\): invalid response: the body is not a list of apps: \/1\/id must match pattern .* \[invalid_response\]; the list of the last successful poll is kept$/,
+    );
 
     reply = { json: [app(BUDGET, 'Budget')] };
     await poller.poll();
@@ -118,7 +146,9 @@ describe('app-name poller', () => {
     await poller.start();
     expect(poller.list.nameOf(SALES)).toBe('Sales');
     await poller.stop();
-    expect(lines.filter((l) => l.level === 'info').map((l) => l.msg)).toEqual([`app list of ${LOOPBACK}:${repository.port} loaded: 1 app(s)`]);
+    expect(lines.filter((l) => l.level === 'info').map((l) => l.msg)).toEqual([
+      `app list of ${LOOPBACK}:${repository.port} loaded: 1 app(s)`,
+    ]);
   });
 
   it('at start: a repository that does not answer is only a WARN, and the wait is bounded', async () => {
@@ -128,14 +158,20 @@ describe('app-name poller', () => {
     await refused.poller.stop();
     expect(refused.poller.list.loaded).toBe(false);
     expect(refused.lines.filter((l) => l.level === 'error')).toEqual([]);
-    expect(refused.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([expect.stringMatching(/^app list poll of 127\.0\.0\.1:\d+ failed .*: HTTP 503 \[http_5xx\]; app names are unknown until a poll succeeds \(the next in 60000 ms\)$/)]);
+    expect(refused.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      expect.stringMatching(
+        /^app list poll of 127\.0\.0\.1:\d+ failed .*: HTTP 503 \[http_5xx\]; app names are unknown until a poll succeeds \(the next in 60000 ms\)$/,
+      ),
+    ]);
     expect(refused.tracked.map((t) => t.category)).toEqual(['http_5xx']);
 
     reply = { json: [app(SALES, 'Sales')], delayMs: 1_000 };
     const slow = setUp({ startWaitMs: 200, timeoutMs: 5_000 });
     await slow.poller.start();
     expect(slow.poller.list.loaded).toBe(false);
-    expect(slow.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([`the app list of ${LOOPBACK}:${repository.port} has not arrived within 200 ms; Svc starts without app names and adds them when it arrives`]);
+    expect(slow.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      `the app list of ${LOOPBACK}:${repository.port} has not arrived within 200 ms; Svc starts without app names and adds them when it arrives`,
+    ]);
     await expect.poll(() => slow.poller.list.nameOf(SALES), { timeout: 5_000 }).toBe('Sales');
     await slow.poller.stop();
   });
@@ -148,8 +184,20 @@ describe('the app list in the UDP events', () => {
     const config = svcConfig(['  userEvents:', '    enable: true']);
     const queue = new RecordingQueue();
     const { log } = recordingLog();
-    const handle = userEventHandler({ settings: config.userEvents, appNames: poller.list, counter: null, queue, clock: new PointClock(), log });
-    const datagram = (text: string) => ({ data: Buffer.from(text), address: LOOPBACK, port: 50000, receivedAtMs: Date.now() });
+    const handle = userEventHandler({
+      settings: config.userEvents,
+      appNames: poller.list,
+      counter: null,
+      queue,
+      clock: new PointClock(),
+      log,
+    });
+    const datagram = (text: string) => ({
+      data: Buffer.from(text),
+      address: LOOPBACK,
+      port: 50000,
+      receivedAtMs: Date.now(),
+    });
     await handle(datagram(USER_CONNECTION_OPEN));
     await poller.poll();
     await handle(datagram(USER_CONNECTION_OPEN));
@@ -158,7 +206,7 @@ describe('the app list in the UDP events', () => {
     expect(names).toEqual(['<unknown app name>', 'Sales dashboard', '<unknown app name>']);
   });
 
-  it('gives engine-performance events the app name the filter\'s app-name rules match (§2.4)', async () => {
+  it("gives engine-performance events the app name the filter's app-name rules match (§2.4)", async () => {
     const config = svcConfig([
       '  logEvents:',
       '    source: { apiPerf: { enable: true } }',
@@ -178,12 +226,23 @@ describe('the app list in the UDP events', () => {
     const { poller } = setUp();
     const queue = new RecordingQueue();
     const { log } = recordingLog();
-    const handle = logEventHandler({ settings: config.logEvents, appNames: poller.list, counter: null, rejected: null, trackPerfRejections: false, queue, clock: new PointClock(), log });
+    const handle = logEventHandler({
+      settings: config.logEvents,
+      appNames: poller.list,
+      counter: null,
+      rejected: null,
+      trackPerfRejections: false,
+      queue,
+      clock: new PointClock(),
+      log,
+    });
     const datagram = { data: Buffer.from(LOG_QIX_PERF_USER), address: LOOPBACK, port: 50000, receivedAtMs: Date.now() };
     await handle(datagram);
     expect(queue.events).toHaveLength(0);
     await poller.poll();
     await handle(datagram);
-    expect(queue.events.map((e) => (e as LogQueuedEvent).event)).toEqual([expect.objectContaining({ source: 'qseow-qix-perf', app_id: SALES, app_name: 'Sales dashboard' })]);
+    expect(queue.events.map((e) => (e as LogQueuedEvent).event)).toEqual([
+      expect.objectContaining({ source: 'qseow-qix-perf', app_id: SALES, app_name: 'Sales dashboard' }),
+    ]);
   });
 });

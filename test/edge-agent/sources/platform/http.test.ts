@@ -5,11 +5,24 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeCertificates, type CertificateSet } from '../../../../edge-agent/simulate/platform/certs.js';
-import { ConnectionError, getJson, HttpStatusError, InvalidResponseError, MAX_REQUESTS_IN_FLIGHT, RequestCancelledError, RequestSlots, requestSlots, RequestTimeoutError, TlsError, xrfkey, type GetJsonRequest } from '../../../../edge-agent/sources/platform/http.js';
+import { type CertificateSet, makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
+import {
+  ConnectionError,
+  type GetJsonRequest,
+  getJson,
+  HttpStatusError,
+  InvalidResponseError,
+  MAX_REQUESTS_IN_FLIGHT,
+  RequestCancelledError,
+  RequestSlots,
+  RequestTimeoutError,
+  requestSlots,
+  TlsError,
+  xrfkey,
+} from '../../../../edge-agent/sources/platform/http.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
 import { categorise } from '../../../../shared/errors/tracker.js';
-import { clientTlsOf, startHttpsStub, type HttpsStub } from '../../../support/platform-https.js';
+import { clientTlsOf, type HttpsStub, startHttpsStub } from '../../../support/platform-https.js';
 import { freePort, LOOPBACK } from '../../../support/ports.js';
 
 let certs: CertificateSet;
@@ -22,7 +35,11 @@ let tls: ClientTls;
 beforeAll(async () => {
   certs = makeCertificates([LOOPBACK]);
   const strangers = makeCertificates([LOOPBACK]);
-  [stub, elsewhere, stranger] = await Promise.all([startHttpsStub(certs), startHttpsStub(certs), startHttpsStub(strangers, { requestCert: false })]);
+  [stub, elsewhere, stranger] = await Promise.all([
+    startHttpsStub(certs),
+    startHttpsStub(certs),
+    startHttpsStub(strangers, { requestCert: false }),
+  ]);
   tls = clientTlsOf(certs);
 });
 
@@ -31,7 +48,17 @@ afterAll(async () => {
 });
 
 const get = (path: string, more: Partial<GetJsonRequest> = {}) =>
-  getJson({ url: new URL(`https://${stub.hostPort}${path}`), headers: [['Cache-Control', 'no-cache'], ['Content-Type', 'application/json']], tls, timeoutMs: 2_000, maxBodyBytes: 1_000, ...more });
+  getJson({
+    url: new URL(`https://${stub.hostPort}${path}`),
+    headers: [
+      ['Cache-Control', 'no-cache'],
+      ['Content-Type', 'application/json'],
+    ],
+    tls,
+    timeoutMs: 2_000,
+    maxBodyBytes: 1_000,
+    ...more,
+  });
 
 /** The rejection of `promise`, which must reject. */
 async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -53,12 +80,20 @@ describe('getJson over mutual TLS', () => {
     const [request] = stub.to('/ok');
     expect(request?.clientCert).toBe('svc-client');
     const names = (request?.rawHeaders ?? []).filter((_, i) => i % 2 === 0);
-    expect(names.filter((n) => n !== 'Host' && n !== 'Connection')).toEqual(['cache-control', 'Content-Type', 'X-Site']);
+    expect(names.filter((n) => n !== 'Host' && n !== 'Connection')).toEqual([
+      'cache-control',
+      'Content-Type',
+      'X-Site',
+    ]);
     expect(request?.headers['cache-control']).toBe('max-age=5');
   });
 
   it('follows up to maxRedirects redirects within one deadline, and refuses one more', async () => {
-    for (let i = 1; i <= 6; i++) stub.route(`/hop${i}`, { status: i % 2 === 0 ? 301 : 307, headers: { location: i === 6 ? '/landed' : `/hop${i + 1}` } });
+    for (let i = 1; i <= 6; i++)
+      stub.route(`/hop${i}`, {
+        status: i % 2 === 0 ? 301 : 307,
+        headers: { location: i === 6 ? '/landed' : `/hop${i + 1}` },
+      });
     stub.route('/landed', { json: { landed: true } });
     const followed = await get('/hop2', { maxRedirects: 5 });
     expect(followed.body).toEqual({ landed: true });
@@ -86,12 +121,25 @@ describe('getJson over mutual TLS', () => {
   });
 
   it('gives every HTTP error status its category (§10.9 rule 3) and keeps the start of the body for the log', async () => {
-    const cases: [number, string][] = [[401, 'auth_error'], [403, 'auth_error'], [404, 'not_found'], [429, 'rate_limited'], [500, 'http_5xx'], [503, 'http_5xx'], [418, 'http_4xx']];
+    const cases: [number, string][] = [
+      [401, 'auth_error'],
+      [403, 'auth_error'],
+      [404, 'not_found'],
+      [429, 'rate_limited'],
+      [500, 'http_5xx'],
+      [503, 'http_5xx'],
+      [418, 'http_4xx'],
+    ];
     for (const [status, category] of cases) {
       stub.route(`/status${status}`, { status, body: `{"error":"status ${status}"}\n` });
       const err = await failure(get(`/status${status}`));
       expect(err, String(status)).toBeInstanceOf(HttpStatusError);
-      expect(err).toMatchObject({ statusCode: status, message: `HTTP ${status}`, bodyPreview: `{"error":"status ${status}"}`, url: `https://${stub.hostPort}/status${status}` });
+      expect(err).toMatchObject({
+        statusCode: status,
+        message: `HTTP ${status}`,
+        bodyPreview: `{"error":"status ${status}"}`,
+        url: `https://${stub.hostPort}/status${status}`,
+      });
       expect(categorise('HEALTH_API', err), String(status)).toBe(category);
     }
   });
@@ -107,7 +155,9 @@ describe('getJson over mutual TLS', () => {
     // The body's words ("timeout", "certificate") are not in the message, so they cannot change the category.
     expect((html as Error).message).toBe('invalid response: the body of 36 bytes is not JSON');
     const huge = await failure(get('/huge'));
-    expect((huge as Error).message).toBe(`invalid response: the body is ${Buffer.byteLength(big)} bytes; at most 1000 are accepted`);
+    expect((huge as Error).message).toBe(
+      `invalid response: the body is ${Buffer.byteLength(big)} bytes; at most 1000 are accepted`,
+    );
     // Without a Content-Length the reading stops past the limit.
     const chunked = await failure(get('/huge-chunked'));
     expect((chunked as Error).message).toBe('invalid response: the body is larger than 1000 bytes');
@@ -142,9 +192,22 @@ describe('getJson over mutual TLS', () => {
 
   it('reports a closed port as connection_refused', async () => {
     const port = await freePort();
-    const err = await failure(getJson({ url: new URL(`https://${LOOPBACK}:${port}/engine/healthcheck`), headers: [], tls, timeoutMs: 2_000, maxBodyBytes: 1_000 }));
+    const err = await failure(
+      getJson({
+        url: new URL(`https://${LOOPBACK}:${port}/engine/healthcheck`),
+        headers: [],
+        tls,
+        timeoutMs: 2_000,
+        maxBodyBytes: 1_000,
+      }),
+    );
     expect(err).toBeInstanceOf(ConnectionError);
-    expect(err).toMatchObject({ code: 'ECONNREFUSED', address: LOOPBACK, port, message: 'connection refused (ECONNREFUSED)' });
+    expect(err).toMatchObject({
+      code: 'ECONNREFUSED',
+      address: LOOPBACK,
+      port,
+      message: 'connection refused (ECONNREFUSED)',
+    });
     expect(categorise('HEALTH_API', err)).toBe('connection_refused');
   });
 
@@ -155,7 +218,15 @@ describe('getJson over mutual TLS', () => {
     const address = server.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     try {
-      const err = await failure(getJson({ url: new URL(`https://${LOOPBACK}:${port}/`), headers: [], tls, timeoutMs: 2_000, maxBodyBytes: 1_000 }));
+      const err = await failure(
+        getJson({
+          url: new URL(`https://${LOOPBACK}:${port}/`),
+          headers: [],
+          tls,
+          timeoutMs: 2_000,
+          maxBodyBytes: 1_000,
+        }),
+      );
       expect(err).toMatchObject({ code: 'ECONNRESET' });
       expect(categorise('HEALTH_API', err)).toBe('connection_reset');
     } finally {
@@ -170,7 +241,13 @@ describe('getJson over mutual TLS', () => {
     expect(err).toBeInstanceOf(TlsError);
     expect((err as Error).message).toMatch(/^TLS handshake failed: /);
     expect(categorise('HEALTH_API', err)).toBe('certificate_error');
-    const lenient = await getJson({ url, headers: [], tls: clientTlsOf(certs, { rejectUnauthorized: false }), timeoutMs: 2_000, maxBodyBytes: 1_000 });
+    const lenient = await getJson({
+      url,
+      headers: [],
+      tls: clientTlsOf(certs, { rejectUnauthorized: false }),
+      timeoutMs: 2_000,
+      maxBodyBytes: 1_000,
+    });
     expect(lenient.body).toEqual({ ok: true });
   });
 
@@ -192,7 +269,9 @@ describe('getJson over mutual TLS', () => {
     const first = await startHttpsStub(certs);
     first.route('/engine/healthcheck', { json: { ok: true } });
     const url = new URL(`https://${first.hostPort}/engine/healthcheck`);
-    expect((await getJson({ url, headers: [], tls: mine, timeoutMs: 2_000, maxBodyBytes: 1_000 })).body).toEqual({ ok: true });
+    expect((await getJson({ url, headers: [], tls: mine, timeoutMs: 2_000, maxBodyBytes: 1_000 })).body).toEqual({
+      ok: true,
+    });
     await first.stop();
     const impostor = await startHttpsStub(makeCertificates([LOOPBACK]), { port: first.port });
     try {
@@ -205,12 +284,14 @@ describe('getJson over mutual TLS', () => {
     }
   });
 
-  it('sends at most MAX_REQUESTS_IN_FLIGHT requests of one client context at once; a waiting request\'s deadline starts when it is sent', async () => {
+  it("sends at most MAX_REQUESTS_IN_FLIGHT requests of one client context at once; a waiting request's deadline starts when it is sent", async () => {
     // Its own client context, so no other test's requests share its slots.
     const own = clientTlsOf(certs);
     stub.route('/held', { json: { ok: true }, delayMs: 2_000 });
     const extra = 8;
-    const all = Array.from({ length: MAX_REQUESTS_IN_FLIGHT + extra }, () => get('/held', { tls: own, timeoutMs: 3_000 }));
+    const all = Array.from({ length: MAX_REQUESTS_IN_FLIGHT + extra }, () =>
+      get('/held', { tls: own, timeoutMs: 3_000 }),
+    );
     await expect.poll(() => stub.to('/held').length, { timeout: 1_900, interval: 20 }).toBe(MAX_REQUESTS_IN_FLIGHT);
     expect(requestSlots(own).queued).toBe(extra);
     // The last ones are answered about 4 s after they were asked for, 1 s past a deadline counted

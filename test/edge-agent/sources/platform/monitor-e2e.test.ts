@@ -14,22 +14,27 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createDatagramGenerator, type SimDatagram } from '../../../../edge-agent/simulate/messages.js';
-import { startPlatformSimulator, type FailureMode, type PlatformSimulator, type SimulatedServerInfo } from '../../../../edge-agent/simulate/platform/server.js';
+import {
+  type FailureMode,
+  type PlatformSimulator,
+  type SimulatedServerInfo,
+  startPlatformSimulator,
+} from '../../../../edge-agent/simulate/platform/server.js';
 import { HealthBodySchema, ProxySessionSchema } from '../../../../shared/platform/polled.js';
-import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
-import { fieldTypes, queryRows, startInfluxd, tagKeys, type InfluxdHandle } from '../../../support/influxd.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
+import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
+import { fieldTypes, type InfluxdHandle, queryRows, startInfluxd, tagKeys } from '../../../support/influxd.js';
+import { type MosquittoHandle, startMosquitto } from '../../../support/mosquitto.js';
 import { freePort, freeUdpPort, LOOPBACK } from '../../../support/ports.js';
-import { scrape, type Exposition } from '../../../support/prometheus.js';
-import { logLines, startSvc, type SvcProcess } from '../../../support/svc-process.js';
+import { type Exposition, scrape } from '../../../support/prometheus.js';
+import { logLines, type SvcProcess, startSvc } from '../../../support/svc-process.js';
 import { eventually, sendDatagrams } from '../../../support/udp.js';
-import { get, json, svcClient, withKey, XRFKEY, type ClientTls } from '../../simulate/platform/client.js';
+import { type ClientTls, get, json, svcClient, withKey, XRFKEY } from '../../simulate/platform/client.js';
 
 const SEED = 20_250_611;
 /** Health and session polls: short, so failures and recoveries show within seconds. */
@@ -93,7 +98,13 @@ const isExcluded = (s: { UserDirectory: string; UserId: string }): boolean =>
 /** §4 server tags of a simulated server, as its config names them. */
 function serverTags(index: number): Record<string, string> {
   const server = sim.servers[index] ?? expect.fail(`no server ${index}`);
-  return { host: HOST, server_name: server.name, server_description: server.description, site: 'simulator', role: index === 0 ? 'central' : 'rim' };
+  return {
+    host: HOST,
+    server_name: server.name,
+    server_description: server.description,
+    site: 'simulator',
+    role: index === 0 ? 'central' : 'rim',
+  };
 }
 
 function appName(id: string): string {
@@ -179,11 +190,17 @@ function healthGauges(b: HealthBody): Record<string, number> {
 }
 
 /** The values the endpoint shows for the metrics `names` with one server's labels (undefined: no single series). */
-function shownGauges(metrics: Exposition, labels: Record<string, string>, names: readonly string[]): Record<string, number | undefined> {
-  return Object.fromEntries(names.map((name) => {
-    const series = metrics.series(name, labels);
-    return [name, series.length === 1 ? series[0]?.value : undefined];
-  }));
+function shownGauges(
+  metrics: Exposition,
+  labels: Record<string, string>,
+  names: readonly string[],
+): Record<string, number | undefined> {
+  return Object.fromEntries(
+    names.map((name) => {
+      const series = metrics.series(name, labels);
+      return [name, series.length === 1 ? series[0]?.value : undefined];
+    }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,20 +208,29 @@ function shownGauges(metrics: Exposition, labels: Record<string, string>, names:
 
 const metrics = async (): Promise<Exposition> => (await scrape(metricsUrl)).metrics;
 const rows = (q: string): Promise<Record<string, unknown>[]> => queryRows(influx, q, DB).catch(() => []);
-const rowsMs = (q: string): Promise<Record<string, unknown>[]> => queryRows(influx, q, DB, { epoch: 'ms' }).catch(() => []);
+const rowsMs = (q: string): Promise<Record<string, unknown>[]> =>
+  queryRows(influx, q, DB, { epoch: 'ms' }).catch(() => []);
 /** The last row of each series (rows come in time order within a series). */
-function lastBy(all: readonly Record<string, unknown>[], key: (row: Record<string, unknown>) => string): Map<string, Record<string, unknown>> {
+function lastBy(
+  all: readonly Record<string, unknown>[],
+  key: (row: Record<string, unknown>) => string,
+): Map<string, Record<string, unknown>> {
   const last = new Map<string, Record<string, unknown>>();
   for (const row of all) last.set(key(row), row);
   return last;
 }
-const failedPolls = (m: Exposition, kind: 'health' | 'sessions', server: string): number => m.series('svc_polls_failed_total', { kind, server_name: server })[0]?.value ?? 0;
+const failedPolls = (m: Exposition, kind: 'health' | 'sessions', server: string): number =>
+  m.series('svc_polls_failed_total', { kind, server_name: server })[0]?.value ?? 0;
 
 // ---------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-monitor-e2e-'));
-  [influx, broker, sim] = await Promise.all([startInfluxd(), startMosquitto(), startPlatformSimulator({ servers: 3, stepMs: 0, seed: SEED, certDir: join(dir, 'certs') })]);
+  [influx, broker, sim] = await Promise.all([
+    startInfluxd(),
+    startMosquitto(),
+    startPlatformSimulator({ servers: 3, stepMs: 0, seed: SEED, certDir: join(dir, 'certs') }),
+  ]);
   tls = svcClient(sim.certs);
 
   // The user with the most sessions at the simulator's first step is the one excluded, named in another case.
@@ -223,12 +249,18 @@ beforeAll(async () => {
   // User events and engine-performance events about the simulator's users and apps; the filter lets
   // through the app the performance events name most often.
   const now = Date.now();
-  const userGen = createDatagramGenerator({ seed: SEED, kinds: ['user-connection', 'user-session'], pool: sim.pool, startMs: now });
+  const userGen = createDatagramGenerator({
+    seed: SEED,
+    kinds: ['user-connection', 'user-session'],
+    pool: sim.pool,
+    startMs: now,
+  });
   const perfGen = createDatagramGenerator({ seed: SEED + 1, kinds: ['qix-perf'], pool: sim.pool, startMs: now });
   userDatagrams = Array.from({ length: 30 }, () => userGen.next());
   perfDatagrams = Array.from({ length: 40 }, () => perfGen.next());
   const perApp = new Map<string, number>();
-  for (const d of perfDatagrams) perApp.set(appName(d.fields?.[13] ?? ''), (perApp.get(appName(d.fields?.[13] ?? '')) ?? 0) + 1);
+  for (const d of perfDatagrams)
+    perApp.set(appName(d.fields?.[13] ?? ''), (perApp.get(appName(d.fields?.[13] ?? '')) ?? 0) + 1);
   perfAppName = [...perApp.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? expect.fail('no performance events');
 
   const metricsPort = await freePort();
@@ -242,14 +274,29 @@ beforeAll(async () => {
       localQueue: { directory: 'queue' },
       cert: simSvc.cert,
       serversToMonitor: { ...simSvc.serversToMonitor, pollingInterval: POLL_MS },
-      userSessions: { ...simSvc.userSessions, pollingInterval: POLL_MS, excludeUser: [{ directory: excluded.dir, userId: excluded.id }] },
+      userSessions: {
+        ...simSvc.userSessions,
+        pollingInterval: POLL_MS,
+        excludeUser: [{ directory: excluded.dir, userId: excluded.id }],
+      },
       appNames: { ...simSvc.appNames, extractInterval: 5_000 },
       metricsEndpoint: { enable: true, host: LOOPBACK, port: metricsPort },
-      tsdbConfig: { enable: true, host: LOOPBACK, port: influx.port, version: 1, v1Config: { dbName: DB }, includeFields: { activeDocs: true, loadedDocs: true, inMemoryDocs: true } },
+      tsdbConfig: {
+        enable: true,
+        host: LOOPBACK,
+        port: influx.port,
+        version: 1,
+        v1Config: { dbName: DB },
+        includeFields: { activeDocs: true, loadedDocs: true, inMemoryDocs: true },
+      },
       mqttConfig: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: BASE_TOPIC },
       errorTracking: { enable: true, tsdb: { enable: true } },
       platformEvents: { tsdb: { enable: true, writeFrequency: 1_000 }, rejectedEventCount: { enable: true } },
-      userEvents: { enable: true, udpServerConfig: { serverHost: LOOPBACK, portUserActivityEvents: userPort }, sendToTsdb: { enable: true } },
+      userEvents: {
+        enable: true,
+        udpServerConfig: { serverHost: LOOPBACK, portUserActivityEvents: userPort },
+        sendToTsdb: { enable: true },
+      },
       logEvents: {
         udpServerConfig: { serverHost: LOOPBACK, portLogEvents: logPort },
         source: { apiPerf: { enable: true } },
@@ -258,7 +305,19 @@ beforeAll(async () => {
           enable: true,
           appNameLookup: { enable: true },
           trackRejectedEvents: { enable: true },
-          monitorFilter: { appSpecific: { enable: true, app: [{ include: [{ appName: perfAppName }], objectType: { allObjectTypes: true }, appObject: { allAppObjects: true }, method: { allMethods: true } }] } },
+          monitorFilter: {
+            appSpecific: {
+              enable: true,
+              app: [
+                {
+                  include: [{ appName: perfAppName }],
+                  objectType: { allObjectTypes: true },
+                  appObject: { allAppObjects: true },
+                  method: { allMethods: true },
+                },
+              ],
+            },
+          },
         },
       },
     },
@@ -268,13 +327,17 @@ beforeAll(async () => {
 
   // Subscribed before Svc starts: the messages of its first polls are kept too.
   subscriber = await mqtt.connectAsync(broker.url);
-  subscriber.on('message', (topic, payload, packet) => received.push({ topic, payload: payload.toString('utf8'), qos: packet.qos, retain: packet.retain }));
+  subscriber.on('message', (topic, payload, packet) =>
+    received.push({ topic, payload: payload.toString('utf8'), qos: packet.qos, retain: packet.retain }),
+  );
   await subscriber.subscribeAsync(`${BASE_TOPIC}#`);
 
   svc = startSvc(join(dir, 'svc'), 'local');
-  await eventually(() => /svc local \S+ running/.test(svc.output()), 30_000, 'svc local running').catch((err: unknown) => {
-    throw new Error(`${String(err)}\n${svc.output()}`);
-  });
+  await eventually(() => /svc local \S+ running/.test(svc.output()), 30_000, 'svc local running').catch(
+    (err: unknown) => {
+      throw new Error(`${String(err)}\n${svc.output()}`);
+    },
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -293,17 +356,25 @@ describe('svc local monitoring the simulated platform', () => {
     const bodies = await Promise.all(sim.servers.map(healthOf));
     // The health poller starts once the first app list is loaded (compose.ts): a poll only on the
     // interval would answer a whole interval after that line, the poll at start within it.
-    const listLoaded = logLines(svc.output()).find((l) => /^app list of \S+ loaded: \d+ app\(s\)$/.test(l.msg)) ?? expect.fail('the app list was not loaded');
-    await expect.poll(async () => (await rows('SELECT * FROM server_info')).map((r) => r['server_name']), { timeout: 10_000 }).toEqual(expect.arrayContaining(['node1', 'node2', 'node3']));
+    const listLoaded =
+      logLines(svc.output()).find((l) => /^app list of \S+ loaded: \d+ app\(s\)$/.test(l.msg)) ??
+      expect.fail('the app list was not loaded');
+    await expect
+      .poll(async () => (await rows('SELECT * FROM server_info')).map((r) => r['server_name']), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(['node1', 'node2', 'node3']));
     for (const server of sim.servers) {
       const [first] = await rowsMs(`SELECT * FROM server_info WHERE server_name = '${server.name}' LIMIT 1`);
       expect(Number(first?.['time'])).toBeLessThan(Date.parse(listLoaded.time) + POLL_MS);
     }
     // The session poller too (§0.7), each virtual proxy.
-    await expect.poll(async () => (await rows('SELECT * FROM user_session_summary')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(sim.servers.length * sim.virtualProxies.length);
+    await expect
+      .poll(async () => (await rows('SELECT * FROM user_session_summary')).length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(sim.servers.length * sim.virtualProxies.length);
     for (const server of sim.servers) {
       for (const vp of sim.virtualProxies) {
-        const [first] = await rowsMs(`SELECT * FROM user_session_summary WHERE server_name = '${server.name}' AND user_session_virtual_proxy = '${vp}' LIMIT 1`);
+        const [first] = await rowsMs(
+          `SELECT * FROM user_session_summary WHERE server_name = '${server.name}' AND user_session_virtual_proxy = '${vp}' LIMIT 1`,
+        );
         expect(Number(first?.['time']), `${server.name} ${vp}`).toBeLessThan(Date.parse(listLoaded.time) + POLL_MS);
       }
     }
@@ -312,16 +383,38 @@ describe('svc local monitoring the simulated platform', () => {
     const health = ['apps', 'cache', 'cpu', 'mem', 'saturated', 'server_info', 'session', 'users'];
     const measurements = (await rows('SHOW MEASUREMENTS')).map((r) => r['name']);
     expect(measurements).toEqual(expect.arrayContaining([...health, 'user_session_details', 'user_session_summary']));
-    for (const m of health) expect((await tagKeys(influx, m, DB)).sort(), m).toEqual(['host', 'role', 'server_description', 'server_name', 'site']);
+    for (const m of health)
+      expect((await tagKeys(influx, m, DB)).sort(), m).toEqual([
+        'host',
+        'role',
+        'server_description',
+        'server_name',
+        'site',
+      ]);
     const [int, float, str] = ['integer', 'float', 'string'];
     const docs = (x: string) => ({ [`${x}_docs`]: str, [`${x}_docs_names`]: str, [`${x}_session_docs_names`]: str });
     expect(await fieldTypes(influx, 'server_info', DB)).toEqual({ version: str, started: str, uptime: str });
     expect(await fieldTypes(influx, 'mem', DB)).toEqual({ committed: float, allocated: float, free: float });
-    expect(await fieldTypes(influx, 'apps', DB)).toEqual({ active_docs_count: int, loaded_docs_count: int, in_memory_docs_count: int, calls: int, selections: int, ...docs('active'), ...docs('loaded'), ...docs('in_memory') });
+    expect(await fieldTypes(influx, 'apps', DB)).toEqual({
+      active_docs_count: int,
+      loaded_docs_count: int,
+      in_memory_docs_count: int,
+      calls: int,
+      selections: int,
+      ...docs('active'),
+      ...docs('loaded'),
+      ...docs('in_memory'),
+    });
     expect(await fieldTypes(influx, 'cpu', DB)).toEqual({ total: float });
     expect(await fieldTypes(influx, 'session', DB)).toEqual({ active: int, total: int });
     expect(await fieldTypes(influx, 'users', DB)).toEqual({ active: int, total: int });
-    expect(await fieldTypes(influx, 'cache', DB)).toEqual({ hits: int, lookups: int, added: int, replaced: int, bytes_added: int });
+    expect(await fieldTypes(influx, 'cache', DB)).toEqual({
+      hits: int,
+      lookups: int,
+      added: int,
+      replaced: int,
+      bytes_added: int,
+    });
     expect(await fieldTypes(influx, 'saturated', DB)).toEqual({ saturated: 'boolean' });
 
     // The values of each server's first poll: what the simulator served (the step has not moved).
@@ -330,23 +423,58 @@ describe('svc local monitoring the simulated platform', () => {
       const tags = serverTags(i);
       const where = `WHERE server_name = '${server.name}' LIMIT 1`;
       const [info] = await rowsMs(`SELECT * FROM server_info ${where}`);
-      expect(info).toEqual({ time: expect.any(Number), ...tags, version: b.version, started: b.started, uptime: uptime(b.started, Number(info?.['time'])) });
+      expect(info).toEqual({
+        time: expect.any(Number),
+        ...tags,
+        version: b.version,
+        started: b.started,
+        uptime: uptime(b.started, Number(info?.['time'])),
+      });
       const t = Number(info?.['time']);
       // One poll: the same millisecond, the points in the order of §6.1.
       const at = async (m: string) => (await rowsMs(`SELECT * FROM "${m}" ${where}`))[0];
-      expect(await at('mem')).toEqual({ time: t, ...tags, committed: b.mem.committed, allocated: b.mem.allocated, free: b.mem.free });
-      const [active, loaded, inMemory] = [docNames(b.apps.active_docs), docNames(b.apps.loaded_docs), docNames(b.apps.in_memory_docs)];
+      expect(await at('mem')).toEqual({
+        time: t,
+        ...tags,
+        committed: b.mem.committed,
+        allocated: b.mem.allocated,
+        free: b.mem.free,
+      });
+      const [active, loaded, inMemory] = [
+        docNames(b.apps.active_docs),
+        docNames(b.apps.loaded_docs),
+        docNames(b.apps.in_memory_docs),
+      ];
       expect(await at('apps')).toEqual({
-        time: t, ...tags,
-        active_docs_count: b.apps.active_docs.length, loaded_docs_count: b.apps.loaded_docs.length, in_memory_docs_count: b.apps.in_memory_docs.length, calls: b.apps.calls, selections: b.apps.selections,
-        active_docs: b.apps.active_docs.join(','), active_docs_names: active.names, active_session_docs_names: active.session,
-        loaded_docs: b.apps.loaded_docs.join(','), loaded_docs_names: loaded.names, loaded_session_docs_names: loaded.session,
-        in_memory_docs: b.apps.in_memory_docs.join(','), in_memory_docs_names: inMemory.names, in_memory_session_docs_names: inMemory.session,
+        time: t,
+        ...tags,
+        active_docs_count: b.apps.active_docs.length,
+        loaded_docs_count: b.apps.loaded_docs.length,
+        in_memory_docs_count: b.apps.in_memory_docs.length,
+        calls: b.apps.calls,
+        selections: b.apps.selections,
+        active_docs: b.apps.active_docs.join(','),
+        active_docs_names: active.names,
+        active_session_docs_names: active.session,
+        loaded_docs: b.apps.loaded_docs.join(','),
+        loaded_docs_names: loaded.names,
+        loaded_session_docs_names: loaded.session,
+        in_memory_docs: b.apps.in_memory_docs.join(','),
+        in_memory_docs_names: inMemory.names,
+        in_memory_session_docs_names: inMemory.session,
       });
       expect(await at('cpu')).toEqual({ time: t, ...tags, total: b.cpu.total });
       expect(await at('session')).toEqual({ time: t, ...tags, active: b.session.active, total: b.session.total });
       expect(await at('users')).toEqual({ time: t, ...tags, active: b.users.active, total: b.users.total });
-      expect(await at('cache')).toEqual({ time: t, ...tags, hits: b.cache.hits, lookups: b.cache.lookups, added: b.cache.added, replaced: b.cache.replaced, bytes_added: b.cache.bytes_added });
+      expect(await at('cache')).toEqual({
+        time: t,
+        ...tags,
+        hits: b.cache.hits,
+        lookups: b.cache.lookups,
+        added: b.cache.added,
+        replaced: b.cache.replaced,
+        bytes_added: b.cache.bytes_added,
+      });
       expect(await at('saturated')).toEqual({ time: t, ...tags, saturated: b.saturated });
       // The simulator's docs name its apps: the names come from its app list, not the ids.
       expect(inMemory.names).not.toBe('');
@@ -359,8 +487,11 @@ describe('svc local monitoring the simulated platform', () => {
     const suffixes = Object.keys(expected[0] ?? {});
     expect(suffixes).toHaveLength(22);
     // All three servers share the host 127.0.0.1 and so each topic: per topic, one payload per server.
-    const payloadsOf = (suffix: string) => new Set(received.filter((m) => m.topic === `${BASE_TOPIC}${HOST}${suffix}`).map((m) => m.payload));
-    await expect.poll(() => suffixes.map((s) => [...payloadsOf(s)].sort()), { timeout: 3 * POLL_MS }).toEqual(suffixes.map((s) => [...new Set(expected.map((e) => e[s] ?? ''))].sort()));
+    const payloadsOf = (suffix: string) =>
+      new Set(received.filter((m) => m.topic === `${BASE_TOPIC}${HOST}${suffix}`).map((m) => m.payload));
+    await expect
+      .poll(() => suffixes.map((s) => [...payloadsOf(s)].sort()), { timeout: 3 * POLL_MS })
+      .toEqual(suffixes.map((s) => [...new Set(expected.map((e) => e[s] ?? ''))].sort()));
 
     const health = received.filter((m) => !m.topic.includes('/usersession'));
     // One message per value and poll: every topic as often as every other, and nothing else.
@@ -376,40 +507,86 @@ describe('svc local monitoring the simulated platform', () => {
 
   it('keeps the excluded user out of every session output (§0.5, §5.1, §6.2, §7.2, §9)', async () => {
     const served = new Map<string, SessionList>();
-    for (const server of sim.servers) for (const vp of sim.virtualProxies) served.set(`${server.name} ${vp}`, await sessionsOf(server, vp));
+    for (const server of sim.servers)
+      for (const vp of sim.virtualProxies) served.set(`${server.name} ${vp}`, await sessionsOf(server, vp));
     // The exclusion takes something away, so that its absence below means something.
     expect([...served.values()].flat().filter(isExcluded).length).toBeGreaterThan(0);
 
-    await expect.poll(async () => (await rows('SELECT * FROM user_session_summary')).length, { timeout: 3 * POLL_MS }).toBeGreaterThanOrEqual(served.size);
-    const summaries = lastBy(await rowsMs('SELECT * FROM user_session_summary'), (r) => `${String(r['server_name'])} ${String(r['user_session_virtual_proxy'])}`);
+    await expect
+      .poll(async () => (await rows('SELECT * FROM user_session_summary')).length, { timeout: 3 * POLL_MS })
+      .toBeGreaterThanOrEqual(served.size);
+    const summaries = lastBy(
+      await rowsMs('SELECT * FROM user_session_summary'),
+      (r) => `${String(r['server_name'])} ${String(r['user_session_virtual_proxy'])}`,
+    );
     expect([...summaries.keys()].sort()).toEqual([...served.keys()].sort());
     const m = await metrics();
     for (const [i, server] of sim.servers.entries()) {
       for (const vp of sim.virtualProxies) {
         const kept = (served.get(`${server.name} ${vp}`) ?? []).filter((s) => !isExcluded(s));
         const users = [...new Set(kept.map((s) => `${s.UserDirectory}\\${s.UserId}`))];
-        const sessionTags = { ...serverTags(i), user_session_virtual_proxy: vp, user_session_host: `${HOST}:${server.proxyPort}` };
+        const sessionTags = {
+          ...serverTags(i),
+          user_session_virtual_proxy: vp,
+          user_session_host: `${HOST}:${server.proxyPort}`,
+        };
         const summary = summaries.get(`${server.name} ${vp}`);
-        expect(summary).toEqual({ time: expect.any(Number), ...sessionTags, session_count: kept.length, session_user_id_list: users.join(',') });
+        expect(summary).toEqual({
+          time: expect.any(Number),
+          ...sessionTags,
+          session_count: kept.length,
+          session_user_id_list: users.join(','),
+        });
         // One details point per remaining session, in the same poll (the summary's millisecond).
-        const details = await rowsMs(`SELECT * FROM user_session_details WHERE server_name = '${server.name}' AND user_session_virtual_proxy = '${vp}' AND time >= ${Number(summary?.['time'])}ms AND time < ${Number(summary?.['time']) + 1}ms`);
+        const details = await rowsMs(
+          `SELECT * FROM user_session_details WHERE server_name = '${server.name}' AND user_session_virtual_proxy = '${vp}' AND time >= ${Number(summary?.['time'])}ms AND time < ${Number(summary?.['time']) + 1}ms`,
+        );
         expect(details.map(({ time: _, ...rest }) => rest)).toEqual(
-          kept.map((s) => ({ ...sessionTags, user_session_id: s.SessionId, user_session_user_directory: s.UserDirectory, user_session_user_id: s.UserId, session_id: s.SessionId, user_directory: s.UserDirectory, user_id: s.UserId })),
+          kept.map((s) => ({
+            ...sessionTags,
+            user_session_id: s.SessionId,
+            user_session_user_directory: s.UserDirectory,
+            user_session_user_id: s.UserId,
+            session_id: s.SessionId,
+            user_directory: s.UserDirectory,
+            user_id: s.UserId,
+          })),
         );
         expect(m.value('svc_user_session_total', sessionTags)).toBe(kept.length);
       }
     }
     // Not in any details point of any poll.
     const everyDetail = await rows('SELECT * FROM user_session_details');
-    expect(everyDetail.filter((r) => isExcluded({ UserDirectory: String(r['user_directory']), UserId: String(r['user_id']) }))).toEqual([]);
-    expect(await fieldTypes(influx, 'user_session_summary', DB)).toEqual({ session_count: 'integer', session_user_id_list: 'string' });
-    expect(await fieldTypes(influx, 'user_session_details', DB)).toEqual({ session_id: 'string', user_directory: 'string', user_id: 'string' });
+    expect(
+      everyDetail.filter((r) =>
+        isExcluded({ UserDirectory: String(r['user_directory']), UserId: String(r['user_id']) }),
+      ),
+    ).toEqual([]);
+    expect(await fieldTypes(influx, 'user_session_summary', DB)).toEqual({
+      session_count: 'integer',
+      session_user_id_list: 'string',
+    });
+    expect(await fieldTypes(influx, 'user_session_details', DB)).toEqual({
+      session_id: 'string',
+      user_directory: 'string',
+      user_id: 'string',
+    });
 
     // §7.2: the remaining array as JSON with a 2-space indent, per virtual proxy (all servers share the topic's host).
     for (const vp of sim.virtualProxies) {
       const topic = `${BASE_TOPIC}${HOST}/usersession${vp}`;
-      const expected = sim.servers.map((s) => JSON.stringify((served.get(`${s.name} ${vp}`) ?? []).filter((x) => !isExcluded(x)), null, 2));
-      await expect.poll(() => [...new Set(received.filter((r) => r.topic === topic).map((r) => r.payload))].sort(), { timeout: 3 * POLL_MS }).toEqual([...new Set(expected)].sort());
+      const expected = sim.servers.map((s) =>
+        JSON.stringify(
+          (served.get(`${s.name} ${vp}`) ?? []).filter((x) => !isExcluded(x)),
+          null,
+          2,
+        ),
+      );
+      await expect
+        .poll(() => [...new Set(received.filter((r) => r.topic === topic).map((r) => r.payload))].sort(), {
+          timeout: 3 * POLL_MS,
+        })
+        .toEqual([...new Set(expected)].sort());
     }
   });
 
@@ -420,18 +597,30 @@ describe('svc local monitoring the simulated platform', () => {
       const labels = serverTags(i);
       const expected = healthGauges(b);
       expect(shownGauges(m, labels, Object.keys(expected))).toEqual(expected);
-      expect(m.series('svc_engine_metadata', labels)).toEqual([{ name: 'svc_engine_metadata', labels: { ...labels, engine_version: b.version, engine_started: b.started }, value: 1 }]);
+      expect(m.series('svc_engine_metadata', labels)).toEqual([
+        {
+          name: 'svc_engine_metadata',
+          labels: { ...labels, engine_version: b.version, engine_started: b.started },
+          value: 1,
+        },
+      ]);
     }
-    for (const name of Object.keys(healthGauges(before[0] ?? expect.fail('no body')))) expect(m.type.get(name), name).toBe('gauge');
+    for (const name of Object.keys(healthGauges(before[0] ?? expect.fail('no body'))))
+      expect(m.type.get(name), name).toBe('gauge');
 
     sim.step(30);
     const after = await Promise.all(sim.servers.map(healthOf));
     // The engine's counters only grow: the step changed what every server serves.
     for (const [i, b] of after.entries()) expect(b.apps.calls).toBeGreaterThan(before[i]?.apps.calls ?? Infinity);
-    await expect.poll(async () => {
-      const now = await metrics();
-      return after.map((b, i) => shownGauges(now, serverTags(i), Object.keys(healthGauges(b))));
-    }, { timeout: 3 * POLL_MS }).toEqual(after.map(healthGauges));
+    await expect
+      .poll(
+        async () => {
+          const now = await metrics();
+          return after.map((b, i) => shownGauges(now, serverTags(i), Object.keys(healthGauges(b))));
+        },
+        { timeout: 3 * POLL_MS },
+      )
+      .toEqual(after.map(healthGauges));
   });
 });
 
@@ -443,11 +632,20 @@ describe('svc local monitoring the simulated platform', () => {
  */
 const MODES: Record<FailureMode, { category: RegExp; message: RegExp; fields: Record<string, unknown> }> = {
   'http-500': { category: /^http_5xx$/, message: /^HTTP 500 \[http_5xx\]$/, fields: { http_status: 500 } },
-  timeout: { category: /^timeout$/, message: /^no complete answer within 5000 ms \(timeout\) \[timeout\]$/, fields: { error_code: 'ETIMEDOUT' } },
-  'bad-body': { category: /^invalid_response$/, message: /^invalid response: the body is not a health report: .+ \[invalid_response\]$/, fields: {} },
+  timeout: {
+    category: /^timeout$/,
+    message: /^no complete answer within 5000 ms \(timeout\) \[timeout\]$/,
+    fields: { error_code: 'ETIMEDOUT' },
+  },
+  'bad-body': {
+    category: /^invalid_response$/,
+    message: /^invalid response: the body is not a health report: .+ \[invalid_response\]$/,
+    fields: {},
+  },
   'cert-reject': {
     category: /^(connection_reset|certificate_error)$/,
-    message: /^(connection reset by the server \(ECONNRESET\) \[connection_reset\]|TLS handshake failed: .+ \[certificate_error\])$/,
+    message:
+      /^(connection reset by the server \(ECONNRESET\) \[connection_reset\]|TLS handshake failed: .+ \[certificate_error\])$/,
     fields: { error_code: expect.stringMatching(/^(ECONNRESET|ERR_SSL_\w+)$/) },
   },
 };
@@ -460,68 +658,150 @@ describe('one server failing', () => {
     const { category, message, fields } = MODES[mode];
     const ofMode = (r: Record<string, unknown>) => category.test(String(r['error_category']));
     const start = await metrics();
-    const [healthBefore, sessionsBefore] = [failedPolls(start, 'health', server.name), failedPolls(start, 'sessions', server.name)];
+    const [healthBefore, sessionsBefore] = [
+      failedPolls(start, 'health', server.name),
+      failedPolls(start, 'sessions', server.name),
+    ];
     expect(start.series('svc_cpu_total', labels)).toHaveLength(1);
 
     sim.fail(server.name, mode);
     try {
       // Failed polls counted; every series of the server gone, its session series too (no old value shown as current).
-      await expect.poll(async () => {
-        const m = await metrics();
-        return [failedPolls(m, 'health', server.name) > healthBefore, failedPolls(m, 'sessions', server.name) > sessionsBefore, m.series('svc_cpu_total', labels).length, m.series('svc_engine_metadata', labels).length, m.series('svc_user_session_total', labels).length];
-      }, { timeout: 4 * POLL_MS + 5_000 }).toEqual([true, true, 0, 0, 0]);
+      await expect
+        .poll(
+          async () => {
+            const m = await metrics();
+            return [
+              failedPolls(m, 'health', server.name) > healthBefore,
+              failedPolls(m, 'sessions', server.name) > sessionsBefore,
+              m.series('svc_cpu_total', labels).length,
+              m.series('svc_engine_metadata', labels).length,
+              m.series('svc_user_session_total', labels).length,
+            ];
+          },
+          { timeout: 4 * POLL_MS + 5_000 },
+        )
+        .toEqual([true, true, 0, 0, 0]);
 
       // Tracked as HEALTH_API with the category of the mode: a svc_errors point (§6.10) …
       const url = `https://${HOST}:${server.healthPort}/engine/healthcheck`;
-      await expect.poll(async () => (await rows(`SELECT * FROM svc_errors WHERE error_type = 'HEALTH_API' AND server_name = '${server.name}'`)).filter(ofMode), { timeout: 10_000 }).toContainEqual({
-        time: expect.any(String), error_type: 'HEALTH_API', server_name: server.name, host: `${HOST}:${server.healthPort}`, error_count: 1, error_category: expect.stringMatching(category), request_url: url, request_timeout_ms: 5000, ...fields,
-      });
+      await expect
+        .poll(
+          async () =>
+            (
+              await rows(`SELECT * FROM svc_errors WHERE error_type = 'HEALTH_API' AND server_name = '${server.name}'`)
+            ).filter(ofMode),
+          { timeout: 10_000 },
+        )
+        .toContainEqual({
+          time: expect.any(String),
+          error_type: 'HEALTH_API',
+          server_name: server.name,
+          host: `${HOST}:${server.healthPort}`,
+          error_count: 1,
+          error_category: expect.stringMatching(category),
+          request_url: url,
+          request_timeout_ms: 5000,
+          ...fields,
+        });
       // … and as PROXY_API for each virtual proxy of the server's session API, with the virtual proxy.
       for (const vp of sim.virtualProxies) {
         const sessionUrl = `https://${HOST}:${server.proxyPort}/qps${vp === '/' ? '' : vp}/session`;
-        await expect.poll(async () => (await rows(`SELECT * FROM svc_errors WHERE error_type = 'PROXY_API' AND server_name = '${server.name}' AND virtual_proxy = '${vp}'`)).filter(ofMode), { timeout: 10_000 }).toContainEqual(
-          expect.objectContaining({ error_type: 'PROXY_API', server_name: server.name, host: `${HOST}:${server.proxyPort}`, virtual_proxy: vp, error_count: 1, request_url: sessionUrl, request_timeout_ms: 5000 }),
-        );
+        await expect
+          .poll(
+            async () =>
+              (
+                await rows(
+                  `SELECT * FROM svc_errors WHERE error_type = 'PROXY_API' AND server_name = '${server.name}' AND virtual_proxy = '${vp}'`,
+                )
+              ).filter(ofMode),
+            { timeout: 10_000 },
+          )
+          .toContainEqual(
+            expect.objectContaining({
+              error_type: 'PROXY_API',
+              server_name: server.name,
+              host: `${HOST}:${server.proxyPort}`,
+              virtual_proxy: vp,
+              error_count: 1,
+              request_url: sessionUrl,
+              request_timeout_ms: 5000,
+            }),
+          );
       }
       // … and in the log: one ERROR line naming the server, the URL and the category.
       const prefix = `health poll of ${server.name} failed (${url}): `;
-      const logged = logLines(svc.output()).filter((l) => l.level === 'error' && l.msg.startsWith(prefix)).map((l) => l.msg.slice(prefix.length));
-      expect(logged.filter((text) => message.test(text)), logged.join('\n')).not.toEqual([]);
+      const logged = logLines(svc.output())
+        .filter((l) => l.level === 'error' && l.msg.startsWith(prefix))
+        .map((l) => l.msg.slice(prefix.length));
+      expect(
+        logged.filter((text) => message.test(text)),
+        logged.join('\n'),
+      ).not.toEqual([]);
     } finally {
       sim.heal(server.name);
     }
-    await expect.poll(async () => {
-      const m = await metrics();
-      return [m.series('svc_cpu_total', labels).length, m.series('svc_engine_metadata', labels).length, m.series('svc_user_session_total', labels).length];
-    }, { timeout: 3 * POLL_MS + 5_000 }).toEqual([1, 1, sim.virtualProxies.length]);
+    await expect
+      .poll(
+        async () => {
+          const m = await metrics();
+          return [
+            m.series('svc_cpu_total', labels).length,
+            m.series('svc_engine_metadata', labels).length,
+            m.series('svc_user_session_total', labels).length,
+          ];
+        },
+        { timeout: 3 * POLL_MS + 5_000 },
+      )
+      .toEqual([1, 1, sim.virtualProxies.length]);
   }
 
   it.each([
     ['http-500', 'timeout'],
     ['bad-body', 'cert-reject'],
-  ] satisfies [FailureMode, FailureMode][])('node2 %s and node3 %s at once: node1 goes on; each is tracked with its category and comes back after heal', async (second, third) => {
-    const node1 = `SELECT * FROM server_info WHERE server_name = 'node1'`;
-    const before = (await rows(node1)).length;
-    const tracked = (await metrics()).series('svc_errors_tracked_total', { error_type: 'HEALTH_API' })[0]?.value ?? 0;
-    await Promise.all([failAndHeal(1, second), failAndHeal(2, third)]);
-    // The healthy server was polled and written all along (at least once per interval of the failures).
-    expect((await rows(node1)).length).toBeGreaterThan(before + 1);
-    expect((await metrics()).value('svc_errors_tracked_total', { error_type: 'HEALTH_API' })).toBeGreaterThanOrEqual(tracked + 2);
-  }, 60_000);
+  ] satisfies [FailureMode, FailureMode][])(
+    'node2 %s and node3 %s at once: node1 goes on; each is tracked with its category and comes back after heal',
+    async (second, third) => {
+      const node1 = `SELECT * FROM server_info WHERE server_name = 'node1'`;
+      const before = (await rows(node1)).length;
+      const tracked = (await metrics()).series('svc_errors_tracked_total', { error_type: 'HEALTH_API' })[0]?.value ?? 0;
+      await Promise.all([failAndHeal(1, second), failAndHeal(2, third)]);
+      // The healthy server was polled and written all along (at least once per interval of the failures).
+      expect((await rows(node1)).length).toBeGreaterThan(before + 1);
+      expect((await metrics()).value('svc_errors_tracked_total', { error_type: 'HEALTH_API' })).toBeGreaterThanOrEqual(
+        tracked + 2,
+      );
+    },
+    60_000,
+  );
 });
 
 describe('app names of the simulated app list', () => {
   it('name the apps of user events, and the engine-performance filter lets through exactly the events of its app', async () => {
-    await sendDatagrams(userPort, userDatagrams.map((d) => d.data), { inFlight: 1 });
-    await sendDatagrams(logPort, perfDatagrams.map((d) => d.data), { inFlight: 1 });
+    await sendDatagrams(
+      userPort,
+      userDatagrams.map((d) => d.data),
+      { inFlight: 1 },
+    );
+    await sendDatagrams(
+      logPort,
+      perfDatagrams.map((d) => d.data),
+      { inFlight: 1 },
+    );
 
     // §1.4: every user event with an /app/<id> context carries the name the app list gives that id.
-    const withApp = userDatagrams.map((d) => /^\/app\/([0-9a-f-]{36})/.exec(d.fields?.[6] ?? '')?.[1]).filter((id): id is string => id !== undefined);
+    const withApp = userDatagrams
+      .map((d) => /^\/app\/([0-9a-f-]{36})/.exec(d.fields?.[6] ?? '')?.[1])
+      .filter((id): id is string => id !== undefined);
     expect(withApp.length).toBeGreaterThan(0);
-    await expect.poll(async () => (await rows('SELECT * FROM user_events')).length, { timeout: 10_000 }).toBe(userDatagrams.length);
+    await expect
+      .poll(async () => (await rows('SELECT * FROM user_events')).length, { timeout: 10_000 })
+      .toBe(userDatagrams.length);
     const events = await rows('SELECT * FROM user_events');
     const named = events.filter((r) => r['appId'] !== undefined);
-    expect(named.map((r) => [r['appId'], r['appName'], r['appName_field']]).sort()).toEqual(withApp.map((id) => [id, appName(id), appName(id)]).sort());
+    expect(named.map((r) => [r['appId'], r['appName'], r['appName_field']]).sort()).toEqual(
+      withApp.map((id) => [id, appName(id), appName(id)]).sort(),
+    );
 
     // §2.4: the rule names an app by name; exactly its events pass, with the name looked up.
     const isPerfApp = (d: SimDatagram) => appName(d.fields?.[13] ?? '') === perfAppName;
@@ -529,12 +809,22 @@ describe('app names of the simulated app list', () => {
     const rejected = perfDatagrams.filter((d) => !isPerfApp(d));
     expect(accepted.length).toBeGreaterThan(0);
     expect(rejected.length).toBeGreaterThan(0);
-    await expect.poll(async () => (await rows(`SELECT * FROM log_event WHERE source = 'qseow-qix-perf'`)).length, { timeout: 10_000 }).toBe(accepted.length);
+    await expect
+      .poll(async () => (await rows(`SELECT * FROM log_event WHERE source = 'qseow-qix-perf'`)).length, {
+        timeout: 10_000,
+      })
+      .toBe(accepted.length);
     const perf = await rows(`SELECT * FROM log_event WHERE source = 'qseow-qix-perf'`);
-    expect(perf.map((r) => [r['app_id'], r['app_name'], r['log_row']]).sort()).toEqual(accepted.map((d) => [d.fields?.[13], perfAppName, d.fields?.[1]]).sort());
+    expect(perf.map((r) => [r['app_id'], r['app_name'], r['log_row']]).sort()).toEqual(
+      accepted.map((d) => [d.fields?.[13], perfAppName, d.fields?.[1]]).sort(),
+    );
 
     // The others are counted as rejected by the filter (§6.6), under their apps' names.
-    const counted = async () => (await rows(`SELECT * FROM rejected_event_count WHERE reason = 'perf_filter'`)).reduce((n, r) => n + Number(r['counter']), 0);
+    const counted = async () =>
+      (await rows(`SELECT * FROM rejected_event_count WHERE reason = 'perf_filter'`)).reduce(
+        (n, r) => n + Number(r['counter']),
+        0,
+      );
     await expect.poll(counted, { timeout: 10_000 }).toBe(rejected.length);
     const perRejectedApp = new Map<string, number>();
     for (const r of await rows(`SELECT * FROM rejected_event_count WHERE reason = 'perf_filter'`)) {
@@ -560,7 +850,10 @@ describe('tsdb versions 2 and 3', () => {
   const q = (value: string) => `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
   it('svc edge writes the same health and session lines of its first poll to both, exactly as §6.0–§6.2 say', async () => {
-    fakes = await Promise.all([startFakeInflux({ version: 2, token: 'v2-token', org: 'acme', existing: ['svc'] }), startFakeInflux({ version: 3, token: 'v3-token' })]);
+    fakes = await Promise.all([
+      startFakeInflux({ version: 2, token: 'v2-token', org: 'acme', existing: ['svc'] }),
+      startFakeInflux({ version: 3, token: 'v3-token' }),
+    ]);
     const [v2, v3] = fakes;
     if (!v2 || !v3) throw new Error('no fakes');
     const server = sim.servers[0] ?? expect.fail('no server');
@@ -629,8 +922,26 @@ describe('tsdb versions 2 and 3', () => {
         }
       }
       // The endpoints, auth and precision of each version (§6.0).
-      expect(v2.writes().every((w) => w.path === '/api/v2/write' && w.rawQuery === 'org=acme&bucket=svc&precision=ns' && w.headers.authorization === 'Token v2-token')).toBe(true);
-      expect(v3.writes().every((w) => w.path === '/api/v3/write_lp' && w.rawQuery === 'db=svc&precision=nanosecond' && w.headers.authorization === 'Bearer v3-token')).toBe(true);
+      expect(
+        v2
+          .writes()
+          .every(
+            (w) =>
+              w.path === '/api/v2/write' &&
+              w.rawQuery === 'org=acme&bucket=svc&precision=ns' &&
+              w.headers.authorization === 'Token v2-token',
+          ),
+      ).toBe(true);
+      expect(
+        v3
+          .writes()
+          .every(
+            (w) =>
+              w.path === '/api/v3/write_lp' &&
+              w.rawQuery === 'db=svc&precision=nanosecond' &&
+              w.headers.authorization === 'Bearer v3-token',
+          ),
+      ).toBe(true);
     } finally {
       for (const p of procs) p.child.kill('SIGTERM');
       expect(await Promise.all(procs.map((p) => p.exited))).toEqual([0, 0]);

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { POLL_SPOOL_EVENTS, QueuePollSink } from '../../../../edge-agent/sources/platform/queue-sink.js';
-import { healthPoints, sessionPoints as tsdbSessionPoints } from '../../../../shared/destinations/tsdb/mappers.js';
 import { nthPointTime, PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { healthPoints, sessionPoints as tsdbSessionPoints } from '../../../../shared/destinations/tsdb/mappers.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
 import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
@@ -24,14 +24,28 @@ const health: HealthSample = {
   serverName: 'node1',
   tags: TAGS,
   body: {
-    version: '12.1306.0', started: '20240312T081512.000+0100',
+    version: '12.1306.0',
+    started: '20240312T081512.000+0100',
     mem: { committed: 4213.6, allocated: 4577.3, free: 27890.4 },
-    apps: { active_docs: ['a'], in_memory_docs: ['a', 'SessionApp_1'], loaded_docs: ['a'], calls: 15234, selections: 812 },
-    cpu: { total: 7.5 }, session: { active: 3, total: 12 }, users: { active: 2, total: 9 },
-    cache: { hits: 1290, lookups: 1720, added: 430, replaced: 12, bytes_added: 52428800 }, saturated: false,
+    apps: {
+      active_docs: ['a'],
+      in_memory_docs: ['a', 'SessionApp_1'],
+      loaded_docs: ['a'],
+      calls: 15234,
+      selections: 812,
+    },
+    cpu: { total: 7.5 },
+    session: { active: 3, total: 12 },
+    users: { active: 2, total: 9 },
+    cache: { hits: 1290, lookups: 1720, added: 430, replaced: 12, bytes_added: 52428800 },
+    saturated: false,
   },
   uptime: '2 days, 3h 05m 09s',
-  docNames: { active: { names: ['Sales'], sessionApps: [] }, loaded: { names: ['Sales'], sessionApps: [] }, inMemory: { names: ['Sales'], sessionApps: ['SessionApp_1'] } },
+  docNames: {
+    active: { names: ['Sales'], sessionApps: [] },
+    loaded: { names: ['Sales'], sessionApps: [] },
+    inMemory: { names: ['Sales'], sessionApps: ['SessionApp_1'] },
+  },
 };
 const sessions: SessionSample = {
   serverName: 'node1',
@@ -64,17 +78,21 @@ async function durableQueue() {
     capacity: 100,
     maxReceiveCount: 1,
     log: recordingLog().log,
-    groups: [{
-      name: 'recorder', batchSize: 10, batchWindowMs: 0,
-      handler: (e) => {
-        for (const record of e.Records) {
-          const decoded = decodeMessage(record.body);
-          if (!decoded.ok) throw new Error(decoded.error);
-          if (!isClaimCheck(decoded.message)) delivered.push(...decoded.message.events);
-        }
-        return Promise.resolve({ batchItemFailures: [] });
+    groups: [
+      {
+        name: 'recorder',
+        batchSize: 10,
+        batchWindowMs: 0,
+        handler: (e) => {
+          for (const record of e.Records) {
+            const decoded = decodeMessage(record.body);
+            if (!decoded.ok) throw new Error(decoded.error);
+            if (!isClaimCheck(decoded.message)) delivered.push(...decoded.message.events);
+          }
+          return Promise.resolve({ batchItemFailures: [] });
+        },
       },
-    }],
+    ],
   });
   await queue.start();
   return { queue, delivered };
@@ -103,13 +121,25 @@ describe('QueuePollSink', () => {
     await queue.stop();
 
     const [h, s] = [delivered.find((e) => e.kind === 'health'), delivered.find((e) => e.kind === 'user-sessions')];
-    expect(h).toMatchObject({ kind: 'health', receivedAt: '2024-03-12T10:00:00.123Z', timeNs: `${at}000041`, sample: health });
-    expect(s).toMatchObject({ kind: 'user-sessions', receivedAt: '2024-03-12T10:00:00.124Z', timeNs: `${at + 1}000049`, sample: sessions });
+    expect(h).toMatchObject({
+      kind: 'health',
+      receivedAt: '2024-03-12T10:00:00.123Z',
+      timeNs: `${at}000041`,
+      sample: health,
+    });
+    expect(s).toMatchObject({
+      kind: 'user-sessions',
+      receivedAt: '2024-03-12T10:00:00.124Z',
+      timeNs: `${at + 1}000049`,
+      sample: sessions,
+    });
     expect(h?.id).not.toBe(s?.id);
     // The tsdb mapper builds 8 points from the health sample (41…48) and 1 + 3 from the sessions
     // (49…52): exactly the counter values reserved, so the clock goes on at 53.
     if (h?.kind !== 'health' || s?.kind !== 'user-sessions') throw new Error('both events were delivered');
-    expect(healthPoints(h, { activeDocs: false, loadedDocs: false, inMemoryDocs: false }).map((p) => p.timeNs % 1_000_000n)).toEqual([41n, 42n, 43n, 44n, 45n, 46n, 47n, 48n]);
+    expect(
+      healthPoints(h, { activeDocs: false, loadedDocs: false, inMemoryDocs: false }).map((p) => p.timeNs % 1_000_000n),
+    ).toEqual([41n, 42n, 43n, 44n, 45n, 46n, 47n, 48n]);
     expect(tsdbSessionPoints(s).map((p) => p.timeNs % 1_000_000n)).toEqual([49n, 50n, 51n, 52n]);
     expect(clock.next(at)).toBe(BigInt(`${at}000053`));
     expect(nthPointTime(BigInt(h?.kind === 'health' ? h.timeNs : '0'), 7)).toBe(BigInt(`${at}000048`));
@@ -118,7 +148,13 @@ describe('QueuePollSink', () => {
   it('enqueues only the kinds some destination takes (§0.6)', async () => {
     const queue = new RecordingQueue();
     const { errors, log } = tracker();
-    const sink = new QueuePollSink({ queue, outputs: { health: NONE, sessions: { tsdb: false, mqtt: true, monsaas: false } }, clock: new PointClock(), errors, log });
+    const sink = new QueuePollSink({
+      queue,
+      outputs: { health: NONE, sessions: { tsdb: false, mqtt: true, monsaas: false } },
+      clock: new PointClock(),
+      errors,
+      log,
+    });
     expect(sink.components.map((c) => c.name)).toEqual(['event spool (user-sessions)']);
     for (const c of sink.components) await c.start();
     sink.health(health, Date.now());
@@ -128,18 +164,30 @@ describe('QueuePollSink', () => {
     expect(queue.events[0]?.kind).toBe('user-sessions');
   });
 
-  it('keeps a poll the queue refuses and writes it once the queue takes it again; the refusal is tracked like the UDP spool\'s', async () => {
+  it("keeps a poll the queue refuses and writes it once the queue takes it again; the refusal is tracked like the UDP spool's", async () => {
     const queue = new RecordingQueue();
     queue.refuse = true;
     const { errors, tracked, log, lines } = tracker();
-    const sink = new QueuePollSink({ queue, outputs: { health: ALL, sessions: ALL }, clock: new PointClock(), errors, log, retryDelayMs: 20 });
+    const sink = new QueuePollSink({
+      queue,
+      outputs: { health: ALL, sessions: ALL },
+      clock: new PointClock(),
+      errors,
+      log,
+      retryDelayMs: 20,
+    });
     for (const c of sink.components) await c.start();
     sink.health(health, Date.now());
     sink.sessions(sessions, Date.now());
     await expect.poll(() => tracked.length).toBeGreaterThanOrEqual(2);
-    expect(tracked.find((t) => t.type === 'HEALTH_API')).toMatchObject({ module: 'HEALTH_METRICS', category: 'unknown' });
+    expect(tracked.find((t) => t.type === 'HEALTH_API')).toMatchObject({
+      module: 'HEALTH_METRICS',
+      category: 'unknown',
+    });
     expect(tracked.find((t) => t.type === 'PROXY_API')).toMatchObject({ module: 'PROXY_SESSIONS' });
-    expect(lines.filter((l) => l.level === 'error').map((l) => l.msg)).toContain('the event queue refused 1 health event(s); they stay buffered and are retried (new polls are dropped, counted, while the buffer is full)');
+    expect(lines.filter((l) => l.level === 'error').map((l) => l.msg)).toContain(
+      'the event queue refused 1 health event(s); they stay buffered and are retried (new polls are dropped, counted, while the buffer is full)',
+    );
     queue.refuse = false;
     await expect.poll(() => queue.events.length).toBe(2);
     for (const c of sink.components) await c.stop();
@@ -149,11 +197,20 @@ describe('QueuePollSink', () => {
     const queue = new RecordingQueue();
     queue.refuse = true;
     const { errors, log, lines } = tracker();
-    const sink = new QueuePollSink({ queue, outputs: { health: ALL, sessions: NONE }, clock: new PointClock(), errors, log, retryDelayMs: 60_000 });
+    const sink = new QueuePollSink({
+      queue,
+      outputs: { health: ALL, sessions: NONE },
+      clock: new PointClock(),
+      errors,
+      log,
+      retryDelayMs: 60_000,
+    });
     for (const c of sink.components) await c.start();
     for (let i = 0; i < POLL_SPOOL_EVENTS + 5; i++) sink.health(health, Date.now());
     expect(sink.dropped).toBe(5);
-    expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['event spool (health) is full (1000 polls wait for the event queue): a health poll of node1 is dropped (1 so far)']);
+    expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      'event spool (health) is full (1000 polls wait for the event queue): a health poll of node1 is dropped (1 so far)',
+    ]);
     queue.refuse = false;
     for (const c of sink.components) await c.stop();
     expect(queue.events).toHaveLength(POLL_SPOOL_EVENTS);

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, writeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import { startHttpsStub, type HttpsStub } from '../../../support/platform-https.js';
+import { type MosquittoHandle, startMosquitto } from '../../../support/mosquitto.js';
+import { type HttpsStub, startHttpsStub } from '../../../support/platform-https.js';
 import { freeUdpPort, LOOPBACK } from '../../../support/ports.js';
 import { startSvc } from '../../../support/svc-process.js';
 import { sendDatagrams } from '../../../support/udp.js';
@@ -32,7 +32,11 @@ beforeAll(async () => {
   const certs = makeCertificates([LOOPBACK, repositoryIp]);
   dir = mkdtempSync(join(tmpdir(), 'svc-edge-polling-'));
   writeCertificates(join(dir, 'certs'), certs, 'export-pass');
-  [broker, engine, repository] = await Promise.all([startMosquitto(), startHttpsStub(certs), startHttpsStub(certs, { host: repositoryIp, port: 4242 })]);
+  [broker, engine, repository] = await Promise.all([
+    startMosquitto(),
+    startHttpsStub(certs),
+    startHttpsStub(certs, { host: repositoryIp, port: 4242 }),
+  ]);
   repository.route('/qrs/app', { json: [{ id: SALES.toUpperCase(), name: 'Sales dashboard', description: '' }] });
   engine.route('/engine/healthcheck', { status: 503 });
 });
@@ -80,17 +84,26 @@ describe('svc edge with the platform pollers', () => {
     await subscriber.subscribeAsync('e2e/#');
     subscriber.on('message', (topic, payload) => {
       const parsed: unknown = JSON.parse(payload.toString('utf8'));
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) messages.push({ topic, payload: Object.fromEntries(Object.entries(parsed)) });
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+        messages.push({ topic, payload: Object.fromEntries(Object.entries(parsed)) });
     });
     const edge = startSvc(dir, 'edge', { CERT_PASSPHRASE: 'export-pass' });
     try {
-      await expect.poll(edge.output, { timeout: 20_000 }).toContain(`user_events listener receiving on udp://${LOOPBACK}:${userPort}`);
-      await expect.poll(edge.output, { timeout: 5_000 }).toContain(`log_events listener receiving on udp://${LOOPBACK}:${logPort}`);
+      await expect
+        .poll(edge.output, { timeout: 20_000 })
+        .toContain(`user_events listener receiving on udp://${LOOPBACK}:${userPort}`);
+      await expect
+        .poll(edge.output, { timeout: 5_000 })
+        .toContain(`log_events listener receiving on udp://${LOOPBACK}:${logPort}`);
       const out = edge.output();
-      expect(out).toContain(`platform polling on: the health API of 1 server(s) every 1000 ms; the app list of ${repository.host}:4242 every 60000 ms; client certificate ${join(dir, 'certs', 'client.pem')}`);
+      expect(out).toContain(
+        `platform polling on: the health API of 1 server(s) every 1000 ms; the app list of ${repository.host}:4242 every 60000 ms; client certificate ${join(dir, 'certs', 'client.pem')}`,
+      );
       // The list was loaded before the listeners started.
       expect(out.indexOf(`app list of ${repository.host} loaded: 1 app(s)`)).toBeGreaterThan(-1);
-      expect(out.indexOf(`app list of ${repository.host} loaded`)).toBeLessThan(out.indexOf('user_events listener receiving'));
+      expect(out.indexOf(`app list of ${repository.host} loaded`)).toBeLessThan(
+        out.indexOf('user_events listener receiving'),
+      );
       const [appRequest] = repository.to('/qrs/app');
       expect(appRequest?.clientCert).toBe('svc-client');
       expect(appRequest?.headers['x-qlik-xrfkey']).toBe(appRequest?.query.get('xrfkey'));
@@ -98,15 +111,26 @@ describe('svc edge with the platform pollers', () => {
       await sendDatagrams(userPort, [USER_CONNECTION_OPEN]);
       await sendDatagrams(logPort, [LOG_QIX_PERF_USER]);
       await expect.poll(() => messages.length, { timeout: 15_000 }).toBe(2);
-      expect(messages.find((m) => m.topic === 'e2e/user')?.payload).toMatchObject({ appId: SALES, appName: 'Sales dashboard' });
-      expect(messages.find((m) => m.topic === 'e2e/log')?.payload).toMatchObject({ source: 'qseow-qix-perf', app_id: SALES, app_name: 'Sales dashboard' });
+      expect(messages.find((m) => m.topic === 'e2e/user')?.payload).toMatchObject({
+        appId: SALES,
+        appName: 'Sales dashboard',
+      });
+      expect(messages.find((m) => m.topic === 'e2e/log')?.payload).toMatchObject({
+        source: 'qseow-qix-perf',
+        app_id: SALES,
+        app_name: 'Sales dashboard',
+      });
 
       // The health API answers 503: polled at start and every second, each failure an ERROR naming the server.
       await expect.poll(() => engine.to('/engine/healthcheck').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
       const health = engine.to('/engine/healthcheck')[0];
       expect(health?.clientCert).toBe('svc-client');
       expect(health?.headers['x-site']).toBe('lab');
-      await expect.poll(edge.output, { timeout: 5_000 }).toMatch(/"level":"error".*health poll of node1 failed \(https:\/\/127\.0\.0\.1:\d+\/engine\/healthcheck\): HTTP 503 \[http_5xx\]/);
+      await expect
+        .poll(edge.output, { timeout: 5_000 })
+        .toMatch(
+          /"level":"error".*health poll of node1 failed \(https:\/\/127\.0\.0\.1:\d+\/engine\/healthcheck\): HTTP 503 \[http_5xx\]/,
+        );
     } finally {
       edge.child.kill('SIGTERM');
       await subscriber.endAsync();

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformPipeline } from '../../../../edge-agent/runtime/platform-pipeline.js';
-import { udpComponents, type UdpEdge } from '../../../../edge-agent/sources/udp/compose.js';
+import { type UdpEdge, udpComponents } from '../../../../edge-agent/sources/udp/compose.js';
+import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import { Lifecycle } from '../../../../shared/runtime/lifecycle.js';
-import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { captureLog, type LogCapture } from '../../../support/audit.js';
-import { fieldTypes, queryRows, startInfluxd, tagKeys, type InfluxdHandle } from '../../../support/influxd.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
+import { fieldTypes, type InfluxdHandle, queryRows, startInfluxd, tagKeys } from '../../../support/influxd.js';
+import { type MosquittoHandle, startMosquitto } from '../../../support/mosquitto.js';
 import { freeUdpPort, LOOPBACK } from '../../../support/ports.js';
 import { eventually, sendDatagrams, svcConfig } from '../../../support/udp.js';
 import { LOG_EXAMPLES, LOG_PROXY, USER_EXAMPLES } from './parse/fixtures.js';
@@ -117,7 +117,12 @@ beforeAll(async () => {
 
   sentAt = Date.now();
   await sendDatagrams(userPort, USER_EXAMPLES);
-  await sendDatagrams(logPort, [...LOG_EXAMPLES, 'garbage without any structure', Buffer.from([0xff, 0xfe, 0x00, 0x3b]), `${LOG_PROXY};${'x'.repeat(2100)}`]);
+  await sendDatagrams(logPort, [
+    ...LOG_EXAMPLES,
+    'garbage without any structure',
+    Buffer.from([0xff, 0xfe, 0x00, 0x3b]),
+    `${LOG_PROXY};${'x'.repeat(2100)}`,
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -131,27 +136,66 @@ const rows = (q: string) => queryRows(influx, q, DB);
 
 describe('UDP events end to end', () => {
   it('writes user events to the tsdb with the §6.3 tags, field types and the receive time', async () => {
-    await eventually(async () => (await rows('SELECT * FROM user_events').catch(() => [])).length === 4, 10_000, '4 user_events points');
+    await eventually(
+      async () => (await rows('SELECT * FROM user_events').catch(() => [])).length === 4,
+      10_000,
+      '4 user_events points',
+    );
     const points = await rows('SELECT * FROM user_events');
     const open = points.find((p) => p['event_action'] === 'Open connection');
     expect(open).toMatchObject({
-      host: 'PLAT-N1', userFull: 'LAB\\goran', userDirectory: 'LAB', userId: 'goran', origin: 'AppAccess', env: 'e2e',
-      appId: 'e7af59a0-c243-480d-9571-08727551a66f', appName: '<unknown app name>', uaBrowserName: 'Chrome', uaBrowserMajorVersion: '120', uaOsName: 'Windows', uaOsVersion: 'NT 10.0',
-      userFull_field: 'LAB\\goran', userId_field: 'goran', appId_field: 'e7af59a0-c243-480d-9571-08727551a66f', appName_field: '<unknown app name>',
+      host: 'PLAT-N1',
+      userFull: 'LAB\\goran',
+      userDirectory: 'LAB',
+      userId: 'goran',
+      origin: 'AppAccess',
+      env: 'e2e',
+      appId: 'e7af59a0-c243-480d-9571-08727551a66f',
+      appName: '<unknown app name>',
+      uaBrowserName: 'Chrome',
+      uaBrowserMajorVersion: '120',
+      uaOsName: 'Windows',
+      uaOsVersion: 'NT 10.0',
+      userFull_field: 'LAB\\goran',
+      userId_field: 'goran',
+      appId_field: 'e7af59a0-c243-480d-9571-08727551a66f',
+      appName_field: '<unknown app name>',
     });
     const t = Date.parse(String(open?.['time']));
     expect(t).toBeGreaterThanOrEqual(sentAt - 1);
     expect(t).toBeLessThan(sentAt + 10_000);
-    expect(await fieldTypes(influx, 'user_events', DB)).toEqual({ userFull_field: 'string', userId_field: 'string', appId_field: 'string', appName_field: 'string' });
-    expect(await tagKeys(influx, 'user_events', DB)).toEqual(expect.arrayContaining(['host', 'event_action', 'userFull', 'userDirectory', 'userId', 'origin', 'env']));
+    expect(await fieldTypes(influx, 'user_events', DB)).toEqual({
+      userFull_field: 'string',
+      userId_field: 'string',
+      appId_field: 'string',
+      appName_field: 'string',
+    });
+    expect(await tagKeys(influx, 'user_events', DB)).toEqual(
+      expect.arrayContaining(['host', 'event_action', 'userFull', 'userDirectory', 'userId', 'origin', 'env']),
+    );
   });
 
   it('writes log events with their own time, categories, and drops what a rule or the perf filter rejects', async () => {
     // 9 examples: the repository surplus example is dropped by the rule, one perf event by the filter.
-    await eventually(async () => (await rows('SELECT * FROM log_event').catch(() => [])).length === 7, 10_000, '7 log_event points');
+    await eventually(
+      async () => (await rows('SELECT * FROM log_event').catch(() => [])).length === 7,
+      10_000,
+      '7 log_event points',
+    );
     const points = await rows('SELECT * FROM log_event');
     const proxy = points.find((p) => p['log_row'] === '312');
-    expect(proxy).toMatchObject({ host: 'PLAT-N1', level: 'WARN', source: 'qseow-proxy', subsystem: 'Audit.Proxy.Proxy.Core.RequestListener', qs_log_category: 'access-denied', user_full: 'LAB\\kalle', result_code: '403', result_code_field: '403', command: 'Login', env: 'e2e' });
+    expect(proxy).toMatchObject({
+      host: 'PLAT-N1',
+      level: 'WARN',
+      source: 'qseow-proxy',
+      subsystem: 'Audit.Proxy.Proxy.Core.RequestListener',
+      qs_log_category: 'access-denied',
+      user_full: 'LAB\\kalle',
+      result_code: '403',
+      result_code_field: '403',
+      command: 'Login',
+      env: 'e2e',
+    });
     // The event's own millisecond; the nanoseconds below it are the §0.3 point counter.
     expect(String(proxy?.['time']).slice(0, 23)).toBe('2024-03-12T08:45:01.876');
     const surplus = points.find((p) => p['log_row'] === '313');
@@ -160,27 +204,59 @@ describe('UDP events end to end', () => {
     const perf = points.filter((p) => p['source'] === 'qseow-qix-perf');
     expect(perf.map((p) => p['method'])).toEqual(['GenericObject::GetLayout']);
     const types = await fieldTypes(influx, 'log_event', DB);
-    expect(types).toMatchObject({ process_time: 'float', handle: 'integer', net_ram: 'integer', message: 'string', raw_event: 'string' });
-    expect(JSON.parse(String(proxy?.['raw_event']))).toMatchObject({ source: 'qseow-proxy', log_row: 312, category: [{ name: 'qs_log_category', value: 'access-denied' }] });
+    expect(types).toMatchObject({
+      process_time: 'float',
+      handle: 'integer',
+      net_ram: 'integer',
+      message: 'string',
+      raw_event: 'string',
+    });
+    expect(JSON.parse(String(proxy?.['raw_event']))).toMatchObject({
+      source: 'qseow-proxy',
+      log_row: 312,
+      category: [{ name: 'qs_log_category', value: 'access-denied' }],
+    });
   });
 
   it('publishes user and log events to their MQTT topics', async () => {
-    await eventually(() => received.filter((m) => m.topic.startsWith('e2e/logevent/')).length >= 7, 10_000, 'subsystem topics');
-    await eventually(() => received.filter((m) => m.topic === 'e2e/userevent').length === 4, 10_000, 'everything topic');
+    await eventually(
+      () => received.filter((m) => m.topic.startsWith('e2e/logevent/')).length >= 7,
+      10_000,
+      'subsystem topics',
+    );
+    await eventually(
+      () => received.filter((m) => m.topic === 'e2e/userevent').length === 4,
+      10_000,
+      'everything topic',
+    );
     const topics = received.map((m) => m.topic);
     expect(topics.filter((t) => t === 'e2e/userevent/session/start')).toHaveLength(1);
     expect(topics.filter((t) => t === 'e2e/userevent/connection/close')).toHaveLength(1);
     expect(topics.filter((t) => t === 'e2e/logevent')).toHaveLength(7);
     expect(topics).toContain('e2e/logevent/audit/proxy/proxy/core/requestlistener');
     const start = received.find((m) => m.topic === 'e2e/userevent/session/start');
-    expect(JSON.parse(start?.payload ?? '{}')).toEqual({ messageType: 'qseow-proxy-session', host: 'PLAT-N1', command: 'Start session', userDir: 'LAB', userId: 'goran', origin: 'AppAccess', context: '/hub/', message: "Start session for user 'LAB\\goran'", tags: { env: 'e2e' } });
+    expect(JSON.parse(start?.payload ?? '{}')).toEqual({
+      messageType: 'qseow-proxy-session',
+      host: 'PLAT-N1',
+      command: 'Start session',
+      userDir: 'LAB',
+      userId: 'goran',
+      origin: 'AppAccess',
+      context: '/hub/',
+      message: "Start session for user 'LAB\\goran'",
+      tags: { env: 'e2e' },
+    });
   });
 
   it('counts events, rejected events and the listeners’ drops in the tsdb', async () => {
-    await eventually(async () => {
-      const counts = await rows('SELECT * FROM event_count').catch(() => []);
-      return counts.reduce((n, p) => n + Number(p['counter']), 0) === 4 + 9 + 2;
-    }, 10_000, 'event counts of all 15 parsed or unrecognised datagrams');
+    await eventually(
+      async () => {
+        const counts = await rows('SELECT * FROM event_count').catch(() => []);
+        return counts.reduce((n, p) => n + Number(p['counter']), 0) === 4 + 9 + 2;
+      },
+      10_000,
+      'event counts of all 15 parsed or unrecognised datagrams',
+    );
     const counts = await rows('SELECT * FROM event_count');
     const unknown = counts.filter((p) => p['source'] === 'unknown');
     expect(unknown.map((p) => [p['event_type'], p['host'], p['subsystem']])).toEqual([['log', 'unknown', 'unknown']]);
@@ -188,12 +264,25 @@ describe('UDP events end to end', () => {
     const rejected = await rows('SELECT * FROM rejected_event_count');
     expect(rejected.map((p) => p['reason']).sort()).toEqual(['category_drop', 'perf_filter']);
 
-    await eventually(async () => {
-      const metrics = await rows('SELECT sum(messages_received) AS received, sum(messages_failed) AS failed, sum(messages_dropped_size) AS size, sum(messages_processed) AS processed FROM log_events_queue').catch(() => []);
-      return metrics[0]?.['received'] === 12;
-    }, 10_000, 'log listener metrics');
-    const [m] = await rows('SELECT sum(messages_received) AS received, sum(messages_failed) AS failed, sum(messages_dropped_size) AS size, sum(messages_processed) AS processed FROM log_events_queue');
+    await eventually(
+      async () => {
+        const metrics = await rows(
+          'SELECT sum(messages_received) AS received, sum(messages_failed) AS failed, sum(messages_dropped_size) AS size, sum(messages_processed) AS processed FROM log_events_queue',
+        ).catch(() => []);
+        return metrics[0]?.['received'] === 12;
+      },
+      10_000,
+      'log listener metrics',
+    );
+    const [m] = await rows(
+      'SELECT sum(messages_received) AS received, sum(messages_failed) AS failed, sum(messages_dropped_size) AS size, sum(messages_processed) AS processed FROM log_events_queue',
+    );
     expect(m).toMatchObject({ received: 12, failed: 2, size: 1, processed: 9 });
-    expect(await fieldTypes(influx, 'log_events_queue', DB)).toMatchObject({ queue_size: 'integer', queue_utilization_pct: 'float', processing_time_p95_ms: 'float', messages_dropped_kernel: 'integer' });
+    expect(await fieldTypes(influx, 'log_events_queue', DB)).toMatchObject({
+      queue_size: 'integer',
+      queue_utilization_pct: 'float',
+      processing_time_p95_ms: 'float',
+      messages_dropped_kernel: 'integer',
+    });
   });
 });

@@ -11,11 +11,17 @@ import { EventSpool } from '../../../../edge-agent/sources/udp/spool.js';
 import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
 import type { PointsQueuedEvent, QueuedEvent } from '../../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
-import { QueueFullError, type EncodedEventQueue, type EncodedMessage } from '../../../../shared/queue/port.js';
+import { type EncodedEventQueue, type EncodedMessage, QueueFullError } from '../../../../shared/queue/port.js';
 import { captureLog } from '../../../support/audit.js';
 import { eventually } from '../../../support/udp.js';
 
-const event = (i: number): PointsQueuedEvent => ({ kind: 'points', id: `e${i}`, receivedAt: '2026-11-22T10:00:00.000Z', module: 'TEST', points: [{ measurement: 'm', tags: { t: 'x' }, fields: { n: { type: 'int', value: i } }, timeNs: String(i) }] });
+const event = (i: number): PointsQueuedEvent => ({
+  kind: 'points',
+  id: `e${i}`,
+  receivedAt: '2026-11-22T10:00:00.000Z',
+  module: 'TEST',
+  points: [{ measurement: 'm', tags: { t: 'x' }, fields: { n: { type: 'int', value: i } }, timeNs: String(i) }],
+});
 
 /** A queue whose sends wait for `release()` and may refuse; it decodes each message with the queue codec. */
 class GatedQueue implements EncodedEventQueue {
@@ -38,7 +44,8 @@ class GatedQueue implements EncodedEventQueue {
     await this.gate;
     if (this.refuse) throw new QueueFullError(1);
     const decoded = decodeMessage(message.body);
-    if (!decoded.ok || isClaimCheck(decoded.message)) throw new Error(`not a packed message: ${message.body.slice(0, 200)}`);
+    if (!decoded.ok || isClaimCheck(decoded.message))
+      throw new Error(`not a packed message: ${message.body.slice(0, 200)}`);
     expect(decoded.message.events).toHaveLength(message.events);
     this.sends.push(decoded.message.events);
     this.bodies.push(message.body);
@@ -55,10 +62,18 @@ describe('EventSpool', () => {
       capacity: 100_000,
       maxReceiveCount: 3,
       log: log.logger,
-      groups: [{ name: 'g', batchSize: 1000, batchWindowMs: 0, handler: (e) => {
-        for (const r of e.Records) for (const ev of (JSON.parse(r.body) as { events: QueuedEvent[] }).events) delivered.push(ev.id);
-        return Promise.resolve({ batchItemFailures: [] });
-      } }],
+      groups: [
+        {
+          name: 'g',
+          batchSize: 1000,
+          batchWindowMs: 0,
+          handler: (e) => {
+            for (const r of e.Records)
+              for (const ev of (JSON.parse(r.body) as { events: QueuedEvent[] }).events) delivered.push(ev.id);
+            return Promise.resolve({ batchItemFailures: [] });
+          },
+        },
+      ],
     });
     await queue.start();
     const spool = new EventSpool({ name: 'test', queue, maxBuffered: 500, maxPerMessage: 20, log: log.logger });
@@ -75,22 +90,42 @@ describe('EventSpool', () => {
 
   it('packs the events buffered while a write is in flight into the next round, at most maxPerMessage per message', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 4, log: (await captureLog()).logger });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 100,
+      maxPerMessage: 4,
+      log: (await captureLog()).logger,
+    });
     queue.hold();
     await spool.send([event(0)]);
     for (let i = 1; i <= 10; i++) await spool.send([event(i)]);
     expect(spool.held).toBe(11);
     queue.release();
     await spool.stop();
-    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4'], ['e5', 'e6', 'e7', 'e8'], ['e9', 'e10']]);
+    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([
+      ['e0'],
+      ['e1', 'e2', 'e3', 'e4'],
+      ['e5', 'e6', 'e7', 'e8'],
+      ['e9', 'e10'],
+    ]);
   });
 
   it('keeps the bytes of every buffered event intact while it holds more than its byte slabs take (several slabs, one event larger than a slab)', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 10_000, maxPerMessage: 20, log: (await captureLog()).logger });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 10_000,
+      maxPerMessage: 20,
+      log: (await captureLog()).logger,
+    });
     // Events of about 1 KB with non-ASCII text (UTF-8 longer than the text), 2,000 of them: several
     // 256 KB slabs; one event of 400,000 characters, larger than a slab, in the middle.
-    const sized = (i: number, chars: number): PointsQueuedEvent => ({ ...event(i), module: `ä😀${String(i).padStart(6, '0')}${'é'.repeat(chars)}` });
+    const sized = (i: number, chars: number): PointsQueuedEvent => ({
+      ...event(i),
+      module: `ä😀${String(i).padStart(6, '0')}${'é'.repeat(chars)}`,
+    });
     const sent = Array.from({ length: 2000 }, (_, i) => sized(i, i === 1000 ? 400_000 : 500));
     queue.hold();
     for (let i = 0; i < sent.length; i += 10) await spool.send(sent.slice(i, i + 10));
@@ -101,7 +136,13 @@ describe('EventSpool', () => {
 
   it('splits a send of more than maxPerMessage events, and never splits one send between messages (a message may hold fewer)', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 4, log: (await captureLog()).logger });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 100,
+      maxPerMessage: 4,
+      log: (await captureLog()).logger,
+    });
     queue.hold();
     await spool.send([event(0)]);
     await spool.send(Array.from({ length: 10 }, (_, i) => event(i + 1)));
@@ -110,7 +151,14 @@ describe('EventSpool', () => {
     expect(spool.held).toBe(16);
     queue.release();
     await spool.stop();
-    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4'], ['e5', 'e6', 'e7', 'e8'], ['e9', 'e10'], ['e11', 'e12', 'e13'], ['e14', 'e15']]);
+    expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([
+      ['e0'],
+      ['e1', 'e2', 'e3', 'e4'],
+      ['e5', 'e6', 'e7', 'e8'],
+      ['e9', 'e10'],
+      ['e11', 'e12', 'e13'],
+      ['e14', 'e15'],
+    ]);
   });
 
   it("keeps every message within the queue's largest body: events too large together are encoded one by one", async () => {
@@ -118,7 +166,13 @@ describe('EventSpool', () => {
     const one = Buffer.byteLength(JSON.stringify(event(10)));
     // Room for two events per body, not three.
     queue.maxMessageBytes = 20 + 3 * one;
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 10, log: (await captureLog()).logger });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 100,
+      maxPerMessage: 10,
+      log: (await captureLog()).logger,
+    });
     queue.hold();
     await spool.send([event(0)]);
     await spool.send([event(10), event(11), event(12), event(13), event(14)]);
@@ -130,7 +184,13 @@ describe('EventSpool', () => {
 
   it('makes handlers wait while it is full (backpressure), and lets them go when a write completes', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 3, maxPerMessage: 10, log: (await captureLog()).logger });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 3,
+      maxPerMessage: 10,
+      log: (await captureLog()).logger,
+    });
     queue.hold();
     await spool.send([event(0), event(1), event(2)]);
     let fourth = false;
@@ -148,7 +208,15 @@ describe('EventSpool', () => {
     const queue = new GatedQueue();
     const log = await captureLog();
     const errors: unknown[] = [];
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 10, log: log.logger, retryDelayMs: 20, onWriteError: (err) => errors.push(err) });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 100,
+      maxPerMessage: 10,
+      log: log.logger,
+      retryDelayMs: 20,
+      onWriteError: (err) => errors.push(err),
+    });
     queue.refuse = true;
     await spool.send([event(0), event(1)]);
     await eventually(() => errors.length >= 2);
@@ -165,17 +233,34 @@ describe('EventSpool', () => {
   it('says how many events are lost when the queue still refuses them at stop', async () => {
     const queue = new GatedQueue();
     const log = await captureLog();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 10, log: log.logger, retryDelayMs: 10 });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 100,
+      maxPerMessage: 10,
+      log: log.logger,
+      retryDelayMs: 10,
+    });
     queue.refuse = true;
     await spool.send([event(0), event(1), event(2)]);
     await spool.stop();
-    expect(log.lines().some((l) => l['level'] === 'error' && String(l['msg']).startsWith('3 test event(s) could not be written'))).toBe(true);
+    expect(
+      log
+        .lines()
+        .some((l) => l['level'] === 'error' && String(l['msg']).startsWith('3 test event(s) could not be written')),
+    ).toBe(true);
     await expect(spool.send([event(4)])).rejects.toThrow('event spool (test) is stopped');
   });
   it('takes a batch synchronously with offer while it has room, and refuses (nothing buffered) when full or stopped', async () => {
     const queue = new GatedQueue();
     queue.hold();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 5, maxPerMessage: 10, log: (await captureLog()).logger });
+    const spool = new EventSpool({
+      name: 'test',
+      queue,
+      maxBuffered: 5,
+      maxPerMessage: 10,
+      log: (await captureLog()).logger,
+    });
     expect(spool.offer([event(0), event(1), event(2)])).toBe(true);
     expect(spool.held).toBe(3);
     // 3 + 3 > 5: refused whole, nothing of it buffered.
@@ -195,7 +280,14 @@ describe('EventSpool', () => {
   describe('with gatherMs (the UDP listeners: compose.ts SPOOL_GATHER_MS)', () => {
     it('writes the first events at once, and what arrives after a round started in the next round, no sooner than gatherMs after it', async () => {
       const queue = new GatedQueue();
-      const spool = new EventSpool({ name: 'test', queue, maxBuffered: 100, maxPerMessage: 20, gatherMs: 300, log: (await captureLog()).logger });
+      const spool = new EventSpool({
+        name: 'test',
+        queue,
+        maxBuffered: 100,
+        maxPerMessage: 20,
+        gatherMs: 300,
+        log: (await captureLog()).logger,
+      });
       await spool.send([event(0)]);
       await eventually(() => queue.sends.length === 1);
       for (let i = 1; i <= 5; i++) await spool.send([event(i)]);
@@ -213,7 +305,14 @@ describe('EventSpool', () => {
     it('starts the next round at once when the buffer is half full, and at stop', async () => {
       const queue = new GatedQueue();
       // A minute: the test would time out if either waited for it.
-      const spool = new EventSpool({ name: 'test', queue, maxBuffered: 10, maxPerMessage: 20, gatherMs: 60_000, log: (await captureLog()).logger });
+      const spool = new EventSpool({
+        name: 'test',
+        queue,
+        maxBuffered: 10,
+        maxPerMessage: 20,
+        gatherMs: 60_000,
+        log: (await captureLog()).logger,
+      });
       await spool.send([event(0)]);
       await eventually(() => queue.sends.length === 1);
       for (let i = 1; i <= 4; i++) await spool.send([event(i)]);

@@ -11,7 +11,7 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatagramGenerator, DEFAULT_START_MS } from '../../../../edge-agent/simulate/messages.js';
 import { REPO_ROOT } from '../../../support/build.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
+import { type MosquittoHandle, startMosquitto } from '../../../support/mosquitto.js';
 import { freeUdpPort, LOOPBACK, trackChild } from '../../../support/ports.js';
 
 const SVC = join(REPO_ROOT, 'node_modules/.bin/svc');
@@ -61,11 +61,37 @@ describe('svc edge with svc simulate udp', () => {
     subscriber.on('message', (topic) => topics.push(topic));
     const edge = run(['edge', '--config', 'svc.yaml'], dir);
     try {
-      await expect.poll(edge.output, { timeout: 15_000 }).toContain(`log_events listener receiving on udp://${LOOPBACK}:${port}`);
-      const sim = run(['simulate', 'udp', '--target', `${LOOPBACK}:${port}`, '--kinds', 'engine,proxy,repository,scheduler', '--rate', '500', '--count', '300', '--malformed', '0.1', '--seed', '7'], dir);
+      await expect
+        .poll(edge.output, { timeout: 15_000 })
+        .toContain(`log_events listener receiving on udp://${LOOPBACK}:${port}`);
+      const sim = run(
+        [
+          'simulate',
+          'udp',
+          '--target',
+          `${LOOPBACK}:${port}`,
+          '--kinds',
+          'engine,proxy,repository,scheduler',
+          '--rate',
+          '500',
+          '--count',
+          '300',
+          '--malformed',
+          '0.1',
+          '--seed',
+          '7',
+        ],
+        dir,
+      );
       expect(await sim.exited).toBe(0);
       // The same seed and options give the same stream: what Svc must accept is known exactly.
-      const generator = createDatagramGenerator({ seed: 7, kinds: ['engine', 'proxy', 'repository', 'scheduler'], malformed: 0.1, startMs: DEFAULT_START_MS, stepMs: 1000 / 500 });
+      const generator = createDatagramGenerator({
+        seed: 7,
+        kinds: ['engine', 'proxy', 'repository', 'scheduler'],
+        malformed: 0.1,
+        startMs: DEFAULT_START_MS,
+        stepMs: 1000 / 500,
+      });
       const stream = Array.from({ length: 300 }, () => generator.next());
       const wellFormed = stream.filter((d) => d.expected === 'ok').length;
       expect(wellFormed).toBeLessThan(300);
@@ -81,9 +107,21 @@ describe('svc edge with svc simulate udp', () => {
 
   it('stops with a clear error and exit code 1 when a listener port is taken', async () => {
     const blocker = dgram.createSocket('udp4');
-    const port = await new Promise<number>((resolve) => blocker.bind(0, LOOPBACK, () => resolve(blocker.address().port)));
+    const port = await new Promise<number>((resolve) =>
+      blocker.bind(0, LOOPBACK, () => resolve(blocker.address().port)),
+    );
     try {
-      writeFileSync(join(dir, 'taken.yaml'), ['Svc:', '  localQueue: { directory: queue-taken }', '  userEvents:', '    enable: true', `    udpServerConfig: { serverHost: ${LOOPBACK}, portUserActivityEvents: ${port} }`, ''].join('\n'));
+      writeFileSync(
+        join(dir, 'taken.yaml'),
+        [
+          'Svc:',
+          '  localQueue: { directory: queue-taken }',
+          '  userEvents:',
+          '    enable: true',
+          `    udpServerConfig: { serverHost: ${LOOPBACK}, portUserActivityEvents: ${port} }`,
+          '',
+        ].join('\n'),
+      );
       const edge = run(['edge', '--config', 'taken.yaml'], dir);
       expect(await edge.exited).toBe(1);
       expect(edge.output()).toContain(`the user_events listener cannot bind UDP ${LOOPBACK}:${port}: bind EADDRINUSE`);

@@ -6,17 +6,27 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../../shared/audit/envelope.js';
-import type { QueuedEvent } from '../../../../shared/queue/events.js';
-import { AuditFileDestination, batchFileName, type TableEncoder } from '../../../../shared/destinations/files/destination.js';
-import { DirectorySink, S3Sink, type FileSink } from '../../../../shared/destinations/files/sink.js';
+import {
+  AuditFileDestination,
+  batchFileName,
+  type TableEncoder,
+} from '../../../../shared/destinations/files/destination.js';
 import { encodeParquet, parquetChunks } from '../../../../shared/destinations/files/parquet.js';
+import { DirectorySink, type FileSink, S3Sink } from '../../../../shared/destinations/files/sink.js';
+import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import { captureLog, envelope } from '../../../support/audit.js';
-import { startFauxqs, type FauxqsHandle } from '../../../support/fauxqs.js';
+import { type FauxqsHandle, startFauxqs } from '../../../support/fauxqs.js';
 
 function queued(timestamp: string): QueuedEvent {
   const checked = validateEnvelope(envelope({ timestamp }));
   if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: new Date().toISOString(), event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: '0.3.2' } };
+  return {
+    kind: 'audit',
+    id: checked.envelope.eventId,
+    receivedAt: new Date().toISOString(),
+    event: checked.envelope,
+    meta: { clientIp: '127.0.0.1', clientVersion: '0.3.2' },
+  };
 }
 
 async function rows(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
@@ -24,9 +34,21 @@ async function rows(bytes: Uint8Array): Promise<Record<string, unknown>[]> {
   return parquetReadObjects({ file: buffer as ArrayBuffer, columns: ['event_id', 'env'] });
 }
 
-async function destination(sink: FileSink, onError?: (err: unknown) => void, encode: TableEncoder = (c, r) => encodeParquet(c, r)) {
+async function destination(
+  sink: FileSink,
+  onError?: (err: unknown) => void,
+  encode: TableEncoder = (c, r) => encodeParquet(c, r),
+) {
   const { logger } = await captureLog();
-  return new AuditFileDestination({ name: 'parquet', extension: 'parquet', encode, sink, staticTags: [{ name: 'env', value: 'prod' }], log: logger, ...(onError ? { onError } : {}) });
+  return new AuditFileDestination({
+    name: 'parquet',
+    extension: 'parquet',
+    encode,
+    sink,
+    staticTags: [{ name: 'env', value: 'prod' }],
+    log: logger,
+    ...(onError ? { onError } : {}),
+  });
 }
 
 describe('AuditFileDestination', () => {
@@ -40,7 +62,11 @@ describe('AuditFileDestination', () => {
   it('writes one file per event date into date folders, named by date and a digest of the event ids', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'files-'));
     const dest = await destination(new DirectorySink(dir));
-    const events = [queued('2026-11-21T23:59:59.999Z'), queued('2026-11-22T00:00:00.000Z'), queued('2026-11-22T10:00:00+01:00')];
+    const events = [
+      queued('2026-11-21T23:59:59.999Z'),
+      queued('2026-11-22T00:00:00.000Z'),
+      queued('2026-11-22T10:00:00+01:00'),
+    ];
     expect(await dest.write(events)).toEqual(new Set());
     expect(readdirSync(dir).sort()).toEqual(['2026-11-21', '2026-11-22']);
     const [file21] = readdirSync(join(dir, '2026-11-21'));
@@ -60,7 +86,9 @@ describe('AuditFileDestination', () => {
     await dest.write([...events].reverse());
     const files = readdirSync(join(dir, '2026-11-22'));
     expect(files).toHaveLength(1);
-    expect((await rows(readFileSync(join(dir, '2026-11-22', files[0] ?? '')))).map((r) => r['event_id']).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(
+      (await rows(readFileSync(join(dir, '2026-11-22', files[0] ?? '')))).map((r) => r['event_id']).sort(),
+    ).toEqual(events.map((e) => e.id).sort());
     // Another batch (one event more) is another file.
     await dest.write([...events, queued('2026-11-22T12:00:00.000Z')]);
     expect(readdirSync(join(dir, '2026-11-22'))).toHaveLength(2);
@@ -70,24 +98,38 @@ describe('AuditFileDestination', () => {
     const dest = await destination(new S3Sink({ client: faux.s3, bucket: 'audit', prefix: 'audit-events/' }));
     const events = [queued('2026-11-22T10:15:22.123Z'), queued('2026-11-22T10:15:23.000Z')];
     expect(await dest.write(events)).toEqual(new Set());
-    const listed = await faux.s3.send(new ListObjectsV2Command({ Bucket: 'audit', Prefix: 'audit-events/2026-11-22/' }));
+    const listed = await faux.s3.send(
+      new ListObjectsV2Command({ Bucket: 'audit', Prefix: 'audit-events/2026-11-22/' }),
+    );
     expect(listed.Contents).toHaveLength(1);
     const object = await faux.s3.send(new GetObjectCommand({ Bucket: 'audit', Key: listed.Contents?.[0]?.Key }));
-    const read = await rows(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+    const read = await rows(
+      await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+    );
     expect(read.map((r) => r['event_id']).sort()).toEqual(events.map((e) => e.id).sort());
   });
 
   it('writes a file handed out in chunks (one per row group) to a directory and to S3, whole', async () => {
     const chunked: TableEncoder = (c, r) => parquetChunks(c, r, { rowGroupSize: 1 });
-    const events = [queued('2026-11-22T10:15:22.123Z'), queued('2026-11-22T10:15:23.000Z'), queued('2026-11-22T10:15:24.000Z')];
+    const events = [
+      queued('2026-11-22T10:15:22.123Z'),
+      queued('2026-11-22T10:15:23.000Z'),
+      queued('2026-11-22T10:15:24.000Z'),
+    ];
     const dir = mkdtempSync(join(tmpdir(), 'files-'));
     expect(await (await destination(new DirectorySink(dir), undefined, chunked)).write(events)).toEqual(new Set());
     const [name] = readdirSync(join(dir, '2026-11-22'));
     const local = readFileSync(join(dir, '2026-11-22', name ?? ''));
-    expect(parquetMetadata(local.buffer.slice(local.byteOffset, local.byteOffset + local.byteLength)).row_groups).toHaveLength(3);
+    expect(
+      parquetMetadata(local.buffer.slice(local.byteOffset, local.byteOffset + local.byteLength)).row_groups,
+    ).toHaveLength(3);
     expect((await rows(local)).map((r) => r['event_id']).sort()).toEqual(events.map((e) => e.id).sort());
 
-    expect(await (await destination(new S3Sink({ client: faux.s3, bucket: 'audit', prefix: 'chunked/' }), undefined, chunked)).write(events)).toEqual(new Set());
+    expect(
+      await (
+        await destination(new S3Sink({ client: faux.s3, bucket: 'audit', prefix: 'chunked/' }), undefined, chunked)
+      ).write(events),
+    ).toEqual(new Set());
     const listed = await faux.s3.send(new ListObjectsV2Command({ Bucket: 'audit', Prefix: 'chunked/2026-11-22/' }));
     const object = await faux.s3.send(new GetObjectCommand({ Bucket: 'audit', Key: listed.Contents?.[0]?.Key }));
     const remote = await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
@@ -111,7 +153,9 @@ describe('AuditFileDestination', () => {
 
   it('reports the events of a file it cannot write as failed, and tracks the error', async () => {
     const errors: unknown[] = [];
-    const dest = await destination(new S3Sink({ client: faux.s3, bucket: 'no-such-bucket', prefix: '' }), (err) => errors.push(err));
+    const dest = await destination(new S3Sink({ client: faux.s3, bucket: 'no-such-bucket', prefix: '' }), (err) =>
+      errors.push(err),
+    );
     const events = [queued('2026-11-22T10:15:22.123Z')];
     expect(await dest.write(events)).toEqual(new Set([events[0]?.id]));
     expect(errors).toHaveLength(1);

@@ -7,10 +7,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CellValue, ColumnType } from '../../../../shared/audit/datamodel.js';
-import { encodeQvd } from '../../../../shared/destinations/files/tablefile/qvd.js';
 import type { Table } from '../../../../shared/destinations/files/tablefile/qvd.js';
-import { decodeQvd } from '../../../support/qvd-reader.js';
+import { encodeQvd } from '../../../../shared/destinations/files/tablefile/qvd.js';
 import type { DecodedQvd, QvdSymbol, QvdValue } from '../../../support/qvd-reader.js';
+import { decodeQvd } from '../../../support/qvd-reader.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers (independent of the encoder: they restate the spec)
@@ -49,16 +49,54 @@ const widthFor = (n: number, nulls: boolean): number => {
 };
 
 const ROOT_ORDER = [
-  'QvBuildNo', 'CreatorDoc', 'CreateUtcTime', 'SourceCreateUtcTime', 'SourceFileUtcTime', 'SourceFileSize', 'StaleUtcTime', 'TableName', 'Fields',
-  'Compression', 'RecordByteSize', 'NoOfRecords', 'Offset', 'Length', 'Lineage', 'Comment', 'EncryptionInfo', 'TableTags', 'ProfilingData',
+  'QvBuildNo',
+  'CreatorDoc',
+  'CreateUtcTime',
+  'SourceCreateUtcTime',
+  'SourceFileUtcTime',
+  'SourceFileSize',
+  'StaleUtcTime',
+  'TableName',
+  'Fields',
+  'Compression',
+  'RecordByteSize',
+  'NoOfRecords',
+  'Offset',
+  'Length',
+  'Lineage',
+  'Comment',
+  'EncryptionInfo',
+  'TableTags',
+  'ProfilingData',
 ];
-const FIELD_ORDER = ['FieldName', 'BitOffset', 'BitWidth', 'Bias', 'NumberFormat', 'NoOfSymbols', 'Offset', 'Length', 'Comment', 'Tags'];
+const FIELD_ORDER = [
+  'FieldName',
+  'BitOffset',
+  'BitWidth',
+  'Bias',
+  'NumberFormat',
+  'NoOfSymbols',
+  'Offset',
+  'Length',
+  'Comment',
+  'Tags',
+];
 
-const COLUMN_FORMAT: Record<ColumnType, { type: string; fmt: string; dec: string; thou: string; symbolTypes: number[]; tags: string[] }> = {
+const COLUMN_FORMAT: Record<
+  ColumnType,
+  { type: string; fmt: string; dec: string; thou: string; symbolTypes: number[]; tags: string[] }
+> = {
   string: { type: 'UNKNOWN', fmt: '', dec: '', thou: '', symbolTypes: [4], tags: ['$text'] },
   int: { type: 'INTEGER', fmt: '', dec: '.', thou: ',', symbolTypes: [1, 6], tags: ['$numeric', '$integer'] },
   float: { type: 'UNKNOWN', fmt: '', dec: '', thou: '', symbolTypes: [2], tags: ['$numeric'] },
-  timestamp: { type: 'TIMESTAMP', fmt: 'YYYY-MM-DD hh:mm:ss.fff', dec: '', thou: '', symbolTypes: [6], tags: ['$numeric', '$timestamp'] },
+  timestamp: {
+    type: 'TIMESTAMP',
+    fmt: 'YYYY-MM-DD hh:mm:ss.fff',
+    dec: '',
+    thou: '',
+    symbolTypes: [6],
+    tags: ['$numeric', '$timestamp'],
+  },
 };
 
 /** §4.4 distinctness key of a symbol. */
@@ -91,7 +129,14 @@ function checkFile(file: Uint8Array, table: Table): DecodedQvd {
   expect(h.childOrder).toEqual(ROOT_ORDER);
   expect(h.qvBuildNo).toBe(50689);
   expect(h.createUtcTime).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
-  expect([h.sourceCreateUtcTime, h.sourceFileUtcTime, h.staleUtcTime, h.comment, h.compression, h.encryptionInfo]).toEqual(['', '', '', '', '', '']);
+  expect([
+    h.sourceCreateUtcTime,
+    h.sourceFileUtcTime,
+    h.staleUtcTime,
+    h.comment,
+    h.compression,
+    h.encryptionInfo,
+  ]).toEqual(['', '', '', '', '', '']);
   expect(h.sourceFileSize).toBe(-1);
   expect(h.lineage).toEqual([{ discriminator: 'INLINE;', statement: '' }]);
   expect(h.tableTags).toEqual([]);
@@ -140,18 +185,32 @@ function checkFile(file: Uint8Array, table: Table): DecodedQvd {
     const used = new Set(d.indexes.map((r) => r[k] ?? -1).filter((i) => i >= 0));
     expect(used.size, c.name).toBe(symbols.length);
     const expected = COLUMN_FORMAT[c.type];
-    expect(f.numberFormat).toEqual({ type: expected.type, nDec: 0, useThou: 0, fmt: expected.fmt, dec: expected.dec, thou: expected.thou });
+    expect(f.numberFormat).toEqual({
+      type: expected.type,
+      nDec: 0,
+      useThou: 0,
+      fmt: expected.fmt,
+      dec: expected.dec,
+      thou: expected.thou,
+    });
     expect(f.childOrder).toEqual(FIELD_ORDER);
     expect(f.comment).toBe('');
     const wrong = symbols.filter(
       (s) =>
         !expected.symbolTypes.includes(s.type) ||
-        (c.type === 'int' && s.type === 6 && (s.number >= -(2 ** 31) && s.number <= 2 ** 31 - 1 || s.text !== BigInt(s.number).toString())) ||
+        (c.type === 'int' &&
+          s.type === 6 &&
+          ((s.number >= -(2 ** 31) && s.number <= 2 ** 31 - 1) || s.text !== BigInt(s.number).toString())) ||
         (c.type === 'timestamp' && s.type === 6 && s.text !== tsText(msOf(s.number))),
     );
     expect(wrong, `${c.name}: symbols of the wrong type or text`).toEqual([]);
     let tags = symbols.length === 0 ? [] : expected.tags;
-    if (c.type === 'string' && symbols.length > 0 && symbols.every((s) => s.type === 4 && /^[\u0000-\u007f]*$/.test(s.text))) tags = [...tags, '$ascii'];
+    if (
+      c.type === 'string' &&
+      symbols.length > 0 &&
+      symbols.every((s) => s.type === 4 && /^[\u0000-\u007f]*$/.test(s.text))
+    )
+      tags = [...tags, '$ascii'];
     expect([...(f.tags ?? [])].sort()).toEqual([...tags].sort());
   });
   return d;
@@ -185,7 +244,11 @@ function roundTrip(table: Table): DecodedQvd {
       }),
     ),
   );
-  const expected = table.rows.map((row) => Object.fromEntries(table.columns.map((c) => [c.name, expectedCell(c.type, Object.hasOwn(row, c.name) ? row[c.name] : undefined)])));
+  const expected = table.rows.map((row) =>
+    Object.fromEntries(
+      table.columns.map((c) => [c.name, expectedCell(c.type, Object.hasOwn(row, c.name) ? row[c.name] : undefined)]),
+    ),
+  );
   expect(actual).toEqual(expected);
   // -0 must not survive anywhere (toEqual treats −0 and 0 as different, but be explicit).
   for (const row of actual) for (const v of Object.values(row)) expect(Object.is(v, -0)).toBe(false);
@@ -368,7 +431,17 @@ const MIX_TABLE: Table = {
   creatorDoc: '00000000-0000-4000-8000-000000000000',
 };
 
-const mixField = (name: string, bitOffset: number, bitWidth: number, bias: number, nf: [string, string, string, string], symbols: number, offset: number, length: number, tags: string[]): string[] => [
+const mixField = (
+  name: string,
+  bitOffset: number,
+  bitWidth: number,
+  bias: number,
+  nf: [string, string, string, string],
+  symbols: number,
+  offset: number,
+  length: number,
+  tags: string[],
+): string[] => [
   '     <QvdFieldHeader>',
   `       <FieldName>${name}</FieldName>`,
   `       <BitOffset>${bitOffset}</BitOffset>`,
@@ -386,7 +459,9 @@ const mixField = (name: string, bitOffset: number, bitWidth: number, bias: numbe
   `       <Offset>${offset}</Offset>`,
   `       <Length>${length}</Length>`,
   '       <Comment></Comment>',
-  ...(tags.length === 0 ? ['       <Tags></Tags>'] : ['       <Tags>', ...tags.map((t) => `         <String>${t}</String>`), '       </Tags>']),
+  ...(tags.length === 0
+    ? ['       <Tags></Tags>']
+    : ['       <Tags>', ...tags.map((t) => `         <String>${t}</String>`), '       </Tags>']),
   '     </QvdFieldHeader>',
 ];
 
@@ -527,7 +602,21 @@ describe('tablefile encoder: hand-computed header and body', () => {
 
 describe('tablefile encoder: round trips', () => {
   it('strings: unicode, empty string vs NULL, numeric-looking text, XML-special characters', () => {
-    const values = ['', 'plain', 'é', '日本語', '🎉 emoji', 'e\u0301 combining', '007', '1', '<a href="x">&amp;</a>', ' spaced ', 'line\r\nbreak\ttab', '\u007f\u0080\u07ff\u0800\uffff', '\u{10ffff}'];
+    const values = [
+      '',
+      'plain',
+      'é',
+      '日本語',
+      '🎉 emoji',
+      'e\u0301 combining',
+      '007',
+      '1',
+      '<a href="x">&amp;</a>',
+      ' spaced ',
+      'line\r\nbreak\ttab',
+      '\u007f\u0080\u07ff\u0800\uffff',
+      '\u{10ffff}',
+    ];
     const rows: Record<string, CellValue>[] = [...values.map((s) => ({ s })), { s: null }, {}, { s: '' }, { s: '007' }];
     const d = roundTrip(table({ s: 'string' }, rows));
     expect(d.rows.at(0)?.['s']).toBe('');
@@ -539,7 +628,9 @@ describe('tablefile encoder: round trips', () => {
   });
 
   it('strings: U+0000 is removed and lone surrogates become U+FFFD, deduplicated after that', () => {
-    const d = roundTrip(table({ s: 'string' }, [{ s: 'a\0b' }, { s: 'ab' }, { s: 'x\uD800' }, { s: 'x\uDFFF' }, { s: '\0' }, { s: '' }]));
+    const d = roundTrip(
+      table({ s: 'string' }, [{ s: 'a\0b' }, { s: 'ab' }, { s: 'x\uD800' }, { s: 'x\uDFFF' }, { s: '\0' }, { s: '' }]),
+    );
     expect(d.symbols[0]).toEqual([
       { type: 4, text: 'ab' },
       { type: 4, text: 'x\uFFFD' },
@@ -549,13 +640,41 @@ describe('tablefile encoder: round trips', () => {
   });
 
   it('strings: ASCII-only columns get $ascii, others only $text', () => {
-    const ascii = decodeQvd(encodeQvd(table({ a: 'string', b: 'string' }, [{ a: 'x', b: 'x' }, { a: '\u007f', b: '\u0080' }])));
+    const ascii = decodeQvd(
+      encodeQvd(
+        table({ a: 'string', b: 'string' }, [
+          { a: 'x', b: 'x' },
+          { a: '\u007f', b: '\u0080' },
+        ]),
+      ),
+    );
     expect(ascii.header.fields.map((f) => f.tags)).toEqual([['$text', '$ascii'], ['$text']]);
   });
 
   it('integers: negative, 0, −0, int32 edges and beyond, up to ±2^53 and past it', () => {
-    const ints = [0, -0, 1, -1, 42, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 32, 2 ** 53, -(2 ** 53), Number.MAX_SAFE_INTEGER, 1e20, -1e300];
-    const d = roundTrip(table({ i: 'int' }, ints.map((i) => ({ i }))));
+    const ints = [
+      0,
+      -0,
+      1,
+      -1,
+      42,
+      2 ** 31 - 1,
+      -(2 ** 31),
+      2 ** 31,
+      -(2 ** 31) - 1,
+      2 ** 32,
+      2 ** 53,
+      -(2 ** 53),
+      Number.MAX_SAFE_INTEGER,
+      1e20,
+      -1e300,
+    ];
+    const d = roundTrip(
+      table(
+        { i: 'int' },
+        ints.map((i) => ({ i })),
+      ),
+    );
     const byValue = new Map((d.symbols[0] ?? []).map((s) => [s.type === 4 ? s.text : s.number, s]));
     expect(byValue.get(2 ** 31 - 1)).toEqual({ type: 1, number: 2 ** 31 - 1 });
     expect(byValue.get(-(2 ** 31))).toEqual({ type: 1, number: -(2 ** 31) });
@@ -568,9 +687,33 @@ describe('tablefile encoder: round trips', () => {
   });
 
   it('floats: written as 02 doubles, also when integral; −0 → 0; NaN and ±Infinity → NULL', () => {
-    const floats = [0.1, -0.1, 2, -0, 0, 1e-300, 5e-324, -1.7976931348623157e308, Math.PI, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0.1];
-    const file = encodeQvd(table({ f: 'float' }, floats.map((f) => ({ f }))));
-    const d = roundTrip(table({ f: 'float' }, floats.map((f) => ({ f }))));
+    const floats = [
+      0.1,
+      -0.1,
+      2,
+      -0,
+      0,
+      1e-300,
+      5e-324,
+      -1.7976931348623157e308,
+      Math.PI,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      0.1,
+    ];
+    const file = encodeQvd(
+      table(
+        { f: 'float' },
+        floats.map((f) => ({ f })),
+      ),
+    );
+    const d = roundTrip(
+      table(
+        { f: 'float' },
+        floats.map((f) => ({ f })),
+      ),
+    );
     expect(d.symbols[0]?.every((s) => s.type === 2)).toBe(true);
     expect(d.symbols[0]?.length).toBe(8);
     expect(d.rows.slice(9, 12)).toEqual([{ f: null }, { f: null }, { f: null }]);
@@ -581,19 +724,45 @@ describe('tablefile encoder: round trips', () => {
   });
 
   it('timestamps: ms precision, before 1970 and before 1899-12-30, fractional ms truncated', () => {
-    const ts = ['2024-01-15T10:30:00.123Z', '1970-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '1899-12-30T00:00:00.000Z', '1899-12-29T18:00:00.000Z', '1900-01-01T00:00:00.001Z', '2199-12-31T23:59:59.999Z', '2024-02-29T23:59:59.999Z'];
+    const ts = [
+      '2024-01-15T10:30:00.123Z',
+      '1970-01-01T00:00:00.000Z',
+      '1969-12-31T23:59:59.999Z',
+      '1899-12-30T00:00:00.000Z',
+      '1899-12-29T18:00:00.000Z',
+      '1900-01-01T00:00:00.001Z',
+      '2199-12-31T23:59:59.999Z',
+      '2024-02-29T23:59:59.999Z',
+    ];
     const d = roundTrip(table({ t: 'timestamp' }, [...ts.map((t) => ({ t: Date.parse(t) })), { t: 2.9 }, { t: -2.9 }]));
     const symbols = d.symbols[0] ?? [];
     expect(symbols[3]).toEqual({ type: 6, number: 0, text: '1899-12-30 00:00:00.000' });
     expect(symbols[4]).toEqual({ type: 6, number: -0.25, text: '1899-12-29 18:00:00.000' });
     expect(symbols[1]).toEqual({ type: 6, number: 25569, text: '1970-01-01 00:00:00.000' });
     expect(d.rows.slice(-2).map((r) => msOf(Number(r['t'])))).toEqual([2, -2]);
-    expect(symbols.map((s) => s.type === 6 && s.number)).toEqual([...ts.map((t) => serialOf(Date.parse(t))), serialOf(2), serialOf(-2)]);
+    expect(symbols.map((s) => s.type === 6 && s.number)).toEqual([
+      ...ts.map((t) => serialOf(Date.parse(t))),
+      serialOf(2),
+      serialOf(-2),
+    ]);
   });
 
   it('timestamps: far years get a text that is the formatting of the stored number', () => {
-    const far = [Date.parse('0001-01-01T00:00:00Z'), Date.UTC(9999, 11, 31, 23, 59, 59, 999), -8.64e15, 8.64e15, Date.UTC(-1, 5, 6, 7, 8, 9, 10)];
-    const d = decodeQvd(encodeQvd(table({ t: 'timestamp' }, far.map((t) => ({ t })))));
+    const far = [
+      Date.parse('0001-01-01T00:00:00Z'),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      -8.64e15,
+      8.64e15,
+      Date.UTC(-1, 5, 6, 7, 8, 9, 10),
+    ];
+    const d = decodeQvd(
+      encodeQvd(
+        table(
+          { t: 'timestamp' },
+          far.map((t) => ({ t })),
+        ),
+      ),
+    );
     const texts = (d.symbols[0] ?? []).map((s) => (s.type === 6 ? s.text : ''));
     expect(texts.slice(0, 2)).toEqual(['0001-01-01 00:00:00.000', '9999-12-31 23:59:59.999']);
     expect(texts[2]).toMatch(/^-271821-04-(19|20) \d\d:\d\d:\d\d\.\d{3}$/);
@@ -611,17 +780,50 @@ describe('tablefile encoder: round trips', () => {
         { s: 'a', i: 1, f: 1.5, t: 0 },
       ]),
     );
-    expect(d.header.fields.map((f) => [f.bias, f.bitWidth, f.noOfSymbols])).toEqual([[-2, 2, 1], [-2, 2, 1], [-2, 2, 1], [-2, 2, 1]]);
+    expect(d.header.fields.map((f) => [f.bias, f.bitWidth, f.noOfSymbols])).toEqual([
+      [-2, 2, 1],
+      [-2, 2, 1],
+      [-2, 2, 1],
+      [-2, 2, 1],
+    ]);
     expect(d.rows[1]).toEqual({ s: null, i: null, f: null, t: null });
     expect(d.rows[2]).toEqual({ s: null, i: null, f: null, t: null });
   });
 
   it('property: random tables round-trip and pass every §7 check', () => {
     const cell: Record<ColumnType, fc.Arbitrary<CellValue | undefined>> = {
-      string: fc.oneof(fc.constant(null), fc.constant(undefined), fc.constantFrom('', 'a', 'b', 'é'), fc.string({ unit: 'binary', maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 8 })),
-      int: fc.oneof(fc.constant(null), fc.constantFrom(0, -0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY), fc.integer({ min: -5, max: 5 }), fc.maxSafeInteger()),
+      string: fc.oneof(
+        fc.constant(null),
+        fc.constant(undefined),
+        fc.constantFrom('', 'a', 'b', 'é'),
+        fc.string({ unit: 'binary', maxLength: 8 }),
+        fc.string({ unit: 'grapheme', maxLength: 8 }),
+      ),
+      int: fc.oneof(
+        fc.constant(null),
+        fc.constantFrom(
+          0,
+          -0,
+          1,
+          -1,
+          2 ** 31 - 1,
+          -(2 ** 31),
+          2 ** 31,
+          -(2 ** 31) - 1,
+          2 ** 53,
+          Number.NaN,
+          Number.POSITIVE_INFINITY,
+        ),
+        fc.integer({ min: -5, max: 5 }),
+        fc.maxSafeInteger(),
+      ),
       float: fc.oneof(fc.constant(null), fc.constantFrom(0.5, -0.5, 2), fc.double()),
-      timestamp: fc.oneof(fc.constant(null), fc.constant(Number.NaN), fc.constantFrom(0, Date.parse('2024-01-15T10:30:00.123Z')), fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1) })),
+      timestamp: fc.oneof(
+        fc.constant(null),
+        fc.constant(Number.NaN),
+        fc.constantFrom(0, Date.parse('2024-01-15T10:30:00.123Z')),
+        fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1) }),
+      ),
     };
     const arbTable = fc
       .array(fc.constantFrom<ColumnType>('string', 'int', 'float', 'timestamp'), { minLength: 1, maxLength: 6 })
@@ -656,7 +858,11 @@ describe('tablefile encoder: round trips', () => {
 
 describe('tablefile encoder: symbol tables and bit widths', () => {
   it('deduplicates: 10,000 rows of 3 values make 3 symbols in first-appearance order', () => {
-    const rows = Array.from({ length: 10_000 }, (_, r) => ({ s: ['c', 'a', 'b'][r % 3] ?? null, i: (r % 3) - 1, n: r % 7 === 0 ? null : 'x' }));
+    const rows = Array.from({ length: 10_000 }, (_, r) => ({
+      s: ['c', 'a', 'b'][r % 3] ?? null,
+      i: (r % 3) - 1,
+      n: r % 7 === 0 ? null : 'x',
+    }));
     const d = roundTrip(table({ s: 'string', i: 'int', n: 'string' }, rows));
     expect(d.symbols[0]).toEqual(['c', 'a', 'b'].map((text) => ({ type: 4, text })));
     expect(d.symbols[1]).toEqual([-1, 0, 1].map((number) => ({ type: 1, number })));
@@ -687,18 +893,35 @@ describe('tablefile encoder: symbol tables and bit widths', () => {
   ];
   it.each(cases)('%i distinct values (NULLs: %s) → BitWidth %i', (n, nulls, width) => {
     const values = Array.from({ length: n }, (_, i) => i * 3 - 7);
-    const rows: Record<string, CellValue>[] = [...values.map((v) => ({ v, s: `s${v}`, pad: 'p' })), ...(nulls ? [{ v: null, s: null, pad: 'p' }] : [])];
+    const rows: Record<string, CellValue>[] = [
+      ...values.map((v) => ({ v, s: `s${v}`, pad: 'p' })),
+      ...(nulls ? [{ v: null, s: null, pad: 'p' }] : []),
+    ];
     const d = roundTrip(table({ pad: 'string', v: 'int', s: 'string' }, rows));
     const [pad, v, s] = d.header.fields;
     expect(pad?.bitWidth).toBe(0);
     expect(v).toMatchObject({ bitWidth: width, bitOffset: 0, bias: nulls ? -2 : 0, noOfSymbols: n });
-    expect(s).toMatchObject({ bitWidth: width, bitOffset: width === 0 ? 0 : width, bias: nulls ? -2 : 0, noOfSymbols: n });
+    expect(s).toMatchObject({
+      bitWidth: width,
+      bitOffset: width === 0 ? 0 : width,
+      bias: nulls ? -2 : 0,
+      noOfSymbols: n,
+    });
     expect(d.header.recordByteSize).toBe(Math.max(1, Math.ceil((2 * width) / 8)));
   });
 
   it('packs wide records (> 6 bytes, 20 fields of 8–9 bits) exactly', () => {
-    const cols = Object.fromEntries(Array.from({ length: 20 }, (_, k) => [`c${k}`, k % 2 === 0 ? 'int' : 'string'] as const));
-    const rows = Array.from({ length: 300 }, (_, r) => Object.fromEntries(Array.from({ length: 20 }, (_, k) => [`c${k}`, k % 2 === 0 ? (r * (k + 1)) % (250 + k) : r % 5 === k % 5 ? null : `v${(r * 7) % (256 + k)}`])));
+    const cols = Object.fromEntries(
+      Array.from({ length: 20 }, (_, k) => [`c${k}`, k % 2 === 0 ? 'int' : 'string'] as const),
+    );
+    const rows = Array.from({ length: 300 }, (_, r) =>
+      Object.fromEntries(
+        Array.from({ length: 20 }, (_, k) => [
+          `c${k}`,
+          k % 2 === 0 ? (r * (k + 1)) % (250 + k) : r % 5 === k % 5 ? null : `v${(r * 7) % (256 + k)}`,
+        ]),
+      ),
+    );
     const d = roundTrip(table(cols, rows));
     expect(d.header.recordByteSize).toBeGreaterThan(6);
     const widths = d.header.fields.map((f) => f.bitWidth);
@@ -724,7 +947,9 @@ describe('tablefile encoder: edge cases', () => {
     const file = encodeQvd(t);
     const d = checkFile(file, t);
     expect(file.length).toBe(file.indexOf(0) + 1);
-    expect(d.header.fields.map((f) => [f.noOfSymbols, f.offset, f.length, f.bitWidth, f.bitOffset, f.bias, f.tags])).toEqual(Array.from({ length: 4 }, () => [0, 0, 0, 0, 0, 0, []]));
+    expect(
+      d.header.fields.map((f) => [f.noOfSymbols, f.offset, f.length, f.bitWidth, f.bitOffset, f.bias, f.tags]),
+    ).toEqual(Array.from({ length: 4 }, () => [0, 0, 0, 0, 0, 0, []]));
     expect([d.header.recordByteSize, d.header.noOfRecords, d.header.offset, d.header.length]).toEqual([1, 0, 0, 0]);
     expect(d.header.fields[3]?.numberFormat?.type).toBe('TIMESTAMP');
     expect(d.header.text).toContain(`       <Tags></Tags>${CRLF}`);
@@ -734,20 +959,40 @@ describe('tablefile encoder: edge cases', () => {
   it('one column, one row', () => {
     const d = roundTrip(table({ only: 'float' }, [{ only: 2.5 }]));
     expect(d.header.fields).toHaveLength(1);
-    expect(d.header.fields[0]).toMatchObject({ bitWidth: 0, bitOffset: 0, bias: 0, noOfSymbols: 1, offset: 0, length: 9 });
+    expect(d.header.fields[0]).toMatchObject({
+      bitWidth: 0,
+      bitOffset: 0,
+      bias: 0,
+      noOfSymbols: 1,
+      offset: 0,
+      length: 9,
+    });
     expect([d.header.recordByteSize, d.header.length]).toEqual([1, 1]);
     expect(d.indexTable).toEqual(hex('00'));
   });
 
   it('an all-NULL column: no symbols, Bias −2, width 0, no tags, declared format', () => {
     const d = roundTrip(table({ n: 'int', s: 'string' }, [{ n: null, s: 'a' }, { n: Number.NaN, s: 'b' }, { s: 'a' }]));
-    expect(d.header.fields[0]).toMatchObject({ noOfSymbols: 0, length: 0, offset: 0, bias: -2, bitWidth: 0, bitOffset: 0, tags: [] });
+    expect(d.header.fields[0]).toMatchObject({
+      noOfSymbols: 0,
+      length: 0,
+      offset: 0,
+      bias: -2,
+      bitWidth: 0,
+      bitOffset: 0,
+      tags: [],
+    });
     expect(d.header.fields[0]?.numberFormat?.type).toBe('INTEGER');
     expect(d.header.fields[1]).toMatchObject({ offset: 0, bitOffset: 0, bitWidth: 1 });
   });
 
   it('every field of width 0 with rows: RecordByteSize 1 and N zero bytes', () => {
-    const d = roundTrip(table({ a: 'string', b: 'int', c: 'timestamp' }, Array.from({ length: 5 }, () => ({ a: 'same', b: 7, c: null }))));
+    const d = roundTrip(
+      table(
+        { a: 'string', b: 'int', c: 'timestamp' },
+        Array.from({ length: 5 }, () => ({ a: 'same', b: 7, c: null })),
+      ),
+    );
     expect(d.header.recordByteSize).toBe(1);
     expect(d.indexTable).toEqual(new Uint8Array(5));
   });
@@ -757,7 +1002,13 @@ describe('tablefile encoder: edge cases', () => {
     const exact = 'a'.repeat(MiB);
     const split = `${'b'.repeat(MiB - 1)}é tail`; // é would straddle the limit
     const split4 = `${'c'.repeat(MiB - 2)}🎉`; // 4 bytes from MiB−2
-    const t = table({ s: 'string' }, [{ s: exact }, { s: `${exact}more` }, { s: split }, { s: split4 }, { s: 'é'.repeat(MiB) }]);
+    const t = table({ s: 'string' }, [
+      { s: exact },
+      { s: `${exact}more` },
+      { s: split },
+      { s: split4 },
+      { s: 'é'.repeat(MiB) },
+    ]);
     const d = roundTrip(t);
     const texts = (d.symbols[0] ?? []).map((s) => (s.type === 4 ? s.text : ''));
     expect(texts.map((s) => utf8(s).length)).toEqual([MiB, MiB - 1, MiB - 2, MiB]);
@@ -765,7 +1016,15 @@ describe('tablefile encoder: edge cases', () => {
   });
 
   it('header text: names are escaped and control characters removed', () => {
-    const t: Table = { name: 'a<b>&c\u0001\t\n"\'', columns: [{ name: 'x & <y>', type: 'string' }, { name: 'tab\there', type: 'int' }], rows: [{ 'x & <y>': 'v', 'tab\there': 1 }], ...FIXED };
+    const t: Table = {
+      name: 'a<b>&c\u0001\t\n"\'',
+      columns: [
+        { name: 'x & <y>', type: 'string' },
+        { name: 'tab\there', type: 'int' },
+      ],
+      rows: [{ 'x & <y>': 'v', 'tab\there': 1 }],
+      ...FIXED,
+    };
     const file = encodeQvd(t);
     const d = decodeQvd(file);
     expect(d.header.tableName).toBe('a<b>&c"\'');
@@ -789,10 +1048,27 @@ describe('tablefile encoder: edge cases', () => {
 });
 
 describe('tablefile encoder: rejects invalid input', () => {
-  const bad = (t: Partial<Table>): (() => Uint8Array) => () => encodeQvd({ ...table({ a: 'string' }, []), ...t });
+  const bad =
+    (t: Partial<Table>): (() => Uint8Array) =>
+    () =>
+      encodeQvd({ ...table({ a: 'string' }, []), ...t });
   it('duplicate, empty or no field names', () => {
-    expect(bad({ columns: [{ name: 'a', type: 'string' }, { name: 'a', type: 'int' }] })).toThrow(/duplicate field name "a"/);
-    expect(bad({ columns: [{ name: 'a\u0001', type: 'string' }, { name: 'a', type: 'int' }] })).toThrow(/duplicate/);
+    expect(
+      bad({
+        columns: [
+          { name: 'a', type: 'string' },
+          { name: 'a', type: 'int' },
+        ],
+      }),
+    ).toThrow(/duplicate field name "a"/);
+    expect(
+      bad({
+        columns: [
+          { name: 'a\u0001', type: 'string' },
+          { name: 'a', type: 'int' },
+        ],
+      }),
+    ).toThrow(/duplicate/);
     expect(bad({ columns: [{ name: '', type: 'string' }] })).toThrow(/empty field name/);
     expect(bad({ columns: [{ name: '\n', type: 'string' }] })).toThrow(/empty field name/);
     expect(bad({ columns: [] })).toThrow(/at least one column/);
@@ -804,15 +1080,20 @@ describe('tablefile encoder: rejects invalid input', () => {
     expect(bad({ columns: [{ name: 'a', type: 'int' }], rows: rows('1') })).toThrow(/expected a number, got string/);
     expect(bad({ columns: [{ name: 'a', type: 'int' }], rows: rows(1.5) })).toThrow(/expected an integer/);
     expect(bad({ columns: [{ name: 'a', type: 'float' }], rows: rows(true) })).toThrow(/got boolean/);
-    expect(bad({ columns: [{ name: 'a', type: 'timestamp' }], rows: rows('2024-01-01T00:00:00Z') })).toThrow(/epoch milliseconds/);
-    expect(bad({ columns: [{ name: 'a', type: 'timestamp' }], rows: rows(8.64e15 + 1) })).toThrow(/outside the time range/);
+    expect(bad({ columns: [{ name: 'a', type: 'timestamp' }], rows: rows('2024-01-01T00:00:00Z') })).toThrow(
+      /epoch milliseconds/,
+    );
+    expect(bad({ columns: [{ name: 'a', type: 'timestamp' }], rows: rows(8.64e15 + 1) })).toThrow(
+      /outside the time range/,
+    );
     expect(bad({ createdAt: new Date(Number.NaN) })).toThrow(/createdAt/);
   });
 });
 
 describe('test reader (second implementation of the spec)', () => {
   const header = (): string => new TextDecoder().decode(WORKED_FILE.subarray(0, WORKED_FILE.indexOf(0)));
-  const withHeader = (text: string, body = WORKED_FILE.subarray(WORKED_FILE.indexOf(0))): Uint8Array => concat(utf8(text), body);
+  const withHeader = (text: string, body = WORKED_FILE.subarray(WORKED_FILE.indexOf(0))): Uint8Array =>
+    concat(utf8(text), body);
   const bodyWith = (offset: number, byte: number): Uint8Array => {
     const body = WORKED_FILE.slice(WORKED_FILE.indexOf(0));
     body[1 + offset] = byte;
@@ -833,41 +1114,76 @@ describe('test reader (second implementation of the spec)', () => {
     const d = decodeQvd(withHeader(lf));
     expect(d.header.terminator).toBe('LF');
     expect(d.rows).toEqual(worked);
-    const variant = header().replace('<Fmt></Fmt>', '<Fmt/>').replace('<QvBuildNo>50689</QvBuildNo>', '<Unknown><Offset>9</Offset></Unknown>').replace(/ {3}<ProfilingData><\/ProfilingData>\r\n/, '');
+    const variant = header()
+      .replace('<Fmt></Fmt>', '<Fmt/>')
+      .replace('<QvBuildNo>50689</QvBuildNo>', '<Unknown><Offset>9</Offset></Unknown>')
+      .replace(/ {3}<ProfilingData><\/ProfilingData>\r\n/, '');
     expect(decodeQvd(concat(hex('ef bb bf'), withHeader(variant))).rows).toEqual(worked);
   });
 
   it('accepts out-of-order BitOffsets, over-wide fields, stored 1 under Bias −2, RecordByteSize 0 with widths 0', () => {
     const permuted = header()
-      .replace('<FieldName>name</FieldName>\r\n       <BitOffset>0</BitOffset>', '<FieldName>name</FieldName>\r\n       <BitOffset>7</BitOffset>')
-      .replace('<FieldName>count</FieldName>\r\n       <BitOffset>1</BitOffset>', '<FieldName>count</FieldName>\r\n       <BitOffset>2</BitOffset>')
-      .replace('<FieldName>ts</FieldName>\r\n       <BitOffset>3</BitOffset>', '<FieldName>ts</FieldName>\r\n       <BitOffset>0</BitOffset>');
+      .replace(
+        '<FieldName>name</FieldName>\r\n       <BitOffset>0</BitOffset>',
+        '<FieldName>name</FieldName>\r\n       <BitOffset>7</BitOffset>',
+      )
+      .replace(
+        '<FieldName>count</FieldName>\r\n       <BitOffset>1</BitOffset>',
+        '<FieldName>count</FieldName>\r\n       <BitOffset>2</BitOffset>',
+      )
+      .replace(
+        '<FieldName>ts</FieldName>\r\n       <BitOffset>3</BitOffset>',
+        '<FieldName>ts</FieldName>\r\n       <BitOffset>0</BitOffset>',
+      );
     const body = WORKED_FILE.slice(WORKED_FILE.indexOf(0));
     // ts bits 0–1, count bits 2–3, name bit 7 (ts0,count2,name0)=0x08 (ts1,count0,name1)=0x81 (ts2,count3,name0)=0x0e
     body.set([0x08, 0x81, 0x0e], body.length - 3);
     expect(decodeQvd(withHeader(permuted, body)).rows).toEqual(worked);
 
-    const wide = header().replace('<FieldName>ts</FieldName>\r\n       <BitOffset>3</BitOffset>\r\n       <BitWidth>2</BitWidth>', '<FieldName>ts</FieldName>\r\n       <BitOffset>3</BitOffset>\r\n       <BitWidth>5</BitWidth>');
+    const wide = header().replace(
+      '<FieldName>ts</FieldName>\r\n       <BitOffset>3</BitOffset>\r\n       <BitWidth>2</BitWidth>',
+      '<FieldName>ts</FieldName>\r\n       <BitOffset>3</BitOffset>\r\n       <BitWidth>5</BitWidth>',
+    );
     expect(decodeQvd(withHeader(wide)).rows).toEqual(worked);
 
-    expect(decodeQvd(withHeader(header(), bodyWith(123 + 1, 0x0b))).rows[1]).toEqual({ name: 'béta', count: null, ts: 45306.75 });
+    expect(decodeQvd(withHeader(header(), bodyWith(123 + 1, 0x0b))).rows[1]).toEqual({
+      name: 'béta',
+      count: null,
+      ts: 45306.75,
+    });
 
     const constant = encodeQvd(table({ k: 'string' }, [{ k: 'x' }, { k: 'x' }, { k: 'x' }]));
-    const zero = patchHeader(patchHeader(constant, '<RecordByteSize>1</RecordByteSize>', '<RecordByteSize>0</RecordByteSize>'), '<Length>3</Length>\r\n   <Lineage>', '<Length>0</Length>\r\n   <Lineage>');
+    const zero = patchHeader(
+      patchHeader(constant, '<RecordByteSize>1</RecordByteSize>', '<RecordByteSize>0</RecordByteSize>'),
+      '<Length>3</Length>\r\n   <Lineage>',
+      '<Length>0</Length>\r\n   <Lineage>',
+    );
     expect(decodeQvd(zero.subarray(0, zero.length - 3)).rows).toEqual([{ k: 'x' }, { k: 'x' }, { k: 'x' }]);
   });
 
   it('rejects compression, encryption, unknown type bytes, bad sizes, trailing bytes, out-of-range indexes and overlaps', () => {
-    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<Compression></Compression>', '<Compression>GZIP</Compression>'))).toThrow(/compressed/);
-    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<EncryptionInfo></EncryptionInfo>', '<EncryptionInfo>x</EncryptionInfo>'))).toThrow(/encrypted/);
+    expect(() =>
+      decodeQvd(patchHeader(WORKED_FILE, '<Compression></Compression>', '<Compression>GZIP</Compression>')),
+    ).toThrow(/compressed/);
+    expect(() =>
+      decodeQvd(patchHeader(WORKED_FILE, '<EncryptionInfo></EncryptionInfo>', '<EncryptionInfo>x</EncryptionInfo>')),
+    ).toThrow(/encrypted/);
     expect(() => decodeQvd(withHeader(header(), bodyWith(0, 0x03)))).toThrow(/unknown symbol type byte 3/);
     expect(() => decodeQvd(concat(WORKED_FILE, hex('00')))).toThrow(/file is 2809 bytes/);
     expect(() => decodeQvd(WORKED_FILE.subarray(0, -1))).toThrow(/file is 2807 bytes/);
     expect(() => decodeQvd(withHeader(header(), bodyWith(123 + 2, 0x1e)))).toThrow(/index 3 ≥ NoOfSymbols 3/);
-    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<NoOfSymbols>3</NoOfSymbols>', '<NoOfSymbols>4</NoOfSymbols>'))).toThrow(/3 symbols, NoOfSymbols 4/);
-    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<Length>14</Length>', '<Length>13</Length>'))).toThrow(/NUL|runs past/);
-    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<BitOffset>3</BitOffset>', '<BitOffset>2</BitOffset>'))).toThrow(/overlap/);
-    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<BitOffset>3</BitOffset>', '<BitOffset>7</BitOffset>'))).toThrow(/outside the record/);
+    expect(() =>
+      decodeQvd(patchHeader(WORKED_FILE, '<NoOfSymbols>3</NoOfSymbols>', '<NoOfSymbols>4</NoOfSymbols>')),
+    ).toThrow(/3 symbols, NoOfSymbols 4/);
+    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<Length>14</Length>', '<Length>13</Length>'))).toThrow(
+      /NUL|runs past/,
+    );
+    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<BitOffset>3</BitOffset>', '<BitOffset>2</BitOffset>'))).toThrow(
+      /overlap/,
+    );
+    expect(() => decodeQvd(patchHeader(WORKED_FILE, '<BitOffset>3</BitOffset>', '<BitOffset>7</BitOffset>'))).toThrow(
+      /outside the record/,
+    );
     expect(() => decodeQvd(patchHeader(WORKED_FILE, '<Bias>0</Bias>', '<Bias>x</Bias>'))).toThrow(/not an integer/);
     expect(() => decodeQvd(patchHeader(WORKED_FILE, '</QvdTableHeader>', '</QvdTableHeaderX>'))).toThrow();
     expect(() => decodeQvd(WORKED_FILE.subarray(0, 100))).toThrow(/no NUL/);

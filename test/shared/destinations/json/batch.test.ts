@@ -40,9 +40,24 @@ describe('JSON object-data destination: its batch', () => {
     const dir = mkdtempSync(join(tmpdir(), 'json-batch-'));
     dirs.push(dir);
     const out = join(dir, 'out');
-    const config = svcConfig(['  auditEvents:', '    enable: true', '    destination:', '      enable: true', '      type: json', '      json:', '        objectdata:', '          enable: true', `          exportDirectory: ${out}`]);
+    const config = svcConfig([
+      '  auditEvents:',
+      '    enable: true',
+      '    destination:',
+      '      enable: true',
+      '      type: json',
+      '      json:',
+      '        objectdata:',
+      '          enable: true',
+      `          exportDirectory: ${out}`,
+    ]);
     const { logger } = await captureLog('info');
-    const built = jsonDestination({ config, logger, errors: new ErrorTracker({ enabled: true, log: silentLog }), clock: new PointClock() });
+    const built = jsonDestination({
+      config,
+      logger,
+      errors: new ErrorTracker({ enabled: true, log: silentLog }),
+      clock: new PointClock(),
+    });
     if (!built) throw new Error('the JSON destination is configured');
     const writer = makeWriterHandler({ destination: built.destination, claimCheck: null, log: silentLog });
     const sizes: number[] = [];
@@ -64,10 +79,20 @@ describe('JSON object-data destination: its batch', () => {
       ],
       log: silentLog,
     });
-    const withObjectData = () => auditQueued({ type: 'object.visibility.changed', payload: { context: { appId: 'e7af59a0-c243-480d-9571-08727551a66f' }, event: { objectData: { qId: 'obj1' } } } });
+    const withObjectData = () =>
+      auditQueued({
+        type: 'object.visibility.changed',
+        payload: { context: { appId: 'e7af59a0-c243-480d-9571-08727551a66f' }, event: { objectData: { qId: 'obj1' } } },
+      });
     // Ten messages of 30 events each, on disk before the consumer starts (its first scan sees them
     // all): written by a queue of the same directory without consumer groups.
-    const early = new LocalEventQueue({ directory: join(dir, 'queue'), capacity: 10_000, maxReceiveCount: 3, groups: [], log: silentLog });
+    const early = new LocalEventQueue({
+      directory: join(dir, 'queue'),
+      capacity: 10_000,
+      maxReceiveCount: 3,
+      groups: [],
+      log: silentLog,
+    });
     await early.start();
     for (let m = 0; m < 10; m++) await early.send(Array.from({ length: 30 }, withObjectData));
     await early.stop();

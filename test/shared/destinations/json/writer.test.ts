@@ -3,14 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../../../shared/audit/envelope.js';
-import type { AuditQueuedEvent } from '../../../../shared/queue/events.js';
 import { compactUtc, JsonObjectDataWriter } from '../../../../shared/destinations/json/writer.js';
+import type { AuditQueuedEvent } from '../../../../shared/queue/events.js';
 import { envelope } from '../../../support/audit.js';
 
 function queued(over: Record<string, unknown> = {}): AuditQueuedEvent {
   const checked = validateEnvelope(envelope(over));
   if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return { kind: 'audit', id: checked.envelope.eventId, receivedAt: '2026-11-22T10:15:23.000Z', event: checked.envelope, meta: { clientIp: '127.0.0.1', clientVersion: null } };
+  return {
+    kind: 'audit',
+    id: checked.envelope.eventId,
+    receivedAt: '2026-11-22T10:15:23.000Z',
+    event: checked.envelope,
+    meta: { clientIp: '127.0.0.1', clientVersion: null },
+  };
 }
 
 function writer(dir: string) {
@@ -18,7 +24,15 @@ function writer(dir: string) {
 }
 
 const withObjectData = (eventId: string, timestamp = '2026-11-22T11:15:22.123+01:00') =>
-  queued({ eventId, timestamp, type: 'object.visibility.changed', payload: { context: { appId: 'E7AF59A0-C243-480D-9571-08727551A66F' }, event: { objectData: { qId: 'obj1', hyperCube: { rows: 3 } } } } });
+  queued({
+    eventId,
+    timestamp,
+    type: 'object.visibility.changed',
+    payload: {
+      context: { appId: 'E7AF59A0-C243-480D-9571-08727551A66F' },
+      event: { objectData: { qId: 'obj1', hyperCube: { rows: 3 } } },
+    },
+  });
 
 describe('JSON object-data writer', () => {
   it('writes one file per event, named by event time (UTC) and eventId, with static tags', () => {

@@ -6,12 +6,19 @@
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
+import {
+  eventUrl,
+  type MetricPayload,
+  type MonSaasEvent,
+  MonSaasPostError,
+  MonSaasWriter,
+  type MonSaasWriterOptions,
+} from '../../../../shared/destinations/monsaas/client.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { createLogger, type LoggerHandle } from '../../../../shared/logging/logger.js';
-import { MonSaasPostError, MonSaasWriter, eventUrl, type MetricPayload, type MonSaasEvent, type MonSaasWriterOptions } from '../../../../shared/destinations/monsaas/client.js';
-import { freePort } from '../../../support/ports.js';
-import { startRecordingServer, type RecordingServer } from '../../../support/recording-http.js';
 import { silentLog } from '../../../support/log.js';
+import { freePort } from '../../../support/ports.js';
+import { type RecordingServer, startRecordingServer } from '../../../support/recording-http.js';
 
 const OPS_KEY = 'NRII-ops-secret-key-0123456789abcdef';
 const DEV_KEY = 'NRII-dev-secret-key-fedcba9876543210';
@@ -29,7 +36,12 @@ const PAYLOAD: MetricPayload = [
     common: {
       timestamp: 1710233101876,
       'interval.ms': 30000,
-      attributes: { host: 'node1.lab.local', server_name: 'Node1', server_description: 'Central node', svcVersion: '1.0.0' },
+      attributes: {
+        host: 'node1.lab.local',
+        server_name: 'Node1',
+        server_description: 'Central node',
+        svcVersion: '1.0.0',
+      },
     },
     metrics: [
       { name: 'qs_memCommitted', type: 'gauge', value: 4418279833.6 },
@@ -186,7 +198,10 @@ describe('MonSaasWriter (recording server standing in for the monitoring SaaS)',
     expect((await withoutSlash.postEvent(['ops'], EVENT, EVENT_MODULE)).ok).toBe(true);
     expect((await withSlash.postEvent(['dev'], EVENT, EVENT_MODULE)).ok).toBe(true);
 
-    expect(server.requests.map((r) => r.url)).toEqual(['/events-api/v1/accounts/1234567/events', '/events-api/v1/accounts/7654321/events']);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/events-api/v1/accounts/1234567/events',
+      '/events-api/v1/accounts/7654321/events',
+    ]);
     const [first, second] = server.requests;
     expect(first?.headers['api-key']).toBe(OPS_KEY);
     expect(second?.headers['api-key']).toBe(DEV_KEY);
@@ -286,7 +301,12 @@ describe('MonSaasWriter (recording server standing in for the monitoring SaaS)',
     expect(result.accounts[0]).toMatchObject({ outcome: 'failed', status: 500, attempts: 4 });
     expect(server.requests).toHaveLength(4);
     expect(tracked).toHaveLength(1);
-    expect(tracked[0]).toMatchObject({ type: 'MONSAAS_POST', module: MODULE, serverName: 'Node1', category: 'http_5xx' });
+    expect(tracked[0]).toMatchObject({
+      type: 'MONSAAS_POST',
+      module: MODULE,
+      serverName: 'Node1',
+      category: 'http_5xx',
+    });
   });
 
   it('does not retry a 400: one request, MONSAAS_POST tracked per failed account with the module, ERROR logged', async () => {
@@ -305,12 +325,24 @@ describe('MonSaasWriter (recording server standing in for the monitoring SaaS)',
     ]);
     const err = tracked[0]?.error;
     expect(err).toBeInstanceOf(MonSaasPostError);
-    expect(err).toMatchObject({ status: 400, kind: 'event', requestUrl: `${server.url}/events-api/v1/accounts/1234567/events`, host: '127.0.0.1' });
+    expect(err).toMatchObject({
+      status: 400,
+      kind: 'event',
+      requestUrl: `${server.url}/events-api/v1/accounts/1234567/events`,
+      host: '127.0.0.1',
+    });
     expect(tracker.summary().details.MONSAAS_POST?.total).toBe(2);
 
     const errors = errorLines();
     expect(errors).toHaveLength(2);
-    expect(errors).toContainEqual(expect.objectContaining({ module: EVENT_MODULE, account: 'ops', status: 400, reason: '{"error":"invalid payload"}' }));
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        module: EVENT_MODULE,
+        account: 'ops',
+        status: 400,
+        reason: '{"error":"invalid payload"}',
+      }),
+    );
     expect(errors).toContainEqual(expect.objectContaining({ module: EVENT_MODULE, account: 'dev', status: 400 }));
   });
 
@@ -333,7 +365,11 @@ describe('MonSaasWriter (recording server standing in for the monitoring SaaS)',
 
   it('retries a refused connection and tracks it as connection_refused', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const result = await writer({ settings: settings(closed), retryDelaysMs: [1, 1, 1] }).postMetrics(['ops'], PAYLOAD, MODULE);
+    const result = await writer({ settings: settings(closed), retryDelaysMs: [1, 1, 1] }).postMetrics(
+      ['ops'],
+      PAYLOAD,
+      MODULE,
+    );
     expect(result.accounts[0]).toMatchObject({ outcome: 'failed', attempts: 4 });
     expect(tracked).toHaveLength(1);
     expect(tracked[0]).toMatchObject({ type: 'MONSAAS_POST', module: MODULE, category: 'connection_refused' });

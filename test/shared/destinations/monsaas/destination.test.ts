@@ -7,14 +7,31 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../../shared/config/load.js';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
-import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
-import { logMonSaasEvent, userMonSaasEvent, type LogMonSaasOptions, type UserMonSaasOptions } from '../../../../shared/destinations/monsaas/mappers.js';
 import { MonSaasWriter } from '../../../../shared/destinations/monsaas/client.js';
-import { LOG_EVENTS_MONSAAS_MODULE, MonSaasDestination, USER_EVENTS_MONSAAS_MODULE } from '../../../../shared/destinations/monsaas/destination.js';
-import { startRecordingServer, type RecordingServer } from '../../../support/recording-http.js';
-import { ENGINE, OPEN_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
-import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
+import {
+  LOG_EVENTS_MONSAAS_MODULE,
+  MonSaasDestination,
+  USER_EVENTS_MONSAAS_MODULE,
+} from '../../../../shared/destinations/monsaas/destination.js';
+import {
+  type LogMonSaasOptions,
+  logMonSaasEvent,
+  type UserMonSaasOptions,
+  userMonSaasEvent,
+} from '../../../../shared/destinations/monsaas/mappers.js';
+import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
+import { type RecordingServer, startRecordingServer } from '../../../support/recording-http.js';
+import {
+  ENGINE,
+  logQueued,
+  OPEN_CONNECTION,
+  PROXY,
+  QIX_PERF_USER,
+  START_SESSION,
+  userQueued,
+} from '../../platform/fixtures.js';
+import { auditQueued, EVENT_COUNT, pointsQueued } from '../../platform/queued.js';
 
 const quiet = silentLog;
 const CREDENTIALS: SvcConfig['thirdPartyToolsCredentials']['monsaas'] = [
@@ -23,13 +40,32 @@ const CREDENTIALS: SvcConfig['thirdPartyToolsCredentials']['monsaas'] = [
 ];
 
 function settings(url: string): SvcConfig['monsaas'] {
-  const yaml = ['Svc:', '  monsaas:', '    enable: true', '    metric:', `      url: ${url}/metric/v1`, '    event:', `      url: ${url}/events-api`, ''].join('\n');
+  const yaml = [
+    'Svc:',
+    '  monsaas:',
+    '    enable: true',
+    '    metric:',
+    `      url: ${url}/metric/v1`,
+    '    event:',
+    `      url: ${url}/events-api`,
+    '',
+  ].join('\n');
   return parseConfigText(yaml, 'test.yaml', {}).config.monsaas;
 }
 
-const USER_OPTIONS: UserMonSaasOptions = { tags: [{ name: 'env', value: 'prod' }], staticAttributes: [{ name: 'team', value: 'platform' }], svcVersion: '15.0.0', scrambleKey: null };
+const USER_OPTIONS: UserMonSaasOptions = {
+  tags: [{ name: 'env', value: 'prod' }],
+  staticAttributes: [{ name: 'team', value: 'platform' }],
+  svcVersion: '15.0.0',
+  scrambleKey: null,
+};
 const source = (enable: boolean) => ({ enable, logLevel: { error: true, warn: true } });
-const LOG_OPTIONS: LogMonSaasOptions = { tags: [], staticAttributes: [], svcVersion: null, sources: { engine: source(false), proxy: source(true), repository: source(true), scheduler: source(true) } };
+const LOG_OPTIONS: LogMonSaasOptions = {
+  tags: [],
+  staticAttributes: [],
+  svcVersion: null,
+  sources: { engine: source(false), proxy: source(true), repository: source(true), scheduler: source(true) },
+};
 
 describe('MonSaasDestination', () => {
   let server: RecordingServer;
@@ -40,8 +76,20 @@ describe('MonSaasDestination', () => {
   beforeAll(async () => {
     server = await startRecordingServer();
     const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
-    writer = new MonSaasWriter({ settings: settings(server.url), credentials: CREDENTIALS, log: quiet, errors, retryDelaysMs: [10] });
-    noRetries = new MonSaasWriter({ settings: settings(server.url), credentials: CREDENTIALS, log: quiet, errors, retryDelaysMs: [] });
+    writer = new MonSaasWriter({
+      settings: settings(server.url),
+      credentials: CREDENTIALS,
+      log: quiet,
+      errors,
+      retryDelaysMs: [10],
+    });
+    noRetries = new MonSaasWriter({
+      settings: settings(server.url),
+      credentials: CREDENTIALS,
+      log: quiet,
+      errors,
+      retryDelaysMs: [],
+    });
   });
   beforeEach(() => {
     server.reset();
@@ -50,10 +98,22 @@ describe('MonSaasDestination', () => {
   afterAll(() => server.stop());
 
   it('posts one §8.3 event per event to the account, and ignores what monsaas does not take', async () => {
-    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['ops'], options: USER_OPTIONS }, logEvents: { accounts: ['ops'], options: LOG_OPTIONS }, log: quiet });
+    const destination = new MonSaasDestination({
+      writer,
+      userEvents: { accounts: ['ops'], options: USER_OPTIONS },
+      logEvents: { accounts: ['ops'], options: LOG_OPTIONS },
+      log: quiet,
+    });
     const user = userQueued(OPEN_CONNECTION, '1710234000000000002');
     const proxy = logQueued(PROXY, '1710233101876000003');
-    const events = [user, proxy, logQueued(QIX_PERF_USER), logQueued(ENGINE), pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()];
+    const events = [
+      user,
+      proxy,
+      logQueued(QIX_PERF_USER),
+      logQueued(ENGINE),
+      pointsQueued('EVENT_COUNTS', [EVENT_COUNT]),
+      auditQueued(),
+    ];
     expect(await destination.write(events)).toEqual(new Set());
 
     expect(server.requests).toHaveLength(2);
@@ -64,13 +124,31 @@ describe('MonSaasDestination', () => {
       expect(r.headers['content-type']).toBe('application/json');
     }
     const bodies = server.requests.map((r) => r.rawBody).sort();
-    expect(bodies).toEqual([JSON.stringify(userMonSaasEvent(user, USER_OPTIONS)), JSON.stringify(logMonSaasEvent(proxy, LOG_OPTIONS))].sort());
-    const userBody = server.requests.map((r) => r.body as Record<string, unknown>).find((b) => b['eventType'] === 'qs_userEvent');
-    expect(userBody).toMatchObject({ timestamp: 1710234000000, qs_userId: 'goran', env: 'prod', team: 'platform', svcVersion: '15.0.0' });
+    expect(bodies).toEqual(
+      [
+        JSON.stringify(userMonSaasEvent(user, USER_OPTIONS)),
+        JSON.stringify(logMonSaasEvent(proxy, LOG_OPTIONS)),
+      ].sort(),
+    );
+    const userBody = server.requests
+      .map((r) => r.body as Record<string, unknown>)
+      .find((b) => b['eventType'] === 'qs_userEvent');
+    expect(userBody).toMatchObject({
+      timestamp: 1710234000000,
+      qs_userId: 'goran',
+      env: 'prod',
+      team: 'platform',
+      svcVersion: '15.0.0',
+    });
   });
 
   it('a 500 that outlasts the retries makes the event come back as failed; the redelivery is sent', async () => {
-    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['ops'], options: USER_OPTIONS }, logEvents: null, log: quiet });
+    const destination = new MonSaasDestination({
+      writer,
+      userEvents: { accounts: ['ops'], options: USER_OPTIONS },
+      logEvents: null,
+      log: quiet,
+    });
     const q = userQueued(START_SESSION);
     server.reply(500, 500);
     expect(await destination.write([q, logQueued(PROXY)])).toEqual(new Set([q.id]));
@@ -83,14 +161,27 @@ describe('MonSaasDestination', () => {
   });
 
   it('a transient 503 is retried by the writer and the event counts as written', async () => {
-    const destination = new MonSaasDestination({ writer, userEvents: null, logEvents: { accounts: ['ops'], options: LOG_OPTIONS }, log: quiet });
+    const destination = new MonSaasDestination({
+      writer,
+      userEvents: null,
+      logEvents: { accounts: ['ops'], options: LOG_OPTIONS },
+      log: quiet,
+    });
     server.reply(503);
     expect(await destination.write([logQueued(PROXY)])).toEqual(new Set());
-    expect(server.requests.map((r) => r.url)).toEqual(['/events-api/v1/accounts/111/events', '/events-api/v1/accounts/111/events']);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      '/events-api/v1/accounts/111/events',
+      '/events-api/v1/accounts/111/events',
+    ]);
   });
 
   it('sends a redelivered event only to the accounts that did not take it', async () => {
-    const destination = new MonSaasDestination({ writer: noRetries, userEvents: null, logEvents: { accounts: ['ops', 'dev'], options: LOG_OPTIONS }, log: quiet });
+    const destination = new MonSaasDestination({
+      writer: noRetries,
+      userEvents: null,
+      logEvents: { accounts: ['ops', 'dev'], options: LOG_OPTIONS },
+      log: quiet,
+    });
     const q = logQueued(PROXY);
     server.reply(500);
     expect(await destination.write([q])).toEqual(new Set([q.id]));
@@ -107,7 +198,15 @@ describe('MonSaasDestination', () => {
   });
 
   it('scrambles the user names with the key', async () => {
-    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['dev'], options: { ...USER_OPTIONS, scrambleKey: 'example-secret-change-me-0123456789' } }, logEvents: null, log: quiet });
+    const destination = new MonSaasDestination({
+      writer,
+      userEvents: {
+        accounts: ['dev'],
+        options: { ...USER_OPTIONS, scrambleKey: 'example-secret-change-me-0123456789' },
+      },
+      logEvents: null,
+      log: quiet,
+    });
     expect(await destination.write([userQueued(START_SESSION)])).toEqual(new Set());
     expect(server.requests[0]?.url).toBe('/events-api/v1/accounts/222/events');
     expect(server.requests[0]?.body).toMatchObject({
@@ -118,7 +217,12 @@ describe('MonSaasDestination', () => {
   });
 
   it('an account without credentials is not retried (a config error, not a passing outage)', async () => {
-    const destination = new MonSaasDestination({ writer, userEvents: { accounts: ['nobody', 'ops'], options: USER_OPTIONS }, logEvents: null, log: quiet });
+    const destination = new MonSaasDestination({
+      writer,
+      userEvents: { accounts: ['nobody', 'ops'], options: USER_OPTIONS },
+      logEvents: null,
+      log: quiet,
+    });
     expect(await destination.write([userQueued(START_SESSION)])).toEqual(new Set());
     expect(server.requests).toHaveLength(1);
   });

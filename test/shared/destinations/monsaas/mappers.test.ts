@@ -4,24 +4,36 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  type LogMonSaasOptions,
+  logMonSaasEvent,
   MONSAAS_LOG_EVENT_ATTRIBUTES,
   MONSAAS_USER_EVENT_ATTRIBUTES,
-  logMonSaasEvent,
+  type MonSaasLogSourceSettings,
   resolveScrambleKey,
   scrambleValue,
   timestampMs,
-  userMonSaasEvent,
-  type LogMonSaasOptions,
-  type MonSaasLogSourceSettings,
   type UserMonSaasOptions,
+  userMonSaasEvent,
 } from '../../../../shared/destinations/monsaas/mappers.js';
-import { ENGINE, OPEN_CONNECTION, PROXY, QIX_PERF_USER, REPOSITORY, SCHEDULER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
+import {
+  ENGINE,
+  logQueued,
+  OPEN_CONNECTION,
+  PROXY,
+  QIX_PERF_USER,
+  REPOSITORY,
+  SCHEDULER,
+  START_SESSION,
+  userQueued,
+} from '../../platform/fixtures.js';
 
 const SECRET = 'example-secret-change-me-0123456789';
 
 const USER_OPTIONS: UserMonSaasOptions = { tags: [], staticAttributes: [], svcVersion: null, scrambleKey: null };
 
-function sources(over: Partial<Record<keyof MonSaasLogSourceSettings, { enable: boolean; error?: boolean; warn?: boolean }>> = {}): MonSaasLogSourceSettings {
+function sources(
+  over: Partial<Record<keyof MonSaasLogSourceSettings, { enable: boolean; error?: boolean; warn?: boolean }>> = {},
+): MonSaasLogSourceSettings {
   const one = (key: keyof MonSaasLogSourceSettings) => {
     const s = over[key] ?? { enable: true };
     return { enable: s.enable, logLevel: { error: s.error ?? true, warn: s.warn ?? true } };
@@ -85,12 +97,24 @@ describe('user events (§8.3)', () => {
       team: 'platform',
       svcVersion: '15.0.0',
     });
-    expect(Object.keys(event)).toEqual([...MONSAAS_USER_EVENT_ATTRIBUTES.filter((a) => a !== 'svcVersion'), 'env', 'team', 'svcVersion']);
+    expect(Object.keys(event)).toEqual([
+      ...MONSAAS_USER_EVENT_ATTRIBUTES.filter((a) => a !== 'svcVersion'),
+      'env',
+      'team',
+      'svcVersion',
+    ]);
   });
 
   it('leaves out absent optional attributes and svcVersion when off', () => {
     expect(Object.keys(userMonSaasEvent(userQueued(START_SESSION), USER_OPTIONS))).toEqual([
-      'eventType', 'timestamp', 'qs_host', 'qs_event_action', 'qs_userFull', 'qs_userDirectory', 'qs_userId', 'qs_origin',
+      'eventType',
+      'timestamp',
+      'qs_host',
+      'qs_event_action',
+      'qs_userFull',
+      'qs_userDirectory',
+      'qs_userId',
+      'qs_origin',
     ]);
   });
 
@@ -103,12 +127,23 @@ describe('user events (§8.3)', () => {
       qs_host: 'PLAT-N1',
       qs_origin: 'AppAccess',
     });
-    const empty = userMonSaasEvent(userQueued({ ...START_SESSION, user_directory: '', user_id: '', user_full: '' }), { ...USER_OPTIONS, scrambleKey: SECRET });
+    const empty = userMonSaasEvent(userQueued({ ...START_SESSION, user_directory: '', user_id: '', user_full: '' }), {
+      ...USER_OPTIONS,
+      scrambleKey: SECRET,
+    });
     expect(empty).toMatchObject({ qs_userFull: '', qs_userDirectory: '', qs_userId: '' });
   });
 
   it('configured names never replace a built-in attribute', () => {
-    const event = userMonSaasEvent(userQueued(START_SESSION), { tags: [{ name: 'qs_host', value: 'x' }], staticAttributes: [{ name: 'eventType', value: 'y' }, { name: 'svcVersion', value: 'z' }], svcVersion: '1.2.3', scrambleKey: null });
+    const event = userMonSaasEvent(userQueued(START_SESSION), {
+      tags: [{ name: 'qs_host', value: 'x' }],
+      staticAttributes: [
+        { name: 'eventType', value: 'y' },
+        { name: 'svcVersion', value: 'z' },
+      ],
+      svcVersion: '1.2.3',
+      scrambleKey: null,
+    });
     expect(event).toMatchObject({ qs_host: 'PLAT-N1', eventType: 'qs_userEvent', svcVersion: 'z' });
   });
 
@@ -121,7 +156,12 @@ describe('user events (§8.3)', () => {
 
 describe('log events (§8.3)', () => {
   it('proxy: the qs_ attributes of the source, empty ones omitted, then categories, tags, static, svcVersion', () => {
-    const event = logMonSaasEvent(logQueued(PROXY, '1710233101876000003'), { ...LOG_OPTIONS, tags: [{ name: 'env', value: 'prod' }], staticAttributes: [{ name: 'team', value: 'platform' }], svcVersion: '15.0.0' });
+    const event = logMonSaasEvent(logQueued(PROXY, '1710233101876000003'), {
+      ...LOG_OPTIONS,
+      tags: [{ name: 'env', value: 'prod' }],
+      staticAttributes: [{ name: 'team', value: 'platform' }],
+      svcVersion: '15.0.0',
+    });
     expect(event).toEqual({
       eventType: 'qs_logEvent',
       timestamp: 1710233101876,
@@ -150,12 +190,47 @@ describe('log events (§8.3)', () => {
 
   it('engine, repository and scheduler carry exactly their attributes', () => {
     const keys = (e: Parameters<typeof logQueued>[0]) => Object.keys(logMonSaasEvent(logQueued(e), LOG_OPTIONS) ?? {});
-    const head = ['eventType', 'timestamp', 'qs_ts_iso', 'qs_ts_local', 'qs_log_source', 'qs_log_level', 'qs_host', 'qs_subsystem', 'qs_windows_user', 'qs_message'];
-    expect(keys(ENGINE)).toEqual([...head, 'qs_user_full', 'qs_user_directory', 'qs_user_id', 'qs_app_id', 'qs_proxy_session_id', 'qs_engine_ts', 'qs_process_id', 'qs_engine_exe_version', 'qs_server_started', 'qs_entry_type', 'qs_session_id']);
+    const head = [
+      'eventType',
+      'timestamp',
+      'qs_ts_iso',
+      'qs_ts_local',
+      'qs_log_source',
+      'qs_log_level',
+      'qs_host',
+      'qs_subsystem',
+      'qs_windows_user',
+      'qs_message',
+    ];
+    expect(keys(ENGINE)).toEqual([
+      ...head,
+      'qs_user_full',
+      'qs_user_directory',
+      'qs_user_id',
+      'qs_app_id',
+      'qs_proxy_session_id',
+      'qs_engine_ts',
+      'qs_process_id',
+      'qs_engine_exe_version',
+      'qs_server_started',
+      'qs_entry_type',
+      'qs_session_id',
+    ]);
     expect(keys(REPOSITORY)).toEqual([...head, 'qs_exception_message', 'qs_origin', 'qs_context']);
-    expect(keys(SCHEDULER)).toEqual([...head, 'qs_user_full', 'qs_user_directory', 'qs_user_id', 'qs_task_name', 'qs_app_name', 'qs_task_id', 'qs_app_id', 'qs_execution_id']);
+    expect(keys(SCHEDULER)).toEqual([
+      ...head,
+      'qs_user_full',
+      'qs_user_directory',
+      'qs_user_id',
+      'qs_task_name',
+      'qs_app_name',
+      'qs_task_id',
+      'qs_app_id',
+      'qs_execution_id',
+    ]);
     const all = new Set<string>(MONSAAS_LOG_EVENT_ATTRIBUTES);
-    for (const e of [ENGINE, PROXY, REPOSITORY, SCHEDULER]) for (const k of keys(e)) if (k !== 'qs_log_category') expect(all.has(k), k).toBe(true);
+    for (const e of [ENGINE, PROXY, REPOSITORY, SCHEDULER])
+      for (const k of keys(e)) if (k !== 'qs_log_category') expect(all.has(k), k).toBe(true);
   });
 
   it('is never sent for engine performance', () => {
@@ -169,10 +244,26 @@ describe('log events (§8.3)', () => {
   });
 
   it('levels: error covers ERROR and FATAL, warn covers WARN, nothing else is sent', () => {
-    const sent = (level: string, error: boolean, warn: boolean) => logMonSaasEvent(logQueued({ ...REPOSITORY, level }), { ...LOG_OPTIONS, sources: sources({ repository: { enable: true, error, warn } }) }) !== null;
-    expect([sent('ERROR', true, false), sent('FATAL', true, false), sent('WARN', true, false)]).toEqual([true, true, false]);
-    expect([sent('ERROR', false, true), sent('FATAL', false, true), sent('WARN', false, true)]).toEqual([false, false, true]);
-    expect([sent('INFO', true, true), sent('DEBUG', true, true), sent('TRACE', true, true)]).toEqual([false, false, false]);
+    const sent = (level: string, error: boolean, warn: boolean) =>
+      logMonSaasEvent(logQueued({ ...REPOSITORY, level }), {
+        ...LOG_OPTIONS,
+        sources: sources({ repository: { enable: true, error, warn } }),
+      }) !== null;
+    expect([sent('ERROR', true, false), sent('FATAL', true, false), sent('WARN', true, false)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect([sent('ERROR', false, true), sent('FATAL', false, true), sent('WARN', false, true)]).toEqual([
+      false,
+      false,
+      true,
+    ]);
+    expect([sent('INFO', true, true), sent('DEBUG', true, true), sent('TRACE', true, true)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
     expect(sent('error', true, false)).toBe(true);
   });
 });

@@ -13,12 +13,29 @@ import path from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
+import {
+  invalidTopicReason,
+  MqttPublishError,
+  MqttWriter,
+  type MqttWriterOptions,
+  topicLevel,
+} from '../../../../shared/destinations/mqtt/client.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
-import { MqttPublishError, MqttWriter, invalidTopicReason, topicLevel, type MqttWriterOptions } from '../../../../shared/destinations/mqtt/client.js';
-import { startMosquitto, type MosquittoHandle } from '../../../support/mosquitto.js';
-import { canConnect, findExecutable, freePort, LOOPBACK, registerTempDir, sleep, spawnManaged, unregisterTempDir, until, waitUntilReady } from '../../../support/ports.js';
 import type { Log } from '../../../../shared/logging/log.js';
 import { silentLog } from '../../../support/log.js';
+import { type MosquittoHandle, startMosquitto } from '../../../support/mosquitto.js';
+import {
+  canConnect,
+  findExecutable,
+  freePort,
+  LOOPBACK,
+  registerTempDir,
+  sleep,
+  spawnManaged,
+  unregisterTempDir,
+  until,
+  waitUntilReady,
+} from '../../../support/ports.js';
 
 const MODULE = 'HEALTH_METRICS_MQTT';
 
@@ -53,7 +70,12 @@ function mqttSettings(port: number): SvcConfig['mqttConfig'] {
 
 /** An MQTT 5 subscriber with retain-as-published, so `retain` shows the flag the publisher set. */
 async function subscriber(url: string, filter: string): Promise<{ client: MqttClient; messages: Received[] }> {
-  const client = await connectAsync(url, { protocolVersion: 5, clientId: `sub_${Math.random().toString(16).slice(2)}`, reconnectPeriod: 0, connectTimeout: 5_000 });
+  const client = await connectAsync(url, {
+    protocolVersion: 5,
+    clientId: `sub_${Math.random().toString(16).slice(2)}`,
+    reconnectPeriod: 0,
+    connectTimeout: 5_000,
+  });
   const messages: Received[] = [];
   client.on('message', (topic, payload, packet) => {
     messages.push({ topic, payload: payload.toString('utf8'), qos: packet.qos, retain: packet.retain });
@@ -68,7 +90,10 @@ async function mosquittoOn(port: number): Promise<{ stop(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'mqtt-writer-test-'));
   registerTempDir(dir);
   const config = path.join(dir, 'mosquitto.conf');
-  await writeFile(config, `listener ${port} ${LOOPBACK}\nallow_anonymous true\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\nconnection_messages false\n`);
+  await writeFile(
+    config,
+    `listener ${port} ${LOOPBACK}\nallow_anonymous true\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\nconnection_messages false\n`,
+  );
   const proc = spawnManaged(binary, ['-c', config], dir);
   try {
     await waitUntilReady(proc, `mosquitto (${LOOPBACK}:${port})`, () => canConnect(port, LOOPBACK, 500), 10_000);
@@ -117,7 +142,13 @@ describe('MqttWriter against a running mosquitto', () => {
   const extraClients: MqttClient[] = [];
 
   const newWriter = (options: Partial<MqttWriterOptions> = {}): MqttWriter =>
-    new MqttWriter({ settings: mqttSettings(broker.port), log: rec.log, errors: errors.tracker, connectTimeoutMs: 3_000, ...options });
+    new MqttWriter({
+      settings: mqttSettings(broker.port),
+      log: rec.log,
+      errors: errors.tracker,
+      connectTimeoutMs: 3_000,
+      ...options,
+    });
 
   beforeAll(async () => {
     broker = await startMosquitto();
@@ -147,7 +178,11 @@ describe('MqttWriter against a running mosquitto', () => {
     expect(writer.url).toBe(`mqtt://127.0.0.1:${broker.port}`);
     expect(rec.at('info')).toEqual([expect.objectContaining({ msg: 'connected to the MQTT broker' })]);
 
-    const json = JSON.stringify({ messageType: 'qs-proxy-session', userId: 'göran', message: "Start session for user 'LAB\\göran' ✓" }, null, 2);
+    const json = JSON.stringify(
+      { messageType: 'qs-proxy-session', userId: 'göran', message: "Start session for user 'LAB\\göran' ✓" },
+      null,
+      2,
+    );
     expect(await writer.publish('svc-test/node1.lab.local/mem/committed', '4213.6', MODULE)).toBe(true);
     expect(await writer.publish('svc-test/userevent', json, 'USER_EVENTS_MQTT')).toBe(true);
     expect(await writer.publish('svc-test/unicode', 'Grüße 🚀', MODULE)).toBe(true);
@@ -184,9 +219,18 @@ describe('MqttWriter against a running mosquitto', () => {
   it('refuses a topic with a wildcard (tracked with the module) and stays connected', async () => {
     expect(await writer.publish('svc-test/node+1/cpu', '1', 'PROXY_SESSIONS_MQTT')).toBe(false);
     expect(errors.tracked).toHaveLength(1);
-    expect(errors.tracked[0]).toMatchObject({ type: 'MQTT_PUBLISH', module: 'PROXY_SESSIONS_MQTT', category: 'mqtt_error' });
+    expect(errors.tracked[0]).toMatchObject({
+      type: 'MQTT_PUBLISH',
+      module: 'PROXY_SESSIONS_MQTT',
+      category: 'mqtt_error',
+    });
     expect(errors.tracked[0]?.error).toMatchObject({ host: '127.0.0.1', topic: 'svc-test/node+1/cpu' });
-    expect(rec.at('error')).toEqual([expect.objectContaining({ msg: 'MQTT publish failed', obj: expect.objectContaining({ module: 'PROXY_SESSIONS_MQTT' }) })]);
+    expect(rec.at('error')).toEqual([
+      expect.objectContaining({
+        msg: 'MQTT publish failed',
+        obj: expect.objectContaining({ module: 'PROXY_SESSIONS_MQTT' }),
+      }),
+    ]);
 
     expect(await writer.publish('svc-test/after', 'still here', MODULE)).toBe(true);
     await until('the message', () => sub.messages.length >= 1);
@@ -213,7 +257,9 @@ describe('MqttWriter against a running mosquitto', () => {
     await writer.stop();
     expect(await Promise.all(pending)).toEqual(Array.from({ length: 12 }, () => true));
     await until('all 12 messages', () => sub.messages.length >= 12);
-    expect(sub.messages.map((m) => m.payload.slice(0, 3))).toEqual(Array.from({ length: 12 }, (_, i) => `${i}:`.padEnd(3, 'x')));
+    expect(sub.messages.map((m) => m.payload.slice(0, 3))).toEqual(
+      Array.from({ length: 12 }, (_, i) => `${i}:`.padEnd(3, 'x')),
+    );
     expect(errors.tracked).toEqual([]);
   });
 
@@ -234,7 +280,13 @@ describe('MqttWriter when the broker is down at start, comes up, and goes away',
 
   beforeAll(async () => {
     port = await freePort();
-    writer = new MqttWriter({ settings: mqttSettings(port), log: rec.log, errors: errors.tracker, connectTimeoutMs: 3_000, reconnectPeriodMs: 200 });
+    writer = new MqttWriter({
+      settings: mqttSettings(port),
+      log: rec.log,
+      errors: errors.tracker,
+      connectTimeoutMs: 3_000,
+      reconnectPeriodMs: 200,
+    });
   });
 
   afterAll(async () => {
@@ -247,7 +299,12 @@ describe('MqttWriter when the broker is down at start, comes up, and goes away',
     await writer.start();
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(writer.connected).toBe(false);
-    expect(rec.at('warn')).toEqual([expect.objectContaining({ msg: expect.stringMatching(/not reached at start/), obj: expect.objectContaining({ host: '127.0.0.1', port, code: 'ECONNREFUSED' }) })]);
+    expect(rec.at('warn')).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/not reached at start/),
+        obj: expect.objectContaining({ host: '127.0.0.1', port, code: 'ECONNREFUSED' }),
+      }),
+    ]);
 
     expect(await writer.publish('svc-test/down', '1', MODULE)).toBe(false);
     expect(errors.tracked).toHaveLength(1);
@@ -281,7 +338,12 @@ describe('MqttWriter when the broker is down at start, comes up, and goes away',
     await until('the writer to notice', () => !writer.connected);
     // One WARN for the outage ('connection lost' or 'connection error', depending on how the socket ended).
     await until('a WARN about the outage', () => rec.at('warn').length > warningsBefore);
-    expect(rec.at('warn').slice(warningsBefore)).toEqual([expect.objectContaining({ msg: expect.stringMatching(/^MQTT connection (lost|error)/), obj: expect.objectContaining({ host: '127.0.0.1', port }) })]);
+    expect(rec.at('warn').slice(warningsBefore)).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/^MQTT connection (lost|error)/),
+        obj: expect.objectContaining({ host: '127.0.0.1', port }),
+      }),
+    ]);
 
     const results = [];
     for (let i = 0; i < 3; i++) results.push(await writer.publish('svc-test/gone', String(i), 'LOG_EVENTS_MQTT'));
@@ -330,7 +392,13 @@ describe('MqttWriter when the broker accepts TCP but never answers CONNECT', () 
     if (address === null || typeof address === 'string') throw new Error('no address');
     const rec = recordingLog();
     const { tracker } = trackerWithSink();
-    const writer = new MqttWriter({ settings: mqttSettings(address.port), log: rec.log, errors: tracker, connectTimeoutMs: 300, reconnectPeriodMs: 10_000 });
+    const writer = new MqttWriter({
+      settings: mqttSettings(address.port),
+      log: rec.log,
+      errors: tracker,
+      connectTimeoutMs: 300,
+      reconnectPeriodMs: 10_000,
+    });
     const started = Date.now();
     await writer.start();
     const elapsed = Date.now() - started;

@@ -4,21 +4,43 @@
  * topics it reached; kinds it does not serve are left alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
-import { logEventMessages, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/mappers.js';
 import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
-import { LOG_EVENTS_MQTT_MODULE, MqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
-import type { MosquittoHandle } from '../../../support/mosquitto.js';
-import { startMqttRig, type MqttRig, type Received } from '../../../support/mqtt-rig.js';
-import { LOOPBACK, sleep, until } from '../../../support/ports.js';
-import { CLOSE_CONNECTION, PROXY, QIX_PERF_USER, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
-import { EVENT_COUNT, auditQueued, pointsQueued } from '../../platform/queued.js';
+import {
+  LOG_EVENTS_MQTT_MODULE,
+  MqttDestination,
+  USER_EVENTS_MQTT_MODULE,
+} from '../../../../shared/destinations/mqtt/destination.js';
+import {
+  type LogEventMqttSettings,
+  logEventMessages,
+  type UserEventMqttSettings,
+  userEventMessages,
+} from '../../../../shared/destinations/mqtt/mappers.js';
+import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
+import type { MosquittoHandle } from '../../../support/mosquitto.js';
+import { type MqttRig, type Received, startMqttRig } from '../../../support/mqtt-rig.js';
+import { LOOPBACK, sleep, until } from '../../../support/ports.js';
+import {
+  CLOSE_CONNECTION,
+  logQueued,
+  PROXY,
+  QIX_PERF_USER,
+  START_SESSION,
+  userQueued,
+} from '../../platform/fixtures.js';
+import { auditQueued, EVENT_COUNT, pointsQueued } from '../../platform/queued.js';
 
 const quiet = silentLog;
 
-function userSettings(prefix: string, enabled: Partial<Record<keyof UserEventMqttSettings['postTo'], string>>): UserEventMqttSettings {
-  const t = (key: keyof UserEventMqttSettings['postTo'], suffix: string) => ({ enable: enabled[key] !== undefined, topic: enabled[key] ?? `${prefix}/${suffix}` });
+function userSettings(
+  prefix: string,
+  enabled: Partial<Record<keyof UserEventMqttSettings['postTo'], string>>,
+): UserEventMqttSettings {
+  const t = (key: keyof UserEventMqttSettings['postTo'], suffix: string) => ({
+    enable: enabled[key] !== undefined,
+    topic: enabled[key] ?? `${prefix}/${suffix}`,
+  });
   return {
     enable: true,
     postTo: {
@@ -53,11 +75,27 @@ describe('MqttDestination', () => {
   const under = (prefix: string) => received.filter((m) => m.topic.startsWith(`${prefix}/`) || m.topic === prefix);
 
   it('publishes every message of user and log events, payloads as built, not retained', async () => {
-    const user = userSettings('t1', { everythingTopic: 't1/userevent', sessionStartTopic: 't1/userevent/session/start', connectionCloseTopic: 't1/userevent/connection/close' });
+    const user = userSettings('t1', {
+      everythingTopic: 't1/userevent',
+      sessionStartTopic: 't1/userevent/session/start',
+      connectionCloseTopic: 't1/userevent/connection/close',
+    });
     const log = logSettings('t1/logevent');
     const tags = [{ name: 'env', value: 'dev' }];
-    const destination = new MqttDestination({ writer, userEvents: { settings: user, tags }, logEvents: { settings: log, tags: [{ name: 'site', value: 'lab' }] }, log: quiet });
-    const events = [userQueued(START_SESSION), userQueued(CLOSE_CONNECTION), logQueued(PROXY), logQueued(QIX_PERF_USER), pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()];
+    const destination = new MqttDestination({
+      writer,
+      userEvents: { settings: user, tags },
+      logEvents: { settings: log, tags: [{ name: 'site', value: 'lab' }] },
+      log: quiet,
+    });
+    const events = [
+      userQueued(START_SESSION),
+      userQueued(CLOSE_CONNECTION),
+      logQueued(PROXY),
+      logQueued(QIX_PERF_USER),
+      pointsQueued('EVENT_COUNTS', [EVENT_COUNT]),
+      auditQueued(),
+    ];
     expect(await destination.write(events)).toEqual(new Set());
 
     const expected = [
@@ -75,8 +113,14 @@ describe('MqttDestination', () => {
     expect(byTopic(got)).toEqual(byTopic(expected));
     expect(got.map((m) => m.topic).sort()).toEqual(
       [
-        't1/userevent', 't1/userevent', 't1/userevent/session/start', 't1/userevent/connection/close',
-        't1/logevent', 't1/logevent/audit/proxy/proxy/core/requestlistener', 't1/logevent', 't1/logevent/qixperformance/engine/engine',
+        't1/userevent',
+        't1/userevent',
+        't1/userevent/session/start',
+        't1/userevent/connection/close',
+        't1/logevent',
+        't1/logevent/audit/proxy/proxy/core/requestlistener',
+        't1/logevent',
+        't1/logevent/qixperformance/engine/engine',
       ].sort(),
     );
     // §7.3's example payload, byte for byte, as the subscriber got it.
@@ -86,17 +130,31 @@ describe('MqttDestination', () => {
   });
 
   it('leaves user events alone when they do not go to MQTT (not published, not failed)', async () => {
-    const destination = new MqttDestination({ writer, userEvents: null, logEvents: { settings: logSettings('t2/logevent'), tags: [] }, log: quiet });
+    const destination = new MqttDestination({
+      writer,
+      userEvents: null,
+      logEvents: { settings: logSettings('t2/logevent'), tags: [] },
+      log: quiet,
+    });
     expect(await destination.write([userQueued(START_SESSION), logQueued(PROXY)])).toEqual(new Set());
     await until('2 messages', () => under('t2').length >= 2);
     await sleep(100);
-    expect(under('t2').map((m) => m.topic).sort()).toEqual(['t2/logevent', 't2/logevent/audit/proxy/proxy/core/requestlistener']);
+    expect(
+      under('t2')
+        .map((m) => m.topic)
+        .sort(),
+    ).toEqual(['t2/logevent', 't2/logevent/audit/proxy/proxy/core/requestlistener']);
   });
 
   it('returns an event with a failed publish, and a redelivery does not republish to the topics it reached', async () => {
     // A wildcard in a configured topic makes that one publish fail (MqttWriter refuses it).
     const user = userSettings('t3', { everythingTopic: 't3/userevent', sessionStartTopic: 't3/bad/+' });
-    const destination = new MqttDestination({ writer, userEvents: { settings: user, tags: [] }, logEvents: null, log: quiet });
+    const destination = new MqttDestination({
+      writer,
+      userEvents: { settings: user, tags: [] },
+      logEvents: null,
+      log: quiet,
+    });
     const failing = userQueued(START_SESSION);
     const fine = userQueued(CLOSE_CONNECTION);
     expect(await destination.write([failing, fine])).toEqual(new Set([failing.id]));
@@ -106,12 +164,21 @@ describe('MqttDestination', () => {
     await until('2 messages', () => under('t3').length >= 2);
     await sleep(200);
     // Once for each event on the everything topic: the redelivery did not publish it again.
-    expect(under('t3').map((m) => JSON.parse(m.payload) as { command: string }).map((p) => p.command).sort()).toEqual(['Close connection', 'Start session']);
+    expect(
+      under('t3')
+        .map((m) => JSON.parse(m.payload) as { command: string })
+        .map((p) => p.command)
+        .sort(),
+    ).toEqual(['Close connection', 'Start session']);
   });
 
   it('returns every event it serves while the writer cannot publish, and the others not', async () => {
     const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
-    const notStarted = new MqttWriter({ settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' }, log: quiet, errors });
+    const notStarted = new MqttWriter({
+      settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' },
+      log: quiet,
+      errors,
+    });
     const destination = new MqttDestination({
       writer: notStarted,
       userEvents: { settings: userSettings('t4', { everythingTopic: 't4/userevent' }), tags: [] },
@@ -121,7 +188,13 @@ describe('MqttDestination', () => {
     const user = userQueued(START_SESSION);
     const log = logQueued(PROXY);
     tracked.length = 0;
-    expect(await destination.write([user, log, pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()])).toEqual(new Set([user.id, log.id]));
-    expect(tracked.map((t) => t.module).sort()).toEqual([LOG_EVENTS_MQTT_MODULE, LOG_EVENTS_MQTT_MODULE, USER_EVENTS_MQTT_MODULE]);
+    expect(await destination.write([user, log, pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()])).toEqual(
+      new Set([user.id, log.id]),
+    );
+    expect(tracked.map((t) => t.module).sort()).toEqual([
+      LOG_EVENTS_MQTT_MODULE,
+      LOG_EVENTS_MQTT_MODULE,
+      USER_EVENTS_MQTT_MODULE,
+    ]);
   });
 });

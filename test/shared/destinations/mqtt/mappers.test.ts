@@ -3,7 +3,13 @@
  * topics per command and per enabled flag, subsystem topics.
  */
 import { describe, expect, it } from 'vitest';
-import { logEventMessages, subsystemTopic, userEventMessages, type LogEventMqttSettings, type UserEventMqttSettings } from '../../../../shared/destinations/mqtt/mappers.js';
+import {
+  type LogEventMqttSettings,
+  logEventMessages,
+  subsystemTopic,
+  type UserEventMqttSettings,
+  userEventMessages,
+} from '../../../../shared/destinations/mqtt/mappers.js';
 import { CLOSE_CONNECTION, OPEN_CONNECTION, PROXY, QIX_PERF_INTERNAL, START_SESSION } from '../../platform/fixtures.js';
 
 function userSettings(enabled: Partial<Record<keyof UserEventMqttSettings['postTo'], boolean>>): UserEventMqttSettings {
@@ -20,7 +26,13 @@ function userSettings(enabled: Partial<Record<keyof UserEventMqttSettings['postT
   };
 }
 
-const ALL_TOPICS = userSettings({ everythingTopic: true, sessionStartTopic: true, sessionStopTopic: true, connectionOpenTopic: true, connectionCloseTopic: true });
+const ALL_TOPICS = userSettings({
+  everythingTopic: true,
+  sessionStartTopic: true,
+  sessionStopTopic: true,
+  connectionOpenTopic: true,
+  connectionCloseTopic: true,
+});
 
 function logSettings(baseTopic: boolean, subsystemTopics: boolean, base = 'svc/logevent'): LogEventMqttSettings {
   return { enable: true, baseTopic: base, postTo: { baseTopic, subsystemTopics } };
@@ -28,11 +40,14 @@ function logSettings(baseTopic: boolean, subsystemTopics: boolean, base = 'svc/l
 
 describe('user events (§7.3)', () => {
   it('writes the §7.3 example payload byte for byte', () => {
-    const messages = userEventMessages(START_SESSION, userSettings({ everythingTopic: true }), [{ name: 'env', value: 'dev' }]);
+    const messages = userEventMessages(START_SESSION, userSettings({ everythingTopic: true }), [
+      { name: 'env', value: 'dev' },
+    ]);
     expect(messages).toEqual([
       {
         topic: 'svc/userevent',
-        payload: '{"messageType":"qseow-proxy-session","host":"PLAT-N1","command":"Start session","userDir":"LAB","userId":"goran","origin":"AppAccess","context":"/hub/","message":"Start session for user \'LAB\\\\goran\'","tags":{"env":"dev"}}',
+        payload:
+          '{"messageType":"qseow-proxy-session","host":"PLAT-N1","command":"Start session","userDir":"LAB","userId":"goran","origin":"AppAccess","context":"/hub/","message":"Start session for user \'LAB\\\\goran\'","tags":{"env":"dev"}}',
       },
     ]);
   });
@@ -41,16 +56,39 @@ describe('user events (§7.3)', () => {
     const [message] = userEventMessages(OPEN_CONNECTION, userSettings({ everythingTopic: true }), []);
     const payload = JSON.parse(message?.payload ?? '{}') as Record<string, unknown>;
     expect(Object.keys(payload)).toEqual([
-      'messageType', 'host', 'command', 'userDir', 'userId', 'origin', 'context', 'message', 'tags',
-      'appId', 'appName', 'uaBrowserName', 'uaBrowserMajorVersion', 'uaOsName', 'uaOsVersion',
+      'messageType',
+      'host',
+      'command',
+      'userDir',
+      'userId',
+      'origin',
+      'context',
+      'message',
+      'tags',
+      'appId',
+      'appName',
+      'uaBrowserName',
+      'uaBrowserMajorVersion',
+      'uaOsName',
+      'uaOsVersion',
     ]);
-    expect(payload).toMatchObject({ tags: {}, appName: '<unknown app name>', uaOsVersion: 'NT 10.0', userDir: 'LAB', userId: 'goran' });
+    expect(payload).toMatchObject({
+      tags: {},
+      appName: '<unknown app name>',
+      uaOsVersion: 'NT 10.0',
+      userDir: 'LAB',
+      userId: 'goran',
+    });
   });
 
   it('publishes to the everything topic and to the one topic of the command', () => {
-    const topics = (event: typeof START_SESSION, settings = ALL_TOPICS) => userEventMessages(event, settings, []).map((m) => m.topic);
+    const topics = (event: typeof START_SESSION, settings = ALL_TOPICS) =>
+      userEventMessages(event, settings, []).map((m) => m.topic);
     expect(topics(START_SESSION)).toEqual(['svc/userevent', 'svc/userevent/session/start']);
-    expect(topics({ ...START_SESSION, command: 'Stop session' })).toEqual(['svc/userevent', 'svc/userevent/session/stop']);
+    expect(topics({ ...START_SESSION, command: 'Stop session' })).toEqual([
+      'svc/userevent',
+      'svc/userevent/session/stop',
+    ]);
     expect(topics(OPEN_CONNECTION)).toEqual(['svc/userevent', 'svc/userevent/connection/open']);
     expect(topics(CLOSE_CONNECTION)).toEqual(['svc/userevent', 'svc/userevent/connection/close']);
     // Commands are case-sensitive (§1.2); an unknown one goes to the everything topic only.
@@ -60,9 +98,17 @@ describe('user events (§7.3)', () => {
 
   it('publishes nothing to a topic that is not enabled', () => {
     expect(userEventMessages(START_SESSION, userSettings({}), [])).toEqual([]);
-    expect(userEventMessages(START_SESSION, userSettings({ sessionStopTopic: true, connectionOpenTopic: true }), [])).toEqual([]);
-    expect(userEventMessages(START_SESSION, userSettings({ sessionStartTopic: true }), []).map((m) => m.topic)).toEqual(['svc/userevent/session/start']);
-    expect(userEventMessages(CLOSE_CONNECTION, userSettings({ everythingTopic: true, sessionStartTopic: true }), []).map((m) => m.topic)).toEqual(['svc/userevent']);
+    expect(
+      userEventMessages(START_SESSION, userSettings({ sessionStopTopic: true, connectionOpenTopic: true }), []),
+    ).toEqual([]);
+    expect(userEventMessages(START_SESSION, userSettings({ sessionStartTopic: true }), []).map((m) => m.topic)).toEqual(
+      ['svc/userevent/session/start'],
+    );
+    expect(
+      userEventMessages(CLOSE_CONNECTION, userSettings({ everythingTopic: true, sessionStartTopic: true }), []).map(
+        (m) => m.topic,
+      ),
+    ).toEqual(['svc/userevent']);
   });
 
   it('sends once to two enabled topics with the same text', () => {
@@ -74,7 +120,9 @@ describe('user events (§7.3)', () => {
 
 describe('log events (§7.4)', () => {
   it('builds the subsystem topic of the §7.4 example', () => {
-    expect(subsystemTopic('svc/logevent', 'Audit.Proxy.Proxy.Core.RequestListener')).toBe('svc/logevent/audit/proxy/proxy/core/requestlistener');
+    expect(subsystemTopic('svc/logevent', 'Audit.Proxy.Proxy.Core.RequestListener')).toBe(
+      'svc/logevent/audit/proxy/proxy/core/requestlistener',
+    );
     expect(subsystemTopic('svc/logevent/', 'Audit.Proxy')).toBe('svc/logevent/audit/proxy');
   });
 
@@ -85,7 +133,8 @@ describe('log events (§7.4)', () => {
   });
 
   it('publishes to the base topic and/or the subsystem topic as enabled', () => {
-    const topics = (base: boolean, sub: boolean) => logEventMessages(PROXY, logSettings(base, sub), []).map((m) => m.topic);
+    const topics = (base: boolean, sub: boolean) =>
+      logEventMessages(PROXY, logSettings(base, sub), []).map((m) => m.topic);
     expect(topics(true, true)).toEqual(['svc/logevent', 'svc/logevent/audit/proxy/proxy/core/requestlistener']);
     expect(topics(true, false)).toEqual(['svc/logevent']);
     expect(topics(false, true)).toEqual(['svc/logevent/audit/proxy/proxy/core/requestlistener']);
@@ -105,6 +154,11 @@ describe('log events (§7.4)', () => {
   it('engine-performance events are published too (nulls as null)', () => {
     const [message] = logEventMessages({ ...QIX_PERF_INTERNAL, process_time: null }, logSettings(false, true), []);
     expect(message?.topic).toBe('svc/logevent/qixperformance/engine/engine');
-    expect(JSON.parse(message?.payload ?? '{}')).toMatchObject({ source: 'qseow-qix-perf', process_time: null, handle: -1, tags: {} });
+    expect(JSON.parse(message?.payload ?? '{}')).toMatchObject({
+      source: 'qseow-qix-perf',
+      process_time: null,
+      handle: -1,
+      tags: {},
+    });
   });
 });

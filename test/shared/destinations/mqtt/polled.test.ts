@@ -7,19 +7,32 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
-import { HEALTH_MQTT_MODULE, MqttDestination, SESSIONS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
+import {
+  HEALTH_MQTT_MODULE,
+  MqttDestination,
+  SESSIONS_MQTT_MODULE,
+} from '../../../../shared/destinations/mqtt/destination.js';
 import { cacheHitRatio, healthMessages, sessionMessages } from '../../../../shared/destinations/mqtt/mappers.js';
 import type { TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
-import { startMqttRig, type MqttRig, type Received } from '../../../support/mqtt-rig.js';
+import { type MqttRig, type Received, startMqttRig } from '../../../support/mqtt-rig.js';
 import { sleep, until } from '../../../support/ports.js';
 import { START_SESSION, userQueued } from '../../platform/fixtures.js';
-import { APP_ID, SESSION_APP, healthBody, healthQueued, healthSample, sessionSample, sessionsQueued } from '../polled.js';
+import {
+  APP_ID,
+  healthBody,
+  healthQueued,
+  healthSample,
+  SESSION_APP,
+  sessionSample,
+  sessionsQueued,
+} from '../polled.js';
 
-const asText = (messages: { topic: string; payload: string }[]): string[] => messages.map((m) => `${m.topic} ${m.payload}`);
+const asText = (messages: { topic: string; payload: string }[]): string[] =>
+  messages.map((m) => `${m.topic} ${m.payload}`);
 
 describe('health messages (§7.1)', () => {
-  it('publishes one message per value under <baseTopic><host>, in the spec\'s suffix list', () => {
+  it("publishes one message per value under <baseTopic><host>, in the spec's suffix list", () => {
     expect(asText(healthMessages(healthSample(), 'svc/'))).toEqual([
       'svc/node1.lab.local/version 12.1306.0',
       'svc/node1.lab.local/started 20240312T081512.000+0100',
@@ -47,8 +60,11 @@ describe('health messages (§7.1)', () => {
   });
 
   it('publishes /cache/hit_ratio only when there were lookups, floored in exact arithmetic', () => {
-    const topics = (cache: ReturnType<typeof healthBody>['cache']) => healthMessages(healthSample({ body: healthBody({ cache }) }), 'svc/').map((m) => m.topic);
-    expect(topics({ hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 })).not.toContain('svc/node1.lab.local/cache/hit_ratio');
+    const topics = (cache: ReturnType<typeof healthBody>['cache']) =>
+      healthMessages(healthSample({ body: healthBody({ cache }) }), 'svc/').map((m) => m.topic);
+    expect(topics({ hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 })).not.toContain(
+      'svc/node1.lab.local/cache/hit_ratio',
+    );
     expect(topics({ hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 })).toHaveLength(21);
     // 29 / 100 × 100 is 28.999999999999996 in floating point.
     expect(cacheHitRatio({ hits: 29, lookups: 100 })).toBe(29);
@@ -57,8 +73,16 @@ describe('health messages (§7.1)', () => {
   });
 
   it('writes booleans as true/false, empty app lists as empty payloads, and makes wildcards in the host plain', () => {
-    const body = healthBody({ saturated: true, apps: { active_docs: [], in_memory_docs: [], loaded_docs: [APP_ID, 'other'], calls: 1, selections: 0 } });
-    const got = new Map(healthMessages(healthSample({ body, tags: { host: 'n+1#a', server_name: 'N1' } }), 'base/').map((m) => [m.topic, m.payload]));
+    const body = healthBody({
+      saturated: true,
+      apps: { active_docs: [], in_memory_docs: [], loaded_docs: [APP_ID, 'other'], calls: 1, selections: 0 },
+    });
+    const got = new Map(
+      healthMessages(healthSample({ body, tags: { host: 'n+1#a', server_name: 'N1' } }), 'base/').map((m) => [
+        m.topic,
+        m.payload,
+      ]),
+    );
     expect(got.get('base/n_1_a/saturated')).toBe('true');
     expect(got.get('base/n_1_a/apps/active_docs')).toBe('');
     expect(got.get('base/n_1_a/apps/loaded_docs')).toBe(`${APP_ID},other`);
@@ -96,8 +120,12 @@ describe('session messages (§7.2)', () => {
   });
 
   it('the root proxy gives …/usersession/, and no sessions an empty array', () => {
-    expect(sessionMessages(sessionSample({ virtualProxy: '/', sessions: [], userIdList: '' }), 'svc/')).toEqual([{ topic: 'svc/node1.lab.local/usersession/', payload: '[]' }]);
-    expect(sessionMessages(sessionSample({ virtualProxy: '/a+b#' }), 'x/')[0]?.topic).toBe('x/node1.lab.local/usersession/a_b_');
+    expect(sessionMessages(sessionSample({ virtualProxy: '/', sessions: [], userIdList: '' }), 'svc/')).toEqual([
+      { topic: 'svc/node1.lab.local/usersession/', payload: '[]' },
+    ]);
+    expect(sessionMessages(sessionSample({ virtualProxy: '/a+b#' }), 'x/')[0]?.topic).toBe(
+      'x/node1.lab.local/usersession/a_b_',
+    );
   });
 });
 
@@ -121,7 +149,14 @@ describe('MqttDestination (health and sessions)', () => {
   const under = (prefix: string) => received.filter((m) => m.topic.startsWith(prefix));
 
   it('publishes every health value and the session array, not retained, and leaves other kinds alone', async () => {
-    const destination = new MqttDestination({ writer, userEvents: null, logEvents: null, health: { baseTopic: 'p1/' }, sessions: { baseTopic: 'p1/' }, log: silentLog });
+    const destination = new MqttDestination({
+      writer,
+      userEvents: null,
+      logEvents: null,
+      health: { baseTopic: 'p1/' },
+      sessions: { baseTopic: 'p1/' },
+      log: silentLog,
+    });
     const health = healthQueued();
     const sessions = sessionsQueued();
     expect(await destination.write([health, sessions, userQueued(START_SESSION)])).toEqual(new Set());
@@ -136,9 +171,29 @@ describe('MqttDestination (health and sessions)', () => {
   });
 
   it('takes health and session polls only when they go to MQTT', async () => {
-    const healthOnly = new MqttDestination({ writer, userEvents: null, logEvents: null, health: { baseTopic: 'p2/' }, sessions: null, log: silentLog });
-    expect(await healthOnly.write([sessionsQueued(), healthQueued(healthSample({ body: healthBody({ cache: { hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 } }) }))])).toEqual(new Set());
-    const sessionsOnly = new MqttDestination({ writer, userEvents: null, logEvents: null, sessions: { baseTopic: 'p3/' }, log: silentLog });
+    const healthOnly = new MqttDestination({
+      writer,
+      userEvents: null,
+      logEvents: null,
+      health: { baseTopic: 'p2/' },
+      sessions: null,
+      log: silentLog,
+    });
+    expect(
+      await healthOnly.write([
+        sessionsQueued(),
+        healthQueued(
+          healthSample({ body: healthBody({ cache: { hits: 0, lookups: 0, added: 0, replaced: 0, bytes_added: 0 } }) }),
+        ),
+      ]),
+    ).toEqual(new Set());
+    const sessionsOnly = new MqttDestination({
+      writer,
+      userEvents: null,
+      logEvents: null,
+      sessions: { baseTopic: 'p3/' },
+      log: silentLog,
+    });
     expect(await sessionsOnly.write([healthQueued(), sessionsQueued()])).toEqual(new Set());
     await until('22 messages', () => under('p2/').length + under('p3/').length >= 22);
     await sleep(100);
@@ -152,13 +207,32 @@ describe('MqttDestination (health and sessions)', () => {
     // base topic the suffixes of up to 12 characters fit and the longer ones fail, every time.
     const base = `p4/${'x'.repeat(65_535 - 'node1.lab.local'.length - 12 - 4)}/`;
     const fits = (topic: string) => Buffer.byteLength(topic) <= 65_535;
-    const destination = new MqttDestination({ writer, userEvents: null, logEvents: null, health: { baseTopic: base }, sessions: { baseTopic: base }, log: silentLog });
+    const destination = new MqttDestination({
+      writer,
+      userEvents: null,
+      logEvents: null,
+      health: { baseTopic: base },
+      sessions: { baseTopic: base },
+      log: silentLog,
+    });
     const health = healthQueued();
     const sessions = sessionsQueued();
     const messages = healthMessages(health.sample, base);
     const good = messages.filter((m) => fits(m.topic));
     const bad = messages.length - good.length;
-    expect(good.map((m) => m.topic.slice(base.length + 'node1.lab.local'.length)).sort()).toEqual(['/apps/calls', '/cache/added', '/cache/hits', '/cpu/total', '/mem/free', '/saturated', '/started', '/users/total', '/version'].sort());
+    expect(good.map((m) => m.topic.slice(base.length + 'node1.lab.local'.length)).sort()).toEqual(
+      [
+        '/apps/calls',
+        '/cache/added',
+        '/cache/hits',
+        '/cpu/total',
+        '/mem/free',
+        '/saturated',
+        '/started',
+        '/users/total',
+        '/version',
+      ].sort(),
+    );
 
     expect(await destination.write([health, sessions])).toEqual(new Set([health.id, sessions.id]));
     expect(tracked.map((t) => [t.type, t.module, t.serverName])).toEqual([

@@ -17,11 +17,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TsdbWriter, type TsdbConfig } from '../../../../shared/destinations/tsdb/writer.js';
+import { type TsdbConfig, TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { isRecord } from '../../../../shared/util/records.js';
 import { REPO_ROOT } from '../../../support/build.js';
-import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
-import { query, startInfluxd, type InfluxdHandle } from '../../../support/influxd.js';
+import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
+import { type InfluxdHandle, query, startInfluxd } from '../../../support/influxd.js';
 import { recorder, tsdbConfig } from './helpers.js';
 
 const run = promisify(execFile);
@@ -110,10 +110,16 @@ async function runChild(name: string, config: TsdbConfig): Promise<ChildRun> {
   for (const line of (await readFile(file, 'utf8')).split('\n')) {
     if (line.startsWith('load ')) loaded.push(line.slice('load '.length));
     const step = /^mark (imported|constructed|ensured|written)$/.exec(line)?.[1];
-    if (step === 'imported' || step === 'constructed' || step === 'ensured' || step === 'written') loadedBy[step] = [...loaded];
+    if (step === 'imported' || step === 'constructed' || step === 'ensured' || step === 'written')
+      loadedBy[step] = [...loaded];
   }
   const result: unknown = JSON.parse(stdout);
-  if (!isRecord(result) || typeof result.written !== 'number' || typeof result.requests !== 'number' || !Array.isArray(result.errors)) {
+  if (
+    !isRecord(result) ||
+    typeof result.written !== 'number' ||
+    typeof result.requests !== 'number' ||
+    !Array.isArray(result.errors)
+  ) {
     throw new Error(`unexpected child output: ${stdout}`);
   }
   return { written: result.written, requests: result.requests, errors: result.errors.map(String), loadedBy };
@@ -127,7 +133,11 @@ describe('createTsdbClient loads only the configured version’s client library,
   let v3: FakeInflux;
 
   beforeAll(async () => {
-    [influx, v2, v3] = await Promise.all([startInfluxd(), startFakeInflux({ version: 2, token: 'v2-token', org: 'acme' }), startFakeInflux({ version: 3, token: 'v3-token' })]);
+    [influx, v2, v3] = await Promise.all([
+      startInfluxd(),
+      startFakeInflux({ version: 2, token: 'v2-token', org: 'acme' }),
+      startFakeInflux({ version: 3, token: 'v3-token' }),
+    ]);
   });
 
   afterAll(async () => {
@@ -137,7 +147,9 @@ describe('createTsdbClient loads only the configured version’s client library,
   it('version 1 (real influxd): influx is loaded by ensureDatabase(), @influxdata/influxdb-client never', async () => {
     const child = await runChild('v1', tsdbConfig({ version: 1, port: influx.port, v1: { dbName: 'lazy_v1' } }));
     expect(child).toMatchObject({ written: 1, requests: 1, errors: [] });
-    expect(await query(influx, 'SELECT count(n) FROM lazy', 'lazy_v1')).toMatchObject({ results: [{ series: [{ values: [['1970-01-01T00:00:00Z', 1]] }] }] });
+    expect(await query(influx, 'SELECT count(n) FROM lazy', 'lazy_v1')).toMatchObject({
+      results: [{ series: [{ values: [['1970-01-01T00:00:00Z', 1]] }] }],
+    });
 
     // The hook sees the writer's own modules: an empty list would prove nothing.
     expect(loads(child.loadedBy.imported, '/dist/shared/destinations/tsdb/v1.js')).toBe(true);
@@ -147,7 +159,10 @@ describe('createTsdbClient loads only the configured version’s client library,
   });
 
   it('version 2 (fake): @influxdata/influxdb-client is loaded at the first request, influx never', async () => {
-    const child = await runChild('v2', tsdbConfig({ version: 2, port: v2.port, v2: { org: 'acme', token: 'v2-token', bucket: 'lazy' } }));
+    const child = await runChild(
+      'v2',
+      tsdbConfig({ version: 2, port: v2.port, v2: { org: 'acme', token: 'v2-token', bucket: 'lazy' } }),
+    );
     expect(child).toMatchObject({ written: 1, requests: 1, errors: [] });
     expect(v2.lines()).toHaveLength(1);
 
@@ -171,8 +186,14 @@ describe('writeUrl', () => {
     const rec = recorder();
     const url = (config: TsdbConfig): string => new TsdbWriter({ config, log: rec.log, onError: rec.onError }).writeUrl;
     const auth = { enable: true, username: 'svc', password: 'secret' };
-    expect(url(tsdbConfig({ version: 1, port: 8086, v1: { dbName: 'svc db', auth } }))).toBe('http://127.0.0.1:8086/write?db=svc+db&precision=ns');
-    expect(url(tsdbConfig({ version: 2, host: '::1', port: 8086, v2: { org: 'a&b', bucket: 'svc', token: 'secret' } }))).toBe('http://[::1]:8086/api/v2/write?org=a%26b&bucket=svc&precision=ns');
-    expect(url(tsdbConfig({ version: 3, port: 8181, v3: { database: 'svc', token: 'secret' } }))).toBe('http://127.0.0.1:8181/api/v3/write_lp?db=svc&precision=nanosecond');
+    expect(url(tsdbConfig({ version: 1, port: 8086, v1: { dbName: 'svc db', auth } }))).toBe(
+      'http://127.0.0.1:8086/write?db=svc+db&precision=ns',
+    );
+    expect(
+      url(tsdbConfig({ version: 2, host: '::1', port: 8086, v2: { org: 'a&b', bucket: 'svc', token: 'secret' } })),
+    ).toBe('http://[::1]:8086/api/v2/write?org=a%26b&bucket=svc&precision=ns');
+    expect(url(tsdbConfig({ version: 3, port: 8181, v3: { database: 'svc', token: 'secret' } }))).toBe(
+      'http://127.0.0.1:8181/api/v3/write_lp?db=svc&precision=nanosecond',
+    );
   });
 });

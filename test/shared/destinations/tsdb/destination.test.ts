@@ -6,26 +6,58 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../../shared/config/load.js';
 import type { SvcConfig } from '../../../../shared/config/schema.js';
+import {
+  LOG_EVENTS_TSDB_MODULE,
+  TsdbDestination,
+  type TsdbDestinationOptions,
+  USER_EVENTS_TSDB_MODULE,
+} from '../../../../shared/destinations/tsdb/destination.js';
+import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
+import { ERROR_TRACKING_MODULE } from '../../../../shared/errors/points.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { Logger } from '../../../../shared/logging/logger.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
-import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
-import { LOG_EVENTS_TSDB_MODULE, TsdbDestination, USER_EVENTS_TSDB_MODULE, type TsdbDestinationOptions } from '../../../../shared/destinations/tsdb/destination.js';
-import { ERROR_TRACKING_MODULE } from '../../../../shared/errors/points.js';
 import { captureLog, type LogCapture } from '../../../support/audit.js';
-import { fieldTypes, queryRows, startInfluxd, tagKeys as tagKeysOf, type InfluxdHandle } from '../../../support/influxd.js';
+import {
+  fieldTypes,
+  type InfluxdHandle,
+  queryRows,
+  startInfluxd,
+  tagKeys as tagKeysOf,
+} from '../../../support/influxd.js';
 import { freePort } from '../../../support/ports.js';
-import { OPEN_CONNECTION, PROXY, QIX_PERF_INTERNAL, START_SESSION, logQueued, userQueued } from '../../platform/fixtures.js';
-import { EVENT_COUNT, QUEUE_METRICS, auditQueued, pointsQueued } from '../../platform/queued.js';
+import {
+  logQueued,
+  OPEN_CONNECTION,
+  PROXY,
+  QIX_PERF_INTERNAL,
+  START_SESSION,
+  userQueued,
+} from '../../platform/fixtures.js';
+import { auditQueued, EVENT_COUNT, pointsQueued, QUEUE_METRICS } from '../../platform/queued.js';
 
 const rows = queryRows;
-const measurements = async (influx: InfluxdHandle, db: string): Promise<unknown[]> => (await queryRows(influx, 'SHOW MEASUREMENTS', db)).map((r) => r['name']);
-const tagKeys = async (influx: InfluxdHandle, measurement: string, db: string): Promise<string[]> => (await tagKeysOf(influx, measurement, db)).sort();
+const measurements = async (influx: InfluxdHandle, db: string): Promise<unknown[]> =>
+  (await queryRows(influx, 'SHOW MEASUREMENTS', db)).map((r) => r['name']);
+const tagKeys = async (influx: InfluxdHandle, measurement: string, db: string): Promise<string[]> =>
+  (await tagKeysOf(influx, measurement, db)).sort();
 
 /** The spec's example times are in 2024: a retention long enough to keep them. */
 function tsdbConfig(port: number, dbName: string): SvcConfig['tsdbConfig'] {
   const { config } = parseConfigText(
-    ['Svc:', '  tsdbConfig:', '    enable: true', '    host: 127.0.0.1', `    port: ${port}`, '    version: 1', '    v1Config:', `      dbName: ${dbName}`, '      retentionPolicy:', '        duration: 5000w', ''].join('\n'),
+    [
+      'Svc:',
+      '  tsdbConfig:',
+      '    enable: true',
+      '    host: 127.0.0.1',
+      `    port: ${port}`,
+      '    version: 1',
+      '    v1Config:',
+      `      dbName: ${dbName}`,
+      '      retentionPolicy:',
+      '        duration: 5000w',
+      '',
+    ].join('\n'),
     'test.yaml',
     {},
   );
@@ -33,7 +65,9 @@ function tsdbConfig(port: number, dbName: string): SvcConfig['tsdbConfig'] {
 }
 
 /** The platform side of the destination: no audit events, the edge's points taken. */
-function platform(options: Pick<TsdbDestinationOptions, 'writer' | 'userEvents' | 'logEvents' | 'log'>): TsdbDestination {
+function platform(
+  options: Pick<TsdbDestinationOptions, 'writer' | 'userEvents' | 'logEvents' | 'log'>,
+): TsdbDestination {
   return new TsdbDestination({ ...options, audit: null, points: true });
 }
 
@@ -53,11 +87,22 @@ describe('TsdbDestination (platform events)', () => {
   afterAll(() => influx.stop());
 
   const writer = (dbName: string, port = influx.port, extra: { requestTimeoutMs?: number } = {}) =>
-    new TsdbWriter({ config: tsdbConfig(port, dbName), log, onError: (type, module, err) => errors.track(type, err, { module }), retryDelaysMs: [], ...extra });
+    new TsdbWriter({
+      config: tsdbConfig(port, dbName),
+      log,
+      onError: (type, module, err) => errors.track(type, err, { module }),
+      retryDelaysMs: [],
+      ...extra,
+    });
 
   it('stores user events, log events and points exactly, and ignores other kinds', async () => {
     const db = 'platform_all';
-    const destination = platform({ writer: writer(db), userEvents: { tags: [{ name: 'env', value: 'test' }] }, logEvents: { tags: [{ name: 'site', value: 'lab' }] }, log });
+    const destination = platform({
+      writer: writer(db),
+      userEvents: { tags: [{ name: 'env', value: 'test' }] },
+      logEvents: { tags: [{ name: 'site', value: 'lab' }] },
+      log,
+    });
     const batch: QueuedEvent[] = [
       userQueued(OPEN_CONNECTION, '1710234000000000002'),
       userQueued(START_SESSION, '1710234000000000003'),
@@ -71,33 +116,132 @@ describe('TsdbDestination (platform events)', () => {
 
     const users = await rows(influx, 'SELECT * FROM user_events', db);
     expect(users).toEqual([
-      { time: '2024-03-12T09:00:00.000000002Z', host: 'PLAT-N1', event_action: 'Open connection', userFull: 'LAB\\goran', userDirectory: 'LAB', userId: 'goran', origin: 'AppAccess', appId: OPEN_CONNECTION.appId, appName: '<unknown app name>', uaBrowserName: 'Chrome', uaBrowserMajorVersion: '120', uaOsName: 'Windows', uaOsVersion: 'NT 10.0', env: 'test', userFull_field: 'LAB\\goran', userId_field: 'goran', appId_field: OPEN_CONNECTION.appId, appName_field: '<unknown app name>' },
-      { time: '2024-03-12T09:00:00.000000003Z', host: 'PLAT-N1', event_action: 'Start session', userFull: 'LAB\\goran', userDirectory: 'LAB', userId: 'goran', origin: 'AppAccess', env: 'test', userFull_field: 'LAB\\goran', userId_field: 'goran' },
+      {
+        time: '2024-03-12T09:00:00.000000002Z',
+        host: 'PLAT-N1',
+        event_action: 'Open connection',
+        userFull: 'LAB\\goran',
+        userDirectory: 'LAB',
+        userId: 'goran',
+        origin: 'AppAccess',
+        appId: OPEN_CONNECTION.appId,
+        appName: '<unknown app name>',
+        uaBrowserName: 'Chrome',
+        uaBrowserMajorVersion: '120',
+        uaOsName: 'Windows',
+        uaOsVersion: 'NT 10.0',
+        env: 'test',
+        userFull_field: 'LAB\\goran',
+        userId_field: 'goran',
+        appId_field: OPEN_CONNECTION.appId,
+        appName_field: '<unknown app name>',
+      },
+      {
+        time: '2024-03-12T09:00:00.000000003Z',
+        host: 'PLAT-N1',
+        event_action: 'Start session',
+        userFull: 'LAB\\goran',
+        userDirectory: 'LAB',
+        userId: 'goran',
+        origin: 'AppAccess',
+        env: 'test',
+        userFull_field: 'LAB\\goran',
+        userId_field: 'goran',
+      },
     ]);
-    expect(await tagKeys(influx, 'user_events', db)).toEqual(['appId', 'appName', 'env', 'event_action', 'host', 'origin', 'uaBrowserMajorVersion', 'uaBrowserName', 'uaOsName', 'uaOsVersion', 'userDirectory', 'userFull', 'userId']);
+    expect(await tagKeys(influx, 'user_events', db)).toEqual([
+      'appId',
+      'appName',
+      'env',
+      'event_action',
+      'host',
+      'origin',
+      'uaBrowserMajorVersion',
+      'uaBrowserName',
+      'uaOsName',
+      'uaOsVersion',
+      'userDirectory',
+      'userFull',
+      'userId',
+    ]);
 
     const proxy = await rows(influx, "SELECT * FROM log_event WHERE source = 'qseow-proxy'", db);
     expect(proxy).toHaveLength(1);
     const { raw_event: raw, ...proxyRow } = proxy[0] ?? {};
     expect(proxyRow).toEqual({
-      time: '2024-03-12T08:45:01.876000003Z', host: 'PLAT-N1', level: 'WARN', source: 'qseow-proxy', log_row: '312', subsystem: 'Audit.Proxy.Proxy.Core.RequestListener',
-      qs_log_category: 'access-denied', user_full: 'LAB\\kalle', user_directory: 'LAB', user_id: 'kalle', windows_user: 'LAB\\svc_platform', result_code: '403', site: 'lab',
-      message: PROXY.message, exception_message: '', command: 'Login', result_code_field: '403', origin: 'AppAccess', context: '/hub/',
+      time: '2024-03-12T08:45:01.876000003Z',
+      host: 'PLAT-N1',
+      level: 'WARN',
+      source: 'qseow-proxy',
+      log_row: '312',
+      subsystem: 'Audit.Proxy.Proxy.Core.RequestListener',
+      qs_log_category: 'access-denied',
+      user_full: 'LAB\\kalle',
+      user_directory: 'LAB',
+      user_id: 'kalle',
+      windows_user: 'LAB\\svc_platform',
+      result_code: '403',
+      site: 'lab',
+      message: PROXY.message,
+      exception_message: '',
+      command: 'Login',
+      result_code_field: '403',
+      origin: 'AppAccess',
+      context: '/hub/',
     });
     expect(JSON.parse(String(raw))).toEqual(PROXY);
 
     const perf = await rows(influx, "SELECT * FROM log_event WHERE source = 'qseow-qix-perf'", db);
-    expect(perf[0]).toMatchObject({ time: '2024-03-12T07:55:01.002000007Z', event_activity_source: 'non-user', method: 'Global::OpenApp', process_time: 2380.3, lock_time: 12, handle: -1, net_ram: 104857600 });
+    expect(perf[0]).toMatchObject({
+      time: '2024-03-12T07:55:01.002000007Z',
+      event_activity_source: 'non-user',
+      method: 'Global::OpenApp',
+      process_time: 2380.3,
+      lock_time: 12,
+      handle: -1,
+      net_ram: 104857600,
+    });
     expect(await fieldTypes(influx, 'log_event', db)).toEqual({
-      app_id_field: 'string', command: 'string', context: 'string', exception_message: 'string', handle: 'integer', lock_time: 'float', message: 'string',
-      net_ram: 'integer', origin: 'string', peak_ram: 'integer', process_time: 'float', raw_event: 'string', result_code_field: 'string', traverse_time: 'float',
-      validate_time: 'float', work_time: 'float',
+      app_id_field: 'string',
+      command: 'string',
+      context: 'string',
+      exception_message: 'string',
+      handle: 'integer',
+      lock_time: 'float',
+      message: 'string',
+      net_ram: 'integer',
+      origin: 'string',
+      peak_ram: 'integer',
+      process_time: 'float',
+      raw_event: 'string',
+      result_code_field: 'string',
+      traverse_time: 'float',
+      validate_time: 'float',
+      work_time: 'float',
     });
 
-    expect(await rows(influx, 'SELECT * FROM event_count', db)).toEqual([{ time: '2024-03-12T08:45:20.000000004Z', counter: 3, event_type: 'log', host: 'PLAT-N1', source: 'qseow-proxy', subsystem: 'Audit.Proxy.Proxy.Core.RequestListener' }]);
+    expect(await rows(influx, 'SELECT * FROM event_count', db)).toEqual([
+      {
+        time: '2024-03-12T08:45:20.000000004Z',
+        counter: 3,
+        event_type: 'log',
+        host: 'PLAT-N1',
+        source: 'qseow-proxy',
+        subsystem: 'Audit.Proxy.Proxy.Core.RequestListener',
+      },
+    ]);
     expect(await fieldTypes(influx, 'event_count', db)).toEqual({ counter: 'integer' });
-    expect(await fieldTypes(influx, 'log_events_queue', db)).toEqual({ processing_time_p95_ms: 'float', queue_size: 'integer', queue_utilization_pct: 'float' });
-    expect((await measurements(influx, db)).sort()).toEqual(['event_count', 'log_event', 'log_events_queue', 'user_events']);
+    expect(await fieldTypes(influx, 'log_events_queue', db)).toEqual({
+      processing_time_p95_ms: 'float',
+      queue_size: 'integer',
+      queue_utilization_pct: 'float',
+    });
+    expect((await measurements(influx, db)).sort()).toEqual([
+      'event_count',
+      'log_event',
+      'log_events_queue',
+      'user_events',
+    ]);
   });
 
   it('a redelivered event overwrites its point instead of duplicating it', async () => {
@@ -106,13 +250,21 @@ describe('TsdbDestination (platform events)', () => {
     const q = userQueued(START_SESSION, '1710234000000000009');
     expect(await destination.write([q])).toEqual(new Set());
     expect(await destination.write([q])).toEqual(new Set());
-    expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', db)).toEqual([{ time: '1970-01-01T00:00:00Z', count: 1 }]);
+    expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', db)).toEqual([
+      { time: '1970-01-01T00:00:00Z', count: 1 },
+    ]);
   });
 
   it('takes user and log events only when they go to the tsdb, points always', async () => {
     const db = 'platform_gated';
     const destination = platform({ writer: writer(db), userEvents: null, logEvents: null, log });
-    expect(await destination.write([userQueued(START_SESSION), logQueued(PROXY), pointsQueued('EVENT_COUNTS', [EVENT_COUNT])])).toEqual(new Set());
+    expect(
+      await destination.write([
+        userQueued(START_SESSION),
+        logQueued(PROXY),
+        pointsQueued('EVENT_COUNTS', [EVENT_COUNT]),
+      ]),
+    ).toEqual(new Set());
     expect(await measurements(influx, db)).toEqual(['event_count']);
 
     const logsOnly = platform({ writer: writer('platform_logs_only'), userEvents: null, logEvents: { tags: [] }, log });
@@ -122,17 +274,29 @@ describe('TsdbDestination (platform events)', () => {
 
   it('sends every event it serves back when the database cannot be prepared, and the others not', async () => {
     const closed = await freePort();
-    const destination = platform({ writer: writer('never', closed, { requestTimeoutMs: 1000 }), userEvents: null, logEvents: { tags: [] }, log });
+    const destination = platform({
+      writer: writer('never', closed, { requestTimeoutMs: 1000 }),
+      userEvents: null,
+      logEvents: { tags: [] },
+      log,
+    });
     const user = userQueued(START_SESSION);
     const logEvent = logQueued(PROXY);
     const points = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
     tracked.length = 0;
     expect(await destination.write([user, logEvent, points, auditQueued()])).toEqual(new Set([logEvent.id, points.id]));
-    expect(capture.lines().some((l) => l['msg'] === 'tsdb cannot be prepared yet; its 2 event(s) are delivered again')).toBe(true);
+    expect(
+      capture.lines().some((l) => l['msg'] === 'tsdb cannot be prepared yet; its 2 event(s) are delivered again'),
+    ).toBe(true);
     // Tracked like a failed write (the status page and svc_errors see the outage), once per batch.
     expect(tracked.map((t) => [t.type, t.module])).toEqual([['TSDB_V1_WRITE', LOG_EVENTS_TSDB_MODULE]]);
     // A batch of the error tracker's own points alone tracks nothing (no recursion).
-    const errorPoint = { measurement: 'svc_errors', tags: { error_type: 'TSDB_V1_WRITE', server_name: '_no_server_context' }, fields: { error_count: { type: 'int' as const, value: 1 } }, timeNs: '1710233120000000005' };
+    const errorPoint = {
+      measurement: 'svc_errors',
+      tags: { error_type: 'TSDB_V1_WRITE', server_name: '_no_server_context' },
+      fields: { error_count: { type: 'int' as const, value: 1 } },
+      timeNs: '1710233120000000005',
+    };
     const errorsOnly = pointsQueued(ERROR_TRACKING_MODULE, [errorPoint]);
     expect(await destination.write([errorsOnly])).toEqual(new Set([errorsOnly.id]));
     expect(tracked).toHaveLength(1);
@@ -170,10 +334,12 @@ describe('TsdbDestination (platform events)', () => {
     // Delivered again once the tsdb answers: written, each module tracked under its own name.
     expect(await destination.write([user, logEvent, points])).toEqual(new Set());
     expect(modules).toEqual([USER_EVENTS_TSDB_MODULE, USER_EVENTS_TSDB_MODULE, LOG_EVENTS_TSDB_MODULE, 'EVENT_COUNTS']);
-    expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', db)).toEqual([{ time: '1970-01-01T00:00:00Z', count: 2 }]);
+    expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', db)).toEqual([
+      { time: '1970-01-01T00:00:00Z', count: 2 },
+    ]);
   });
 
-  it('writes the error tracker\'s points last and untracked: an outage is tracked for real data only (§6.10, no recursion)', async () => {
+  it("writes the error tracker's points last and untracked: an outage is tracked for real data only (§6.10, no recursion)", async () => {
     const db = 'platform_error_points';
     const real = writer(db, influx.port, { requestTimeoutMs: 500 });
     const modules: string[] = [];
@@ -187,7 +353,12 @@ describe('TsdbDestination (platform events)', () => {
     const destination = platform({ writer: counting, userEvents: null, logEvents: null, log });
     expect(await destination.write([pointsQueued('EVENT_COUNTS', [EVENT_COUNT])])).toEqual(new Set());
     modules.length = 0;
-    const errorPoint = { measurement: 'svc_errors', tags: { error_type: 'MQTT_PUBLISH', server_name: '_no_server_context' }, fields: { error_count: { type: 'int' as const, value: 1 } }, timeNs: '1710233120000000005' };
+    const errorPoint = {
+      measurement: 'svc_errors',
+      tags: { error_type: 'MQTT_PUBLISH', server_name: '_no_server_context' },
+      fields: { error_count: { type: 'int' as const, value: 1 } },
+      timeNs: '1710233120000000005',
+    };
     const errorsFirst = pointsQueued(ERROR_TRACKING_MODULE, [errorPoint]);
     const counts = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
     tracked.length = 0;
@@ -204,7 +375,9 @@ describe('TsdbDestination (platform events)', () => {
       influx.resume();
     }
     expect(await destination.write([errorsFirst, counts])).toEqual(new Set());
-    expect(await rows(influx, 'SELECT error_count FROM svc_errors', db)).toEqual([{ time: '2024-03-12T08:45:20.000000005Z', error_count: 1 }]);
+    expect(await rows(influx, 'SELECT error_count FROM svc_errors', db)).toEqual([
+      { time: '2024-03-12T08:45:20.000000005Z', error_count: 1 },
+    ]);
   });
 
   it('drops (does not redeliver) a queued event that cannot become a point', async () => {
@@ -212,7 +385,13 @@ describe('TsdbDestination (platform events)', () => {
     const bad = userQueued(START_SESSION, 'not-a-time');
     const good = userQueued(START_SESSION, '1710234000000000021');
     expect(await destination.write([bad, good])).toEqual(new Set());
-    expect(capture.lines().some((l) => l['msg'] === 'queued event cannot be turned into tsdb points; dropped' && l['id'] === bad.id)).toBe(true);
-    expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', 'platform_bad')).toEqual([{ time: '1970-01-01T00:00:00Z', count: 1 }]);
+    expect(
+      capture
+        .lines()
+        .some((l) => l['msg'] === 'queued event cannot be turned into tsdb points; dropped' && l['id'] === bad.id),
+    ).toBe(true);
+    expect(await rows(influx, 'SELECT count(userId_field) FROM user_events', 'platform_bad')).toEqual([
+      { time: '1970-01-01T00:00:00Z', count: 1 },
+    ]);
   });
 });

@@ -2,8 +2,13 @@
  * Shared pieces of the tsdb writer tests: a full tsdbConfig, a recording logger and error sink,
  * rfc3339 times, and points and writers for the fake InfluxDB.
  */
-import { int, str, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
-import { TsdbWriter, type TsdbConfig, type TsdbErrorType, type TsdbWriterOptions } from '../../../../shared/destinations/tsdb/writer.js';
+import { int, type Point, str } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import {
+  type TsdbConfig,
+  type TsdbErrorType,
+  TsdbWriter,
+  type TsdbWriterOptions,
+} from '../../../../shared/destinations/tsdb/writer.js';
 import type { Log } from '../../../../shared/logging/log.js';
 import type { FakeInflux } from '../../../support/fake-influx.js';
 
@@ -28,8 +33,23 @@ export function tsdbConfig(parts: ConfigParts): TsdbConfig {
     port: parts.port,
     version: parts.version,
     maxBatchSize: parts.maxBatchSize ?? 1000,
-    v3Config: { database: 'svc', description: 'Svc data', token: '', retentionDuration: '10d', writeTimeout: 10_000, queryTimeout: 60_000, ...parts.v3 },
-    v2Config: { org: 'svc-org', bucket: 'svc', description: 'Svc data', token: 'v2-token', retentionDuration: '10d', ...parts.v2 },
+    v3Config: {
+      database: 'svc',
+      description: 'Svc data',
+      token: '',
+      retentionDuration: '10d',
+      writeTimeout: 10_000,
+      queryTimeout: 60_000,
+      ...parts.v3,
+    },
+    v2Config: {
+      org: 'svc-org',
+      bucket: 'svc',
+      description: 'Svc data',
+      token: 'v2-token',
+      retentionDuration: '10d',
+      ...parts.v2,
+    },
     v1Config: {
       auth: parts.v1?.auth ?? { enable: false, username: '', password: '' },
       dbName: parts.v1?.dbName ?? 'svc',
@@ -120,7 +140,12 @@ export const lineCounts = (fake: FakeInflux): number[] => fake.writes().map((r) 
  * A writer for `fake` (org `acme` and token `v2-token` for version 2, token `v3-token` for version 3,
  * as the fakes of the tests are started) that records into `rec` and retries after 1 ms.
  */
-export function fakeWriter(fake: FakeInflux, rec: Recorder, parts: Partial<ConfigParts> = {}, options: Partial<TsdbWriterOptions> = {}): TsdbWriter {
+export function fakeWriter(
+  fake: FakeInflux,
+  rec: Recorder,
+  parts: Partial<ConfigParts> = {},
+  options: Partial<TsdbWriterOptions> = {},
+): TsdbWriter {
   const config = tsdbConfig({
     version: fake.version,
     port: fake.port,

@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { LOOPBACK } from '../../../support/ports.js';
-import { points, recorder, recordingSleep, tsdbConfig, type Recorder } from './helpers.js';
+import { points, type Recorder, recorder, recordingSleep, tsdbConfig } from './helpers.js';
 
 const MODULE = 'test-module';
 
@@ -73,14 +73,24 @@ beforeEach(() => {
 
 function writer(options: { requestTimeoutMs?: number } = {}): { writer: TsdbWriter; waits: number[] } {
   const { sleep, waits } = recordingSleep();
-  return { writer: new TsdbWriter({ config: tsdbConfig({ version: 1, port }), log: rec.log, onError: rec.onError, sleep, ...options }), waits };
+  return {
+    writer: new TsdbWriter({
+      config: tsdbConfig({ version: 1, port }),
+      log: rec.log,
+      onError: rec.onError,
+      sleep,
+      ...options,
+    }),
+    waits,
+  };
 }
 
 describe('the tsdb writer over node:http', () => {
   it('204 and 200 are both success; consecutive writes share one kept-alive connection', async () => {
     plan = ['ok-204', 'ok-200', 'ok-204'];
     const { writer: w, waits } = writer();
-    for (let i = 0; i < 3; i++) expect(await w.write(points(2), MODULE)).toMatchObject({ written: 2, dropped: 0, failedWhole: [], requests: 1 });
+    for (let i = 0; i < 3; i++)
+      expect(await w.write(points(2), MODULE)).toMatchObject({ written: 2, dropped: 0, failedWhole: [], requests: 1 });
     expect(waits).toEqual([]);
     expect(new Set(seen.map((s) => s.connection)).size).toBe(1);
     expect(seen[0]?.body.split('\n')).toHaveLength(2);
@@ -101,7 +111,12 @@ describe('the tsdb writer over node:http', () => {
 
   it.each([
     ['a connection reset before any answer is a connection-level failure', 'reset', 'ECONNRESET', {}],
-    ['a timeout in the middle of the answer body is ETIMEDOUT', 'stall-mid-body', 'ETIMEDOUT', { requestTimeoutMs: 100 }],
+    [
+      'a timeout in the middle of the answer body is ETIMEDOUT',
+      'stall-mid-body',
+      'ETIMEDOUT',
+      { requestTimeoutMs: 100 },
+    ],
   ] as const)('%s: retried, then failed whole', async (_what, action, code, options) => {
     plan = [action, action, action, action];
     const { writer: w, waits } = writer(options);
@@ -131,6 +146,10 @@ describe('the tsdb writer over node:http', () => {
     expect(waits).toEqual([]);
     expect(rec.errors).toEqual([]);
     // The second write was sent on the first connection (reset) and again on a new one.
-    expect(seen.map((s) => s.connection)).toEqual([seen[0]?.connection, seen[0]?.connection, (seen[0]?.connection ?? 0) + 1]);
+    expect(seen.map((s) => s.connection)).toEqual([
+      seen[0]?.connection,
+      seen[0]?.connection,
+      (seen[0]?.connection ?? 0) + 1,
+    ]);
   });
 });

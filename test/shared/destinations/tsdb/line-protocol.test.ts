@@ -1,9 +1,26 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bool, float, formatFloat, int, LineProtocolError, PointClock, pointTime, str, toLine, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import {
+  bool,
+  float,
+  formatFloat,
+  int,
+  LineProtocolError,
+  type Point,
+  PointClock,
+  pointTime,
+  str,
+  toLine,
+} from '../../../../shared/destinations/tsdb/line-protocol.js';
 
 const T = 1710233130000000000n;
-const p = (over: Partial<Point>): Point => ({ measurement: 'm', tags: { t: 'a' }, fields: { f: int(1) }, timeNs: T, ...over });
+const p = (over: Partial<Point>): Point => ({
+  measurement: 'm',
+  tags: { t: 'a' },
+  fields: { f: int(1) },
+  timeNs: T,
+  ...over,
+});
 
 describe('§6.11 examples, verbatim', () => {
   it('builds the five example lines (time = event ms × 1,000,000 + process counter)', () => {
@@ -70,7 +87,12 @@ describe('§6.11 examples, verbatim', () => {
       }),
       toLine({
         measurement: 'event_count',
-        tags: { event_type: 'log', source: 'qseow-proxy', host: 'PLAT-N1', subsystem: 'Audit.Proxy.Proxy.Core.RequestListener' },
+        tags: {
+          event_type: 'log',
+          source: 'qseow-proxy',
+          host: 'PLAT-N1',
+          subsystem: 'Audit.Proxy.Proxy.Core.RequestListener',
+        },
         fields: { counter: int(3) },
         timeNs: clock.next(1710233120000),
       }),
@@ -87,19 +109,27 @@ describe('§6.11 examples, verbatim', () => {
 
 describe('toLine: names and tags', () => {
   it('escapes , = and space in tag keys, tag values and field keys; , and space in the measurement', () => {
-    expect(toLine(p({ measurement: 'my meas,x=y', tags: { 'a b,c=d': 'x,y=z w' }, fields: { 'f x,y=z': int(1) } }))).toBe(
-      'my\\ meas\\,x=y,a\\ b\\,c\\=d=x\\,y\\=z\\ w f\\ x\\,y\\=z=1i 1710233130000000000',
-    );
+    expect(
+      toLine(p({ measurement: 'my meas,x=y', tags: { 'a b,c=d': 'x,y=z w' }, fields: { 'f x,y=z': int(1) } })),
+    ).toBe('my\\ meas\\,x=y,a\\ b\\,c\\=d=x\\,y\\=z\\ w f\\ x\\,y\\=z=1i 1710233130000000000');
   });
 
   it('removes control characters (U+0000–U+001F, U+007F) from names and tag values, alters nothing else', () => {
-    expect(toLine(p({ measurement: 'm\u0000e\ta', tags: { 'k\ney': 'a\tb\r\nc\u007fd\u001f', u: 'ü ✓ 😀 \\x "q"' }, fields: { 'f\u0001': int(1) } }))).toBe(
-      'mea,key=abcd,u=ü\\ ✓\\ 😀\\ \\x\\ "q" f=1i 1710233130000000000',
-    );
+    expect(
+      toLine(
+        p({
+          measurement: 'm\u0000e\ta',
+          tags: { 'k\ney': 'a\tb\r\nc\u007fd\u001f', u: 'ü ✓ 😀 \\x "q"' },
+          fields: { 'f\u0001': int(1) },
+        }),
+      ),
+    ).toBe('mea,key=abcd,u=ü\\ ✓\\ 😀\\ \\x\\ "q" f=1i 1710233130000000000');
   });
 
   it('omits empty tag values (also undefined, null and control-only), keeps their order otherwise', () => {
-    expect(toLine(p({ tags: { z: '1', empty: '', u: undefined, n: null, ctl: '\n\t', a: '2' } }))).toBe('m,z=1,a=2 f=1i 1710233130000000000');
+    expect(toLine(p({ tags: { z: '1', empty: '', u: undefined, n: null, ctl: '\n\t', a: '2' } }))).toBe(
+      'm,z=1,a=2 f=1i 1710233130000000000',
+    );
   });
 
   it('refuses a point without a non-empty tag', () => {
@@ -108,9 +138,9 @@ describe('toLine: names and tags', () => {
   });
 
   it('suffixes _field to a field whose name is a tag of the point (also an omitted empty one)', () => {
-    expect(toLine(p({ tags: { host: 'h', app_id: '' }, fields: { host: str('x'), app_id: str(''), other: int(2) } }))).toBe(
-      'm,host=h host_field="x",app_id_field="",other=2i 1710233130000000000',
-    );
+    expect(
+      toLine(p({ tags: { host: 'h', app_id: '' }, fields: { host: str('x'), app_id: str(''), other: int(2) } })),
+    ).toBe('m,host=h host_field="x",app_id_field="",other=2i 1710233130000000000');
   });
 
   it('refuses a field that collides with another after the suffix', () => {
@@ -127,7 +157,9 @@ describe('toLine: names and tags', () => {
     expect(line.split(' ')[1]?.split(',')).toHaveLength(42);
     // A field named like a tag, and another named like its suffixed name: past 32 keys of each.
     expect(() => toLine(p({ tags, fields: { ...fields, t35_field: int(2) } }))).toThrow(/t35_field given twice/);
-    expect(() => toLine(p({ tags, fields: { ...Object.fromEntries(many('f', 40).map((k) => [k, int(1)])), f39_dup: int(1) } }))).not.toThrow();
+    expect(() =>
+      toLine(p({ tags, fields: { ...Object.fromEntries(many('f', 40).map((k) => [k, int(1)])), f39_dup: int(1) } })),
+    ).not.toThrow();
   });
 
   it('refuses names line protocol cannot carry: empty, "time", a measurement starting with #', () => {
@@ -153,7 +185,16 @@ describe('toLine: field values', () => {
   const line = (fields: Point['fields']): string => toLine(p({ fields }));
 
   it('writes integers as signed 64-bit with the i suffix', () => {
-    expect(line({ a: int(5), b: int(-3n), c: int(0), d: int(9223372036854775807n), e: int(-9223372036854775808n), f: int(2 ** 60) })).toBe(
+    expect(
+      line({
+        a: int(5),
+        b: int(-3n),
+        c: int(0),
+        d: int(9223372036854775807n),
+        e: int(-9223372036854775808n),
+        f: int(2 ** 60),
+      }),
+    ).toBe(
       'm,t=a a=5i,b=-3i,c=0i,d=9223372036854775807i,e=-9223372036854775808i,f=1152921504606846976i 1710233130000000000',
     );
     expect(() => line({ a: int(9223372036854775808n) })).toThrow(/64-bit/);
@@ -164,7 +205,18 @@ describe('toLine: field values', () => {
   });
 
   it('writes floats always as floats: whole numbers without i, never in exponent notation', () => {
-    expect(line({ a: float(7), b: float(7.5), c: float(-0), d: float(-12), e: float(1e21), f: float(1.5e-7), g: float(-2.5e-10), h: float(123456789012345680000) })).toBe(
+    expect(
+      line({
+        a: float(7),
+        b: float(7.5),
+        c: float(-0),
+        d: float(-12),
+        e: float(1e21),
+        f: float(1.5e-7),
+        g: float(-2.5e-10),
+        h: float(123456789012345680000),
+      }),
+    ).toBe(
       'm,t=a a=7,b=7.5,c=0,d=-12,e=1000000000000000000000,f=0.00000015,g=-0.00000000025,h=123456789012345680000 1710233130000000000',
     );
     expect(() => line({ a: float(Number.NaN) })).toThrow(/not finite/);
@@ -192,9 +244,16 @@ describe('toLine: field values', () => {
     // quoted() takes JSON.stringify for plain text and a replace for the rest: both must equal the rule.
     const reference = (text: string) => `"${text.replace(/[\\"]/g, '\\$&')}"`;
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('"', '\\', 'a', '\n', '\ud800', '\u{1F600}', '\u007f') }), fc.json()), (text) => {
-        expect(line({ s: str(text) })).toBe(`m,t=a s=${reference(text)} 1710233130000000000`);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary' }),
+          fc.string({ unit: fc.constantFrom('"', '\\', 'a', '\n', '\ud800', '\u{1F600}', '\u007f') }),
+          fc.json(),
+        ),
+        (text) => {
+          expect(line({ s: str(text) })).toBe(`m,t=a s=${reference(text)} 1710233130000000000`);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -231,7 +290,12 @@ describe('point time (§0.3)', () => {
 
   it('PointClock counts per point built, wraps at 1,000,000, and each instance is independent', () => {
     const clock = new PointClock(999_998);
-    expect([clock.next(1000), clock.next(1000), clock.next(1000), clock.next(2000)]).toEqual([1000999998n, 1000999999n, 1000000000n, 2000000001n]);
+    expect([clock.next(1000), clock.next(1000), clock.next(1000), clock.next(2000)]).toEqual([
+      1000999998n,
+      1000999999n,
+      1000000000n,
+      2000000001n,
+    ]);
     const other = new PointClock();
     expect(other.next(1000)).toBe(1000000000n);
     // the same event ms for two points gives two different timestamps

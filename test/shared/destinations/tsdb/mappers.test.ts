@@ -3,23 +3,31 @@
  * §6.11 examples and the §6.4 table per source (tag order not significant, `raw_event` on its own).
  */
 import { describe, expect, it } from 'vitest';
+import { float, int, type Point, str, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import {
+  BUILT_IN_POINT_NAMES,
+  jsonPointToPoint,
+  LOG_EVENT_FIELDS,
+  LOG_EVENT_TAGS,
+  logEventPoint,
+  pointToJson,
+  userEventPoint,
+} from '../../../../shared/destinations/tsdb/mappers.js';
 import type { JsonPoint } from '../../../../shared/queue/events.js';
-import { BUILT_IN_POINT_NAMES, LOG_EVENT_FIELDS, LOG_EVENT_TAGS, jsonPointToPoint, logEventPoint, pointToJson, userEventPoint } from '../../../../shared/destinations/tsdb/mappers.js';
 import { parseTimeNs } from '../../../../shared/queue/events.js';
-import { float, int, str, toLine, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import {
   APP_ID,
   CLOSE_CONNECTION,
   ENGINE,
+  logQueued,
   OPEN_CONNECTION,
   PROXY,
+  parseLine,
   QIX_PERF_INTERNAL,
   QIX_PERF_USER,
   REPOSITORY,
   SCHEDULER,
   START_SESSION,
-  logQueued,
-  parseLine,
   unquote,
   userQueued,
 } from '../../platform/fixtures.js';
@@ -45,11 +53,18 @@ describe('user_events (§6.3)', () => {
 
   it('omits the app and user-agent tags and fields when absent, keeps userFull_field/userId_field always', () => {
     const line = toLine(userEventPoint(userQueued(START_SESSION, '1710233000000000000'), []));
-    expect(line).toBe('user_events,host=PLAT-N1,event_action=Start\\ session,userFull=LAB\\goran,userDirectory=LAB,userId=goran,origin=AppAccess userFull_field="LAB\\\\goran",userId_field="goran" 1710233000000000000');
+    expect(line).toBe(
+      'user_events,host=PLAT-N1,event_action=Start\\ session,userFull=LAB\\goran,userDirectory=LAB,userId=goran,origin=AppAccess userFull_field="LAB\\\\goran",userId_field="goran" 1710233000000000000',
+    );
   });
 
   it('writes a user without directory and id, and an empty origin only omits the origin tag', () => {
-    const line = toLine(userEventPoint(userQueued({ ...START_SESSION, user_directory: '', user_id: '', user_full: '', origin: '' }, '5'), []));
+    const line = toLine(
+      userEventPoint(
+        userQueued({ ...START_SESSION, user_directory: '', user_id: '', user_full: '', origin: '' }, '5'),
+        [],
+      ),
+    );
     expect(line).toBe('user_events,host=PLAT-N1,event_action=Start\\ session userFull_field="",userId_field="" 5');
   });
 
@@ -90,11 +105,22 @@ describe('log_event (§6.4)', () => {
     expect(parsed).toEqual({
       measurement: 'log_event',
       tags: [
-        'host=PLAT-N1', 'level=WARN', 'source=qseow-engine', 'log_row=1542', 'subsystem=System.Engine.Engine',
-        'user_full=LAB\\goran', 'user_directory=LAB', 'user_id=goran', 'windows_user=LAB\\svc_platform',
-        `app_id=${APP_ID}`, 'engine_exe_version=12.1306.0',
+        'host=PLAT-N1',
+        'level=WARN',
+        'source=qseow-engine',
+        'log_row=1542',
+        'subsystem=System.Engine.Engine',
+        'user_full=LAB\\goran',
+        'user_directory=LAB',
+        'user_id=goran',
+        'windows_user=LAB\\svc_platform',
+        `app_id=${APP_ID}`,
+        'engine_exe_version=12.1306.0',
       ].sort(),
-      fields: { message: `"Document was not found: ${APP_ID}"`, session_id_field: '"9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"' },
+      fields: {
+        message: `"Document was not found: ${APP_ID}"`,
+        session_id_field: '"9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"',
+      },
       time: '1710234922123000000',
     });
     expect(raw).toEqual(ENGINE);
@@ -102,7 +128,16 @@ describe('log_event (§6.4)', () => {
 
   it('repository: empty tags omitted, string fields kept even when empty', () => {
     const { parsed, raw } = splitRaw(toLine(logEventPoint(logQueued(REPOSITORY, '7'), [])));
-    expect(parsed.tags).toEqual(['host=PLAT-N1', 'level=ERROR', 'source=qseow-repository', 'log_row=55', 'subsystem=System.Repository.Repository.Core.Synchronization', 'windows_user=LAB\\svc_platform'].sort());
+    expect(parsed.tags).toEqual(
+      [
+        'host=PLAT-N1',
+        'level=ERROR',
+        'source=qseow-repository',
+        'log_row=55',
+        'subsystem=System.Repository.Repository.Core.Synchronization',
+        'windows_user=LAB\\svc_platform',
+      ].sort(),
+    );
     expect(parsed.fields).toEqual({
       message: '"Failed to request service alive response from https://plat-n2.lab.local:4242/."',
       exception_message: '"System.Net.WebException: Unable to connect to the remote server"',
@@ -118,9 +153,17 @@ describe('log_event (§6.4)', () => {
     const { parsed } = splitRaw(toLine(logEventPoint(logQueued(SCHEDULER, '8'), [])));
     expect(parsed.tags).toEqual(
       [
-        'host=PLAT-N1', 'level=ERROR', 'source=qseow-scheduler', 'log_row=87', 'subsystem=System.Scheduler.Scheduler.Slave.Tasks.ReloadTask',
-        'user_full=LAB\\goran', 'user_directory=LAB', 'user_id=goran', 'windows_user=LAB\\svc_platform',
-        'task_id=dec2a02a-1680-44ef-8dc2-e2bfb180af87', 'task_name=Reload\\ of\\ Sales\\ dashboard',
+        'host=PLAT-N1',
+        'level=ERROR',
+        'source=qseow-scheduler',
+        'log_row=87',
+        'subsystem=System.Scheduler.Scheduler.Slave.Tasks.ReloadTask',
+        'user_full=LAB\\goran',
+        'user_directory=LAB',
+        'user_id=goran',
+        'windows_user=LAB\\svc_platform',
+        'task_id=dec2a02a-1680-44ef-8dc2-e2bfb180af87',
+        'task_name=Reload\\ of\\ Sales\\ dashboard',
       ].sort(),
     );
     expect(parsed.fields).toEqual({
@@ -136,9 +179,19 @@ describe('log_event (§6.4)', () => {
     const { parsed, raw } = splitRaw(toLine(logEventPoint(logQueued(QIX_PERF_INTERNAL, '9'), [])));
     expect(parsed.tags).toEqual(
       [
-        'host=PLAT-N1', 'level=INFO', 'source=qseow-qix-perf', 'log_row=20412', 'subsystem=QixPerformance.Engine.Engine',
-        'event_activity_source=non-user', 'method=Global::OpenApp', 'object_type=<Unknown>', 'user_full=INTERNAL\\sa_scheduler',
-        'user_directory=INTERNAL', 'user_id=sa_scheduler', `app_id=${APP_ID}`, 'object_id=<Unknown>',
+        'host=PLAT-N1',
+        'level=INFO',
+        'source=qseow-qix-perf',
+        'log_row=20412',
+        'subsystem=QixPerformance.Engine.Engine',
+        'event_activity_source=non-user',
+        'method=Global::OpenApp',
+        'object_type=<Unknown>',
+        'user_full=INTERNAL\\sa_scheduler',
+        'user_directory=INTERNAL',
+        'user_id=sa_scheduler',
+        `app_id=${APP_ID}`,
+        'object_id=<Unknown>',
       ].sort(),
     );
     expect(parsed.fields).toEqual({
@@ -159,8 +212,13 @@ describe('log_event (§6.4)', () => {
     const { parsed } = splitRaw(toLine(logEventPoint(logQueued(QIX_PERF_USER, '10'), [])));
     expect(parsed.tags).toEqual(
       expect.arrayContaining([
-        'event_activity_source=user', 'proxy_session_id=4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11', 'session_id=9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d',
-        'app_name=Sales\\ dashboard', 'object_type=barchart', 'object_id=hXbRtP', 'method=GenericObject::GetLayout',
+        'event_activity_source=user',
+        'proxy_session_id=4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11',
+        'session_id=9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d',
+        'app_name=Sales\\ dashboard',
+        'object_type=barchart',
+        'object_id=hXbRtP',
+        'method=GenericObject::GetLayout',
       ]),
     );
     expect(parsed.fields).toMatchObject({ process_time: '412.5', lock_time: '0.4', handle: '7i' });
@@ -171,7 +229,14 @@ describe('log_event (§6.4)', () => {
     const q = logQueued(event, '11');
     const point = logEventPoint(q, []);
     const { parsed, raw } = splitRaw(toLine(point));
-    expect(Object.keys(parsed.fields).sort()).toEqual(['app_id_field', 'lock_time', 'net_ram', 'traverse_time', 'validate_time', 'work_time']);
+    expect(Object.keys(parsed.fields).sort()).toEqual([
+      'app_id_field',
+      'lock_time',
+      'net_ram',
+      'traverse_time',
+      'validate_time',
+      'work_time',
+    ]);
     expect(parsed.tags.some((t) => t.startsWith('log_row='))).toBe(false);
     // raw_event keeps the parsed object as it is, nulls included.
     expect(raw).toEqual(event);
@@ -202,7 +267,19 @@ describe('log_event (§6.4)', () => {
   });
 
   it('a category or configured tag never replaces a built-in tag', () => {
-    const point = logEventPoint(logQueued({ ...PROXY, category: [{ name: 'user_id', value: 'x' }, { name: 'message', value: 'y' }] }, '13'), [{ name: 'level', value: 'z' }]);
+    const point = logEventPoint(
+      logQueued(
+        {
+          ...PROXY,
+          category: [
+            { name: 'user_id', value: 'x' },
+            { name: 'message', value: 'y' },
+          ],
+        },
+        '13',
+      ),
+      [{ name: 'level', value: 'z' }],
+    );
     expect(point.tags['user_id']).toBe('kalle');
     expect(point.tags['level']).toBe('WARN');
     expect(Object.hasOwn(point.tags, 'message')).toBe(false);
@@ -226,31 +303,51 @@ describe('log_event (§6.4)', () => {
 describe('JSON points (queue kind points)', () => {
   const json: JsonPoint = {
     measurement: 'event_count',
-    tags: { event_type: 'log', source: 'qseow-proxy', host: 'PLAT-N1', subsystem: 'Audit.Proxy.Proxy.Core.RequestListener' },
+    tags: {
+      event_type: 'log',
+      source: 'qseow-proxy',
+      host: 'PLAT-N1',
+      subsystem: 'Audit.Proxy.Proxy.Core.RequestListener',
+    },
     fields: { counter: { type: 'int', value: 3 } },
     timeNs: '1710233120000000004',
   };
 
   it('writes the §6.11 event_count example', () => {
-    expect(toLine(jsonPointToPoint(json))).toBe('event_count,event_type=log,source=qseow-proxy,host=PLAT-N1,subsystem=Audit.Proxy.Proxy.Core.RequestListener counter=3i 1710233120000000004');
+    expect(toLine(jsonPointToPoint(json))).toBe(
+      'event_count,event_type=log,source=qseow-proxy,host=PLAT-N1,subsystem=Audit.Proxy.Proxy.Core.RequestListener counter=3i 1710233120000000004',
+    );
   });
 
   it('round-trips every field type, whole floats stay floats', () => {
     const point: Point = {
       measurement: 'log_events_queue',
       tags: { queue_type: 'log_events', host: 'svc-1', empty: null },
-      fields: { queue_size: int(7n), queue_utilization_pct: float(7), note: str('a "b"'), backpressure: { type: 'bool', value: false }, gone: null },
+      fields: {
+        queue_size: int(7n),
+        queue_utilization_pct: float(7),
+        note: str('a "b"'),
+        backpressure: { type: 'bool', value: false },
+        gone: null,
+      },
       timeNs: 1710233120000000005n,
     };
     const asJson = pointToJson(point);
     expect(asJson).toEqual({
       measurement: 'log_events_queue',
       tags: { queue_type: 'log_events', host: 'svc-1' },
-      fields: { queue_size: { type: 'int', value: 7 }, queue_utilization_pct: { type: 'float', value: 7 }, note: { type: 'string', value: 'a "b"' }, backpressure: { type: 'bool', value: false } },
+      fields: {
+        queue_size: { type: 'int', value: 7 },
+        queue_utilization_pct: { type: 'float', value: 7 },
+        note: { type: 'string', value: 'a "b"' },
+        backpressure: { type: 'bool', value: false },
+      },
       timeNs: '1710233120000000005',
     });
     const back = jsonPointToPoint(JSON.parse(JSON.stringify(asJson)) as JsonPoint);
-    expect(toLine(back)).toBe('log_events_queue,queue_type=log_events,host=svc-1 queue_size=7i,queue_utilization_pct=7,note="a \\"b\\"",backpressure=false 1710233120000000005');
+    expect(toLine(back)).toBe(
+      'log_events_queue,queue_type=log_events,host=svc-1 queue_size=7i,queue_utilization_pct=7,note="a \\"b\\"",backpressure=false 1710233120000000005',
+    );
     expect(toLine(back)).toBe(toLine(point));
   });
 
@@ -263,7 +360,10 @@ describe('JSON points (queue kind points)', () => {
     const point = jsonPointToPoint(json);
     expect(() => pointToJson({ ...point, fields: { v: int(2n ** 60n) } })).toThrow(RangeError);
     expect(() => pointToJson({ ...point, fields: { v: float(Number.POSITIVE_INFINITY) } })).toThrow(RangeError);
-    expect(pointToJson({ ...point, fields: { v: int(-(2n ** 53n) + 1n) } }).fields['v']).toEqual({ type: 'int', value: -(2 ** 53) + 1 });
+    expect(pointToJson({ ...point, fields: { v: int(-(2n ** 53n) + 1n) } }).fields['v']).toEqual({
+      type: 'int',
+      value: -(2 ** 53) + 1,
+    });
   });
 
   it('parseTimeNs takes plain decimals only', () => {

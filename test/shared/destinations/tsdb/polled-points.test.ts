@@ -6,12 +6,34 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
+import {
+  APPS,
+  type FieldType,
+  HEALTH_MEASUREMENTS,
+  type MeasurementModel,
+  USER_SESSION_DETAILS,
+  USER_SESSION_SUMMARY,
+} from '../../../../shared/destinations/tsdb/datamodel.js';
+import { type Point, PointClock, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import {
+  HEALTH_POINTS_PER_SAMPLE,
+  healthPoints,
+  type IncludeFields,
+  SESSION_SUMMARY_POINTS,
+  sessionPoints,
+} from '../../../../shared/destinations/tsdb/mappers.js';
 import { HealthSampleSchema, SessionSampleSchema } from '../../../../shared/platform/polled.js';
-import { PointClock, toLine, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
-import { HEALTH_POINTS_PER_SAMPLE, SESSION_SUMMARY_POINTS, healthPoints, sessionPoints, type IncludeFields } from '../../../../shared/destinations/tsdb/mappers.js';
-import { APPS, HEALTH_MEASUREMENTS, USER_SESSION_DETAILS, USER_SESSION_SUMMARY, type FieldType, type MeasurementModel } from '../../../../shared/destinations/tsdb/datamodel.js';
 import { parseLine } from '../../platform/fixtures.js';
-import { APP_ID, DOC_NAMES, SESSION_APP, healthBody, healthQueued, healthSample, sessionSample, sessionsQueued } from '../polled.js';
+import {
+  APP_ID,
+  DOC_NAMES,
+  healthBody,
+  healthQueued,
+  healthSample,
+  SESSION_APP,
+  sessionSample,
+  sessionsQueued,
+} from '../polled.js';
 
 const NONE: IncludeFields = { activeDocs: false, loadedDocs: false, inMemoryDocs: false };
 const ALL: IncludeFields = { activeDocs: true, loadedDocs: true, inMemoryDocs: true };
@@ -59,8 +81,17 @@ describe('health points (§6.1)', () => {
   });
 
   it('writes whole floats without `i` and integers with it, and the configured server tags', () => {
-    const body = healthBody({ mem: { committed: 4213, allocated: 0, free: 27890 }, cpu: { total: 7 }, saturated: true });
-    const [, mem, , cpu, , , , saturated] = lines(healthPoints(healthQueued(healthSample({ body, tags: { ...healthSample().tags, site: 'lab', role: 'central' } })), NONE));
+    const body = healthBody({
+      mem: { committed: 4213, allocated: 0, free: 27890 },
+      cpu: { total: 7 },
+      saturated: true,
+    });
+    const [, mem, , cpu, , , , saturated] = lines(
+      healthPoints(
+        healthQueued(healthSample({ body, tags: { ...healthSample().tags, site: 'lab', role: 'central' } })),
+        NONE,
+      ),
+    );
     expect(mem).toBe(`mem,${TAGS},site=lab,role=central committed=4213,allocated=0,free=27890 1710233130000000001`);
     expect(cpu).toBe(`cpu,${TAGS},site=lab,role=central total=7 1710233130000000003`);
     expect(saturated).toBe(`saturated,${TAGS},site=lab,role=central saturated=true 1710233130000000007`);
@@ -68,19 +99,46 @@ describe('health points (§6.1)', () => {
 
   it('writes an app list only when its include flag is on, its names only when the sample has them', () => {
     const apps = (include: IncludeFields, docNames?: typeof DOC_NAMES) =>
-      Object.keys(parseLine(lines(healthPoints(healthQueued(healthSample(docNames ? { docNames } : {})), include))[2] ?? fail()).fields);
+      Object.keys(
+        parseLine(lines(healthPoints(healthQueued(healthSample(docNames ? { docNames } : {})), include))[2] ?? fail())
+          .fields,
+      );
     const counts = ['active_docs_count', 'loaded_docs_count', 'in_memory_docs_count', 'calls', 'selections'];
     expect(apps(NONE, DOC_NAMES)).toEqual(counts);
     expect(apps({ ...NONE, loadedDocs: true })).toEqual([...counts, 'loaded_docs']);
-    expect(apps({ ...NONE, inMemoryDocs: true }, DOC_NAMES)).toEqual([...counts, 'in_memory_docs', 'in_memory_docs_names', 'in_memory_session_docs_names']);
+    expect(apps({ ...NONE, inMemoryDocs: true }, DOC_NAMES)).toEqual([
+      ...counts,
+      'in_memory_docs',
+      'in_memory_docs_names',
+      'in_memory_session_docs_names',
+    ]);
     expect(apps(ALL)).toEqual([...counts, 'active_docs', 'loaded_docs', 'in_memory_docs']);
   });
 
   it('writes an empty included list as "" and an invalid start as uptime ""', () => {
-    const body = healthBody({ apps: { active_docs: [], in_memory_docs: [], loaded_docs: [], calls: 0, selections: 0 } });
-    const got = lines(healthPoints(healthQueued(healthSample({ body, uptime: '', docNames: { active: { names: [], sessionApps: [] }, loaded: { names: [], sessionApps: [] }, inMemory: { names: [], sessionApps: [] } } })), { ...NONE, activeDocs: true }));
+    const body = healthBody({
+      apps: { active_docs: [], in_memory_docs: [], loaded_docs: [], calls: 0, selections: 0 },
+    });
+    const got = lines(
+      healthPoints(
+        healthQueued(
+          healthSample({
+            body,
+            uptime: '',
+            docNames: {
+              active: { names: [], sessionApps: [] },
+              loaded: { names: [], sessionApps: [] },
+              inMemory: { names: [], sessionApps: [] },
+            },
+          }),
+        ),
+        { ...NONE, activeDocs: true },
+      ),
+    );
     expect(got[0]).toContain(' version="12.1306.0",started="20240312T081512.000+0100",uptime="" ');
-    expect(got[2]).toBe(`apps,${TAGS} active_docs_count=0i,loaded_docs_count=0i,in_memory_docs_count=0i,calls=0i,selections=0i,active_docs="",active_docs_names="",active_session_docs_names="" 1710233130000000002`);
+    expect(got[2]).toBe(
+      `apps,${TAGS} active_docs_count=0i,loaded_docs_count=0i,in_memory_docs_count=0i,calls=0i,selections=0i,active_docs="",active_docs_names="",active_session_docs_names="" 1710233130000000002`,
+    );
   });
 
   it('takes the times the edge reserved: two polls of one millisecond never share a point time', () => {
@@ -129,7 +187,8 @@ describe('the points agree with the data model tables (and so with docs/data-mod
   const check = (point: Point, model: MeasurementModel, configuredTags: readonly string[]): void => {
     const line = parseLine(toLine(point));
     expect(model.names).toContain(line.measurement);
-    for (const tag of line.tags) expect([...Object.keys(model.tags), ...configuredTags]).toContain(tag.slice(0, tag.indexOf('=')));
+    for (const tag of line.tags)
+      expect([...Object.keys(model.tags), ...configuredTags]).toContain(tag.slice(0, tag.indexOf('=')));
     for (const [name, written] of Object.entries(line.fields)) {
       const def = model.fields[name];
       expect(def, `${line.measurement}.${name} is in the table`).toBeDefined();
@@ -138,7 +197,10 @@ describe('the points agree with the data model tables (and so with docs/data-mod
   };
 
   it('health: one point per table, every field of the tables written by a full sample', () => {
-    const points = healthPoints(healthQueued(healthSample({ docNames: DOC_NAMES, tags: { ...healthSample().tags, site: 'lab' } })), ALL);
+    const points = healthPoints(
+      healthQueued(healthSample({ docNames: DOC_NAMES, tags: { ...healthSample().tags, site: 'lab' } })),
+      ALL,
+    );
     expect(points.map((p) => p.measurement)).toEqual(HEALTH_MEASUREMENTS.map((m) => m.names[0]));
     points.forEach((p, i) => {
       const model = HEALTH_MEASUREMENTS[i] ?? fail();

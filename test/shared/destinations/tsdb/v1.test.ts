@@ -5,11 +5,11 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bool, float, int, PointClock, str, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { bool, float, int, type Point, PointClock, str } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
-import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
-import { query, startInfluxd, type InfluxdHandle } from '../../../support/influxd.js';
-import { fakeWriter, points, recorder, rfc3339Nano, tsdbConfig, type ConfigParts, type Recorder } from './helpers.js';
+import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
+import { type InfluxdHandle, query, startInfluxd } from '../../../support/influxd.js';
+import { type ConfigParts, fakeWriter, points, type Recorder, recorder, rfc3339Nano, tsdbConfig } from './helpers.js';
 
 const MODULE = 'v1-test';
 let influx: InfluxdHandle;
@@ -78,7 +78,13 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
     expect(after.map((rp) => rp[0])).not.toContain('other_rp');
 
     await writer('svc_weeks', { v1: { retentionPolicy: { name: 'two_weeks', duration: '2w' } } }).ensureDatabase();
-    expect(await values('SHOW RETENTION POLICIES ON svc_weeks')).toContainEqual(['two_weeks', '336h0m0s', '24h0m0s', 1, true]);
+    expect(await values('SHOW RETENTION POLICIES ON svc_weeks')).toContainEqual([
+      'two_weeks',
+      '336h0m0s',
+      '24h0m0s',
+      1,
+      true,
+    ]);
   });
 
   it('writes points that read back with exact tags, field types, values and nanosecond times', async () => {
@@ -114,11 +120,37 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
     ]);
     expect(await values('SHOW TAG KEYS FROM "health check"', 'types')).toEqual([['host'], ['server_name'], ['user']]);
     const series = firstSeries(await query(influx, 'SELECT * FROM "health check"', 'types'));
-    expect(series?.columns).toEqual(['time', 'big', 'count', 'host', 'host_field', 'ratio', 'saturated', 'server_name', 'total', 'user', 'version']);
-    expect(series?.values).toEqual([
-      [rfc3339Nano(timeNs), 9007199254740992 /* JSON number; exact value checked below */, 42, 'node 1', 'shadow', 0.25, true, 'a,b=c', 7, 'LAB\\goran', 'say "hi" \\ C:\\dir\\'],
+    expect(series?.columns).toEqual([
+      'time',
+      'big',
+      'count',
+      'host',
+      'host_field',
+      'ratio',
+      'saturated',
+      'server_name',
+      'total',
+      'user',
+      'version',
     ]);
-    const raw = await fetch(`${influx.url}/query?${new URLSearchParams({ db: 'types', q: 'SELECT big FROM "health check"' }).toString()}`);
+    expect(series?.values).toEqual([
+      [
+        rfc3339Nano(timeNs),
+        9007199254740992 /* JSON number; exact value checked below */,
+        42,
+        'node 1',
+        'shadow',
+        0.25,
+        true,
+        'a,b=c',
+        7,
+        'LAB\\goran',
+        'say "hi" \\ C:\\dir\\',
+      ],
+    ]);
+    const raw = await fetch(
+      `${influx.url}/query?${new URLSearchParams({ db: 'types', q: 'SELECT big FROM "health check"' }).toString()}`,
+    );
     expect(await raw.text()).toContain(',9007199254740993]');
   });
 
@@ -126,7 +158,10 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
     const w = writer('ladder', { maxBatchSize: 20 });
     await w.ensureDatabase();
     const now = Date.now() - 120_000;
-    const first = await w.write([{ measurement: 'conflict', tags: { host: 'h0' }, fields: { x: int(1) }, timeNs: clock.next(now - 1) }], MODULE);
+    const first = await w.write(
+      [{ measurement: 'conflict', tags: { host: 'h0' }, fields: { x: int(1) }, timeNs: clock.next(now - 1) }],
+      MODULE,
+    );
     expect(first.written).toBe(1);
 
     const pts = seqPoints('conflict', 25, now);
@@ -224,7 +259,10 @@ describe('version 1 (fake): request line', () => {
 
   it('POST /write?db=&precision=ns, Basic auth only when v1Config.auth.enable', async () => {
     await fakeWriter(v1, rec).write(points(1), MODULE);
-    await fakeWriter(v1, rec, { v1: { auth: { enable: true, username: 'svc', password: 'p:w' } } }).write(points(1), MODULE);
+    await fakeWriter(v1, rec, { v1: { auth: { enable: true, username: 'svc', password: 'p:w' } } }).write(
+      points(1),
+      MODULE,
+    );
     const [plain, auth] = v1.writes();
     expect(`${plain?.path}?${plain?.rawQuery}`).toBe('/write?db=svc&precision=ns');
     expect(plain?.headers.authorization).toBeUndefined();

@@ -4,9 +4,21 @@
  * records the requests: bucket setup, the write request line, authorisation, body, failures.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TsdbWriteError, type TsdbWriter, type TsdbWriterOptions } from '../../../../shared/destinations/tsdb/writer.js';
-import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
-import { fakeWriter, lineCounts, points, recorder, recordingSleep, type ConfigParts, type Recorder } from './helpers.js';
+import {
+  TsdbWriteError,
+  type TsdbWriter,
+  type TsdbWriterOptions,
+} from '../../../../shared/destinations/tsdb/writer.js';
+import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
+import {
+  type ConfigParts,
+  fakeWriter,
+  lineCounts,
+  points,
+  type Recorder,
+  recorder,
+  recordingSleep,
+} from './helpers.js';
 
 const MODULE = 'test-module';
 
@@ -29,7 +41,11 @@ beforeEach(() => {
   }
 });
 
-const writerFor = (fake: FakeInflux, parts: Partial<ConfigParts> = {}, options: Partial<TsdbWriterOptions> = {}): TsdbWriter => fakeWriter(fake, rec, parts, options);
+const writerFor = (
+  fake: FakeInflux,
+  parts: Partial<ConfigParts> = {},
+  options: Partial<TsdbWriterOptions> = {},
+): TsdbWriter => fakeWriter(fake, rec, parts, options);
 
 describe('version 2 (fake 2.x)', () => {
   it('ensureDatabase: finds the org, creates the missing bucket with its retention rule, leaves an existing one', async () => {
@@ -60,7 +76,9 @@ describe('version 2 (fake 2.x)', () => {
     v2.buckets.delete('wk');
     await writerFor(v2, { v2: { bucket: 'wk', retentionDuration: '2w' } }).ensureDatabase();
     expect(v2.buckets.get('wk')?.retentionRules).toEqual([{ type: 'expire', everySeconds: 1_209_600 }]);
-    await expect(writerFor(v2, { v2: { org: 'nope' } }).ensureDatabase()).rejects.toThrow(/orgs\?org=nope answered HTTP 404/);
+    await expect(writerFor(v2, { v2: { org: 'nope' } }).ensureDatabase()).rejects.toThrow(
+      /orgs\?org=nope answered HTTP 404/,
+    );
     await expect(writerFor(v2, { v2: { token: 'wrong' } }).ensureDatabase()).rejects.toThrow(/HTTP 401/);
   });
 
@@ -75,9 +93,7 @@ describe('version 2 (fake 2.x)', () => {
     expect(req?.headers.authorization).toBe('Token v2-token');
     expect(req?.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(req?.headers['content-encoding']).toBeUndefined();
-    expect(req?.body).toBe(
-      pts.map((p, i) => `m,host=h1,seq=s${i} n=${i}i,text="value ${i}" ${p.timeNs}`).join('\n'),
-    );
+    expect(req?.body).toBe(pts.map((p, i) => `m,host=h1,seq=s${i} n=${i}i,text="value ${i}" ${p.timeNs}`).join('\n'));
     expect(rec.errors).toEqual([]);
   });
 
@@ -137,7 +153,10 @@ describe('version 2 (fake 2.x)', () => {
   it('a 5xx that outlasts the 3 retries (1, 2, 4 s) sends the chunk down the ladder', async () => {
     v2.failNext(4, 500);
     const { sleep, waits } = recordingSleep();
-    const report = await writerFor(v2, { maxBatchSize: 2 }, { retryDelaysMs: undefined, sleep }).write(points(2), MODULE);
+    const report = await writerFor(v2, { maxBatchSize: 2 }, { retryDelaysMs: undefined, sleep }).write(
+      points(2),
+      MODULE,
+    );
     expect(waits).toEqual([1000, 2000, 4000]);
     expect(lineCounts(v2)).toEqual([2, 2, 2, 2, 1, 1]);
     expect(report).toEqual({ written: 2, dropped: 0, droppedBeyondRetention: 0, failedWhole: [], requests: 6 });

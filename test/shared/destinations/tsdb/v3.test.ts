@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TsdbWriter, type TsdbWriterOptions } from '../../../../shared/destinations/tsdb/writer.js';
-import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
-import { fakeWriter, points, recorder, tsdbConfig, type ConfigParts, type Recorder } from './helpers.js';
+import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
+import { type ConfigParts, fakeWriter, points, type Recorder, recorder, tsdbConfig } from './helpers.js';
 
 const MODULE = 'test-module';
 
@@ -26,7 +26,11 @@ beforeEach(() => {
   v3.reset();
 });
 
-const writerFor = (fake: FakeInflux, parts: Partial<ConfigParts> = {}, options: Partial<TsdbWriterOptions> = {}): TsdbWriter => fakeWriter(fake, rec, parts, options);
+const writerFor = (
+  fake: FakeInflux,
+  parts: Partial<ConfigParts> = {},
+  options: Partial<TsdbWriterOptions> = {},
+): TsdbWriter => fakeWriter(fake, rec, parts, options);
 
 describe('version 3 (fake 3.x)', () => {
   it('ensureDatabase: POST /api/v3/configure/database with the retention; 409 (exists) leaves it as it is', async () => {
@@ -58,7 +62,11 @@ describe('version 3 (fake 3.x)', () => {
 
     const open = await startFakeInflux({ version: 3 });
     try {
-      const writer = new TsdbWriter({ config: tsdbConfig({ version: 3, port: open.port, v3: { token: '' } }), log: rec.log, onError: rec.onError });
+      const writer = new TsdbWriter({
+        config: tsdbConfig({ version: 3, port: open.port, v3: { token: '' } }),
+        log: rec.log,
+        onError: rec.onError,
+      });
       expect((await writer.write(pts, MODULE)).written).toBe(3);
       expect(open.writes()[0]?.headers.authorization).toBeUndefined();
     } finally {

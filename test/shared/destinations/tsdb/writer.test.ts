@@ -6,11 +6,20 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../../shared/logging/logger.js';
-import { int, str, toLine, type Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { int, type Point, str, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter, type TsdbWriterOptions } from '../../../../shared/destinations/tsdb/writer.js';
-import { startFakeInflux, type FakeInflux } from '../../../support/fake-influx.js';
-import { fakeWriter, lineCounts, points, recorder, recordingSleep, tsdbConfig, type ConfigParts, type Recorder } from './helpers.js';
+import { createLogger } from '../../../../shared/logging/logger.js';
+import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
+import {
+  type ConfigParts,
+  fakeWriter,
+  lineCounts,
+  points,
+  type Recorder,
+  recorder,
+  recordingSleep,
+  tsdbConfig,
+} from './helpers.js';
 
 const MODULE = 'test-module';
 
@@ -43,7 +52,11 @@ beforeEach(async () => {
   }
 });
 
-const writerFor = (fake: FakeInflux, parts: Partial<ConfigParts> = {}, options: Partial<TsdbWriterOptions> = {}): TsdbWriter => fakeWriter(fake, rec, parts, options);
+const writerFor = (
+  fake: FakeInflux,
+  parts: Partial<ConfigParts> = {},
+  options: Partial<TsdbWriterOptions> = {},
+): TsdbWriter => fakeWriter(fake, rec, parts, options);
 
 describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection failures', (version) => {
   const fake = (): FakeInflux => (version === 1 ? v1 : version === 2 ? v2 : v3);
@@ -54,7 +67,19 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
     const report = await writerFor(fake()).write(pts, MODULE);
     // depth first: [0,1000) → [0,500) → [0,250) → [0,100) → [0,10) → ten single points, then the
     // rest of each level once: nine 10s, [100,200), [200,250), [250,500), [500,1000)
-    expect(lineCounts(fake())).toEqual([1000, 500, 250, 100, 10, ...Array<number>(10).fill(1), ...Array<number>(9).fill(10), 100, 50, 250, 500]);
+    expect(lineCounts(fake())).toEqual([
+      1000,
+      500,
+      250,
+      100,
+      10,
+      ...Array<number>(10).fill(1),
+      ...Array<number>(9).fill(10),
+      100,
+      50,
+      250,
+      500,
+    ]);
     expect(report).toEqual({ written: 999, dropped: 1, droppedBeyondRetention: 0, failedWhole: [], requests: 28 });
     // every good line stored exactly once: nothing written was sent again
     const stored = fake().lines();
@@ -78,7 +103,14 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
     for (const [i, p] of pts.entries()) p.fields.text = str(`${'é'.repeat(i)} ✓ 😀 "q" ${i}`);
     // Points refused only at their last piece (the time), after a long field was written: nothing of their line is sent.
     const refused = [17, 230, 449].map((i) => ({ ...(pts[i] as Point), timeNs: 2n ** 63n }));
-    const all = [...pts.slice(0, 17), refused[0], ...pts.slice(17, 230), refused[1], ...pts.slice(230), refused[2]].filter((p): p is Point => p !== undefined);
+    const all = [
+      ...pts.slice(0, 17),
+      refused[0],
+      ...pts.slice(17, 230),
+      refused[1],
+      ...pts.slice(230),
+      refused[2],
+    ].filter((p): p is Point => p !== undefined);
     const report = await writerFor(fake(), { maxBatchSize: 200 }).write(all, MODULE);
     expect(report).toMatchObject({ written: 450, dropped: 3, failedWhole: [], requests: 3 });
     expect(lineCounts(fake())).toEqual([200, 200, 50]);
@@ -120,7 +152,10 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
   it('a point that is not valid line protocol is dropped before sending; the rest is written', async () => {
     const pts = points(3);
     const bad: Point = { measurement: 'm', tags: { host: '' }, fields: { n: int(1) }, timeNs: 1n };
-    const report = await writerFor(fake()).write([pts[0], bad, pts[1], pts[2]].filter((p) => p !== undefined), MODULE);
+    const report = await writerFor(fake()).write(
+      [pts[0], bad, pts[1], pts[2]].filter((p) => p !== undefined),
+      MODULE,
+    );
     expect(report).toEqual({ written: 3, dropped: 1, droppedBeyondRetention: 0, failedWhole: [], requests: 1 });
     expect(rec.errors).toHaveLength(1);
     expect(String(rec.errors[0]?.err)).toMatch(/at least one non-empty tag/);
@@ -170,12 +205,22 @@ describe('with the service logger', () => {
     });
     const handle = await createLogger({ level: 'info', pretty: false, destination });
     try {
-      const writer = new TsdbWriter({ config: tsdbConfig({ version: 2, port: v2.port, v2: { org: 'acme' } }), log: handle.logger, onError: rec.onError });
+      const writer = new TsdbWriter({
+        config: tsdbConfig({ version: 2, port: v2.port, v2: { org: 'acme' } }),
+        log: handle.logger,
+        onError: rec.onError,
+      });
       v2.poison('seq=s0 ');
       expect((await writer.write(points(1), MODULE)).dropped).toBe(1);
       handle.flush();
-      const lines = chunks.join('').split('\n').filter((l) => l !== '').map((l): unknown => JSON.parse(l));
-      expect(lines).toContainEqual(expect.objectContaining({ level: 'error', module: MODULE, status: 400, msg: 'tsdb refused a point; dropped' }));
+      const lines = chunks
+        .join('')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l): unknown => JSON.parse(l));
+      expect(lines).toContainEqual(
+        expect.objectContaining({ level: 'error', module: MODULE, status: 400, msg: 'tsdb refused a point; dropped' }),
+      );
     } finally {
       await handle.close();
     }

@@ -4,7 +4,11 @@
  */
 import dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UdpListener, type ReceivedDatagram, type UdpListenerOptions } from '../../../../../edge-agent/sources/udp/listener.js';
+import {
+  type ReceivedDatagram,
+  UdpListener,
+  type UdpListenerOptions,
+} from '../../../../../edge-agent/sources/udp/listener.js';
 import type { HandlerOutcome } from '../../../../../edge-agent/sources/udp/message-queue.js';
 import { ErrorTracker } from '../../../../../shared/errors/tracker.js';
 import { captureLog, type LogCapture } from '../../../../support/audit.js';
@@ -17,7 +21,13 @@ afterEach(async () => {
 });
 
 function settings(lines: string[] = []) {
-  return svcConfig(['  userEvents:', '    enable: true', '    udpServerConfig:', `      serverHost: ${LOOPBACK}`, ...lines.map((l) => `      ${l}`)]).userEvents.udpServerConfig;
+  return svcConfig([
+    '  userEvents:',
+    '    enable: true',
+    '    udpServerConfig:',
+    `      serverHost: ${LOOPBACK}`,
+    ...lines.map((l) => `      ${l}`),
+  ]).userEvents.udpServerConfig;
 }
 
 interface Harness {
@@ -27,7 +37,11 @@ interface Harness {
   errors: ErrorTracker;
 }
 
-async function startListener(lines: string[], handler?: (d: ReceivedDatagram) => Promise<HandlerOutcome>, extra: Partial<UdpListenerOptions> = {}): Promise<Harness> {
+async function startListener(
+  lines: string[],
+  handler?: (d: ReceivedDatagram) => Promise<HandlerOutcome>,
+  extra: Partial<UdpListenerOptions> = {},
+): Promise<Harness> {
   const log = await captureLog();
   const handled: ReceivedDatagram[] = [];
   const errors = new ErrorTracker({ enabled: true, log: log.logger });
@@ -64,14 +78,29 @@ describe('UDP listener', () => {
     expect(handled.every((d) => d.address === LOOPBACK && d.receivedAtMs >= before)).toBe(true);
     await eventually(() => listener.metrics().messages_processed === 200);
     const m = listener.metrics();
-    expect(m).toMatchObject({ queue_type: 'user_events', messages_received: 200, messages_queued: 200, messages_processed: 200, messages_failed: 0, messages_dropped_total: 0, queue_size: 0, queue_running: 0, backpressure_active: 0 });
+    expect(m).toMatchObject({
+      queue_type: 'user_events',
+      messages_received: 200,
+      messages_queued: 200,
+      messages_processed: 200,
+      messages_failed: 0,
+      messages_dropped_total: 0,
+      queue_size: 0,
+      queue_running: 0,
+      backpressure_active: 0,
+    });
     expect(m.messages_dropped_kernel).toBe(0);
   });
 
   it('drops senders not in allowedSources, and accepts the listed ones (resolved at start)', async () => {
-    const { listener, handled, log } = await startListener(['enableSourceValidation: true', 'allowedSources: [127.0.0.2, allowed.example, nowhere.invalid]'], undefined, {
-      resolve4: (host) => (host === 'allowed.example' ? Promise.resolve(['127.0.0.3']) : Promise.reject(new Error('ENOTFOUND'))),
-    });
+    const { listener, handled, log } = await startListener(
+      ['enableSourceValidation: true', 'allowedSources: [127.0.0.2, allowed.example, nowhere.invalid]'],
+      undefined,
+      {
+        resolve4: (host) =>
+          host === 'allowed.example' ? Promise.resolve(['127.0.0.3']) : Promise.reject(new Error('ENOTFOUND')),
+      },
+    );
     await sendDatagrams(listener.port, messages(5), { from: '127.0.0.1' });
     await sendDatagrams(listener.port, messages(3), { from: '127.0.0.2' });
     await sendDatagrams(listener.port, messages(4), { from: '127.0.0.3' });
@@ -89,22 +118,39 @@ describe('UDP listener', () => {
   });
 
   it('turns validation off with a warning when no allowedSources entry resolves', async () => {
-    const { listener, handled, log } = await startListener(['enableSourceValidation: true', 'allowedSources: [nowhere.invalid]'], undefined, { resolve4: () => Promise.reject(new Error('ENOTFOUND')) });
+    const { listener, handled, log } = await startListener(
+      ['enableSourceValidation: true', 'allowedSources: [nowhere.invalid]'],
+      undefined,
+      { resolve4: () => Promise.reject(new Error('ENOTFOUND')) },
+    );
     await sendDatagrams(listener.port, messages(3));
     await eventually(() => handled.length === 3);
     expect(log.lines().some((l) => l['level'] === 'warn' && String(l['msg']).includes('validation is OFF'))).toBe(true);
   });
 
   it('checks the size before the rate limit, and the rate limit before the queue', async () => {
-    const { listener, handled, log } = await startListener(['maxMessageSize: 100', 'rateLimit:', '  enable: true', '  maxMessagesPerMinute: 10']);
+    const { listener, handled, log } = await startListener([
+      'maxMessageSize: 100',
+      'rateLimit:',
+      '  enable: true',
+      '  maxMessagesPerMinute: 10',
+    ]);
     const payloads = [...messages(8, 101), ...messages(15, 50)];
     await sendDatagrams(listener.port, payloads, { inFlight: 1 });
     await eventually(() => listener.metrics().messages_received === 23);
     await eventually(() => handled.length === 10);
     const m = listener.metrics();
-    expect(m).toMatchObject({ messages_dropped_size: 8, messages_dropped_rate_limit: 5, messages_dropped_queue_full: 0, messages_dropped_total: 13, messages_queued: 10 });
+    expect(m).toMatchObject({
+      messages_dropped_size: 8,
+      messages_dropped_rate_limit: 5,
+      messages_dropped_queue_full: 0,
+      messages_dropped_total: 13,
+      messages_queued: 10,
+    });
     expect(m.rate_limit_current).toBeGreaterThan(0);
-    const sizeWarn = log.lines().filter((l) => l['level'] === 'warn' && String(l['msg']).includes('larger than maxMessageSize'));
+    const sizeWarn = log
+      .lines()
+      .filter((l) => l['level'] === 'warn' && String(l['msg']).includes('larger than maxMessageSize'));
     expect(sizeWarn).toHaveLength(1);
     expect(sizeWarn[0]?.['bytes']).toBe(101);
   });
@@ -113,11 +159,14 @@ describe('UDP listener', () => {
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const seen: number[] = [];
-    const { listener, log } = await startListener(['messageQueue:', '  maxSize: 50', '  maxConcurrent: 2', '  backpressureThreshold: 80'], async () => {
-      seen.push(listener.queue.size);
-      await gate;
-      return 'processed';
-    });
+    const { listener, log } = await startListener(
+      ['messageQueue:', '  maxSize: 50', '  maxConcurrent: 2', '  backpressureThreshold: 80'],
+      async () => {
+        seen.push(listener.queue.size);
+        await gate;
+        return 'processed';
+      },
+    );
     let maxWaiting = 0;
     const probe = setInterval(() => (maxWaiting = Math.max(maxWaiting, listener.queue.size)), 1);
     await sendDatagrams(listener.port, messages(500));
@@ -136,12 +185,16 @@ describe('UDP listener', () => {
     expect(m.messages_dropped_total).toBe(500 - 52);
     expect(m.queue_utilization_pct).toBe(100);
     expect(m.backpressure_active).toBe(1);
-    expect(log.lines().filter((l) => l['level'] === 'warn' && String(l['msg']).includes('backpressure threshold'))).toHaveLength(1);
+    expect(
+      log.lines().filter((l) => l['level'] === 'warn' && String(l['msg']).includes('backpressure threshold')),
+    ).toHaveLength(1);
     release();
     await eventually(() => listener.metrics().messages_processed === 52);
     await listener.refreshKernelDrops();
     expect(listener.metrics().backpressure_active).toBe(0);
-    expect(log.lines().some((l) => l['level'] === 'info' && String(l['msg']).includes('backpressure cleared'))).toBe(true);
+    expect(log.lines().some((l) => l['level'] === 'info' && String(l['msg']).includes('backpressure cleared'))).toBe(
+      true,
+    );
   });
 
   it('counts the datagrams the kernel drops when the receive buffer overflows', async () => {
@@ -149,11 +202,14 @@ describe('UDP listener', () => {
     const total = 3000;
     // Keep the event loop busy while a child process sends: the socket buffer overflows in the kernel.
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['-e', `
+    const child = spawn(process.execPath, [
+      '-e',
+      `
       const s = require('node:dgram').createSocket('udp4');
       let n = 0; const buf = Buffer.alloc(1000, 97);
       const go = () => { while (n < ${total}) { n++; s.send(buf, ${listener.port}, '127.0.0.1', n === ${total} ? () => s.close() : undefined); if (n % 200 === 0) return setImmediate(go); } };
-      go();`]);
+      go();`,
+    ]);
     trackChild(child);
     const childDone = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     const until = Date.now() + 1500;
@@ -161,11 +217,15 @@ describe('UDP listener', () => {
       // busy: nothing is read from the socket
     }
     await childDone;
-    await eventually(async () => {
-      await listener.refreshKernelDrops();
-      const m = listener.metrics();
-      return m.messages_received + (m.messages_dropped_kernel ?? 0) === total;
-    }, 5000, 'received + kernel drops = sent');
+    await eventually(
+      async () => {
+        await listener.refreshKernelDrops();
+        const m = listener.metrics();
+        return m.messages_received + (m.messages_dropped_kernel ?? 0) === total;
+      },
+      5000,
+      'received + kernel drops = sent',
+    );
     const m = listener.metrics();
     expect(m.messages_dropped_kernel).toBeGreaterThan(0);
     expect(m.messages_dropped_total).toBe(m.messages_dropped_kernel);
@@ -177,12 +237,18 @@ describe('UDP listener', () => {
     listener.currentSocket?.emit('error', new Error('simulated receive error'));
     await sendDatagrams(listener.port, messages(3));
     await eventually(() => handled.length === 3);
-    expect(log.lines().some((l) => l['level'] === 'error' && String(l['msg']).includes('simulated receive error'))).toBe(true);
+    expect(
+      log.lines().some((l) => l['level'] === 'error' && String(l['msg']).includes('simulated receive error')),
+    ).toBe(true);
     expect(errors.summary().total).toBe(1);
 
     const old = listener.currentSocket;
     old?.close();
-    await eventually(() => listener.currentSocket !== undefined && listener.currentSocket !== old, 3000, 'the socket to be bound again');
+    await eventually(
+      () => listener.currentSocket !== undefined && listener.currentSocket !== old,
+      3000,
+      'the socket to be bound again',
+    );
     await sendDatagrams(listener.port, messages(4));
     await eventually(() => handled.length === 7);
     expect(log.lines().some((l) => String(l['msg']).includes('bound again'))).toBe(true);
@@ -190,11 +256,24 @@ describe('UDP listener', () => {
 
   it('refuses to start when the port is taken, saying which', async () => {
     const blocker = dgram.createSocket('udp4');
-    const port = await new Promise<number>((resolve) => blocker.bind(0, LOOPBACK, () => resolve(blocker.address().port)));
+    const port = await new Promise<number>((resolve) =>
+      blocker.bind(0, LOOPBACK, () => resolve(blocker.address().port)),
+    );
     try {
       const log = await captureLog();
-      const listener = new UdpListener({ queueType: 'log_events', port, settings: settings(), handler: () => Promise.resolve('processed'), log: log.logger, errors: new ErrorTracker({ enabled: false, log: log.logger }), errorType: 'UDP_LOG_EVENT', module: 'UDP_LOG_EVENTS' });
-      await expect(listener.start()).rejects.toThrow(`the log_events listener cannot bind UDP ${LOOPBACK}:${port}: bind EADDRINUSE`);
+      const listener = new UdpListener({
+        queueType: 'log_events',
+        port,
+        settings: settings(),
+        handler: () => Promise.resolve('processed'),
+        log: log.logger,
+        errors: new ErrorTracker({ enabled: false, log: log.logger }),
+        errorType: 'UDP_LOG_EVENT',
+        module: 'UDP_LOG_EVENTS',
+      });
+      await expect(listener.start()).rejects.toThrow(
+        `the log_events listener cannot bind UDP ${LOOPBACK}:${port}: bind EADDRINUSE`,
+      );
     } finally {
       blocker.close();
     }
@@ -204,7 +283,11 @@ describe('UDP listener', () => {
     const { readFileSync } = await import('node:fs');
     const max = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
     const { log } = await startListener([`receiveBufferBytes: ${Math.min(max * 4, 1_073_741_824)}`]);
-    expect(log.lines().some((l) => l['level'] === 'warn' && String(l['msg']).includes('the OS granted a UDP receive buffer'))).toBe(true);
+    expect(
+      log
+        .lines()
+        .some((l) => l['level'] === 'warn' && String(l['msg']).includes('the OS granted a UDP receive buffer')),
+    ).toBe(true);
   });
 
   it('counts a handler that throws as failed, reports it, and goes on', async () => {
@@ -228,7 +311,12 @@ describe('UDP listener', () => {
     await sendDatagrams(listener.port, messages(3));
     await eventually(() => listener.metrics().messages_processed === 8);
     listener.commitMetrics(written);
-    expect(listener.metrics()).toMatchObject({ messages_received: 3, messages_queued: 3, messages_processed: 3, processing_time_max_ms: 0 });
+    expect(listener.metrics()).toMatchObject({
+      messages_received: 3,
+      messages_queued: 3,
+      messages_processed: 3,
+      processing_time_max_ms: 0,
+    });
     // The totals (the metrics endpoint's counters) are never reset by a write.
     expect(listener.totals()).toMatchObject({ received: 8, queued: 8, processed: 8, failed: 0 });
   });

@@ -1,9 +1,19 @@
 /** The listener's pure parts: the message queue, rate-limit window, source resolution, /proc/net/udp parsing. */
 import { describe, expect, it } from 'vitest';
-import { FixedWindowRateLimit, resolveAllowedSources, senderIPv4 } from '../../../../../edge-agent/sources/udp/checks.js';
-import { LogThrottle } from '../../../../../shared/logging/throttle.js';
+import {
+  FixedWindowRateLimit,
+  resolveAllowedSources,
+  senderIPv4,
+} from '../../../../../edge-agent/sources/udp/checks.js';
 import { parseProcNetUdp } from '../../../../../edge-agent/sources/udp/kernel-drops.js';
-import { batchHandler, DurationWindow, HandlerFailure, MessageQueue, type BatchOutcomes } from '../../../../../edge-agent/sources/udp/message-queue.js';
+import {
+  type BatchOutcomes,
+  batchHandler,
+  DurationWindow,
+  HandlerFailure,
+  MessageQueue,
+} from '../../../../../edge-agent/sources/udp/message-queue.js';
+import { LogThrottle } from '../../../../../shared/logging/throttle.js';
 
 describe('MessageQueue', () => {
   it('runs at most maxConcurrent handlers, keeps at most maxSize waiting, and ends each item in processed or failed', async () => {
@@ -38,13 +48,24 @@ describe('MessageQueue', () => {
     await q.idle();
     expect(maxRunning).toBe(3);
     // items 0..7: 0 and 4 reject, 1 and 5 resolve 'failed', the rest 'processed'.
-    expect({ queued: q.queued, processed: q.processed, failed: q.failed }).toEqual({ queued: 8, processed: 4, failed: 4 });
+    expect({ queued: q.queued, processed: q.processed, failed: q.failed }).toEqual({
+      queued: 8,
+      processed: 4,
+      failed: 4,
+    });
     expect(errors.map(String)).toEqual(['Error: item 0', 'Error: item 4']);
     expect(q.durations.size).toBe(8);
   });
 
   it('counts a handler that throws synchronously as failed', async () => {
-    const q = new MessageQueue<number>({ maxSize: 1, maxConcurrent: 1, handler: () => { throw new Error('sync'); }, onHandlerError: () => undefined });
+    const q = new MessageQueue<number>({
+      maxSize: 1,
+      maxConcurrent: 1,
+      handler: () => {
+        throw new Error('sync');
+      },
+      onHandlerError: () => undefined,
+    });
     expect(q.offer(1)).toBe(true);
     await q.idle();
     expect(q.failed).toBe(1);
@@ -63,7 +84,9 @@ describe('MessageQueue with a batch handler', () => {
       handler: batchHandler((items) => {
         batches.push([...items]);
         // Synchronous: 'failed' for multiples of 4, a thrown-like failure for 7, else processed.
-        return items.map((n) => (n === 7 ? new HandlerFailure(new Error('item 7')) : n % 4 === 0 ? 'failed' : 'processed'));
+        return items.map((n) =>
+          n === 7 ? new HandlerFailure(new Error('item 7')) : n % 4 === 0 ? 'failed' : 'processed',
+        );
       }),
       onHandlerError: (err) => errors.push(err),
     });
@@ -73,8 +96,18 @@ describe('MessageQueue with a batch handler', () => {
     expect({ running: q.running, size: q.size }).toEqual({ running: 3, size: 5 });
     expect(batches).toEqual([]);
     await immediate();
-    expect(batches).toEqual([[0, 1, 2], [3, 4, 5], [6, 7]]);
-    expect({ running: q.running, size: q.size, queued: q.queued, processed: q.processed, failed: q.failed }).toEqual({ running: 0, size: 0, queued: 8, processed: 5, failed: 3 });
+    expect(batches).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7],
+    ]);
+    expect({ running: q.running, size: q.size, queued: q.queued, processed: q.processed, failed: q.failed }).toEqual({
+      running: 0,
+      size: 0,
+      queued: 8,
+      processed: 5,
+      failed: 3,
+    });
     expect(errors.map(String)).toEqual(['Error: item 7']);
     expect(q.durations.size).toBe(8);
     await q.idle();
@@ -105,11 +138,22 @@ describe('MessageQueue with a batch handler', () => {
     expect(q.offer(6)).toBe(false);
     release(['processed', 'failed']);
     await immediate();
-    expect(calls).toEqual([[1, 2], [3, 4]]);
+    expect(calls).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     fail(new Error('spool stopped'));
     await q.idle();
-    expect({ queued: q.queued, processed: q.processed, failed: q.failed, running: q.running }).toEqual({ queued: 4, processed: 1, failed: 3, running: 0 });
-    expect(errors).toEqual([['Error: spool stopped', 3], ['Error: spool stopped', 4]]);
+    expect({ queued: q.queued, processed: q.processed, failed: q.failed, running: q.running }).toEqual({
+      queued: 4,
+      processed: 1,
+      failed: 3,
+      running: 0,
+    });
+    expect(errors).toEqual([
+      ['Error: spool stopped', 3],
+      ['Error: spool stopped', 4],
+    ]);
   });
 
   it('counts every item of a batch handler that throws synchronously as failed, and goes on', async () => {
@@ -130,7 +174,9 @@ describe('MessageQueue with a batch handler', () => {
   });
 
   it('runs the one-item form of a batch handler as a batch of one', async () => {
-    const handler = batchHandler<number>((items) => items.map((n) => (n > 0 ? 'processed' : new HandlerFailure(new Error(`bad ${n}`)))));
+    const handler = batchHandler<number>((items) =>
+      items.map((n) => (n > 0 ? 'processed' : new HandlerFailure(new Error(`bad ${n}`)))),
+    );
     await expect(handler(1)).resolves.toBe('processed');
     await expect(handler(0)).rejects.toThrow('bad 0');
   });

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { decodeDatagram, failure, internalError, prefixKey, prefixOf, userFull } from '../../../../../edge-agent/sources/udp/parse/common.js';
-import { LOG_SOURCE_BY_PREFIX, MAX_PREFIX_LENGTH, USER_EVENT_PREFIXES } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
+import {
+  decodeDatagram,
+  failure,
+  internalError,
+  prefixKey,
+  prefixOf,
+  userFull,
+} from '../../../../../edge-agent/sources/udp/parse/common.js';
+import {
+  LOG_SOURCE_BY_PREFIX,
+  MAX_PREFIX_LENGTH,
+  USER_EVENT_PREFIXES,
+} from '../../../../../edge-agent/sources/udp/parse/layouts.js';
 
 describe('common helpers', () => {
   it('decodeDatagram: UTF-8 with U+FFFD for invalid sequences; strings as they are; anything else null', () => {
@@ -52,7 +63,12 @@ describe('common helpers', () => {
       detail: 'd',
       preview: `ab${'\u{1F600}'.repeat(510)}`,
     });
-    expect(internalError(new Error('bad\nthing'), 'x')).toEqual({ ok: false, reason: 'malformed', detail: 'internal parser error: badthing', preview: 'x' });
+    expect(internalError(new Error('bad\nthing'), 'x')).toEqual({
+      ok: false,
+      reason: 'malformed',
+      detail: 'internal parser error: badthing',
+      preview: 'x',
+    });
     expect(internalError('str', 'x').detail).toBe('internal parser error: str');
   });
 });

@@ -8,7 +8,12 @@ export const USER_SESSION_STOP = String.raw`/qseow-proxy-session/;PLAT-N1;Stop s
 export const USER_CONNECTION_OPEN = String.raw`/qseow-proxy-connection/;PLAT-N1;Open connection;LAB;goran;AppAccess;/app/e7af59a0-c243-480d-9571-08727551a66f?reloaduri=https%3a%2f%2fplat.lab.local%2fapp%2fe7af59a0-c243-480d-9571-08727551a66f;Websocket connection Opened for session '4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11'. UserAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36'`;
 export const USER_CONNECTION_CLOSE = String.raw`/qseow-proxy-connection/;PLAT-N2;Close connection;LAB;anna;AppAccess;/app/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d;Websocket connection Closed for session '9f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f'. UserAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15'`;
 
-export const USER_EXAMPLES = [USER_SESSION_START, USER_SESSION_STOP, USER_CONNECTION_OPEN, USER_CONNECTION_CLOSE] as const;
+export const USER_EXAMPLES = [
+  USER_SESSION_START,
+  USER_SESSION_STOP,
+  USER_CONNECTION_OPEN,
+  USER_CONNECTION_CLOSE,
+] as const;
 
 /** §2.6 log events. */
 export const LOG_ENGINE = String.raw`/qseow-engine/;1542;20240312T101522.123+0100;2024-03-12 10:15:22,123;WARN;PLAT-N1;System.Engine.Engine;LAB\svc_platform;Document was not found: e7af59a0-c243-480d-9571-08727551a66f;4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11;LAB;goran;2024-03-12T10:15:22.123+01:00;5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f;12.1306.0;2024-03-12T08:15:12.000+01:00;Warning;9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d;e7af59a0-c243-480d-9571-08727551a66f`;

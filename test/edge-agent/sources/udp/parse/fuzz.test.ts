@@ -7,21 +7,28 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
-import { PREVIEW_LENGTH, type ParseResult } from '../../../../../edge-agent/sources/udp/parse/common.js';
+import { type ParseResult, PREVIEW_LENGTH } from '../../../../../edge-agent/sources/udp/parse/common.js';
 import {
+  type FieldDef,
+  type FieldRule,
   LOG_HEAD_FIELDS,
   LOG_LAYOUTS,
   LOG_SOURCES,
   SCHEDULER_USER_FULL_CAP,
   USER_EVENT_LAYOUT,
   USER_EVENT_TYPES,
-  type FieldDef,
-  type FieldRule,
 } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
-import { parseLogEvent, type LogEvent } from '../../../../../edge-agent/sources/udp/parse/log-event.js';
+import { type LogEvent, parseLogEvent } from '../../../../../edge-agent/sources/udp/parse/log-event.js';
 import { s, stripControl } from '../../../../../edge-agent/sources/udp/parse/sanitize.js';
-import { float, int, intAtLeast, ts, tsToInstantMs, uuid } from '../../../../../edge-agent/sources/udp/parse/validators.js';
 import { parseUserEvent, type UserEvent } from '../../../../../edge-agent/sources/udp/parse/user-event.js';
+import {
+  float,
+  int,
+  intAtLeast,
+  ts,
+  tsToInstantMs,
+  uuid,
+} from '../../../../../edge-agent/sources/udp/parse/validators.js';
 import { LOG_EXAMPLES, USER_EXAMPLES } from './fixtures.js';
 
 const RECEIVED_AT = 1_710_244_800_000;
@@ -40,7 +47,9 @@ const started = performance.now();
 
 afterAll(() => {
   const seconds = (performance.now() - started) / 1000;
-  console.log(`fuzz: ${datagrams} datagrams (each through both parsers; ok: user ${okUser}, log ${okLog}) in ${seconds.toFixed(1)} s`);
+  console.log(
+    `fuzz: ${datagrams} datagrams (each through both parsers; ok: user ${okUser}, log ${okLog}) in ${seconds.toFixed(1)} s`,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -77,7 +86,10 @@ function expectRule(value: unknown, rule: FieldRule, what: string): void {
       return;
     case 'int':
       if (value === null) return;
-      check(typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 2 ** 53 && !Object.is(value, -0), `${what} int`);
+      check(
+        typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 2 ** 53 && !Object.is(value, -0),
+        `${what} int`,
+      );
       if (rule.min !== null) check(Number(value) >= rule.min, `${what} ≥ ${rule.min}`);
       return;
     case 'float':
@@ -113,7 +125,10 @@ function checkUser(r: ParseResult<UserEvent>, text: string): void {
   sameKeys(e, keys);
   check(USER_EVENT_TYPES.includes(e.messageType), 'messageType');
   expectFields(e, USER_EVENT_LAYOUT.fields, 'user');
-  check(e.user_full === (e.user_directory !== '' && e.user_id !== '' ? `${e.user_directory}\\${e.user_id}` : ''), 'user_full');
+  check(
+    e.user_full === (e.user_directory !== '' && e.user_id !== '' ? `${e.user_directory}\\${e.user_id}` : ''),
+    'user_full',
+  );
   if (e.appId !== undefined) check(LOWER_UUID.test(e.appId) && e.context.startsWith('/app/'), 'appId');
   if (e.uaText !== undefined) {
     expectCleanText(e.uaText, USER_EVENT_LAYOUT.fields.message.rule.cap, 'uaText');
@@ -131,7 +146,14 @@ function checkLog(r: ParseResult<LogEvent>, text: string): void {
   const e = r.event;
   check(LOG_SOURCES.includes(e.source), 'source');
   const layout = LOG_LAYOUTS[e.source];
-  const keys = ['source', ...Object.keys(LOG_HEAD_FIELDS), ...Object.keys(layout.fields), 'user_full', 'eventTimeMs', 'receivedAtMs'];
+  const keys = [
+    'source',
+    ...Object.keys(LOG_HEAD_FIELDS),
+    ...Object.keys(layout.fields),
+    'user_full',
+    'eventTimeMs',
+    'receivedAtMs',
+  ];
   if (e.source === 'qseow-qix-perf') keys.push('proxy_session_id', 'event_activity_source');
   sameKeys(e, keys);
   expectFields(e, LOG_HEAD_FIELDS, e.source);
@@ -142,7 +164,10 @@ function checkLog(r: ParseResult<LogEvent>, text: string): void {
   check(e.receivedAtMs === RECEIVED_AT, 'receivedAtMs');
   if (e.source === 'qseow-qix-perf') {
     check(e.proxy_session_id === '' || LOWER_UUID.test(e.proxy_session_id), 'proxy_session_id');
-    check(e.event_activity_source === 'user' || (e.event_activity_source === 'non-user' && e.proxy_session_id === ''), 'event_activity_source');
+    check(
+      e.event_activity_source === 'user' || (e.event_activity_source === 'non-user' && e.proxy_session_id === ''),
+      'event_activity_source',
+    );
   }
 }
 
@@ -172,7 +197,8 @@ const timestamp = fc
   )
   .map(([y, mo, d, h, mi, off, form]) => {
     const o = `${off < 0 ? '-' : '+'}${pad(Math.trunc(off / 60), 2)}${off % 2 === 0 ? ':' : ''}${pad(off % 60, 2)}`;
-    if (form === 'compact') return `${pad(y, 4)}${pad(mo, 2)}${pad(d, 2)}T${pad(h, 2)}${pad(mi, 2)}${pad(mi, 2)}.123${o}`;
+    if (form === 'compact')
+      return `${pad(y, 4)}${pad(mo, 2)}${pad(d, 2)}T${pad(h, 2)}${pad(mi, 2)}${pad(mi, 2)}.123${o}`;
     if (form === 'local') return `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)} ${pad(h, 2)}:${pad(mi, 2)}:00,000`;
     return `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}T${pad(h, 2)}:${pad(mi, 2)}:59.999${form === 'Z' ? 'Z' : o}`;
   });
@@ -182,7 +208,12 @@ const fieldText: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 20 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
   { weight: 2, arbitrary: codeUnits(20) },
-  { weight: 2, arbitrary: fc.uuid().chain((u) => fc.constantFrom(u, u.toUpperCase(), `/app/${u}`, `/app/${u}?x=1`, `/app/${u}/sheet`)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .uuid()
+      .chain((u) => fc.constantFrom(u, u.toUpperCase(), `/app/${u}`, `/app/${u}?x=1`, `/app/${u}/sheet`)),
+  },
   { weight: 2, arbitrary: timestamp },
   { weight: 1, arbitrary: fc.integer().map(String) },
   { weight: 1, arbitrary: fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).map(String) },
@@ -216,7 +247,11 @@ const fieldText: fc.Arbitrary<string> = fc.oneof(
 );
 
 const ALL_EXAMPLES: readonly string[] = [...USER_EXAMPLES, ...LOG_EXAMPLES];
-const PREFIXES = ['/qseow-proxy-session/', '/qseow-proxy-connection/', ...LOG_SOURCES.map((src) => LOG_LAYOUTS[src].prefix)];
+const PREFIXES = [
+  '/qseow-proxy-session/',
+  '/qseow-proxy-connection/',
+  ...LOG_SOURCES.map((src) => LOG_LAYOUTS[src].prefix),
+];
 
 type Mutation =
   | { kind: 'replace' | 'insert'; at: number; value: string }
@@ -231,7 +266,12 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }) },
   {
     weight: 4,
-    arbitrary: fc.record({ kind: fc.constant('semicolon' as const), at: fc.nat(), pos: fc.nat(), count: fc.integer({ min: 1, max: 4 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('semicolon' as const),
+      at: fc.nat(),
+      pos: fc.nat(),
+      count: fc.integer({ min: 1, max: 4 }),
+    }),
   },
   {
     weight: 1,
@@ -269,7 +309,7 @@ function mutate(datagram: string, mutations: readonly Mutation[]): string {
         parts[at] = m.unit.repeat(Math.ceil(m.size / m.unit.length));
         break;
       case 'case':
-        parts[0] = [...(parts[0] ?? '')].map((c, i) => ((m.seed >> i % 30) & 1 ? c.toUpperCase() : c)).join('');
+        parts[0] = [...(parts[0] ?? '')].map((c, i) => ((m.seed >> (i % 30)) & 1 ? c.toUpperCase() : c)).join('');
         break;
     }
   }
@@ -311,99 +351,158 @@ const FUZZ_TIMEOUT = 120_000;
 // ---------------------------------------------------------------------------------------------
 
 describe('fuzz: never throws, invariants hold', () => {
-  it('random bytes', () => {
-    fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
-        const buf = Buffer.from(bytes);
-        checkBoth(buf, buf.toString('utf8'));
-      }),
-      { numRuns: 15_000 },
-    );
-  }, FUZZ_TIMEOUT);
-
-  it('random UTF-16 text (lone surrogates, control characters, any code point)', () => {
-    fc.assert(
-      fc.property(fc.oneof(codeUnits(300), fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ maxLength: 300 })), (text) => {
-        checkBoth(text, text);
-      }),
-      { numRuns: 15_000 },
-    );
-  }, FUZZ_TIMEOUT);
-
-  it('valid prefixes (any case) with random fields', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...PREFIXES), fc.nat(), fc.array(fieldText, { maxLength: 40 }), fc.boolean(), (prefix, seed, fields, asBytes) => {
-        const cased = [...prefix].map((c, i) => ((seed >> i % 30) & 1 ? c.toUpperCase() : c)).join('');
-        const text = [cased, ...fields].join(';');
-        checkBoth(asBytes ? Buffer.from(text, 'utf8') : text, asBytes ? Buffer.from(text, 'utf8').toString('utf8') : text);
-      }),
-      { numRuns: 25_000 },
-    );
-  }, FUZZ_TIMEOUT);
-
-  it('example messages with fields mutated, inserted, deleted, `;` injected, made huge, bytes corrupted', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...ALL_EXAMPLES), fc.array(mutation, { minLength: 1, maxLength: 5 }), fc.option(corruption, { freq: 4 }), (example, mutations, edits) => {
-        const text = mutate(example, mutations);
-        if (edits === null) {
-          checkBoth(text, text);
-        } else {
-          const buf = corrupt(text, edits);
+  it(
+    'random bytes',
+    () => {
+      fc.assert(
+        fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
+          const buf = Buffer.from(bytes);
           checkBoth(buf, buf.toString('utf8'));
-        }
-      }),
-      { numRuns: 40_000 },
-    );
-  }, FUZZ_TIMEOUT);
+        }),
+        { numRuns: 15_000 },
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
+
+  it(
+    'random UTF-16 text (lone surrogates, control characters, any code point)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.oneof(codeUnits(300), fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ maxLength: 300 })),
+          (text) => {
+            checkBoth(text, text);
+          },
+        ),
+        { numRuns: 15_000 },
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
+
+  it(
+    'valid prefixes (any case) with random fields',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...PREFIXES),
+          fc.nat(),
+          fc.array(fieldText, { maxLength: 40 }),
+          fc.boolean(),
+          (prefix, seed, fields, asBytes) => {
+            const cased = [...prefix].map((c, i) => ((seed >> (i % 30)) & 1 ? c.toUpperCase() : c)).join('');
+            const text = [cased, ...fields].join(';');
+            checkBoth(
+              asBytes ? Buffer.from(text, 'utf8') : text,
+              asBytes ? Buffer.from(text, 'utf8').toString('utf8') : text,
+            );
+          },
+        ),
+        { numRuns: 25_000 },
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
+
+  it(
+    'example messages with fields mutated, inserted, deleted, `;` injected, made huge, bytes corrupted',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...ALL_EXAMPLES),
+          fc.array(mutation, { minLength: 1, maxLength: 5 }),
+          fc.option(corruption, { freq: 4 }),
+          (example, mutations, edits) => {
+            const text = mutate(example, mutations);
+            if (edits === null) {
+              checkBoth(text, text);
+            } else {
+              const buf = corrupt(text, edits);
+              checkBoth(buf, buf.toString('utf8'));
+            }
+          },
+        ),
+        { numRuns: 40_000 },
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('fuzz: model of well-formed datagrams', () => {
   /** A field without `;` (so the datagram has exactly N fields). */
   const field = fieldText.map((t) => t.replaceAll(';', ''));
 
-  it('log events: every field lands at its index with its rule applied', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...LOG_SOURCES), fc.array(field, { minLength: 26, maxLength: 26 }), (source, values) => {
-        const layout = LOG_LAYOUTS[source];
-        const fields = [layout.prefix, ...values.slice(1, layout.n)];
-        const text = fields.join(';');
-        datagrams++;
-        const r = parseLogEvent(text, RECEIVED_AT);
-        checkLog(r, text);
-        if (!r.ok) throw new Error(`${r.reason}: ${r.detail}`);
-        const event = new Map(Object.entries(r.event));
-        for (const defs of [LOG_HEAD_FIELDS, layout.fields] as const) {
-          for (const [key, def] of Object.entries<FieldDef>(defs)) {
-            const raw = stripControl(fields[def.idx] ?? '');
-            const rule = def.rule;
-            const want =
-              rule.kind === 'text' ? s(raw, rule.cap) : rule.kind === 'uuid' ? uuid(raw) : rule.kind === 'ts' ? ts(raw) : rule.kind === 'float' ? float(raw) : rule.min === null ? int(raw) : intAtLeast(raw, rule.min);
-            // The scheduler may fill directory and user id from field 12 (checked by checkLog's user_full rule).
-            const derived = source === 'qseow-scheduler' && (key === 'user_directory' || key === 'user_id');
-            if (!derived) check(Object.is(event.get(key), want), `${source}.${key}`);
-          }
-        }
-      }),
-      { numRuns: 10_000 },
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'log events: every field lands at its index with its rule applied',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...LOG_SOURCES),
+          fc.array(field, { minLength: 26, maxLength: 26 }),
+          (source, values) => {
+            const layout = LOG_LAYOUTS[source];
+            const fields = [layout.prefix, ...values.slice(1, layout.n)];
+            const text = fields.join(';');
+            datagrams++;
+            const r = parseLogEvent(text, RECEIVED_AT);
+            checkLog(r, text);
+            if (!r.ok) throw new Error(`${r.reason}: ${r.detail}`);
+            const event = new Map(Object.entries(r.event));
+            for (const defs of [LOG_HEAD_FIELDS, layout.fields] as const) {
+              for (const [key, def] of Object.entries<FieldDef>(defs)) {
+                const raw = stripControl(fields[def.idx] ?? '');
+                const rule = def.rule;
+                const want =
+                  rule.kind === 'text'
+                    ? s(raw, rule.cap)
+                    : rule.kind === 'uuid'
+                      ? uuid(raw)
+                      : rule.kind === 'ts'
+                        ? ts(raw)
+                        : rule.kind === 'float'
+                          ? float(raw)
+                          : rule.min === null
+                            ? int(raw)
+                            : intAtLeast(raw, rule.min);
+                // The scheduler may fill directory and user id from field 12 (checked by checkLog's user_full rule).
+                const derived = source === 'qseow-scheduler' && (key === 'user_directory' || key === 'user_id');
+                if (!derived) check(Object.is(event.get(key), want), `${source}.${key}`);
+              }
+            }
+          },
+        ),
+        { numRuns: 10_000 },
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('user events: every field lands at its index', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...USER_EVENT_TYPES), fc.array(field, { minLength: 8, maxLength: 8 }), (type, values) => {
-        const fields = [`/${type}/`, ...values.slice(1)];
-        const text = fields.join(';');
-        datagrams++;
-        const r = parseUserEvent(text, RECEIVED_AT);
-        checkUser(r, text);
-        if (!r.ok) throw new Error(`${r.reason}: ${r.detail}`);
-        const event = new Map(Object.entries(r.event));
-        for (const [key, def] of Object.entries<FieldDef>(USER_EVENT_LAYOUT.fields)) {
-          if (def.rule.kind === 'text') check(event.get(key) === s(fields[def.idx] ?? '', def.rule.cap), key);
-        }
-        check(r.event.messageType === type, 'messageType');
-      }),
-      { numRuns: 10_000 },
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'user events: every field lands at its index',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...USER_EVENT_TYPES),
+          fc.array(field, { minLength: 8, maxLength: 8 }),
+          (type, values) => {
+            const fields = [`/${type}/`, ...values.slice(1)];
+            const text = fields.join(';');
+            datagrams++;
+            const r = parseUserEvent(text, RECEIVED_AT);
+            checkUser(r, text);
+            if (!r.ok) throw new Error(`${r.reason}: ${r.detail}`);
+            const event = new Map(Object.entries(r.event));
+            for (const [key, def] of Object.entries<FieldDef>(USER_EVENT_LAYOUT.fields)) {
+              if (def.rule.kind === 'text') check(event.get(key) === s(fields[def.idx] ?? '', def.rule.cap), key);
+            }
+            check(r.event.messageType === type, 'messageType');
+          },
+        ),
+        { numRuns: 10_000 },
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

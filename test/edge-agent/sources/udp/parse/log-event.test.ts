@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { LOG_HEAD_FIELDS, LOG_LAYOUTS, type FieldRule } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
-import { parseLogEvent, type LogEvent, type SchedulerLogEvent, type QixPerfLogEvent } from '../../../../../edge-agent/sources/udp/parse/log-event.js';
+import { type FieldRule, LOG_HEAD_FIELDS, LOG_LAYOUTS } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
+import {
+  type LogEvent,
+  parseLogEvent,
+  type QixPerfLogEvent,
+  type SchedulerLogEvent,
+} from '../../../../../edge-agent/sources/udp/parse/log-event.js';
+import type { PlatformLogEvent } from '../../../../../shared/platform/events.js';
+import {
+  ENGINE,
+  PROXY,
+  QIX_PERF_INTERNAL,
+  QIX_PERF_USER,
+  REPOSITORY,
+  SCHEDULER,
+} from '../../../../shared/platform/fixtures.js';
 import {
   LOG_ENGINE,
   LOG_PROXY,
@@ -15,8 +29,6 @@ import {
   withField,
   withFields,
 } from './fixtures.js';
-import type { PlatformLogEvent } from '../../../../../shared/platform/events.js';
-import { ENGINE, PROXY, QIX_PERF_INTERNAL, QIX_PERF_USER, REPOSITORY, SCHEDULER } from '../../../../shared/platform/fixtures.js';
 
 function parsed(datagram: Buffer | string): LogEvent {
   const r = parseLogEvent(datagram, RECEIVED_AT);
@@ -260,41 +272,71 @@ describe('dispatch (§2.3 step 1)', () => {
   ] as const)('%s with fewer than %d fields is malformed', (source, n) => {
     const datagram = [`/${source}/`, ...Array.from({ length: n - 2 }, () => 'x')].join(';');
     const r = parseLogEvent(datagram, RECEIVED_AT);
-    expect(r).toEqual({ ok: false, reason: 'malformed', detail: `${source}: expected ${n} fields, got ${n - 1}`, preview: datagram });
+    expect(r).toEqual({
+      ok: false,
+      reason: 'malformed',
+      detail: `${source}: expected ${n} fields, got ${n - 1}`,
+      preview: datagram,
+    });
     expect(parseLogEvent(`${datagram};x`, RECEIVED_AT).ok).toBe(true);
   });
 
   it('engine performance with surplus `;` is malformed', () => {
     const r = parseLogEvent(withField(LOG_QIX_PERF_USER, 15, 'GenericObject;GetLayout'), RECEIVED_AT);
-    expect(r).toMatchObject({ ok: false, reason: 'malformed', detail: "qseow-qix-perf: expected exactly 26 fields (no free-text field takes surplus ';'), got 27" });
+    expect(r).toMatchObject({
+      ok: false,
+      reason: 'malformed',
+      detail: "qseow-qix-perf: expected exactly 26 fields (no free-text field takes surplus ';'), got 27",
+    });
     expect(parseLogEvent(`${LOG_QIX_PERF_NON_USER};`, RECEIVED_AT).ok).toBe(false);
   });
 
   it('malformed preview is the first 512 sanitised characters', () => {
     const r = parseLogEvent(`/qseow-engine/;\n${'x'.repeat(1000)}`, RECEIVED_AT);
-    expect(r).toEqual({ ok: false, reason: 'malformed', detail: 'qseow-engine: expected 19 fields, got 2', preview: `/qseow-engine/;${'x'.repeat(497)}` });
+    expect(r).toEqual({
+      ok: false,
+      reason: 'malformed',
+      detail: 'qseow-engine: expected 19 fields, got 2',
+      preview: `/qseow-engine/;${'x'.repeat(497)}`,
+    });
   });
 });
 
 describe('surplus `;` per source (§0.4)', () => {
   it('engine: all surplus in the message', () => {
     const e = parsed(withField(LOG_ENGINE, 8, 'a;b;;c'));
-    expect(e).toMatchObject({ message: 'a;b;;c', proxy_session_id: '4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11', app_id: 'e7af59a0-c243-480d-9571-08727551a66f' });
+    expect(e).toMatchObject({
+      message: 'a;b;;c',
+      proxy_session_id: '4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11',
+      app_id: 'e7af59a0-c243-480d-9571-08727551a66f',
+    });
   });
 
   it('proxy: `;` in message and exception at once', () => {
     const d = withFields(LOG_PROXY, { 8: 'a;b', 9: 'System.IO.IOException: x;y' });
-    expect(parsed(d)).toMatchObject({ message: 'a;b', exception_message: 'System.IO.IOException: x;y', user_id: 'kalle', context: '/hub/' });
+    expect(parsed(d)).toMatchObject({
+      message: 'a;b',
+      exception_message: 'System.IO.IOException: x;y',
+      user_id: 'kalle',
+      context: '/hub/',
+    });
   });
 
   it('proxy: exception text that is not an exception type → all surplus in the message (first candidate)', () => {
     const d = withField(LOG_PROXY, 9, 'oops; really');
-    expect(parsed(d)).toMatchObject({ message: "Access was denied for User: 'LAB\\kalle'. No license available.;oops", exception_message: ' really' });
+    expect(parsed(d)).toMatchObject({
+      message: "Access was denied for User: 'LAB\\kalle'. No license available.;oops",
+      exception_message: ' really',
+    });
   });
 
   it('repository: `;` in the exception only', () => {
     const d = withField(LOG_REPOSITORY, 9, 'System.Exception: a;b;c');
-    expect(parsed(d)).toMatchObject({ message: LOG_REPOSITORY.split(';')[8], exception_message: 'System.Exception: a;b;c', origin: 'Not available' });
+    expect(parsed(d)).toMatchObject({
+      message: LOG_REPOSITORY.split(';')[8],
+      exception_message: 'System.Exception: a;b;c',
+      origin: 'Not available',
+    });
   });
 
   // The checks look at fields 9–12 only, and fields 15–17 never move, so for every candidate giving
@@ -312,18 +354,35 @@ describe('surplus `;` per source (§0.4)', () => {
 
   it('scheduler: `;` in task name and app name all go to the task name', () => {
     const e = scheduler(withFields(LOG_SCHEDULER, { 13: 'Reload; nightly', 14: 'Sales; EMEA' }));
-    expect(e).toMatchObject({ message: LOG_SCHEDULER.split(';')[8], task_name: 'Reload; nightly;Sales', app_name: ' EMEA', user_full: 'LAB\\goran' });
+    expect(e).toMatchObject({
+      message: LOG_SCHEDULER.split(';')[8],
+      task_name: 'Reload; nightly;Sales',
+      app_name: ' EMEA',
+      user_full: 'LAB\\goran',
+    });
   });
 
   it('scheduler: `;` in message, exception and task name', () => {
     const d = withFields(LOG_SCHEDULER, { 8: 'm;1', 9: 'System.Exception: e;1', 13: 't;1' });
     const e = scheduler(d);
-    expect(e).toMatchObject({ message: 'm;1', exception_message: 'System.Exception: e;1', task_name: 't;1', app_name: 'Sales dashboard', user_full: 'LAB\\goran' });
+    expect(e).toMatchObject({
+      message: 'm;1',
+      exception_message: 'System.Exception: e;1',
+      task_name: 't;1',
+      app_name: 'Sales dashboard',
+      user_full: 'LAB\\goran',
+    });
   });
 
   it('scheduler: with dir and id given, the triple check uses them', () => {
     const d = withFields(LOG_SCHEDULER, { 10: 'LAB', 11: 'goran', 13: 'a;b' });
-    expect(scheduler(d)).toMatchObject({ message: LOG_SCHEDULER.split(';')[8], task_name: 'a;b', user_directory: 'LAB', user_id: 'goran', user_full: 'LAB\\goran' });
+    expect(scheduler(d)).toMatchObject({
+      message: LOG_SCHEDULER.split(';')[8],
+      task_name: 'a;b',
+      user_directory: 'LAB',
+      user_id: 'goran',
+      user_full: 'LAB\\goran',
+    });
   });
 
   it('scheduler: no candidate passes → the first (all surplus in the message)', () => {
@@ -338,7 +397,9 @@ describe('surplus `;` per source (§0.4)', () => {
 describe('event time (§0.3)', () => {
   it('field 2 when it is a valid ISO form', () => {
     expect(parsed(LOG_ENGINE).eventTimeMs).toBe(at('2024-03-12T09:15:22.123Z'));
-    expect(parsed(withField(LOG_ENGINE, 2, '2024-03-12T10:15:22.123-05:30')).eventTimeMs).toBe(at('2024-03-12T15:45:22.123Z'));
+    expect(parsed(withField(LOG_ENGINE, 2, '2024-03-12T10:15:22.123-05:30')).eventTimeMs).toBe(
+      at('2024-03-12T15:45:22.123Z'),
+    );
     expect(parsed(withField(LOG_ENGINE, 2, '20240312T101522.123Z')).eventTimeMs).toBe(at('2024-03-12T10:15:22.123Z'));
   });
 
@@ -389,7 +450,17 @@ describe('validated fields', () => {
 
   it('engine performance numbers are null when invalid', () => {
     const fields = LOG_QIX_PERF_USER.split(';');
-    const set: Record<number, string> = { 14: '-1', 16: '1e3', 17: 'abc', 18: '', 19: '-0.5', 20: '.5', 21: '-7', 23: '-1', 24: '1.5' };
+    const set: Record<number, string> = {
+      14: '-1',
+      16: '1e3',
+      17: 'abc',
+      18: '',
+      19: '-0.5',
+      20: '.5',
+      21: '-7',
+      23: '-1',
+      24: '1.5',
+    };
     for (const [i, v] of Object.entries(set)) fields[Number(i)] = v;
     expect(qixPerf(fields.join(';'))).toMatchObject({
       request_id: null,
@@ -412,7 +483,10 @@ describe('validated fields', () => {
     ['4D0B7E2C-5A1E-4B8E-9F43-2C6F0A7D1B11', '4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11', 'user'],
     ['nope', '', 'user'],
   ])('engine performance field 8 %j → proxy_session_id %j, %s', (raw, id, activity) => {
-    expect(qixPerf(withField(LOG_QIX_PERF_USER, 8, raw))).toMatchObject({ proxy_session_id: id, event_activity_source: activity });
+    expect(qixPerf(withField(LOG_QIX_PERF_USER, 8, raw))).toMatchObject({
+      proxy_session_id: id,
+      event_activity_source: activity,
+    });
   });
 });
 
@@ -443,7 +517,11 @@ describe('user_full (§2.2)', () => {
 
   it('scheduler split halves are capped at 100, user_full at 200', () => {
     const d = withField(LOG_SCHEDULER, 12, `${'d'.repeat(150)}\\${'u'.repeat(150)}`);
-    expect(scheduler(d)).toMatchObject({ user_directory: 'd'.repeat(100), user_id: 'u'.repeat(100), user_full: `${'d'.repeat(100)}\\${'u'.repeat(99)}` });
+    expect(scheduler(d)).toMatchObject({
+      user_directory: 'd'.repeat(100),
+      user_id: 'u'.repeat(100),
+      user_full: `${'d'.repeat(100)}\\${'u'.repeat(99)}`,
+    });
   });
 });
 
@@ -451,7 +529,20 @@ describe('sanitising', () => {
   it('control characters are stripped and caps applied (surrogate pair at the cut)', () => {
     const long = (n: number): string => 'a'.repeat(n - 1) + GRIN + GRIN;
     const fields = LOG_PROXY.split(';');
-    const caps: Record<number, number> = { 4: 20, 5: 100, 6: 200, 7: 100, 8: 1000, 9: 1000, 10: 100, 11: 100, 12: 200, 13: 50, 14: 200, 15: 200 };
+    const caps: Record<number, number> = {
+      4: 20,
+      5: 100,
+      6: 200,
+      7: 100,
+      8: 1000,
+      9: 1000,
+      10: 100,
+      11: 100,
+      12: 200,
+      13: 50,
+      14: 200,
+      15: 200,
+    };
     for (const [i, cap] of Object.entries(caps)) fields[Number(i)] = long(cap);
     fields[9] = `System.Exception${long(1000 - 16)}`;
     const e = parsed(fields.join(';'));
@@ -474,7 +565,9 @@ describe('sanitising', () => {
   });
 
   it('every text field of every source loses its control characters', () => {
-    const e = parsed(withField(withField(withField(LOG_ENGINE, 4, 'W\tARN'), 8, 'line1\r\nline2\u0000'), 16, '\u007fWarning'));
+    const e = parsed(
+      withField(withField(withField(LOG_ENGINE, 4, 'W\tARN'), 8, 'line1\r\nline2\u0000'), 16, '\u007fWarning'),
+    );
     expect(e).toMatchObject({ level: 'WARN', message: 'line1line2', entry_type: 'Warning' });
     const q = qixPerf(withField(withField(LOG_QIX_PERF_USER, 16, '412.5\n'), 25, 'bar\u0001chart'));
     expect(q).toMatchObject({ process_time: 412.5, object_type: 'barchart' });
@@ -484,7 +577,10 @@ describe('sanitising', () => {
     const bytes = Buffer.concat([Buffer.from(LOG_PROXY.replace('No license available.', 'No licence '), 'utf8')]);
     const i = bytes.indexOf('No licence ') + 'No licence '.length;
     const broken = Buffer.concat([bytes.subarray(0, i), Buffer.from([0xf0, 0x9f, 0x98]), bytes.subarray(i)]);
-    expect(parsed(broken)).toMatchObject({ message: "Access was denied for User: 'LAB\\kalle'. No licence \uFFFD", context: '/hub/' });
+    expect(parsed(broken)).toMatchObject({
+      message: "Access was denied for User: 'LAB\\kalle'. No licence \uFFFD",
+      context: '/hub/',
+    });
   });
 });
 
@@ -500,6 +596,14 @@ describe('key order of a parsed log event', () => {
   ] as const)('%s', (datagram, derived) => {
     const e = parsed(datagram);
     const layout = Object.keys(LOG_LAYOUTS[e.source].fields);
-    expect(Object.keys(e)).toEqual(['source', ...Object.keys(LOG_HEAD_FIELDS), ...derived, ...layout, 'user_full', 'eventTimeMs', 'receivedAtMs']);
+    expect(Object.keys(e)).toEqual([
+      'source',
+      ...Object.keys(LOG_HEAD_FIELDS),
+      ...derived,
+      ...layout,
+      'user_full',
+      'eventTimeMs',
+      'receivedAtMs',
+    ]);
   });
 });

@@ -1,13 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { codePointLength, hasNoControl, s, stripControl, truncateCodePoints } from '../../../../../edge-agent/sources/udp/parse/sanitize.js';
+import {
+  codePointLength,
+  hasNoControl,
+  s,
+  stripControl,
+  truncateCodePoints,
+} from '../../../../../edge-agent/sources/udp/parse/sanitize.js';
 
 const GRIN = '\u{1F600}'; // 😀, a surrogate pair
 const HIGH = '\uD83D';
 const LOW = '\uDE00';
 
 /** Arbitrary UTF-16 text: any code unit, so lone surrogates and control characters are frequent. */
-const codeUnits = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((units) => String.fromCharCode(...units));
+const codeUnits = fc
+  .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 })
+  .map((units) => String.fromCharCode(...units));
 const mixed = fc.oneof(codeUnits, fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 40 }));
 
 describe('s(n) — §0.1 sanitising', () => {

@@ -8,8 +8,8 @@ import {
   MAX_CANDIDATES,
   nextComposition,
   partsOf,
-  schedulerCheck,
   SOURCE_CHECKS,
+  schedulerCheck,
   splitDatagram,
   splitFields,
   userTripleCheck,
@@ -18,7 +18,9 @@ import {
 describe('field-count / free-text tables (§0.4)', () => {
   it('match the spec', () => {
     expect({ n: USER_EVENT_LAYOUT.n, freeText: USER_EVENT_LAYOUT.freeText }).toEqual({ n: 8, freeText: [7] });
-    const table = Object.fromEntries(Object.entries(LOG_LAYOUTS).map(([source, l]) => [source, { prefix: l.prefix, n: l.n, freeText: l.freeText }]));
+    const table = Object.fromEntries(
+      Object.entries(LOG_LAYOUTS).map(([source, l]) => [source, { prefix: l.prefix, n: l.n, freeText: l.freeText }]),
+    );
     expect(table).toEqual({
       'qseow-engine': { prefix: '/qseow-engine/', n: 19, freeText: [8] },
       'qseow-proxy': { prefix: '/qseow-proxy/', n: 16, freeText: [8, 9] },
@@ -119,7 +121,14 @@ describe('splitFields — §0.4 steps 1–4', () => {
       },
     });
     expect(calls).toBe(MAX_CANDIDATES);
-    expect(last).toEqual(['p', Array(k - MAX_CANDIDATES + 2).fill('x').join(';'), Array(MAX_CANDIDATES).fill('x').join(';'), 'z']);
+    expect(last).toEqual([
+      'p',
+      Array(k - MAX_CANDIDATES + 2)
+        .fill('x')
+        .join(';'),
+      Array(MAX_CANDIDATES).fill('x').join(';'),
+      'z',
+    ]);
     calls = 0;
     const beyond = splitFields(text, {
       ...spec,
@@ -129,7 +138,14 @@ describe('splitFields — §0.4 steps 1–4', () => {
       },
     });
     expect(calls).toBe(MAX_CANDIDATES);
-    expect(beyond).toEqual(['p', Array(k + 1).fill('x').join(';'), 'x', 'z']);
+    expect(beyond).toEqual([
+      'p',
+      Array(k + 1)
+        .fill('x')
+        .join(';'),
+      'x',
+      'z',
+    ]);
   });
 
   it('nextComposition enumerates in descending lexicographic order', () => {
@@ -146,7 +162,8 @@ describe('splitFields — §0.4 steps 1–4', () => {
     const compositions = (k: number, m: number): number[][] => {
       if (m === 1) return [[k]];
       const out: number[][] = [];
-      for (let first = k; first >= 0; first--) for (const rest of compositions(k - first, m - 1)) out.push([first, ...rest]);
+      for (let first = k; first >= 0; first--)
+        for (const rest of compositions(k - first, m - 1)) out.push([first, ...rest]);
       return out;
     };
     const reference = (text: string, n: number, free: number[], check: (f: string[]) => boolean): string[] | null => {
@@ -155,17 +172,19 @@ describe('splitFields — §0.4 steps 1–4', () => {
       if (k < 0) return null;
       if (k === 0) return parts;
       if (free.length === 0) return null;
-      const candidates = compositions(k, free.length).slice(0, MAX_CANDIDATES).map((extra) => {
-        const fields: string[] = [];
-        let p = 0;
-        for (let i = 0; i < n; i++) {
-          const j = free.indexOf(i);
-          const take = 1 + (j === -1 ? 0 : (extra[j] ?? 0));
-          fields.push(parts.slice(p, p + take).join(';'));
-          p += take;
-        }
-        return fields;
-      });
+      const candidates = compositions(k, free.length)
+        .slice(0, MAX_CANDIDATES)
+        .map((extra) => {
+          const fields: string[] = [];
+          let p = 0;
+          for (let i = 0; i < n; i++) {
+            const j = free.indexOf(i);
+            const take = 1 + (j === -1 ? 0 : (extra[j] ?? 0));
+            fields.push(parts.slice(p, p + take).join(';'));
+            p += take;
+          }
+          return fields;
+        });
       return candidates.find(check) ?? candidates[0] ?? null;
     };
     fc.assert(
@@ -293,9 +312,12 @@ describe('adversarial surplus stays cheap', () => {
 });
 
 describe('partsOf', () => {
-  it.each(['', ';', ';;', 'a', 'a;', ';a', 'a;;b', '/qseow-engine/;1;x;;', 'é;\ud83d\ude00;\ud800;'])('%j gives the parts of a split on every `;`', (text) => {
-    expect(partsOf(text)).toEqual(text.split(';'));
-  });
+  it.each(['', ';', ';;', 'a', 'a;', ';a', 'a;;b', '/qseow-engine/;1;x;;', 'é;\ud83d\ude00;\ud800;'])(
+    '%j gives the parts of a split on every `;`',
+    (text) => {
+      expect(partsOf(text)).toEqual(text.split(';'));
+    },
+  );
 
   it('agrees with split on any text of `;` and other characters', () => {
     fc.assert(

@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { USER_EVENT_LAYOUT } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
-import { extractAppId, extractUaText, parseUserEvent, type UserEvent } from '../../../../../edge-agent/sources/udp/parse/user-event.js';
-import { RECEIVED_AT, USER_CONNECTION_CLOSE, USER_CONNECTION_OPEN, USER_SESSION_START, USER_SESSION_STOP, withField } from './fixtures.js';
+import {
+  extractAppId,
+  extractUaText,
+  parseUserEvent,
+  type UserEvent,
+} from '../../../../../edge-agent/sources/udp/parse/user-event.js';
+import {
+  RECEIVED_AT,
+  USER_CONNECTION_CLOSE,
+  USER_CONNECTION_OPEN,
+  USER_SESSION_START,
+  USER_SESSION_STOP,
+  withField,
+} from './fixtures.js';
 
 function parsed(datagram: Buffer | string): UserEvent {
   const r = parseUserEvent(datagram, RECEIVED_AT);
@@ -51,12 +63,14 @@ describe('§1.6 example messages', () => {
       user_directory: 'LAB',
       user_id: 'goran',
       origin: 'AppAccess',
-      context: '/app/e7af59a0-c243-480d-9571-08727551a66f?reloaduri=https%3a%2f%2fplat.lab.local%2fapp%2fe7af59a0-c243-480d-9571-08727551a66f',
+      context:
+        '/app/e7af59a0-c243-480d-9571-08727551a66f?reloaduri=https%3a%2f%2fplat.lab.local%2fapp%2fe7af59a0-c243-480d-9571-08727551a66f',
       message:
         "Websocket connection Opened for session '4d0b7e2c-5a1e-4b8e-9f43-2c6f0a7d1b11'. UserAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36'",
       user_full: 'LAB\\goran',
       appId: 'e7af59a0-c243-480d-9571-08727551a66f',
-      uaText: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+      uaText:
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
       receivedAtMs: RECEIVED_AT,
     });
   });
@@ -74,13 +88,15 @@ describe('§1.6 example messages', () => {
         "Websocket connection Closed for session '9f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f'. UserAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15'",
       user_full: 'LAB\\anna',
       appId: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
-      uaText: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15',
+      uaText:
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15',
       receivedAtMs: RECEIVED_AT,
     });
   });
 
   it('bytes parse like the text', () => {
-    for (const d of [USER_SESSION_START, USER_CONNECTION_OPEN]) expect(parsed(Buffer.from(d, 'utf8'))).toEqual(parsed(d));
+    for (const d of [USER_SESSION_START, USER_CONNECTION_OPEN])
+      expect(parsed(Buffer.from(d, 'utf8'))).toEqual(parsed(d));
     const u8 = new Uint8Array(Buffer.from(`xx${USER_SESSION_STOP}`, 'utf8')).subarray(2);
     expect(parseUserEvent(u8, RECEIVED_AT)).toEqual(parseUserEvent(USER_SESSION_STOP, RECEIVED_AT));
   });
@@ -102,8 +118,12 @@ describe('layout (§1.2)', () => {
   });
 
   it('prefix is compared case-insensitively and stored lower-case without slashes', () => {
-    expect(parsed(USER_SESSION_START.replace('/qseow-proxy-session/', '/QSEOW-Proxy-SESSION/')).messageType).toBe('qseow-proxy-session');
-    expect(parsed(USER_CONNECTION_OPEN.replace('/qseow-proxy-connection/', '/QSEOW-PROXY-CONNECTION/')).messageType).toBe('qseow-proxy-connection');
+    expect(parsed(USER_SESSION_START.replace('/qseow-proxy-session/', '/QSEOW-Proxy-SESSION/')).messageType).toBe(
+      'qseow-proxy-session',
+    );
+    expect(
+      parsed(USER_CONNECTION_OPEN.replace('/qseow-proxy-connection/', '/QSEOW-PROXY-CONNECTION/')).messageType,
+    ).toBe('qseow-proxy-connection');
   });
 
   it.each([
@@ -135,7 +155,9 @@ describe('layout (§1.2)', () => {
   });
 
   it('fewer than 8 fields is malformed', () => {
-    expect(parseUserEvent('/qseow-proxy-session/;PLAT-N1;Start session;LAB;goran;AppAccess;/hub/', RECEIVED_AT)).toEqual({
+    expect(
+      parseUserEvent('/qseow-proxy-session/;PLAT-N1;Start session;LAB;goran;AppAccess;/hub/', RECEIVED_AT),
+    ).toEqual({
       ok: false,
       reason: 'malformed',
       detail: 'qseow-proxy-session: expected 8 fields, got 7',
@@ -173,7 +195,8 @@ describe('layout (§1.2)', () => {
   });
 
   it('control characters are stripped from every field', () => {
-    const datagram = '/qseow-proxy-session/;PLAT\r-N1;Start\tsession;LA\u0000B;gor\u007fan;App\u001fAccess;/app/\ne7af59a0-c243-480d-9571-08727551a66f;line1\r\nline2\n';
+    const datagram =
+      '/qseow-proxy-session/;PLAT\r-N1;Start\tsession;LA\u0000B;gor\u007fan;App\u001fAccess;/app/\ne7af59a0-c243-480d-9571-08727551a66f;line1\r\nline2\n';
     expect(parsed(datagram)).toEqual({
       messageType: 'qseow-proxy-session',
       host: 'PLAT-N1',
@@ -191,7 +214,16 @@ describe('layout (§1.2)', () => {
 
   it('length caps in code points, never splitting a surrogate pair', () => {
     const long = (n: number): string => 'a'.repeat(n - 1) + GRIN + GRIN;
-    const datagram = ['/qseow-proxy-session/', long(100), long(100), long(100), long(100), long(200), long(500), long(1000)].join(';');
+    const datagram = [
+      '/qseow-proxy-session/',
+      long(100),
+      long(100),
+      long(100),
+      long(100),
+      long(200),
+      long(500),
+      long(1000),
+    ].join(';');
     expect(parsed(datagram)).toEqual({
       messageType: 'qseow-proxy-session',
       host: 'a'.repeat(99) + GRIN,

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { float, int, intAtLeast, timestampForm, ts, tsToInstantMs, uuid } from '../../../../../edge-agent/sources/udp/parse/validators.js';
+import {
+  float,
+  int,
+  intAtLeast,
+  timestampForm,
+  ts,
+  tsToInstantMs,
+  uuid,
+} from '../../../../../edge-agent/sources/udp/parse/validators.js';
 
 describe('uuid', () => {
   it('accepts any version/variant and stores it lower-case', () => {
@@ -30,7 +38,10 @@ describe('uuid', () => {
   it('takes mixed case, and rejects the characters next to the hex ranges and a dash out of place', () => {
     expect(uuid('e7aF59A0-c243-480D-9571-08727551a66F')).toBe('e7af59a0-c243-480d-9571-08727551a66f');
     for (const c of ['/', ':', '@', 'G', '`', 'g', '-'])
-      for (const at of [0, 7, 9, 35]) expect(uuid(`${'a'.repeat(at)}${c}${'a'.repeat(35 - at)}`.replace(/^(.{8}).(.{4}).(.{4}).(.{4})./, '$1-$2-$3-$4-'))).toBe('');
+      for (const at of [0, 7, 9, 35])
+        expect(
+          uuid(`${'a'.repeat(at)}${c}${'a'.repeat(35 - at)}`.replace(/^(.{8}).(.{4}).(.{4}).(.{4})./, '$1-$2-$3-$4-')),
+        ).toBe('');
     expect(uuid('e7af59a0-c243-480d-9571-08727551a66f'.replace(/-/g, 'a'))).toBe('');
     expect(uuid('e7af59a0c-243-480d-9571-08727551a66f')).toBe('');
   });
@@ -38,11 +49,19 @@ describe('uuid', () => {
   it('agrees with the §0.2 regex on any 36 characters of hex digits, dashes and their neighbours', () => {
     const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
     const chars = fc.constantFrom(...'0123456789abcdefABCDEF-/:@G`gz\u00e9\u0000'.split(''));
-    const shaped = fc.tuple(...[8, 4, 4, 4, 12].map((n) => fc.array(chars, { minLength: n, maxLength: n }))).map((parts) => parts.map((p) => p.join('')).join('-'));
+    const shaped = fc
+      .tuple(...[8, 4, 4, 4, 12].map((n) => fc.array(chars, { minLength: n, maxLength: n })))
+      .map((parts) => parts.map((p) => p.join('')).join('-'));
     fc.assert(
-      fc.property(fc.oneof(shaped, fc.array(chars, { minLength: 36, maxLength: 36 }).map((a) => a.join(''))), (text) => {
-        expect(uuid(text)).toBe(UUID.test(text) ? text.toLowerCase() : '');
-      }),
+      fc.property(
+        fc.oneof(
+          shaped,
+          fc.array(chars, { minLength: 36, maxLength: 36 }).map((a) => a.join('')),
+        ),
+        (text) => {
+          expect(uuid(text)).toBe(UUID.test(text) ? text.toLowerCase() : '');
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -165,7 +184,11 @@ describe('ts — the three platform timestamp forms', () => {
     const pad = (v: number, w: number): string => String(v).padStart(w, '0');
     fc.assert(
       fc.property(
-        fc.date({ min: new Date('0001-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }),
+        fc.date({
+          min: new Date('0001-01-01T00:00:00.000Z'),
+          max: new Date('9999-12-31T23:59:59.999Z'),
+          noInvalidDate: true,
+        }),
         fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
         fc.boolean(),
         (date, offset, colon) => {
@@ -222,32 +245,67 @@ describe('ts — the reader agrees with the spec regexes of §0.2', () => {
     ['local', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}$/],
   ];
   const shapeOf = (text: string) => FORMS.find(([, re]) => re.test(text))?.[0] ?? null;
-  const SEEDS = ['20211109T153726.028+0200', '2021-11-09T15:37:26.028+02:00', '2021-11-09 15:37:26,028', '20240229T000000.000Z', '2024-02-29T23:59:59.999-0530'];
+  const SEEDS = [
+    '20211109T153726.028+0200',
+    '2021-11-09T15:37:26.028+02:00',
+    '2021-11-09 15:37:26,028',
+    '20240229T000000.000Z',
+    '2024-02-29T23:59:59.999-0530',
+  ];
   const CHARS = '0123456789T-:., Z+x\u0660\u0000';
 
   it('takes a text of the form of a regex exactly when it matches one (and the date and time are real), on mutated timestamps', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...SEEDS), fc.array(fc.tuple(fc.nat(30), fc.constantFrom(...CHARS), fc.constantFrom('set', 'insert', 'delete')), { maxLength: 3 }), (seed, edits) => {
-        let text = seed;
-        for (const [at, ch, op] of edits) {
-          const i = at % (text.length + 1);
-          text = op === 'set' ? text.slice(0, i) + ch + text.slice(i + 1) : op === 'insert' ? text.slice(0, i) + ch + text.slice(i) : text.slice(0, i) + text.slice(i + 1);
-        }
-        const form = timestampForm(text);
-        const shape = shapeOf(text);
-        // A valid text has the shape of its form; a text of no shape is never valid.
-        if (form !== null) expect(shape).toBe(form);
-        if (shape === null) expect(form).toBeNull();
-        // A text of a shape with a real date, time and offset is valid.
-        if (shape !== null && form === null) {
-          const n = (text.match(/\d+/g) ?? []).join('');
-          const [y, mo, d, h, mi, sec] = [n.slice(0, 4), n.slice(4, 6), n.slice(6, 8), n.slice(8, 10), n.slice(10, 12), n.slice(12, 14)].map(Number);
-          const offset = shape === 'local' ? [] : n.slice(17).match(/\d{2}/g)?.map(Number) ?? [];
-          const real = (y ?? 0) >= 1 && (mo ?? 0) >= 1 && (mo ?? 0) <= 12 && (d ?? 0) >= 1 && (d ?? 0) <= new Date(Date.UTC(2000, (mo ?? 1), 0)).getUTCDate() + (mo === 2 ? 1 : 0) && (h ?? 0) <= 23 && (mi ?? 0) <= 59 && (sec ?? 0) <= 59 && (offset[0] ?? 0) <= 23 && (offset[1] ?? 0) <= 59;
-          const leapDayOfNonLeapYear = mo === 2 && d === 29 && !(((y ?? 0) % 4 === 0 && (y ?? 0) % 100 !== 0) || (y ?? 0) % 400 === 0);
-          expect(real && !leapDayOfNonLeapYear).toBe(false);
-        }
-      }),
+      fc.property(
+        fc.constantFrom(...SEEDS),
+        fc.array(fc.tuple(fc.nat(30), fc.constantFrom(...CHARS), fc.constantFrom('set', 'insert', 'delete')), {
+          maxLength: 3,
+        }),
+        (seed, edits) => {
+          let text = seed;
+          for (const [at, ch, op] of edits) {
+            const i = at % (text.length + 1);
+            text =
+              op === 'set'
+                ? text.slice(0, i) + ch + text.slice(i + 1)
+                : op === 'insert'
+                  ? text.slice(0, i) + ch + text.slice(i)
+                  : text.slice(0, i) + text.slice(i + 1);
+          }
+          const form = timestampForm(text);
+          const shape = shapeOf(text);
+          // A valid text has the shape of its form; a text of no shape is never valid.
+          if (form !== null) expect(shape).toBe(form);
+          if (shape === null) expect(form).toBeNull();
+          // A text of a shape with a real date, time and offset is valid.
+          if (shape !== null && form === null) {
+            const n = (text.match(/\d+/g) ?? []).join('');
+            const [y, mo, d, h, mi, sec] = [
+              n.slice(0, 4),
+              n.slice(4, 6),
+              n.slice(6, 8),
+              n.slice(8, 10),
+              n.slice(10, 12),
+              n.slice(12, 14),
+            ].map(Number);
+            const offset = shape === 'local' ? [] : (n.slice(17).match(/\d{2}/g)?.map(Number) ?? []);
+            const real =
+              (y ?? 0) >= 1 &&
+              (mo ?? 0) >= 1 &&
+              (mo ?? 0) <= 12 &&
+              (d ?? 0) >= 1 &&
+              (d ?? 0) <= new Date(Date.UTC(2000, mo ?? 1, 0)).getUTCDate() + (mo === 2 ? 1 : 0) &&
+              (h ?? 0) <= 23 &&
+              (mi ?? 0) <= 59 &&
+              (sec ?? 0) <= 59 &&
+              (offset[0] ?? 0) <= 23 &&
+              (offset[1] ?? 0) <= 59;
+            const leapDayOfNonLeapYear =
+              mo === 2 && d === 29 && !(((y ?? 0) % 4 === 0 && (y ?? 0) % 100 !== 0) || (y ?? 0) % 400 === 0);
+            expect(real && !leapDayOfNonLeapYear).toBe(false);
+          }
+        },
+      ),
       { numRuns: 20_000, seed: 14 },
     );
   });
@@ -270,12 +328,26 @@ describe('int', () => {
     expect(Object.is(int(text), value)).toBe(true);
   });
 
-  it.each(['', '-', '+1', ' 1', '1 ', '1.0', '1e3', '0x10', '１', '9007199254740993', '-9007199254740993', '10000000000000000', '1'.repeat(400), 'NaN', 'Infinity', '--1'])(
-    'rejects %j',
-    (text) => {
-      expect(int(text)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    '-',
+    '+1',
+    ' 1',
+    '1 ',
+    '1.0',
+    '1e3',
+    '0x10',
+    '１',
+    '9007199254740993',
+    '-9007199254740993',
+    '10000000000000000',
+    '1'.repeat(400),
+    'NaN',
+    'Infinity',
+    '--1',
+  ])('rejects %j', (text) => {
+    expect(int(text)).toBeNull();
+  });
 
   it('agrees with BigInt inside and outside ±2^53', () => {
     const limit = 2n ** 53n;
@@ -310,7 +382,10 @@ describe('float', () => {
     expect(Object.is(float(text), value)).toBe(true);
   });
 
-  it.each(['', '.5', '5.', '1e5', '1E5', '+1', ' 1', '1,5', 'NaN', 'Infinity', '-', '1.2.3', '0x1', '9'.repeat(400)])('rejects %j', (text) => {
-    expect(float(text)).toBeNull();
-  });
+  it.each(['', '.5', '5.', '1e5', '1E5', '+1', ' 1', '1,5', 'NaN', 'Infinity', '-', '1.2.3', '0x1', '9'.repeat(400)])(
+    'rejects %j',
+    (text) => {
+      expect(float(text)).toBeNull();
+    },
+  );
 });

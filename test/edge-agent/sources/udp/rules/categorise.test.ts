@@ -1,13 +1,13 @@
 /** Categorisation of log events (platform-formats.md §2.5). */
 import { describe, expect, it, vi } from 'vitest';
 import {
+  type CategoriseRule,
+  type CategoriseSettings,
+  type Category,
   categorise,
   firstValueTags,
   onceEach,
   unknownFilterTypeMessage,
-  type CategoriseRule,
-  type CategoriseSettings,
-  type Category,
 } from '../../../../../edge-agent/sources/udp/rules/categorise.js';
 
 type RuleInput = Partial<CategoriseRule> & Pick<CategoriseRule, 'filter'>;
@@ -35,7 +35,12 @@ describe('categorise: switches', () => {
   });
 
   it('keeps an event without categories when no rule applies and there is no default rule', () => {
-    expect(categorise(ev('WARN', 'hello'), settings([{ filter: [{ type: 'so', value: 'bye' }], category: [cat('c', 'v')] }]))).toEqual(keep());
+    expect(
+      categorise(
+        ev('WARN', 'hello'),
+        settings([{ filter: [{ type: 'so', value: 'bye' }], category: [cat('c', 'v')] }]),
+      ),
+    ).toEqual(keep());
   });
 
   it('keeps an event without categories when there are no rules at all', () => {
@@ -44,7 +49,8 @@ describe('categorise: switches', () => {
 });
 
 describe('categorise: level match (case-insensitive)', () => {
-  const s = (logLevel: string[]) => settings([{ logLevel, filter: [{ type: 'so', value: 'x' }], category: [cat('c', 'v')] }]);
+  const s = (logLevel: string[]) =>
+    settings([{ logLevel, filter: [{ type: 'so', value: 'x' }], category: [cat('c', 'v')] }]);
 
   it.each([
     ['WARN', ['warn']],
@@ -87,7 +93,9 @@ describe('categorise: filters (case-sensitive)', () => {
   });
 
   it('ew: ends with', () => {
-    expect(hit('ew', 'No license available.', "Access was denied for User: 'LAB\\kalle'. No license available.")).toBe(true);
+    expect(hit('ew', 'No license available.', "Access was denied for User: 'LAB\\kalle'. No license available.")).toBe(
+      true,
+    );
     expect(hit('ew', 'No license available', 'No license available.')).toBe(false);
     expect(hit('ew', 'AVAILABLE.', 'No license available.')).toBe(false);
   });
@@ -107,7 +115,16 @@ describe('categorise: filters (case-sensitive)', () => {
   });
 
   it('one matching filter of several is enough', () => {
-    const s = settings([{ filter: [{ type: 'sw', value: 'nope' }, { type: 'ew', value: 'nope' }, { type: 'so', value: 'locked' }], category: [cat('c', 'v')] }]);
+    const s = settings([
+      {
+        filter: [
+          { type: 'sw', value: 'nope' },
+          { type: 'ew', value: 'nope' },
+          { type: 'so', value: 'locked' },
+        ],
+        category: [cat('c', 'v')],
+      },
+    ]);
     expect(categorise(ev('WARN', 'Login failed; account locked'), s)).toEqual(keep(cat('c', 'v')));
     expect(categorise(ev('WARN', 'Login failed'), s)).toEqual(keep());
   });
@@ -121,7 +138,10 @@ describe('categorise: filters (case-sensitive)', () => {
 describe('categorise: unknown filter type', () => {
   it('warns and does not match', () => {
     const warn = vi.fn<(msg: string) => void>();
-    const s = settings([{ filter: [{ type: 'contains', value: 'x' }], category: [cat('c', 'v')] }], [cat('d', 'default')]);
+    const s = settings(
+      [{ filter: [{ type: 'contains', value: 'x' }], category: [cat('c', 'v')] }],
+      [cat('d', 'default')],
+    );
     expect(categorise(ev('WARN', 'x'), s, warn)).toEqual(keep(cat('d', 'default')));
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledWith(unknownFilterTypeMessage('contains'));
@@ -137,7 +157,15 @@ describe('categorise: unknown filter type', () => {
 
   it('another filter of the same rule can still match', () => {
     const warn = vi.fn<(msg: string) => void>();
-    const s = settings([{ filter: [{ type: 'regex', value: '.*' }, { type: 'so', value: 'x' }], category: [cat('c', 'v')] }]);
+    const s = settings([
+      {
+        filter: [
+          { type: 'regex', value: '.*' },
+          { type: 'so', value: 'x' },
+        ],
+        category: [cat('c', 'v')],
+      },
+    ]);
     expect(categorise(ev('WARN', 'x'), s, warn)).toEqual(keep(cat('c', 'v')));
     expect(warn).toHaveBeenCalledTimes(1);
   });
@@ -150,8 +178,18 @@ describe('categorise: unknown filter type', () => {
   it('warns once per type within one call, once per type across calls through onceEach', () => {
     const warn = vi.fn<(msg: string) => void>();
     const s = settings([
-      { filter: [{ type: 'xx', value: 'a' }, { type: 'xx', value: 'b' }] },
-      { filter: [{ type: 'xx', value: 'c' }, { type: 'yy', value: 'd' }] },
+      {
+        filter: [
+          { type: 'xx', value: 'a' },
+          { type: 'xx', value: 'b' },
+        ],
+      },
+      {
+        filter: [
+          { type: 'xx', value: 'c' },
+          { type: 'yy', value: 'd' },
+        ],
+      },
     ]);
     categorise(ev('WARN', 'm'), s, warn);
     expect(warn.mock.calls.map((c) => c[0])).toEqual([unknownFilterTypeMessage('xx'), unknownFilterTypeMessage('yy')]);
@@ -178,7 +216,10 @@ describe('categorise: rule order, accumulation, duplicates', () => {
     const s = settings([
       { filter: [{ type: 'so', value: 'license' }], category: [cat('qs_log_category', 'license')] },
       { filter: [{ type: 'so', value: 'nothing' }], category: [cat('never', 'x')] },
-      { filter: [{ type: 'sw', value: 'Access' }], category: [cat('qs_log_category', 'access-denied'), cat('team', 'ops')] },
+      {
+        filter: [{ type: 'sw', value: 'Access' }],
+        category: [cat('qs_log_category', 'access-denied'), cat('team', 'ops')],
+      },
     ]);
     expect(categorise(ev('WARN', 'Access was denied. No license available.'), s)).toEqual(
       keep(cat('qs_log_category', 'license'), cat('qs_log_category', 'access-denied'), cat('team', 'ops')),
@@ -191,7 +232,9 @@ describe('categorise: rule order, accumulation, duplicates', () => {
       { filter: [{ type: 'so', value: 'x' }], category: [cat('b', '2'), cat('a', '3'), cat('c', '4')] },
       { filter: [{ type: 'so', value: 'x' }], category: [cat('c', '4'), cat('A', '1'), cat('a', '')] },
     ]);
-    expect(categorise(ev('WARN', 'x'), s)).toEqual(keep(cat('a', '1'), cat('b', '2'), cat('a', '3'), cat('c', '4'), cat('A', '1'), cat('a', '')));
+    expect(categorise(ev('WARN', 'x'), s)).toEqual(
+      keep(cat('a', '1'), cat('b', '2'), cat('a', '3'), cat('c', '4'), cat('A', '1'), cat('a', '')),
+    );
   });
 
   it('returns copies: changing the result does not change the settings', () => {
@@ -233,7 +276,10 @@ describe('categorise: drop', () => {
   });
 
   it('a drop rule carrying categories still only drops', () => {
-    const s = settings([{ action: 'drop', category: [cat('a', '1')], filter: [{ type: 'so', value: 'x' }] }], [cat('d', '1')]);
+    const s = settings(
+      [{ action: 'drop', category: [cat('a', '1')], filter: [{ type: 'so', value: 'x' }] }],
+      [cat('d', '1')],
+    );
     expect(categorise(ev('ERROR', 'x'), s)).toEqual({ action: 'drop' });
   });
 
@@ -247,7 +293,10 @@ describe('categorise: default rule', () => {
   const defaults = [cat('qs_log_category', 'unknown'), cat('team', 'ops')];
 
   it('adds ruleDefault.category when no rule applied', () => {
-    const s = settings([{ filter: [{ type: 'so', value: 'license' }], category: [cat('qs_log_category', 'license')] }], defaults);
+    const s = settings(
+      [{ filter: [{ type: 'so', value: 'license' }], category: [cat('qs_log_category', 'license')] }],
+      defaults,
+    );
     expect(categorise(ev('WARN', 'Something else'), s)).toEqual(keep(...defaults));
   });
 
@@ -256,7 +305,10 @@ describe('categorise: default rule', () => {
   });
 
   it('does not add it when a rule applied', () => {
-    const s = settings([{ filter: [{ type: 'so', value: 'license' }], category: [cat('qs_log_category', 'license')] }], defaults);
+    const s = settings(
+      [{ filter: [{ type: 'so', value: 'license' }], category: [cat('qs_log_category', 'license')] }],
+      defaults,
+    );
     expect(categorise(ev('WARN', 'No license'), s)).toEqual(keep(cat('qs_log_category', 'license')));
   });
 
@@ -271,13 +323,19 @@ describe('categorise: default rule', () => {
   });
 
   it('removes duplicates from the default categories too', () => {
-    expect(categorise(ev('WARN', 'x'), settings([], [cat('a', '1'), cat('a', '1'), cat('a', '2')]))).toEqual(keep(cat('a', '1'), cat('a', '2')));
+    expect(categorise(ev('WARN', 'x'), settings([], [cat('a', '1'), cat('a', '1'), cat('a', '2')]))).toEqual(
+      keep(cat('a', '1'), cat('a', '2')),
+    );
   });
 });
 
 describe('firstValueTags', () => {
   it('maps each name to its first value', () => {
-    expect(firstValueTags([cat('a', '1'), cat('b', '2'), cat('a', '3'), cat('c', '')])).toEqual({ a: '1', b: '2', c: '' });
+    expect(firstValueTags([cat('a', '1'), cat('b', '2'), cat('a', '3'), cat('c', '')])).toEqual({
+      a: '1',
+      b: '2',
+      c: '',
+    });
   });
 
   it('is empty for no categories', () => {

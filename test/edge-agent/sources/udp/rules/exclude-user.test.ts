@@ -1,7 +1,11 @@
 /** User exclusion (platform-formats.md §0.5). */
 import { describe, expect, it } from 'vitest';
+import {
+  type ExcludedUser,
+  exclusionMatcher,
+  isExcluded,
+} from '../../../../../edge-agent/sources/udp/rules/exclude-user.js';
 import type { SvcConfig } from '../../../../../shared/config/schema.js';
-import { exclusionMatcher, isExcluded, type ExcludedUser } from '../../../../../edge-agent/sources/udp/rules/exclude-user.js';
 
 const list: ExcludedUser[] = [
   { directory: 'INTERNAL', userId: 'sa_scheduler' },

@@ -27,7 +27,10 @@ function checkText(text: string, where: string): void {
 
 function checkEntities(value: string, where: string): string {
   if (/&(?!(amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/.test(value)) throw new Error(`bare & ${where}`);
-  return value.replace(/&(amp|lt|gt|quot|apos);/g, (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e] ?? '');
+  return value.replace(
+    /&(amp|lt|gt|quot|apos);/g,
+    (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e] ?? '',
+  );
 }
 
 /** Parses an element-only XML document (declaration, comments, elements, attributes; no text content). */
@@ -109,8 +112,10 @@ const CONVERTER_TYPES: Record<string, string> = {
 };
 
 const HEAD = '%rownum{9999};%longIso8601date;%date;%level;%hostname;%logger;%user;';
-const PROXY_TAIL = '%encodedmessage;%encodedexception;%property{UserDirectory};%property{UserId};%property{Command};%property{Result};%property{Origin};%property{Context}';
-const USER_TAIL = '%hostname;%property{Command};%property{UserDirectory};%property{UserId};%property{Origin};%property{Context};%message';
+const PROXY_TAIL =
+  '%encodedmessage;%encodedexception;%property{UserDirectory};%property{UserId};%property{Command};%property{Result};%property{Origin};%property{Context}';
+const USER_TAIL =
+  '%hostname;%property{Command};%property{UserDirectory};%property{UserId};%property{Origin};%property{Context};%message';
 const PATTERNS = {
   engine: `/qseow-engine/;${HEAD}%encodedmessage;%property{ProxySessionId};%property{ActiveUserDirectory};%property{ActiveUserId};%property{EngineTimestamp};%property{ProcessId};%property{Exe Version};%property{Server Started};%property{Entry Type};%property{SessionId};%property{AppId}`,
   perf: `/qseow-qix-perf/;${HEAD}%property{ProxySessionId};%property{ActiveUserDirectory};%property{ActiveUserId};%property{EngineTimestamp};%property{SessionId};%property{DocId};%property{RequestId};%property{Method};%property{ProcessTime};%property{WorkTime};%property{LockTime};%property{ValidateTime};%property{TraverseTime};%property{Handle};%property{ObjectId};%property{NetRAM};%property{PeakRAM};%property{ObjectType}`,
@@ -123,8 +128,13 @@ const PATTERNS = {
 
 /** Field count N of §0.4 per prefix: the pattern must produce exactly that many `;`-separated fields. */
 const FIELD_COUNT: Record<string, number> = {
-  '/qseow-engine/': 19, '/qseow-qix-perf/': 26, '/qseow-proxy/': 16, '/qseow-repository/': 16, '/qseow-scheduler/': 18,
-  '/qseow-proxy-session/': 8, '/qseow-proxy-connection/': 8,
+  '/qseow-engine/': 19,
+  '/qseow-qix-perf/': 26,
+  '/qseow-proxy/': 16,
+  '/qseow-repository/': 16,
+  '/qseow-scheduler/': 18,
+  '/qseow-proxy-session/': 8,
+  '/qseow-proxy-connection/': 8,
 };
 
 interface AppenderSpec {
@@ -137,10 +147,19 @@ interface AppenderSpec {
 }
 
 const logEvent = (pattern: string, threshold = 'warn', name = 'SvcLogEvent'): AppenderSpec => ({
-  name, threshold, port: '9996', prefix: pattern.slice(0, pattern.indexOf(';')), pattern, filters: [],
+  name,
+  threshold,
+  port: '9996',
+  prefix: pattern.slice(0, pattern.indexOf(';')),
+  pattern,
+  filters: [],
 });
 const userEvent = (name: string, pattern: string, prefix: string, match: [string, string]): AppenderSpec => ({
-  name, threshold: null, port: '9997', prefix, pattern,
+  name,
+  threshold: null,
+  port: '9997',
+  prefix,
+  pattern,
   filters: [
     { type: 'log4net.Filter.StringMatchFilter', stringToMatch: match[0] },
     { type: 'log4net.Filter.StringMatchFilter', stringToMatch: match[1] },
@@ -152,24 +171,39 @@ const FILES: Record<string, { appenders: AppenderSpec[]; loggers: Record<string,
   engine: {
     appenders: [logEvent(PATTERNS.engine), logEvent(PATTERNS.perf, 'info', 'SvcApiPerf')],
     loggers: {
-      'Performance.Engine': ['SvcLogEvent'], 'System.Engine': ['SvcLogEvent'], 'Session.Engine': ['SvcLogEvent'],
+      'Performance.Engine': ['SvcLogEvent'],
+      'System.Engine': ['SvcLogEvent'],
+      'Session.Engine': ['SvcLogEvent'],
       'QixPerformance.Engine.Engine': ['SvcApiPerf'],
     },
   },
   proxy: {
     appenders: [
-      userEvent('SvcUserSession', PATTERNS.session, '/qseow-proxy-session/', ['Start session for user', 'Stop session for user']),
-      userEvent('SvcUserConnection', PATTERNS.connection, '/qseow-proxy-connection/', ['connection Opened for session', 'connection Closed for session']),
+      userEvent('SvcUserSession', PATTERNS.session, '/qseow-proxy-session/', [
+        'Start session for user',
+        'Stop session for user',
+      ]),
+      userEvent('SvcUserConnection', PATTERNS.connection, '/qseow-proxy-connection/', [
+        'connection Opened for session',
+        'connection Closed for session',
+      ]),
       logEvent(PATTERNS.proxy),
     ],
     loggers: {
       'AuditActivity.Proxy': ['SvcUserSession', 'SvcUserConnection'],
-      'Audit.Proxy': ['SvcLogEvent'], AuditSecurity: ['SvcLogEvent'], 'Security.Proxy': ['SvcLogEvent'], 'System.Proxy': ['SvcLogEvent'],
+      'Audit.Proxy': ['SvcLogEvent'],
+      AuditSecurity: ['SvcLogEvent'],
+      'Security.Proxy': ['SvcLogEvent'],
+      'System.Proxy': ['SvcLogEvent'],
     },
   },
   repository: {
     appenders: [logEvent(PATTERNS.repository)],
-    loggers: { Service: ['SvcLogEvent'], 'System.Repository': ['SvcLogEvent'], 'UserManagement.Repository': ['SvcLogEvent'] },
+    loggers: {
+      Service: ['SvcLogEvent'],
+      'System.Repository': ['SvcLogEvent'],
+      'UserManagement.Repository': ['SvcLogEvent'],
+    },
   },
   scheduler: {
     appenders: [logEvent(PATTERNS.scheduler)],
@@ -188,7 +222,14 @@ describe('the minimal XML reader', () => {
   const ok = '<?xml version="1.0" encoding="UTF-8"?>\n<!-- c -->\n<a x="1"><b y="&amp;" /><c></c></a>\n';
 
   it('reads a well-formed document', () => {
-    expect(parseXml(ok)).toEqual({ name: 'a', attrs: { x: '1' }, children: [{ name: 'b', attrs: { y: '&' }, children: [] }, { name: 'c', attrs: {}, children: [] }] });
+    expect(parseXml(ok)).toEqual({
+      name: 'a',
+      attrs: { x: '1' },
+      children: [
+        { name: 'b', attrs: { y: '&' }, children: [] },
+        { name: 'c', attrs: {}, children: [] },
+      ],
+    });
   });
 
   it.each([
@@ -211,9 +252,15 @@ describe('the minimal XML reader', () => {
 describe('docs/log-appenders', () => {
   it('holds exactly one LocalLogConfig.xml per platform service, and the README', () => {
     const entries = readdirSync(DIR, { withFileTypes: true });
-    expect(entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()).toEqual(['engine', 'proxy', 'repository', 'scheduler']);
+    expect(
+      entries
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['engine', 'proxy', 'repository', 'scheduler']);
     expect(entries.filter((e) => e.isFile()).map((e) => e.name)).toEqual(['README.md']);
-    for (const service of Object.keys(FILES)) expect(readdirSync(new URL(`${service}/`, DIR))).toEqual(['LocalLogConfig.xml']);
+    for (const service of Object.keys(FILES))
+      expect(readdirSync(new URL(`${service}/`, DIR))).toEqual(['LocalLogConfig.xml']);
   });
 
   it('every pattern has the field count of its source (§0.4)', () => {
@@ -240,48 +287,60 @@ describe('docs/log-appenders', () => {
       expect(appenders.map((a) => a.attrs.name)).toEqual(expected.appenders.map((a) => a.name));
     });
 
-    it.each(expected.appenders)('appender $name: UDP, threshold, address placeholder, port, encoding, filters', (spec) => {
-      const el = appenders.find((a) => a.attrs.name === spec.name);
-      if (!el) throw new Error(`no appender ${spec.name}`);
-      expect(el.attrs).toEqual({ name: spec.name, type: 'log4net.Appender.UdpAppender' });
-      expect(params(el)).toEqual({
-        ...(spec.threshold === null ? {} : { threshold: spec.threshold }),
-        remoteAddress: 'SVC_HOST',
-        remotePort: spec.port,
-        encoding: 'utf-8',
-      });
-      expect(new Set(el.children.map((c) => c.name))).toEqual(new Set(['param', 'layout', ...(spec.filters.length ? ['filter'] : [])]));
-      const filters = kids(el, 'filter').map((f) => {
-        expect(f.children.every((c) => c.name === 'param')).toBe(true);
-        const p = params(f);
-        return { type: f.attrs.type ?? '', ...(Object.keys(p).length ? p : {}) };
-      });
-      expect(filters).toEqual(spec.filters);
-    });
+    it.each(expected.appenders)(
+      'appender $name: UDP, threshold, address placeholder, port, encoding, filters',
+      (spec) => {
+        const el = appenders.find((a) => a.attrs.name === spec.name);
+        if (!el) throw new Error(`no appender ${spec.name}`);
+        expect(el.attrs).toEqual({ name: spec.name, type: 'log4net.Appender.UdpAppender' });
+        expect(params(el)).toEqual({
+          ...(spec.threshold === null ? {} : { threshold: spec.threshold }),
+          remoteAddress: 'SVC_HOST',
+          remotePort: spec.port,
+          encoding: 'utf-8',
+        });
+        expect(new Set(el.children.map((c) => c.name))).toEqual(
+          new Set(['param', 'layout', ...(spec.filters.length ? ['filter'] : [])]),
+        );
+        const filters = kids(el, 'filter').map((f) => {
+          expect(f.children.every((c) => c.name === 'param')).toBe(true);
+          const p = params(f);
+          return { type: f.attrs.type ?? '', ...(Object.keys(p).length ? p : {}) };
+        });
+        expect(filters).toEqual(spec.filters);
+      },
+    );
 
-    it.each(expected.appenders)('appender $name: pattern layout, exact conversion pattern, prefix and converters', (spec) => {
-      const el = appenders.find((a) => a.attrs.name === spec.name);
-      if (!el) throw new Error(`no appender ${spec.name}`);
-      const layout = only(el, 'layout');
-      expect(layout.attrs).toEqual({ type: 'log4net.Layout.PatternLayout' });
-      expect(params(layout)).toEqual({ conversionpattern: spec.pattern });
-      expect(spec.pattern.startsWith(`${spec.prefix};`)).toBe(true);
+    it.each(expected.appenders)(
+      'appender $name: pattern layout, exact conversion pattern, prefix and converters',
+      (spec) => {
+        const el = appenders.find((a) => a.attrs.name === spec.name);
+        if (!el) throw new Error(`no appender ${spec.name}`);
+        const layout = only(el, 'layout');
+        expect(layout.attrs).toEqual({ type: 'log4net.Layout.PatternLayout' });
+        expect(params(layout)).toEqual({ conversionpattern: spec.pattern });
+        expect(spec.pattern.startsWith(`${spec.prefix};`)).toBe(true);
 
-      const converters = kids(layout, 'converter').map((c) => {
-        expect(c.children.every((p) => p.name === 'param')).toBe(true);
-        return params(c);
-      });
-      const used = convertersUsed(spec.pattern);
-      expect(converters).toEqual(used.map((name) => ({ name, type: CONVERTER_TYPES[name] })));
-      if (spec.port === '9997') expect(used).toEqual(['hostname']);
-    });
+        const converters = kids(layout, 'converter').map((c) => {
+          expect(c.children.every((p) => p.name === 'param')).toBe(true);
+          return params(c);
+        });
+        const used = convertersUsed(spec.pattern);
+        expect(converters).toEqual(used.map((name) => ({ name, type: CONVERTER_TYPES[name] })));
+        if (spec.port === '9997') expect(used).toEqual(['hostname']);
+      },
+    );
 
     it('routes exactly the loggers of the specification to their appenders', () => {
       const loggers = kids(root, 'logger');
       const routes = Object.fromEntries(
         loggers.map((l) => {
           expect(Object.keys(l.attrs)).toEqual(['name']);
-          expect(l.children.every((c) => c.name === 'appender-ref' && Object.keys(c.attrs).join() === 'ref' && c.children.length === 0)).toBe(true);
+          expect(
+            l.children.every(
+              (c) => c.name === 'appender-ref' && Object.keys(c.attrs).join() === 'ref' && c.children.length === 0,
+            ),
+          ).toBe(true);
           return [l.attrs.name ?? '', l.children.map((c) => c.attrs.ref ?? '')];
         }),
       );
@@ -313,8 +372,15 @@ describe('docs/log-appenders', () => {
       }
     }
     for (const key of [
-      'Svc.logEvents.udpServerConfig.portLogEvents', 'Svc.userEvents.udpServerConfig.portUserActivityEvents',
-      'serverHost', 'allowedSources', 'enableSourceValidation', '9996', '9997', 'SVC_HOST',
-    ]) expect(readme).toContain(key);
+      'Svc.logEvents.udpServerConfig.portLogEvents',
+      'Svc.userEvents.udpServerConfig.portUserActivityEvents',
+      'serverHost',
+      'allowedSources',
+      'enableSourceValidation',
+      '9996',
+      '9997',
+      'SVC_HOST',
+    ])
+      expect(readme).toContain(key);
   });
 });

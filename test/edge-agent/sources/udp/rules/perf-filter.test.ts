@@ -1,17 +1,17 @@
 /** Engine-performance filter (platform-formats.md §2.4) and rejected-event counter (§6.6, §6.7). */
 import { describe, expect, it } from 'vitest';
 import {
+  type AppSpecificEntry,
   acceptPerfEvent,
   allAppsAccepts,
   appMatches,
   appSpecificAccepts,
-  PERF_SOURCE,
-  rejectedEventTags,
-  RejectedEventCounter,
-  type AppSpecificEntry,
   type MonitorFilter,
+  PERF_SOURCE,
   type PerfEvent,
+  RejectedEventCounter,
   type RejectedEventEntry,
+  rejectedEventTags,
 } from '../../../../../edge-agent/sources/udp/rules/perf-filter.js';
 
 const SALES_ID = 'e7af59a0-c243-480d-9571-08727551a66f';
@@ -29,15 +29,26 @@ const event = (over: Partial<PerfEvent> = {}): PerfEvent => ({
 type Rule = AppSpecificEntry['objectType'];
 type MRule = AppSpecificEntry['method'];
 type ORule = AppSpecificEntry['appObject'];
-const types = (allObjectTypes = true, allObjectTypesExclude: string[] = [], someObjectTypesInclude: string[] = []): Rule => ({ allObjectTypes, allObjectTypesExclude, someObjectTypesInclude });
-const methods = (allMethods = true, allMethodsExclude: string[] = [], someMethodsInclude: string[] = []): MRule => ({ allMethods, allMethodsExclude, someMethodsInclude });
+const types = (
+  allObjectTypes = true,
+  allObjectTypesExclude: string[] = [],
+  someObjectTypesInclude: string[] = [],
+): Rule => ({ allObjectTypes, allObjectTypesExclude, someObjectTypesInclude });
+const methods = (allMethods = true, allMethodsExclude: string[] = [], someMethodsInclude: string[] = []): MRule => ({
+  allMethods,
+  allMethodsExclude,
+  someMethodsInclude,
+});
 const objects = (allAppObjects = true, exclude: string[] = [], include: string[] = []): ORule => ({
   allAppObjects,
   allAppObjectsExclude: exclude.map((objectId) => ({ objectId })),
   someAppObjectsInclude: include.map((objectId) => ({ objectId })),
 });
 
-const app = (include: AppSpecificEntry['include'], over: Partial<Omit<AppSpecificEntry, 'include'>> = {}): AppSpecificEntry => ({
+const app = (
+  include: AppSpecificEntry['include'],
+  over: Partial<Omit<AppSpecificEntry, 'include'>> = {},
+): AppSpecificEntry => ({
   include,
   objectType: types(),
   appObject: objects(),
@@ -45,7 +56,9 @@ const app = (include: AppSpecificEntry['include'], over: Partial<Omit<AppSpecifi
   ...over,
 });
 
-function filter(over: { allApps?: Partial<MonitorFilter['allApps']>; appSpecific?: Partial<MonitorFilter['appSpecific']> } = {}): MonitorFilter {
+function filter(
+  over: { allApps?: Partial<MonitorFilter['allApps']>; appSpecific?: Partial<MonitorFilter['appSpecific']> } = {},
+): MonitorFilter {
   return {
     allApps: { enable: false, appExclude: [], objectType: types(), method: methods(), ...over.allApps },
     appSpecific: { enable: false, app: [], ...over.appSpecific },
@@ -77,7 +90,10 @@ describe('acceptPerfEvent: blocks', () => {
 
   it('allApps is consulted when appSpecific does not accept', () => {
     const f = filter({
-      appSpecific: { enable: true, app: [app([{ appId: SALES_ID }], { method: methods(false, [], ['Doc::GetObject']) })] },
+      appSpecific: {
+        enable: true,
+        app: [app([{ appId: SALES_ID }], { method: methods(false, [], ['Doc::GetObject']) })],
+      },
       allApps: { enable: true },
     });
     // appSpecific rejects (method not included); allApps accepts.
@@ -109,7 +125,7 @@ describe('acceptPerfEvent: blocks', () => {
   });
 });
 
-describe('app items: every given key equals the event\'s', () => {
+describe("app items: every given key equals the event's", () => {
   it.each([
     [{ appId: SALES_ID }, true],
     [{ appId: SALES_ID.toUpperCase() }, true],
@@ -199,7 +215,11 @@ describe('appSpecific: object type, app object and method rules', () => {
   });
 
   it('all three rules must pass', () => {
-    const over = { objectType: types(false, [], ['barchart']), appObject: objects(false, [], ['hXbRtP']), method: methods(false, [], ['GenericObject::GetLayout']) };
+    const over = {
+      objectType: types(false, [], ['barchart']),
+      appObject: objects(false, [], ['hXbRtP']),
+      method: methods(false, [], ['GenericObject::GetLayout']),
+    };
     expect(accepts(over)).toBe(true);
     expect(accepts(over, event({ objectType: 'table' }))).toBe(false);
     expect(accepts(over, event({ objectId: 'other' }))).toBe(false);
@@ -228,7 +248,8 @@ describe('appSpecific: object type, app object and method rules', () => {
 });
 
 describe('allApps', () => {
-  const accepts = (over: Partial<MonitorFilter['allApps']>, e: PerfEvent = event()) => acceptPerfEvent(e, filter({ allApps: { enable: true, ...over } }));
+  const accepts = (over: Partial<MonitorFilter['allApps']>, e: PerfEvent = event()) =>
+    acceptPerfEvent(e, filter({ allApps: { enable: true, ...over } }));
 
   it('appExclude by id, by name, by both (both must equal)', () => {
     expect(accepts({ appExclude: [{ appId: SALES_ID }] })).toBe(false);
@@ -265,18 +286,32 @@ describe('allApps', () => {
 
   it('exclusion wins over passing rules; both rules must pass', () => {
     expect(accepts({ appExclude: [{ appId: SALES_ID }], objectType: types(false, [], ['barchart']) })).toBe(false);
-    expect(accepts({ objectType: types(false, [], ['barchart']), method: methods(false, [], ['Global::OpenApp']) })).toBe(false);
+    expect(
+      accepts({ objectType: types(false, [], ['barchart']), method: methods(false, [], ['Global::OpenApp']) }),
+    ).toBe(false);
   });
 
   it('keeps everything but Global::OpenApp and <Unknown> object types (the second §2.6 perf example)', () => {
-    const f = filter({ allApps: { enable: true, objectType: types(true, ['<Unknown>']), method: methods(true, ['Global::OpenApp']) } });
+    const f = filter({
+      allApps: { enable: true, objectType: types(true, ['<Unknown>']), method: methods(true, ['Global::OpenApp']) },
+    });
     expect(acceptPerfEvent(event(), f)).toBe(true);
-    expect(acceptPerfEvent(event({ method: 'Global::OpenApp', objectType: '<Unknown>', objectId: '<Unknown>' }), f)).toBe(false);
+    expect(
+      acceptPerfEvent(event({ method: 'Global::OpenApp', objectType: '<Unknown>', objectId: '<Unknown>' }), f),
+    ).toBe(false);
   });
 });
 
 describe('RejectedEventCounter', () => {
-  const perf = (over: Partial<{ appId: string; appName: string; method: string; objectType: string; processTime: number | null }> = {}) => ({
+  const perf = (
+    over: Partial<{
+      appId: string;
+      appName: string;
+      method: string;
+      objectType: string;
+      processTime: number | null;
+    }> = {},
+  ) => ({
     appId: SALES_ID,
     appName: 'Sales dashboard',
     method: 'Global::OpenApp',
@@ -311,7 +346,14 @@ describe('RejectedEventCounter', () => {
     const snap = c.snapshotAndReset();
     expect(snap).toHaveLength(5);
     expect(snap[0]).toEqual({
-      reason: 'perf_filter', source: PERF_SOURCE, appId: SALES_ID, appName: 'Sales dashboard', method: 'Global::OpenApp', objectType: '<Unknown>', counter: 3, processTime: 2380.8,
+      reason: 'perf_filter',
+      source: PERF_SOURCE,
+      appId: SALES_ID,
+      appName: 'Sales dashboard',
+      method: 'Global::OpenApp',
+      objectType: '<Unknown>',
+      counter: 3,
+      processTime: 2380.8,
     });
     expect(snap.slice(1).map((e) => e.counter)).toEqual([1, 1, 1, 1]);
     expect(snap[1]).toMatchObject({ appName: '', appId: SALES_ID });
@@ -412,12 +454,25 @@ describe('RejectedEventCounter', () => {
 
 describe('rejectedEventTags (§6.6)', () => {
   const perfEntry = (appName: string): RejectedEventEntry => ({
-    reason: 'perf_filter', source: PERF_SOURCE, appId: SALES_ID, appName, method: 'Global::OpenApp', objectType: '<Unknown>', counter: 1, processTime: 1,
+    reason: 'perf_filter',
+    source: PERF_SOURCE,
+    appId: SALES_ID,
+    appName,
+    method: 'Global::OpenApp',
+    objectType: '<Unknown>',
+    counter: 1,
+    processTime: 1,
   });
 
   it('perf_filter: source, app_id, app_name, app_name_set, method, object_type', () => {
     expect(rejectedEventTags(perfEntry('Sales dashboard'))).toEqual({
-      reason: 'perf_filter', source: 'qseow-qix-perf', app_id: SALES_ID, app_name: 'Sales dashboard', app_name_set: 'true', method: 'Global::OpenApp', object_type: '<Unknown>',
+      reason: 'perf_filter',
+      source: 'qseow-qix-perf',
+      app_id: SALES_ID,
+      app_name: 'Sales dashboard',
+      app_name_set: 'true',
+      method: 'Global::OpenApp',
+      object_type: '<Unknown>',
     });
   });
 
@@ -428,8 +483,21 @@ describe('rejectedEventTags (§6.6)', () => {
   });
 
   it('category_drop: source, host, subsystem, level', () => {
-    expect(rejectedEventTags({ reason: 'category_drop', source: 'qseow-proxy', host: 'PLAT-N1', subsystem: 'Audit.Proxy', level: 'WARN', counter: 3 })).toEqual({
-      reason: 'category_drop', source: 'qseow-proxy', host: 'PLAT-N1', subsystem: 'Audit.Proxy', level: 'WARN',
+    expect(
+      rejectedEventTags({
+        reason: 'category_drop',
+        source: 'qseow-proxy',
+        host: 'PLAT-N1',
+        subsystem: 'Audit.Proxy',
+        level: 'WARN',
+        counter: 3,
+      }),
+    ).toEqual({
+      reason: 'category_drop',
+      source: 'qseow-proxy',
+      host: 'PLAT-N1',
+      subsystem: 'Audit.Proxy',
+      level: 'WARN',
     });
   });
 });
