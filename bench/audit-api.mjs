@@ -370,7 +370,7 @@ async function startSvc({ durable, idempotency }) {
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('shared/ratelimit/memory.js'),
-    load('shared/destinations/tsdb/line-protocol.js'),
+    load('shared/queue/point-clock.js'),
     load('shared/idempotency/local.js'),
   ]);
   const yaml = [

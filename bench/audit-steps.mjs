@@ -34,7 +34,7 @@ const [
   dist('shared/audit/handler.js'),
   dist('shared/config/load.js'),
   dist('shared/ratelimit/memory.js'),
-  dist('shared/destinations/tsdb/line-protocol.js'),
+  dist('shared/queue/point-clock.js'),
   dist('shared/audit/envelope.js'),
   dist('shared/audit/versions.js'),
   dist('shared/queue/codec.js'),

@@ -107,7 +107,7 @@ const [
   load('shared/destinations/handler.js'),
   load('shared/destinations/tsdb/build.js'),
   load('shared/destinations/files/build-parquet.js'),
-  load('shared/destinations/point-clock.js'),
+  load('shared/queue/point-clock.js'),
   load('shared/audit/handler.js'),
   load('shared/logging/pino-core.js'),
   load('shared/errors/tracker.js'),

@@ -11,8 +11,8 @@
  */
 import type { DestinationContext } from '../../shared/destinations/build.js';
 import { makeWriterHandler, type WriterHandler } from '../../shared/destinations/handler.js';
-import { PointClock } from '../../shared/destinations/point-clock.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
+import { PointClock } from '../../shared/queue/point-clock.js';
 import type { CloudDestinationName } from '../contract.js';
 import { LAMBDA_ENV, requiredEnv } from '../lambda-env.js';
 import { lambdaRuntime, lazyClaimChecks } from '../lambda-runtime.js';

@@ -3,8 +3,8 @@
  * and table-file columns, and docs/data-model.md. A column added here appears everywhere.
  */
 
-import { MAX_POINT_MS } from '../destinations/tsdb/line-protocol.js';
 import type { AuditQueuedEvent } from '../queue/events.js';
+import { MAX_POINT_MS } from '../queue/point-clock.js';
 import { getPath } from '../util/records.js';
 import { UUID_PATTERN } from './envelope.js';
 

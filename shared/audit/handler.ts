@@ -9,12 +9,12 @@
 import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { SvcConfig } from '../config/schema.js';
-import type { PointClock } from '../destinations/tsdb/line-protocol.js';
 import type { Claim, IdempotencyStore } from '../idempotency/port.js';
 import type { Logger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/throttle.js';
 import { withJson } from '../queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../queue/events.js';
+import type { PointClock } from '../queue/point-clock.js';
 import { type EventQueue, QueueFullError, QueueStorageError, QueueUnavailableError } from '../queue/port.js';
 import type { RateLimitDecision, RateLimiter } from '../ratelimit/port.js';
 import { SVC_VERSION } from '../version.js';

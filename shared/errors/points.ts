@@ -8,9 +8,9 @@
  * never tracked), and a point that cannot be built or queued is dropped with a DEBUG line.
  */
 import { errorPointsWanted } from '../config/outputs.js';
-import type { PointClock } from '../destinations/tsdb/line-protocol.js';
 import type { Log } from '../logging/log.js';
 import { type JsonFieldValue, type JsonPoint, pointsEvent } from '../queue/events.js';
+import type { PointClock } from '../queue/point-clock.js';
 import type { EventQueue } from '../queue/port.js';
 import type { AppContext } from '../runtime/context.js';
 import type { Component } from '../runtime/lifecycle.js';

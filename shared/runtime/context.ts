@@ -1,8 +1,8 @@
 /** What every component of a running process is built from; passed in, never global. */
 import type { SvcConfig } from '../config/schema.js';
-import type { PointClock } from '../destinations/tsdb/line-protocol.js';
 import type { ErrorTracker } from '../errors/tracker.js';
 import type { Logger } from '../logging/logger.js';
+import type { PointClock } from '../queue/point-clock.js';
 
 export interface AppContext {
   readonly config: SvcConfig;

@@ -16,12 +16,12 @@ import { type AuditHandler, makeAuditHandlers } from '../../shared/audit/handler
 import { parseConfigText } from '../../shared/config/load.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
-import { PointClock } from '../../shared/destinations/tsdb/line-protocol.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import type { Log } from '../../shared/logging/log.js';
 import { createLogger, type Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../shared/queue/events.js';
 import { LocalEventQueue } from '../../shared/queue/local.js';
+import { PointClock } from '../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 

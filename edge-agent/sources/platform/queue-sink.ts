@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { anyOutput, type PlatformOutputs } from '../../../shared/config/outputs.js';
 import { EDGE_EVENTS_PER_MESSAGE } from '../../../shared/destinations/registry.js';
-import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 // The tsdb mapper builds these many points per poll from the one time reserved here.
 import { HEALTH_POINTS_PER_SAMPLE, SESSION_SUMMARY_POINTS } from '../../../shared/destinations/tsdb/mappers.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
@@ -19,6 +18,7 @@ import type { Log } from '../../../shared/logging/log.js';
 import { LogThrottle } from '../../../shared/logging/throttle.js';
 import type { HealthSample, SessionSample } from '../../../shared/platform/polled.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
+import type { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EncodedEventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { EventSpool } from '../udp/spool.js';

@@ -5,9 +5,9 @@
  * fails is added back (counters) or not reset (queue metrics), and the next tick carries it.
  */
 import { hostname } from 'node:os';
-import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import type { Log } from '../../../shared/logging/log.js';
 import { type JsonFieldValue, type JsonPoint, pointsEvent } from '../../../shared/queue/events.js';
+import type { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import type { QueueMetrics, UdpListener } from './listener.js';

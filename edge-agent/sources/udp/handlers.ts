@@ -12,12 +12,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SvcConfig } from '../../../shared/config/schema.js';
-import type { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import type { Log } from '../../../shared/logging/log.js';
 import { LogThrottle } from '../../../shared/logging/throttle.js';
 import { type AppNameLookup, UNKNOWN_APP_NAME } from '../../../shared/platform/app-names.js';
 import type { Category, PlatformLogEvent, UserActivity } from '../../../shared/platform/events.js';
 import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
+import type { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';

@@ -25,8 +25,9 @@ import { ERROR_TRACKING_MODULE } from '../../errors/points.js';
 import type { Log } from '../../logging/log.js';
 import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
+import type { PointClock } from '../../queue/point-clock.js';
 import { BaseDestination } from '../port.js';
-import type { Point, PointClock } from './line-protocol.js';
+import type { Point } from './line-protocol.js';
 import {
   auditPoint,
   healthPoints,

@@ -308,5 +308,3 @@ export function toLine(point: Point): string {
   });
   return line;
 }
-
-export { MAX_POINT_MS, nthPointTime, PointClock, pointTime } from '../point-clock.js';

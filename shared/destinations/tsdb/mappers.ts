@@ -32,6 +32,7 @@ import {
   type SessionsQueuedEvent,
   type UserQueuedEvent,
 } from '../../queue/events.js';
+import { nthPointTime, type PointClock } from '../../queue/point-clock.js';
 import {
   APPS,
   CACHE,
@@ -51,17 +52,7 @@ import {
   USER_SESSION_SUMMARY,
   USERS,
 } from './datamodel.js';
-import {
-  type FieldValue,
-  float,
-  int,
-  json,
-  jsonFieldText,
-  nthPointTime,
-  type Point,
-  type PointClock,
-  str,
-} from './line-protocol.js';
+import { type FieldValue, float, int, json, jsonFieldText, type Point, str } from './line-protocol.js';
 
 export {
   BUILT_IN_POINT_NAMES,

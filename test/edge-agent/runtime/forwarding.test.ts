@@ -21,11 +21,11 @@ import { createDatagramGenerator, DEFAULT_START_MS } from '../../../edge-agent/s
 import { parseConfigText } from '../../../shared/config/load.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { cloudWriterDestination } from '../../../shared/destinations/registry.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { scanRecords } from '../../../shared/queue/append-log.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { parseMessageRecord } from '../../../shared/queue/journal.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import { captureLog } from '../../support/audit.js';
 import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { silentLog } from '../../support/log.js';

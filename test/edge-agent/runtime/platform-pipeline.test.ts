@@ -11,9 +11,9 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { platformPipeline } from '../../../edge-agent/runtime/platform-pipeline.js';
 import { LeanSqsClient } from '../../../shared/aws/sqs.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { Forwarder } from '../../../shared/queue/forwarder.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import { captureLog } from '../../support/audit.js';
 import { svcConfig } from '../../support/udp.js';
 

@@ -14,9 +14,9 @@ import { selfReportComponents } from '../../../edge-agent/self-report/compose.js
 import { formatUptime, UptimeMonitor, uptimeLines } from '../../../edge-agent/self-report/uptime.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { MonSaasWriter } from '../../../shared/destinations/monsaas/client.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { createLogger } from '../../../shared/logging/logger.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import { fieldTypes, type InfluxdHandle, queryRows, startInfluxd, tagKeys } from '../../support/influxd.js';

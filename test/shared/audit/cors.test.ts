@@ -20,7 +20,7 @@ import {
 } from '../../../shared/audit/cors.js';
 import { type AuditResponse, makeAuditHandlers, TIMEOUT_EARLY_MS } from '../../../shared/audit/handler.js';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import { apiEvent, captureLog, envelope } from '../../support/audit.js';
 

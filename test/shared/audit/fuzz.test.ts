@@ -34,7 +34,7 @@ import { LocalGateway, localContext } from '../../../functions/local/gateway.js'
 import { KNOWN_TYPES, PAYLOAD_RULES } from '../../../shared/audit/envelope.js';
 import { type AuditHandler, makeAuditHandlers } from '../../../shared/audit/handler.js';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import { getPath } from '../../../shared/util/records.js';

@@ -12,12 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localContext } from '../../../functions/local/gateway.js';
 import { type AuditHandler, makeAuditHandlers, queuedJson } from '../../../shared/audit/handler.js';
 import { parseConfigText } from '../../../shared/config/load.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { scanRecords } from '../../../shared/queue/append-log.js';
 import { decodeMessage } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { parseMessageRecord } from '../../../shared/queue/journal.js';
 import type { LocalEventQueue } from '../../../shared/queue/local.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import { type EventQueue, QueueFullError } from '../../../shared/queue/port.js';
 import { apiEvent, auditQueued, captureLog, envelope, type LogCapture, recordingQueue } from '../../support/audit.js';
 

@@ -14,8 +14,8 @@ import {
   wantsLogEvent,
   wantsUserEvent,
 } from '../../../shared/destinations/registry.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import { captureLog, type LogCapture } from '../../support/audit.js';
 import { fieldTypes, type InfluxdHandle, query, queryRows, startInfluxd } from '../../support/influxd.js';
 import { silentLog } from '../../support/log.js';

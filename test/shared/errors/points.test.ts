@@ -12,10 +12,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { platformPipeline } from '../../../edge-agent/runtime/platform-pipeline.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { MqttWriter } from '../../../shared/destinations/mqtt/client.js';
-import { PointClock } from '../../../shared/destinations/tsdb/line-protocol.js';
 import { errorTrackingComponents } from '../../../shared/errors/points.js';
 import { ErrorTracker, type TrackedError } from '../../../shared/errors/tracker.js';
 import { pointsEvent } from '../../../shared/queue/events.js';
+import { PointClock } from '../../../shared/queue/point-clock.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { captureLog, type LogCapture } from '../../support/audit.js';
 import {

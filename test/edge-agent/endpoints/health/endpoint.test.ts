@@ -13,11 +13,11 @@ import { HealthEndpoint } from '../../../../edge-agent/endpoints/health/endpoint
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
-import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import { Forwarder } from '../../../../shared/queue/forwarder.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { QueueStorageError } from '../../../../shared/queue/port.js';
 import { SqsEventQueue } from '../../../../shared/queue/sqs.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';

@@ -15,11 +15,11 @@ import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js'
 import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
 import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
 import { auditDestinations } from '../../../../shared/destinations/registry.js';
-import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import type { HealthBody, HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { IntervalTask } from '../../../../shared/runtime/interval.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';
 import { SVC_VERSION } from '../../../../shared/version.js';

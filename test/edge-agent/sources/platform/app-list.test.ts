@@ -13,9 +13,9 @@ import {
 } from '../../../../edge-agent/sources/platform/app-list.js';
 import type { ClientTls } from '../../../../edge-agent/sources/platform/tls.js';
 import { logEventHandler, userEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
-import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { LogQueuedEvent, UserQueuedEvent } from '../../../../shared/queue/events.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { recordingLog } from '../../../support/log.js';
 import { clientTlsOf, type HttpsStub, type StubReply, startHttpsStub } from '../../../support/platform-https.js';
 import { LOOPBACK } from '../../../support/ports.js';

@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { POLL_SPOOL_EVENTS, QueuePollSink } from '../../../../edge-agent/sources/platform/queue-sink.js';
-import { nthPointTime, PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { healthPoints, sessionPoints as tsdbSessionPoints } from '../../../../shared/destinations/tsdb/mappers.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
 import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { nthPointTime, PointClock } from '../../../../shared/queue/point-clock.js';
 import { recordingLog } from '../../../support/log.js';
 import { RecordingQueue } from '../../../support/udp.js';
 

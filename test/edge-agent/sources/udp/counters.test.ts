@@ -14,9 +14,10 @@ import {
 } from '../../../../edge-agent/sources/udp/counters.js';
 import type { QueueMetrics } from '../../../../edge-agent/sources/udp/listener.js';
 import { RejectedEventCounter } from '../../../../edge-agent/sources/udp/rules/perf-filter.js';
-import { PointClock, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { jsonPointToPoint } from '../../../../shared/destinations/tsdb/mappers.js';
 import type { PointsQueuedEvent } from '../../../../shared/queue/events.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { silentLog } from '../../../support/log.js';
 import { RecordingQueue } from '../../../support/udp.js';
 

@@ -10,10 +10,10 @@ import { logEventHandler, userEventHandler } from '../../../../edge-agent/source
 import type { ReceivedDatagram } from '../../../../edge-agent/sources/udp/listener.js';
 import { HandlerFailure } from '../../../../edge-agent/sources/udp/message-queue.js';
 import { RejectedEventCounter } from '../../../../edge-agent/sources/udp/rules/perf-filter.js';
-import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { AppNameList, NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import { decodeMessage } from '../../../../shared/queue/codec.js';
 import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../../shared/queue/events.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { QueueFullError } from '../../../../shared/queue/port.js';
 import { captureLog } from '../../../support/audit.js';
 import { RecordingQueue, svcConfig } from '../../../support/udp.js';

@@ -3,8 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AUDIT_COLUMNS, auditTimeMs, MAX_PAYLOAD_JSON } from '../../../../shared/audit/datamodel.js';
 import { LineBuffer } from '../../../../shared/destinations/tsdb/line-buffer.js';
-import { PointClock, str, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { str, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { auditPoint, pointToJson } from '../../../../shared/destinations/tsdb/mappers.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { auditQueued } from '../../../support/audit.js';
 
 describe('audit point time', () => {

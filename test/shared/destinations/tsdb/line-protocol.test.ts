@@ -7,11 +7,10 @@ import {
   int,
   LineProtocolError,
   type Point,
-  PointClock,
-  pointTime,
   str,
   toLine,
 } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { PointClock, pointTime } from '../../../../shared/queue/point-clock.js';
 
 const T = 1710233130000000000n;
 const p = (over: Partial<Point>): Point => ({

@@ -11,11 +11,11 @@ import { auditTimeMs } from '../../../../shared/audit/datamodel.js';
 import { parseConfigText } from '../../../../shared/config/load.js';
 import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
 import { TsdbDestination } from '../../../../shared/destinations/tsdb/destination.js';
-import { PointClock } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { auditQueued, captureLog } from '../../../support/audit.js';
 import { type InfluxdHandle, query, startInfluxd } from '../../../support/influxd.js';
 

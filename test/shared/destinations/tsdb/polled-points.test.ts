@@ -14,7 +14,7 @@ import {
   USER_SESSION_DETAILS,
   USER_SESSION_SUMMARY,
 } from '../../../../shared/destinations/tsdb/datamodel.js';
-import { type Point, PointClock, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { type Point, toLine } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import {
   HEALTH_POINTS_PER_SAMPLE,
   healthPoints,
@@ -23,6 +23,7 @@ import {
   sessionPoints,
 } from '../../../../shared/destinations/tsdb/mappers.js';
 import { HealthSampleSchema, SessionSampleSchema } from '../../../../shared/platform/polled.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { parseLine } from '../../platform/fixtures.js';
 import {
   APP_ID,

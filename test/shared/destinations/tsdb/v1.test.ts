@@ -5,8 +5,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bool, float, int, type Point, PointClock, str } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { bool, float, int, type Point, str } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
 import { type InfluxdHandle, query, startInfluxd } from '../../../support/influxd.js';
 import { type ConfigParts, fakeWriter, points, type Recorder, recorder, rfc3339Nano, tsdbConfig } from './helpers.js';

@@ -1,7 +1,8 @@
 /**
  * §0.3 point times: `eventMs × 1,000,000 + a discriminator` nanoseconds, and the process-wide counter
- * that makes the discriminators. A module of its own (line-protocol.ts re-exports it): the audit API
- * and every writer make a PointClock, and importing it must not bring in the tsdb's code.
+ * that makes the discriminators. It decides a queued event's `timeNs` (events.ts) where the event
+ * is accepted: the audit API, the UDP listeners, the pollers and Svc's own points take it from here,
+ * and the destinations read the time back, so none of them depends on the tsdb's code.
  */
 const NS_PER_MS = 1_000_000n;
 /** The last millisecond a point time can have: 2^63 - 1 nanoseconds after the epoch (2262-04-11). */

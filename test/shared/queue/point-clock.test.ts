@@ -1,6 +1,6 @@
 /** §0.3 point times as the queue carries them: PointClock.nextText is next() as decimal text, for every event time. */
 import { describe, expect, it } from 'vitest';
-import { MAX_POINT_MS, PointClock } from '../../../shared/destinations/point-clock.js';
+import { MAX_POINT_MS, PointClock } from '../../../shared/queue/point-clock.js';
 
 describe('PointClock.nextText', () => {
   it('equals next().toString() and takes the same counter values, wrap and edge times included', () => {
