@@ -1,4 +1,5 @@
 import { groupDigits } from '../util/numbers.js';
+import type { PathSegment } from './walk.js';
 
 /** One problem found in a config file, placed at the line and column where it is. */
 export interface ConfigIssue {
@@ -7,6 +8,14 @@ export interface ConfigIssue {
   column: number;
   /** Key path such as `Svc.tsdbConfig.port`; '' for file-level problems. */
   path: string;
+  message: string;
+}
+
+/** What a rule over the whole config found (rules.ts, placement.ts), before it is placed in the file. */
+export interface RuleFinding {
+  severity: 'error' | 'warning';
+  /** Path below `Svc`. */
+  path: PathSegment[];
   message: string;
 }
 

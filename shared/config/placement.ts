@@ -10,9 +10,10 @@
  *   their events to that queue. Every other destination runs on the edge, as without `Svc.cloud`.
  * - `svc local` runs every destination itself.
  */
+
+import type { RuleFinding } from './errors.js';
 import { quote } from './errors.js';
 import { platformOutputs } from './outputs.js';
-import type { RuleFinding } from './rules.js';
 import type { SvcConfig } from './schema.js';
 
 export type Place = 'edge' | 'cloud';

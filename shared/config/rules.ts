@@ -8,18 +8,11 @@ import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } 
 import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
 import { getPath, isRecord } from '../util/records.js';
 import { TAG_NAME_PATTERN } from './builders.js';
-import { quote } from './errors.js';
+import { quote, type RuleFinding } from './errors.js';
 import { logListenerEnabled } from './outputs.js';
 import { placementFindings } from './placement.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 import { type PathSegment, type SchemaNode, schemaAt } from './walk.js';
-
-export interface RuleFinding {
-  severity: 'error' | 'warning';
-  /** Path below `Svc`. */
-  path: PathSegment[];
-  message: string;
-}
 
 /** Parses `destination.type`: the distinct writer names in order. */
 export function auditDestinationTypes(type: string): string[] {

@@ -9,8 +9,8 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { RuleFinding } from '../../../shared/config/errors.js';
 import { ConfigError, type ConfigIssue, quote } from '../../../shared/config/errors.js';
-import type { RuleFinding } from '../../../shared/config/rules.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import { displayPath } from '../../../shared/config/walk.js';
 import { appListAddress } from './app-list.js';

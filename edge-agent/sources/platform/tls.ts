@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type * as Tls from 'node:tls';
 import type { SecureContext } from 'node:tls';
-import type { RuleFinding } from '../../../shared/config/rules.js';
+import type { RuleFinding } from '../../../shared/config/errors.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { PathSegment } from '../../../shared/config/walk.js';
 import { readRegularFile } from '../../../shared/util/files.js';

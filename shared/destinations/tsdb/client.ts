@@ -1,16 +1,14 @@
 /**
- * What differs between tsdb versions 1, 2 and 3 (platform-formats.md §6.0, the table of write
- * endpoints): the write request and database setup. One adapter per version (v1.ts, v2.ts, v3.ts);
- * the writer (writer.ts) applies §6.0's batching, retry and error rules to whichever it is given.
+ * The port of what differs between tsdb versions 1, 2 and 3 (platform-formats.md §6.0, the table of
+ * write endpoints): the write request and database setup. One adapter per version (v1.ts, v2.ts,
+ * v3.ts); the writer (writer.ts) makes the configured one and applies §6.0's batching, retry and
+ * error rules to it.
  *
  * The adapters load their client library (`influx`, `@influxdata/influxdb-client`) with `import()` at
  * their first request that needs it, never at import: a process loads only the configured version's.
  */
 import type { SvcConfig } from '../../config/schema.js';
 import type { Log } from '../../logging/log.js';
-import { V1Client } from './v1.js';
-import { V2Client } from './v2.js';
-import { V3Client } from './v3.js';
 
 export type TsdbConfig = SvcConfig['tsdbConfig'];
 export type TsdbVersion = TsdbConfig['version'];
@@ -48,12 +46,4 @@ export interface TsdbClientOptions {
   log: Log;
   /** Timeout of version 1 and 2 requests and of database setup. Version 3 writes use `v3Config.writeTimeout`. */
   requestTimeoutMs: number;
-}
-
-/** The adapter of the configured version. */
-export function createTsdbClient(options: TsdbClientOptions): TsdbClient {
-  const version = options.config.version;
-  if (version === 1) return new V1Client(options);
-  if (version === 2) return new V2Client(options);
-  return new V3Client(options);
 }

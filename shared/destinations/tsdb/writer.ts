@@ -8,19 +8,23 @@
  * the same for all three: line protocol, the chunk ladder, retries, reports, error tracking, logging.
  */
 import type { Log } from '../../logging/log.js';
-import {
-  createTsdbClient,
-  type Failure,
-  type Outcome,
-  type TsdbClient,
-  type TsdbConfig,
-  type TsdbVersion,
-} from './client.js';
+import type { Failure, Outcome, TsdbClient, TsdbClientOptions, TsdbConfig, TsdbVersion } from './client.js';
 import { truncate } from './http.js';
 import { LineBuffer, type LineSpan } from './line-buffer.js';
 import type { Point } from './line-protocol.js';
+import { V1Client } from './v1.js';
+import { V2Client } from './v2.js';
+import { V3Client } from './v3.js';
 
 export type { TsdbConfig, TsdbVersion } from './client.js';
+/** The adapter of the configured version. */
+export function createTsdbClient(options: TsdbClientOptions): TsdbClient {
+  const version = options.config.version;
+  if (version === 1) return new V1Client(options);
+  if (version === 2) return new V2Client(options);
+  return new V3Client(options);
+}
+
 export type TsdbErrorType = 'TSDB_V1_WRITE' | 'TSDB_V2_WRITE' | 'TSDB_V3_WRITE';
 /** Receives every tracked write failure; `module` is the producer passed to `write()`. */
 export type TsdbErrorSink = (type: TsdbErrorType, module: string, err: unknown) => void;
