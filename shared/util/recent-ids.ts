@@ -1,9 +1,9 @@
 /**
  * A bounded set of recently seen ids (oldest forgotten first): cheap idempotency within a process.
- * The last `max` ids added. The ids' order is kept in a ring of its own, not
- * read from the Set: the oldest entry of a Set that has had many deletes sits behind their holes, so
- * `values().next()` walked them on every add once full (9–69 µs per add at 100,000 ids, rising as
- * the holes built up until the table was rebuilt; `node bench/eviction.mjs`).
+ * The last `max` ids added. The ids' order is kept in a ring of its own, not read from the Set: the
+ * oldest entry of a Set that has had many deletes sits behind their holes, so `values().next()`
+ * walks them on every add once full, at a cost that rises with the holes until V8 rebuilds the
+ * table (bench/eviction.mjs measures an add once full against a plain Set's add and delete).
  */
 export class RecentIds {
   private readonly ids = new Set<string>();
