@@ -212,6 +212,8 @@ class AuditSteps {
   private readonly log: Logger;
   private readonly counters: AuditCounters;
   private readonly now: () => number;
+  /** The configured bearer token ('' for none), and its digest, made once. */
+  private readonly token: string;
   private readonly tokenDigest: Buffer;
   private readonly missingVersion: MissingVersionWarner;
   private readonly queueTrouble: LogThrottle;
@@ -227,7 +229,8 @@ class AuditSteps {
     this.log = deps.log;
     this.counters = deps.counters ?? { duplicates: 0 };
     this.now = deps.now ?? Date.now;
-    this.tokenDigest = digest(deps.settings.apiToken);
+    this.token = deps.settings.apiToken;
+    this.tokenDigest = digest(this.token);
     this.missingVersion = new MissingVersionWarner(deps.log, this.now);
     this.queueTrouble = new LogThrottle(10_000, this.now);
     this.duplicateSummary = new LogThrottle(60_000, this.now);
@@ -256,6 +259,7 @@ class AuditSteps {
 
   /** The endpoint the path names, or the answer to a path or method it does not serve (and to OPTIONS). */
   private route(event: AuditRequest, receivedAt: string): Endpoint | AuditResponse {
+    const method = event.requestContext.http.method.toUpperCase();
     const path = event.rawPath;
     const endpoint: Endpoint | null =
       path === AUDIT_EVENT_PATH || path.endsWith(AUDIT_EVENT_PATH)
@@ -264,7 +268,6 @@ class AuditSteps {
           ? 'test'
           : null;
     if (endpoint === null) return ingestionError(receivedAt, 404, 'dropped', 'Not found');
-    const method = event.requestContext.http.method.toUpperCase();
     if (method === 'OPTIONS') return { statusCode: 204, headers: {}, body: '' };
     const allowed = endpoint === 'event' ? 'POST' : 'GET';
     if (method !== allowed)
@@ -301,7 +304,7 @@ class AuditSteps {
 
   /** 2. Authentication: the bearer token, when one is configured. */
   private authenticate(event: AuditRequest, caller: Caller, receivedAt: string): AuditResponse | undefined {
-    if (this.settings.apiToken === '' || authorised(header(event, 'authorization'), this.tokenDigest)) return undefined;
+    if (this.token === '' || authorised(header(event, 'authorization'), this.tokenDigest)) return undefined;
     this.log.warn({ clientIp: caller.ip, path: event.rawPath }, 'audit API request without a valid bearer token');
     return ingestionError(receivedAt, 401, 'dropped', 'Unauthorized', undefined, caller.limitHeaders);
   }
