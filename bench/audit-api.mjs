@@ -12,7 +12,7 @@
  *
  * Servers, one after the other, each in THIS process, listening on 127.0.0.1:
  *   baseline  a bare node:http server: reads the body, JSON.parse, answers 202 with a small JSON body.
- *   Svc       the real local gateway (functions/local/gateway.ts) in front of the real audit handler
+ *   Svc       the real local gateway (functions/local/gateway/) in front of the real audit handler
  *             (makeAuditHandlers: CORS, rate limit ON, bearer token, schema (schema-check.ts) + content checks,
  *             version check), composed like functions/local/audit.ts, with a queue that takes each
  *             event and discards it, so the figures are the API's, not a writer's.
@@ -366,7 +366,7 @@ async function startSvc({ durable, idempotency }) {
     { LocalIdempotencyStore },
   ] = await Promise.all([
     load('shared/audit/handler.js'),
-    load('functions/local/gateway.js'),
+    load('functions/local/gateway/gateway.js'),
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('shared/ratelimit/memory.js'),

@@ -17,7 +17,7 @@ import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import { LocalGateway } from './gateway.js';
+import { LocalGateway } from './gateway/gateway.js';
 import { crashBeforeSettle } from './test-hooks.js';
 
 export interface LocalAudit {

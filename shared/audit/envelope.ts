@@ -333,13 +333,19 @@ export function passedEnvelopeCheck(value: unknown): boolean {
   return typeof value === 'object' && value !== null && passedEnvelopes.has(value);
 }
 
-/**
- * Structural check (→ 400). A passed envelope comes with `holdsInfinity`: a number in it is ±Infinity
- * (a literal like 1e400 that JSON.parse overflowed), seen by the same walk that measures the depth.
- */
-export function validateEnvelope(
-  body: unknown,
-): { ok: true; envelope: AuditEnvelope; holdsInfinity: boolean } | { ok: false; errors: EnvelopeError[] } {
+/** `validateEnvelope`'s verdict on a body that passed: the audit handler queues what it holds. */
+export interface PassedEnvelope {
+  ok: true;
+  envelope: AuditEnvelope;
+  /**
+   * A number in it is ±Infinity (a literal like 1e400 that JSON.parse overflowed), seen by the same
+   * walk that measures the depth.
+   */
+  holdsInfinity: boolean;
+}
+
+/** Structural check (→ 400). */
+export function validateEnvelope(body: unknown): PassedEnvelope | { ok: false; errors: EnvelopeError[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, errors: [{ instancePath: '', message: 'the body must be a JSON object' }] };
   }

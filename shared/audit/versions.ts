@@ -38,9 +38,10 @@ export function compatibleClientRanges(serviceVersion: string = SVC_VERSION): st
 
 /**
  * Verdicts by (where from, service version, raw version). Clients send the same few versions
- * request after request, and semver parses ranges and versions afresh on every call (≈ 4 µs of a
- * request). Frozen, since every caller gets the same object. Bounded: once full it is cleared, so
- * odd versions from outside cannot grow it.
+ * request after request, and semver parses ranges and versions afresh on every call, a large share
+ * of a request's CPU; bench/audit-steps.mjs ("client version") measures the cached call. Frozen,
+ * since every caller gets the same object. Bounded: once full it is cleared, so odd versions from
+ * outside cannot grow it.
  */
 const VERDICT_CACHE_LIMIT = 256;
 const verdicts = new Map<string, Readonly<VersionVerdict>>();

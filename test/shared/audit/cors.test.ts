@@ -10,7 +10,7 @@ import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { localContext } from '../../../functions/local/gateway.js';
+import { localContext } from '../../../functions/local/gateway/event.js';
 import {
   CORS_ALLOW_HEADERS,
   CORS_ALLOW_METHODS,

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localContext } from '../../../functions/local/gateway.js';
+import { localContext } from '../../../functions/local/gateway/event.js';
 import { type AuditHandler, makeAuditHandlers, queuedJson } from '../../../shared/audit/handler.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { scanRecords } from '../../../shared/queue/append-log.js';

@@ -9,10 +9,11 @@
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiGatewayTime, LocalGateway, localContext } from '../../../functions/local/gateway.js';
-import { parseConfigText } from '../../../shared/config/load.js';
-import { captureLog } from '../../support/audit.js';
-import { rawClient } from '../../support/raw-http.js';
+import { apiGatewayTime, localContext } from '../../../../functions/local/gateway/event.js';
+import { LocalGateway } from '../../../../functions/local/gateway/gateway.js';
+import { parseConfigText } from '../../../../shared/config/load.js';
+import { captureLog } from '../../../support/audit.js';
+import { rawClient } from '../../../support/raw-http.js';
 
 const events: APIGatewayProxyEventV2[] = [];
 let gateway: LocalGateway;

@@ -6,8 +6,9 @@
  * is proven cut off by how little of its request it managed to send.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectionsCheckingInterval, LocalGateway } from '../../../functions/local/gateway.js';
-import { parseConfigText } from '../../../shared/config/load.js';
+import { LocalGateway } from '../../../../functions/local/gateway/gateway.js';
+import { connectionsCheckingInterval } from '../../../../functions/local/gateway/policing.js';
+import { parseConfigText } from '../../../../shared/config/load.js';
 import {
   type ApiResponse,
   captureLog,
@@ -16,8 +17,8 @@ import {
   type GatewayApi,
   startAuditApi,
   startGatewayApi,
-} from '../../support/audit.js';
-import { type RawClient, rawClient, trickle } from '../../support/raw-http.js';
+} from '../../../support/audit.js';
+import { type RawClient, rawClient, trickle } from '../../../support/raw-http.js';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'gateway-token-0123456789';
