@@ -11,12 +11,9 @@ import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates, prepareCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
-import {
-  FAILURE_MODES,
-  type PlatformSimulator,
-  simulatorOptionProblems,
-  startPlatformSimulator,
-} from '../../../../edge-agent/simulate/platform/server.js';
+import { FAILURE_MODES } from '../../../../edge-agent/simulate/platform/failures.js';
+import { simulatorOptionProblems } from '../../../../edge-agent/simulate/platform/options.js';
+import { type PlatformSimulator, startPlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
 import { ConfigError } from '../../../../shared/config/errors.js';
 import { loadConfigFile, parseConfigText } from '../../../../shared/config/load.js';
 import { HealthBodySchema, ProxySessionSchema } from '../../../../shared/platform/polled.js';
