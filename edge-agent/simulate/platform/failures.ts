@@ -1,7 +1,10 @@
 /**
  * The failure switches of the platform simulator: what can be made to fail (a simulated server by
- * name, the app list, or all of them) and how (`http-500`, `timeout`, `bad-body`, `cert-reject`).
+ * name, the app list, or all of them), how (`http-500`, `timeout`, `bad-body`, `cert-reject`), and
+ * the switchboard that holds each target's mode and closes its open connections when the mode
+ * changes, so the next request meets the new mode from its TLS handshake on.
  */
+import type net from 'node:net';
 
 /** How a target can be made to fail (`ok` = answers normally). */
 export const FAILURE_MODES = ['http-500', 'timeout', 'bad-body', 'cert-reject'] as const;
@@ -33,4 +36,68 @@ export function targetHelp(servers: number): string {
   const names = serverNames(servers);
   const list = names.length <= 3 ? names.join(', ') : `${names[0] ?? ''} … ${names.at(-1) ?? ''}`;
   return `is not a server name (${list}), "${APP_LIST_TARGET}" or "${ALL_TARGETS}"`;
+}
+
+/**
+ * Every target's mode and the connections open to it. The listeners ask it which mode a new
+ * connection meets and hand it the connection to track; the simulator switches modes through it.
+ */
+export class TargetSwitches {
+  /** In the order status() shows them: the servers, then the app list. */
+  private readonly modes: Map<string, TargetMode>;
+  private readonly sockets: Map<string, Set<net.Socket>>;
+
+  constructor(private readonly servers: readonly string[]) {
+    const targets = [...servers, APP_LIST_TARGET];
+    this.modes = new Map(targets.map((target) => [target, 'ok']));
+    this.sockets = new Map(targets.map((target) => [target, new Set()]));
+  }
+
+  /** The mode of a server name or `apps`; undefined for any other name. */
+  mode(target: string): TargetMode | undefined {
+    return this.modes.get(target);
+  }
+
+  /** The mode of a known target; a RangeError names the valid ones. */
+  knownMode(target: string): TargetMode {
+    const mode = this.modes.get(target);
+    if (mode === undefined) throw this.unknown(target);
+    return mode;
+  }
+
+  /** Switches a target (or every one, for `all`) and closes the connections of each that changed. */
+  set(target: string, mode: TargetMode): void {
+    for (const each of this.targetsOf(target)) {
+      if (this.modes.get(each) === mode) continue;
+      this.modes.set(each, mode);
+      for (const socket of this.sockets.get(each) ?? []) socket.destroy();
+    }
+  }
+
+  /** Remembers a connection to a target until it closes, so a switch can close it. */
+  track(target: string, socket: net.Socket): void {
+    const open = this.sockets.get(target);
+    open?.add(socket);
+    socket.once('close', () => open?.delete(socket));
+  }
+
+  /** Closes every connection to every target (held `timeout` requests included). */
+  closeConnections(): void {
+    for (const open of this.sockets.values()) for (const socket of open) socket.destroy();
+  }
+
+  /** Every target's mode, as status() reports it. */
+  snapshot(): Record<string, TargetMode> {
+    return Object.fromEntries(this.modes);
+  }
+
+  private targetsOf(target: string): string[] {
+    if (target === ALL_TARGETS) return [...this.modes.keys()];
+    if (!this.modes.has(target)) throw this.unknown(target);
+    return [target];
+  }
+
+  private unknown(target: string): RangeError {
+    return new RangeError(`failure target ${JSON.stringify(target)} ${targetHelp(this.servers.length)}`);
+  }
 }
