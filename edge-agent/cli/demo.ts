@@ -19,13 +19,9 @@ import { numberArg } from '../simulate/cli-common.js';
 import { LOG_KINDS, type SimulateKind, USER_KINDS } from '../simulate/messages.js';
 import { type AuditDriveStats, driveAudit } from '../simulate/platform/audit.js';
 import { failArg } from '../simulate/platform/command.js';
-import {
-  type FailureMode,
-  MAX_SERVERS,
-  type PlatformSimulator,
-  simulatorOptionProblems,
-  startPlatformSimulator,
-} from '../simulate/platform/server.js';
+import type { FailureMode } from '../simulate/platform/failures.js';
+import { MAX_SERVERS, simulatorOptionProblems } from '../simulate/platform/options.js';
+import { type PlatformSimulator, startPlatformSimulator } from '../simulate/platform/server.js';
 import { driveUdp } from '../simulate/platform/udp.js';
 import { MAX_RATE, type UdpSendStats } from '../simulate/udp-sender.js';
 import type { CliIo } from './io.js';

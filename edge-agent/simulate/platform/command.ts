@@ -13,25 +13,20 @@ import { numberArg, summaryLine, type Target, targetArg } from '../cli-common.js
 import { DEFAULT_PORTS, LOG_KINDS, type SimulateKind, USER_KINDS } from '../messages.js';
 import { MAX_RATE, type UdpSendStats } from '../udp-sender.js';
 import { APP_LIST_DEFAULT_PORT } from './config.js';
+import { ALL_TARGETS, APP_LIST_TARGET, FAILURE_MODES, type FailureMode, isFailureMode } from './failures.js';
 import {
-  ALL_TARGETS,
-  APP_LIST_TARGET,
-  type ApiStats,
   CLI_PORTS,
-  FAILURE_MODES,
-  type FailureMode,
-  isFailureMode,
   MAX_APPS,
   MAX_SERVERS,
   MAX_STEP_MS,
   MAX_USERS,
   type OptionLabel,
-  type PlatformSimulator,
   type PlatformSimulatorOptions,
   SIMULATOR_DEFAULTS,
   simulatorOptionProblems,
-  startPlatformSimulator,
-} from './server.js';
+} from './options.js';
+import { type PlatformSimulator, startPlatformSimulator } from './server.js';
+import type { ApiStats } from './status.js';
 import { driveUdp } from './udp.js';
 
 /** Largest `--duration`, s: Node's timers hold about 24.8 days. */

@@ -10,14 +10,25 @@
  *   POST /step[/<n>]              move the platform n steps on (default 1)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { FAILURE_MODES, isFailureMode, type PlatformSimulator } from './server.js';
+import { type FailureMode, isFailureMode, notAFailureMode } from './failures.js';
+import type { SimulatorStatus } from './status.js';
 
+/** A running control endpoint: where to reach it, and how the simulator's stop() closes it. */
 export interface ControlServer {
   url: string;
   close(): Promise<void>;
 }
 
-type Controlled = Pick<PlatformSimulator, 'fail' | 'heal' | 'step' | 'status'>;
+/**
+ * What the endpoint drives: the simulator's switches, step and status. Named here, not taken from
+ * the simulator, because the simulator starts this endpoint: the two must not import each other.
+ */
+interface Controlled {
+  fail(target: string, mode: FailureMode): void;
+  heal(target?: string): void;
+  step(steps?: number): void;
+  status(): SimulatorStatus;
+}
 
 const USAGE = 'GET /; POST /fail/<target>/<mode>; POST /heal[/<target>]; POST /step[/<n>]';
 
@@ -50,11 +61,7 @@ function handle(sim: Controlled, method: string, path: string): { status: number
       const [target, mode] = args;
       if (target === undefined || mode === undefined || args.length > 2)
         return { status: 404, body: { error: 'expected /fail/<target>/<mode>', usage: USAGE } };
-      if (!isFailureMode(mode))
-        return {
-          status: 400,
-          body: { error: `failure mode ${JSON.stringify(mode)} is not one of ${FAILURE_MODES.join(', ')}` },
-        };
+      if (!isFailureMode(mode)) return { status: 400, body: { error: `failure mode ${notAFailureMode(mode)}` } };
       sim.fail(target, mode);
     } else if (verb === 'heal') {
       if (args.length > 1) return { status: 404, body: { error: 'expected /heal or /heal/<target>', usage: USAGE } };

@@ -20,8 +20,8 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createDatagramGenerator, type SimDatagram } from '../../../../edge-agent/simulate/messages.js';
+import type { FailureMode } from '../../../../edge-agent/simulate/platform/failures.js';
 import {
-  type FailureMode,
   type PlatformSimulator,
   type SimulatedServerInfo,
   startPlatformSimulator,
