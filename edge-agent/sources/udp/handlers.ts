@@ -19,6 +19,7 @@ import type { Category, PlatformLogEvent, UserActivity } from '../../../shared/p
 import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
 import type { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../../shared/queue/port.js';
+import { exclusionMatcher } from '../common/exclude-user.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';
 import {
@@ -30,7 +31,6 @@ import {
 } from './message-queue.js';
 import { type LogFields, type ParseFailure, parseLogFields, parseUserEvent } from './parse/index.js';
 import { categorise, onceEach } from './rules/categorise.js';
-import { exclusionMatcher } from './rules/exclude-user.js';
 import { acceptPerfEvent, type RejectedEventCounter } from './rules/perf-filter.js';
 import { UserAgentParser } from './user-agent.js';
 
