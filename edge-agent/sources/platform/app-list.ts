@@ -21,7 +21,7 @@ import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { Log } from '../../../shared/logging/log.js';
 import { AppNameList } from '../../../shared/platform/app-names.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { s } from '../udp/parse/sanitize.js';
+import { s } from '../common/sanitise.js';
 import { reportPollFailure } from './failure.js';
 import { APP_LIST_TIMEOUT_MS, getJson, type Header, xrfkey } from './http.js';
 import { PollGroup } from './schedule.js';

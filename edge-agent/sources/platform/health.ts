@@ -16,7 +16,7 @@ import {
   type HealthSample,
   type ServerTags,
 } from '../../../shared/platform/polled.js';
-import { s } from '../udp/parse/sanitize.js';
+import { s } from '../common/sanitise.js';
 import { tsToInstantMs } from '../udp/parse/validators.js';
 import { reportPollFailure } from './failure.js';
 import { getJson, HEALTH_MAX_REDIRECTS, HEALTH_TIMEOUT_MS, type Header } from './http.js';

@@ -17,7 +17,7 @@ import {
   type SessionSample,
 } from '../../../shared/platform/polled.js';
 import { exclusionMatcher } from '../common/exclude-user.js';
-import { s } from '../udp/parse/sanitize.js';
+import { s } from '../common/sanitise.js';
 import { reportPollFailure } from './failure.js';
 import { type MonitoredServer, serverTags } from './health.js';
 import { getJson, type Header, SESSION_TIMEOUT_MS, xrfkey } from './http.js';

@@ -2,8 +2,9 @@
  * Shared pieces of the datagram parsers: the result type, decoding, prefix reading and previews.
  * Pure, never throws.
  */
+
+import { s } from '../../common/sanitise.js';
 import { MAX_PREFIX_LENGTH } from './layouts.js';
-import { s } from './sanitize.js';
 
 export type ParseFailureReason = 'unknown_prefix' | 'malformed';
 

@@ -2,7 +2,6 @@
 export * from './common.js';
 export * from './layouts.js';
 export * from './log-event.js';
-export * from './sanitize.js';
 export * from './split.js';
 export * from './user-event.js';
 export * from './validators.js';

@@ -3,6 +3,8 @@
  * §0.3 event time, §0.4 splitting). Pure, never throws. Counting, source flags, the engine-performance
  * filter and app-name lookup, categorisation and publishing happen after this.
  */
+
+import { hasNoControl, s, stripControl } from '../../common/sanitise.js';
 import {
   type Datagram,
   failure,
@@ -24,7 +26,6 @@ import {
   SCHEDULER_USER_FULL_CAP,
   SCHEDULER_USER_TRIPLE,
 } from './layouts.js';
-import { hasNoControl, s, stripControl } from './sanitize.js';
 import { SOURCE_CHECKS, type SplitSpec, splitDatagram } from './split.js';
 import { tsToInstantMs, uuid } from './validators.js';
 

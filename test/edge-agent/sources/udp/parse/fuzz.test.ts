@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
+import { s, stripControl } from '../../../../../edge-agent/sources/common/sanitise.js';
 import { type ParseResult, PREVIEW_LENGTH } from '../../../../../edge-agent/sources/udp/parse/common.js';
 import {
   type FieldDef,
@@ -19,7 +20,6 @@ import {
   USER_EVENT_TYPES,
 } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
 import { type LogEvent, parseLogEvent } from '../../../../../edge-agent/sources/udp/parse/log-event.js';
-import { s, stripControl } from '../../../../../edge-agent/sources/udp/parse/sanitize.js';
 import { parseUserEvent, type UserEvent } from '../../../../../edge-agent/sources/udp/parse/user-event.js';
 import {
   float,

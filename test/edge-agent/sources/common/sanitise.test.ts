@@ -6,7 +6,7 @@ import {
   s,
   stripControl,
   truncateCodePoints,
-} from '../../../../../edge-agent/sources/udp/parse/sanitize.js';
+} from '../../../../edge-agent/sources/common/sanitise.js';
 
 const GRIN = '\u{1F600}'; // 😀, a surrogate pair
 const HIGH = '\uD83D';
