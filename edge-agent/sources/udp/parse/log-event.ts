@@ -4,7 +4,7 @@
  * filter and app-name lookup, categorisation and publishing happen after this.
  */
 
-import { hasNoControl, s, stripControl } from '../../common/sanitise.js';
+import { hasNoControl, sanitiseField, stripControl } from '../../common/sanitise.js';
 import {
   type Datagram,
   failure,
@@ -182,12 +182,12 @@ function scheduler(f: readonly string[], clean: boolean): Omit<SchedulerLog, 'ca
     const user = stripControl(f[SCHEDULER_USER_TRIPLE.user] ?? '');
     const cut = user.indexOf('\\');
     if (cut !== -1 && user.indexOf('\\', cut + 1) === -1) {
-      event.user_directory = s(user.slice(0, cut), fields.user_directory.rule.cap);
-      event.user_id = s(user.slice(cut + 1), fields.user_id.rule.cap);
+      event.user_directory = sanitiseField(user.slice(0, cut), fields.user_directory.rule.cap);
+      event.user_id = sanitiseField(user.slice(cut + 1), fields.user_id.rule.cap);
     }
   }
   const done = finish(event);
-  done.user_full = s(done.user_full, SCHEDULER_USER_FULL_CAP);
+  done.user_full = sanitiseField(done.user_full, SCHEDULER_USER_FULL_CAP);
   return done;
 }
 
