@@ -17,7 +17,7 @@ import {
   type ServerTags,
 } from '../../../shared/platform/polled.js';
 import { sanitiseField } from '../common/sanitise.js';
-import { tsToInstantMs } from '../udp/parse/validators.js';
+import { tsToInstantMs } from '../common/validators.js';
 import { reportPollFailure } from './failure.js';
 import { getJson, HEALTH_MAX_REDIRECTS, HEALTH_TIMEOUT_MS, type Header } from './http.js';
 import { PollGroup } from './schedule.js';

@@ -10,7 +10,7 @@ import {
   type UserEventType,
 } from '../../../../shared/platform/events.js';
 import { stripControl, truncateCodePoints } from '../../common/sanitise.js';
-import { float, int, intAtLeast, ts, uuid } from './validators.js';
+import { float, int, intAtLeast, ts, uuid } from '../../common/validators.js';
 
 /** How a field becomes a parsed value. */
 export type FieldRule =

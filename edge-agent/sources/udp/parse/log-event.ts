@@ -5,6 +5,7 @@
  */
 
 import { hasNoControl, sanitiseField, stripControl } from '../../common/sanitise.js';
+import { tsToInstantMs, uuid } from '../../common/validators.js';
 import {
   type Datagram,
   failure,
@@ -27,7 +28,6 @@ import {
   SCHEDULER_USER_TRIPLE,
 } from './layouts.js';
 import { SOURCE_CHECKS, type SplitSpec, splitDatagram } from './split.js';
-import { tsToInstantMs, uuid } from './validators.js';
 
 export type { LogSource } from './layouts.js';
 

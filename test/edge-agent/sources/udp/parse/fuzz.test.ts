@@ -8,6 +8,14 @@
 import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
 import { sanitiseField, stripControl } from '../../../../../edge-agent/sources/common/sanitise.js';
+import {
+  float,
+  int,
+  intAtLeast,
+  ts,
+  tsToInstantMs,
+  uuid,
+} from '../../../../../edge-agent/sources/common/validators.js';
 import { type ParseResult, PREVIEW_LENGTH } from '../../../../../edge-agent/sources/udp/parse/common.js';
 import {
   type FieldDef,
@@ -21,14 +29,6 @@ import {
 } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
 import { type LogEvent, parseLogEvent } from '../../../../../edge-agent/sources/udp/parse/log-event.js';
 import { parseUserEvent, type UserEvent } from '../../../../../edge-agent/sources/udp/parse/user-event.js';
-import {
-  float,
-  int,
-  intAtLeast,
-  ts,
-  tsToInstantMs,
-  uuid,
-} from '../../../../../edge-agent/sources/udp/parse/validators.js';
 import { LOG_EXAMPLES, USER_EXAMPLES } from './fixtures.js';
 
 const RECEIVED_AT = 1_710_244_800_000;

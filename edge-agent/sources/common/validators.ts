@@ -1,6 +1,9 @@
 /**
- * Validators of platform-formats.md §0.2. Pure, never throw. Every validator judges the text exactly
- * as given (no trimming); the parsers give them the field with its control characters removed (§0.1).
+ * Validators of platform-formats.md §0.2, one of the spec's shared rules: the UDP parsers check every
+ * field with them, and the health poller reads the platform's start time with `tsToInstantMs`. The
+ * file stays whole: the timestamp reader and its cache serve `ts` and `tsToInstantMs` alike. Pure,
+ * never throw. Every validator judges the text exactly as given (no trimming); the callers give them
+ * the field with its control characters removed (§0.1).
  */
 
 /**
