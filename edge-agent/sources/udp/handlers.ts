@@ -7,7 +7,7 @@
  *
  * Both handlers work on batches (the listener's queue hands over what one event-loop turn read,
  * message-queue.ts): every datagram of a batch is checked, counted and filtered on its own, then the
- * batch's events go to the queue in one `send`; a spool with room takes them synchronously
+ * batch's events go to the queue in one `send`; a batcher with room takes them synchronously
  * (`offer`), so a batch costs no promise at all. The one-datagram form runs a batch of one.
  */
 import { randomUUID } from 'node:crypto';
@@ -34,7 +34,7 @@ import { categorise, onceEach } from './rules/categorise.js';
 import { acceptPerfEvent, type RejectedEventCounter } from './rules/perf-filter.js';
 import { UserAgentParser } from './user-agent.js';
 
-/** A queue that may take events synchronously (the event spool): `offer` is false when it cannot now. */
+/** A queue that may take events synchronously (the event batcher): `offer` is false when it cannot now. */
 export interface HandlerQueue extends EventQueue {
   offer?(events: readonly QueuedEvent[]): boolean;
 }

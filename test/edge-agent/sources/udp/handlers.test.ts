@@ -298,7 +298,7 @@ describe('log-event handler (§2.3)', () => {
     expect(sends).toEqual([2]);
     expect(counter.snapshotAndReset().reduce((n, e) => n + e.counter, 0)).toBe(4);
 
-    // A queue that takes the events at once (the spool's offer): no promise at all.
+    // A queue that takes the events at once (the batcher's offer): no promise at all.
     const offered: string[][] = [];
     const config = svcConfig(['  logEvents:', ...ALL_SOURCES]);
     const taking = {
