@@ -34,6 +34,28 @@ import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 
+/**
+ * A queue a source can hand events to without a promise when it has room: the UDP handlers' way in
+ * (udp/handlers.ts), so a batch costs no promise while the batcher keeps up. `offer` is part of the
+ * type rather than an optional method probed at each batch: the event batcher is one, and a plain
+ * EventQueue becomes one only through `sendOnly`, which says so where it is built.
+ */
+export interface OfferingQueue {
+  /** Takes `events` now and says true, or takes none of them and says false (the caller then uses `send`). */
+  offer(events: readonly QueuedEvent[]): boolean;
+  /** Resolves once `events` are taken, waiting while there is no room; rejects when they cannot be. */
+  send(events: readonly QueuedEvent[]): Promise<void>;
+}
+
+/**
+ * A plain EventQueue as an OfferingQueue whose `offer` never takes: every batch goes through the
+ * queue's own `send`, looked up at each call. For the tests' recording queues and any queue without
+ * a batcher in front.
+ */
+export function sendOnly(queue: EventQueue): OfferingQueue {
+  return { offer: () => false, send: (events) => queue.send(events) };
+}
+
 export interface BatcherOptions {
   name: string;
   queue: EncodedEventQueue;
@@ -109,7 +131,7 @@ interface RoundMessage {
   entries: Entry[];
 }
 
-export class EventBatcher implements EventQueue, Component {
+export class EventBatcher implements EventQueue, OfferingQueue, Component {
   readonly name: string;
   private buffer: Entry[] = [];
   private bufferedEvents = 0;
