@@ -25,16 +25,20 @@ import { RejectedEventCounter } from './rules/perf-filter.js';
 
 /**
  * Events a listener's batcher holds before its handlers wait (some 10 MB of log events at most): about
- * 100 ms at 50,000 datagrams/s, so a stall of the disk or the event loop drops nothing (docs/udp-events.md).
+ * 100 ms at 50,000 datagrams/s, so a stall of the disk or the event loop drops nothing (docs/udp-events.md;
+ * bench/udp.mjs finds the zero-loss rate it allows).
  */
 export const BATCHER_EVENTS = 5000;
 
 /**
- * Least time between the starts of two of a listener's batcher rounds (synced journal writes): at
- * 25,000 datagrams/s a round per finished write made 300–800 writes/s of 30–80 datagrams, whose
- * kernel time (≈ 100 µs each) cost 2–4 µs per datagram; 10 ms cut that to 0.8–1.2 µs
- * (bench:udp-steps --rate=25000, bench/README.md). An event is on disk at most this plus one write
- * after its handler ended (docs/udp-events.md); 10 ms at 50,000/s is 500 events, a tenth of what the batcher holds.
+ * Least time between the starts of two of a listener's batcher rounds (synced journal writes). A
+ * synced write costs the kernel about the same whatever it carries, and a round started as soon as
+ * the last one ended carries only what arrived during that write: at a steady rate, rounds spaced
+ * apart are fewer and fuller, so the kernel's time per datagram falls. bench/udp-steps.mjs measures
+ * it (`--rate=25000`, paced as a socket would be: the synced writes of each step and the CPU of the
+ * libuv pool that makes them; `--gather=0` is the unspaced rounds). An event is on disk at most this
+ * plus one write after its handler ended (docs/udp-events.md); 10 ms at 50,000/s is 500 events, a
+ * tenth of what the batcher holds.
  */
 export const BATCHER_GATHER_MS = 10;
 

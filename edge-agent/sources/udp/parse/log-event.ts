@@ -137,8 +137,8 @@ const BLANKS: { readonly [S in LogSource]: Blank<S> } = {
  * A fresh copy of each source's blank: a spread per source, each at a place of its own. A spread
  * clones the blank's shape and values at once, where Object.assign({}, blank) adds its keys one by
  * one (growing the new object's property store as it goes); but one spread of all five sources'
- * blanks at one place is megamorphic, and V8 then clones in its runtime (bench:udp-steps, the
- * handler step: 4.6 µs per datagram with Object.assign, 7.4 with one spread for all).
+ * blanks at one place is megamorphic, and V8 then clones in its runtime, dearer than either.
+ * bench/udp-steps.mjs measures it: its first step (the handler, no queue) parses every datagram.
  */
 const COPIES: { readonly [S in LogSource]: () => Blank<S> } = {
   'qseow-engine': () => ({ ...BLANKS['qseow-engine'] }),
