@@ -56,6 +56,7 @@ export function sendOnly(queue: EventQueue): OfferingQueue {
   return { offer: () => false, send: (events) => queue.send(events) };
 }
 
+/** What one batcher writes to, how much it holds, and what it logs and tracks when the queue refuses a write. */
 export interface BatcherOptions {
   name: string;
   queue: EncodedEventQueue;
@@ -131,6 +132,7 @@ interface RoundMessage {
   entries: Entry[];
 }
 
+/** The event batcher of the opening comment: one per UDP listener and one per kind of platform poll. */
 export class EventBatcher implements EventQueue, OfferingQueue, Component {
   readonly name: string;
   private buffer: Entry[] = [];
