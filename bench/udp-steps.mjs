@@ -1,6 +1,6 @@
 /**
  * What one UDP log datagram costs in Svc's own code, without the socket: the handler (parse, count,
- * categorise), the event spool, and the durable LocalEventQueue (stringify, journal, fdatasync),
+ * categorise), the event batcher, and the durable LocalEventQueue (stringify, journal, fdatasync),
  * with the bench's consumer and without, on datagrams of `svc simulate udp --kinds log`. CPU µs per
  * datagram (process.cpuUsage), best of --rounds passes of --count datagrams handed over in batches
  * of --batch (the listener's maxConcurrent). Steps are cumulative: each adds one stage. Under each
@@ -12,10 +12,10 @@
  *
  * --only runs the steps whose name contains TEXT. --rate=N hands the batches over at N datagrams/s
  * (as a socket at that rate would; timers, so in bursts of about a millisecond) instead of as fast as
- * the handler takes them: the spool's rounds, and so the group commit, are then as small as at that rate.
- * --gather=MS: the spool's least time between rounds (default svc's, compose.ts SPOOL_GATHER_MS).
+ * the handler takes them: the batcher's rounds, and so the group commit, are then as small as at that rate.
+ * --gather=MS: the batcher's least time between rounds (default svc's, compose.ts BATCHER_GATHER_MS).
  * One batch is handed over per event-loop turn (setImmediate), as the listener's queue does, so the
- * spool's writes run between batches.
+ * batcher's writes run between batches.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -33,8 +33,8 @@ const rounds = Math.round(positive('rounds', 'BENCH_ROUNDS', 3));
 const perMessage = Math.round(positive('per-message', 'BENCH_PER_MESSAGE', svc.EDGE_EVENTS_PER_MESSAGE));
 const seed = Math.round(positive('seed', 'BENCH_SEED', 42));
 const only = option('only', 'BENCH_ONLY', '');
-// The spool's rounds at least this far apart: svc's own (compose.ts SPOOL_GATHER_MS) unless given.
-const gatherMs = Number(option('gather', 'BENCH_GATHER_MS', String(svc.SPOOL_GATHER_MS ?? 0)));
+// The batcher's rounds at least this far apart: svc's own (compose.ts BATCHER_GATHER_MS) unless given.
+const gatherMs = Number(option('gather', 'BENCH_GATHER_MS', String(svc.BATCHER_GATHER_MS ?? 0)));
 // 0: as fast as the handler takes them; else datagrams/s, paced as a socket would deliver them.
 const rate = Math.round(Number(option('rate', 'BENCH_RATE', '0')));
 if (!Number.isFinite(rate) || rate < 0)
@@ -71,7 +71,7 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Runs every batch through the handler, one batch per event-loop turn as the listener's queue does
- * (so the spool's writes run between batches); waits when a batch's outcome is a promise (spool full).
+ * (so the batcher's writes run between batches); waits when a batch's outcome is a promise (batcher full).
  */
 async function feed(handler) {
   const start = performance.now();
@@ -101,7 +101,7 @@ async function withQueue(consumer, fn) {
   await queue.start();
   try {
     await fn(queue);
-    // Taken before the stop, which closes the journal (its writes are all done: the spool stopped).
+    // Taken before the stop, which closes the journal (its writes are all done: the batcher stopped).
     return queue.segmentWrites;
   } finally {
     await queue.stop();
@@ -111,63 +111,63 @@ async function withQueue(consumer, fn) {
 
 const steps = {
   'handler (parse, count, categorise; no queue)': async () => feed(makeHandler(null)),
-  'handler → spool → no-op queue': async () => {
-    const spool = new svc.EventSpool({
+  'handler → batcher → no-op queue': async () => {
+    const batcher = new svc.EventBatcher({
       name: 'log',
       queue: { maxMessageBytes: 1_048_576, sendEncoded: async () => {} },
-      maxBuffered: svc.SPOOL_EVENTS,
+      maxBuffered: svc.BATCHER_EVENTS,
       maxPerMessage: perMessage,
       gatherMs: gatherMs,
       log,
     });
-    await feed(makeHandler(spool));
-    await spool.stop();
+    await feed(makeHandler(batcher));
+    await batcher.stop();
   },
-  'handler → spool → LocalEventQueue (no consumer)': async () =>
+  'handler → batcher → LocalEventQueue (no consumer)': async () =>
     withQueue(null, async (queue) => {
-      const spool = new svc.EventSpool({
+      const batcher = new svc.EventBatcher({
         name: 'log',
         queue,
-        maxBuffered: svc.SPOOL_EVENTS,
+        maxBuffered: svc.BATCHER_EVENTS,
         maxPerMessage: perMessage,
         gatherMs: gatherMs,
         log,
       });
-      await feed(makeHandler(spool));
-      await spool.stop();
+      await feed(makeHandler(batcher));
+      await batcher.stop();
     }),
-  'handler → spool → LocalEventQueue → consumer acking all': async () =>
+  'handler → batcher → LocalEventQueue → consumer acking all': async () =>
     withQueue('acking', async (queue) => {
-      const spool = new svc.EventSpool({
+      const batcher = new svc.EventBatcher({
         name: 'log',
         queue,
-        maxBuffered: svc.SPOOL_EVENTS,
+        maxBuffered: svc.BATCHER_EVENTS,
         maxPerMessage: perMessage,
         gatherMs: gatherMs,
         log,
       });
-      await feed(makeHandler(spool));
-      await spool.stop();
+      await feed(makeHandler(batcher));
+      await batcher.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
     }),
-  'handler → spool → LocalEventQueue → consumer decoding all (decodeRecord, as the writers)': async () =>
+  'handler → batcher → LocalEventQueue → consumer decoding all (decodeRecord, as the writers)': async () =>
     withQueue('decoding', async (queue) => {
-      const spool = new svc.EventSpool({
+      const batcher = new svc.EventBatcher({
         name: 'log',
         queue,
-        maxBuffered: svc.SPOOL_EVENTS,
+        maxBuffered: svc.BATCHER_EVENTS,
         maxPerMessage: perMessage,
         gatherMs: gatherMs,
         log,
       });
-      await feed(makeHandler(spool));
-      await spool.stop();
+      await feed(makeHandler(batcher));
+      await batcher.stop();
       while (queue.pending > 0) await new Promise((r) => setTimeout(r, 20));
     }),
 };
 
 console.log(
-  `UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${rate > 0 ? `paced at ${int(rate)}/s` : 'as fast as taken'}, ${perMessage} events per queue message, spool rounds ≥ ${gatherMs} ms apart, best of ${rounds}; load avg ${loadavg()
+  `UDP steps: ${int(count)} log datagrams (svc simulate udp --kinds log, seed ${seed}) in batches of ${batchSize}, ${rate > 0 ? `paced at ${int(rate)}/s` : 'as fast as taken'}, ${perMessage} events per queue message, batcher rounds ≥ ${gatherMs} ms apart, best of ${rounds}; load avg ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}`,
 );

@@ -20,7 +20,7 @@ export async function loadSvc() {
     config,
     logger,
     messages,
-    spool,
+    batcher,
     compose,
     destinations,
     codec,
@@ -36,7 +36,7 @@ export async function loadSvc() {
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
     load('edge-agent/simulate/messages.js'),
-    load('edge-agent/sources/udp/spool.js'),
+    load('edge-agent/sources/common/batcher.js'),
     load('edge-agent/sources/udp/compose.js'),
     load('shared/destinations/registry.js'),
     load('shared/queue/codec.js'),
@@ -55,9 +55,9 @@ export async function loadSvc() {
     createLogger: logger.createLogger,
     createDatagramGenerator: messages.createDatagramGenerator,
     LOG_KINDS: messages.LOG_KINDS,
-    EventSpool: spool.EventSpool,
-    SPOOL_EVENTS: compose.SPOOL_EVENTS,
-    SPOOL_GATHER_MS: compose.SPOOL_GATHER_MS,
+    EventBatcher: batcher.EventBatcher,
+    BATCHER_EVENTS: compose.BATCHER_EVENTS,
+    BATCHER_GATHER_MS: compose.BATCHER_GATHER_MS,
     EDGE_EVENTS_PER_MESSAGE: destinations.EDGE_EVENTS_PER_MESSAGE,
     decodeRecord: codec.decodeRecord,
   };
@@ -99,7 +99,7 @@ function countEvents(body) {
 
 /**
  * The consumer group both UDP benches give the queue: what a destination that writes nothing would
- * cost: take the batch, count its events, acknowledge it. Events, not messages (the spool packs
+ * cost: take the batch, count its events, acknowledge it. Events, not messages (the batcher packs
  * several in one message): counted by their `{"kind":"`, which opens every packed event and cannot
  * occur inside a JSON string (its `"` are escaped). A JSON.parse of every body here cost ≈ 2.5 µs per
  * datagram and its garbage, in the bench's process.

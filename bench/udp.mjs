@@ -227,7 +227,7 @@ async function startSvc(svc, config) {
     groups: [consumer.group],
   });
   await queue.start();
-  // Counts the events whose send resolved (on disk); the spool in front writes them in batches, as in svc local.
+  // Counts the events whose send resolved (on disk); the batcher in front writes them in batches, as in svc local.
   let enqueued = 0;
   const counting = {
     maxMessageBytes: queue.maxMessageBytes,
@@ -236,12 +236,12 @@ async function startSvc(svc, config) {
       enqueued += message.events;
     },
   };
-  const spool = new svc.EventSpool({
+  const batcher = new svc.EventBatcher({
     name: 'log',
     queue: counting,
-    maxBuffered: svc.SPOOL_EVENTS,
+    maxBuffered: svc.BATCHER_EVENTS,
     maxPerMessage: svc.EDGE_EVENTS_PER_MESSAGE,
-    gatherMs: svc.SPOOL_GATHER_MS,
+    gatherMs: svc.BATCHER_GATHER_MS,
     log,
   });
   const settings = config.logEvents;
@@ -251,7 +251,7 @@ async function startSvc(svc, config) {
     counter: new svc.EventCounter(),
     rejected: new svc.RejectedEventCounter(),
     trackPerfRejections: settings.enginePerformanceMonitor.trackRejectedEvents.enable,
-    queue: spool,
+    queue: batcher,
     clock: new svc.PointClock(),
     log,
   });
@@ -273,7 +273,7 @@ async function startSvc(svc, config) {
   return {
     port: listener.port,
     received: () => listener.metrics().messages_received,
-    idle: () => listener.queue.size === 0 && listener.queue.running === 0 && spool.held === 0,
+    idle: () => listener.queue.size === 0 && listener.queue.running === 0 && batcher.held === 0,
     read: async () => {
       await listener.refreshKernelDrops();
       const m = listener.metrics();
@@ -300,7 +300,7 @@ async function startSvc(svc, config) {
       if (stopped) return;
       stopped = true;
       await listener.stop();
-      await spool.stop();
+      await batcher.stop();
       await queue.stop();
       rmSync(directory, { recursive: true, force: true });
       tempDirs.delete(directory);
@@ -715,7 +715,7 @@ async function main() {
     `listener    messageQueue maxSize ${udp.messageQueue.maxSize}, maxConcurrent ${udp.messageQueue.maxConcurrent}, rate limit ${udp.rateLimit.enable ? 'on' : 'off'}, source validation ${udp.enableSourceValidation ? 'on' : 'off'}`,
   );
   console.log(
-    `queue       event spool (svc local's: ${int(svc.SPOOL_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.SPOOL_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`,
+    `queue       event batcher (svc local's: ${int(svc.BATCHER_EVENTS)} events, ${svc.EDGE_EVENTS_PER_MESSAGE} per message, rounds ≥ ${svc.BATCHER_GATHER_MS} ms apart) → LocalEventQueue in ${tmpdir()} (${fsType}), one consumer group acking every batch (batch 1000, window 100 ms)`,
   );
   console.log(
     `sender      svc simulate udp --kinds log --seed ${seed} (child process): ${svc.LOG_KINDS.join(', ')}; datagrams ${int(median(sizes))} B median (${int(Math.min(...sizes))}-${int(Math.max(...sizes))})`,

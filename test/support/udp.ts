@@ -75,7 +75,7 @@ export async function eventually(
  */
 export class RecordingQueue implements EventQueue, EncodedEventQueue {
   readonly events: QueuedEvent[] = [];
-  /** Event count of each message taken through sendEncoded (the event spool's way in). */
+  /** Event count of each message taken through sendEncoded (the event batcher's way in). */
   readonly messages: number[] = [];
   readonly maxMessageBytes = SQS_MAX_MESSAGE_BYTES;
   refuse = false;

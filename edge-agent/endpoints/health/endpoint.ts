@@ -4,9 +4,10 @@
  * naming every problem at once: an enabled UDP listener that is not bound, an event loop more than
  * 1 s late, a durable queue that cannot write to its disk or is full. In `svc edge` forwarding to
  * the cloud, the body also has `forwarding`: the state of each forwarded destination (an unreachable
- * cloud alone is not unhealthy: the local queue spools; docs/deployment.md). `HEAD /health` answers the same status
- * without a body; other methods 405, other paths 404. It reads Svc's parts through `Observed` at
- * each request, so it costs nothing between probes.
+ * cloud alone is not unhealthy: the durable local queue keeps the events until it is back;
+ * docs/deployment.md). `HEAD /health` answers the same status without a body; other methods 405,
+ * other paths 404. It reads Svc's parts through `Observed` at each request, so it costs nothing
+ * between probes.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Log } from '../../../shared/logging/log.js';
@@ -43,7 +44,7 @@ export function unhealthyReasons(observed: Observed, lagMs: number): string[] {
         `the ${name} queue cannot write its ${fault.log} to disk (${fault.code}) since ${new Date(fault.since).toISOString()}`,
       );
     // Full: new events are refused (and lost upstream). Merely growing, e.g. while the cloud is
-    // unreachable, is the spool doing its job: a restart would not help, so that stays 200.
+    // unreachable, is the durable queue doing its job: a restart would not help, so that stays 200.
     const held = Math.max(0, ...Object.values(queue.stats()).map((s) => s.pendingEvents));
     if (held >= queue.capacity)
       reasons.push(`the ${name} queue is full (${held} of ${queue.capacity} events): new events are refused`);

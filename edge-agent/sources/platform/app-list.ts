@@ -21,7 +21,7 @@ import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { Log } from '../../../shared/logging/log.js';
 import { AppNameList } from '../../../shared/platform/app-names.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { s } from '../udp/parse/sanitize.js';
+import { sanitiseField } from '../common/sanitise.js';
 import { reportPollFailure } from './failure.js';
 import { APP_LIST_TIMEOUT_MS, getJson, type Header, xrfkey } from './http.js';
 import { PollGroup } from './schedule.js';
@@ -159,8 +159,8 @@ export class AppListPoller implements Component {
       });
       const apps = checkApps(response, timeoutMs).map((app) => ({
         id: app.id.toLowerCase(),
-        name: s(app.name, APP_NAME_MAX),
-        description: s(app.description ?? '', APP_DESCRIPTION_MAX),
+        name: sanitiseField(app.name, APP_NAME_MAX),
+        description: sanitiseField(app.description ?? '', APP_DESCRIPTION_MAX),
       }));
       const before = this.list.loaded ? this.list.size : null;
       this.list.replace(apps);

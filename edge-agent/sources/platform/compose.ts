@@ -3,10 +3,10 @@
  * poller and the session poller, handing their results to the PollSinks: the platform pipeline's
  * queue (queue-sink.ts) and whatever the caller adds (the metrics endpoint).
  *
- * Start order (after the pipeline): the queue sink's spools → the app-name poller (which waits,
+ * Start order (after the pipeline): the queue sink's batchers → the app-name poller (which waits,
  * bounded, for the first app list) → the health and session pollers. The UDP listeners start after
  * them with the poller's app list. The lifecycle stops in reverse: the pollers finish their polls,
- * the spools write what they hold, then the pipeline's queue.
+ * the batchers write what they hold, then the pipeline's queue.
  */
 import { type AppNameLookup, NO_APP_NAMES } from '../../../shared/platform/app-names.js';
 import type { AppContext } from '../../../shared/runtime/context.js';

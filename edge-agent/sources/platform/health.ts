@@ -16,8 +16,8 @@ import {
   type HealthSample,
   type ServerTags,
 } from '../../../shared/platform/polled.js';
-import { s } from '../udp/parse/sanitize.js';
-import { tsToInstantMs } from '../udp/parse/validators.js';
+import { sanitiseField } from '../common/sanitise.js';
+import { tsToInstantMs } from '../common/validators.js';
 import { reportPollFailure } from './failure.js';
 import { getJson, HEALTH_MAX_REDIRECTS, HEALTH_TIMEOUT_MS, type Header } from './http.js';
 import { PollGroup } from './schedule.js';
@@ -78,12 +78,12 @@ export function docNames(ids: readonly string[], appNames: AppNameLookup): DocNa
 
 /** The body with its texts cleaned (§0.1): what every output then shows. */
 function sanitised(body: HealthBody): HealthBody {
-  const ids = (list: readonly string[]) => list.map((id) => s(id, HEALTH_TEXT_MAX));
+  const ids = (list: readonly string[]) => list.map((id) => sanitiseField(id, HEALTH_TEXT_MAX));
   const { apps } = body;
   return {
     ...body,
-    version: s(body.version, HEALTH_TEXT_MAX),
-    started: s(body.started, HEALTH_TEXT_MAX),
+    version: sanitiseField(body.version, HEALTH_TEXT_MAX),
+    started: sanitiseField(body.started, HEALTH_TEXT_MAX),
     apps: {
       ...apps,
       active_docs: ids(apps.active_docs),

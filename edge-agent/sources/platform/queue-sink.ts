@@ -1,8 +1,8 @@
 /**
  * The PollSink of the platform pipeline: each successful poll becomes one queued event (`health`,
  * `user-sessions`) for the destinations that take polled data (§0.6: `platformOutputs(config).health`
- * / `.sessions`), written through a spool as the UDP listeners' events are (a refused write is
- * retried, tracked and logged; edge-agent/sources/udp/spool.ts). Failed polls write nothing (§4).
+ * / `.sessions`), written through a batcher as the UDP listeners' events are (a refused write is
+ * retried, tracked and logged; edge-agent/sources/common/batcher.ts). Failed polls write nothing (§4).
  *
  * Point times (§0.3): the event carries the time of its first point; the tsdb mapper builds the
  * others with `nthPointTime(first, i)`. The counter values are reserved here, once per poll, with
@@ -21,11 +21,11 @@ import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { PointClock } from '../../../shared/queue/point-clock.js';
 import type { EncodedEventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
-import { EventSpool } from '../udp/spool.js';
+import { EventBatcher } from '../common/batcher.js';
 import type { PollSink } from './sink.js';
 
-/** Polled events a spool holds while the queue refuses them (Svc choice): a poll is small and comes every few seconds at most. */
-export const POLL_SPOOL_EVENTS = 1000;
+/** Polled events a batcher holds while the queue refuses them (Svc choice): a poll is small and comes every few seconds at most. */
+export const POLL_BATCHER_EVENTS = 1000;
 
 export interface QueuePollSinkOptions {
   queue: EncodedEventQueue;
@@ -37,44 +37,44 @@ export interface QueuePollSinkOptions {
   retryDelayMs?: number;
 }
 
-/** Enqueues successful polls for the destinations that take them; the spools are its components. */
+/** Enqueues successful polls for the destinations that take them; the batchers are its components. */
 export class QueuePollSink implements PollSink {
-  /** The spools, to start before the pollers and stop after them. */
+  /** The batchers, to start before the pollers and stop after them. */
   readonly components: Component[];
-  private readonly healthSpool: EventSpool | null;
-  private readonly sessionsSpool: EventSpool | null;
+  private readonly healthBatcher: EventBatcher | null;
+  private readonly sessionsBatcher: EventBatcher | null;
   private readonly throttle = new LogThrottle();
   private droppedCount = 0;
 
   constructor(private readonly options: QueuePollSinkOptions) {
     const { queue, outputs, log, errors } = options;
     // A refused write is tracked with the poll's error type and the module of its data (§10.9).
-    const spool = (name: string, type: 'HEALTH_API' | 'PROXY_API', module: string) =>
-      new EventSpool({
+    const batcher = (name: string, type: 'HEALTH_API' | 'PROXY_API', module: string) =>
+      new EventBatcher({
         name,
         queue,
-        maxBuffered: POLL_SPOOL_EVENTS,
+        maxBuffered: POLL_BATCHER_EVENTS,
         maxPerMessage: EDGE_EVENTS_PER_MESSAGE,
         log,
         whenFull: 'new polls are dropped, counted, while the buffer is full',
         onWriteError: (err) => errors.track(type, err, { module }),
         ...(options.retryDelayMs !== undefined ? { retryDelayMs: options.retryDelayMs } : {}),
       });
-    this.healthSpool = anyOutput(outputs.health) ? spool('health', 'HEALTH_API', 'HEALTH_METRICS') : null;
-    this.sessionsSpool = anyOutput(outputs.sessions) ? spool('user-sessions', 'PROXY_API', 'PROXY_SESSIONS') : null;
-    this.components = [this.healthSpool, this.sessionsSpool].filter((s): s is EventSpool => s !== null);
+    this.healthBatcher = anyOutput(outputs.health) ? batcher('health', 'HEALTH_API', 'HEALTH_METRICS') : null;
+    this.sessionsBatcher = anyOutput(outputs.sessions) ? batcher('user-sessions', 'PROXY_API', 'PROXY_SESSIONS') : null;
+    this.components = [this.healthBatcher, this.sessionsBatcher].filter((s): s is EventBatcher => s !== null);
   }
 
-  /** Polls dropped because their spool was full (the queue refused writes for long). */
+  /** Polls dropped because their batcher was full (the queue refused writes for long). */
   get dropped(): number {
     return this.droppedCount;
   }
 
   health(sample: HealthSample, receivedAtMs: number): void {
-    if (this.healthSpool === null) return;
+    if (this.healthBatcher === null) return;
     const timeNs = this.options.clock.reserve(receivedAtMs, HEALTH_POINTS_PER_SAMPLE).toString();
     this.enqueue(
-      this.healthSpool,
+      this.healthBatcher,
       { kind: 'health', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample },
       sample.serverName,
     );
@@ -85,10 +85,10 @@ export class QueuePollSink implements PollSink {
   }
 
   sessions(sample: SessionSample, receivedAtMs: number): void {
-    if (this.sessionsSpool === null) return;
+    if (this.sessionsBatcher === null) return;
     const timeNs = this.options.clock.reserve(receivedAtMs, SESSION_SUMMARY_POINTS + sample.sessions.length).toString();
     this.enqueue(
-      this.sessionsSpool,
+      this.sessionsBatcher,
       { kind: 'user-sessions', id: randomUUID(), receivedAt: new Date(receivedAtMs).toISOString(), timeNs, sample },
       sample.serverName,
     );
@@ -99,22 +99,22 @@ export class QueuePollSink implements PollSink {
   }
 
   /**
-   * Hands the event to its spool without waiting: a poller does not stall behind a refusing queue.
-   * When the spool is full (the queue has refused writes for long) the poll is dropped, counted and
+   * Hands the event to its batcher without waiting: a poller does not stall behind a refusing queue.
+   * When the batcher is full (the queue has refused writes for long) the poll is dropped, counted and
    * logged at most once a minute.
    */
-  private enqueue(spool: EventSpool, event: QueuedEvent, serverName: string): void {
-    if (spool.held >= POLL_SPOOL_EVENTS) {
+  private enqueue(batcher: EventBatcher, event: QueuedEvent, serverName: string): void {
+    if (batcher.held >= POLL_BATCHER_EVENTS) {
       this.droppedCount += 1;
-      const { log, suppressed } = this.throttle.take(spool.name);
+      const { log, suppressed } = this.throttle.take(batcher.name);
       if (log)
         this.options.log.warn(
-          { spool: spool.name, server: serverName, dropped: this.droppedCount, suppressed },
-          `${spool.name} is full (${POLL_SPOOL_EVENTS} polls wait for the event queue): a ${event.kind} poll of ${serverName} is dropped (${this.droppedCount} so far)`,
+          { batcher: batcher.name, server: serverName, dropped: this.droppedCount, suppressed },
+          `${batcher.name} is full (${POLL_BATCHER_EVENTS} polls wait for the event queue): a ${event.kind} poll of ${serverName} is dropped (${this.droppedCount} so far)`,
         );
       return;
     }
-    // send() rejects only once the spool is stopped (Svc is stopping): the poll is lost with the rest, as logged by the spool.
-    spool.send([event]).catch(() => undefined);
+    // send() rejects only once the batcher is stopped (Svc is stopping): the poll is lost with the rest, as logged by the batcher.
+    batcher.send([event]).catch(() => undefined);
   }
 }

@@ -16,8 +16,8 @@ import {
   type ServerTags,
   type SessionSample,
 } from '../../../shared/platform/polled.js';
-import { s } from '../udp/parse/sanitize.js';
-import { exclusionMatcher } from '../udp/rules/exclude-user.js';
+import { exclusionMatcher } from '../common/exclude-user.js';
+import { sanitiseField } from '../common/sanitise.js';
 import { reportPollFailure } from './failure.js';
 import { type MonitoredServer, serverTags } from './health.js';
 import { getJson, type Header, SESSION_TIMEOUT_MS, xrfkey } from './http.js';
@@ -70,10 +70,10 @@ export function sessionSample(
   for (const session of sessions) {
     if (excluded(session.UserDirectory, session.UserId)) continue;
     const clean: ProxySession = {
-      UserDirectory: s(session.UserDirectory, SESSION_TEXT_MAX),
-      UserId: s(session.UserId, SESSION_TEXT_MAX),
+      UserDirectory: sanitiseField(session.UserDirectory, SESSION_TEXT_MAX),
+      UserId: sanitiseField(session.UserId, SESSION_TEXT_MAX),
       ...(session.Attributes !== undefined ? { Attributes: session.Attributes } : {}),
-      SessionId: s(session.SessionId, SESSION_TEXT_MAX),
+      SessionId: sanitiseField(session.SessionId, SESSION_TEXT_MAX),
     };
     kept.push(clean);
     users.add(`${clean.UserDirectory}\\${clean.UserId}`);

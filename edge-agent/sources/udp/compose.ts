@@ -3,8 +3,8 @@
  * handlers, the event counters and queue-metrics writers, feeding the platform pipeline's durable
  * queue (edge-agent/runtime/platform-pipeline.ts).
  *
- * Start order (after the pipeline): counter and metrics writers → spools → listeners. The lifecycle
- * stops in reverse: the listeners stop taking datagrams and finish what they accepted, the spools
+ * Start order (after the pipeline): counter and metrics writers → batchers → listeners. The lifecycle
+ * stops in reverse: the listeners stop taking datagrams and finish what they accepted, the batchers
  * write what they hold, the writers write their last tick; then the pipeline's queue delivers what
  * is pending (or keeps it on disk for the next start).
  */
@@ -15,28 +15,32 @@ import type { LocalEventQueue } from '../../../shared/queue/local.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import type { PlatformPipeline } from '../../runtime/platform-pipeline.js';
+import { EventBatcher } from '../common/batcher.js';
 import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
 import type { ReceivedDatagram } from './listener.js';
 import { type QueueType, UdpListener, type UdpServerSettings } from './listener.js';
 import type { MessageHandler } from './message-queue.js';
 import { RejectedEventCounter } from './rules/perf-filter.js';
-import { EventSpool } from './spool.js';
 
 /**
- * Events a listener's spool holds before its handlers wait (some 10 MB of log events at most): about
- * 100 ms at 50,000 datagrams/s, so a stall of the disk or the event loop drops nothing (docs/udp-events.md).
+ * Events a listener's batcher holds before its handlers wait (some 10 MB of log events at most): about
+ * 100 ms at 50,000 datagrams/s, so a stall of the disk or the event loop drops nothing (docs/udp-events.md;
+ * bench/udp.mjs finds the zero-loss rate it allows).
  */
-export const SPOOL_EVENTS = 5000;
+export const BATCHER_EVENTS = 5000;
 
 /**
- * Least time between the starts of two of a listener's spool rounds (synced journal writes): at
- * 25,000 datagrams/s a round per finished write made 300–800 writes/s of 30–80 datagrams, whose
- * kernel time (≈ 100 µs each) cost 2–4 µs per datagram; 10 ms cut that to 0.8–1.2 µs
- * (bench:udp-steps --rate=25000, bench/README.md). An event is on disk at most this plus one write
- * after its handler ended (docs/udp-events.md); 10 ms at 50,000/s is 500 events, a tenth of the spool.
+ * Least time between the starts of two of a listener's batcher rounds (synced journal writes). A
+ * synced write costs the kernel about the same whatever it carries, and a round started as soon as
+ * the last one ended carries only what arrived during that write: at a steady rate, rounds spaced
+ * apart are fewer and fuller, so the kernel's time per datagram falls. bench/udp-steps.mjs measures
+ * it (`--rate=25000`, paced as a socket would be: the synced writes of each step and the CPU of the
+ * libuv pool that makes them; `--gather=0` is the unspaced rounds). An event is on disk at most this
+ * plus one write after its handler ended (docs/udp-events.md); 10 ms at 50,000/s is 500 events, a
+ * tenth of what the batcher holds.
  */
-export const SPOOL_GATHER_MS = 10;
+export const BATCHER_GATHER_MS = 10;
 
 export interface UdpEdge {
   components: Component[];
@@ -93,21 +97,25 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   const shared = { appNames: options.appNames, counter, clock: ctx.clock, log };
   const listeners: Partial<Record<QueueType, UdpListener>> = {};
   const metricsWriters: QueueMetricsWriter[] = [];
-  const spools: EventSpool[] = [];
-  /** The listener's way into the queue: a spool that writes its handlers' events in batches (spool.ts). */
-  const spoolFor = (name: string, errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT', module: string): EventSpool | null => {
+  const batchers: EventBatcher[] = [];
+  /** The listener's way into the queue: a batcher that writes its handlers' events in batches (../common/batcher.ts). */
+  const batcherFor = (
+    name: string,
+    errorType: 'UDP_USER_EVENT' | 'UDP_LOG_EVENT',
+    module: string,
+  ): EventBatcher | null => {
     if (queue === null) return null;
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name,
       queue,
-      maxBuffered: SPOOL_EVENTS,
+      maxBuffered: BATCHER_EVENTS,
       maxPerMessage: EDGE_EVENTS_PER_MESSAGE,
-      gatherMs: SPOOL_GATHER_MS,
+      gatherMs: BATCHER_GATHER_MS,
       log,
       onWriteError: (err) => errors.track(errorType, err, { module }),
     });
-    spools.push(spool);
-    return spool;
+    batchers.push(batcher);
+    return batcher;
   };
   const addListener = (
     queueType: QueueType,
@@ -136,8 +144,8 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   };
   if (userOn) {
     const settings = config.userEvents.udpServerConfig;
-    const spool = wantsUserEvent(outputs) ? spoolFor('user', 'UDP_USER_EVENT', 'UDP_USER_EVENTS') : null;
-    const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: spool });
+    const batcher = wantsUserEvent(outputs) ? batcherFor('user', 'UDP_USER_EVENT', 'UDP_USER_EVENTS') : null;
+    const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: batcher });
     addListener('user_events', settings.portUserActivityEvents, settings, handler, 'UDP_USER_EVENT', 'UDP_USER_EVENTS');
   }
   if (logOn) {
@@ -148,7 +156,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
       settings: config.logEvents,
       rejected,
       trackPerfRejections: perfTracked,
-      queue: anyOutput(outputs.logEvents) ? spoolFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS') : null,
+      queue: anyOutput(outputs.logEvents) ? batcherFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS') : null,
       wants: (event) => wantsLogEvent(config, outputs, event),
     });
     addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');
@@ -157,7 +165,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
   const components: Component[] = [
     ...(counterWriter ? [counterWriter] : []),
     ...metricsWriters,
-    ...spools,
+    ...batchers,
     ...Object.values(listeners),
   ];
   return { components, listeners, queue, counterWriter, metricsWriters };

@@ -7,8 +7,9 @@
  *
  * Both handlers work on batches (the listener's queue hands over what one event-loop turn read,
  * message-queue.ts): every datagram of a batch is checked, counted and filtered on its own, then the
- * batch's events go to the queue in one `send`; a spool with room takes them synchronously
- * (`offer`), so a batch costs no promise at all. The one-datagram form runs a batch of one.
+ * batch's events go to the queue in one step: the listener's event batcher takes them synchronously
+ * (`offer`) while it has room, so a batch costs no promise at all, and one `send` waits for room
+ * otherwise. The one-datagram form runs a batch of one.
  */
 import { randomUUID } from 'node:crypto';
 import type { SvcConfig } from '../../../shared/config/schema.js';
@@ -18,7 +19,8 @@ import { type AppNameLookup, UNKNOWN_APP_NAME } from '../../../shared/platform/a
 import type { Category, PlatformLogEvent, UserActivity } from '../../../shared/platform/events.js';
 import type { LogQueuedEvent, QueuedEvent, UserQueuedEvent } from '../../../shared/queue/events.js';
 import type { PointClock } from '../../../shared/queue/point-clock.js';
-import type { EventQueue } from '../../../shared/queue/port.js';
+import type { OfferingQueue } from '../common/batcher.js';
+import { exclusionMatcher } from '../common/exclude-user.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';
 import {
@@ -30,22 +32,19 @@ import {
 } from './message-queue.js';
 import { type LogFields, type ParseFailure, parseLogFields, parseUserEvent } from './parse/index.js';
 import { categorise, onceEach } from './rules/categorise.js';
-import { exclusionMatcher } from './rules/exclude-user.js';
 import { acceptPerfEvent, type RejectedEventCounter } from './rules/perf-filter.js';
 import { UserAgentParser } from './user-agent.js';
-
-/** A queue that may take events synchronously (the event spool): `offer` is false when it cannot now. */
-export interface HandlerQueue extends EventQueue {
-  offer?(events: readonly QueuedEvent[]): boolean;
-}
 
 /** What both handlers share. */
 export interface HandlerDeps {
   appNames: AppNameLookup;
   /** §6.5 counts; null when `platformEvents.eventCount` is not written. */
   counter: EventCounter | null;
-  /** Where accepted events go; null when no destination wants this listener's events (§0.6). */
-  queue: HandlerQueue | null;
+  /**
+   * Where accepted events go (the listener's event batcher; a plain EventQueue through `sendOnly`);
+   * null when no destination wants this listener's events (§0.6).
+   */
+  queue: OfferingQueue | null;
   /** The process's point clock (§0.3): the point time is decided here, once, for every destination. */
   clock: PointClock;
   log: Log;
@@ -117,9 +116,9 @@ class BatchOutcome<E extends QueuedEvent> {
   }
 
   /** Sends the events (synchronously when the queue can take them) and resolves every outcome. */
-  send(queue: HandlerQueue | null): BatchOutcomes | Promise<BatchOutcomes> {
+  send(queue: OfferingQueue | null): BatchOutcomes | Promise<BatchOutcomes> {
     if (this.events.length === 0 || queue === null) return this.settle('processed');
-    if (queue.offer?.(this.events) === true) return this.settle('processed');
+    if (queue.offer(this.events)) return this.settle('processed');
     return queue.send(this.events).then(
       () => this.settle('processed'),
       (err: unknown) => this.settle(new HandlerFailure(err)),

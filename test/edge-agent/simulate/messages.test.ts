@@ -20,6 +20,7 @@ import {
   type SimulateKind,
   USER_KINDS,
 } from '../../../edge-agent/simulate/messages.js';
+import { timestampForm, tsToInstantMs } from '../../../edge-agent/sources/common/validators.js';
 import {
   type LogEvent,
   type ParseResult,
@@ -28,7 +29,6 @@ import {
   type UserEvent,
 } from '../../../edge-agent/sources/udp/parse/index.js';
 import { countParts } from '../../../edge-agent/sources/udp/parse/split.js';
-import { timestampForm, tsToInstantMs } from '../../../edge-agent/sources/udp/parse/validators.js';
 
 const RECEIVED_AT = Date.parse('2024-03-12T12:00:00.000Z');
 const SEEDS = [1, 42, 0xdeadbeef];

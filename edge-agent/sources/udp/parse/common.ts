@@ -2,8 +2,9 @@
  * Shared pieces of the datagram parsers: the result type, decoding, prefix reading and previews.
  * Pure, never throws.
  */
+
+import { sanitiseField } from '../../common/sanitise.js';
 import { MAX_PREFIX_LENGTH } from './layouts.js';
-import { s } from './sanitize.js';
 
 export type ParseFailureReason = 'unknown_prefix' | 'malformed';
 
@@ -63,17 +64,17 @@ export function userFull(dir: string, id: string): string {
 }
 
 export function failure(reason: ParseFailureReason, detail: string, text: string): ParseFailure {
-  return { ok: false, reason, detail, preview: s(text, PREVIEW_LENGTH) };
+  return { ok: false, reason, detail, preview: sanitiseField(text, PREVIEW_LENGTH) };
 }
 
 export function unknownPrefix(text: string): ParseFailure {
-  return failure('unknown_prefix', `unknown prefix ${JSON.stringify(s(prefixOf(text), 64))}`, text);
+  return failure('unknown_prefix', `unknown prefix ${JSON.stringify(sanitiseField(prefixOf(text), 64))}`, text);
 }
 
 /** Last-resort result for a bug in a parser: parsers must never throw on any input. */
 export function internalError(error: unknown, text: string): ParseFailure {
   const message = error instanceof Error ? error.message : String(error);
-  return failure('malformed', `internal parser error: ${s(message, 200)}`, text);
+  return failure('malformed', `internal parser error: ${sanitiseField(message, 200)}`, text);
 }
 
 export const NOT_A_DATAGRAM = 'datagram is neither bytes nor a string';

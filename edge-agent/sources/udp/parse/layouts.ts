@@ -9,8 +9,8 @@ import {
   USER_EVENT_TYPES,
   type UserEventType,
 } from '../../../../shared/platform/events.js';
-import { stripControl, truncateCodePoints } from './sanitize.js';
-import { float, int, intAtLeast, ts, uuid } from './validators.js';
+import { stripControl, truncateCodePoints } from '../../common/sanitise.js';
+import { float, int, intAtLeast, ts, uuid } from '../../common/validators.js';
 
 /** How a field becomes a parsed value. */
 export type FieldRule =

@@ -3,6 +3,9 @@
  * §0.3 event time, §0.4 splitting). Pure, never throws. Counting, source flags, the engine-performance
  * filter and app-name lookup, categorisation and publishing happen after this.
  */
+
+import { hasNoControl, sanitiseField, stripControl } from '../../common/sanitise.js';
+import { tsToInstantMs, uuid } from '../../common/validators.js';
 import {
   type Datagram,
   failure,
@@ -24,9 +27,7 @@ import {
   SCHEDULER_USER_FULL_CAP,
   SCHEDULER_USER_TRIPLE,
 } from './layouts.js';
-import { hasNoControl, s, stripControl } from './sanitize.js';
 import { SOURCE_CHECKS, type SplitSpec, splitDatagram } from './split.js';
-import { tsToInstantMs, uuid } from './validators.js';
 
 export type { LogSource } from './layouts.js';
 
@@ -136,8 +137,8 @@ const BLANKS: { readonly [S in LogSource]: Blank<S> } = {
  * A fresh copy of each source's blank: a spread per source, each at a place of its own. A spread
  * clones the blank's shape and values at once, where Object.assign({}, blank) adds its keys one by
  * one (growing the new object's property store as it goes); but one spread of all five sources'
- * blanks at one place is megamorphic, and V8 then clones in its runtime (bench:udp-steps, the
- * handler step: 4.6 µs per datagram with Object.assign, 7.4 with one spread for all).
+ * blanks at one place is megamorphic, and V8 then clones in its runtime, dearer than either.
+ * bench/udp-steps.mjs measures it: its first step (the handler, no queue) parses every datagram.
  */
 const COPIES: { readonly [S in LogSource]: () => Blank<S> } = {
   'qseow-engine': () => ({ ...BLANKS['qseow-engine'] }),
@@ -181,12 +182,12 @@ function scheduler(f: readonly string[], clean: boolean): Omit<SchedulerLog, 'ca
     const user = stripControl(f[SCHEDULER_USER_TRIPLE.user] ?? '');
     const cut = user.indexOf('\\');
     if (cut !== -1 && user.indexOf('\\', cut + 1) === -1) {
-      event.user_directory = s(user.slice(0, cut), fields.user_directory.rule.cap);
-      event.user_id = s(user.slice(cut + 1), fields.user_id.rule.cap);
+      event.user_directory = sanitiseField(user.slice(0, cut), fields.user_directory.rule.cap);
+      event.user_id = sanitiseField(user.slice(cut + 1), fields.user_id.rule.cap);
     }
   }
   const done = finish(event);
-  done.user_full = s(done.user_full, SCHEDULER_USER_FULL_CAP);
+  done.user_full = sanitiseField(done.user_full, SCHEDULER_USER_FULL_CAP);
   return done;
 }
 

@@ -3,6 +3,8 @@
  * §1.5 user-agent text). Pure, never throws. Exclusion, counting, the app-name lookup, user-agent
  * parsing and publishing happen after this.
  */
+
+import { uuid } from '../../common/validators.js';
 import {
   type Datagram,
   failure,
@@ -14,7 +16,6 @@ import {
 } from './common.js';
 import { decodeInto, USER_EVENT_LAYOUT, USER_EVENT_PREFIXES } from './layouts.js';
 import { splitDatagram } from './split.js';
-import { uuid } from './validators.js';
 
 export type { UserEventType } from './layouts.js';
 

@@ -8,7 +8,7 @@ import {
   type SimHealthBody,
   WARMUP_STEPS,
 } from '../../../../edge-agent/simulate/platform/model.js';
-import { tsToInstantMs } from '../../../../edge-agent/sources/udp/parse/validators.js';
+import { tsToInstantMs } from '../../../../edge-agent/sources/common/validators.js';
 import { HealthBodySchema, type ProxySession } from '../../../../shared/platform/polled.js';
 
 const START = Date.parse('2025-05-05T12:00:00.000Z');

@@ -3,8 +3,10 @@
  * request, the list replaced only after a complete success, the bounded wait at start, and the list
  * as user events (§1.4) and the engine-performance filter (§2.4) see it.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
+import { sendOnly } from '../../../../edge-agent/sources/common/batcher.js';
 import {
   APP_LIST_PATH,
   AppListPoller,
@@ -188,7 +190,7 @@ describe('the app list in the UDP events', () => {
       settings: config.userEvents,
       appNames: poller.list,
       counter: null,
-      queue,
+      queue: sendOnly(queue),
       clock: new PointClock(),
       log,
     });
@@ -232,7 +234,7 @@ describe('the app list in the UDP events', () => {
       counter: null,
       rejected: null,
       trackPerfRejections: false,
-      queue,
+      queue: sendOnly(queue),
       clock: new PointClock(),
       log,
     });

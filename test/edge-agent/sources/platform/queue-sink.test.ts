@@ -2,13 +2,13 @@
  * The pollers' way into the platform pipeline: successful polls become `health` / `user-sessions`
  * events on the real durable queue, decoded by its consumer with the queue codec, with the point
  * times reserved from the process's clock; gating by platformOutputs; a refused enqueue is retried
- * and tracked as the UDP spool's.
+ * and tracked as the UDP batcher's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { POLL_SPOOL_EVENTS, QueuePollSink } from '../../../../edge-agent/sources/platform/queue-sink.js';
+import { POLL_BATCHER_EVENTS, QueuePollSink } from '../../../../edge-agent/sources/platform/queue-sink.js';
 import { healthPoints, sessionPoints as tsdbSessionPoints } from '../../../../shared/destinations/tsdb/mappers.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import type { HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
@@ -155,7 +155,7 @@ describe('QueuePollSink', () => {
       errors,
       log,
     });
-    expect(sink.components.map((c) => c.name)).toEqual(['event spool (user-sessions)']);
+    expect(sink.components.map((c) => c.name)).toEqual(['event batcher (user-sessions)']);
     for (const c of sink.components) await c.start();
     sink.health(health, Date.now());
     sink.sessions(sessions, Date.now());
@@ -164,7 +164,7 @@ describe('QueuePollSink', () => {
     expect(queue.events[0]?.kind).toBe('user-sessions');
   });
 
-  it("keeps a poll the queue refuses and writes it once the queue takes it again; the refusal is tracked like the UDP spool's", async () => {
+  it("keeps a poll the queue refuses and writes it once the queue takes it again; the refusal is tracked like the UDP batcher's", async () => {
     const queue = new RecordingQueue();
     queue.refuse = true;
     const { errors, tracked, log, lines } = tracker();
@@ -193,7 +193,7 @@ describe('QueuePollSink', () => {
     for (const c of sink.components) await c.stop();
   });
 
-  it('drops a poll (counted, WARN at most once a minute) when its spool is full because the queue has refused writes for long', async () => {
+  it('drops a poll (counted, WARN at most once a minute) when its batcher is full because the queue has refused writes for long', async () => {
     const queue = new RecordingQueue();
     queue.refuse = true;
     const { errors, log, lines } = tracker();
@@ -206,13 +206,13 @@ describe('QueuePollSink', () => {
       retryDelayMs: 60_000,
     });
     for (const c of sink.components) await c.start();
-    for (let i = 0; i < POLL_SPOOL_EVENTS + 5; i++) sink.health(health, Date.now());
+    for (let i = 0; i < POLL_BATCHER_EVENTS + 5; i++) sink.health(health, Date.now());
     expect(sink.dropped).toBe(5);
     expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
-      'event spool (health) is full (1000 polls wait for the event queue): a health poll of node1 is dropped (1 so far)',
+      'event batcher (health) is full (1000 polls wait for the event queue): a health poll of node1 is dropped (1 so far)',
     ]);
     queue.refuse = false;
     for (const c of sink.components) await c.stop();
-    expect(queue.events).toHaveLength(POLL_SPOOL_EVENTS);
+    expect(queue.events).toHaveLength(POLL_BATCHER_EVENTS);
   });
 });

@@ -4,7 +4,9 @@
  * The queue here records what it is given (the EventQueue port's in-memory stand-in; the end-to-end
  * suite runs the real durable queue).
  */
+
 import { describe, expect, it } from 'vitest';
+import { sendOnly } from '../../../../edge-agent/sources/common/batcher.js';
 import { EventCounter } from '../../../../edge-agent/sources/udp/counters.js';
 import { logEventHandler, userEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
 import type { ReceivedDatagram } from '../../../../edge-agent/sources/udp/listener.js';
@@ -36,7 +38,7 @@ async function userSetup(lines: string[] = [], appNames = NO_APP_NAMES) {
     settings: config.userEvents,
     appNames,
     counter,
-    queue,
+    queue: sendOnly(queue),
     clock: new PointClock(),
     log: log.logger,
   });
@@ -57,7 +59,7 @@ async function logSetup(lines: string[]) {
     counter,
     rejected,
     trackPerfRejections: true,
-    queue,
+    queue: sendOnly(queue),
     clock: new PointClock(),
     log: log.logger,
   });
@@ -293,12 +295,12 @@ describe('log-event handler (§2.3)', () => {
       sends.push(events.length);
       return send(events);
     };
-    // The recording queue has no offer: the batch waits for its one send.
+    // The recording queue through sendOnly never takes a batch at once: the batch waits for its one send.
     expect(await handle.batch?.(items)).toEqual(['processed', 'failed', 'processed', 'processed']);
     expect(sends).toEqual([2]);
     expect(counter.snapshotAndReset().reduce((n, e) => n + e.counter, 0)).toBe(4);
 
-    // A queue that takes the events at once (the spool's offer): no promise at all.
+    // A queue that takes the events at once (the batcher's offer): no promise at all.
     const offered: string[][] = [];
     const config = svcConfig(['  logEvents:', ...ALL_SOURCES]);
     const taking = {
@@ -329,7 +331,7 @@ describe('log-event handler (§2.3)', () => {
       counter: null,
       rejected: null,
       trackPerfRejections: false,
-      queue,
+      queue: sendOnly(queue),
       clock: new PointClock(),
       log: (await captureLog()).logger,
       wants: (event) => {

@@ -113,7 +113,7 @@ describe('MessageQueue with a batch handler', () => {
     await q.idle();
   });
 
-  it('keeps the slots of a batch that waits (a full spool) until it settles, and counts a rejected batch as failed item by item', async () => {
+  it('keeps the slots of a batch that waits (a full batcher) until it settles, and counts a rejected batch as failed item by item', async () => {
     let release: (outcomes: BatchOutcomes) => void = () => undefined;
     let fail: (err: Error) => void = () => undefined;
     const calls: number[][] = [];
@@ -142,7 +142,7 @@ describe('MessageQueue with a batch handler', () => {
       [1, 2],
       [3, 4],
     ]);
-    fail(new Error('spool stopped'));
+    fail(new Error('batcher stopped'));
     await q.idle();
     expect({ queued: q.queued, processed: q.processed, failed: q.failed, running: q.running }).toEqual({
       queued: 4,
@@ -151,8 +151,8 @@ describe('MessageQueue with a batch handler', () => {
       running: 0,
     });
     expect(errors).toEqual([
-      ['Error: spool stopped', 3],
-      ['Error: spool stopped', 4],
+      ['Error: batcher stopped', 3],
+      ['Error: batcher stopped', 4],
     ]);
   });
 

@@ -7,6 +7,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
+import { sanitiseField, stripControl } from '../../../../../edge-agent/sources/common/sanitise.js';
+import {
+  float,
+  int,
+  intAtLeast,
+  ts,
+  tsToInstantMs,
+  uuid,
+} from '../../../../../edge-agent/sources/common/validators.js';
 import { type ParseResult, PREVIEW_LENGTH } from '../../../../../edge-agent/sources/udp/parse/common.js';
 import {
   type FieldDef,
@@ -19,16 +28,7 @@ import {
   USER_EVENT_TYPES,
 } from '../../../../../edge-agent/sources/udp/parse/layouts.js';
 import { type LogEvent, parseLogEvent } from '../../../../../edge-agent/sources/udp/parse/log-event.js';
-import { s, stripControl } from '../../../../../edge-agent/sources/udp/parse/sanitize.js';
 import { parseUserEvent, type UserEvent } from '../../../../../edge-agent/sources/udp/parse/user-event.js';
-import {
-  float,
-  int,
-  intAtLeast,
-  ts,
-  tsToInstantMs,
-  uuid,
-} from '../../../../../edge-agent/sources/udp/parse/validators.js';
 import { LOG_EXAMPLES, USER_EXAMPLES } from './fixtures.js';
 
 const RECEIVED_AT = 1_710_244_800_000;
@@ -108,7 +108,7 @@ function expectFailure(r: { ok: false; reason: string; detail: string; preview: 
   check(r.reason === 'unknown_prefix' || r.reason === 'malformed', `reason ${r.reason}`);
   check(!r.detail.startsWith('internal parser error'), r.detail);
   check(r.detail.length > 0 && hasNoControl(r.detail), 'clean detail');
-  check(r.preview === s(text, PREVIEW_LENGTH), 'preview = first 512 sanitised characters');
+  check(r.preview === sanitiseField(text, PREVIEW_LENGTH), 'preview = first 512 sanitised characters');
   check(hasNoControl(r.preview) && codePointLength(r.preview) <= PREVIEW_LENGTH, 'clean preview within 512');
 }
 
@@ -159,7 +159,10 @@ function checkLog(r: ParseResult<LogEvent>, text: string): void {
   expectFields(e, LOG_HEAD_FIELDS, e.source);
   expectFields(e, layout.fields, e.source);
   const full = e.user_directory !== '' && e.user_id !== '' ? `${e.user_directory}\\${e.user_id}` : '';
-  check(e.user_full === (e.source === 'qseow-scheduler' ? s(full, SCHEDULER_USER_FULL_CAP) : full), 'user_full');
+  check(
+    e.user_full === (e.source === 'qseow-scheduler' ? sanitiseField(full, SCHEDULER_USER_FULL_CAP) : full),
+    'user_full',
+  );
   check(e.eventTimeMs === (tsToInstantMs(e.ts_iso) ?? tsToInstantMs(e.ts_local) ?? RECEIVED_AT), 'eventTimeMs');
   check(e.receivedAtMs === RECEIVED_AT, 'receivedAtMs');
   if (e.source === 'qseow-qix-perf') {
@@ -456,7 +459,7 @@ describe('fuzz: model of well-formed datagrams', () => {
                 const rule = def.rule;
                 const want =
                   rule.kind === 'text'
-                    ? s(raw, rule.cap)
+                    ? sanitiseField(raw, rule.cap)
                     : rule.kind === 'uuid'
                       ? uuid(raw)
                       : rule.kind === 'ts'
@@ -495,7 +498,8 @@ describe('fuzz: model of well-formed datagrams', () => {
             if (!r.ok) throw new Error(`${r.reason}: ${r.detail}`);
             const event = new Map(Object.entries(r.event));
             for (const [key, def] of Object.entries<FieldDef>(USER_EVENT_LAYOUT.fields)) {
-              if (def.rule.kind === 'text') check(event.get(key) === s(fields[def.idx] ?? '', def.rule.cap), key);
+              if (def.rule.kind === 'text')
+                check(event.get(key) === sanitiseField(fields[def.idx] ?? '', def.rule.cap), key);
             }
             check(r.event.messageType === type, 'messageType');
           },

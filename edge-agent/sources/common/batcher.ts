@@ -1,8 +1,11 @@
 /**
- * Between a listener's handlers and the durable queue: a small bounded buffer that writes what
- * the handlers hand it in batches, so one fdatasync of the queue's journal carries many events
- * instead of at most `maxConcurrent` (one per running handler). With the defaults that is the
- * difference between about 4,000 and tens of thousands of datagrams/s (bench/udp.mjs).
+ * The event batcher, between an edge source and the durable queue: a small bounded buffer that
+ * writes what it is handed in batches, so one fdatasync of the queue's journal carries many events
+ * instead of at most `maxConcurrent` (one per running UDP handler). Each UDP listener has one
+ * (udp/compose.ts), and so has each kind of platform poll (platform/queue-sink.ts), which gets the
+ * same retry, tracking and logging of a refused write. With the defaults the batching is what lets
+ * a listener keep up with tens of thousands of datagrams/s rather than a few thousand
+ * (bench/udp.mjs measures the listener's zero-loss rate).
  *
  * A handler's `send` resolves when its events are in the buffer, and waits while the buffer is
  * full: backpressure reaches the listener, whose queue then fills and drops (counted). A batch the
@@ -17,7 +20,7 @@
  * only what arrived during one write, and each synced write costs the kernel about the same whatever
  * it carries.
  *
- * Events are encoded (JSON, the queue's packed form) when the spool takes them, and it holds that
+ * Events are encoded (JSON, the queue's packed form) when the batcher takes them, and it holds that
  * text as UTF-8 bytes, not the objects nor the string: an event object with its twenty-odd field
  * strings, or its JSON text, that lived through the write's sync was copied by every young-generation
  * GC meanwhile and then promoted, which cost more than the encoding itself (bench/udp-steps.mjs);
@@ -31,7 +34,30 @@ import type { QueuedEvent } from '../../../shared/queue/events.js';
 import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 
-export interface SpoolOptions {
+/**
+ * A queue a source can hand events to without a promise when it has room: the UDP handlers' way in
+ * (udp/handlers.ts), so a batch costs no promise while the batcher keeps up. `offer` is part of the
+ * type rather than an optional method probed at each batch: the event batcher is one, and a plain
+ * EventQueue becomes one only through `sendOnly`, which says so where it is built.
+ */
+export interface OfferingQueue {
+  /** Takes `events` now and says true, or takes none of them and says false (the caller then uses `send`). */
+  offer(events: readonly QueuedEvent[]): boolean;
+  /** Resolves once `events` are taken, waiting while there is no room; rejects when they cannot be. */
+  send(events: readonly QueuedEvent[]): Promise<void>;
+}
+
+/**
+ * A plain EventQueue as an OfferingQueue whose `offer` never takes: every batch goes through the
+ * queue's own `send`, looked up at each call. For the tests' recording queues and any queue without
+ * a batcher in front.
+ */
+export function sendOnly(queue: EventQueue): OfferingQueue {
+  return { offer: () => false, send: (events) => queue.send(events) };
+}
+
+/** What one batcher writes to, how much it holds, and what it logs and tracks when the queue refuses a write. */
+export interface BatcherOptions {
   name: string;
   queue: EncodedEventQueue;
   /** Most events held (buffered and being written); `send` waits while it is reached. */
@@ -54,7 +80,7 @@ export interface SpoolOptions {
   gatherMs?: number;
 }
 
-/** Events of one `send` or `offer` as the spool holds them: their encoded event list as UTF-8, count and size. */
+/** Events of one `send` or `offer` as the batcher holds them: their encoded event list as UTF-8, count and size. */
 interface Entry {
   data: Buffer;
   events: number;
@@ -106,7 +132,8 @@ interface RoundMessage {
   entries: Entry[];
 }
 
-export class EventSpool implements EventQueue, Component {
+/** The event batcher of the opening comment: one per UDP listener and one per kind of platform poll. */
+export class EventBatcher implements EventQueue, OfferingQueue, Component {
   readonly name: string;
   private buffer: Entry[] = [];
   private bufferedEvents = 0;
@@ -120,8 +147,8 @@ export class EventSpool implements EventQueue, Component {
   private lastRoundAt = Number.NEGATIVE_INFINITY;
   private wakeGather: (() => void) | undefined;
 
-  constructor(private readonly options: SpoolOptions) {
-    this.name = `event spool (${options.name})`;
+  constructor(private readonly options: BatcherOptions) {
+    this.name = `event batcher (${options.name})`;
   }
 
   /** Events held: buffered plus being written. */
@@ -134,7 +161,7 @@ export class EventSpool implements EventQueue, Component {
   }
 
   /**
-   * Buffers `events` now when there is room (the spool is below `maxBuffered`, or empty), and says
+   * Buffers `events` now when there is room (the batcher is below `maxBuffered`, or empty), and says
    * whether it did: the handlers' synchronous way in, without a promise per batch. `send` is the
    * way that waits.
    */
@@ -147,7 +174,7 @@ export class EventSpool implements EventQueue, Component {
     return true;
   }
 
-  /** Resolves once `events` are buffered; waits while the spool is full. */
+  /** Resolves once `events` are buffered; waits while the batcher is full. */
   async send(events: readonly QueuedEvent[]): Promise<void> {
     while (this.held >= this.options.maxBuffered && !this.stopped) {
       await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
@@ -188,7 +215,7 @@ export class EventSpool implements EventQueue, Component {
     if (this.buffer.length > 0) {
       const lost = this.bufferedEvents;
       this.options.log.error(
-        { spool: this.options.name, events: lost },
+        { batcher: this.options.name, events: lost },
         `${lost} ${this.options.name} event(s) could not be written to the queue before Svc stopped; they are lost`,
       );
       this.buffer = [];
@@ -253,13 +280,13 @@ export class EventSpool implements EventQueue, Component {
       if (this.failingSince === undefined) {
         this.failingSince = Date.now();
         this.options.log.error(
-          { spool: this.options.name, err: reason, events: refusedEvents },
+          { batcher: this.options.name, err: reason, events: refusedEvents },
           `the event queue refused ${refusedEvents} ${this.options.name} event(s); they stay buffered and are retried (${this.options.whenFull ?? 'the listener drops new datagrams, counted, while the buffer is full'})`,
         );
       }
     } else if (this.failingSince !== undefined) {
       this.options.log.info(
-        { spool: this.options.name, failedForMs: Date.now() - this.failingSince },
+        { batcher: this.options.name, failedForMs: Date.now() - this.failingSince },
         `the event queue takes ${this.options.name} events again`,
       );
       this.failingSince = undefined;

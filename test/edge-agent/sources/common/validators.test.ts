@@ -8,7 +8,7 @@ import {
   ts,
   tsToInstantMs,
   uuid,
-} from '../../../../../edge-agent/sources/udp/parse/validators.js';
+} from '../../../../edge-agent/sources/common/validators.js';
 
 describe('uuid', () => {
   it('accepts any version/variant and stores it lower-case', () => {

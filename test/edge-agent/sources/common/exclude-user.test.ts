@@ -1,11 +1,7 @@
 /** User exclusion (platform-formats.md §0.5). */
 import { describe, expect, it } from 'vitest';
-import {
-  type ExcludedUser,
-  exclusionMatcher,
-  isExcluded,
-} from '../../../../../edge-agent/sources/udp/rules/exclude-user.js';
-import type { SvcConfig } from '../../../../../shared/config/schema.js';
+import { type ExcludedUser, exclusionMatcher, isExcluded } from '../../../../edge-agent/sources/common/exclude-user.js';
+import type { SvcConfig } from '../../../../shared/config/schema.js';
 
 const list: ExcludedUser[] = [
   { directory: 'INTERNAL', userId: 'sa_scheduler' },

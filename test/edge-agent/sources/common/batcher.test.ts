@@ -1,5 +1,5 @@
 /**
- * The event spool between the handlers and the durable queue: batching, backpressure, retry of a
+ * The event batcher between the handlers and the durable queue: batching, backpressure, retry of a
  * refused batch, and what happens at stop. The first test runs on the real durable queue; the
  * others use a controllable stand-in of the EventQueue port to make the queue slow or refuse.
  */
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventSpool } from '../../../../edge-agent/sources/udp/spool.js';
+import { EventBatcher } from '../../../../edge-agent/sources/common/batcher.js';
 import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
 import type { PointsQueuedEvent, QueuedEvent } from '../../../../shared/queue/events.js';
 import { LocalEventQueue } from '../../../../shared/queue/local.js';
@@ -52,9 +52,9 @@ class GatedQueue implements EncodedEventQueue {
   }
 }
 
-describe('EventSpool', () => {
+describe('EventBatcher', () => {
   it('writes what concurrent handlers hand it to the durable queue as packed messages, and all of it arrives once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-spool-'));
+    const dir = mkdtempSync(join(tmpdir(), 'svc-batcher-'));
     const delivered: string[] = [];
     const log = await captureLog();
     const queue = new LocalEventQueue({
@@ -76,10 +76,10 @@ describe('EventSpool', () => {
       ],
     });
     await queue.start();
-    const spool = new EventSpool({ name: 'test', queue, maxBuffered: 500, maxPerMessage: 20, log: log.logger });
+    const batcher = new EventBatcher({ name: 'test', queue, maxBuffered: 500, maxPerMessage: 20, log: log.logger });
     try {
-      await Promise.all(Array.from({ length: 2000 }, (_, i) => spool.send([event(i)])));
-      await spool.stop();
+      await Promise.all(Array.from({ length: 2000 }, (_, i) => batcher.send([event(i)])));
+      await batcher.stop();
       await eventually(() => delivered.length === 2000);
       expect(new Set(delivered).size).toBe(2000);
     } finally {
@@ -90,7 +90,7 @@ describe('EventSpool', () => {
 
   it('packs the events buffered while a write is in flight into the next round, at most maxPerMessage per message', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 100,
@@ -98,11 +98,11 @@ describe('EventSpool', () => {
       log: (await captureLog()).logger,
     });
     queue.hold();
-    await spool.send([event(0)]);
-    for (let i = 1; i <= 10; i++) await spool.send([event(i)]);
-    expect(spool.held).toBe(11);
+    await batcher.send([event(0)]);
+    for (let i = 1; i <= 10; i++) await batcher.send([event(i)]);
+    expect(batcher.held).toBe(11);
     queue.release();
-    await spool.stop();
+    await batcher.stop();
     expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([
       ['e0'],
       ['e1', 'e2', 'e3', 'e4'],
@@ -113,7 +113,7 @@ describe('EventSpool', () => {
 
   it('keeps the bytes of every buffered event intact while it holds more than its byte slabs take (several slabs, one event larger than a slab)', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 10_000,
@@ -128,15 +128,15 @@ describe('EventSpool', () => {
     });
     const sent = Array.from({ length: 2000 }, (_, i) => sized(i, i === 1000 ? 400_000 : 500));
     queue.hold();
-    for (let i = 0; i < sent.length; i += 10) await spool.send(sent.slice(i, i + 10));
+    for (let i = 0; i < sent.length; i += 10) await batcher.send(sent.slice(i, i + 10));
     queue.release();
-    await spool.stop();
+    await batcher.stop();
     expect(queue.sends.flat()).toEqual(sent);
   });
 
   it('splits a send of more than maxPerMessage events, and never splits one send between messages (a message may hold fewer)', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 100,
@@ -144,13 +144,13 @@ describe('EventSpool', () => {
       log: (await captureLog()).logger,
     });
     queue.hold();
-    await spool.send([event(0)]);
-    await spool.send(Array.from({ length: 10 }, (_, i) => event(i + 1)));
-    await spool.send([event(11), event(12), event(13)]);
-    await spool.send([event(14), event(15)]);
-    expect(spool.held).toBe(16);
+    await batcher.send([event(0)]);
+    await batcher.send(Array.from({ length: 10 }, (_, i) => event(i + 1)));
+    await batcher.send([event(11), event(12), event(13)]);
+    await batcher.send([event(14), event(15)]);
+    expect(batcher.held).toBe(16);
     queue.release();
-    await spool.stop();
+    await batcher.stop();
     expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([
       ['e0'],
       ['e1', 'e2', 'e3', 'e4'],
@@ -166,7 +166,7 @@ describe('EventSpool', () => {
     const one = Buffer.byteLength(JSON.stringify(event(10)));
     // Room for two events per body, not three.
     queue.maxMessageBytes = 20 + 3 * one;
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 100,
@@ -174,17 +174,17 @@ describe('EventSpool', () => {
       log: (await captureLog()).logger,
     });
     queue.hold();
-    await spool.send([event(0)]);
-    await spool.send([event(10), event(11), event(12), event(13), event(14)]);
+    await batcher.send([event(0)]);
+    await batcher.send([event(10), event(11), event(12), event(13), event(14)]);
     queue.release();
-    await spool.stop();
+    await batcher.stop();
     expect(queue.sends.map((s) => s.map((e) => e.id))).toEqual([['e0'], ['e10', 'e11'], ['e12', 'e13'], ['e14']]);
     expect(queue.bodies.every((b) => Buffer.byteLength(b) <= queue.maxMessageBytes)).toBe(true);
   });
 
   it('makes handlers wait while it is full (backpressure), and lets them go when a write completes', async () => {
     const queue = new GatedQueue();
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 3,
@@ -192,15 +192,15 @@ describe('EventSpool', () => {
       log: (await captureLog()).logger,
     });
     queue.hold();
-    await spool.send([event(0), event(1), event(2)]);
+    await batcher.send([event(0), event(1), event(2)]);
     let fourth = false;
-    const waiting = spool.send([event(3)]).then(() => (fourth = true));
+    const waiting = batcher.send([event(3)]).then(() => (fourth = true));
     await new Promise((r) => setTimeout(r, 20));
     expect(fourth).toBe(false);
     queue.release();
     await waiting;
     expect(fourth).toBe(true);
-    await spool.stop();
+    await batcher.stop();
     expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2', 'e3']);
   });
 
@@ -208,7 +208,7 @@ describe('EventSpool', () => {
     const queue = new GatedQueue();
     const log = await captureLog();
     const errors: unknown[] = [];
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 100,
@@ -218,22 +218,22 @@ describe('EventSpool', () => {
       onWriteError: (err) => errors.push(err),
     });
     queue.refuse = true;
-    await spool.send([event(0), event(1)]);
+    await batcher.send([event(0), event(1)]);
     await eventually(() => errors.length >= 2);
-    await spool.send([event(2)]);
+    await batcher.send([event(2)]);
     queue.refuse = false;
-    await eventually(() => spool.held === 0);
+    await eventually(() => batcher.held === 0);
     expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2']);
     const lines = log.lines().map((l): [unknown, string] => [l['level'], String(l['msg'])]);
     expect(lines.filter(([level]) => level === 'error')).toHaveLength(1);
     expect(lines.some(([level, msg]) => level === 'info' && msg.includes('takes test events again'))).toBe(true);
-    await spool.stop();
+    await batcher.stop();
   });
 
   it('says how many events are lost when the queue still refuses them at stop', async () => {
     const queue = new GatedQueue();
     const log = await captureLog();
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 100,
@@ -242,45 +242,45 @@ describe('EventSpool', () => {
       retryDelayMs: 10,
     });
     queue.refuse = true;
-    await spool.send([event(0), event(1), event(2)]);
-    await spool.stop();
+    await batcher.send([event(0), event(1), event(2)]);
+    await batcher.stop();
     expect(
       log
         .lines()
         .some((l) => l['level'] === 'error' && String(l['msg']).startsWith('3 test event(s) could not be written')),
     ).toBe(true);
-    await expect(spool.send([event(4)])).rejects.toThrow('event spool (test) is stopped');
+    await expect(batcher.send([event(4)])).rejects.toThrow('event batcher (test) is stopped');
   });
   it('takes a batch synchronously with offer while it has room, and refuses (nothing buffered) when full or stopped', async () => {
     const queue = new GatedQueue();
     queue.hold();
-    const spool = new EventSpool({
+    const batcher = new EventBatcher({
       name: 'test',
       queue,
       maxBuffered: 5,
       maxPerMessage: 10,
       log: (await captureLog()).logger,
     });
-    expect(spool.offer([event(0), event(1), event(2)])).toBe(true);
-    expect(spool.held).toBe(3);
+    expect(batcher.offer([event(0), event(1), event(2)])).toBe(true);
+    expect(batcher.held).toBe(3);
     // 3 + 3 > 5: refused whole, nothing of it buffered.
-    expect(spool.offer([event(3), event(4), event(5)])).toBe(false);
-    expect(spool.held).toBe(3);
-    expect(spool.offer([event(3), event(4)])).toBe(true);
-    expect(spool.held).toBe(5);
-    const waiting = spool.send([event(5)]);
+    expect(batcher.offer([event(3), event(4), event(5)])).toBe(false);
+    expect(batcher.held).toBe(3);
+    expect(batcher.offer([event(3), event(4)])).toBe(true);
+    expect(batcher.held).toBe(5);
+    const waiting = batcher.send([event(5)]);
     queue.release();
     await waiting;
-    await eventually(() => spool.held === 0);
+    await eventually(() => batcher.held === 0);
     expect(queue.sends.flat().map((e) => e.id)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5']);
-    await spool.stop();
-    expect(spool.offer([event(6)])).toBe(false);
+    await batcher.stop();
+    expect(batcher.offer([event(6)])).toBe(false);
   });
 
-  describe('with gatherMs (the UDP listeners: compose.ts SPOOL_GATHER_MS)', () => {
+  describe('with gatherMs (the UDP listeners: compose.ts BATCHER_GATHER_MS)', () => {
     it('writes the first events at once, and what arrives after a round started in the next round, no sooner than gatherMs after it', async () => {
       const queue = new GatedQueue();
-      const spool = new EventSpool({
+      const batcher = new EventBatcher({
         name: 'test',
         queue,
         maxBuffered: 100,
@@ -288,9 +288,9 @@ describe('EventSpool', () => {
         gatherMs: 300,
         log: (await captureLog()).logger,
       });
-      await spool.send([event(0)]);
+      await batcher.send([event(0)]);
       await eventually(() => queue.sends.length === 1);
-      for (let i = 1; i <= 5; i++) await spool.send([event(i)]);
+      for (let i = 1; i <= 5; i++) await batcher.send([event(i)]);
       // Still gathering (a timer never fires early, so this holds on a busy machine too).
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(queue.sends.length).toBe(1);
@@ -299,13 +299,13 @@ describe('EventSpool', () => {
       // By performance.now, Node may run a timer up to two milliseconds before its time: it counts
       // whole milliseconds from the loop's cached time (seen: 298.98 ms of 300 in a full run).
       expect((queue.startedAt[1] ?? 0) - (queue.startedAt[0] ?? 0)).toBeGreaterThanOrEqual(298);
-      await spool.stop();
+      await batcher.stop();
     });
 
     it('starts the next round at once when the buffer is half full, and at stop', async () => {
       const queue = new GatedQueue();
       // A minute: the test would time out if either waited for it.
-      const spool = new EventSpool({
+      const batcher = new EventBatcher({
         name: 'test',
         queue,
         maxBuffered: 10,
@@ -313,15 +313,15 @@ describe('EventSpool', () => {
         gatherMs: 60_000,
         log: (await captureLog()).logger,
       });
-      await spool.send([event(0)]);
+      await batcher.send([event(0)]);
       await eventually(() => queue.sends.length === 1);
-      for (let i = 1; i <= 4; i++) await spool.send([event(i)]);
+      for (let i = 1; i <= 4; i++) await batcher.send([event(i)]);
       expect(queue.sends.length).toBe(1);
       // The fifth makes half of maxBuffered.
-      await spool.send([event(5)]);
+      await batcher.send([event(5)]);
       await eventually(() => queue.sends.length === 2);
-      await spool.send([event(6)]);
-      await spool.stop();
+      await batcher.send([event(6)]);
+      await batcher.stop();
       expect(queue.sends.map((m) => m.map((e) => e.id))).toEqual([['e0'], ['e1', 'e2', 'e3', 'e4', 'e5'], ['e6']]);
     });
   });

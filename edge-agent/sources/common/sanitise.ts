@@ -1,5 +1,6 @@
 /**
- * Field sanitising `s(n)` (platform-formats.md §0.1). Pure, never throws.
+ * Field sanitising, `s(n)` of platform-formats.md §0.1: every text field taken from a datagram (the
+ * UDP source) or from a platform API's answer (the pollers) goes through it. Pure, never throws.
  */
 
 /** True for the characters §0.1 removes: U+0000–U+001F and U+007F. */
@@ -68,10 +69,11 @@ export function codePointLength(text: string): number {
 }
 
 /**
- * `s(n)` of §0.1: remove the control characters, then truncate to `n` code points without splitting
- * a surrogate pair. Removing first means that a pair separated only by a control character is
- * joined and counted as one code point, exactly as it ends up in the output.
+ * `s(n)` of §0.1, with `n` as `maxCodePoints`: remove the control characters, then truncate to
+ * `maxCodePoints` code points without splitting a surrogate pair. Removing first means that a pair
+ * separated only by a control character is joined and counted as one code point, exactly as it ends
+ * up in the output.
  */
-export function s(text: string, n: number): string {
-  return truncateCodePoints(stripControl(text), n);
+export function sanitiseField(text: string, maxCodePoints: number): string {
+  return truncateCodePoints(stripControl(text), maxCodePoints);
 }
