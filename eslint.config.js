@@ -5,14 +5,17 @@ import tseslint from 'typescript-eslint';
  * One config block per folder rule: a relative import whose path matches one of `forbid` (regular
  * expressions over the import string; `(^|/)` there means "at a path segment of a relative import")
  * is an error. Package imports are never matched: `semver/functions/…` is not the functions/ folder.
+ * `rule` is the ESLint rule that carries them: a later block replaces an earlier one's settings of
+ * the same rule, so rules that nest inside another's files use a rule of their own.
  * @param {{ files: string[], ignores?: string[], forbid: string[], why: string }[]} rules
+ * @param {string} [rule]
  */
-function boundaries(rules) {
+function boundaries(rules, rule = 'no-restricted-imports') {
   return rules.map(({ files, ignores, forbid, why }) => ({
     files,
     ...(ignores ? { ignores } : {}),
     rules: {
-      'no-restricted-imports': [
+      [rule]: [
         'error',
         {
           patterns: forbid.map((folder) => ({
@@ -69,6 +72,27 @@ export default tseslint.config(
       why: 'infra/ imports functions/contract.ts (names, routes, entry files) and the config loader only, so cdk synth loads none of the runtime libraries',
     },
   ]),
+  // The edge sources share parts only through sources/common/, never from each other.
+  ...boundaries(
+    [
+      {
+        files: ['edge-agent/sources/platform/**/*.ts'],
+        forbid: ['(^|/)udp/'],
+        why: 'the pollers take what they share with the UDP source from sources/common/',
+      },
+      {
+        files: ['edge-agent/sources/udp/**/*.ts'],
+        forbid: ['^\\.\\./(\\.\\./)?platform/'],
+        why: 'the UDP source takes what it shares with the pollers from sources/common/',
+      },
+      {
+        files: ['edge-agent/sources/common/**/*.ts'],
+        forbid: ['^\\.\\./(udp|platform)/'],
+        why: 'sources/common/ serves both sources and depends on neither',
+      },
+    ],
+    '@typescript-eslint/no-restricted-imports',
+  ),
   {
     // The web view's browser scripts (plain JS served as they are, not part of any tsconfig).
     files: ['edge-agent/endpoints/web/assets/**/*.js'],
