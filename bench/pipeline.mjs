@@ -149,7 +149,7 @@ async function loadSvc() {
     codec,
     auditApi,
   ] = await Promise.all([
-    load('shared/queue/local.js'),
+    load('shared/queue/local/index.js'),
     load('shared/destinations/handler.js'),
     load('shared/destinations/registry.js'),
     load('shared/config/load.js'),

@@ -31,7 +31,7 @@ export async function loadSvc() {
     load('edge-agent/sources/udp/rules/perf-filter.js'),
     load('shared/platform/app-names.js'),
     load('shared/queue/point-clock.js'),
-    load('shared/queue/local.js'),
+    load('shared/queue/local/index.js'),
     load('edge-agent/sources/udp/kernel-drops.js'),
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),

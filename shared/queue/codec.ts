@@ -221,7 +221,7 @@ function checkMessage(value: unknown): DecodeResult {
  * The in-memory hand-off of the durable local queue: a message appended by this process reaches
  * its consumers with the events it was encoded from, so they are not parsed back from the text
  * just written (JSON.parse of a 2 KB audit event costs about as much as encoding it, and its
- * objects are new garbage). The delivered SQS record carries them under this key (local.ts
+ * objects are new garbage). The delivered SQS record carries them under this key (local/queue.ts
  * `DeliveredRecord`); a record from SQS, or one read back from disk after a restart, has none and
  * is parsed (`decodeRecord`). A member of the record, not a WeakMap entry: a batch's thousand
  * entries made the young-generation collections walk an ephemeron table, and each `set` cost
@@ -265,7 +265,7 @@ function handedOffValid(event: QueuedEvent): boolean {
  * schema, the same object, unchanged since); the event's own members around it are still checked.
  * A body parsed from disk or from SQS is checked in full: a frame's checksum says the bytes are the
  * ones written, not that the Svc that wrote them (before an upgrade) wrote what this one accepts.
- * test/shared/queue/local.test.ts checks that a hand-off and a restart's read-back give equal events.
+ * test/shared/queue/local/queue.test.ts checks that a hand-off and a restart's read-back give equal events.
  */
 export function decodeRecord(record: DeliverableRecord): DecodeResult {
   const events = record[HANDED_OFF_EVENTS];

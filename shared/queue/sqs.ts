@@ -42,7 +42,7 @@ export interface SqsEventQueueOptions {
   log?: Log;
   /**
    * Level of the line logged for each retry round (default warn). The edge's forwarder says debug:
-   * its consumer group reports an outage once, not every retry (local.ts DestinationUnavailableError).
+   * its consumer group reports an outage once, not every retry (local/ DestinationUnavailableError).
    */
   retryLogLevel?: 'warn' | 'debug';
 }

@@ -8,12 +8,11 @@
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { Log } from '../logging/log.js';
-import type { Component } from '../runtime/lifecycle.js';
-import { syncDirectory, writeFileSynced } from '../util/files.js';
-import { type DeliverableRecord, decodeMessage, HANDED_OFF_EVENTS, packEventBytes } from './codec.js';
-import type { QueuedEvent } from './events.js';
-import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
+import type { Log } from '../../logging/log.js';
+import type { Component } from '../../runtime/lifecycle.js';
+import { syncDirectory, writeFileSynced } from '../../util/files.js';
+import { type DeliverableRecord, decodeMessage, HANDED_OFF_EVENTS, packEventBytes } from '../codec.js';
+import type { QueuedEvent } from '../events.js';
 import {
   type EncodedEventQueue,
   type EncodedMessage,
@@ -21,8 +20,9 @@ import {
   QueueFullError,
   QueueStorageError,
   SQS_MAX_MESSAGE_BYTES,
-} from './port.js';
-import type { Throttle } from './throttle.js';
+} from '../port.js';
+import type { Throttle } from '../throttle.js';
+import { Journal, type JournalDamage, type JournalRecord } from './journal.js';
 
 /**
  * A consumer group's answer: SQS's partial batch response, plus (optionally) why each failed message

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { validateEnvelope } from '../../../shared/audit/envelope.js';
-import { makeWriterHandler } from '../../../shared/destinations/handler.js';
-import type { Destination } from '../../../shared/destinations/port.js';
-import { decodeMessage } from '../../../shared/queue/codec.js';
-import type { QueuedEvent } from '../../../shared/queue/events.js';
+import { validateEnvelope } from '../../../../shared/audit/envelope.js';
+import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
+import type { Destination } from '../../../../shared/destinations/port.js';
+import { decodeMessage } from '../../../../shared/queue/codec.js';
+import type { QueuedEvent } from '../../../../shared/queue/events.js';
 import {
   type ConsumerGroup,
   DEAD_LETTER_DIR,
@@ -16,11 +16,11 @@ import {
   LocalEventQueue,
   replayDeadLetters,
   type SqsBatchHandler,
-} from '../../../shared/queue/local.js';
-import { QueueFullError } from '../../../shared/queue/port.js';
-import { auditQueued, envelope } from '../../support/audit.js';
-import { recordingLog, silentLog } from '../../support/log.js';
-import { spawnQueueHolder, startQueueHolder } from '../../support/queue-holder.js';
+} from '../../../../shared/queue/local/index.js';
+import { QueueFullError } from '../../../../shared/queue/port.js';
+import { auditQueued, envelope } from '../../../support/audit.js';
+import { recordingLog, silentLog } from '../../../support/log.js';
+import { spawnQueueHolder, startQueueHolder } from '../../../support/queue-holder.js';
 
 const silent = silentLog;
 

@@ -25,16 +25,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gcFunction } from '../../../edge-agent/runtime/settle.js';
-import { AppendLog, frame, frameBytes, frameText, scanRecords } from '../../../shared/queue/append-log.js';
-import { decodeMessage, encodePacked } from '../../../shared/queue/codec.js';
-import { Journal } from '../../../shared/queue/journal.js';
-import { LocalEventQueue } from '../../../shared/queue/local.js';
-import { QueueStorageError } from '../../../shared/queue/port.js';
-import { auditQueued } from '../../support/audit.js';
-import { recordingLog } from '../../support/log.js';
-import { spawnQueueHolder, startQueueHolder } from '../../support/queue-holder.js';
-import { mountTmpfs, type Tmpfs } from '../../support/tmpfs.js';
+import { gcFunction } from '../../../../edge-agent/runtime/settle.js';
+import { decodeMessage, encodePacked } from '../../../../shared/queue/codec.js';
+import { AppendLog, frame, frameBytes, frameText, scanRecords } from '../../../../shared/queue/local/append-log.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
+import { Journal } from '../../../../shared/queue/local/journal.js';
+import { QueueStorageError } from '../../../../shared/queue/port.js';
+import { auditQueued } from '../../../support/audit.js';
+import { recordingLog } from '../../../support/log.js';
+import { spawnQueueHolder, startQueueHolder } from '../../../support/queue-holder.js';
+import { mountTmpfs, type Tmpfs } from '../../../support/tmpfs.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'journal-'));
 

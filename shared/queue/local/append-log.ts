@@ -18,7 +18,7 @@ import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync,
 import type { FileHandle } from 'node:fs/promises';
 import { open, stat } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { QueueStorageError } from './port.js';
+import { QueueStorageError } from '../port.js';
 
 const NEWLINE = 0x0a;
 const HEADER = /^(\d{1,10}) ([0-9a-f]{8}) /;

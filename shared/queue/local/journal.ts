@@ -14,7 +14,7 @@
  * batch handed out in that second may be regrouped, see `lease`). A synced outcome per
  * delivery was one of three synced writes per audit request (bench/README.md).
  * Nothing else waits for the ack logs to be synced, by choice (see `compact`, the dead-letter move in
- * local.ts and `rewriteAckLogs`): no step takes a decision a lost outcome line could make wrong.
+ * queue.ts and `rewriteAckLogs`): no step takes a decision a lost outcome line could make wrong.
  *
  * Files under `dir` (every line a framed record, see append-log.ts):
  *   segment-<number, 12 digits>.log      one record per message: `m <seq> <events> <body>`, the body as
@@ -31,9 +31,10 @@
  */
 import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Log } from '../logging/log.js';
-import { Fifo } from '../util/fifo.js';
-import { makeDirectorySynced, syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../util/files.js';
+import type { Log } from '../../logging/log.js';
+import { Fifo } from '../../util/fifo.js';
+import { makeDirectorySynced, syncDirectoryAsync, writeFileAtomically, writeFileSynced } from '../../util/files.js';
+import type { QueuedEvent } from '../events.js';
 import {
   AppendLog,
   type Chunk,
@@ -44,7 +45,6 @@ import {
   GroupCommit,
   readRecords,
 } from './append-log.js';
-import type { QueuedEvent } from './events.js';
 import { QueueLock } from './lock.js';
 
 export interface JournalRecord {
