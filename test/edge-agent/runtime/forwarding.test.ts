@@ -24,7 +24,7 @@ import { cloudWriterDestination } from '../../../shared/destinations/registry.js
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { scanRecords } from '../../../shared/queue/local/append-log.js';
-import { parseMessageRecord } from '../../../shared/queue/local/journal.js';
+import { parseMessageRecord } from '../../../shared/queue/local/records.js';
 import { PointClock } from '../../../shared/queue/point-clock.js';
 import { captureLog } from '../../support/audit.js';
 import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';

@@ -16,7 +16,7 @@ import { decodeMessage } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { scanRecords } from '../../../shared/queue/local/append-log.js';
 import type { LocalEventQueue } from '../../../shared/queue/local/index.js';
-import { parseMessageRecord } from '../../../shared/queue/local/journal.js';
+import { parseMessageRecord } from '../../../shared/queue/local/records.js';
 import { PointClock } from '../../../shared/queue/point-clock.js';
 import { type EventQueue, QueueFullError } from '../../../shared/queue/port.js';
 import { apiEvent, auditQueued, captureLog, envelope, type LogCapture, recordingQueue } from '../../support/audit.js';
