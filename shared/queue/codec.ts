@@ -14,6 +14,7 @@ import { HealthSampleSchema, SessionSampleSchema } from '../platform/polled.js';
 import { isRecord } from '../util/records.js';
 import { lazyChecker, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
+import { eventOf, isEncodedEvent, type SendableEvent } from './port.js';
 
 const Timestamp = Type.String({ format: 'rfc3339' });
 
@@ -292,37 +293,20 @@ function toJson(value: unknown): string {
 }
 
 /**
- * Events whose JSON text their sender already has (`withJson`): encoded from it, not stringified
- * again. Weak: the text goes with the event.
+ * One event's JSON as queued: an EncodedEvent's text (port.ts; the audit API's, built around the
+ * request's own body, so its 2 KB envelope is not stringified again: the stringify it saves is
+ * bench/audit-steps.mjs's "queue codec" step, and bench/pipeline.mjs sends as the audit API does),
+ * else the event's `JSON.stringify`. The packers keep the events, not the texts: the events may be
+ * held until every consumer settled them (the journal's in-memory tail), and a 2 KB text with each
+ * would outlive a young generation for nothing.
  */
-const knownJson = new WeakMap<QueuedEvent, string>();
-
-/**
- * Gives `event` its JSON text, so the queue encodes it from `json` instead of stringifying it (the
- * audit API builds it around the request's own body: a 2 KB event's `JSON.stringify` was ≈ 6 µs of
- * each durable request, bench/README.md "audit: the durable path by thread"). `json` must be JSON
- * that parses to a value equal to `event` (same members in the same order); the event must not
- * change afterwards. The text serves the event's first packing (see releaseJson). Returns the event.
- */
-export function withJson<E extends QueuedEvent>(event: E, json: string): E {
-  knownJson.set(event, json);
-  return event;
+function eventJson(item: SendableEvent): string {
+  return isEncodedEvent(item) ? sqsSafe(item.json) : toJson(item);
 }
 
-/** One event's JSON as queued: its known text (`withJson`), else its `JSON.stringify`. */
-function eventJson(event: QueuedEvent): string {
-  const known = knownJson.get(event);
-  return known === undefined ? toJson(event) : sqsSafe(known);
-}
-
-/**
- * Lets the known texts of `events` go once a packer has built its bodies: the events may be held
- * until every consumer settled them (the journal's in-memory tail), and a 2 KB text with each would
- * outlive a young generation for nothing. Encoded again (a retried send), they are stringified:
- * the same JSON.
- */
-function releaseJson(events: readonly QueuedEvent[]): void {
-  for (const event of events) knownJson.delete(event);
+/** The events of what was sent, in order, in a new array (the queue's consumers get it). */
+function eventsOf(items: readonly SendableEvent[]): QueuedEvent[] {
+  return items.map(eventOf);
 }
 
 const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
@@ -342,22 +326,19 @@ const PACKED_TAIL = ']}';
 const FRAME_BYTES = Buffer.byteLength(PACKED_HEAD) + Buffer.byteLength(PACKED_TAIL);
 
 /** The body of one packed message holding `events` (in order). */
-export function encodePacked(events: readonly QueuedEvent[]): string {
-  const body = PACKED_HEAD + events.map(eventJson).join(',') + PACKED_TAIL;
-  releaseJson(events);
-  return body;
+export function encodePacked(events: readonly SendableEvent[]): string {
+  return PACKED_HEAD + events.map(eventJson).join(',') + PACKED_TAIL;
 }
 
 /**
  * `events` encoded as a packed body's event list (what goes between its `[` and `]`), so a sender
  * can encode events when it takes them and hold one string instead of the objects until it writes
  * (the edge's event spool). `packedBodyOf` joins such lists into a body: the same text as
- * `encodePacked` of all their events, byte for byte. Known texts (`withJson`) are used and kept:
- * the packers let them go once their bodies are built.
+ * `encodePacked` of all their events, byte for byte; an EncodedEvent is its text.
  */
-export function encodeEventList(events: readonly QueuedEvent[]): string {
-  // One JSON.stringify of the array unless an event's text is known: the same text, byte for byte.
-  if (!events.some((event) => knownJson.has(event))) return toJson(events).slice(1, -1);
+export function encodeEventList(events: readonly SendableEvent[]): string {
+  // One JSON.stringify of the array unless an event comes with its text: the same text, byte for byte.
+  if (!events.some(isEncodedEvent)) return toJson(events).slice(1, -1);
   return events.map(eventJson).join(',');
 }
 
@@ -408,22 +389,18 @@ export interface PackedBody {
  * bytes each. An event too large on its own becomes a body by itself, larger than `maxBytes`:
  * the caller claim-checks it.
  */
-export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number): PackedBody[] {
+export function packEventBodies(events: readonly SendableEvent[], maxBytes: number): PackedBody[] {
   // Usually all of them fit in one body (the edge's spool sends 20 events at a time): one
   // JSON.stringify of the array is that body, byte for byte what the greedy packing below builds.
   if (events.length > 1) {
     const body = PACKED_HEAD + encodeEventList(events) + PACKED_TAIL;
     const bytes = Buffer.byteLength(body);
-    if (bytes <= maxBytes) {
-      releaseJson(events);
-      return [{ body, bytes, events: [...events] }];
-    }
+    if (bytes <= maxBytes) return [{ body, bytes, events: eventsOf(events) }];
   }
-  const lists = events.map((event) => {
-    const list = eventJson(event);
-    return { list, events: 1, bytes: Buffer.byteLength(list), event };
+  const lists = events.map((item) => {
+    const list = eventJson(item);
+    return { list, events: 1, bytes: Buffer.byteLength(list), event: eventOf(item) };
   });
-  releaseJson(events);
   return groupLists(lists, maxBytes).map((g) => ({
     body: packedBodyOf(g.items.map((i) => i.list)),
     bytes: g.bytes,
@@ -494,18 +471,15 @@ function utf8Of(parts: readonly string[]): Buffer {
  * buffer: the body is never made as a string (joined, concatenated, then flattened and encoded:
  * three more copies of a 2 KB audit event per send).
  */
-export function packEventBytes(events: readonly QueuedEvent[], maxBytes: number): PackedBytes[] {
+export function packEventBytes(events: readonly SendableEvent[], maxBytes: number): PackedBytes[] {
   if (events.length > 0) {
     const bytes = utf8Of([PACKED_HEAD, encodeEventList(events), PACKED_TAIL]);
-    if (bytes.length <= maxBytes || events.length === 1) {
-      releaseJson(events);
-      return [{ bytes, events: [...events] }];
-    }
+    if (bytes.length <= maxBytes || events.length === 1) return [{ bytes, events: eventsOf(events) }];
   }
   return packEventBodies(events, maxBytes).map((p) => ({ bytes: utf8Of([p.body]), events: p.events }));
 }
 
 /** `packEventBodies`, bodies only. */
-export function packEvents(events: readonly QueuedEvent[], maxBytes: number): string[] {
+export function packEvents(events: readonly SendableEvent[], maxBytes: number): string[] {
   return packEventBodies(events, maxBytes).map((p) => p.body);
 }

@@ -5,12 +5,12 @@
  */
 import type { Component } from '../../runtime/lifecycle.js';
 import { packEventBytes } from '../codec.js';
-import type { QueuedEvent } from '../events.js';
 import {
   type EncodedEventQueue,
   type EncodedMessage,
   type EventQueue,
   QueueFullError,
+  type SendableEvent,
   SQS_MAX_MESSAGE_BYTES,
 } from '../port.js';
 import { type DeliveryOptions, GroupConsumer } from './consumer.js';
@@ -107,7 +107,7 @@ export class LocalEventQueue implements EventQueue, EncodedEventQueue, Component
     return this.options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
   }
 
-  async send(events: readonly QueuedEvent[]): Promise<void> {
+  async send(events: readonly SendableEvent[]): Promise<void> {
     const journal = this.journalFor(events.length);
     const bodies = packEventBytes(events, this.maxMessageBytes);
     await this.faults.writing(
