@@ -218,21 +218,6 @@ function checkMessage(value: unknown): DecodeResult {
   return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
 }
 
-/**
- * The in-memory hand-off of the durable local queue: a message appended by this process reaches
- * its consumers with the events it was encoded from, so they are not parsed back from the text
- * just written (JSON.parse of a 2 KB audit event costs about as much as encoding it, and its
- * objects are new garbage). The delivered SQS record carries them under this key (local/queue.ts
- * `DeliveredRecord`); a record from SQS, or one read back from disk after a restart, has none and
- * is parsed (`decodeRecord`). A member of the record, not a WeakMap entry: a batch's thousand
- * entries made the young-generation collections walk an ephemeron table, and each `set` cost
- * ≈ 0.8 µs (bench/pipeline.mjs queue → no-op).
- */
-export const HANDED_OFF_EVENTS: unique symbol = Symbol('svc.handedOffEvents');
-
-/** An SQS record, possibly with the events handed off with it (see HANDED_OFF_EVENTS). */
-export type DeliverableRecord = SQSRecord & { readonly [HANDED_OFF_EVENTS]?: readonly QueuedEvent[] | undefined };
-
 /** Any one queued event (one of EVENT_SCHEMAS): the hand-off's check of an event. */
 const eventChecker = lazyChecker<QueuedEvent>(QueuedEventSchema, ENVELOPE_SCHEMA_OPTIONS);
 /**
@@ -253,28 +238,29 @@ function handedOffValid(event: QueuedEvent): boolean {
 }
 
 /**
- * The message of a delivered record: the events handed off with it (HANDED_OFF_EVENTS), else its body
- * parsed. Either way it passes the same validation, so a consumer takes nothing it would refuse
- * after a restart. What the in-memory path skips is JSON.parse, and it gives the same values as
- * parsing would because (1) `packEventBodies` encoded the body from exactly these objects moments
- * before; (2) EventQueue.send's contract: the caller does not change the events once sent
- * (port.ts), and destinations only read them; (3) the schema admits only JSON values where it types
- * them (finite numbers, strings, booleans, null; a Date or NaN in a typed member fails the check
- * here as its JSON would fail it after a restart). Free-form members (`payload`) come from
- * JSON.parse in the audit API, so they are JSON values already. It also skips checking an audit
- * envelope again that `validateEnvelope` passed in this process (`passedEnvelopeCheck`: the same
- * schema, the same object, unchanged since); the event's own members around it are still checked.
- * A body parsed from disk or from SQS is checked in full: a frame's checksum says the bytes are the
- * ones written, not that the Svc that wrote them (before an upgrade) wrote what this one accepts.
- * test/shared/queue/local/queue.test.ts checks that a hand-off and a restart's read-back give equal events.
+ * The message of a delivered record: `handedOff`, the events the local queue handed off in memory
+ * with it (queue/local/delivery.ts HandedOff), else its body parsed. Either way it passes the same
+ * validation, so a consumer takes nothing it would refuse after a restart. What the in-memory path
+ * skips is JSON.parse, and it gives the same values as parsing would because (1) the packers
+ * encoded the body moments before from exactly these objects, or from the text their sender gave
+ * with them, which parses to them (port.ts EncodedEvent); (2) EventQueue.send's contract: the
+ * caller does not change the events once sent (port.ts), and destinations only read them; (3) the
+ * schema admits only JSON values where it types them (finite numbers, strings, booleans, null; a
+ * Date or NaN in a typed member fails the check here as its JSON would fail it after a restart).
+ * Free-form members (`payload`) come from JSON.parse in the audit API, so they are JSON values
+ * already. It also skips checking an audit envelope again that `validateEnvelope` passed in this
+ * process (`passedEnvelopeCheck`: the same schema, the same object, unchanged since); the event's
+ * own members around it are still checked. A body parsed from disk or from SQS is checked in full:
+ * a frame's checksum says the bytes are the ones written, not that the Svc that wrote them (before
+ * an upgrade) wrote what this one accepts. test/shared/queue/local/delivery.test.ts checks that a
+ * hand-off and a restart's read-back give equal events.
  */
-export function decodeRecord(record: DeliverableRecord): DecodeResult {
-  const events = record[HANDED_OFF_EVENTS];
-  if (events === undefined) return decodeMessage(record.body);
-  if (events.length > 0 && events.every(handedOffValid))
-    return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...events] } };
+export function decodeRecord(record: SQSRecord, handedOff: readonly QueuedEvent[] | undefined): DecodeResult {
+  if (handedOff === undefined) return decodeMessage(record.body);
+  if (handedOff.length > 0 && handedOff.every(handedOffValid))
+    return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...handedOff] } };
   // The whole message's check says which event is wrong and why, in the words a parsed body gets.
-  return checkMessage({ v: QUEUE_FORMAT_VERSION, events });
+  return checkMessage({ v: QUEUE_FORMAT_VERSION, events: handedOff });
 }
 
 /** Is this message a claim check (the packed body is stored elsewhere)? */

@@ -5,11 +5,10 @@
  * comes back after a backoff) or, out of attempts, dead-lettered. A destination that cannot be
  * reached pauses the whole group instead.
  */
-import type { SQSEvent } from 'aws-lambda';
 import type { Log } from '../../logging/log.js';
 import { decodeMessage } from '../codec.js';
 import { writeDeadLetter } from './dead-letters.js';
-import { DeliveryShape } from './delivery.js';
+import { DeliveryShape, type LocalDelivery } from './delivery.js';
 import { type ConsumerGroup, DestinationUnavailableError, type GroupStats } from './group.js';
 import type { Journal } from './journal.js';
 import type { GroupState, JournalRecord } from './records.js';
@@ -269,11 +268,7 @@ export class GroupConsumer {
       }
     }
     for (const seq of seqs) this.inFlight.add(seq);
-    const shape = new DeliveryShape(name);
-    const event: SQSEvent = {
-      Records: batch.map((r) => shape.record(r, (state.pending.get(r.seq)?.failures ?? 0) + 1)),
-    };
-    const answer = await this.answer(batch, event);
+    const answer = await this.answer(batch, DeliveryShape.delivery(name, batch, state.pending));
     if (!answer.unavailable) this.reachable();
     await this.options.beforeSettle?.(name);
     const { acked, failed, dead } = this.outcomes(batch, answer, state);
@@ -299,7 +294,7 @@ export class GroupConsumer {
   }
 
   /** The handler's answer to `event`, per message; a throw fails the batch, or pauses the group when the destination is unavailable. */
-  private async answer(batch: readonly JournalRecord[], event: SQSEvent): Promise<Answer> {
+  private async answer(batch: readonly JournalRecord[], event: LocalDelivery): Promise<Answer> {
     const answer: Answer = { failedIds: new Set(), reason: '', reasons: {}, unreached: new Set(), unavailable: false };
     try {
       const response = await this.group.handler(event);

@@ -2,8 +2,9 @@
  * What a consumer group is to the queue: its name, its handler (a delivery in the SQS event shape,
  * a partial batch response out) and how it takes its batches; what it reports (GroupStats).
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SQSBatchResponse } from 'aws-lambda';
 import type { Throttle } from '../throttle.js';
+import type { LocalDelivery } from './delivery.js';
 
 /**
  * A consumer group's answer: SQS's partial batch response, plus (optionally) why each failed message
@@ -13,8 +14,11 @@ export interface LocalBatchResponse extends SQSBatchResponse {
   failureReasons?: Readonly<Record<string, string>>;
 }
 
-/** A consumer group's handler: one delivery in, its partial batch response out. */
-export type SqsBatchHandler = (event: SQSEvent) => Promise<LocalBatchResponse>;
+/**
+ * A consumer group's handler: one delivery in (the SQS event shape, and the events handed off in
+ * memory with its records), its partial batch response out.
+ */
+export type SqsBatchHandler = (event: LocalDelivery) => Promise<LocalBatchResponse>;
 
 /**
  * Thrown by a consumer group's handler when its destination cannot be reached now (the network, a

@@ -88,8 +88,8 @@
  * they are not parsed back from the text just written (JSON.parse of a 2 KB audit event costs about
  * as much as encoding it, and its objects are new garbage). The journal holds them with the most
  * recent records (held-tail.ts: up to 8 MiB of bodies, and a record leaves as soon as every group
- * settled it), and a delivery carries them beside its records (codec.ts HANDED_OFF_EVENTS); a record
- * read back from disk after a restart, or one the tail let go of, is parsed. Both pass the same
+ * settled it), and a delivery carries them beside its records, one entry per record (delivery.ts
+ * HandedOff); a record read back from disk after a restart, or one the tail let go of, is parsed. Both pass the same
  * validation (codec.ts `decodeRecord`), so a consumer takes nothing it would refuse after a restart.
  * The sender must not change the events once sent (port.ts).
  *
@@ -101,6 +101,7 @@
  */
 export { AppendLog, frame, readRecords } from './append-log.js';
 export { DEAD_LETTER_DIR, type DeadLetter, replayDeadLetters } from './dead-letters.js';
+export type { HandedOff, LocalDelivery } from './delivery.js';
 export {
   type ConsumerGroup,
   DestinationUnavailableError,
