@@ -232,7 +232,9 @@ const auditAroundEnvelope = lazyChecker<unknown>(
 /** A handed-off event passes what its message's check would ask of it. */
 function handedOffValid(event: QueuedEvent): boolean {
   // The envelope passed AuditEnvelopeSchema (the schema the message's check applies to it) when
-  // the audit API took the request: checking it again was ≈ 6 µs of each 2 KB event's delivery.
+  // the audit API took the request: checking it again was the larger part of a 2 KB event's
+  // delivery (bench/pipeline.mjs's "queue → no-op" stage decodes every event this way;
+  // test/shared/queue/local/delivery.test.ts checks which envelopes are checked again).
   if (event.kind === 'audit' && passedEnvelopeCheck(event.event)) return auditAroundEnvelope.check(event);
   return eventChecker.check(event);
 }
@@ -300,8 +302,9 @@ const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
 /** `json` with U+FFFE and U+FFFF escaped (see toJson). */
 function sqsSafe(json: string): string {
   // Looked for first: a replace allocates a copy of the text even when nothing matches. Two indexOf,
-  // not a regex test: on a UDP handler batch's 8 KB of JSON the test cost 0.33 µs per event, the two
-  // searches 0.05 (a one-byte string cannot hold either character: V8 answers at once).
+  // not a regex test, which scans the text where indexOf does not (a one-byte string cannot hold
+  // either character: V8 answers at once); every UDP event is encoded through here, and the spool
+  // steps of bench/udp-steps.mjs time it.
   return json.indexOf('\uFFFE') === -1 && json.indexOf('\uFFFF') === -1
     ? json
     : json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);

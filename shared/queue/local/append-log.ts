@@ -226,11 +226,12 @@ export class AppendLog {
    *
    * An unsynced append (of a file not opened with O_DSYNC) is written at once, on the calling thread,
    * before `append` returns its promise: not through libuv's thread pool. It only copies a few bytes
-   * into the page cache (the queue's ack lines: ≈ 10–100 bytes per delivery), microseconds of a
-   * blocked loop, while the pool's round trip cost a job hand-off, a wake-up of the loop and a
-   * promise turn each: with the durable audit API the ack writes were half of the pool's jobs
-   * (bench/README.md "audit: the durable path by thread"). A synced append stays in the pool: it
-   * waits for the disk.
+   * into the page cache (the queue's ack lines, a few dozen bytes per delivery), a short block of
+   * the loop, while the pool's round trip costs a job hand-off, a wake-up of the loop and a promise
+   * turn each: with the durable audit API the ack writes were half of the pool's jobs. `node
+   * bench/audit-api.mjs --durable --threads` shows the pool's CPU and these appends per request, and
+   * test/shared/queue/local/append-log.test.ts that the write is done before `append` returns. A
+   * synced append stays in the pool: it waits for the disk.
    */
   async append(data: Chunk | readonly Chunk[], options: { sync?: boolean } = {}): Promise<void> {
     if (this.dirty) {
