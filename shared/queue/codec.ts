@@ -303,8 +303,8 @@ const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
 function sqsSafe(json: string): string {
   // Looked for first: a replace allocates a copy of the text even when nothing matches. Two indexOf,
   // not a regex test, which scans the text where indexOf does not (a one-byte string cannot hold
-  // either character: V8 answers at once); every UDP event is encoded through here, and the spool
-  // steps of bench/udp-steps.mjs time it.
+  // either character: V8 answers at once); every UDP event is encoded through here, and
+  // bench/udp-steps.mjs times the steps that encode them.
   return json.indexOf('\uFFFE') === -1 && json.indexOf('\uFFFF') === -1
     ? json
     : json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
@@ -322,7 +322,7 @@ export function encodePacked(events: readonly SendableEvent[]): string {
 /**
  * `events` encoded as a packed body's event list (what goes between its `[` and `]`), so a sender
  * can encode events when it takes them and hold one string instead of the objects until it writes
- * (the edge's event spool). `packedBodyOf` joins such lists into a body: the same text as
+ * (the edge's event batcher). `packedBodyOf` joins such lists into a body: the same text as
  * `encodePacked` of all their events, byte for byte; an EncodedEvent is its text.
  */
 export function encodeEventList(events: readonly SendableEvent[]): string {
@@ -342,7 +342,7 @@ const COMMA_BYTES = Buffer.from(',', 'utf8');
 
 /**
  * `packedBodyOf` as UTF-8 parts, from the UTF-8 bytes of event lists (`encodeEventList`): the bytes
- * of the same body, in order, for a sender that holds its lists as bytes (the edge's event spool:
+ * of the same body, in order, for a sender that holds its lists as bytes (the edge's event batcher:
  * bytes live outside the JS heap, so a young-generation GC does not copy them while they wait for
  * the write). Nothing is copied here.
  */
@@ -379,7 +379,7 @@ export interface PackedBody {
  * the caller claim-checks it.
  */
 export function packEventBodies(events: readonly SendableEvent[], maxBytes: number): PackedBody[] {
-  // Usually all of them fit in one body (the edge's spool sends 20 events at a time): one
+  // Usually all of them fit in one body (the edge's batcher sends 20 events at a time): one
   // JSON.stringify of the array is that body, byte for byte what the greedy packing below builds.
   if (events.length > 1) {
     const body = PACKED_HEAD + encodeEventList(events) + PACKED_TAIL;
@@ -411,7 +411,7 @@ export const PACKED_FRAME_BYTES = FRAME_BYTES;
  * Groups `lists` in order, greedily, into as few bodies as possible of at most `maxBytes` UTF-8
  * bytes and `maxEvents` events each (`packedBodyOf` of a group's lists is its body, `bytes` its
  * size). A list too large on its own is a group by itself. One rule for every packer: the queue's
- * (`packEventBodies`) and the edge's event spool, which holds encoded lists.
+ * (`packEventBodies`) and the edge's event batcher, which holds encoded lists.
  */
 export function groupLists<T extends Pick<EncodedList, 'events' | 'bytes'>>(
   lists: readonly T[],

@@ -10,7 +10,7 @@
  *   sends all its events again, so SQS may hold an event twice: the writer handler dedupes by id.
  * - SQS (or S3, for a claim check) unreachable — the network, a 5xx, throttling, still failing after
  *   the adapter's own retries — is DestinationUnavailableError: the group pauses without counting a
- *   receive, and the local queue spools. A refusal that would repeat (a body SQS rejects, an event
+ *   receive, and the local queue keeps the events. A refusal that would repeat (a body SQS rejects, an event
  *   over 1 MiB without a claim-check bucket) fails the message with its reason: after
  *   maxReceiveCount it is in the dead-letter folder, saying why.
  */

@@ -49,14 +49,14 @@ export interface EncodedMessage {
   readonly body: string;
   readonly events: number;
   /**
-   * The body's UTF-8 bytes in order, when the sender holds it so (the edge's event spool, codec.ts
+   * The body's UTF-8 bytes in order, when the sender holds it so (the edge's event batcher, codec.ts
    * `packedBodyParts`): a queue that stores bytes writes these, and `body` is then never made.
    */
   readonly parts?: readonly Uint8Array[];
 }
 
 /**
- * A queue that takes messages already encoded (the durable local queue): the edge's event spool
+ * A queue that takes messages already encoded (the durable local queue): the edge's event batcher
  * encodes events when it takes them and hands the queue the messages' text. Like `send`, all or none.
  */
 export interface EncodedEventQueue {

@@ -63,7 +63,7 @@ export interface SqsQueueCounters {
   unsentEvents: number;
 }
 
-/** Some events of a `send` are not on the queue; the caller answers 503 or spools them. */
+/** Some events of a `send` are not on the queue; the caller answers 503 or keeps them to send again. */
 export class SqsSendError extends QueueUnavailableError {
   override readonly name = 'SqsSendError';
   constructor(

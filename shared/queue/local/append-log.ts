@@ -53,7 +53,7 @@ export function frameBytes(head: string, body: Uint8Array): Buffer[] {
  * The bytes of `frame(head + body)` in one buffer of its own, `body` encoded once straight into it
  * (no intermediate Buffer.from of the body, no concatenation of the frame's parts later), and where
  * the body's bytes are in it (`bodyAt`), so a caller can keep them as a view. A body given as UTF-8
- * parts (the edge's event spool holds its messages so) is copied in, part after part: never made a
+ * parts (the edge's event batcher holds its messages so) is copied in, part after part: never made a
  * string, never encoded again.
  */
 export function frameText(head: string, body: string | readonly Uint8Array[]): { data: Buffer; bodyAt: number } {
@@ -301,7 +301,7 @@ export class GroupCommit {
   /**
    * `flush` writes the data of `added` appends together. `wholeTurn`: the first write waits for the
    * rest of the turn's synchronous work (a microtask), so appends made together go in one write (the
-   * journal's segments: the UDP spool's round makes its messages at once; bench:udp-steps counted 2
+   * journal's segments: a round of the edge's batcher makes its messages at once; bench:udp-steps counted 2
    * writes per round without it, the first message alone). Without it (the ack logs, written
    * unsynced) an append is written before `add` returns.
    */

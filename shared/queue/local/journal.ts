@@ -53,7 +53,7 @@ export class Journal {
     private nextSeq: number,
     private readonly acks: AckLogs,
   ) {
-    // wholeTurn: the messages of one send or spool round go in one synced write (append-log.ts).
+    // wholeTurn: the messages of one send, or of one round of the edge's batcher, go in one synced write (append-log.ts).
     this.commits = new GroupCommit((data, added) => this.writeSegment(data, added), true);
   }
 
