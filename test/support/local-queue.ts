@@ -6,25 +6,16 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { validateEnvelope } from '../../shared/audit/envelope.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
 import { type ConsumerGroup, LocalEventQueue, type SqsBatchHandler } from '../../shared/queue/local/index.js';
 import type { Journal } from '../../shared/queue/local/journal.js';
-import { envelope } from './audit.js';
+import { auditQueued } from './audit.js';
 import { silentLog } from './log.js';
 
-/** An audit event as the audit API queues it, its envelope through validateEnvelope. */
+/** An audit event as the audit API queues it (its envelope through validateEnvelope), without a client version. */
 export function event(): QueuedEvent {
-  const checked = validateEnvelope(envelope());
-  if (!checked.ok) throw new Error('fixture envelope is invalid');
-  return {
-    kind: 'audit',
-    id: checked.envelope.eventId,
-    receivedAt: new Date().toISOString(),
-    event: checked.envelope,
-    meta: { clientIp: '127.0.0.1', clientVersion: null },
-  };
+  return { ...auditQueued(), meta: { clientIp: '127.0.0.1', clientVersion: null } };
 }
 
 /** The ids of the events in a delivery's bodies, in order. */

@@ -64,7 +64,12 @@ describe('LocalEventQueue', () => {
     /** A group whose destination is down: it keeps everything pending on disk for the next start. */
     const down: SqsBatchHandler = () => Promise.reject(new DestinationUnavailableError('down'));
 
-    it('hands the sent objects over, and after a restart parses equal events from disk', async () => {
+    /**
+     * A started queue with two groups: `live` writes what it is handed (an invalid event fails its
+     * message at once with maxReceiveCount 1), `later` is down, so the messages stay on disk for a
+     * restart to read back.
+     */
+    async function liveAndLater(maxReceiveCount = 1) {
       const directory = dir();
       const live = writer();
       const q = queue(
@@ -73,9 +78,25 @@ describe('LocalEventQueue', () => {
           { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
           { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
         ],
-        { unavailableBaseMs: 60_000 },
+        { unavailableBaseMs: 60_000, maxReceiveCount },
       );
       await q.start();
+      return { directory, live, q };
+    }
+
+    /** The queue of `liveAndLater` started again with its `later` group alone, now writing. */
+    async function restartLater(directory: string, maxReceiveCount = 1) {
+      const later = writer();
+      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], {
+        maxReceiveCount,
+      });
+      await reopened.start();
+      return { later, reopened };
+    }
+
+    it('hands the sent objects over, and after a restart parses equal events from disk', async () => {
+      // The queue helper's three attempts (no message fails here).
+      const { directory, live, q } = await liveAndLater(3);
       const single = Array.from({ length: 4 }, () => auditQueued());
       const packed = Array.from({ length: 3 }, () => auditQueued());
       for (const e of single) await q.send([e]);
@@ -86,9 +107,7 @@ describe('LocalEventQueue', () => {
       for (const [i, e] of sent.entries()) expect(live.written[i]).toBe(e);
       await q.stop();
 
-      const later = writer();
-      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }]);
-      await reopened.start();
+      const { later, reopened } = await restartLater(directory, 3);
       await expect.poll(() => later.written.length).toBe(sent.length);
       // Read back from disk: new objects, equal to what the live consumer was handed.
       for (const [i, e] of sent.entries()) expect(later.written[i]).not.toBe(e);
@@ -96,26 +115,6 @@ describe('LocalEventQueue', () => {
       expect(later.written).toEqual(sent);
       await reopened.stop();
     });
-
-    /**
-     * A started queue with two groups: `live` writes what it is handed (an invalid event fails its
-     * message at once, maxReceiveCount 1), `later` is down, so the messages stay on disk for a
-     * restart to read back.
-     */
-    async function liveAndLater() {
-      const directory = dir();
-      const live = writer();
-      const q = queue(
-        directory,
-        [
-          { name: 'live', handler: live.handler, batchSize: 100, batchWindowMs: 0 },
-          { name: 'later', handler: down, batchSize: 100, batchWindowMs: 0 },
-        ],
-        { unavailableBaseMs: 60_000, maxReceiveCount: 1 },
-      );
-      await q.start();
-      return { directory, live, q };
-    }
 
     it('validates handed-off events as it validates parsed ones: an invalid event fails its message either way', async () => {
       const { directory, live, q } = await liveAndLater();
@@ -130,11 +129,7 @@ describe('LocalEventQueue', () => {
       expect(live.errors[0]).toContain('/events/0/receivedAt: must be an RFC 3339 date-time with a zone');
       await q.stop();
 
-      const later = writer();
-      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], {
-        maxReceiveCount: 1,
-      });
-      await reopened.start();
+      const { later, reopened } = await restartLater(directory);
       await expect.poll(() => later.failures.flat().length).toBe(1);
       expect(later.written).toEqual([good]);
       // The same verdict, word for word, from the parsed body.
@@ -162,11 +157,7 @@ describe('LocalEventQueue', () => {
       ]);
       await q.stop();
 
-      const later = writer();
-      const reopened = queue(directory, [{ name: 'later', handler: later.handler, batchSize: 100, batchWindowMs: 0 }], {
-        maxReceiveCount: 1,
-      });
-      await reopened.start();
+      const { later, reopened } = await restartLater(directory);
       await expect.poll(() => later.failures.flat().length).toBe(2);
       expect(later.written).toEqual([]);
       await reopened.stop();
