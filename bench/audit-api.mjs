@@ -331,7 +331,7 @@ const syncedWrites = { recording: false, ms: [] };
 async function countAppends(load) {
   if (countingAppends) return;
   countingAppends = true;
-  const { AppendLog } = await load('shared/queue/append-log.js');
+  const { AppendLog } = await load('shared/queue/local/append-log.js');
   const append = AppendLog.prototype.append;
   AppendLog.prototype.append = function (data, options = {}) {
     if (options.sync === false) {
@@ -407,7 +407,7 @@ async function startSvc({ durable, idempotency }) {
     await store.start();
   }
   if (durable) {
-    const { LocalEventQueue } = await load('shared/queue/local.js');
+    const { LocalEventQueue } = await load('shared/queue/local/index.js');
     const local = new LocalEventQueue({
       directory,
       capacity: settings.queue.capacity,

@@ -39,7 +39,7 @@ const [
   dist('shared/audit/versions.js'),
   dist('shared/queue/codec.js'),
   dist('shared/idempotency/local.js'),
-  dist('shared/queue/local.js'),
+  dist('shared/queue/local/index.js'),
 ]);
 const { validateEnvelope, checkContent, tooDeep, MAX_NESTING_DEPTH } = envelopeModule;
 

@@ -19,7 +19,7 @@
  * built from a seeded generator as the JSON text of a request body, parsed, checked with
  * validateEnvelope + checkContent (as the audit API does) and wrapped as the audit API queues them
  * ({kind: 'audit', id, receivedAt, event, meta}, sent with the queued JSON the audit API builds
- * around the body: queuedJson + withJson, as a new string per send, see QUEUED_JSON). That work is
+ * around the body: queuedJson, sent as an EncodedEvent, a new string per send, see QUEUED_JSON). That work is
  * the audit API's and is done before the clock starts. Event times are spread over the last two minutes.
  *
  * Stages (each in a fresh temp directory, one after the other; they are run --rounds times, in
@@ -146,10 +146,9 @@ async function loadSvc() {
     sqs,
     messages,
     awsSqs,
-    codec,
     auditApi,
   ] = await Promise.all([
-    load('shared/queue/local.js'),
+    load('shared/queue/local/index.js'),
     load('shared/destinations/handler.js'),
     load('shared/destinations/registry.js'),
     load('shared/config/load.js'),
@@ -163,7 +162,6 @@ async function loadSvc() {
     load('shared/queue/sqs.js'),
     load('edge-agent/simulate/messages.js'),
     load('shared/aws/sqs.js'),
-    load('shared/queue/codec.js'),
     load('shared/audit/handler.js'),
   ]);
   return {
@@ -182,7 +180,6 @@ async function loadSvc() {
     SqsEventQueue: sqs.SqsEventQueue,
     LeanSqsClient: awsSqs.LeanSqsClient,
     mulberry32: messages.mulberry32,
-    withJson: codec.withJson,
     queuedJson: auditApi.queuedJson,
     sendTogether: auditApi.sendTogether,
   };
@@ -436,7 +433,7 @@ function makeEvents(svc, n, seed) {
 
 /**
  * Each event's JSON as the audit API gives it to the queue (`queuedJson` around the request body,
- * `withJson`), built before the clock starts as the audit API builds it before its send (its
+ * sent as an EncodedEvent), built before the clock starts as the audit API builds it before its send (its
  * ≈ 3 µs are the audit API's). The audit API's text is a new concatenation per request, which the
  * queue flattens into a new copy that dies young; a send here gives a new concatenation of the
  * prebuilt (flat) text's two slices, so the queue does the same. Sending the prebuilt text itself
@@ -446,12 +443,12 @@ function makeEvents(svc, n, seed) {
  */
 const QUEUED_JSON = new WeakMap();
 
-/** `event` as the audit API sends it: with its queued JSON, a new concatenation, when it has one. */
-function asSent(svc, event) {
+/** `event` as the audit API sends it: an EncodedEvent with its queued JSON, a new concatenation, when it has one. */
+function asSent(event) {
   const queued = QUEUED_JSON.get(event);
   return queued === undefined
     ? event
-    : svc.withJson(event, queued.json.slice(0, queued.bodyAt) + queued.json.slice(queued.bodyAt));
+    : { event, json: queued.json.slice(0, queued.bodyAt) + queued.json.slice(queued.bodyAt) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -771,7 +768,7 @@ async function queueStage(svc, ctx, name, destination, events, { influxPid, maxI
       const i = next++;
       const started = performance.now();
       try {
-        await send(asSent(svc, events[i]));
+        await send(asSent(events[i]));
       } catch (err) {
         sendErrors += 1;
         firstSendError ||= err instanceof Error ? err.message : String(err);

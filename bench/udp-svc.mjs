@@ -31,7 +31,7 @@ export async function loadSvc() {
     load('edge-agent/sources/udp/rules/perf-filter.js'),
     load('shared/platform/app-names.js'),
     load('shared/queue/point-clock.js'),
-    load('shared/queue/local.js'),
+    load('shared/queue/local/index.js'),
     load('edge-agent/sources/udp/kernel-drops.js'),
     load('shared/config/load.js'),
     load('shared/logging/logger.js'),
@@ -108,7 +108,10 @@ export function countingGroup() {
   return benchGroup('bench', (record) => countEvents(record.body));
 }
 
-/** A consumer group of the benches' batching that counts what `eventsOf` says each record holds, and acknowledges every batch. */
+/**
+ * A consumer group of the benches' batching that counts what `eventsOf` says each record holds
+ * (given the record and the events handed off with it), and acknowledges every batch.
+ */
 function benchGroup(name, eventsOf) {
   let consumed = 0;
   return {
@@ -117,7 +120,9 @@ function benchGroup(name, eventsOf) {
       batchSize: 1000,
       batchWindowMs: 100,
       handler: async (event) => {
-        for (const record of event.Records) consumed += eventsOf(record);
+        const records = event.Records;
+        for (let index = 0; index < records.length; index++)
+          consumed += eventsOf(records[index], event.handedOff[index]);
         return { batchItemFailures: [] };
       },
     },
@@ -132,8 +137,8 @@ function benchGroup(name, eventsOf) {
  * before their destination's own work. bench:udp-steps' "consumer decoding" step.
  */
 export function decodingGroup(svc) {
-  return benchGroup('bench-decoding', (record) => {
-    const decoded = svc.decodeRecord(record);
+  return benchGroup('bench-decoding', (record, handedOff) => {
+    const decoded = svc.decodeRecord(record, handedOff);
     if (!decoded.ok || !('events' in decoded.message))
       throw new Error(`undecodable message ${record.messageId}: ${decoded.ok ? 'a claim check' : decoded.error}`);
     return decoded.message.events.length;

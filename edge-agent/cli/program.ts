@@ -4,7 +4,7 @@
 
 import { existsSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { replayDeadLetters } from '../../shared/queue/local.js';
+import { replayDeadLetters } from '../../shared/queue/local/index.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import type { Mode } from '../runtime/boot.js';

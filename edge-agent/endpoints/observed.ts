@@ -5,7 +5,7 @@
  * counters and states when it is asked. Nothing is copied: a part keeps counting as it
  * always does, and an Observed only knows where to look.
  */
-import type { GroupStats, StorageFault } from '../../shared/queue/local.js';
+import type { GroupStats, StorageFault } from '../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../shared/queue/sqs.js';
 import type { ListenerTotals, QueueType } from '../sources/udp/listener.js';
 

@@ -28,7 +28,7 @@ import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations } from '../../shared/destinations/registry.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
 import type { Forwarder } from '../../shared/queue/forwarder.js';
-import { LocalEventQueue } from '../../shared/queue/local.js';
+import { LocalEventQueue } from '../../shared/queue/local/index.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { anyPollerOn } from '../sources/platform/startup.js';

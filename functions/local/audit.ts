@@ -12,7 +12,7 @@ import { auditDestinations } from '../../shared/destinations/registry.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
 import { eventsOfKind } from '../../shared/queue/events.js';
-import { type ConsumerGroup, LocalEventQueue } from '../../shared/queue/local.js';
+import { type ConsumerGroup, LocalEventQueue } from '../../shared/queue/local/index.js';
 import { Throttle } from '../../shared/queue/throttle.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';
 import type { AppContext } from '../../shared/runtime/context.js';

@@ -14,10 +14,15 @@ import type { SvcConfig } from '../config/schema.js';
 import type { IdempotencyStore } from '../idempotency/port.js';
 import type { Logger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/throttle.js';
-import { withJson } from '../queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../queue/events.js';
 import type { PointClock } from '../queue/point-clock.js';
-import { type EventQueue, QueueFullError, QueueStorageError, QueueUnavailableError } from '../queue/port.js';
+import {
+  type EncodedEvent,
+  type EventQueue,
+  QueueFullError,
+  QueueStorageError,
+  QueueUnavailableError,
+} from '../queue/port.js';
 import type { RateLimitDecision, RateLimiter } from '../ratelimit/port.js';
 import { SVC_VERSION } from '../version.js';
 import { clientIp } from './client-ip.js';
@@ -108,12 +113,12 @@ function header(event: AuditRequest, name: string): string | undefined {
  * does not fit is refused whole. On Lambda a turn holds one request, so it is one send as before.
  * bench/pipeline.mjs `--sends=together` feeds its queue through it, as the audit API does.
  */
-export function sendTogether(queue: EventQueue): (event: QueuedEvent) => Promise<void> {
-  let batch: QueuedEvent[] | null = null;
+export function sendTogether(queue: EventQueue): (event: QueuedEvent | EncodedEvent) => Promise<void> {
+  let batch: (QueuedEvent | EncodedEvent)[] | null = null;
   let sent: Promise<void> = Promise.resolve();
   return (event) => {
     if (batch === null) {
-      const events: QueuedEvent[] = [];
+      const events: (QueuedEvent | EncodedEvent)[] = [];
       batch = events;
       sent = new Promise<void>((resolve, reject) => {
         setImmediate(() => {
@@ -462,9 +467,11 @@ class AuditSteps {
       meta: { clientIp: ip, clientVersion: version.clientVersion },
     };
     queued.timeNs = String(clock.next(auditTimeMs(queued)));
-    if (!structural.holdsInfinity) withJson(queued, queuedJson(queued, raw));
+    const sent: QueuedEvent | EncodedEvent = structural.holdsInfinity
+      ? queued
+      : { event: queued, json: queuedJson(queued, raw) };
     try {
-      await send(queued);
+      await send(sent);
       // Only a queued event leaves a record: a refused one (503) lets the client's retry through.
       if (idempotency) await idempotency.complete(id, receivedAt, now());
     } catch (err) {

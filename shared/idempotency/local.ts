@@ -1,6 +1,6 @@
 /**
  * The idempotency store of local mode: records in memory, persisted as an append-only log of
- * framed records (`<key> <receivedAt ms>`, see queue/append-log.ts) in the queue directory, which
+ * framed records (`<key> <receivedAt ms>`, see queue/local/append-log.ts) in the queue directory, which
  * the queue's lock already reserves for one process.
  *
  * The queue's journal is what makes a record crash-safe, not this file alone. Every accepted event
@@ -20,7 +20,7 @@ import { closeSync, existsSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Log } from '../logging/log.js';
 import { LogThrottle } from '../logging/throttle.js';
-import { AppendLog, frame, readRecords } from '../queue/append-log.js';
+import { AppendLog, frame, readRecords } from '../queue/local/index.js';
 import type { Component } from '../runtime/lifecycle.js';
 import { Fifo } from '../util/fifo.js';
 import { writeFileAtomically } from '../util/files.js';

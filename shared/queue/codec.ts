@@ -14,6 +14,7 @@ import { HealthSampleSchema, SessionSampleSchema } from '../platform/polled.js';
 import { isRecord } from '../util/records.js';
 import { lazyChecker, type SchemaChecker, type SchemaError } from '../util/schema-check.js';
 import { QUEUE_FORMAT_VERSION, type QueuedEvent } from './events.js';
+import { eventOf, isEncodedEvent, type SendableEvent } from './port.js';
 
 const Timestamp = Type.String({ format: 'rfc3339' });
 
@@ -217,21 +218,6 @@ function checkMessage(value: unknown): DecodeResult {
   return { ok: false, error: `invalid queue message: ${explainEvents(value.events)}` };
 }
 
-/**
- * The in-memory hand-off of the durable local queue: a message appended by this process reaches
- * its consumers with the events it was encoded from, so they are not parsed back from the text
- * just written (JSON.parse of a 2 KB audit event costs about as much as encoding it, and its
- * objects are new garbage). The delivered SQS record carries them under this key (local.ts
- * `DeliveredRecord`); a record from SQS, or one read back from disk after a restart, has none and
- * is parsed (`decodeRecord`). A member of the record, not a WeakMap entry: a batch's thousand
- * entries made the young-generation collections walk an ephemeron table, and each `set` cost
- * ≈ 0.8 µs (bench/pipeline.mjs queue → no-op).
- */
-export const HANDED_OFF_EVENTS: unique symbol = Symbol('svc.handedOffEvents');
-
-/** An SQS record, possibly with the events handed off with it (see HANDED_OFF_EVENTS). */
-export type DeliverableRecord = SQSRecord & { readonly [HANDED_OFF_EVENTS]?: readonly QueuedEvent[] | undefined };
-
 /** Any one queued event (one of EVENT_SCHEMAS): the hand-off's check of an event. */
 const eventChecker = lazyChecker<QueuedEvent>(QueuedEventSchema, ENVELOPE_SCHEMA_OPTIONS);
 /**
@@ -246,34 +232,37 @@ const auditAroundEnvelope = lazyChecker<unknown>(
 /** A handed-off event passes what its message's check would ask of it. */
 function handedOffValid(event: QueuedEvent): boolean {
   // The envelope passed AuditEnvelopeSchema (the schema the message's check applies to it) when
-  // the audit API took the request: checking it again was ≈ 6 µs of each 2 KB event's delivery.
+  // the audit API took the request: checking it again was the larger part of a 2 KB event's
+  // delivery (bench/pipeline.mjs's "queue → no-op" stage decodes every event this way;
+  // test/shared/queue/local/delivery.test.ts checks which envelopes are checked again).
   if (event.kind === 'audit' && passedEnvelopeCheck(event.event)) return auditAroundEnvelope.check(event);
   return eventChecker.check(event);
 }
 
 /**
- * The message of a delivered record: the events handed off with it (HANDED_OFF_EVENTS), else its body
- * parsed. Either way it passes the same validation, so a consumer takes nothing it would refuse
- * after a restart. What the in-memory path skips is JSON.parse, and it gives the same values as
- * parsing would because (1) `packEventBodies` encoded the body from exactly these objects moments
- * before; (2) EventQueue.send's contract: the caller does not change the events once sent
- * (port.ts), and destinations only read them; (3) the schema admits only JSON values where it types
- * them (finite numbers, strings, booleans, null; a Date or NaN in a typed member fails the check
- * here as its JSON would fail it after a restart). Free-form members (`payload`) come from
- * JSON.parse in the audit API, so they are JSON values already. It also skips checking an audit
- * envelope again that `validateEnvelope` passed in this process (`passedEnvelopeCheck`: the same
- * schema, the same object, unchanged since); the event's own members around it are still checked.
- * A body parsed from disk or from SQS is checked in full: a frame's checksum says the bytes are the
- * ones written, not that the Svc that wrote them (before an upgrade) wrote what this one accepts.
- * test/shared/queue/local.test.ts checks that a hand-off and a restart's read-back give equal events.
+ * The message of a delivered record: `handedOff`, the events the local queue handed off in memory
+ * with it (queue/local/delivery.ts HandedOff), else its body parsed. Either way it passes the same
+ * validation, so a consumer takes nothing it would refuse after a restart. What the in-memory path
+ * skips is JSON.parse, and it gives the same values as parsing would because (1) the packers
+ * encoded the body moments before from exactly these objects, or from the text their sender gave
+ * with them, which parses to them (port.ts EncodedEvent); (2) EventQueue.send's contract: the
+ * caller does not change the events once sent (port.ts), and destinations only read them; (3) the
+ * schema admits only JSON values where it types them (finite numbers, strings, booleans, null; a
+ * Date or NaN in a typed member fails the check here as its JSON would fail it after a restart).
+ * Free-form members (`payload`) come from JSON.parse in the audit API, so they are JSON values
+ * already. It also skips checking an audit envelope again that `validateEnvelope` passed in this
+ * process (`passedEnvelopeCheck`: the same schema, the same object, unchanged since); the event's
+ * own members around it are still checked. A body parsed from disk or from SQS is checked in full:
+ * a frame's checksum says the bytes are the ones written, not that the Svc that wrote them (before
+ * an upgrade) wrote what this one accepts. test/shared/queue/local/delivery.test.ts checks that a
+ * hand-off and a restart's read-back give equal events.
  */
-export function decodeRecord(record: DeliverableRecord): DecodeResult {
-  const events = record[HANDED_OFF_EVENTS];
-  if (events === undefined) return decodeMessage(record.body);
-  if (events.length > 0 && events.every(handedOffValid))
-    return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...events] } };
+export function decodeRecord(record: SQSRecord, handedOff: readonly QueuedEvent[] | undefined): DecodeResult {
+  if (handedOff === undefined) return decodeMessage(record.body);
+  if (handedOff.length > 0 && handedOff.every(handedOffValid))
+    return { ok: true, message: { v: QUEUE_FORMAT_VERSION, events: [...handedOff] } };
   // The whole message's check says which event is wrong and why, in the words a parsed body gets.
-  return checkMessage({ v: QUEUE_FORMAT_VERSION, events });
+  return checkMessage({ v: QUEUE_FORMAT_VERSION, events: handedOff });
 }
 
 /** Is this message a claim check (the packed body is stored elsewhere)? */
@@ -292,37 +281,20 @@ function toJson(value: unknown): string {
 }
 
 /**
- * Events whose JSON text their sender already has (`withJson`): encoded from it, not stringified
- * again. Weak: the text goes with the event.
+ * One event's JSON as queued: an EncodedEvent's text (port.ts; the audit API's, built around the
+ * request's own body, so its 2 KB envelope is not stringified again: the stringify it saves is
+ * bench/audit-steps.mjs's "queue codec" step, and bench/pipeline.mjs sends as the audit API does),
+ * else the event's `JSON.stringify`. The packers keep the events, not the texts: the events may be
+ * held until every consumer settled them (the journal's in-memory tail), and a 2 KB text with each
+ * would outlive a young generation for nothing.
  */
-const knownJson = new WeakMap<QueuedEvent, string>();
-
-/**
- * Gives `event` its JSON text, so the queue encodes it from `json` instead of stringifying it (the
- * audit API builds it around the request's own body: a 2 KB event's `JSON.stringify` was ≈ 6 µs of
- * each durable request, bench/README.md "audit: the durable path by thread"). `json` must be JSON
- * that parses to a value equal to `event` (same members in the same order); the event must not
- * change afterwards. The text serves the event's first packing (see releaseJson). Returns the event.
- */
-export function withJson<E extends QueuedEvent>(event: E, json: string): E {
-  knownJson.set(event, json);
-  return event;
+function eventJson(item: SendableEvent): string {
+  return isEncodedEvent(item) ? sqsSafe(item.json) : toJson(item);
 }
 
-/** One event's JSON as queued: its known text (`withJson`), else its `JSON.stringify`. */
-function eventJson(event: QueuedEvent): string {
-  const known = knownJson.get(event);
-  return known === undefined ? toJson(event) : sqsSafe(known);
-}
-
-/**
- * Lets the known texts of `events` go once a packer has built its bodies: the events may be held
- * until every consumer settled them (the journal's in-memory tail), and a 2 KB text with each would
- * outlive a young generation for nothing. Encoded again (a retried send), they are stringified:
- * the same JSON.
- */
-function releaseJson(events: readonly QueuedEvent[]): void {
-  for (const event of events) knownJson.delete(event);
+/** The events of what was sent, in order, in a new array (the queue's consumers get it). */
+function eventsOf(items: readonly SendableEvent[]): QueuedEvent[] {
+  return items.map(eventOf);
 }
 
 const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
@@ -330,8 +302,9 @@ const NON_CHARACTERS = /[\uFFFE\uFFFF]/g;
 /** `json` with U+FFFE and U+FFFF escaped (see toJson). */
 function sqsSafe(json: string): string {
   // Looked for first: a replace allocates a copy of the text even when nothing matches. Two indexOf,
-  // not a regex test: on a UDP handler batch's 8 KB of JSON the test cost 0.33 µs per event, the two
-  // searches 0.05 (a one-byte string cannot hold either character: V8 answers at once).
+  // not a regex test, which scans the text where indexOf does not (a one-byte string cannot hold
+  // either character: V8 answers at once); every UDP event is encoded through here, and
+  // bench/udp-steps.mjs times the steps that encode them.
   return json.indexOf('\uFFFE') === -1 && json.indexOf('\uFFFF') === -1
     ? json
     : json.replace(NON_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
@@ -342,22 +315,19 @@ const PACKED_TAIL = ']}';
 const FRAME_BYTES = Buffer.byteLength(PACKED_HEAD) + Buffer.byteLength(PACKED_TAIL);
 
 /** The body of one packed message holding `events` (in order). */
-export function encodePacked(events: readonly QueuedEvent[]): string {
-  const body = PACKED_HEAD + events.map(eventJson).join(',') + PACKED_TAIL;
-  releaseJson(events);
-  return body;
+export function encodePacked(events: readonly SendableEvent[]): string {
+  return PACKED_HEAD + events.map(eventJson).join(',') + PACKED_TAIL;
 }
 
 /**
  * `events` encoded as a packed body's event list (what goes between its `[` and `]`), so a sender
  * can encode events when it takes them and hold one string instead of the objects until it writes
- * (the edge's event spool). `packedBodyOf` joins such lists into a body: the same text as
- * `encodePacked` of all their events, byte for byte. Known texts (`withJson`) are used and kept:
- * the packers let them go once their bodies are built.
+ * (the edge's event batcher). `packedBodyOf` joins such lists into a body: the same text as
+ * `encodePacked` of all their events, byte for byte; an EncodedEvent is its text.
  */
-export function encodeEventList(events: readonly QueuedEvent[]): string {
-  // One JSON.stringify of the array unless an event's text is known: the same text, byte for byte.
-  if (!events.some((event) => knownJson.has(event))) return toJson(events).slice(1, -1);
+export function encodeEventList(events: readonly SendableEvent[]): string {
+  // One JSON.stringify of the array unless an event comes with its text: the same text, byte for byte.
+  if (!events.some(isEncodedEvent)) return toJson(events).slice(1, -1);
   return events.map(eventJson).join(',');
 }
 
@@ -372,7 +342,7 @@ const COMMA_BYTES = Buffer.from(',', 'utf8');
 
 /**
  * `packedBodyOf` as UTF-8 parts, from the UTF-8 bytes of event lists (`encodeEventList`): the bytes
- * of the same body, in order, for a sender that holds its lists as bytes (the edge's event spool:
+ * of the same body, in order, for a sender that holds its lists as bytes (the edge's event batcher:
  * bytes live outside the JS heap, so a young-generation GC does not copy them while they wait for
  * the write). Nothing is copied here.
  */
@@ -408,22 +378,18 @@ export interface PackedBody {
  * bytes each. An event too large on its own becomes a body by itself, larger than `maxBytes`:
  * the caller claim-checks it.
  */
-export function packEventBodies(events: readonly QueuedEvent[], maxBytes: number): PackedBody[] {
-  // Usually all of them fit in one body (the edge's spool sends 20 events at a time): one
+export function packEventBodies(events: readonly SendableEvent[], maxBytes: number): PackedBody[] {
+  // Usually all of them fit in one body (the edge's batcher sends 20 events at a time): one
   // JSON.stringify of the array is that body, byte for byte what the greedy packing below builds.
   if (events.length > 1) {
     const body = PACKED_HEAD + encodeEventList(events) + PACKED_TAIL;
     const bytes = Buffer.byteLength(body);
-    if (bytes <= maxBytes) {
-      releaseJson(events);
-      return [{ body, bytes, events: [...events] }];
-    }
+    if (bytes <= maxBytes) return [{ body, bytes, events: eventsOf(events) }];
   }
-  const lists = events.map((event) => {
-    const list = eventJson(event);
-    return { list, events: 1, bytes: Buffer.byteLength(list), event };
+  const lists = events.map((item) => {
+    const list = eventJson(item);
+    return { list, events: 1, bytes: Buffer.byteLength(list), event: eventOf(item) };
   });
-  releaseJson(events);
   return groupLists(lists, maxBytes).map((g) => ({
     body: packedBodyOf(g.items.map((i) => i.list)),
     bytes: g.bytes,
@@ -445,7 +411,7 @@ export const PACKED_FRAME_BYTES = FRAME_BYTES;
  * Groups `lists` in order, greedily, into as few bodies as possible of at most `maxBytes` UTF-8
  * bytes and `maxEvents` events each (`packedBodyOf` of a group's lists is its body, `bytes` its
  * size). A list too large on its own is a group by itself. One rule for every packer: the queue's
- * (`packEventBodies`) and the edge's event spool, which holds encoded lists.
+ * (`packEventBodies`) and the edge's event batcher, which holds encoded lists.
  */
 export function groupLists<T extends Pick<EncodedList, 'events' | 'bytes'>>(
   lists: readonly T[],
@@ -494,18 +460,15 @@ function utf8Of(parts: readonly string[]): Buffer {
  * buffer: the body is never made as a string (joined, concatenated, then flattened and encoded:
  * three more copies of a 2 KB audit event per send).
  */
-export function packEventBytes(events: readonly QueuedEvent[], maxBytes: number): PackedBytes[] {
+export function packEventBytes(events: readonly SendableEvent[], maxBytes: number): PackedBytes[] {
   if (events.length > 0) {
     const bytes = utf8Of([PACKED_HEAD, encodeEventList(events), PACKED_TAIL]);
-    if (bytes.length <= maxBytes || events.length === 1) {
-      releaseJson(events);
-      return [{ bytes, events: [...events] }];
-    }
+    if (bytes.length <= maxBytes || events.length === 1) return [{ bytes, events: eventsOf(events) }];
   }
   return packEventBodies(events, maxBytes).map((p) => ({ bytes: utf8Of([p.body]), events: p.events }));
 }
 
 /** `packEventBodies`, bodies only. */
-export function packEvents(events: readonly QueuedEvent[], maxBytes: number): string[] {
+export function packEvents(events: readonly SendableEvent[], maxBytes: number): string[] {
   return packEventBodies(events, maxBytes).map((p) => p.body);
 }

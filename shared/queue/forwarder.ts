@@ -1,6 +1,6 @@
 /**
  * The edge agent's forwarder: the consumer group of a cloud destination on the durable local queue
- * (local.ts) that, instead of writing, sends the events of each delivered batch to that
+ * (local/) that, instead of writing, sends the events of each delivered batch to that
  * destination's SQS queue (sqs.ts SqsEventQueue: packing, claim checks, batches of 10, retries). A
  * small adapter between the two queues, beside them here, so it is tested without the edge agent.
  *
@@ -10,7 +10,7 @@
  *   sends all its events again, so SQS may hold an event twice: the writer handler dedupes by id.
  * - SQS (or S3, for a claim check) unreachable — the network, a 5xx, throttling, still failing after
  *   the adapter's own retries — is DestinationUnavailableError: the group pauses without counting a
- *   receive, and the local queue spools. A refusal that would repeat (a body SQS rejects, an event
+ *   receive, and the local queue keeps the events. A refusal that would repeat (a body SQS rejects, an event
  *   over 1 MiB without a claim-check bucket) fails the message with its reason: after
  *   maxReceiveCount it is in the dead-letter folder, saying why.
  */
@@ -18,7 +18,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Log } from '../logging/log.js';
 import { decodeMessage } from './codec.js';
 import type { QueuedEvent } from './events.js';
-import { DestinationUnavailableError, type LocalBatchResponse, type SqsBatchHandler } from './local.js';
+import { DestinationUnavailableError, type LocalBatchResponse, type SqsBatchHandler } from './local/index.js';
 import type { SqsEventQueue, SqsQueueCounters } from './sqs.js';
 
 export interface ForwarderOptions {

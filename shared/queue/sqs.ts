@@ -14,7 +14,7 @@ import type { SqsApi, SqsMessageAttribute } from '../aws/sqs.js';
 import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
 import { encodeClaimCheck, type PackedBody, packEventBodies } from './codec.js';
 import type { QueuedEvent } from './events.js';
-import { type EventQueue, QueueUnavailableError, SQS_MAX_MESSAGE_BYTES } from './port.js';
+import { type EventQueue, eventOf, QueueUnavailableError, type SendableEvent, SQS_MAX_MESSAGE_BYTES } from './port.js';
 
 export { SQS_MAX_MESSAGE_BYTES };
 
@@ -42,7 +42,7 @@ export interface SqsEventQueueOptions {
   log?: Log;
   /**
    * Level of the line logged for each retry round (default warn). The edge's forwarder says debug:
-   * its consumer group reports an outage once, not every retry (local.ts DestinationUnavailableError).
+   * its consumer group reports an outage once, not every retry (local/ DestinationUnavailableError).
    */
   retryLogLevel?: 'warn' | 'debug';
 }
@@ -63,7 +63,7 @@ export interface SqsQueueCounters {
   unsentEvents: number;
 }
 
-/** Some events of a `send` are not on the queue; the caller answers 503 or spools them. */
+/** Some events of a `send` are not on the queue; the caller answers 503 or keeps them to send again. */
 export class SqsSendError extends QueueUnavailableError {
   override readonly name = 'SqsSendError';
   constructor(
@@ -161,8 +161,8 @@ function attributeBytes(attributes: Record<string, SqsMessageAttribute>): number
   return bytes;
 }
 
-function attributesFor(events: readonly QueuedEvent[], count: number): Record<string, SqsMessageAttribute> {
-  const kinds = [...new Set(events.map((e) => e.kind))].sort().join(',');
+function attributesFor(events: readonly SendableEvent[], count: number): Record<string, SqsMessageAttribute> {
+  const kinds = [...new Set(events.map((e) => eventOf(e).kind))].sort().join(',');
   return {
     kind: { DataType: 'String', StringValue: kinds },
     events: { DataType: 'Number', StringValue: String(count) },
@@ -238,7 +238,7 @@ export class SqsEventQueue implements EventQueue {
    * the EventQueue port, for a source that answers its client. Bodies too large for a message are
    * claim-checked before anything is sent, so such a failure sends nothing.
    */
-  async send(events: readonly QueuedEvent[]): Promise<void> {
+  async send(events: readonly SendableEvent[]): Promise<void> {
     if (events.length === 0) return;
     const { packed, bodyBudget } = this.pack(events);
     const oversize = packed.filter((p) => p.bytes > bodyBudget);
@@ -296,7 +296,7 @@ export class SqsEventQueue implements EventQueue {
   }
 
   /** The events packed into bodies, and the most a body may have (the message limit less the attributes). */
-  private pack(events: readonly QueuedEvent[]): { packed: PackedBody[]; bodyBudget: number } {
+  private pack(events: readonly SendableEvent[]): { packed: PackedBody[]; bodyBudget: number } {
     // The attributes of any message are at most those of all the events together.
     const bodyBudget = this.maxMessageBytes - attributeBytes(attributesFor(events, events.length));
     return { packed: packEventBodies(events, bodyBudget), bodyBudget };

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../shared/audit/envelope.js';
-import { LocalEventQueue } from '../../shared/queue/local.js';
+import { LocalEventQueue } from '../../shared/queue/local/index.js';
 import { envelope } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
 import { silentLog } from '../support/log.js';

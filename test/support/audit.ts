@@ -21,7 +21,7 @@ import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import type { Log } from '../../shared/logging/log.js';
 import { createLogger, type Logger } from '../../shared/logging/logger.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../shared/queue/events.js';
-import { LocalEventQueue } from '../../shared/queue/local.js';
+import { LocalEventQueue } from '../../shared/queue/local/index.js';
 import { PointClock } from '../../shared/queue/point-clock.js';
 import type { EventQueue } from '../../shared/queue/port.js';
 import { MemoryRateLimiter } from '../../shared/ratelimit/memory.js';

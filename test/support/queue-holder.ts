@@ -88,7 +88,7 @@ export function spawnQueueHolder(options: HolderOptions): {
 } {
   const env = {
     ...process.env,
-    HOLDER_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/local.js')).href,
+    HOLDER_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/local/index.js')).href,
     HOLDER_OPTIONS: JSON.stringify({
       directory: options.directory,
       groups: options.groups ?? [],

@@ -9,7 +9,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
-import type { GroupStats } from '../../../shared/queue/local.js';
+import type { GroupStats } from '../../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';

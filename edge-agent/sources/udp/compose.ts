@@ -11,7 +11,7 @@
 import { anyOutput, logListenerEnabled } from '../../../shared/config/outputs.js';
 import { EDGE_EVENTS_PER_MESSAGE, wantsLogEvent, wantsUserEvent } from '../../../shared/destinations/registry.js';
 import type { AppNameLookup } from '../../../shared/platform/app-names.js';
-import type { LocalEventQueue } from '../../../shared/queue/local.js';
+import type { LocalEventQueue } from '../../../shared/queue/local/index.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import type { PlatformPipeline } from '../../runtime/platform-pipeline.js';

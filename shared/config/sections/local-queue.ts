@@ -1,7 +1,7 @@
 /** `localQueue`: the durable on-disk queue of local mode and of the edge agent. */
 import { Int, Section, Str } from '../builders.js';
 
-export const localQueue = Section("The durable on-disk event queue of local mode (and the edge agent's spool)", {
+export const localQueue = Section('The durable on-disk event queue of local mode and of the edge agent', {
   directory: Str(
     './data/queue',
     'Directory of the queue journal and its dead-letter folders; relative paths resolve from the working directory',

@@ -8,7 +8,7 @@ import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import { encodeClaimCheck, encodePacked } from '../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { FanOutEventQueue } from '../../../shared/queue/fanout.js';
-import { type EventQueue, QueueFullError } from '../../../shared/queue/port.js';
+import { type EventQueue, eventOf, QueueFullError } from '../../../shared/queue/port.js';
 import { captureLog, envelope } from '../../support/audit.js';
 import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { sqsRecord } from '../../support/sqs-record.js';
@@ -225,7 +225,7 @@ describe('FanOutEventQueue', () => {
   it('sends to every queue and fails when one of them fails', async () => {
     const got: string[][] = [[], []];
     const ok = (i: number): EventQueue => ({
-      send: (events) => (got[i]?.push(...events.map((e) => e.id)), Promise.resolve()),
+      send: (events) => (got[i]?.push(...events.map((e) => eventOf(e).id)), Promise.resolve()),
     });
     const e = queued();
     await new FanOutEventQueue([ok(0), ok(1)]).send([e]);

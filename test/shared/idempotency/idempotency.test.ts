@@ -18,7 +18,7 @@ import {
   SYNC_INTERVAL_MS,
 } from '../../../shared/idempotency/local.js';
 import { CLAIM_TIMEOUT_MS } from '../../../shared/idempotency/port.js';
-import { frame, scanRecords } from '../../../shared/queue/append-log.js';
+import { frame, scanRecords } from '../../../shared/queue/local/append-log.js';
 import { localDynamoClient, useDynalite } from '../../support/dynalite.js';
 import { silentLog } from '../../support/log.js';
 import { freePort } from '../../support/ports.js';

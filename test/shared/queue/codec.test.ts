@@ -10,9 +10,9 @@ import {
   packEventBodies,
   packEventBytes,
   packEvents,
-  withJson,
 } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent, QueuedEvent } from '../../../shared/queue/events.js';
+import type { SendableEvent } from '../../../shared/queue/port.js';
 import { auditQueued, envelope } from '../../support/audit.js';
 
 /** A queued audit event around a valid envelope; `over` replaces envelope members. */
@@ -152,35 +152,41 @@ describe('packEvents / decodeMessage', () => {
   });
 });
 
-describe('withJson: an event encoded from the text its sender has', () => {
-  it('encodes the event from its known text the first time (every packer), then lets the text go: a second encoding is its JSON.stringify', () => {
+describe('EncodedEvent: an event encoded from the text its sender has', () => {
+  it('encodes the event from its known text (every packer); the event sent alone is its JSON.stringify', () => {
     const known = (e: QueuedEvent) => JSON.stringify(e).replace(/,"/g, ', "');
     for (const pack of [
-      (events: QueuedEvent[]) => encodePacked(events),
-      (events: QueuedEvent[]) =>
+      (events: SendableEvent[]) => encodePacked(events),
+      (events: SendableEvent[]) =>
         packEventBytes(events, 1 << 20)
           .map((p) => p.bytes.toString('utf8'))
           .join(''),
-      (events: QueuedEvent[]) =>
+      (events: SendableEvent[]) =>
         packEventBodies(events, 1 << 20)
           .map((p) => p.body)
           .join(''),
       // Too small for both in one body: packed one by one.
-      (events: QueuedEvent[]) =>
+      (events: SendableEvent[]) =>
         packEventBodies(events, Buffer.byteLength(known(events[0] as QueuedEvent)) + 40)
           .map((p) => p.body)
           .join('|'),
     ]) {
       const plain = auditQueued();
-      const spliced = withJson(auditQueued(), '');
-      withJson(spliced, known(spliced));
-      const first = pack([plain, spliced]);
+      const spliced = auditQueued();
+      const first = pack([plain, { event: spliced, json: known(spliced) }]);
       expect(first).toContain(known(spliced));
       expect(first).toContain(JSON.stringify(plain));
       const again = pack([plain, spliced]);
       expect(again).not.toContain(known(spliced));
       expect(again).toContain(JSON.stringify(spliced));
     }
+  });
+  it('keeps the event of an EncodedEvent for the consumers in this process, not the wrapper or its text', () => {
+    const event = auditQueued();
+    const sent = { event, json: JSON.stringify(event) };
+    expect(packEventBytes([sent], 1 << 20)[0]?.events[0]).toBe(event);
+    expect(packEventBodies([sent, auditQueued()], 1 << 20)[0]?.events[0]).toBe(event);
+    expect(packEventBodies([sent, auditQueued()], 100)[0]?.events[0]).toBe(event);
   });
 });
 

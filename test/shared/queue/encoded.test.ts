@@ -16,7 +16,7 @@ import {
   packedBodyParts,
 } from '../../../shared/queue/codec.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
-import { LocalEventQueue } from '../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../shared/queue/local/index.js';
 import { type EncodedMessage, QueueFullError, SQS_MAX_MESSAGE_BYTES } from '../../../shared/queue/port.js';
 import { envelope } from '../../support/audit.js';
 import { silentLog } from '../../support/log.js';

@@ -17,7 +17,7 @@ import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { S3ClaimCheckStore } from '../../../shared/queue/claim-check.js';
 import type { PointsQueuedEvent } from '../../../shared/queue/events.js';
 import { Forwarder } from '../../../shared/queue/forwarder.js';
-import { type ConsumerGroup, DEAD_LETTER_DIR, LocalEventQueue } from '../../../shared/queue/local.js';
+import { type ConsumerGroup, DEAD_LETTER_DIR, LocalEventQueue } from '../../../shared/queue/local/index.js';
 import { SqsEventQueue } from '../../../shared/queue/sqs.js';
 import { auditQueued } from '../../support/audit.js';
 import { type FauxqsHandle, localSqsClient, startFauxqs } from '../../support/fauxqs.js';

@@ -63,7 +63,7 @@ function traced(dir: string): Call[] {
       env: {
         ...process.env,
         FILES_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/util/files.js')).href,
-        JOURNAL_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/journal.js')).href,
+        JOURNAL_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/local/journal.js')).href,
         JSON_WRITER_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/destinations/json/writer.js')).href,
         JSON_DESTINATION_MODULE: pathToFileURL(join(REPO_ROOT, 'dist/shared/destinations/json/destination.js')).href,
         AUDIT_EVENTS: JSON.stringify(JSON_EVENTS),

@@ -16,7 +16,7 @@ import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import { Forwarder } from '../../../../shared/queue/forwarder.js';
-import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
 import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { QueueStorageError } from '../../../../shared/queue/port.js';
 import { SqsEventQueue } from '../../../../shared/queue/sqs.js';

@@ -18,7 +18,7 @@ import { auditDestinations } from '../../../../shared/destinations/registry.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import type { HealthBody, HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
-import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
 import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { IntervalTask } from '../../../../shared/runtime/interval.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { EventBatcher } from '../../../../edge-agent/sources/common/batcher.js';
 import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
 import type { PointsQueuedEvent, QueuedEvent } from '../../../../shared/queue/events.js';
-import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
 import { type EncodedEventQueue, type EncodedMessage, QueueFullError } from '../../../../shared/queue/port.js';
 import { captureLog } from '../../../support/audit.js';
 import { eventually } from '../../../support/udp.js';

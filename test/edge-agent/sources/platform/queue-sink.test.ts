@@ -14,7 +14,7 @@ import { ErrorTracker, type TrackedError } from '../../../../shared/errors/track
 import type { HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
 import { decodeMessage, isClaimCheck } from '../../../../shared/queue/codec.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
-import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
 import { nthPointTime, PointClock } from '../../../../shared/queue/point-clock.js';
 import { recordingLog } from '../../../support/log.js';
 import { RecordingQueue } from '../../../support/udp.js';

@@ -14,7 +14,7 @@ import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
 import { jsonDestination } from '../../../../shared/destinations/json/build.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { decodeMessage } from '../../../../shared/queue/codec.js';
-import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
 import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { auditQueued, captureLog } from '../../../support/audit.js';
 import { silentLog } from '../../../support/log.js';

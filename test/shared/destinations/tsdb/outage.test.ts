@@ -14,7 +14,7 @@ import { TsdbDestination } from '../../../../shared/destinations/tsdb/destinatio
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import type { QueuedEvent } from '../../../../shared/queue/events.js';
-import { LocalEventQueue } from '../../../../shared/queue/local.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
 import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { auditQueued, captureLog } from '../../../support/audit.js';
 import { type InfluxdHandle, query, startInfluxd } from '../../../support/influxd.js';

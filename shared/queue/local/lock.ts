@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { writeFileSynced } from '../util/files.js';
+import { writeFileSynced } from '../../util/files.js';
 
 /** The queue directory is held by another live process. */
 export class QueueLockedError extends Error {

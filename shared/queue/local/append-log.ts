@@ -18,7 +18,7 @@ import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync,
 import type { FileHandle } from 'node:fs/promises';
 import { open, stat } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { QueueStorageError } from './port.js';
+import { QueueStorageError } from '../port.js';
 
 const NEWLINE = 0x0a;
 const HEADER = /^(\d{1,10}) ([0-9a-f]{8}) /;
@@ -53,7 +53,7 @@ export function frameBytes(head: string, body: Uint8Array): Buffer[] {
  * The bytes of `frame(head + body)` in one buffer of its own, `body` encoded once straight into it
  * (no intermediate Buffer.from of the body, no concatenation of the frame's parts later), and where
  * the body's bytes are in it (`bodyAt`), so a caller can keep them as a view. A body given as UTF-8
- * parts (the edge's event spool holds its messages so) is copied in, part after part: never made a
+ * parts (the edge's event batcher holds its messages so) is copied in, part after part: never made a
  * string, never encoded again.
  */
 export function frameText(head: string, body: string | readonly Uint8Array[]): { data: Buffer; bodyAt: number } {
@@ -226,11 +226,12 @@ export class AppendLog {
    *
    * An unsynced append (of a file not opened with O_DSYNC) is written at once, on the calling thread,
    * before `append` returns its promise: not through libuv's thread pool. It only copies a few bytes
-   * into the page cache (the queue's ack lines: ≈ 10–100 bytes per delivery), microseconds of a
-   * blocked loop, while the pool's round trip cost a job hand-off, a wake-up of the loop and a
-   * promise turn each: with the durable audit API the ack writes were half of the pool's jobs
-   * (bench/README.md "audit: the durable path by thread"). A synced append stays in the pool: it
-   * waits for the disk.
+   * into the page cache (the queue's ack lines, a few dozen bytes per delivery), a short block of
+   * the loop, while the pool's round trip costs a job hand-off, a wake-up of the loop and a promise
+   * turn each: with the durable audit API the ack writes were half of the pool's jobs. `node
+   * bench/audit-api.mjs --durable --threads` shows the pool's CPU and these appends per request, and
+   * test/shared/queue/local/append-log.test.ts that the write is done before `append` returns. A
+   * synced append stays in the pool: it waits for the disk.
    */
   async append(data: Chunk | readonly Chunk[], options: { sync?: boolean } = {}): Promise<void> {
     if (this.dirty) {
@@ -300,7 +301,7 @@ export class GroupCommit {
   /**
    * `flush` writes the data of `added` appends together. `wholeTurn`: the first write waits for the
    * rest of the turn's synchronous work (a microtask), so appends made together go in one write (the
-   * journal's segments: the UDP spool's round makes its messages at once; bench:udp-steps counted 2
+   * journal's segments: a round of the edge's batcher makes its messages at once; bench:udp-steps counted 2
    * writes per round without it, the first message alone). Without it (the ack logs, written
    * unsynced) an append is written before `add` returns.
    */

@@ -9,14 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../../shared/queue/journal.js';
-import { LocalEventQueue } from '../../../shared/queue/local.js';
-import { LOCK_INFO_FILE, lockAddress, QueueLock, QueueLockedError } from '../../../shared/queue/lock.js';
-import { auditQueued } from '../../support/audit.js';
-import { REPO_ROOT } from '../../support/build.js';
-import { silentLog } from '../../support/log.js';
-import { trackChild } from '../../support/ports.js';
-import { type Holder, startQueueHolder } from '../../support/queue-holder.js';
+import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
+import { Journal } from '../../../../shared/queue/local/journal.js';
+import { LOCK_INFO_FILE, lockAddress, QueueLock, QueueLockedError } from '../../../../shared/queue/local/lock.js';
+import { auditQueued } from '../../../support/audit.js';
+import { REPO_ROOT } from '../../../support/build.js';
+import { silentLog } from '../../../support/log.js';
+import { trackChild } from '../../../support/ports.js';
+import { type Holder, startQueueHolder } from '../../../support/queue-holder.js';
 
 const silent = silentLog;
 const dir = () => mkdtempSync(join(tmpdir(), 'queue-lock-'));
@@ -146,7 +146,7 @@ describe('queue directory lock', () => {
     const directory = dir();
     const socketFile = join(directory, 'lock.sock');
     // A holder in another process, with the socket-file variant, killed so that its file stays.
-    const script = `const { QueueLock } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/lock.js')).href)});
+    const script = `const { QueueLock } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist/shared/queue/local/lock.js')).href)});
 await QueueLock.acquire(${JSON.stringify(directory)}, 'darwin'); process.stdout.write('held'); setInterval(() => {}, 1 << 30);`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script]);
     trackChild(child);
