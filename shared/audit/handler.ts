@@ -14,14 +14,14 @@ import type { SvcConfig } from '../config/schema.js';
 import type { IdempotencyStore } from '../idempotency/port.js';
 import type { Logger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/throttle.js';
-import type { AuditQueuedEvent, QueuedEvent } from '../queue/events.js';
+import type { AuditQueuedEvent } from '../queue/events.js';
 import type { PointClock } from '../queue/point-clock.js';
 import {
-  type EncodedEvent,
   type EventQueue,
   QueueFullError,
   QueueStorageError,
   QueueUnavailableError,
+  type SendableEvent,
 } from '../queue/port.js';
 import type { RateLimitDecision, RateLimiter } from '../ratelimit/port.js';
 import { SVC_VERSION } from '../version.js';
@@ -113,12 +113,12 @@ function header(event: AuditRequest, name: string): string | undefined {
  * does not fit is refused whole. On Lambda a turn holds one request, so it is one send as before.
  * bench/pipeline.mjs `--sends=together` feeds its queue through it, as the audit API does.
  */
-export function sendTogether(queue: EventQueue): (event: QueuedEvent | EncodedEvent) => Promise<void> {
-  let batch: (QueuedEvent | EncodedEvent)[] | null = null;
+export function sendTogether(queue: EventQueue): (event: SendableEvent) => Promise<void> {
+  let batch: SendableEvent[] | null = null;
   let sent: Promise<void> = Promise.resolve();
   return (event) => {
     if (batch === null) {
-      const events: (QueuedEvent | EncodedEvent)[] = [];
+      const events: SendableEvent[] = [];
       batch = events;
       sent = new Promise<void>((resolve, reject) => {
         setImmediate(() => {
@@ -223,7 +223,7 @@ class AuditSteps {
   private readonly missingVersion: MissingVersionWarner;
   private readonly queueTrouble: LogThrottle;
   private readonly duplicateSummary: LogThrottle;
-  private readonly send: (event: QueuedEvent) => Promise<void>;
+  private readonly send: (event: SendableEvent) => Promise<void>;
   private readonly iso: (epochMs: number) => string;
 
   constructor(deps: AuditHandlerDeps) {
@@ -467,9 +467,7 @@ class AuditSteps {
       meta: { clientIp: ip, clientVersion: version.clientVersion },
     };
     queued.timeNs = String(clock.next(auditTimeMs(queued)));
-    const sent: QueuedEvent | EncodedEvent = structural.holdsInfinity
-      ? queued
-      : { event: queued, json: queuedJson(queued, raw) };
+    const sent: SendableEvent = structural.holdsInfinity ? queued : { event: queued, json: queuedJson(queued, raw) };
     try {
       await send(sent);
       // Only a queued event leaves a record: a refused one (503) lets the client's retry through.

@@ -30,8 +30,7 @@
 
 import type { Log } from '../../../shared/logging/log.js';
 import { encodeEventList, groupLists, PACKED_FRAME_BYTES, packedBodyParts } from '../../../shared/queue/codec.js';
-import type { QueuedEvent } from '../../../shared/queue/events.js';
-import type { EncodedEventQueue, EncodedMessage, EventQueue } from '../../../shared/queue/port.js';
+import type { EncodedEventQueue, EncodedMessage, EventQueue, SendableEvent } from '../../../shared/queue/port.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 
 /**
@@ -42,9 +41,9 @@ import type { Component } from '../../../shared/runtime/lifecycle.js';
  */
 export interface OfferingQueue {
   /** Takes `events` now and says true, or takes none of them and says false (the caller then uses `send`). */
-  offer(events: readonly QueuedEvent[]): boolean;
+  offer(events: readonly SendableEvent[]): boolean;
   /** Resolves once `events` are taken, waiting while there is no room; rejects when they cannot be. */
-  send(events: readonly QueuedEvent[]): Promise<void>;
+  send(events: readonly SendableEvent[]): Promise<void>;
 }
 
 /**
@@ -165,7 +164,7 @@ export class EventBatcher implements EventQueue, OfferingQueue, Component {
    * whether it did: the handlers' synchronous way in, without a promise per batch. `send` is the
    * way that waits.
    */
-  offer(events: readonly QueuedEvent[]): boolean {
+  offer(events: readonly SendableEvent[]): boolean {
     const held = this.held;
     if (this.stopped || (held > 0 && held + events.length > this.options.maxBuffered) || this.spaceWaiters.length > 0)
       return false;
@@ -175,7 +174,7 @@ export class EventBatcher implements EventQueue, OfferingQueue, Component {
   }
 
   /** Resolves once `events` are buffered; waits while the batcher is full. */
-  async send(events: readonly QueuedEvent[]): Promise<void> {
+  async send(events: readonly SendableEvent[]): Promise<void> {
     while (this.held >= this.options.maxBuffered && !this.stopped) {
       await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
     }
@@ -185,14 +184,14 @@ export class EventBatcher implements EventQueue, OfferingQueue, Component {
   }
 
   /** Buffers `events` encoded, in entries of at most `maxPerMessage` events (a message never splits an entry). */
-  private take(events: readonly QueuedEvent[]): void {
+  private take(events: readonly SendableEvent[]): void {
     const per = this.options.maxPerMessage;
     if (events.length <= per) this.push(events);
     else for (let i = 0; i < events.length; i += per) this.push(events.slice(i, i + per));
   }
 
   /** One entry; events that would make a body over the queue's limit together are encoded one by one. */
-  private push(events: readonly QueuedEvent[]): void {
+  private push(events: readonly SendableEvent[]): void {
     if (events.length === 0) return;
     const data = this.slab.encode(encodeEventList(events));
     const bytes = data.length;
