@@ -257,7 +257,7 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
       0,
     );
     expect(m.value('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'tsdb' })).toBe(0);
-    // An unreachable cloud alone is not unhealthy (the spool is doing its job): 200, with the state.
+    // An unreachable cloud alone is not unhealthy (the local queue is doing its job): 200, with the state.
     const h = await health();
     expect(h).toMatchObject({
       status: 200,

@@ -1,5 +1,5 @@
 /**
- * Messages encoded by the sender (the edge's event spool): the codec's event lists and bodies are
+ * Messages encoded by the sender (the edge's event batcher): the codec's event lists and bodies are
  * the text `encodePacked` builds, and the durable queue writes such a message as it is.
  */
 import { randomUUID } from 'node:crypto';

@@ -155,7 +155,7 @@ describe('AppendLog opened with O_DSYNC', () => {
     const journal = await Journal.open(directory, ['g'], capture().log);
     await journal.append(encodePacked([auditQueued()]), 1);
     expect(journal.segmentWrites).toEqual({ writes: 1, records: 1, bytes: statSync(segmentOf(directory)).size });
-    // Five made in one turn (as the UDP spool's round makes its messages): one write.
+    // Five made in one turn (as the event batcher's round makes its messages): one write.
     await Promise.all(Array.from({ length: 5 }, () => journal.append(encodePacked([auditQueued()]), 1)));
     expect(journal.segmentWrites).toEqual({ writes: 2, records: 6, bytes: statSync(segmentOf(directory)).size });
     // Two while that write runs: the next one.
