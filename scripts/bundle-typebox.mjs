@@ -33,7 +33,7 @@ await build({
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   logLevel: 'warning',
 });
 

@@ -3,6 +3,8 @@
 # type check of tests and benches, formatting and import order, lint, then every vitest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Node every step below runs on: npm puts the pinned runtime's bin first (scripts/setup.sh).
+echo "node $(node --version) ($(command -v node))"
 bash scripts/ensure-system-packages.sh
 npm run --silent build
 npx --no-install tsc -p tsconfig.json --noEmit

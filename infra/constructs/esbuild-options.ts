@@ -3,7 +3,7 @@
  * one place, so `bench/bundles.mjs` bundles exactly what `cdk synth` bundles. No runtime
  * dependencies (the bench imports this from dist/ without loading aws-cdk-lib).
  *
- * The AWS SDK is NOT bundled: the nodejs22.x runtime ships the SDK for JavaScript v3 (every
+ * The AWS SDK is NOT bundled: the nodejs24.x runtime ships the SDK for JavaScript v3 (every
  * `@aws-sdk/client-*` and the `@smithy/*` packages they use, importable from an ES module handler),
  * and the SDK is most of a function's size — the SQS client alone bundles to about 310 KB minified,
  * above the audit function's 300 KB target before any of Svc's code. The functions use it only for
@@ -34,7 +34,7 @@ export const RUNTIME_PROVIDED_MODULES = ['@aws-sdk/*', '@smithy/*'] as const;
 /** The fixed options, in NodejsFunction's terms (SvcFunction) and esbuild's (the bench): one set of values. */
 export const LAMBDA_BUNDLING = {
   format: 'esm',
-  target: 'node22',
+  target: 'node24',
   platform: 'node',
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_BANNER,

@@ -93,7 +93,7 @@ export class SvcFunction extends NodejsFunction {
       logGroup,
       entry: repoPath(entry),
       handler: 'handler',
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       projectRoot: REPO_ROOT,
       depsLockFilePath: LOCK_FILE,

@@ -17,8 +17,9 @@ export type CorsHeaders = Readonly<Record<string, string>>;
  * The CORS headers for a request's `Origin`, from the allowed origins (`Svc.auditEvents.cors.allowedOrigins`).
  * - `Access-Control-Allow-Origin` echoes the Origin only when it is listed, exactly (a Map, so an
  *   Origin named like an Object.prototype member, e.g. "constructor", is not "listed").
- * - `Vary: Origin` when the answer depends on the Origin: more than one origin listed, or an entry
- *   with a `*` (middy's rule; such an entry matches only itself here).
+ * - `Vary: Origin` when the answer depends on the Origin: more than one origin listed, an entry
+ *   with a `*` (such an entry matches only itself here), or the Origin echoed (a cache must not give
+ *   that answer to a page of another origin). The rule of @middy/http-cors 7.
  * - Allow-Methods, Allow-Headers, Expose-Headers and Max-Age always, preflight or not.
  */
 export function corsHeadersFor(allowedOrigins: readonly string[]): (origin: string | undefined) => CorsHeaders {
@@ -30,7 +31,8 @@ export function corsHeadersFor(allowedOrigins: readonly string[]): (origin: stri
       'Access-Control-Allow-Methods': CORS_ALLOW_METHODS,
     };
     if (allowOrigin !== '') headers['Access-Control-Allow-Origin'] = allowOrigin;
-    if (many || (any && allowOrigin !== '*')) headers['Vary'] = 'Origin';
+    const echoed = allowOrigin !== '' && allowOrigin !== '*';
+    if (many || (any && allowOrigin !== '*') || echoed) headers['Vary'] = 'Origin';
     headers['Access-Control-Expose-Headers'] = CORS_EXPOSE_HEADERS;
     headers['Access-Control-Max-Age'] = String(CORS_MAX_AGE_SECONDS);
     return Object.freeze(headers);

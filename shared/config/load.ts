@@ -10,14 +10,16 @@ import { extname, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { type Document, isMap, isSeq, LineCounter, type Node, type Pair, parseDocument, type YAMLMap } from 'yaml';
 import { getPath, isRecord } from '../util/records.js';
+import { closest } from './closest.js';
 import { convertForSchema, envRefName } from './env-refs.js';
-import { ConfigError, type ConfigIssue, preview, quote, type RuleFinding } from './errors.js';
+import { ConfigError, type ConfigIssue, formatIssue, preview, quote, type RuleFinding } from './errors.js';
 import { emptyRequired, pruneDisabled } from './prune.js';
 import { documentData, keyText, MAX_CONFIG_BYTES, readConfigBytes, tooLarge, yamlProblems } from './read.js';
 import { checkRules, notBuiltFindings } from './rules.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 import { looksLikeSecretRef, parseSecretRef, type SecretRefAt } from './secret-refs.js';
 import { isSecretPath, secretValues } from './secrets.js';
+import { type UnknownKey, unknownKeys } from './unknown-keys.js';
 import { validateConfigFile } from './validate.js';
 import { describeSchema, displayPath, type PathSegment, pointerToPath, type SchemaNode, schemaAt } from './walk.js';
 
@@ -120,18 +122,20 @@ export function parseConfigText(
   const syntax = yamlProblems(doc);
   if (syntax.length > 0) throw new ConfigError(sortIssues(syntax.map((p) => at(p.offset, p.path, p.message))));
   const { data, problems } = documentData(doc);
-  if (problems.length > 0) throw new ConfigError(sortIssues(problems.map((p) => at(p.offset, p.path, p.message))));
+  // A key set twice is reported with every other problem of the file; the others stop here.
+  const issues: ConfigIssue[] = problems.map((p) => at(p.offset, p.path, p.message));
+  if (problems.some((p) => p.recoverable !== true)) throw new ConfigError(sortIssues(issues));
 
   const offsetOf = nodeOffsets(doc);
   const issueAt: IssueAt = (path, message, key = false) => at(offsetOf(path, key), path, message);
   if (!isRecord(data) || !('Svc' in data)) {
     throw new ConfigError([
+      ...issues,
       issueAt([], 'the file must hold a mapping with the root key "Svc" (an empty section is written "Svc: {}")'),
     ]);
   }
   if (data['Svc'] === null) data['Svc'] = {};
 
-  const issues: ConfigIssue[] = [];
   const fromEnv = new Map<string, { path: PathSegment[]; name: string }>();
   resolveEnvRefs(
     data,
@@ -143,7 +147,12 @@ export function parseConfigText(
   );
   // Taken before validation, so a secret is recognised even where it has the wrong type or shape.
   const scrub = secretScrubber(data['Svc'], [...(options.secrets?.values() ?? [])]);
+  // Looked for in the whole file, before disabled sections are cut: a typo there is a warning.
+  const unknown = unknownKeys(data, ROOT_SCHEMA);
   const disabled = pruneDisabled(data, ROOT_SCHEMA);
+  const unknownInDisabled = unknown
+    .filter(({ path }) => getPath(data, path) === undefined)
+    .map((key) => formatIssue(issueAt(key.path, unknownKeyMessage(key, disabled), true)));
   // After pruning: a disabled section's placeholders are neither checked nor fetched.
   const found = findSecretRefs(data, new Set(fromEnv.keys()), options.secrets, issueAt, issues);
   // After pruning too: a variable of a disabled section is not resolved where the config is used.
@@ -169,7 +178,7 @@ export function parseConfigText(
     `${displayPath(['Svc', ...f.path])}: ${scrub({ file, line: 0, column: 0, path: '', message: f.message }).message}`;
   return {
     config: result.value.Svc,
-    warnings: findings.filter((f) => f.severity === 'warning').map(line),
+    warnings: [...unknownInDisabled, ...findings.filter((f) => f.severity === 'warning').map(line)],
     notBuilt: notBuiltFindings(result.value.Svc).map(line),
     ...found,
     envRefs,
@@ -354,12 +363,7 @@ function schemaIssues(errors: ErrorObject[], data: unknown, issueAt: IssueAt): C
       path = [...base, name];
       onKey = true;
       const known = Object.keys(schemaAt(ROOT_SCHEMA, base)?.properties ?? {});
-      const suggestion = closest(name, known);
-      message = suggestion
-        ? `unknown key; did you mean "${suggestion}"?`
-        : known.length > 0
-          ? `unknown key (known keys here: ${known.join(', ')})`
-          : 'unknown key';
+      message = unknownKeyText(closest(name, known), known);
     } else if (err.keyword === 'required') {
       const name = String((err.params as { missingProperty: string }).missingProperty);
       path = [...base, name];
@@ -378,45 +382,20 @@ function schemaIssues(errors: ErrorObject[], data: unknown, issueAt: IssueAt): C
   return [...byPath.values()];
 }
 
-/** The known key a likely typo was meant to be: same letters in another case, or an edit distance of at most 2. */
-export function closest(name: string, known: readonly string[]): string | undefined {
-  const lower = name.toLowerCase();
-  const sameCase = known.find((k) => k.toLowerCase() === lower);
-  if (sameCase) return sameCase;
-  let best: { key: string; d: number } | undefined;
-  for (const key of known) {
-    const limit = Math.max(1, Math.min(2, Math.floor(Math.max(name.length, key.length) / 3)));
-    // The distance is at least the difference in length: a long key from the file costs nothing.
-    if (Math.abs(name.length - key.length) > limit) continue;
-    const d = editDistance(lower, key.toLowerCase(), limit);
-    if (d <= limit && (!best || d < best.d)) best = { key, d };
-  }
-  return best?.key;
+/** "unknown key; did you mean …?", or the keys known there when none is close. */
+function unknownKeyText(suggestion: string | undefined, known: readonly string[]): string {
+  if (suggestion) return `unknown key; did you mean "${suggestion}"?`;
+  return known.length > 0 ? `unknown key (known keys here: ${known.join(', ')})` : 'unknown key';
 }
 
-/**
- * Optimal string alignment distance (insertions, deletions, substitutions and swaps of neighbours),
- * or `limit + 1` as soon as it is certain to exceed `limit`. Three rolling rows: a file of thousands
- * of unknown keys compares each with every known key of similar length.
- */
-function editDistance(a: string, b: string, limit: number): number {
-  let before = new Int32Array(b.length + 1);
-  let previous = Int32Array.from({ length: b.length + 1 }, (_, j) => j);
-  let current = new Int32Array(b.length + 1);
-  for (let i = 1; i <= a.length; i++) {
-    current[0] = i;
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, (before[j - 2] ?? 0) + 1);
-      current[j] = best;
-      rowMin = Math.min(rowMin, best);
-    }
-    // Row minima never decrease further down, so the distance is at least this one.
-    if (rowMin > limit) return limit + 1;
-    [before, previous, current] = [previous, current, before];
-  }
-  return Math.min(previous[b.length] ?? limit + 1, limit + 1);
+/** An unknown key inside a disabled section: what it may have meant, and that the section is off. */
+function unknownKeyMessage(key: UnknownKey, disabled: readonly PathSegment[][]): string {
+  const section = disabled
+    .filter((d) => d.length < key.path.length && d.every((seg, i) => key.path[i] === seg))
+    .reduce<PathSegment[] | undefined>(
+      (deepest, d) => (deepest && deepest.length >= d.length ? deepest : d),
+      undefined,
+    );
+  const off = section ? ` (${displayPath(section)} is off: nothing in it is checked or used)` : '';
+  return `${unknownKeyText(key.suggestion, key.known)}${off}`;
 }

@@ -28,6 +28,11 @@ export interface TextProblem {
   offset: number;
   path: PathSegment[];
   message: string;
+  /**
+   * The rest of the file can still be checked: the key is left out (a key set twice keeps its first
+   * value), so the loader reports this problem with every other one instead of stopping at it.
+   */
+  recoverable?: boolean;
 }
 
 /** "1.0 MiB" or "512 KiB": sizes as an operator reads them. */
@@ -149,8 +154,8 @@ export function documentData(doc: Document): { data: unknown; problems: TextProb
   const anchors = new Map<string, Anchored>();
   const path: PathSegment[] = [];
   let aliasBudget = MAX_ALIAS_VALUES;
-  const problem = (node: unknown, message: string, at: PathSegment[] = path): void => {
-    problems.push({ offset: isNode(node) ? (node.range?.[0] ?? 0) : 0, path: [...at], message });
+  const problem = (node: unknown, message: string, at: PathSegment[] = path, recoverable = false): void => {
+    problems.push({ offset: isNode(node) ? (node.range?.[0] ?? 0) : 0, path: [...at], message, recoverable });
   };
 
   /** Converts `node`; returns the value and how many values it holds. */
@@ -214,11 +219,11 @@ export function documentData(doc: Document): { data: unknown; problems: TextProb
       for (const pair of node.items) {
         const key = keyText(pair.key);
         if (key === undefined) {
-          problem(pair.key, 'a key must be plain text, not a list, mapping or alias');
+          problem(pair.key, 'a key must be plain text, not a list, mapping or alias', path, true);
           continue;
         }
         if (seen.has(key)) {
-          problem(pair.key, 'the same key is set twice in this mapping; keys must be unique', [...path, key]);
+          problem(pair.key, 'the same key is set twice in this mapping; keys must be unique', [...path, key], true);
           continue;
         }
         seen.add(key);

@@ -18,6 +18,7 @@ export interface SchemaNode {
   format?: string;
   properties?: Record<string, SchemaNode>;
   patternProperties?: Record<string, SchemaNode>;
+  additionalProperties?: boolean | SchemaNode;
   items?: SchemaNode;
   'x-gate'?: string[];
   'x-only-when'?: { key: string; value: unknown };

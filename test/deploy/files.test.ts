@@ -174,9 +174,9 @@ describe('deploy/docker/svc.yaml, the container config', () => {
 });
 
 describe('deploy/Dockerfile', () => {
-  it('builds in a stage of its own and runs on Node 22 slim as a user created for it, not root', () => {
+  it('builds in a stage of its own and runs on Node 24 slim as a user created for it, not root', () => {
     expect(stages).toBe(2);
-    expect(steps.filter((s) => s.op === 'FROM').map((s) => s.args)).toEqual(['node:22-slim AS build', 'node:22-slim']);
+    expect(steps.filter((s) => s.op === 'FROM').map((s) => s.args)).toEqual(['node:24-slim AS build', 'node:24-slim']);
     const user = only('USER').args;
     expect(user).not.toMatch(/^(root|0)(:|$)/);
     expect(

@@ -3,7 +3,7 @@ import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateEnvelope } from '../../shared/audit/envelope.js';
 import { LocalEventQueue } from '../../shared/queue/local/index.js';
@@ -43,6 +43,45 @@ describe('svc command line', () => {
     expect(run.stdout.trim()).toBe('15.0.0');
   });
 
+  it('runs on the pinned Node 24 through `npx --no-install svc`, whatever Node runs npm', () => {
+    const script = "process.stdout.write(process.versions.node + ' ' + process.execPath)";
+    // The PATH a user's shell has: without the node_modules/.bin that `npm test` put first.
+    const path = (process.env['PATH'] ?? '')
+      .split(delimiter)
+      .filter((dir) => !dir.includes('node_modules'))
+      .join(delimiter);
+    const run = spawnSync('npx', ['--no-install', 'node', '-e', script], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, PATH: path },
+    });
+    expect(run.status).toBe(0);
+    const [version, execPath] = run.stdout.split(' ');
+    expect(version?.split('.')[0]).toBe('24');
+    expect(execPath).toContain(join(REPO_ROOT, 'node_modules'));
+  });
+
+  it('refuses to start on a Node older than 24 with one line naming the version it needs', () => {
+    // The running Node made to say it is 20, before the bin's check reads it.
+    const older =
+      'data:text/javascript,Object.defineProperty(process, "versions", { value: { ...process.versions, node: "20.20.2" } });';
+    const run = spawnSync(
+      process.execPath,
+      ['--import', older, join(REPO_ROOT, 'edge-agent/bin/svc.js'), '--version'],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.split('\n').filter((l) => l !== '')).toEqual([
+      expect.stringMatching(/^svc needs Node\.js 24 or later; this is Node\.js 20\.20\.2 \(.+\)\. /),
+    ]);
+  });
+
   it('prints help for every command and exits 0', () => {
     for (const args of [['--help'], ['validate-config', '--help'], ['local', '--help'], ['edge', '--help']]) {
       const run = svc(args);
@@ -59,6 +98,16 @@ describe('svc command line', () => {
     expect(unknown.stderr).toContain("unknown command 'launch'");
     expect(svc(['validate-config', '--frobnicate']).status).toBe(2);
     expect(svc(['validate-config', '--config']).status).toBe(2);
+  });
+
+  it('validate-config warns about a typo that leaves a section off, with its line and the key it meant', () => {
+    const { file } = tempConfig('Svc:\n  metricsEndpoint:\n    enabel: true\n    port: "abc"\n');
+    const run = svc(['validate-config', '--config', file]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(`${file}: configuration is valid\n`);
+    expect(run.stderr).toBe(
+      `warning: ${file}:3:5 Svc.metricsEndpoint.enabel: unknown key; did you mean "enable"? (Svc.metricsEndpoint is off: nothing in it is checked or used)\n`,
+    );
   });
 
   it('validates config/full.yaml, config/local.yaml, config/demo.yaml and config/udp-demo.yaml (warning only about the not-built features on by default)', () => {

@@ -601,13 +601,13 @@ describe('least privilege and the rest of the checklist, over the FULL template'
     }
   });
 
-  it('runs every function on nodejs22.x, arm64', () => {
+  it('runs every function on nodejs24.x, arm64', () => {
     const functions = resources(fullTemplate, 'AWS::Lambda::Function');
     expect(functions).toHaveLength(4);
     for (const [id, r] of functions)
       expect([id, field(r, 'Properties', 'Runtime'), field(r, 'Properties', 'Architectures')]).toEqual([
         id,
-        'nodejs22.x',
+        'nodejs24.x',
         ['arm64'],
       ]);
   });

@@ -172,7 +172,7 @@ describe('grants', () => {
     const scratch = new Stack(makeApp({}), 'Scratch');
     const fn = (id: string) =>
       new LambdaFunction(scratch, id, {
-        runtime: Runtime.NODEJS_22_X,
+        runtime: Runtime.NODEJS_24_X,
         handler: 'index.handler',
         code: Code.fromInline('export const handler = () => {}'),
       });

@@ -108,7 +108,7 @@ describe('SvcStack', () => {
     expect(Object.keys(functions)).toHaveLength(2);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         Environment: {

@@ -44,6 +44,10 @@ export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJ
  * Writes `cwd`/svc.yaml for a `svc local` with its queue in `queue/` and the audit API on `port`
  * (rate limit off: a test's bursts come from one address), writing to `destination` (the members
  * of auditEvents.destination besides `enable`); `sections`: more top-level sections (tsdbConfig …).
+ * The connection limit per address is raised too: fetch keeps up to twice its concurrency in
+ * connections (20 requests at once leave 40 open), and a POST it sends on an idle connection the
+ * gateway closes at that moment (at the default limit of 32) fails in the client, which does not
+ * retry a POST. The gateway's policing has tests of its own (test/functions/local/gateway/).
  */
 export function writeAuditLocalConfig(
   cwd: string,
@@ -55,7 +59,13 @@ export function writeAuditLocalConfig(
     Svc: {
       localQueue: { directory: 'queue' },
       ...sections,
-      auditEvents: { enable: true, port, rateLimit: { enable: false }, destination: { enable: true, ...destination } },
+      auditEvents: {
+        enable: true,
+        port,
+        rateLimit: { enable: false },
+        maxConnectionsPerClient: 1000,
+        destination: { enable: true, ...destination },
+      },
     },
   };
   writeFileSync(join(cwd, 'svc.yaml'), stringify(config));

@@ -4,8 +4,8 @@
  * v3.ts); the writer (writer.ts) makes the configured one and applies §6.0's batching, retry and
  * error rules to it.
  *
- * The adapters load their client library (`influx`, `@influxdata/influxdb-client`) with `import()` at
- * their first request that needs it, never at import: a process loads only the configured version's.
+ * No adapter uses a tsdb client library: each version's writes and few setup calls are plain HTTP
+ * requests through http.ts, so all three share one HTTP stack, one retry and one error shape.
  */
 import type { SvcConfig } from '../../config/schema.js';
 import type { Log } from '../../logging/log.js';

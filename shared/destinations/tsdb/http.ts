@@ -1,7 +1,8 @@
 /**
  * What the version adapters (v1.ts, v2.ts, v3.ts) share: the server's URL, retention durations,
  * the tsdb's error text, failures without an answer, setup errors, the fetch request of database
- * setup, and the node:http transport every version posts its lines with.
+ * setup, and the node:http transport every version posts its lines with. No tsdb client library:
+ * each version's few setup calls are plain HTTP requests, with one error shape for all.
  */
 import { Agent, type IncomingHttpHeaders, type RequestOptions, request } from 'node:http';
 import { isRecord } from '../../util/records.js';
@@ -101,20 +102,39 @@ export interface Answer {
   body: string;
 }
 
-/** POSTs `body` with fetch: the answer, or the failure when there was none (timeout included). */
-export async function post(
+/**
+ * One request of database setup (every version: databases, retention policies, orgs, buckets)
+ * with fetch: the answer with its body read, or the failure when there was none (timeout included).
+ */
+export async function setupRequest(
+  method: 'GET' | 'POST',
   url: string,
   headers: Record<string, string>,
-  body: string | Uint8Array,
+  body: string | undefined,
   timeoutMs: number,
 ): Promise<Answer | NetworkFailure> {
   try {
-    const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(url, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await res.text();
     return { kind: 'answer', status: res.status, ok: res.ok, headers: res.headers, body: text };
   } catch (err) {
     return networkOutcome(err);
   }
+}
+
+/** An answer that is not 2xx as the failure setupError reports: its status and the tsdb's error text. */
+export function answerFailure(answer: Answer): Extract<Failure, { kind: 'http' }> {
+  return {
+    kind: 'http',
+    status: answer.status,
+    message: serverMessage(answer.body, answer.headers.get('x-influxdb-error')),
+    retryAfterMs: retryAfterMs(answer.headers.get('retry-after')),
+  };
 }
 
 /** What one write request over node:http came to: an answer with its body read, or an error. */

@@ -1,70 +1,141 @@
 /**
- * tsdb version 1 (InfluxDB 1.x).
+ * tsdb version 1 (InfluxDB 1.x), through http.ts as versions 2 and 3: no client library.
  *
- * Writes: `POST /write?db=<dbName>&precision=ns` with node:http (http.ts `HttpTransport`), HTTP Basic when `v1Config.auth.enable`.
- * node-influx (`influx`) cannot post given lines: `writePoints` serialises its own point objects
- * (numbers become floats unless a schema is declared per measurement, its escaping is its own), and
- * its request pool is private and takes a host out of service for a backoff period after a network
- * error, answering "No host available" meanwhile — a second retry mechanism under §6.0's.
+ * Writes: `POST /write?db=<dbName>&precision=ns` with node:http (http.ts `HttpTransport`), HTTP Basic
+ * when `v1Config.auth.enable`.
  *
- * Database creation uses `influx` (`getDatabaseNames`, `createDatabase`, `createRetentionPolicy`),
- * loaded by `ensureDatabase()` only.
+ * Database setup is InfluxQL over the query endpoint (https://docs.influxdata.com/influxdb/v1/tools/api/#query-http-endpoint):
+ * `SHOW DATABASES` (GET), then `CREATE DATABASE` and `CREATE RETENTION POLICY … DEFAULT` (POST,
+ * as InfluxDB wants for statements that change something). A statement InfluxDB refuses comes back
+ * as 200 with an `error` in its result: that is a failure too.
  */
 import type { Log } from '../../logging/log.js';
+import { isRecord } from '../../util/records.js';
 import type { TsdbClient, TsdbClientOptions, TsdbConfig } from './client.js';
-import { HttpClient, HttpTransport, retentionHours, serverUrl } from './http.js';
+import {
+  answerFailure,
+  HttpClient,
+  HttpTransport,
+  retentionHours,
+  serverUrl,
+  setupError,
+  setupRequest,
+  truncate,
+} from './http.js';
 
-/** `POST /write?db=&precision=ns`, with HTTP Basic when `v1Config.auth.enable`. */
-function writeTransport({ config, requestTimeoutMs }: TsdbClientOptions): HttpTransport {
-  const { auth, dbName } = config.v1Config;
-  const headers: Record<string, string> = auth.enable
+type V1Config = TsdbConfig['v1Config'];
+
+/** `Authorization: Basic` when `v1Config.auth.enable`; none without. */
+function authorization({ auth }: V1Config): Record<string, string> {
+  return auth.enable
     ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` }
     : {};
-  const query = new URLSearchParams({ db: dbName, precision: 'ns' });
-  return new HttpTransport(`${serverUrl(config)}/write?${query.toString()}`, headers, requestTimeoutMs);
+}
+
+/** An InfluxQL identifier in double quotes (a database or policy name may hold any character). */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** The first element of `value[key]` when that is an array (InfluxQL answers nest lists of results and series). */
+function firstOf(value: unknown, key: string): unknown {
+  const list: unknown = isRecord(value) ? value[key] : undefined;
+  if (!Array.isArray(list)) return undefined;
+  const items: readonly unknown[] = list;
+  return items[0];
+}
+
+/** The `error` of the first statement result of a query answer, when InfluxDB refused the statement. */
+function statementError(results: unknown): string | undefined {
+  const first = firstOf(results, 'results');
+  return isRecord(first) && typeof first.error === 'string' ? truncate(first.error, 1000) : undefined;
+}
+
+/** The database names of a `SHOW DATABASES` answer. */
+function databaseNames(results: unknown): string[] {
+  const series = firstOf(firstOf(results, 'results'), 'series');
+  const values: unknown = isRecord(series) ? series.values : undefined;
+  if (!Array.isArray(values)) return [];
+  const rows: readonly unknown[] = values;
+  return rows.flatMap((row) => (Array.isArray(row) && typeof row[0] === 'string' ? [row[0]] : []));
 }
 
 export class V1Client extends HttpClient implements TsdbClient {
-  private readonly config: TsdbConfig;
-  private readonly v1: TsdbConfig['v1Config'];
+  private readonly v1: V1Config;
   private readonly log: Log;
+  private readonly queryUrl: string;
   private readonly requestTimeoutMs: number;
 
   constructor(options: TsdbClientOptions) {
-    super(writeTransport(options));
-    this.config = options.config;
-    this.v1 = options.config.v1Config;
+    const { config, requestTimeoutMs } = options;
+    const query = new URLSearchParams({ db: config.v1Config.dbName, precision: 'ns' });
+    super(
+      new HttpTransport(
+        `${serverUrl(config)}/write?${query.toString()}`,
+        authorization(config.v1Config),
+        requestTimeoutMs,
+      ),
+    );
+    this.v1 = config.v1Config;
     this.log = options.log;
-    this.requestTimeoutMs = options.requestTimeoutMs;
+    this.queryUrl = `${serverUrl(config)}/query`;
+    this.requestTimeoutMs = requestTimeoutMs;
   }
 
   async ensureDatabase(): Promise<void> {
     const v1 = this.v1;
     const hours = retentionHours(v1.retentionPolicy.duration);
-    const { InfluxDB } = await import('influx');
-    // A new client per call: node-influx keeps a failed host out of service for a while.
-    const influx = new InfluxDB({
-      host: this.config.host,
-      port: this.config.port,
-      protocol: 'http',
-      ...(v1.auth.enable ? { username: v1.auth.username, password: v1.auth.password } : {}),
-      pool: { maxRetries: 0, requestTimeout: this.requestTimeoutMs },
-    });
-    const names = await influx.getDatabaseNames();
+    const names = databaseNames(await this.query('GET', 'SHOW DATABASES'));
     if (names.includes(v1.dbName)) {
       this.log.info({ database: v1.dbName }, 'tsdb database exists; left as it is');
       return;
     }
-    await influx.createDatabase(v1.dbName);
-    await influx.createRetentionPolicy(v1.retentionPolicy.name, {
-      database: v1.dbName,
-      duration: `${hours}h`,
-      replication: 1,
-      isDefault: true,
-    });
+    const database = quoteIdentifier(v1.dbName);
+    await this.query('POST', `CREATE DATABASE ${database}`);
+    await this.query(
+      'POST',
+      `CREATE RETENTION POLICY ${quoteIdentifier(v1.retentionPolicy.name)} ON ${database} DURATION ${hours}h REPLICATION 1 DEFAULT`,
+    );
     this.log.info(
       { database: v1.dbName, retentionPolicy: v1.retentionPolicy.name, duration: `${hours}h` },
       'tsdb database created with its default retention policy',
     );
+  }
+
+  /** One InfluxQL statement; its parsed answer, or an error saying what InfluxDB answered (or why it did not). */
+  private async query(method: 'GET' | 'POST', statement: string): Promise<unknown> {
+    const what = `${method} /query (${statement.split(' ').slice(0, 2).join(' ')})`;
+    const form = new URLSearchParams({ q: statement }).toString();
+    const answer =
+      method === 'GET'
+        ? await setupRequest(
+            'GET',
+            `${this.queryUrl}?${form}`,
+            authorization(this.v1),
+            undefined,
+            this.requestTimeoutMs,
+          )
+        : await setupRequest(
+            'POST',
+            this.queryUrl,
+            { ...authorization(this.v1), 'content-type': 'application/x-www-form-urlencoded' },
+            form,
+            this.requestTimeoutMs,
+          );
+    if (answer.kind === 'network') throw setupError(1, what, answer);
+    if (!answer.ok) throw setupError(1, what, answerFailure(answer));
+    let results: unknown;
+    try {
+      results = JSON.parse(answer.body);
+    } catch {
+      throw setupError(1, what, {
+        kind: 'http',
+        status: answer.status,
+        message: `not JSON: ${truncate(answer.body, 200)}`,
+      });
+    }
+    const refused = statementError(results);
+    if (refused !== undefined) throw setupError(1, what, { kind: 'http', status: answer.status, message: refused });
+    return results;
   }
 }

@@ -1,114 +1,115 @@
 /**
- * tsdb version 2 (InfluxDB 2.x); setup with `@influxdata/influxdb-client`, loaded at the first setup request.
+ * tsdb version 2 (InfluxDB 2.x), through http.ts as versions 1 and 3: no client library.
  *
  * Writes: `POST /api/v2/write?org=&bucket=&precision=ns`, `Authorization: Token`, with node:http
- * (http.ts `HttpTransport`, as versions 1 and 3): the line protocol as is (no gzip), one request per
- * chunk, no retries of its own. The client's `WriteApi` did the same request, but built its own
- * copy of every line, a closure and promise chain per request and a WriteApi per chunk.
+ * (http.ts `HttpTransport`): the line protocol as is (no gzip), one request per chunk, no retries of
+ * its own.
  *
- * Bucket setup uses the same client's transport for `GET /api/v2/orgs`, `GET /api/v2/buckets`,
- * `POST /api/v2/buckets` (`@influxdata/influxdb-client-apis` is not installed).
+ * Bucket setup is three calls of the v2 API (https://docs.influxdata.com/influxdb/v2/api/):
+ * `GET /api/v2/orgs?org=`, `GET /api/v2/buckets?name=&orgID=`, and `POST /api/v2/buckets` when the
+ * bucket is missing; a 422 "already exists" (created meanwhile by someone else) leaves it as it is.
  */
-import type * as InfluxV2 from '@influxdata/influxdb-client';
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
-import type { Failure, TsdbClient, TsdbClientOptions } from './client.js';
+import type { TsdbClient, TsdbClientOptions } from './client.js';
 import {
+  answerFailure,
   HttpClient,
   HttpTransport,
-  networkOutcome,
   retentionHours,
-  retryAfterMs,
-  serverMessage,
   serverUrl,
   setupError,
+  setupRequest,
+  truncate,
 } from './http.js';
 
-interface Loaded {
-  lib: typeof InfluxV2;
-  client: InfluxV2.InfluxDB;
-}
+type V2Config = TsdbClientOptions['config']['v2Config'];
 
 export class V2Client extends HttpClient implements TsdbClient {
-  private readonly v2: TsdbClientOptions['config']['v2Config'];
+  private readonly v2: V2Config;
   private readonly log: Log;
   private readonly baseUrl: string;
   private readonly requestTimeoutMs: number;
-  private loading: Promise<Loaded> | undefined;
 
   constructor(options: TsdbClientOptions) {
     const v2 = options.config.v2Config;
     const base = serverUrl(options.config);
-    // The path the client library built.
+    // The path InfluxDB's own client library builds (names percent-encoded, spaces as %20).
     const url = `${base}/api/v2/write?org=${encodeURIComponent(v2.org)}&bucket=${encodeURIComponent(v2.bucket)}&precision=ns`;
     super(new HttpTransport(url, { authorization: `Token ${v2.token}` }, options.requestTimeoutMs));
     this.v2 = v2;
     this.log = options.log;
-    this.baseUrl = serverUrl(options.config);
+    this.baseUrl = base;
     this.requestTimeoutMs = options.requestTimeoutMs;
-  }
-
-  /** The library and one client for setup, made at the first setup request. */
-  private load(): Promise<Loaded> {
-    this.loading ??= import('@influxdata/influxdb-client').then((lib) => ({
-      lib,
-      client: new lib.InfluxDB({ url: this.baseUrl, token: this.v2.token, timeout: this.requestTimeoutMs }),
-    }));
-    return this.loading;
   }
 
   async ensureDatabase(): Promise<void> {
     const v2 = this.v2;
     const everySeconds = retentionHours(v2.retentionDuration) * 3600;
-    const { lib, client } = await this.load();
-    const api = async (method: 'GET' | 'POST', path: string, body: object | ''): Promise<unknown> => {
-      try {
-        const result: unknown = await client.transport.request(path, body, { method });
-        return result;
-      } catch (err) {
-        throw setupError(2, `${method} ${path}`, failure(lib, err), err);
-      }
-    };
-    const orgs: unknown = await api('GET', `/api/v2/orgs?${new URLSearchParams({ org: v2.org }).toString()}`, '');
-    const org = listOf(orgs, 'orgs').find((o) => o.name === v2.org);
-    const orgID = org?.id;
+    const orgs = await this.call('GET', `/api/v2/orgs?${new URLSearchParams({ org: v2.org }).toString()}`);
+    const orgID = listOf(orgs.json, 'orgs').find((o) => o.name === v2.org)?.id;
     if (typeof orgID !== 'string') throw new Error(`tsdb v2: organisation "${v2.org}" not found`);
-    const buckets: unknown = await api(
+    const buckets = await this.call(
       'GET',
       `/api/v2/buckets?${new URLSearchParams({ name: v2.bucket, orgID }).toString()}`,
-      '',
     );
-    if (listOf(buckets, 'buckets').some((b) => b.name === v2.bucket)) {
+    if (listOf(buckets.json, 'buckets').some((b) => b.name === v2.bucket)) {
       this.log.info({ org: v2.org, bucket: v2.bucket }, 'tsdb bucket exists; left as it is');
       return;
     }
-    try {
-      await client.transport.request(
-        '/api/v2/buckets',
-        { orgID, name: v2.bucket, description: v2.description, retentionRules: [{ type: 'expire', everySeconds }] },
-        { method: 'POST' },
-      );
-    } catch (err) {
-      // Created meanwhile by someone else: left as it is.
-      if (err instanceof lib.HttpError && err.statusCode === 422 && /already exists/i.test(err.body ?? err.message))
-        return;
-      throw setupError(2, 'POST /api/v2/buckets', failure(lib, err), err);
-    }
+    const body = {
+      orgID,
+      name: v2.bucket,
+      description: v2.description,
+      retentionRules: [{ type: 'expire', everySeconds }],
+    };
+    const created = await this.call(
+      'POST',
+      '/api/v2/buckets',
+      body,
+      (status, text) => status === 422 && /already exists/i.test(text),
+    );
+    if (created.tolerated) return;
     this.log.info({ org: v2.org, bucket: v2.bucket, everySeconds }, 'tsdb bucket created');
   }
-}
 
-/** The client's errors as a failure: its HttpError an answer, anything else (its own timeout included) none. */
-function failure(lib: typeof InfluxV2, err: unknown): Failure {
-  if (err instanceof lib.HttpError) {
-    return {
-      kind: 'http',
-      status: err.statusCode,
-      message: serverMessage(err.body ?? '', null) || err.message,
-      retryAfterMs: retryAfterMs(err.headers?.['retry-after']),
+  /**
+   * One call of the v2 API: its answer as JSON, or an error saying what InfluxDB answered (or why it
+   * did not). `tolerate` names a refusal that is not a failure (the answer is then `tolerated`).
+   */
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: object,
+    tolerate?: (status: number, text: string) => boolean,
+  ): Promise<{ json: unknown; tolerated: boolean }> {
+    const request = `${method} ${path}`;
+    const headers: Record<string, string> = {
+      authorization: `Token ${this.v2.token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     };
+    const answer = await setupRequest(
+      method,
+      `${this.baseUrl}${path}`,
+      headers,
+      body === undefined ? undefined : JSON.stringify(body),
+      this.requestTimeoutMs,
+    );
+    if (answer.kind === 'network') throw setupError(2, request, answer);
+    if (!answer.ok) {
+      if (tolerate?.(answer.status, answer.body) === true) return { json: undefined, tolerated: true };
+      throw setupError(2, request, answerFailure(answer));
+    }
+    try {
+      return { json: answer.body === '' ? undefined : JSON.parse(answer.body), tolerated: false };
+    } catch {
+      throw setupError(2, request, {
+        kind: 'http',
+        status: answer.status,
+        message: `not JSON: ${truncate(answer.body, 200)}`,
+      });
+    }
   }
-  return networkOutcome(err, err instanceof lib.RequestTimedOutError);
 }
 
 /** `body[key]` as a list of objects (v2 API list responses). */

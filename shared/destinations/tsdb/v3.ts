@@ -1,17 +1,24 @@
 /**
- * tsdb version 3 (InfluxDB 3.x): writes with node:http (http.ts `HttpTransport`), setup with `fetch`.
+ * tsdb version 3 (InfluxDB 3.x): writes with node:http (http.ts `HttpTransport`), setup with `fetch`
+ * (http.ts `setupRequest`).
  *
  * Writes: `POST /api/v3/write_lp?db=<database>&precision=nanosecond`, `Authorization: Bearer`, with
- * the timeout `v3Config.writeTimeout`. `@influxdata/influxdb3-client` 2.1 cannot make that request:
- * its `write()` posts to `/api/v2/write?bucket=&precision=ns`, and reaches `/api/v3/write_lp` only
- * with `noSync: true`, which adds `no_sync=true` (the server answers before the data is durable —
- * unacceptable when the caller acknowledges queue messages on success).
- *
- * Database setup is `POST /api/v3/configure/database`, which that client has no call for either.
+ * the timeout `v3Config.writeTimeout`, without `no_sync=true` (with it the server answers before
+ * the data is durable: unacceptable when the caller acknowledges queue messages on success).
+ * InfluxData's own client (`@influxdata/influxdb3-client` 2.1) posts to `/api/v2/write` unless
+ * `noSync` is set, and has no call for database setup, `POST /api/v3/configure/database`.
  */
 import type { Log } from '../../logging/log.js';
 import type { TsdbClient, TsdbClientOptions } from './client.js';
-import { HttpClient, HttpTransport, post, retentionHours, serverMessage, serverUrl, setupError } from './http.js';
+import {
+  answerFailure,
+  HttpClient,
+  HttpTransport,
+  retentionHours,
+  serverUrl,
+  setupError,
+  setupRequest,
+} from './http.js';
 
 const CONFIGURE = 'POST /api/v3/configure/database';
 
@@ -46,7 +53,8 @@ export class V3Client extends HttpClient implements TsdbClient {
     const v3 = this.v3;
     const hours = retentionHours(v3.retentionDuration);
     const body = JSON.stringify({ db: v3.database, retention_period: `${hours}h` });
-    const answer = await post(
+    const answer = await setupRequest(
+      'POST',
       `${this.baseUrl}/api/v3/configure/database`,
       { ...authorization(this.v3), 'content-type': 'application/json' },
       body,
@@ -61,12 +69,7 @@ export class V3Client extends HttpClient implements TsdbClient {
       this.log.info({ database: v3.database }, 'tsdb database exists; left as it is');
       return;
     }
-    if (!answer.ok)
-      throw setupError(3, CONFIGURE, {
-        kind: 'http',
-        status: answer.status,
-        message: serverMessage(answer.body, null),
-      });
+    if (!answer.ok) throw setupError(3, CONFIGURE, answerFailure(answer));
     this.log.info({ database: v3.database, retention: `${hours}h` }, 'tsdb database created');
   }
 }

@@ -94,6 +94,7 @@ describe('corsHeadersFor', () => {
       'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
       'Access-Control-Allow-Methods': CORS_ALLOW_METHODS,
       'Access-Control-Allow-Origin': 'https://a.example.com',
+      Vary: 'Origin',
       'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
       'Access-Control-Max-Age': '3600',
     });

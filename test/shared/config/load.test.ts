@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { closest } from '../../../shared/config/closest.js';
 import {
   ConfigError,
   type ConfigIssue,
@@ -11,7 +12,7 @@ import {
   MAX_PATH_CHARS,
   MAX_PRINTED_ISSUES,
 } from '../../../shared/config/errors.js';
-import { chooseConfigFile, closest, loadConfigFile, parseConfigText } from '../../../shared/config/load.js';
+import { chooseConfigFile, loadConfigFile, parseConfigText } from '../../../shared/config/load.js';
 import { MAX_CONFIG_BYTES } from '../../../shared/config/read.js';
 
 /** The issues a config text produces (none when valid). */
@@ -117,6 +118,48 @@ describe('errors are reported all at once with file:line:column and the key path
   it('reports a duplicated key at its second place, with its path', () => {
     expect(lines('Svc:\n  logLevel: info\n  logLevel: debug\n')).toEqual([
       'svc.yaml:3:3 Svc.logLevel: the same key is set twice in this mapping; keys must be unique',
+    ]);
+  });
+
+  it('reports a duplicated key together with every other problem of the file', () => {
+    const text = yaml(
+      'Svc:',
+      '  logLevel: info',
+      '  logLevel: debug', //            3  set twice
+      '  fileLogging: maybe', //         4  wrong type
+      '  metricsEndpoint:',
+      '    enable: true',
+      '    port: abc', //                 7  wrong type
+      '    prot: 3', //                   8  unknown key in a section in use
+    );
+    expect(lines(text)).toEqual([
+      'svc.yaml:3:3 Svc.logLevel: the same key is set twice in this mapping; keys must be unique',
+      'svc.yaml:4:16 Svc.fileLogging: must be true or false (got "maybe")',
+      'svc.yaml:7:11 Svc.metricsEndpoint.port: must be an integer between 1 and 65535 (got "abc")',
+      'svc.yaml:8:5 Svc.metricsEndpoint.prot: unknown key; did you mean "port"?',
+    ]);
+  });
+
+  it('warns about an unknown key in a section that is off, with its place, the closest known key and why nothing there counts', () => {
+    const text = yaml('Svc:', '  metricsEndpoint:', '    enabel: true', '    port: abc');
+    const { config, warnings } = parseConfigText(text, 'svc.yaml', {});
+    // The section stays off and its values unchecked (file convention 4); the typo is said.
+    expect(config.metricsEndpoint.enable).toBe(false);
+    expect(warnings).toEqual([
+      'svc.yaml:3:5 Svc.metricsEndpoint.enabel: unknown key; did you mean "enable"? (Svc.metricsEndpoint is off: nothing in it is checked or used)',
+    ]);
+    // An unknown key with nothing close names the keys of its mapping; a version's settings not in use count as off.
+    const v1 = yaml(
+      'Svc:',
+      '  tsdbConfig:',
+      '    enable: true',
+      '    version: 2',
+      '    v2Config: { org: o, token: t }',
+      '    v1Config:',
+      '      zzz: 1',
+    );
+    expect(parseConfigText(v1, 'svc.yaml', {}).warnings).toEqual([
+      'svc.yaml:7:7 Svc.tsdbConfig.v1Config.zzz: unknown key (known keys here: auth, dbName, retentionPolicy) (Svc.tsdbConfig.v1Config is off: nothing in it is checked or used)',
     ]);
   });
 

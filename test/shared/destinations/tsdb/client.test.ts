@@ -1,8 +1,7 @@
 /**
- * createTsdbClient gives the writer the configured version's adapter, and a process loads only that
- * version's client library, at its first request that needs it: importing writer.ts loads neither
- * `influx` nor `@influxdata/influxdb-client`, a process configured for version 1 never loads the
- * version 2 client (nor one for version 2 `influx`, nor one for version 3 either).
+ * createTsdbClient gives the writer the configured version's adapter, and every version sets up its
+ * database and writes through http.ts alone: no tsdb client library, so the writer's process loads
+ * no package at all (nothing from node_modules) from import to the first write, for any version.
  *
  * What a process loaded can only be seen from inside it, so each case runs in a child process (the
  * built dist/, as vitest's global setup builds it) with a module `load` hook that appends every URL
@@ -26,11 +25,8 @@ import { recorder, tsdbConfig } from './helpers.js';
 
 const run = promisify(execFile);
 
-/** Where each client library lives; the trailing slash keeps `influxdb-client-apis` and the like apart. */
-const LIBRARIES = {
-  influx: '/node_modules/influx/',
-  v2Client: '/node_modules/@influxdata/influxdb-client/',
-} as const;
+/** Where any package would be loaded from. */
+const PACKAGES = '/node_modules/';
 
 /** The module hook, run by Node on its loader thread: every URL loaded, one line each. */
 const HOOKS = `
@@ -127,7 +123,7 @@ async function runChild(name: string, config: TsdbConfig): Promise<ChildRun> {
 
 const loads = (urls: readonly string[], library: string): boolean => urls.some((u) => u.includes(library));
 
-describe('createTsdbClient loads only the configured version’s client library, on first use', () => {
+describe('every tsdb version sets up and writes through http.ts, without a client library', () => {
   let influx: InfluxdHandle;
   let v2: FakeInflux;
   let v3: FakeInflux;
@@ -144,40 +140,34 @@ describe('createTsdbClient loads only the configured version’s client library,
     await Promise.all([influx?.stop(), v2?.close(), v3?.close()]);
   });
 
-  it('version 1 (real influxd): influx is loaded by ensureDatabase(), @influxdata/influxdb-client never', async () => {
+  it('version 1 (real influxd): creates the database and writes, loading no package', async () => {
     const child = await runChild('v1', tsdbConfig({ version: 1, port: influx.port, v1: { dbName: 'lazy_v1' } }));
     expect(child).toMatchObject({ written: 1, requests: 1, errors: [] });
     expect(await query(influx, 'SELECT count(n) FROM lazy', 'lazy_v1')).toMatchObject({
       results: [{ series: [{ values: [['1970-01-01T00:00:00Z', 1]] }] }],
     });
-
     // The hook sees the writer's own modules: an empty list would prove nothing.
     expect(loads(child.loadedBy.imported, '/dist/shared/destinations/tsdb/v1.js')).toBe(true);
-    expect(loads(child.loadedBy.constructed, LIBRARIES.influx)).toBe(false);
-    expect(loads(child.loadedBy.ensured, LIBRARIES.influx)).toBe(true);
-    expect(loads(child.loadedBy.written, LIBRARIES.v2Client)).toBe(false);
+    expect(loads(child.loadedBy.written, PACKAGES)).toBe(false);
   });
 
-  it('version 2 (fake): @influxdata/influxdb-client is loaded at the first request, influx never', async () => {
+  it('version 2 (fake): finds the org, creates the bucket and writes, loading no package', async () => {
     const child = await runChild(
       'v2',
       tsdbConfig({ version: 2, port: v2.port, v2: { org: 'acme', token: 'v2-token', bucket: 'lazy' } }),
     );
     expect(child).toMatchObject({ written: 1, requests: 1, errors: [] });
     expect(v2.lines()).toHaveLength(1);
-
-    expect(loads(child.loadedBy.constructed, LIBRARIES.v2Client)).toBe(false);
-    expect(loads(child.loadedBy.ensured, LIBRARIES.v2Client)).toBe(true);
-    expect(loads(child.loadedBy.written, LIBRARIES.influx)).toBe(false);
+    expect(loads(child.loadedBy.imported, '/dist/shared/destinations/tsdb/v2.js')).toBe(true);
+    expect(loads(child.loadedBy.written, PACKAGES)).toBe(false);
   });
 
-  it('version 3 (fake): neither library is loaded', async () => {
+  it('version 3 (fake): creates the database and writes, loading no package', async () => {
     const child = await runChild('v3', tsdbConfig({ version: 3, port: v3.port, v3: { token: 'v3-token' } }));
     expect(child).toMatchObject({ written: 1, requests: 1, errors: [] });
     expect(v3.lines()).toHaveLength(1);
-
-    expect(loads(child.loadedBy.written, LIBRARIES.influx)).toBe(false);
-    expect(loads(child.loadedBy.written, LIBRARIES.v2Client)).toBe(false);
+    expect(loads(child.loadedBy.imported, '/dist/shared/destinations/tsdb/v3.js')).toBe(true);
+    expect(loads(child.loadedBy.written, PACKAGES)).toBe(false);
   });
 });
 

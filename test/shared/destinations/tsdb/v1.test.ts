@@ -6,6 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bool, float, int, type Point, str } from '../../../../shared/destinations/tsdb/line-protocol.js';
+import { quoteIdentifier } from '../../../../shared/destinations/tsdb/v1.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
@@ -86,6 +87,34 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
       1,
       true,
     ]);
+  });
+
+  it('creates a database and policy whose names need quoting (a space, a quote) and writes to it', async () => {
+    const name = 'svc "odd" db';
+    const w = writer(name, { v1: { retentionPolicy: { name: 'my rp', duration: '1d' } } });
+    await w.ensureDatabase();
+    expect(await values('SHOW DATABASES')).toContainEqual([name]);
+    expect(await values(`SHOW RETENTION POLICIES ON ${quoteIdentifier(name)}`)).toContainEqual([
+      'my rp',
+      '24h0m0s',
+      '1h0m0s',
+      1,
+      true,
+    ]);
+    const report = await w.write(seqPoints('odd', 2, Date.now() - 60_000), 'test');
+    expect(report).toMatchObject({ written: 2, dropped: 0 });
+    expect(await values('SELECT count(x) FROM odd', name)).toMatchObject([[expect.any(String), 2]]);
+  });
+
+  it('says what InfluxDB refused when a statement fails inside a 200 answer (a name it does not take)', async () => {
+    await expect(writer('back\\slash').ensureDatabase()).rejects.toThrow(
+      'tsdb v1: POST /query (CREATE DATABASE) answered HTTP 200: invalid name',
+    );
+  });
+
+  it('quoteIdentifier escapes the quotes and backslashes of an InfluxQL identifier', () => {
+    expect(quoteIdentifier('svc')).toBe('"svc"');
+    expect(quoteIdentifier('a "b" c\\d')).toBe('"a \\"b\\" c\\\\d"');
   });
 
   it('writes points that read back with exact tags, field types, values and nanosecond times', async () => {
