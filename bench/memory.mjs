@@ -47,7 +47,10 @@ const SVC = join(ROOT, 'edge-agent/bin/svc.js');
 const CONFIG = resolve(option('config', 'BENCH_CONFIG', join(ROOT, 'config/local.yaml')));
 const IDLE_S = positive('idle', 'BENCH_IDLE_S', 30);
 const READINGS = Math.round(positive('readings', 'BENCH_READINGS', 5));
-const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', ''))
+/** The node flags of the svc bin's shebang (`#!/usr/bin/env -S node <flags>`): what `svc` runs with. */
+const SHEBANG_FLAGS = /^#!\/usr\/bin\/env -S node(.*)$/m.exec(readFileSync(SVC, 'utf8'))?.[1]?.trim() ?? '';
+// Default: the flags `svc` runs with (its shebang); --node-flags='' measures node without any.
+const NODE_FLAGS = String(option('node-flags', 'BENCH_NODE_FLAGS', SHEBANG_FLAGS))
   .split(' ')
   .filter(Boolean);
 const PROFILE = option('profile', 'BENCH_PROFILE', 'false') !== 'false';

@@ -1,5 +1,11 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16
 // The `svc` command: runs the built CLI. The README's setup command builds it.
+// --max-semi-space-size=16 (MB): Node 24's V8 sizes the young generation from the machine's memory,
+// up to 64 MB semi-spaces on a server (128 MB committed), where Node 20's stopped at 16; with the
+// young generation Svc had on Node 20 its RSS under load stays near Node 20's (bench/memory.mjs
+// --load: 171 against 272 MB; docs/operations.md "Memory"). Every launcher passes the same flags
+// (the Dockerfile, the systemd unit, the Windows service: test/deploy/files.test.ts holds them to
+// this line).
 import { fileURLToPath } from 'node:url';
 
 // Svc runs on Node 24 LTS (docs/development.md). On an older Node, one line that says so, not a

@@ -19,6 +19,11 @@ import { SVC_BIN } from '../support/svc-process.js';
 
 const repo = (path: string): string => join(REPO_ROOT, path);
 const text = (path: string): string => readFileSync(repo(path), 'utf8');
+/** The node flags of the `svc` bin's shebang (`#!/usr/bin/env -S node <flags>`): every launcher passes the same. */
+const NODE_FLAGS = (/^#!\/usr\/bin\/env -S node((?: --[\w-]+=\S+)*)$/m.exec(text('edge-agent/bin/svc.js'))?.[1] ?? '')
+  .trim()
+  .split(' ')
+  .filter((flag) => flag !== '');
 
 // ---- readers of the file formats (small on purpose: only what these files use) ----
 
@@ -237,7 +242,8 @@ describe('deploy/Dockerfile', () => {
     }
     const entry = execForm(only('ENTRYPOINT').args);
     expect(entry[0]).toBe('node');
-    const script = entry[1] ?? '';
+    expect(entry.slice(1, 1 + NODE_FLAGS.length)).toEqual(NODE_FLAGS);
+    const script = entry[1 + NODE_FLAGS.length] ?? '';
     expect(script.startsWith('/app/')).toBe(true);
     const inApp = script.slice('/app/'.length);
     expect(existsSync(repo(inApp)), inApp).toBe(true);
@@ -371,8 +377,10 @@ describe('deploy/systemd/svc.service', () => {
   const one = (key: string): string => service.get(key)?.[0] ?? '';
 
   it('runs `svc edge --config /etc/svc/svc.yaml` from the package, as its own user, restarting on failure', () => {
-    const [node, script = '', ...args] = one('ExecStart').split(' ');
+    const [node, ...rest] = one('ExecStart').split(' ');
     expect(node).toBe('/usr/bin/node');
+    expect(rest.slice(0, NODE_FLAGS.length)).toEqual(NODE_FLAGS);
+    const [script = '', ...args] = rest.slice(NODE_FLAGS.length);
     expect(script.startsWith('/opt/svc/')).toBe(true);
     expect(existsSync(repo(script.slice('/opt/svc/'.length))), script).toBe(true);
     expect(args).toEqual(['edge', '--config', envOf(final).get('SVC_CONFIG')]);
@@ -412,7 +420,11 @@ describe('deploy/windows/svc.xml', () => {
 
   it('runs `svc edge --config` with the script of the package, and restarts on failure', () => {
     expect(element('id')).toBe('svc');
-    const args = /^"%ProgramFiles%\\Svc\\([^"]+)" edge --config "([^"]+)"$/.exec(element('arguments'));
+    const flags = NODE_FLAGS.map((flag) => `${flag} `).join('');
+    expect(element('arguments').startsWith(`${flags}"`)).toBe(true);
+    const args = /^"%ProgramFiles%\\Svc\\([^"]+)" edge --config "([^"]+)"$/.exec(
+      element('arguments').slice(flags.length),
+    );
     expect(args, element('arguments')).not.toBeNull();
     const script = (args?.[1] ?? '').replaceAll('\\', '/');
     expect(existsSync(repo(script)), script).toBe(true);

@@ -1,7 +1,7 @@
 /** The `svc` command as a user runs it: the linked bin in node_modules/.bin, real child processes. */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -205,6 +205,9 @@ describe('svc command line', () => {
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       await expect.poll(() => out, { timeout: 15_000 }).toContain('running');
+      // The bin's shebang gives node the young generation Svc is measured with (edge-agent/bin/svc.js).
+      const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv.slice(1, 3)).toEqual(['--max-semi-space-size=16', join(REPO_ROOT, 'node_modules/.bin/svc')]);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       const lines = out
