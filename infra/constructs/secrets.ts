@@ -5,8 +5,8 @@
  * credentials → the tsdb writer, the monitoring SaaS keys → the monsaas writer), and each function
  * fetches at cold start exactly the references of its keys (functions/lambda-runtime.ts).
  *
- * Read-only: `secretsmanager:GetSecretValue` (the one call the Powertools SecretsProvider makes; it
- * never calls DescribeSecret) and `ssm:GetParameter` (SSMProvider.get, decrypted), each on the ARN of
+ * Read-only: `secretsmanager:GetSecretValue` (the one call shared/aws/secret-stores.ts makes for a
+ * secret; never DescribeSecret) and `ssm:GetParameter` (decrypted), each on the ARN of
  * the secret or parameter; `kms:Decrypt` only on the customer managed keys named in context, and only
  * through those two services. A secret encrypted with the AWS managed key (aws/secretsmanager,
  * aws/ssm) needs no KMS grant: its key policy lets the service decrypt for any principal of the

@@ -69,3 +69,21 @@ export function cachedCredentials(source: CredentialProvider, now: () => number 
     return pending;
   };
 }
+
+/**
+ * The AWS SDK's credentials, from its own providers (@aws-sdk/credential-providers): the named
+ * profile's (`fromIni`), or without one the SDK's default chain (`fromNodeProviderChain`: the
+ * environment, the shared files and AWS_PROFILE, SSO, a container or instance role). The package is
+ * imported at the first call, not at start, and the credentials are cached (`cachedCredentials`), so
+ * temporary ones (SSO, an assumed role, an instance role) are refreshed while Svc runs.
+ */
+export function sdkCredentials(profile = ''): CredentialProvider {
+  let source: Promise<CredentialProvider> | undefined;
+  return cachedCredentials(async () => {
+    source ??= import('@aws-sdk/credential-providers').then(({ fromIni, fromNodeProviderChain }) =>
+      profile ? fromIni({ profile }) : fromNodeProviderChain(),
+    );
+    const provider = await source;
+    return provider();
+  });
+}

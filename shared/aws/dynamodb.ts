@@ -12,7 +12,7 @@
  */
 
 import { isRecord } from '../util/records.js';
-import { type AwsClientSettings, AwsJsonClient, AwsServiceError } from './json-client.js';
+import { type AwsClientSettings, AwsJsonClient, AwsServiceError, serviceEndpoint } from './json-client.js';
 
 /** An attribute value, as far as Svc writes and reads them (strings and numbers). */
 export interface AttributeValue {
@@ -97,13 +97,7 @@ export function checkItem(output: Record<string, unknown>, key: string, operatio
 
 /** DynamoDB's endpoint for `region`, from the configuration, the environment or the region (see the head of this file). */
 export function dynamoDbEndpoint(region: string, configured?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (configured) return configured;
-  if (env['AWS_IGNORE_CONFIGURED_ENDPOINT_URLS']?.toLowerCase() !== 'true') {
-    const fromEnv = env['AWS_ENDPOINT_URL_DYNAMODB'] || env['AWS_ENDPOINT_URL'];
-    if (fromEnv) return fromEnv;
-  }
-  if (region === '') throw new Error('no AWS region for DynamoDB (AWS_REGION is not set)');
-  return `https://dynamodb.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
+  return serviceEndpoint({ envName: 'DYNAMODB', host: 'dynamodb', name: 'DynamoDB' }, region, configured, env);
 }
 
 export interface LeanDynamoDbClientOptions extends AwsClientSettings {

@@ -1,13 +1,13 @@
 /**
- * A lean client for AWS's JSON 1.0 protocol (SQS, DynamoDB): one SigV4-signed POST per call on
+ * A lean client for AWS's JSON protocol (1.0: SQS, DynamoDB; 1.1: Secrets Manager, SSM): one SigV4-signed POST per call on
  * node:http(s), with a keep-alive agent, connect and request timeouts, and retries as the AWS SDK's
  * standard mode does them. Why not the SDK: importing @aws-sdk/client-sqs and client-dynamodb costs
  * a Lambda cold start ~90 ms (hundreds of CommonJS files to resolve and compile) for three calls
  * that are each one POST (docs/deployment.md, "AWS clients"). Not global fetch: loading undici costs
  * ~10 ms at its first use.
  *
- * The wire protocol (https://smithy.io/2.0/aws/protocols/aws-json-1_0-protocol.html): POST `/`,
- * `Content-Type: application/x-amz-json-1.0`, `X-Amz-Target: <prefix>.<Operation>`, the input as
+ * The wire protocol (https://smithy.io/2.0/aws/protocols/aws-json-1_0-protocol.html, and 1.1, which
+ * differs only in its content type): POST `/`, `Content-Type: application/x-amz-json-1.0`, `X-Amz-Target: <prefix>.<Operation>`, the input as
  * a JSON body; the answer is the output as JSON, or an error: HTTP ≥ 300 with `__type` (or the
  * `x-amzn-ErrorType` header) naming it and `message` saying what went wrong. SQS is
  * "query-compatible": the SDK sends `x-amzn-query-mode: true` and SQS answers with its older error
@@ -131,6 +131,8 @@ export interface AwsJsonClientOptions extends AwsClientSettings {
   targetPrefix: string;
   /** Send `x-amzn-query-mode: true` and read `x-amzn-query-error` (SQS). */
   queryCompatible?: boolean;
+  /** The JSON protocol's version: 1.0 (SQS, DynamoDB, the default) or 1.1 (Secrets Manager, SSM). */
+  jsonVersion?: '1.0' | '1.1';
 }
 
 interface RawResponse {
@@ -234,7 +236,7 @@ export class AwsJsonClient {
         // Content-Length is set before signing and so signed, as the SDK does.
         headers: {
           'content-length': String(Buffer.byteLength(body)),
-          'content-type': 'application/x-amz-json-1.0',
+          'content-type': `application/x-amz-json-${this.options.jsonVersion ?? '1.0'}`,
           'x-amz-target': `${this.options.targetPrefix}.${operation}`,
           ...(this.options.queryCompatible ? { 'x-amzn-query-mode': 'true' } : {}),
         },
@@ -387,6 +389,27 @@ export class AwsJsonClient {
 function snippet(body: string): string {
   const flat = body.replace(/\s+/g, ' ').trim();
   return flat === '' ? '(empty)' : flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
+}
+
+/**
+ * A service's endpoint for `region`, as the AWS SDK resolves it: the configured one, else
+ * AWS_ENDPOINT_URL_<SERVICE> (e.g. `DYNAMODB`, `SECRETS_MANAGER`, `SSM`), else AWS_ENDPOINT_URL (both
+ * ignored when AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true), else `https://<host>.<region>.amazonaws.com`
+ * (`.amazonaws.com.cn` in China regions). Not done: the SDK's FIPS and dual-stack variants.
+ */
+export function serviceEndpoint(
+  service: { envName: string; host: string; name: string },
+  region: string,
+  configured: string | undefined,
+  env: NodeJS.ProcessEnv,
+): string {
+  if (configured) return configured;
+  if (env['AWS_IGNORE_CONFIGURED_ENDPOINT_URLS']?.toLowerCase() !== 'true') {
+    const fromEnv = env[`AWS_ENDPOINT_URL_${service.envName}`] || env['AWS_ENDPOINT_URL'];
+    if (fromEnv) return fromEnv;
+  }
+  if (region === '') throw new Error(`no AWS region for ${service.name} (AWS_REGION is not set)`);
+  return `https://${service.host}.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
 }
 
 /** An `http(s)://` URL's origin as a URL; anything else is a configuration error naming `what`. */

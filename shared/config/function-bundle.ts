@@ -2,11 +2,10 @@
  * The layout of a Lambda function's bundle that the code inside it relies on; the bundling options
  * (infra/constructs/esbuild-options.ts) build it. No imports: infra/ and the bench load this.
  *
- * The secret fetching (shared/secrets/fetch-refs.ts, with Powertools' Secrets Manager and SSM
- * providers) is a second file beside the function's index.mjs, imported only when the config has
- * secret references. In one file it cannot be lazy: esbuild's ESM output without code splitting
- * hoists the providers' static imports of the runtime's @aws-sdk/client-secrets-manager and
- * @aws-sdk/client-ssm to the top of the bundle, so every cold start loaded both clients.
+ * The secret fetching (shared/secrets/fetch-refs.ts, on the lean AWS client) is a second file beside
+ * the function's index.mjs, imported only when the config has secret references: a function without
+ * any does not load its code at all (esbuild's ESM output without code splitting cannot make one
+ * file lazy).
  */
 
 /** The entry of the secret-fetching bundle, relative to the repository root. */

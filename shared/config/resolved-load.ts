@@ -145,8 +145,8 @@ declare const SVC_LAMBDA_BUNDLE: boolean | undefined;
 type SecretFetcher = typeof FetchRefs;
 
 /**
- * The secret fetcher (Powertools' providers and the runtime's Secrets Manager and SSM clients),
- * loaded only when the config has references, so a function without any never loads those clients.
+ * The secret fetcher (fetch-refs.ts on the lean AWS client), loaded only when the config has
+ * references, so a function without any never loads its code.
  * The specifier is not a literal, so esbuild leaves the import alone rather than inlining the module
  * (whose static SDK imports it would hoist into every cold start): in a bundle it is the sibling file
  * SECRET_FETCH_FILE, built from fetch-refs.ts with the same options and resolved against the

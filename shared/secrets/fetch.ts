@@ -7,7 +7,7 @@ import { type LoadedConfig, loadConfigFile } from '../config/load.js';
 import type { SecretRefAt } from '../config/secret-refs.js';
 import { type FetchOptions, fetchSecretRefs } from './fetch-refs.js';
 
-export { type FetchOptions, fetchSecretRefs, SECRET_CACHE_SECONDS, type SecretClientConfig } from './fetch-refs.js';
+export { type FetchOptions, fetchSecretRefs, type SecretClientConfig } from './fetch-refs.js';
 
 export interface ResolveOptions extends FetchOptions {
   /** Which references to fetch; default all. The others stay as written. */

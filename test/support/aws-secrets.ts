@@ -4,8 +4,8 @@
  * wire protocol that Svc uses — AWS JSON 1.1: `POST /` with `X-Amz-Target:
  * secretsmanager.GetSecretValue` or `AmazonSSM.GetParameter`, a JSON body, a JSON answer, and
  * errors as status 400 with `{"__type": "<ErrorName>", "message": …}` (ResourceNotFoundException,
- * ParameterNotFound, AccessDeniedException) — so the real AWS SDK clients (and the Powertools
- * providers on them) run unchanged, pointed here by `AWS_ENDPOINT_URL_SECRETS_MANAGER` /
+ * ParameterNotFound, AccessDeniedException) — so Svc's client (shared/aws/secret-stores.ts), or the
+ * AWS SDK's, runs unchanged, pointed here by `AWS_ENDPOINT_URL_SECRETS_MANAGER` /
  * `AWS_ENDPOINT_URL_SSM` or a client `endpoint`. Signatures are not verified; the region and
  * service of each request's SigV4 credential scope are recorded.
  *

@@ -1,5 +1,5 @@
 /**
- * Fetching secret references with the Powertools providers over the real AWS SDK clients, against
+ * Fetching secret references with Svc's lean AWS client (shared/aws/secret-stores.ts), against
  * the local Secrets Manager / SSM stand-in (test/support/aws-secrets.ts: no emulator of either
  * service exists here). The config is loaded again with the values; failures name the key and the
  * reference, never a value.
