@@ -1,6 +1,6 @@
 /**
  * What the version adapters (v1.ts, v2.ts, v3.ts) share: the server's URL, retention durations,
- * the tsdb's error text, failures without an answer, setup errors, the fetch request of database
+ * the tsdb's error text, failures without an answer, setup errors, the fetch calls of database
  * setup, and the node:http transport every version posts its lines with. No tsdb client library:
  * each version's few setup calls are plain HTTP requests, with one error shape for all.
  */
@@ -93,48 +93,64 @@ export function setupError(
   return new Error(`tsdb v${version}: ${request} ${what}`, reason === undefined ? undefined : { cause: reason });
 }
 
-/** An HTTP answer with its body read. */
-export interface Answer {
-  kind: 'answer';
-  status: number;
-  ok: boolean;
-  headers: Headers;
-  body: string;
+/** One request of database setup (databases, retention policies, orgs, buckets), for `setupCall`. */
+export interface SetupCall {
+  version: TsdbVersion;
+  method: 'GET' | 'POST';
+  url: string;
+  /** The request as messages name it: `POST /api/v2/buckets`. */
+  request: string;
+  headers: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  /** A refusal that is not a failure (what was to be made exists already). */
+  tolerate?: (status: number, body: string) => boolean;
 }
+
+/** What a setup call came to: the answer's body, or a refusal `tolerate` accepted. */
+export type SetupAnswer = { tolerated: false; body: string; status: number } | { tolerated: true };
 
 /**
- * One request of database setup (every version: databases, retention policies, orgs, buckets)
- * with fetch: the answer with its body read, or the failure when there was none (timeout included).
+ * One setup call with fetch, for every version: the answer's body, a refusal the call tolerates, or
+ * else the error setupError makes of what the tsdb answered (or why it did not; a timeout included).
  */
-export async function setupRequest(
-  method: 'GET' | 'POST',
-  url: string,
-  headers: Record<string, string>,
-  body: string | undefined,
-  timeoutMs: number,
-): Promise<Answer | NetworkFailure> {
+export async function setupCall(call: SetupCall): Promise<SetupAnswer> {
+  let res: Response;
+  let text: string;
   try {
-    const res = await fetch(url, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      signal: AbortSignal.timeout(timeoutMs),
+    res = await fetch(call.url, {
+      method: call.method,
+      headers: call.headers,
+      ...(call.body === undefined ? {} : { body: call.body }),
+      signal: AbortSignal.timeout(call.timeoutMs),
     });
-    const text = await res.text();
-    return { kind: 'answer', status: res.status, ok: res.ok, headers: res.headers, body: text };
+    text = await res.text();
   } catch (err) {
-    return networkOutcome(err);
+    throw setupError(call.version, call.request, networkOutcome(err));
   }
+  if (res.ok) return { tolerated: false, body: text, status: res.status };
+  if (call.tolerate?.(res.status, text) === true) return { tolerated: true };
+  throw setupError(call.version, call.request, {
+    kind: 'http',
+    status: res.status,
+    message: serverMessage(text, res.headers.get('x-influxdb-error')),
+  });
 }
 
-/** An answer that is not 2xx as the failure setupError reports: its status and the tsdb's error text. */
-export function answerFailure(answer: Answer): Extract<Failure, { kind: 'http' }> {
-  return {
-    kind: 'http',
-    status: answer.status,
-    message: serverMessage(answer.body, answer.headers.get('x-influxdb-error')),
-    retryAfterMs: retryAfterMs(answer.headers.get('retry-after')),
-  };
+/** `setupCall` whose answer is JSON: the parsed body (undefined when empty) and its status; a body that is not JSON is an error. */
+export async function setupJson(call: Omit<SetupCall, 'tolerate'>): Promise<{ json: unknown; status: number }> {
+  const answer = await setupCall(call);
+  // Without `tolerate` every refusal throws; this keeps the type honest.
+  if (answer.tolerated) return { json: undefined, status: 0 };
+  try {
+    return { json: answer.body === '' ? undefined : JSON.parse(answer.body), status: answer.status };
+  } catch {
+    throw setupError(call.version, call.request, {
+      kind: 'http',
+      status: answer.status,
+      message: `not JSON: ${truncate(answer.body, 200)}`,
+    });
+  }
 }
 
 /** What one write request over node:http came to: an answer with its body read, or an error. */

@@ -12,16 +12,7 @@
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
 import type { TsdbClient, TsdbClientOptions, TsdbConfig } from './client.js';
-import {
-  answerFailure,
-  HttpClient,
-  HttpTransport,
-  retentionHours,
-  serverUrl,
-  setupError,
-  setupRequest,
-  truncate,
-} from './http.js';
+import { HttpClient, HttpTransport, retentionHours, serverUrl, setupError, setupJson, truncate } from './http.js';
 
 type V1Config = TsdbConfig['v1Config'];
 
@@ -104,38 +95,23 @@ export class V1Client extends HttpClient implements TsdbClient {
 
   /** One InfluxQL statement; its parsed answer, or an error saying what InfluxDB answered (or why it did not). */
   private async query(method: 'GET' | 'POST', statement: string): Promise<unknown> {
-    const what = `${method} /query (${statement.split(' ').slice(0, 2).join(' ')})`;
+    const request = `${method} /query (${statement.split(' ').slice(0, 2).join(' ')})`;
     const form = new URLSearchParams({ q: statement }).toString();
-    const answer =
-      method === 'GET'
-        ? await setupRequest(
-            'GET',
-            `${this.queryUrl}?${form}`,
-            authorization(this.v1),
-            undefined,
-            this.requestTimeoutMs,
-          )
-        : await setupRequest(
-            'POST',
-            this.queryUrl,
-            { ...authorization(this.v1), 'content-type': 'application/x-www-form-urlencoded' },
-            form,
-            this.requestTimeoutMs,
-          );
-    if (answer.kind === 'network') throw setupError(1, what, answer);
-    if (!answer.ok) throw setupError(1, what, answerFailure(answer));
-    let results: unknown;
-    try {
-      results = JSON.parse(answer.body);
-    } catch {
-      throw setupError(1, what, {
-        kind: 'http',
-        status: answer.status,
-        message: `not JSON: ${truncate(answer.body, 200)}`,
-      });
-    }
-    const refused = statementError(results);
-    if (refused !== undefined) throw setupError(1, what, { kind: 'http', status: answer.status, message: refused });
-    return results;
+    const answer = await setupJson({
+      version: 1,
+      method,
+      request,
+      timeoutMs: this.requestTimeoutMs,
+      ...(method === 'GET'
+        ? { url: `${this.queryUrl}?${form}`, headers: authorization(this.v1) }
+        : {
+            url: this.queryUrl,
+            headers: { ...authorization(this.v1), 'content-type': 'application/x-www-form-urlencoded' },
+            body: form,
+          }),
+    });
+    const refused = statementError(answer.json);
+    if (refused !== undefined) throw setupError(1, request, { kind: 'http', status: answer.status, message: refused });
+    return answer.json;
   }
 }

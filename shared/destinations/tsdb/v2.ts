@@ -12,16 +12,7 @@
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
 import type { TsdbClient, TsdbClientOptions } from './client.js';
-import {
-  answerFailure,
-  HttpClient,
-  HttpTransport,
-  retentionHours,
-  serverUrl,
-  setupError,
-  setupRequest,
-  truncate,
-} from './http.js';
+import { HttpClient, HttpTransport, retentionHours, serverUrl, setupCall, setupJson } from './http.js';
 
 type V2Config = TsdbClientOptions['config']['v2Config'];
 
@@ -46,14 +37,11 @@ export class V2Client extends HttpClient implements TsdbClient {
   async ensureDatabase(): Promise<void> {
     const v2 = this.v2;
     const everySeconds = retentionHours(v2.retentionDuration) * 3600;
-    const orgs = await this.call('GET', `/api/v2/orgs?${new URLSearchParams({ org: v2.org }).toString()}`);
-    const orgID = listOf(orgs.json, 'orgs').find((o) => o.name === v2.org)?.id;
+    const orgs = await this.get(`/api/v2/orgs?${new URLSearchParams({ org: v2.org }).toString()}`);
+    const orgID = listOf(orgs, 'orgs').find((o) => o.name === v2.org)?.id;
     if (typeof orgID !== 'string') throw new Error(`tsdb v2: organisation "${v2.org}" not found`);
-    const buckets = await this.call(
-      'GET',
-      `/api/v2/buckets?${new URLSearchParams({ name: v2.bucket, orgID }).toString()}`,
-    );
-    if (listOf(buckets.json, 'buckets').some((b) => b.name === v2.bucket)) {
+    const buckets = await this.get(`/api/v2/buckets?${new URLSearchParams({ name: v2.bucket, orgID }).toString()}`);
+    if (listOf(buckets, 'buckets').some((b) => b.name === v2.bucket)) {
       this.log.info({ org: v2.org, bucket: v2.bucket }, 'tsdb bucket exists; left as it is');
       return;
     }
@@ -63,52 +51,32 @@ export class V2Client extends HttpClient implements TsdbClient {
       description: v2.description,
       retentionRules: [{ type: 'expire', everySeconds }],
     };
-    const created = await this.call(
-      'POST',
-      '/api/v2/buckets',
-      body,
-      (status, text) => status === 422 && /already exists/i.test(text),
-    );
+    const created = await setupCall({
+      version: 2,
+      method: 'POST',
+      url: `${this.baseUrl}/api/v2/buckets`,
+      request: 'POST /api/v2/buckets',
+      headers: { authorization: `Token ${this.v2.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      timeoutMs: this.requestTimeoutMs,
+      // Created meanwhile by someone else: left as it is.
+      tolerate: (status, text) => status === 422 && /already exists/i.test(text),
+    });
     if (created.tolerated) return;
     this.log.info({ org: v2.org, bucket: v2.bucket, everySeconds }, 'tsdb bucket created');
   }
 
-  /**
-   * One call of the v2 API: its answer as JSON, or an error saying what InfluxDB answered (or why it
-   * did not). `tolerate` names a refusal that is not a failure (the answer is then `tolerated`).
-   */
-  private async call(
-    method: 'GET' | 'POST',
-    path: string,
-    body?: object,
-    tolerate?: (status: number, text: string) => boolean,
-  ): Promise<{ json: unknown; tolerated: boolean }> {
-    const request = `${method} ${path}`;
-    const headers: Record<string, string> = {
-      authorization: `Token ${this.v2.token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    };
-    const answer = await setupRequest(
-      method,
-      `${this.baseUrl}${path}`,
-      headers,
-      body === undefined ? undefined : JSON.stringify(body),
-      this.requestTimeoutMs,
-    );
-    if (answer.kind === 'network') throw setupError(2, request, answer);
-    if (!answer.ok) {
-      if (tolerate?.(answer.status, answer.body) === true) return { json: undefined, tolerated: true };
-      throw setupError(2, request, answerFailure(answer));
-    }
-    try {
-      return { json: answer.body === '' ? undefined : JSON.parse(answer.body), tolerated: false };
-    } catch {
-      throw setupError(2, request, {
-        kind: 'http',
-        status: answer.status,
-        message: `not JSON: ${truncate(answer.body, 200)}`,
-      });
-    }
+  /** A GET of the v2 API: its answer as JSON, or an error saying what InfluxDB answered (or why it did not). */
+  private async get(path: string): Promise<unknown> {
+    const answer = await setupJson({
+      version: 2,
+      method: 'GET',
+      url: `${this.baseUrl}${path}`,
+      request: `GET ${path}`,
+      headers: { authorization: `Token ${this.v2.token}` },
+      timeoutMs: this.requestTimeoutMs,
+    });
+    return answer.json;
   }
 }
 

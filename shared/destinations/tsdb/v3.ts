@@ -1,6 +1,6 @@
 /**
  * tsdb version 3 (InfluxDB 3.x): writes with node:http (http.ts `HttpTransport`), setup with `fetch`
- * (http.ts `setupRequest`).
+ * (http.ts `setupCall`).
  *
  * Writes: `POST /api/v3/write_lp?db=<database>&precision=nanosecond`, `Authorization: Bearer`, with
  * the timeout `v3Config.writeTimeout`, without `no_sync=true` (with it the server answers before
@@ -10,15 +10,7 @@
  */
 import type { Log } from '../../logging/log.js';
 import type { TsdbClient, TsdbClientOptions } from './client.js';
-import {
-  answerFailure,
-  HttpClient,
-  HttpTransport,
-  retentionHours,
-  serverUrl,
-  setupError,
-  setupRequest,
-} from './http.js';
+import { HttpClient, HttpTransport, retentionHours, serverUrl, setupCall } from './http.js';
 
 const CONFIGURE = 'POST /api/v3/configure/database';
 
@@ -53,23 +45,22 @@ export class V3Client extends HttpClient implements TsdbClient {
     const v3 = this.v3;
     const hours = retentionHours(v3.retentionDuration);
     const body = JSON.stringify({ db: v3.database, retention_period: `${hours}h` });
-    const answer = await setupRequest(
-      'POST',
-      `${this.baseUrl}/api/v3/configure/database`,
-      { ...authorization(this.v3), 'content-type': 'application/json' },
+    const answer = await setupCall({
+      version: 3,
+      method: 'POST',
+      url: `${this.baseUrl}/api/v3/configure/database`,
+      request: CONFIGURE,
+      headers: { ...authorization(this.v3), 'content-type': 'application/json' },
       body,
-      this.requestTimeoutMs,
-    );
-    if (answer.kind === 'network') throw setupError(3, CONFIGURE, answer);
-    // 409 Conflict; a 400/422 saying "already exists" is taken the same way.
-    if (
-      answer.status === 409 ||
-      ((answer.status === 400 || answer.status === 422) && /already exists/i.test(answer.body))
-    ) {
+      timeoutMs: this.requestTimeoutMs,
+      // 409 Conflict; a 400/422 saying "already exists" is taken the same way.
+      tolerate: (status, text) =>
+        status === 409 || ((status === 400 || status === 422) && /already exists/i.test(text)),
+    });
+    if (answer.tolerated) {
       this.log.info({ database: v3.database }, 'tsdb database exists; left as it is');
       return;
     }
-    if (!answer.ok) throw setupError(3, CONFIGURE, answerFailure(answer));
     this.log.info({ database: v3.database, retention: `${hours}h` }, 'tsdb database created');
   }
 }
