@@ -138,15 +138,18 @@ function removeTempDirsSync(): void {
   tempDirs.clear();
 }
 
-function killAllChildrenSync(): void {
-  for (const child of liveChildren) {
-    try {
-      child.kill('SIGCONT'); // in case it was paused; SIGKILL works either way, this is just hygiene
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
+/** SIGKILL (after SIGCONT, in case it was paused: SIGKILL works either way, this is hygiene); false when it is already gone. */
+function killNow(child: ChildProcess): boolean {
+  try {
+    child.kill('SIGCONT');
+    return child.kill('SIGKILL');
+  } catch {
+    return false;
   }
+}
+
+function killAllChildrenSync(): void {
+  for (const child of liveChildren) killNow(child);
   liveChildren.clear();
 }
 
@@ -170,12 +173,7 @@ export async function stopLeftChildren(): Promise<number> {
       (child) =>
         new Promise<void>((resolve) => {
           child.once('exit', () => resolve());
-          try {
-            child.kill('SIGCONT');
-            child.kill('SIGKILL');
-          } catch {
-            resolve();
-          }
+          if (!killNow(child)) resolve();
         }),
     ),
   );
