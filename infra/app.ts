@@ -266,12 +266,16 @@ function kmsKeyArns(app: App): string[] {
   });
 }
 
-/** Runs the app; an unusable config or context ends it with the problems listed and exit code 1. */
-export function main(): void {
+/**
+ * Builds and synthesizes the app, then hands it to `afterSynth` (the cdk-nag check, infra/nag.ts);
+ * an unusable config or context ends it with the problems listed and exit code 1.
+ */
+export function runApp(afterSynth?: (app: App) => void): void {
   try {
     const app = new App();
     buildSvcApp(app);
     app.synth();
+    afterSynth?.(app);
   } catch (err) {
     if (!(err instanceof ConfigError) && !(err instanceof SynthSettingsError)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -284,14 +288,20 @@ export function main(): void {
   }
 }
 
-function isMainModule(): boolean {
+/** Runs the app as `cdk synth` does; an unusable config or context ends it with exit code 1. */
+export function main(): void {
+  runApp();
+}
+
+/** Whether the module at `moduleUrl` (its `import.meta.url`) is the script node was started with. */
+export function isMainModule(moduleUrl: string): boolean {
   const script = process.argv[1];
   if (!script) return false;
   try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+    return realpathSync(script) === realpathSync(fileURLToPath(moduleUrl));
   } catch {
     return false;
   }
 }
 
-if (isMainModule()) main();
+if (isMainModule(import.meta.url)) main();
