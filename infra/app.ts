@@ -20,6 +20,7 @@ import { type LoadedConfig, loadConfigFile } from '../shared/config/load.js';
 import { resolvedConfigDocument, resolvedConfigText } from '../shared/config/resolved.js';
 import { SECRET_REF_SYNTAX } from '../shared/config/secret-refs.js';
 import { displayPath } from '../shared/config/walk.js';
+import { auditApiLimits } from './api-limits.js';
 import { DEFAULT_API_5XX_PERCENT, DEFAULT_OLDEST_MESSAGE_ALARM } from './constructs/alarms.js';
 import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
 import { planDestinations } from './destinations.js';
@@ -173,6 +174,7 @@ export function buildSvcApp(app: App): SvcStack {
   const audit = loaded.config.auditEvents;
   const parquetS3 = audit.destination.parquet.s3;
   const writers = destinations.deployed.map((d) => d.name);
+  const apiLimits = auditApiLimits(loaded.config);
   const stack = new SvcStack(app, settings.stackName, {
     description: audit.enable
       ? 'Svc: audit event API, event queues and writers, storage'
@@ -184,6 +186,8 @@ export function buildSvcApp(app: App): SvcStack {
     secretsKmsKeyArns: settings.secretsKmsKeyArns,
     idempotency: audit.idempotency.enable,
     auditApi: audit.enable,
+    auditTokenRequired: audit.apiToken !== '',
+    auditApiLimits: apiLimits,
     parquetBucket: parquetS3.enable ? { bucket: parquetS3.bucket, prefix: parquetS3.prefix } : undefined,
     writerVpc: settings.writerVpc,
     alarms: {
@@ -233,6 +237,7 @@ export function buildSvcApp(app: App): SvcStack {
     );
   if (audit.apiToken === '')
     warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
+  for (const note of apiLimits.notes) warn('api-limits', note);
   return stack;
 }
 
