@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnResource, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
@@ -171,7 +171,7 @@ class AuditApiLimitsPack extends NagPack {
     super();
     this.packName = 'AuditApiLimits';
   }
-  protected checkResource(node: Parameters<NagPack['checkResource']>[0]): void {
+  protected checkResource(node: CfnResource): void {
     for (const rule of [
       rules.apigw.APIGWAccessLogging,
       rules.apigw.APIGWDefaultThrottling,
@@ -186,6 +186,7 @@ describe('the audit API on AWS: access log, stage throttling, reserved concurren
     new AuditApiLimitsPack()
       .validateScope(stack)
       .violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`))
+      // The writers' concurrency follows Svc.auditEvents.queue.rateLimit, off here (stack.test.ts has it).
       .filter((finding) => !finding.includes('/EventPipeline/'))
       .sort();
 
