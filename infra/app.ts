@@ -20,6 +20,7 @@ import { type LoadedConfig, loadConfigFile } from '../shared/config/load.js';
 import { resolvedConfigDocument, resolvedConfigText } from '../shared/config/resolved.js';
 import { SECRET_REF_SYNTAX } from '../shared/config/secret-refs.js';
 import { displayPath } from '../shared/config/walk.js';
+import { auditApiLimits } from './api-limits.js';
 import { DEFAULT_API_5XX_PERCENT, DEFAULT_OLDEST_MESSAGE_ALARM } from './constructs/alarms.js';
 import { DEFAULT_MAX_RECEIVE_COUNT } from './constructs/event-pipeline.js';
 import { planDestinations } from './destinations.js';
@@ -173,6 +174,7 @@ export function buildSvcApp(app: App): SvcStack {
   const audit = loaded.config.auditEvents;
   const parquetS3 = audit.destination.parquet.s3;
   const writers = destinations.deployed.map((d) => d.name);
+  const apiLimits = auditApiLimits(loaded.config);
   const stack = new SvcStack(app, settings.stackName, {
     description: audit.enable
       ? 'Svc: audit event API, event queues and writers, storage'
@@ -184,6 +186,8 @@ export function buildSvcApp(app: App): SvcStack {
     secretsKmsKeyArns: settings.secretsKmsKeyArns,
     idempotency: audit.idempotency.enable,
     auditApi: audit.enable,
+    auditTokenRequired: audit.apiToken !== '',
+    auditApiLimits: apiLimits,
     parquetBucket: parquetS3.enable ? { bucket: parquetS3.bucket, prefix: parquetS3.prefix } : undefined,
     writerVpc: settings.writerVpc,
     alarms: {
@@ -233,6 +237,7 @@ export function buildSvcApp(app: App): SvcStack {
     );
   if (audit.apiToken === '')
     warn('no-api-token', 'Svc.auditEvents.apiToken is empty: the audit API accepts requests without a token');
+  for (const note of apiLimits.notes) warn('api-limits', note);
   return stack;
 }
 
@@ -266,12 +271,16 @@ function kmsKeyArns(app: App): string[] {
   });
 }
 
-/** Runs the app; an unusable config or context ends it with the problems listed and exit code 1. */
-export function main(): void {
+/**
+ * Builds and synthesizes the app, then hands it to `afterSynth` (the cdk-nag check, infra/nag.ts);
+ * an unusable config or context ends it with the problems listed and exit code 1.
+ */
+export function runApp(afterSynth?: (app: App) => void): void {
   try {
     const app = new App();
     buildSvcApp(app);
     app.synth();
+    afterSynth?.(app);
   } catch (err) {
     if (!(err instanceof ConfigError) && !(err instanceof SynthSettingsError)) throw err;
     process.stderr.write(`${err.message}\n`);
@@ -284,14 +293,20 @@ export function main(): void {
   }
 }
 
-function isMainModule(): boolean {
+/** Runs the app as `cdk synth` does; an unusable config or context ends it with exit code 1. */
+export function main(): void {
+  runApp();
+}
+
+/** Whether the module at `moduleUrl` (its `import.meta.url`) is the script node was started with. */
+export function isMainModule(moduleUrl: string): boolean {
   const script = process.argv[1];
   if (!script) return false;
   try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+    return realpathSync(script) === realpathSync(fileURLToPath(moduleUrl));
   } catch {
     return false;
   }
 }
 
-if (isMainModule()) main();
+if (isMainModule(import.meta.url)) main();

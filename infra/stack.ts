@@ -13,6 +13,8 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FORWARDABLE_DESTINATIONS, type ForwardableDestination } from '../shared/config/placement.js';
 import type { SecretRefAt } from '../shared/config/secret-refs.js';
+import type { AuditApiLimits } from './api-limits.js';
+import { acknowledgeWildcardResource } from './constructs/acknowledge.js';
 import { Alarms } from './constructs/alarms.js';
 import { EdgeAccess } from './constructs/edge-access.js';
 import { EventPipeline, WRITER_ENTRIES, type WriterProps } from './constructs/event-pipeline.js';
@@ -39,6 +41,10 @@ export interface SvcStackProps extends StackProps {
   idempotency: boolean;
   /** `auditEvents.enable`: false deploys no audit API (no destination may then take audit events). */
   auditApi: boolean;
+  /** `auditEvents.apiToken` is set (the function then refuses requests without it). */
+  auditTokenRequired?: boolean;
+  /** The audit API's stage throttling and reserved concurrency (auditApiLimits); none: neither is set. */
+  auditApiLimits?: Pick<AuditApiLimits, 'throttle' | 'reservedConcurrency'>;
   /** Places the tsdb writer in this VPC (a private tsdb). */
   writerVpc?: WriterVpc | undefined;
   alarms?: { topicArn?: string | undefined; oldestMessageAge?: Duration; api5xxPercent?: number };
@@ -92,11 +98,13 @@ export class SvcStack extends Stack {
       // The parquet writer puts its files into the bucket the config names, under its prefix.
       if (name === 'parquet' && props.parquetBucket) {
         const { bucket, prefix } = props.parquetBucket;
-        Grant.addToPrincipal({
-          grantee: writer,
-          actions: ['s3:PutObject'],
-          resourceArns: [Bucket.fromBucketName(this, 'ParquetBucket', bucket).arnForObjects(`${prefix}*`)],
-        });
+        const files = Bucket.fromBucketName(this, 'ParquetBucket', bucket).arnForObjects(`${prefix}*`);
+        Grant.addToPrincipal({ grantee: writer, actions: ['s3:PutObject'], resourceArns: [files] });
+        acknowledgeWildcardResource(
+          writer.executionRole,
+          files,
+          'The parquet files are objects under Svc.auditEvents.destination.parquet.s3.prefix, named by their events: the grant is scoped to that prefix of the configured bucket',
+        );
       }
       if (audit) auditQueues[name] = destination.queue;
       if (platform && isForwardable(name)) platformQueues[name] = destination.queue;
@@ -107,6 +115,9 @@ export class SvcStack extends Stack {
           bucket: this.storage.bucket,
           configDocument: props.configDocument,
           idempotency: props.idempotency,
+          tokenRequired: props.auditTokenRequired ?? false,
+          throttle: props.auditApiLimits?.throttle,
+          reservedConcurrency: props.auditApiLimits?.reservedConcurrency,
         })
       : undefined;
     this.edgeAccess =
@@ -124,6 +135,7 @@ export class SvcStack extends Stack {
     this.alarms = new Alarms(this, 'Alarms', {
       destinations: this.pipeline.destinations,
       api: this.ingestApi?.api,
+      auditFunction: this.ingestApi?.handler,
       ...props.alarms,
     });
   }

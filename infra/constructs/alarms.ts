@@ -1,7 +1,8 @@
 /**
  * Alarms and a dashboard over the event pipeline and the audit API: what an operator must hear about
  * is an event that cannot be written (a dead letter, a writer error), a writer that cannot keep up (the
- * oldest message's age, throttles) and a client that could not deliver (API 5xx). Every alarm notifies
+ * oldest message's age, throttles) and a client that could not deliver (API 5xx, an audit function
+ * error or throttle). Every function has an error alarm. Every alarm notifies
  * the SNS topic given (alarm and OK); without one they only show in the console, and synth says so.
  * docs/deployment.md ("Alarms") says what each means and what to do.
  */
@@ -21,6 +22,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import type { DestinationQueue } from './event-pipeline.js';
+import type { SvcFunction } from './svc-function.js';
 
 /** Default of the oldest-message alarm: well above the longest batching window an SQS event source allows (300 s). */
 export const DEFAULT_OLDEST_MESSAGE_ALARM = Duration.minutes(15);
@@ -36,6 +38,8 @@ export interface AlarmsProps {
   destinations: readonly DestinationQueue[];
   /** The audit API, when deployed. */
   api?: HttpApi | undefined;
+  /** The audit API's function, when deployed. */
+  auditFunction?: SvcFunction | undefined;
   /** SNS topic for every alarm's alarm and OK actions. */
   topicArn?: string | undefined;
   /** Age of the oldest message above which a queue alarms. */
@@ -113,6 +117,22 @@ export class Alarms extends Construct {
       );
     }
 
+    const audit = props.auditFunction;
+    if (audit) {
+      alarm(
+        'AuditFunctionErrors',
+        audit.metricErrors({ period: MINUTE, statistic: 'Sum' }),
+        1,
+        "Svc audit API: the audit function failed (a crash, a timeout, a cold start that could not load the config or fetch its secrets); those requests got an error and the client must retry them. Read the audit function's log (docs/deployment.md#alarms).",
+      );
+      alarm(
+        'AuditFunctionThrottles',
+        audit.metricThrottles({ period: MINUTE, statistic: 'Sum' }),
+        1,
+        'Svc audit API: the audit function was throttled: its reserved concurrency (Svc.auditEvents.aws.reservedConcurrency) or the account is exhausted, and those requests failed (docs/deployment.md#alarms).',
+      );
+    }
+
     const api = props.api;
     const requests = api?.metricCount({ period: FIVE_MINUTES, statistic: 'Sum' });
     const serverErrors = api?.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' });
@@ -171,18 +191,33 @@ export class Alarms extends Construct {
         per((d) => d.writer?.metricDuration({ period: MINUTE, statistic: 'p99' })),
       ),
     );
-    if (requests && serverErrors && clientErrors) {
-      this.dashboard.addWidgets(
-        new GraphWidget({
-          title: 'Audit API requests',
-          left: [
-            requests.with({ label: 'requests' }),
-            clientErrors.with({ label: '4xx' }),
-            serverErrors.with({ label: '5xx' }),
-          ],
-          width: 24,
-        }),
-      );
-    }
+    const auditWidgets = [
+      ...(requests && serverErrors && clientErrors
+        ? [
+            new GraphWidget({
+              title: 'Audit API requests',
+              left: [
+                requests.with({ label: 'requests' }),
+                clientErrors.with({ label: '4xx' }),
+                serverErrors.with({ label: '5xx' }),
+              ],
+              width: audit ? 16 : 24,
+            }),
+          ]
+        : []),
+      ...(audit
+        ? [
+            new GraphWidget({
+              title: 'Audit function errors and throttles',
+              left: [
+                audit.metricErrors({ period: MINUTE, statistic: 'Sum', label: 'errors' }),
+                audit.metricThrottles({ period: MINUTE, statistic: 'Sum', label: 'throttles' }),
+              ],
+              width: 8,
+            }),
+          ]
+        : []),
+    ];
+    if (auditWidgets.length > 0) this.dashboard.addWidgets(...auditWidgets);
   }
 }

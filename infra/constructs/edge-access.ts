@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { CLAIM_CHECK_PREFIX } from '../../functions/contract.js';
 import type { ForwardableDestination } from '../../shared/config/placement.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
+import { acknowledgeClaimCheckWildcard } from './storage.js';
 
 /** Stack output keys (fixed logical ids, so scripts can query them by name). */
 export const EDGE_CONFIG_OUTPUT = 'EdgeConfig';
@@ -59,6 +60,7 @@ export class EdgeAccess extends Construct {
         resources: [props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)],
       }),
     );
+    acknowledgeClaimCheckWildcard(this.user, props.bucket);
 
     const settings: EdgeCloudSettings = {
       enable: true,

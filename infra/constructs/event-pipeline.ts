@@ -12,6 +12,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CLAIM_CHECK_PREFIX, ENTRIES, LAMBDA_ENV, SQS_MAX_MESSAGE_BYTES } from '../../functions/contract.js';
+import { acknowledgeClaimCheckWildcard } from './storage.js';
 import { SvcFunction, type SvcFunctionProps } from './svc-function.js';
 
 export const DEFAULT_MAX_RECEIVE_COUNT = 5;
@@ -216,6 +217,7 @@ export class EventPipeline extends Construct {
       actions: ['s3:GetObject'],
       resourceArns: [this.props.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`)],
     });
+    acknowledgeClaimCheckWildcard(writer.executionRole, this.props.bucket);
     target.writer = writer;
     return writer;
   }

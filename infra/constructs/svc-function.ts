@@ -21,6 +21,7 @@ import type { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { BUNDLED_CONFIG_FILE, LAMBDA_ENV } from '../../functions/contract.js';
 import { LOCK_FILE, REPO_ROOT, repoPath } from '../paths.js';
+import { acknowledgeNag } from './acknowledge.js';
 import { LAMBDA_BUNDLING, secretFetchEsbuildOptions } from './esbuild-options.js';
 
 /**
@@ -77,13 +78,23 @@ export interface SvcFunctionProps
 }
 
 export class SvcFunction extends NodejsFunction {
+  /** The function's own execution role (grants add to it; acknowledgements of its policy's findings go on it). */
+  readonly executionRole: Role;
+
   constructor(scope: Construct, id: string, props: SvcFunctionProps) {
     const { entry, configDocument, logRetention, bundling, environment, ...rest } = props;
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: logRetention ?? RetentionDays.ONE_MONTH });
     const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     // The log group exists (the stack creates it), so the function only adds streams and events to it.
     logGroup.grantWrite(role);
-    if (rest.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: [...VPC_ENI_ACTIONS], resources: ['*'] }));
+    if (rest.vpc) {
+      role.addToPrincipalPolicy(new PolicyStatement({ actions: [...VPC_ENI_ACTIONS], resources: ['*'] }));
+      acknowledgeNag(
+        role,
+        'IAM5[Resource::*]',
+        "The network-interface actions a function in a VPC needs (AWSLambdaVPCAccessExecutionRole's): the EC2 Describe actions have no resource-level permissions and Lambda checks the others against * when it creates the function",
+      );
+    }
     super(scope, id, {
       memorySize: 512,
       timeout: Duration.seconds(10),
@@ -127,6 +138,12 @@ export class SvcFunction extends NodejsFunction {
         },
       },
     });
+    this.executionRole = role;
+    acknowledgeNag(
+      this,
+      'L1',
+      'Node.js 24 is the runtime Svc pins and tests on (docs/development.md); the functions move to a newer runtime with that pin, not ahead of it',
+    );
   }
 }
 

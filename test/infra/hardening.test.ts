@@ -18,48 +18,7 @@ import { VPC_ENI_ACTIONS } from '../../infra/constructs/svc-function.js';
 import { planDestinations } from '../../infra/destinations.js';
 import type { SvcStack } from '../../infra/stack.js';
 import { loadConfigFile, parseConfigText } from '../../shared/config/load.js';
-import { cdkApp } from '../support/cdk-app.js';
-
-const MONSAAS = `  monsaas:
-    enable: true
-    metric:
-      url: https://metrics.example.com/metric/v1
-    event:
-      url: https://events.example.com/
-  thirdPartyToolsCredentials:
-    monsaas:
-      - {accountName: ops, insertApiKey: "\${aws-secret:svc/monsaas-insert-key}", accountId: "111"}
-`;
-
-/** Audit events to tsdb, parquet on S3 and tablefile; user events to tsdb, MQTT and monsaas. */
-const FULL = `Svc:
-  logLevel: warn
-  tsdbConfig:
-    enable: true
-    host: influx.internal.example.com
-    maxBatchSize: 500
-  mqttConfig:
-    enable: true
-${MONSAAS}  userEvents:
-    enable: true
-    sendToTsdb: {enable: true}
-    sendToMQTT: {enable: true, postTo: {everythingTopic: {enable: true}}}
-    sendToMonSaas: {enable: true, destinationAccount: [ops], scramble: true}
-  auditEvents:
-    enable: true
-    rateLimit:
-      enable: false
-    destination:
-      enable: true
-      type: tsdb, parquet, tablefile
-      tsdb:
-        maxBatchSize: 2000
-        writeFrequency: 5000
-      parquet:
-        s3:
-          enable: true
-          bucket: svc-audit-exports
-`;
+import { cdkApp, FULL_CONFIG as FULL, fullContext, FULL_TOPIC as TOPIC, FULL_VPC as VPC } from '../support/cdk-app.js';
 
 /** No audit API; user events to tsdb (and MQTT, which stays on the edge). */
 const PLATFORM_ONLY = `Svc:
@@ -76,13 +35,6 @@ const PLATFORM_ONLY = `Svc:
   auditEvents:
     enable: false
 `;
-
-const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:svc-alarms';
-const VPC = {
-  vpcId: 'vpc-0123456789abcdef0',
-  subnetIds: ['subnet-0123456789abcdef0', 'subnet-0fedcba9876543210'],
-  securityGroupIds: ['sg-0123456789abcdef0'],
-};
 
 let dir: string;
 let outdir: string;
@@ -188,7 +140,7 @@ function statements(t: Template): Statement[] {
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'svc-infra-hardening-'));
   outdir = join(dir, 'cdk.out');
-  full = buildSvcApp(makeApp({ config: configFile('full.yaml', FULL), alarmTopicArn: TOPIC, writerVpc: VPC }));
+  full = buildSvcApp(makeApp(fullContext(configFile('full.yaml', FULL))));
   fullTemplate = Template.fromStack(full);
   platformOnly = buildSvcApp(makeApp({ config: configFile('platform.yaml', PLATFORM_ONLY) }));
   platformTemplate = Template.fromStack(platformOnly);
@@ -361,10 +313,10 @@ describe('alarms and dashboard', () => {
       p: isObject(r['Properties']) ? r['Properties'] : {},
     }));
 
-  it('alarms per queue (dead letters, oldest message), per writer (errors, throttles) and on the API 5xx rate', () => {
+  it('alarms per queue (dead letters, oldest message), per function (errors, throttles) and on the API 5xx rate', () => {
     const all = alarms(fullTemplate);
-    // 3 queues × 2 + 3 writers × 2 + the API.
-    expect(all).toHaveLength(13);
+    // 3 queues × 2 + 3 writers × 2 + the audit function × 2 + the API.
+    expect(all).toHaveLength(15);
     const named = (prefix: string) => all.filter((a) => a.id.startsWith(`Alarms${prefix}`)).map((a) => a.p);
     const dlq = idOf(fullTemplate, 'AWS::SQS::Queue', 'EventPipelineTsdbDeadLetterQueue');
     expect(named('TsdbDeadLetters')).toEqual([
@@ -390,10 +342,35 @@ describe('alarms and dashboard', () => {
         expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Threshold: 1 }),
       ]);
     }
+    for (const metric of ['Errors', 'Throttles'])
+      expect(named(`AuditFunction${metric}`)).toEqual([
+        expect.objectContaining({
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Threshold: 1,
+          Dimensions: [
+            {
+              Name: 'FunctionName',
+              Value: { Ref: idOf(fullTemplate, 'AWS::Lambda::Function', 'IngestApiAuditFunction') },
+            },
+          ],
+        }),
+      ]);
     const api = named('Api5xxRate')[0];
     expect(api).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold' });
     expect(JSON.stringify(api?.['Metrics'])).toContain('"MetricName":"5xx"');
     expect(JSON.stringify(api?.['Metrics'])).toContain('IF(requests > 0, 100 * errors / requests, 0)');
+  });
+
+  it('gives every function an error alarm', () => {
+    for (const t of [fullTemplate, platformTemplate]) {
+      const functions = resources(t, 'AWS::Lambda::Function').map(([id]) => id);
+      const watched = alarms(t)
+        .filter(({ p }) => p['Namespace'] === 'AWS/Lambda' && p['MetricName'] === 'Errors')
+        .map(({ p }) => field(list(p['Dimensions'])[0], 'Value', 'Ref'));
+      expect(functions.length).toBeGreaterThan(0);
+      expect(watched.sort()).toEqual(functions.sort());
+    }
   });
 
   it('wires every alarm (alarm and OK) to the topic given', () => {
@@ -436,6 +413,7 @@ describe('alarms and dashboard', () => {
       { title: 'Writer throttles', metrics: ['AWS/Lambda Throttles'] },
       { title: 'Writer duration (ms, p99)', metrics: ['AWS/Lambda Duration'] },
       { title: 'Audit API requests', metrics: ['AWS/ApiGateway Count', 'AWS/ApiGateway 4xx', 'AWS/ApiGateway 5xx'] },
+      { title: 'Audit function errors and throttles', metrics: ['AWS/Lambda Errors', 'AWS/Lambda Throttles'] },
     ]);
   });
 

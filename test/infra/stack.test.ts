@@ -117,7 +117,8 @@ describe('SvcStack', () => {
       });
       expect(fn.Properties['TracingConfig']).toBeUndefined();
     }
-    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 2);
+    // One log group per function, and the API stage's access log.
+    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 3);
   });
 
   it('gives the audit function the LAMBDA_ENV names and the queue URLs as JSON', () => {
@@ -272,6 +273,22 @@ describe('SvcStack', () => {
         Statement: Match.arrayWith([
           Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
         ]),
+      },
+    });
+    // Its server access logs go to a bucket of their own, as private, kept 90 days.
+    const buckets = template.findResources('AWS::S3::Bucket');
+    const logs = logicalIdOf(buckets, 'StorageAccessLogs');
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LoggingConfiguration: { DestinationBucketName: { Ref: logs }, LogFilePrefix: 'storage-bucket/' },
+    });
+    expect(buckets[logs]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      Properties: {
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, RestrictPublicBuckets: true },
+        LifecycleConfiguration: { Rules: [{ ExpirationInDays: 90, Status: 'Enabled' }] },
       },
     });
   });

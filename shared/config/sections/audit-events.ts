@@ -106,6 +106,43 @@ export const auditEvents = Feature(
         },
       ),
     }),
+    aws: Section(
+      'Limits of the audit API the AWS stack deploys (cdk synth / deploy, docs/deployment.md#limits-of-the-audit-api-on-aws); local mode ignores them',
+      {
+        throttle: Feature(
+          "Throttling of the API Gateway stage: requests over it get 429 from API Gateway, before the function runs; it caps all clients together, where rateLimit caps each client's IP",
+          true,
+          'Throttle the API stage',
+          {
+            requestsPerSecond: Int(
+              0,
+              0,
+              1_000_000,
+              'Steady rate of requests per second the stage admits; 0 = derived: rateLimit.maxPerMinute per second (as many requests a second as one client may send in a minute, i.e. 60 clients at their limit; read also while rateLimit is off), at most 10,000 (the default account quota)',
+            ),
+            burst: Int(
+              0,
+              0,
+              1_000_000,
+              'Most requests the stage admits at once (the size of its token bucket); 0 = derived: 2 × rateLimit.maxPerMinute (one client may send two windows back to back across a minute boundary), at most 5,000 (the default account quota)',
+            ),
+          },
+        ),
+        reservedConcurrency: Feature(
+          'Reserved concurrency of the audit function: it both guarantees and caps how many instances run at once; reserving fails the deploy when it would leave the account fewer than 100 unreserved executions (docs/deployment.md)',
+          true,
+          'Reserve (and cap) the concurrency of the audit function',
+          {
+            executions: Int(
+              0,
+              0,
+              100_000,
+              "Concurrent executions reserved for the audit function; 0 = derived: ⌈the stage's steady rate / 10⌉ (what it needs at 100 ms a request), at least 10",
+            ),
+          },
+        ),
+      },
+    ),
     destination: Feature('Writers for accepted events', false, 'Write accepted events to destinations', {
       type: Str('parquet', `Comma-delimited list of active writers, among: ${AUDIT_DESTINATION_TYPES.join(', ')}`, {
         pattern: `^\\s*(${AUDIT_DESTINATION_TYPES.join('|')})\\s*(,\\s*(${AUDIT_DESTINATION_TYPES.join('|')})\\s*)*$`,
