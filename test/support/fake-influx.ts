@@ -16,6 +16,8 @@
  * `poison(text)` fails every write whose body contains `text` (exercises the chunk ladder);
  * `hangNext(n)` never answers the next n requests (timeouts); `refuseConnections()` closes the
  * listener and every open connection, `acceptConnections()` listens on the same port again.
+ * With `tls` (a certificate and key a test made) it serves https, as InfluxDB Cloud and most
+ * production installs do.
  *
  *   const fake = await startFakeInflux({ version: 2, token: 't', org: 'acme' });
  *   ... fake.writes(), fake.lines(), fake.buckets ...
@@ -28,6 +30,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { LOOPBACK } from './ports.js';
@@ -57,6 +60,8 @@ export interface FakeInfluxOptions {
   org?: string;
   /** v2: buckets that exist from the start; v1/v3: databases that exist from the start (v1 without it: any). */
   existing?: string[];
+  /** Serve https with this certificate and key (PEM text). */
+  tls?: { cert: string; key: string };
 }
 
 export interface FakeBucket {
@@ -82,8 +87,12 @@ export interface FakeInflux {
   readonly version: 1 | 2 | 3;
   readonly host: typeof LOOPBACK;
   readonly port: number;
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`, or `https://…` with `tls` */
   readonly url: string;
+  /** The token, user and password it accepts: what no log line of a test may show. */
+  readonly credentials: { token?: string; username?: string; password?: string };
+  /** Changes the token (v2, v3) or password (v1) it accepts, as an operator would on the server. */
+  setCredentials(credentials: { token?: string; password?: string }): void;
   readonly orgId: string;
   /** Every request, in arrival order. */
   readonly requests: RecordedRequest[];
@@ -142,6 +151,7 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
   const orgName = options.org ?? 'svc-org';
   const orgId = '0a1b2c3d4e5f6071';
   const requests: RecordedRequest[] = [];
+  const accepted = { token: options.token, username: options.username, password: options.password };
   const stored: string[] = [];
   const buckets = new Map<string, FakeBucket>();
   const databases = new Map<string, FakeDatabase>();
@@ -177,13 +187,13 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
   const authorised = (req: IncomingMessage): boolean => {
     const auth = req.headers.authorization;
     if (version === 1) {
-      if (options.username === undefined) return true;
-      const expected = `Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`;
+      if (accepted.username === undefined) return true;
+      const expected = `Basic ${Buffer.from(`${accepted.username}:${accepted.password ?? ''}`).toString('base64')}`;
       return auth === expected;
     }
-    if (version === 2) return auth === `Token ${options.token ?? ''}`;
-    if (options.token === undefined) return true;
-    return auth === `Bearer ${options.token}`;
+    if (version === 2) return auth === `Token ${accepted.token ?? ''}`;
+    if (accepted.token === undefined) return true;
+    return auth === `Bearer ${accepted.token}`;
   };
 
   const unauthorised = (res: ServerResponse, record: RecordedRequest): void => {
@@ -305,7 +315,7 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
     send(res, record, 404, { error: 'not found' });
   };
 
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     void (async () => {
       const raw = await readBody(req);
       const url = new URL(req.url ?? '/', 'http://fake');
@@ -356,7 +366,8 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
       if (!res.headersSent) res.writeHead(500);
       res.end(String(err));
     });
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
   server.keepAliveTimeout = 5_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -385,8 +396,13 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
     version,
     host: LOOPBACK,
     port,
-    url: `http://${LOOPBACK}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,
     orgId,
+    credentials: accepted,
+    setCredentials: (credentials) => {
+      if (credentials.token !== undefined) accepted.token = credentials.token;
+      if (credentials.password !== undefined) accepted.password = credentials.password;
+    },
     requests,
     buckets,
     databases,
