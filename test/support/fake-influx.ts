@@ -89,10 +89,6 @@ export interface FakeInflux {
   readonly port: number;
   /** `http://127.0.0.1:<port>`, or `https://…` with `tls` */
   readonly url: string;
-  /** The token, user and password it accepts: what no log line of a test may show. */
-  readonly credentials: { token?: string; username?: string; password?: string };
-  /** Changes the token (v2, v3) or password (v1) it accepts, as an operator would on the server. */
-  setCredentials(credentials: { token?: string; password?: string }): void;
   readonly orgId: string;
   /** Every request, in arrival order. */
   readonly requests: RecordedRequest[];
@@ -151,7 +147,6 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
   const orgName = options.org ?? 'svc-org';
   const orgId = '0a1b2c3d4e5f6071';
   const requests: RecordedRequest[] = [];
-  const accepted = { token: options.token, username: options.username, password: options.password };
   const stored: string[] = [];
   const buckets = new Map<string, FakeBucket>();
   const databases = new Map<string, FakeDatabase>();
@@ -187,13 +182,13 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
   const authorised = (req: IncomingMessage): boolean => {
     const auth = req.headers.authorization;
     if (version === 1) {
-      if (accepted.username === undefined) return true;
-      const expected = `Basic ${Buffer.from(`${accepted.username}:${accepted.password ?? ''}`).toString('base64')}`;
+      if (options.username === undefined) return true;
+      const expected = `Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`;
       return auth === expected;
     }
-    if (version === 2) return auth === `Token ${accepted.token ?? ''}`;
-    if (accepted.token === undefined) return true;
-    return auth === `Bearer ${accepted.token}`;
+    if (version === 2) return auth === `Token ${options.token ?? ''}`;
+    if (options.token === undefined) return true;
+    return auth === `Bearer ${options.token}`;
   };
 
   const unauthorised = (res: ServerResponse, record: RecordedRequest): void => {
@@ -398,11 +393,6 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
     port,
     url: `${options.tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,
     orgId,
-    credentials: accepted,
-    setCredentials: (credentials) => {
-      if (credentials.token !== undefined) accepted.token = credentials.token;
-      if (credentials.password !== undefined) accepted.password = credentials.password;
-    },
     requests,
     buckets,
     databases,
