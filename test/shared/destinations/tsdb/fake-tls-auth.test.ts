@@ -5,28 +5,18 @@
  * events wait in the durable queue and land once each when the token is right. No log line holds
  * the token.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CertificateSet, makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { captureLog } from '../../../support/audit.js';
 import { type FakeInflux, startFakeInflux } from '../../../support/fake-influx.js';
 import { points, recorder, tsdbConfig } from './helpers.js';
-import { tsdbPipeline } from './pipeline.js';
+import { testTls, tsdbPipeline } from './pipeline.js';
 
-let dir: string;
-let certs: CertificateSet;
-let caFile: string;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tsdb-fake-tls-'));
-  certs = makeCertificates(['127.0.0.1', 'localhost'], { commonName: 'Svc tsdb test CA' });
-  caFile = join(dir, 'ca.pem');
-  writeFileSync(caFile, certs.ca.cert);
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const tls = testTls();
+const { dir, caFile } = tls;
+afterAll(() => tls.remove());
 
 const TOKENS = { 2: 'v2-Token-Right-5521', 3: 'v3-Token-Right-8830' } as const;
 const WRONG = 'Token-Wrong-1177';
@@ -38,7 +28,7 @@ describe.each([2, 3] as const)('tsdb v%i over https (stand-in server)', (version
       version,
       token: TOKENS[version],
       existing: ['svc'],
-      tls: { cert: certs.server.cert, key: certs.server.key },
+      tls: { cert: tls.certs.server.cert, key: tls.certs.server.key },
     });
   });
   afterAll(() => fake.close());

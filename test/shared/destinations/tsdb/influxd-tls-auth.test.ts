@@ -6,31 +6,19 @@
  * queue (none dead-lettered) until the cause is fixed, then land once each. No log line, at any
  * level, holds the password or its Basic-auth encoding.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CertificateSet, makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
 import type { Point } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import { TsdbWriter } from '../../../../shared/destinations/tsdb/writer.js';
 import { captureLog, type LogCapture } from '../../../support/audit.js';
 import { createAdmin, type InfluxdHandle, query, startInfluxd } from '../../../support/influxd.js';
 import { type ConfigParts, points, recorder, tsdbConfig } from './helpers.js';
-import { tsdbPipeline } from './pipeline.js';
+import { testTls, tsdbPipeline } from './pipeline.js';
 
-let dir: string;
-let certs: CertificateSet;
-let caFile: string;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tsdb-tls-'));
-  certs = makeCertificates(['127.0.0.1', 'localhost'], { commonName: 'Svc tsdb test CA' });
-  caFile = join(dir, 'ca.pem');
-  writeFileSync(caFile, certs.ca.cert);
-  writeFileSync(join(dir, 'server.pem'), certs.server.cert);
-  writeFileSync(join(dir, 'server-key.pem'), certs.server.key);
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const tls = testTls();
+const { dir, caFile } = tls;
+afterAll(() => tls.remove());
 
 /** `count(event_id)` of the audit points in `db`, and how many distinct event ids they hold. */
 async function written(influx: InfluxdHandle, db: string): Promise<{ points: number; ids: number }> {
@@ -59,7 +47,7 @@ describe('tsdb v1 over https (real influxd with a test CA)', () => {
   let influx: InfluxdHandle;
   beforeAll(async () => {
     influx = await startInfluxd({
-      https: { certFile: join(dir, 'server.pem'), keyFile: join(dir, 'server-key.pem'), ca: certs.ca.cert },
+      https: { certFile: tls.serverCertFile, keyFile: tls.serverKeyFile, ca: tls.certs.ca.cert },
     });
   });
   afterAll(() => influx.stop());

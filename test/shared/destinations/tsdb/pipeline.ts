@@ -4,10 +4,13 @@
  * its TsdbWriter, failures tracked by a real ErrorTracker, every log line kept by a real pino
  * logger (captureLog: no secret scrubbing, so a test sees what the code itself puts in a line).
  * Short pauses and retries, and `maxReceiveCount: 2`: an event that counted attempts instead of
- * waiting would be in the dead-letter folder within the test.
+ * waiting would be in the dead-letter folder within the test. Also the test CA and server
+ * certificate of the https tests.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type CertificateSet, makeCertificates } from '../../../../edge-agent/simulate/platform/certs.js';
 import { auditTimeMs } from '../../../../shared/audit/datamodel.js';
 import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
 import { TsdbDestination } from '../../../../shared/destinations/tsdb/destination.js';
@@ -94,4 +97,30 @@ export async function tsdbPipeline(config: TsdbConfig, directory: string, logger
     deadLettered: () => existsSync(join(directory, 'dead-letters', 'tsdb')),
     stop: () => queue.stop(),
   };
+}
+
+/** A test CA and the server certificate it signed, as PEM files in a temporary directory. */
+export interface TestTls {
+  dir: string;
+  certs: CertificateSet;
+  caFile: string;
+  serverCertFile: string;
+  serverKeyFile: string;
+  /** Removes the directory. */
+  remove(): void;
+}
+
+/** Makes a test CA and a server certificate it signs for 127.0.0.1 and localhost, in a new temporary directory. */
+export function testTls(): TestTls {
+  const dir = mkdtempSync(join(tmpdir(), 'tsdb-tls-'));
+  const certs = makeCertificates(['127.0.0.1', 'localhost'], { commonName: 'Svc tsdb test CA' });
+  const files = {
+    caFile: join(dir, 'ca.pem'),
+    serverCertFile: join(dir, 'server.pem'),
+    serverKeyFile: join(dir, 'server-key.pem'),
+  };
+  writeFileSync(files.caFile, certs.ca.cert);
+  writeFileSync(files.serverCertFile, certs.server.cert);
+  writeFileSync(files.serverKeyFile, certs.server.key);
+  return { dir, certs, ...files, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
