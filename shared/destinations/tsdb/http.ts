@@ -131,7 +131,9 @@ export function refusalHint(config: TsdbConfig, failure: FailureInfo): string {
       ? `check Svc.tsdbConfig.v1Config.auth.username and .password: the user must exist on the server with that password, with WRITE on database "${config.v1Config.dbName}" (and admin rights, to create it)`
       : 'the server wants a user: set Svc.tsdbConfig.v1Config.auth (enable, username, password)';
   }
-  if (failure.kind === 'http') return 'the server speaks https: set Svc.tsdbConfig.tls.enable to true';
+  // The one answer that is a refusal without being about credentials: plain http to an https port.
+  if (failure.kind === 'http')
+    return refusalOf(failure) === undefined ? '' : 'the server speaks https: set Svc.tsdbConfig.tls.enable to true';
   if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/i.test(failure.code))
     return config.tls.caFile === ''
       ? "the server's certificate is not trusted: set Svc.tsdbConfig.tls.caFile to the PEM file of the CA that signed it (or tls.rejectUnauthorized to false, which skips the check)"
