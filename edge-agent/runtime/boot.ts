@@ -7,6 +7,7 @@ import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { loadTsdbTls } from '../../shared/destinations/tsdb/tls.js';
 import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
@@ -134,7 +135,9 @@ export interface BootOptions {
 export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOptions = {}): Promise<number> {
   const { config } = loaded;
   const checked = await checkPlatformAccess(config);
-  if (!checked.ok) throw accessConfigError(loaded.file, checked.problems);
+  const tsdbTls = loadTsdbTls(config.tsdbConfig);
+  const problems = [...(checked.ok ? [] : checked.problems), ...(tsdbTls.ok ? [] : tsdbTls.problems)];
+  if (!checked.ok || problems.length > 0) throw accessConfigError(loaded.file, problems);
   const secrets = secretValues(config);
   const logging = await startLogging(loaded, secrets);
   const { logger } = logging;

@@ -6,15 +6,23 @@
  * On a queue of the destination's own (`onlyTakenKinds`), a message holding an event of a kind the
  * destination does not take fails too. Idempotent by event id: events written before (a
  * redelivery) are not written again.
+ *
+ * A destination that must wait (DestinationWaitError: its server unreachable, or refusing Svc's
+ * credentials) fails no message: the handler throws DestinationUnavailableError naming the messages
+ * not done, so the local queue acknowledges the others and pauses the group, counting no attempt
+ * (nothing moves towards the dead-letter folder). On Lambda the throw fails the invocation: SQS
+ * delivers the batch again (the written events are skipped by id) and the function's error alarm sees it.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Log } from '../logging/log.js';
 import type { ClaimCheckStore } from '../queue/claim-check.js';
 import { type ClaimCheckMessage, decodeMessage, decodeRecord } from '../queue/codec.js';
 import type { QueuedEvent } from '../queue/events.js';
+// group.ts alone, not the local queue's index: a writer Lambda's bundle needs only this error of it.
+import { DestinationUnavailableError } from '../queue/local/group.js';
 import type { HandedOff } from '../queue/local/index.js';
 import { RecentIds } from '../util/recent-ids.js';
-import type { Destination } from './port.js';
+import { type Destination, DestinationWaitError } from './port.js';
 
 /** No refused events (the common case, without a new array per message). */
 const NONE: readonly QueuedEvent[] = [];
@@ -148,14 +156,20 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
     }
 
     let failed: ReadonlySet<string> | null;
+    let wait: DestinationWaitError | undefined;
     try {
       failed = fresh.length === 0 ? new Set() : await destination.write(fresh);
-      for (const e of fresh) if (!failed.has(e.id)) written.add(e.id);
     } catch (err) {
-      // The write failed as a whole: every message fails (and comes again).
-      log.error({ destination: destination.name, err }, `writer ${destination.name} failed to write a batch`);
-      failed = null;
+      if (err instanceof DestinationWaitError) {
+        wait = err;
+        failed = err.eventIds;
+      } else {
+        // The write failed as a whole: every message fails (and comes again).
+        log.error({ destination: destination.name, err }, `writer ${destination.name} failed to write a batch`);
+        failed = null;
+      }
     }
+    if (failed !== null) for (const e of fresh) if (!failed.has(e.id)) written.add(e.id);
 
     for (let index = 0; index < arrived.length; index++) {
       const record = records[index];
@@ -168,6 +182,11 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
         (failed.size === 0 || !events.some((e) => failed.has(e.id)));
       if (!ok) batchItemFailures.push({ itemIdentifier: record.messageId });
     }
+    if (wait !== undefined)
+      throw new DestinationUnavailableError(
+        wait.message,
+        batchItemFailures.map((f) => f.itemIdentifier),
+      );
     return { batchItemFailures };
   };
 }

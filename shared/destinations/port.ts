@@ -8,7 +8,10 @@
  * - it prepares itself once before its first write (a database, a bucket), and again before each
  *   batch until that succeeds; meanwhile its events come back;
  * - it answers with the redelivery set: the ids of the events it did not write and that a later
- *   delivery may write. An error it throws fails every event it took, instead of the whole batch.
+ *   delivery may write. An error it throws fails every event it took, instead of the whole batch;
+ * - when it cannot write now for a reason none of the events caused (its server unreachable, or
+ *   refusing Svc's credentials) it throws DestinationWaitError: the events wait for it instead of
+ *   counting a failed delivery (the writer handler turns that into a pause of the local queue's group).
  */
 import type { Log } from '../logging/log.js';
 import type { QueuedEvent } from '../queue/events.js';
@@ -27,6 +30,25 @@ export interface Destination {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * Thrown by a destination's write when it cannot write now for a reason none of the events caused —
+ * its server is unreachable, or refuses Svc's credentials — so that they wait for it (the local
+ * queue pauses the destination's group and counts no attempt) instead of moving towards the
+ * dead-letter folder. The destination has logged and tracked the cause itself: the message is for
+ * the queue's one line about the pause.
+ */
+export class DestinationWaitError extends Error {
+  override readonly name = 'DestinationWaitError';
+
+  constructor(
+    message: string,
+    /** The events not written (the others of the batch were). */
+    readonly eventIds: ReadonlySet<string>,
+  ) {
+    super(message);
+  }
+}
 
 export abstract class BaseDestination implements Destination {
   abstract readonly name: string;
@@ -62,9 +84,14 @@ export abstract class BaseDestination implements Destination {
   }
 
   async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
-    const again = await this.writeOwn(events);
-    this.failed += again.size;
-    return again;
+    try {
+      const again = await this.writeOwn(events);
+      this.failed += again.size;
+      return again;
+    } catch (err) {
+      if (err instanceof DestinationWaitError) this.failed += err.eventIds.size;
+      throw err;
+    }
   }
 
   private async writeOwn(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
@@ -78,6 +105,7 @@ export abstract class BaseDestination implements Destination {
         await this.preparing;
         this.prepared = true;
       } catch (err) {
+        if (err instanceof DestinationWaitError) throw new DestinationWaitError(err.message, all());
         this.log.warn(
           { err, destination: this.name, events: mine.length },
           `${this.name} cannot be prepared yet; its ${mine.length} event(s) are delivered again`,
@@ -88,6 +116,7 @@ export abstract class BaseDestination implements Destination {
     try {
       return await this.writeEvents(mine);
     } catch (err) {
+      if (err instanceof DestinationWaitError) throw err;
       this.log.error(
         { err, destination: this.name, events: mine.length },
         `${this.name} failed to write a batch; its ${mine.length} event(s) are delivered again`,

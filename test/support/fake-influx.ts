@@ -16,6 +16,8 @@
  * `poison(text)` fails every write whose body contains `text` (exercises the chunk ladder);
  * `hangNext(n)` never answers the next n requests (timeouts); `refuseConnections()` closes the
  * listener and every open connection, `acceptConnections()` listens on the same port again.
+ * With `tls` (a certificate and key a test made) it serves https, as InfluxDB Cloud and most
+ * production installs do.
  *
  *   const fake = await startFakeInflux({ version: 2, token: 't', org: 'acme' });
  *   ... fake.writes(), fake.lines(), fake.buckets ...
@@ -28,6 +30,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { LOOPBACK } from './ports.js';
@@ -57,6 +60,8 @@ export interface FakeInfluxOptions {
   org?: string;
   /** v2: buckets that exist from the start; v1/v3: databases that exist from the start (v1 without it: any). */
   existing?: string[];
+  /** Serve https with this certificate and key (PEM text). */
+  tls?: { cert: string; key: string };
 }
 
 export interface FakeBucket {
@@ -82,7 +87,7 @@ export interface FakeInflux {
   readonly version: 1 | 2 | 3;
   readonly host: typeof LOOPBACK;
   readonly port: number;
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`, or `https://…` with `tls` */
   readonly url: string;
   readonly orgId: string;
   /** Every request, in arrival order. */
@@ -305,7 +310,7 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
     send(res, record, 404, { error: 'not found' });
   };
 
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     void (async () => {
       const raw = await readBody(req);
       const url = new URL(req.url ?? '/', 'http://fake');
@@ -356,7 +361,8 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
       if (!res.headersSent) res.writeHead(500);
       res.end(String(err));
     });
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer(options.tls, handler) : createServer(handler);
   server.keepAliveTimeout = 5_000;
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -385,7 +391,7 @@ export async function startFakeInflux(options: FakeInfluxOptions): Promise<FakeI
     version,
     host: LOOPBACK,
     port,
-    url: `http://${LOOPBACK}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${LOOPBACK}:${port}`,
     orgId,
     requests,
     buckets,

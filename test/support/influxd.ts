@@ -8,8 +8,14 @@
  *   await writeLines(influx, 'db', 'm,t=a v=1 1600000000000000000');
  *   await influx.restart();              // same port, data kept
  *   await influx.stop();                 // process gone, temp dir removed
+ *
+ * With `https` it serves its API over TLS with the certificate a test made (the helpers here trust
+ * its CA); with `auth` it requires a user (`createAdmin` makes the first one and the helpers then
+ * authenticate as it).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { influxdConfig } from '../../bench/influxd-config.mjs';
@@ -29,14 +35,25 @@ const READY_TIMEOUT_MS = 20_000;
 const KILL_AFTER_MS = 5_000;
 const START_ATTEMPTS = 3;
 
+export interface InfluxdOptions {
+  /** Serve the API over https with this certificate and key (PEM files); `ca` (PEM text) signed the certificate. */
+  https?: { certFile: string; keyFile: string; ca: string };
+  /** `auth-enabled = true`: every request but /ping needs a user; the first is made with `createAdmin`. */
+  auth?: boolean;
+}
+
 export interface InfluxdHandle {
   readonly host: typeof LOOPBACK;
   /** HTTP API port. */
   readonly port: number;
   /** RPC / backup-restore port (the top-level `bind-address`, 8088 by default; here a free port). */
   readonly rpcPort: number;
-  /** `http://127.0.0.1:<port>` (no trailing slash). */
+  /** `http://127.0.0.1:<port>`, or `https://…` with the `https` option (no trailing slash). */
   readonly url: string;
+  /** The CA the server's certificate is signed by (PEM), with the `https` option. */
+  readonly ca: string | undefined;
+  /** The user the helpers of this module authenticate as (`createAdmin`), if any. */
+  credentials: { username: string; password: string } | undefined;
   /** Temporary root directory: holds `influxdb.conf`, `meta/`, `data/` and `wal/`. Removed by stop(). */
   readonly dataDir: string;
   readonly configPath: string;
@@ -62,11 +79,49 @@ export interface InfluxdHandle {
   logs(lines?: number): string;
 }
 
-async function ping(url: string): Promise<boolean> {
+/**
+ * One request to the server's API with node:http(s) (fetch cannot be given the test CA), as the
+ * handle's user when it has one; the answer's status and body.
+ */
+export function influxRequest(
+  handle: Pick<InfluxdHandle, 'url' | 'ca' | 'credentials'>,
+  method: 'GET' | 'POST',
+  pathAndQuery: string,
+  body?: { contentType: string; text: string },
+  timeoutMs = 30_000,
+): Promise<{ status: number; text: string }> {
+  const url = new URL(pathAndQuery, handle.url);
+  const user = handle.credentials;
+  const options: RequestOptions & { ca?: string } = {
+    method,
+    hostname: url.hostname,
+    port: url.port,
+    path: `${url.pathname}${url.search}`,
+    headers: {
+      ...(user
+        ? { authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}` }
+        : {}),
+      ...(body ? { 'content-type': body.contentType, 'content-length': Buffer.byteLength(body.text) } : {}),
+    },
+    ...(handle.ca === undefined ? {} : { ca: handle.ca }),
+    signal: AbortSignal.timeout(timeoutMs),
+  };
+  return new Promise((resolve, reject) => {
+    const answer = (res: IncomingMessage): void => {
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }));
+      res.on('error', reject);
+    };
+    const req = url.protocol === 'https:' ? httpsRequest(options, answer) : httpRequest(options, answer);
+    req.on('error', reject);
+    req.end(body?.text);
+  });
+}
+
+async function ping(handle: Pick<InfluxdHandle, 'url' | 'ca' | 'credentials'>): Promise<boolean> {
   try {
-    const res = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1_000) });
-    await res.arrayBuffer();
-    return res.status === 204;
+    return (await influxRequest(handle, 'GET', '/ping', undefined, 1_000)).status === 204;
   } catch {
     return false;
   }
@@ -75,6 +130,7 @@ async function ping(url: string): Promise<boolean> {
 class Influxd implements InfluxdHandle {
   readonly host = LOOPBACK;
   readonly configPath: string;
+  credentials: { username: string; password: string } | undefined;
   private proc: ManagedProcess | undefined;
   private lastProc: ManagedProcess | undefined;
   private removed = false;
@@ -84,12 +140,17 @@ class Influxd implements InfluxdHandle {
     readonly dataDir: string,
     readonly port: number,
     readonly rpcPort: number,
+    private readonly options: InfluxdOptions,
   ) {
     this.configPath = path.join(dataDir, 'influxdb.conf');
   }
 
   get url(): string {
-    return `http://${LOOPBACK}:${this.port}`;
+    return `${this.options.https ? 'https' : 'http'}://${LOOPBACK}:${this.port}`;
+  }
+
+  get ca(): string | undefined {
+    return this.options.https?.ca;
   }
 
   get pid(): number | undefined {
@@ -101,10 +162,15 @@ class Influxd implements InfluxdHandle {
   }
 
   async writeConfig(): Promise<void> {
-    await writeFile(
-      this.configPath,
-      influxdConfig({ dir: this.dataDir, host: LOOPBACK, httpPort: this.port, rpcPort: this.rpcPort }),
-    );
+    let text = influxdConfig({ dir: this.dataDir, host: LOOPBACK, httpPort: this.port, rpcPort: this.rpcPort });
+    const https = this.options.https;
+    if (https)
+      text = text.replace(
+        'https-enabled = false',
+        `https-enabled = true\n  https-certificate = ${JSON.stringify(https.certFile)}\n  https-private-key = ${JSON.stringify(https.keyFile)}`,
+      );
+    if (this.options.auth) text = text.replace('auth-enabled = false', 'auth-enabled = true');
+    await writeFile(this.configPath, text);
   }
 
   async startProcess(): Promise<void> {
@@ -114,7 +180,7 @@ class Influxd implements InfluxdHandle {
     this.proc = proc;
     this.lastProc = proc;
     try {
-      await waitUntilReady(proc, `influxd (${this.url}, rpc ${this.rpcPort})`, () => ping(this.url), READY_TIMEOUT_MS);
+      await waitUntilReady(proc, `influxd (${this.url}, rpc ${this.rpcPort})`, () => ping(this), READY_TIMEOUT_MS);
     } catch (err) {
       await proc.kill();
       throw err;
@@ -162,7 +228,7 @@ class Influxd implements InfluxdHandle {
  * Starts influxd on two free loopback ports (HTTP + RPC) with a fresh temp dir and waits until
  * `GET /ping` answers 204. Retries with new ports if one was grabbed by someone else in between.
  */
-export async function startInfluxd(): Promise<InfluxdHandle> {
+export async function startInfluxd(options: InfluxdOptions = {}): Promise<InfluxdHandle> {
   const binary = findExecutable('influxd', ['/usr/bin', '/usr/sbin', '/usr/local/bin']);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'influxd-test-'));
   registerTempDir(dir);
@@ -170,7 +236,7 @@ export async function startInfluxd(): Promise<InfluxdHandle> {
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     const [httpPort, rpcPort] = await freePorts(2);
     if (httpPort === undefined || rpcPort === undefined) throw new Error('freePorts returned too few ports');
-    const influxd = new Influxd(binary, dir, httpPort, rpcPort);
+    const influxd = new Influxd(binary, dir, httpPort, rpcPort, options);
     try {
       await influxd.writeConfig();
       await influxd.startProcess();
@@ -213,15 +279,13 @@ export async function query(
   const params = new URLSearchParams({ q });
   if (db !== undefined) params.set('db', db);
   if (options.epoch !== undefined) params.set('epoch', options.epoch);
-  const res = isReadOnly(q)
-    ? await fetch(`${handle.url}/query?${params.toString()}`)
-    : await fetch(`${handle.url}/query`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: params.toString(),
+  const { status, text } = isReadOnly(q)
+    ? await influxRequest(handle, 'GET', `/query?${params.toString()}`)
+    : await influxRequest(handle, 'POST', '/query', {
+        contentType: 'application/x-www-form-urlencoded',
+        text: params.toString(),
       });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`influxd query failed: HTTP ${res.status}: ${text.trim()} (q=${q})`);
+  if (status < 200 || status > 299) throw new Error(`influxd query failed: HTTP ${status}: ${text.trim()} (q=${q})`);
   const json: unknown = JSON.parse(text);
   const errors = statementErrors(json);
   if (errors.length > 0) throw new Error(`influxd query error: ${errors.join('; ')} (q=${q})`);
@@ -246,13 +310,21 @@ function statementErrors(json: unknown): string[] {
 /** POSTs line protocol to /write?db=<db>&precision=ns. Throws with status and body unless 204. */
 export async function writeLines(handle: InfluxdHandle, db: string, lines: string): Promise<void> {
   const params = new URLSearchParams({ db, precision: 'ns' });
-  const res = await fetch(`${handle.url}/write?${params.toString()}`, {
-    method: 'POST',
-    headers: { 'content-type': 'text/plain; charset=utf-8' },
-    body: lines,
+  const { status, text } = await influxRequest(handle, 'POST', `/write?${params.toString()}`, {
+    contentType: 'text/plain; charset=utf-8',
+    text: lines,
   });
-  const body = await res.text();
-  if (res.status !== 204) throw new Error(`influxd write failed: HTTP ${res.status}: ${body.trim()}`);
+  if (status !== 204) throw new Error(`influxd write failed: HTTP ${status}: ${text.trim()}`);
+}
+
+/**
+ * Creates an admin user (the one request an `auth` server takes without a user while it has none)
+ * and makes the helpers of this module authenticate as it.
+ */
+export async function createAdmin(handle: InfluxdHandle, username: string, password: string): Promise<void> {
+  const quoted = password.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+  await query(handle, `CREATE USER "${username}" WITH PASSWORD '${quoted}' WITH ALL PRIVILEGES`);
+  handle.credentials = { username, password };
 }
 
 interface Series {

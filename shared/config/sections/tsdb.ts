@@ -14,6 +14,16 @@ export const tsdbConfig = Feature(
     port: Port(8086, 'Server port'),
     version: Enum([1, 2, 3] as const, 1, 'tsdb major version: 1, 2 or 3'),
     maxBatchSize: Int(1000, 1, 10_000, 'Points per write batch; a failed batch is retried in smaller chunks'),
+    tls: Feature('TLS to the tsdb (https), for every version', false, 'Connect with https instead of http', {
+      caFile: Str(
+        '',
+        "PEM file of the CA certificate(s) that signed the server's certificate, trusted besides the system's root certificates; empty = the system's root certificates only; a relative path starts from the working directory",
+      ),
+      rejectUnauthorized: Bool(
+        true,
+        'Refuse a server certificate no trusted CA signed or that names another host; false accepts any certificate (the connection is encrypted but the server is not verified)',
+      ),
+    }),
     v3Config: Type.Object(
       {
         database: Str('svc', 'Database', { minLength: 1 }),

@@ -9,6 +9,7 @@
  */
 import type { SvcConfig } from '../../config/schema.js';
 import type { Log } from '../../logging/log.js';
+import type { TsdbTls } from './tls.js';
 
 export type TsdbConfig = SvcConfig['tsdbConfig'];
 export type TsdbVersion = TsdbConfig['version'];
@@ -43,6 +44,8 @@ export interface TsdbClient {
 
 export interface TsdbClientOptions {
   config: TsdbConfig;
+  /** `tsdbConfig.tls` as read (tls.ts): null for http. */
+  tls: TsdbTls | null;
   log: Log;
   /** Timeout of version 1 and 2 requests and of database setup. Version 3 writes use `v3Config.writeTimeout`. */
   requestTimeoutMs: number;

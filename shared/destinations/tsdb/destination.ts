@@ -8,9 +8,11 @@
  * itself.
  *
  * The database is prepared before the first write and again before each batch until that succeeds
- * (BaseDestination). The events whose points the writer reports as failed whole (tsdb unreachable,
- * credentials refused) are returned for redelivery. Points the tsdb refuses for good (dropped at
- * chunk size 1, beyond retention) are not: the writer has logged and tracked them.
+ * (BaseDestination). A tsdb that cannot take anything now — unreachable (a TLS failure included) or
+ * refusing the credentials, met by the setup or by a write — is DestinationWaitError: the events not
+ * written wait for it (the local queue pauses instead of counting attempts towards the dead-letter
+ * folder), and are written once it accepts again. Points the tsdb refuses for good (dropped at
+ * chunk size 1, beyond retention) are not returned: the writer has logged and tracked them.
  *
  * One `write()` call per producing module (`AUDIT_EVENTS`, `HEALTH_METRICS`, `PROXY_SESSIONS`,
  * `USER_EVENTS`, `LOG_EVENTS`, each `points` event's own module), so failures are tracked with the right module (§6.0 step 5). Once one call
@@ -26,7 +28,8 @@ import type { Log } from '../../logging/log.js';
 import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import type { PointClock } from '../../queue/point-clock.js';
-import { BaseDestination } from '../port.js';
+import { BaseDestination, DestinationWaitError } from '../port.js';
+import { TsdbSetupError } from './http.js';
 import type { Point } from './line-protocol.js';
 import {
   auditPoint,
@@ -92,19 +95,26 @@ export class TsdbDestination extends BaseDestination {
    * a failed write (§10.9), with the module of the batch's first group; a batch of the error
    * tracker's own points alone tracks nothing (no recursion).
    */
-  protected override prepare(events: readonly QueuedEvent[]): Promise<void> {
+  protected override async prepare(events: readonly QueuedEvent[]): Promise<void> {
     const tracked = [...this.group(events).keys()].find((module) => module !== ERROR_TRACKING_MODULE);
-    return this.options.writer.ensureDatabase(tracked);
+    try {
+      await this.options.writer.ensureDatabase(tracked);
+    } catch (err) {
+      // BaseDestination fills in the events; the writer has logged the refusal.
+      if (err instanceof TsdbSetupError && err.refusal !== undefined)
+        throw new DestinationWaitError(err.message, new Set());
+      throw err;
+    }
   }
 
   protected async writeEvents(queued: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
-    let aborted = false;
+    let aborted: string | undefined;
     const untrackedLast = [...this.group(queued)].sort(
       ([a], [b]) => Number(a === ERROR_TRACKING_MODULE) - Number(b === ERROR_TRACKING_MODULE),
     );
     for (const [module, group] of untrackedLast) {
-      if (aborted) {
+      if (aborted !== undefined) {
         for (const item of group) failed.add(item.id);
         continue;
       }
@@ -114,10 +124,11 @@ export class TsdbDestination extends BaseDestination {
         { untracked: module === ERROR_TRACKING_MODULE },
       );
       if (report.failedWhole.length === 0) continue;
-      aborted = true;
+      aborted = report.refusal ?? 'the tsdb cannot be written';
       const failedPoints = new Set(report.failedWhole);
       for (const item of group) if (item.points.some((p) => failedPoints.has(p))) failed.add(item.id);
     }
+    if (aborted !== undefined) throw new DestinationWaitError(aborted, failed);
     return failed;
   }
 

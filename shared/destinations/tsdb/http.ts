@@ -1,20 +1,36 @@
 /**
  * What the version adapters (v1.ts, v2.ts, v3.ts) share: the server's URL, retention durations,
- * the tsdb's error text, failures without an answer, setup errors, the fetch calls of database
- * setup, and the node:http transport every version posts its lines with. No tsdb client library:
- * each version's few setup calls are plain HTTP requests, with one error shape for all.
+ * the tsdb's error text, failures without an answer, refusals (unreachable, credentials) and what
+ * to check for them, setup errors, and the one node:http(s) transport every version sends its
+ * writes and its database setup through. No tsdb client library: each version's few setup calls are
+ * plain HTTP requests, with one error shape for all.
  */
-import { Agent, type IncomingHttpHeaders, type RequestOptions, request } from 'node:http';
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isRecord } from '../../util/records.js';
-import type { Failure, LineChunk, NetworkFailure, Outcome, TsdbConfig, TsdbVersion } from './client.js';
+import type { LineChunk, NetworkFailure, Outcome, TsdbClientOptions, TsdbConfig, TsdbVersion } from './client.js';
+import type { TsdbTls } from './tls.js';
 
 const MAX_SERVER_MESSAGE = 1_000;
 const DURATION = /^([1-9][0-9]*)([hdw])$/;
 const HOURS_PER_UNIT = { h: 1, d: 24, w: 168 } as const;
 
-/** `http://host:port` of the configured tsdb (an IPv6 host in brackets). */
+/** `http(s)://host:port` of the configured tsdb (an IPv6 host in brackets): https when `tls.enable`. */
 export function serverUrl(config: TsdbConfig): string {
-  return `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const host = bareHost(config.host);
+  return `${config.tls.enable ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+}
+
+/** The host as node:http wants it: an IPv6 address without brackets. */
+function bareHost(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1');
 }
 
 /** `<integer><h|d|w>` in hours (§6.0: `10d` = 240 h). */
@@ -76,28 +92,96 @@ export function networkOutcome(err: unknown, timedOut = false): NetworkFailure {
 }
 
 /**
- * The error database setup throws for `request` (e.g. `POST /api/v2/buckets`): what the tsdb
- * answered, or why it did not. The cause is the network error unless another is given.
+ * Why the tsdb cannot take any write now, whatever the points: `unreachable` (no answer: down, not
+ * found, a timeout, a TLS handshake that failed, or plain http sent to an https server) or
+ * `credentials` (401/403: the user, password or token refused). Undefined for an answer about the
+ * request itself. Either way the events wait and are tried again; nothing they hold is at fault.
  */
-export function setupError(
-  version: TsdbVersion,
-  request: string,
-  failure: Pick<Extract<Failure, { kind: 'http' }>, 'kind' | 'status' | 'message'> | NetworkFailure,
-  cause?: unknown,
-): Error {
-  const what =
-    failure.kind === 'http'
-      ? `answered HTTP ${failure.status}: ${failure.message}`
-      : `failed: ${failure.code}: ${failure.message}`;
-  const reason = cause ?? (failure.kind === 'network' ? failure.cause : undefined);
-  return new Error(`tsdb v${version}: ${request} ${what}`, reason === undefined ? undefined : { cause: reason });
+export type Refusal = 'unreachable' | 'credentials';
+
+/** Go's answer (InfluxDB's HTTP server) to plain http on its https port. */
+const PLAIN_HTTP_TO_HTTPS = /HTTP request to an HTTPS server/i;
+
+/** A failure as refusals are told from it (a write's Outcome or a setup call's). */
+export type FailureInfo =
+  | { kind: 'http'; status: number; message: string }
+  | { kind: 'network'; code: string; message: string };
+
+/** The refusal a failure is, if any (see `Refusal`). */
+export function refusalOf(failure: FailureInfo): Refusal | undefined {
+  if (failure.kind === 'network') return 'unreachable';
+  if (failure.status === 401 || failure.status === 403) return 'credentials';
+  if (failure.status === 400 && PLAIN_HTTP_TO_HTTPS.test(failure.message)) return 'unreachable';
+  return undefined;
+}
+
+/**
+ * What to check for a refusal, for the log: which keys hold the credentials of the configured
+ * version, or the TLS settings when the handshake failed. Empty when nothing in Svc's config helps.
+ */
+export function refusalHint(config: TsdbConfig, failure: FailureInfo): string {
+  if (refusalOf(failure) === 'credentials') {
+    if (config.version === 2)
+      return `check Svc.tsdbConfig.v2Config.token: an API token of organisation "${config.v2Config.org}" allowed to write bucket "${config.v2Config.bucket}" (and to read and create buckets, for the bucket's setup)`;
+    if (config.version === 3)
+      return config.v3Config.token === ''
+        ? 'the server wants a token: set Svc.tsdbConfig.v3Config.token'
+        : `check Svc.tsdbConfig.v3Config.token: a token allowed to write database "${config.v3Config.database}" (and to create it)`;
+    return config.v1Config.auth.enable
+      ? `check Svc.tsdbConfig.v1Config.auth.username and .password: the user must exist on the server with that password, with WRITE on database "${config.v1Config.dbName}" (and admin rights, to create it)`
+      : 'the server wants a user: set Svc.tsdbConfig.v1Config.auth (enable, username, password)';
+  }
+  // The one answer that is a refusal without being about credentials: plain http to an https port.
+  if (failure.kind === 'http')
+    return refusalOf(failure) === undefined ? '' : 'the server speaks https: set Svc.tsdbConfig.tls.enable to true';
+  if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/i.test(failure.code))
+    return config.tls.caFile === ''
+      ? "the server's certificate is not trusted: set Svc.tsdbConfig.tls.caFile to the PEM file of the CA that signed it (or tls.rejectUnauthorized to false, which skips the check)"
+      : `the server's certificate is not trusted by the CA in Svc.tsdbConfig.tls.caFile, or names another host than "${config.host}"`;
+  if (/SSL|TLS|EPROTO/i.test(failure.code) || /wrong version number|packet length too long/i.test(failure.message))
+    return config.tls.enable
+      ? 'the TLS handshake failed: does the server speak https on this port? (Svc.tsdbConfig.tls.enable)'
+      : 'the TLS handshake failed';
+  return '';
+}
+
+/**
+ * The error database setup throws for `request` (e.g. `POST /api/v2/buckets`): what the tsdb
+ * answered, or why it did not, with the status or the network error's code (for the error tracker)
+ * and the refusal it is, when it is one. The cause is the network error unless another is given.
+ */
+export class TsdbSetupError extends Error {
+  override readonly name = 'TsdbSetupError';
+  /** HTTP status, when the tsdb answered. */
+  readonly status: number | undefined;
+  /** Network error code (`ECONNREFUSED`, a TLS code, …), when it did not. */
+  readonly code: string | undefined;
+  readonly refusal: Refusal | undefined;
+
+  constructor(
+    version: TsdbVersion,
+    request: string,
+    readonly failure: Extract<FailureInfo, { kind: 'http' }> | NetworkFailure,
+    cause?: unknown,
+  ) {
+    const what =
+      failure.kind === 'http'
+        ? `answered HTTP ${failure.status}: ${failure.message}`
+        : `failed: ${failure.code}: ${failure.message}`;
+    const reason = cause ?? (failure.kind === 'network' ? failure.cause : undefined);
+    super(`tsdb v${version}: ${request} ${what}`, reason === undefined ? undefined : { cause: reason });
+    this.status = failure.kind === 'http' ? failure.status : undefined;
+    this.code = failure.kind === 'network' ? failure.code : undefined;
+    this.refusal = refusalOf(failure);
+  }
 }
 
 /** One request of database setup (databases, retention policies, orgs, buckets), for `setupCall`. */
 export interface SetupCall {
   version: TsdbVersion;
   method: 'GET' | 'POST';
-  url: string;
+  /** Path and query on the server. */
+  path: string;
   /** The request as messages name it: `POST /api/v2/buckets`. */
   request: string;
   headers: Record<string, string>;
@@ -111,41 +195,40 @@ export interface SetupCall {
 export type SetupAnswer = { tolerated: false; body: string; status: number } | { tolerated: true };
 
 /**
- * One setup call with fetch, for every version: the answer's body, a refusal the call tolerates, or
- * else the error setupError makes of what the tsdb answered (or why it did not; a timeout included).
+ * One setup call through the writer's transport (the writes' agent: the same TLS, the same
+ * connections), for every version: the answer's body, a refusal the call tolerates, or else the
+ * TsdbSetupError of what the tsdb answered (or why it did not; a timeout included).
  */
-export async function setupCall(call: SetupCall): Promise<SetupAnswer> {
-  let res: Response;
-  let text: string;
-  try {
-    res = await fetch(call.url, {
-      method: call.method,
-      headers: call.headers,
-      ...(call.body === undefined ? {} : { body: call.body }),
-      signal: AbortSignal.timeout(call.timeoutMs),
-    });
-    text = await res.text();
-  } catch (err) {
-    throw setupError(call.version, call.request, networkOutcome(err));
-  }
-  if (res.ok) return { tolerated: false, body: text, status: res.status };
-  if (call.tolerate?.(res.status, text) === true) return { tolerated: true };
-  throw setupError(call.version, call.request, {
+export async function setupCall(transport: HttpTransport, call: SetupCall): Promise<SetupAnswer> {
+  const attempt = await transport.exchange({
+    method: call.method,
+    path: call.path,
+    headers: call.headers,
+    body: call.body === undefined ? undefined : Buffer.from(call.body),
+    timeoutMs: call.timeoutMs,
+  });
+  if (attempt.kind === 'error') throw new TsdbSetupError(call.version, call.request, networkOutcome(attempt.err));
+  if (attempt.ok) return { tolerated: false, body: attempt.body, status: attempt.status };
+  if (call.tolerate?.(attempt.status, attempt.body) === true) return { tolerated: true };
+  throw new TsdbSetupError(call.version, call.request, {
     kind: 'http',
-    status: res.status,
-    message: serverMessage(text, res.headers.get('x-influxdb-error')),
+    status: attempt.status,
+    message: serverMessage(attempt.body, header(attempt.headers, 'x-influxdb-error')),
   });
 }
 
 /** `setupCall` whose answer is JSON: the parsed body (undefined when empty) and its status; a body that is not JSON is an error. */
-export async function setupJson(call: Omit<SetupCall, 'tolerate'>): Promise<{ json: unknown; status: number }> {
-  const answer = await setupCall(call);
+export async function setupJson(
+  transport: HttpTransport,
+  call: Omit<SetupCall, 'tolerate'>,
+): Promise<{ json: unknown; status: number }> {
+  const answer = await setupCall(transport, call);
   // Without `tolerate` every refusal throws; this keeps the type honest.
   if (answer.tolerated) return { json: undefined, status: 0 };
   try {
     return { json: answer.body === '' ? undefined : JSON.parse(answer.body), status: answer.status };
   } catch {
-    throw setupError(call.version, call.request, {
+    throw new TsdbSetupError(call.version, call.request, {
       kind: 'http',
       status: answer.status,
       message: `not JSON: ${truncate(answer.body, 200)}`,
@@ -153,7 +236,18 @@ export async function setupJson(call: Omit<SetupCall, 'tolerate'>): Promise<{ js
   }
 }
 
-/** What one write request over node:http came to: an answer with its body read, or an error. */
+/** One request of the transport. */
+export interface Exchange {
+  method: 'GET' | 'POST';
+  /** Path and query on the server. */
+  path: string;
+  headers: Record<string, string>;
+  body: Uint8Array | undefined;
+  /** For the whole request, the answer's body included. */
+  timeoutMs: number;
+}
+
+/** What one request over node:http(s) came to: an answer with its body read, or an error. */
 type Attempt =
   | { kind: 'answer'; status: number; ok: boolean; headers: IncomingHttpHeaders; body: string }
   | { kind: 'error'; err: unknown; reused: boolean };
@@ -165,53 +259,50 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
 }
 
 /**
- * The writes of every version: the chunk's body (one Buffer, a slice of the writer's line buffer)
- * POSTed with node:http over a keep-alive connection, one request per `send`. Cheaper per request
- * than fetch (no web streams, no copy of the body); the outcome is the same: the answer's status,
- * the tsdb's error text and `Retry-After`, or a failure without an answer — a timeout (the whole
- * request, answer body included, as `AbortSignal.timeout` was: `ETIMEDOUT`), connection refused or
- * reset, host not found.
+ * The agent of every connection a tsdb writer opens (writes and database setup): kept alive; with
+ * TLS, https with the trusted roots and the certificate check of `tsdbConfig.tls`. The one place
+ * an option for all of them belongs.
+ */
+export function tsdbAgent(tls: TsdbTls | null): HttpAgent {
+  if (tls === null) return new HttpAgent({ keepAlive: true });
+  return new HttpsAgent({
+    keepAlive: true,
+    rejectUnauthorized: tls.rejectUnauthorized,
+    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+  });
+}
+
+/**
+ * Every request of a tsdb writer, writes and database setup alike, with node:http or node:https
+ * (`tsdbConfig.tls`) over the kept-alive connections of one agent (`tsdbAgent`). Cheaper per
+ * request than fetch (no web streams, no copy of a write's body), and one transport means one TLS
+ * configuration for everything. A request fails with a timeout (the whole request, answer body
+ * included: `ETIMEDOUT`), connection refused or reset, host not found or a TLS error; no header of
+ * a request is ever part of what it returns.
  */
 export class HttpTransport {
-  private readonly agent = new Agent({ keepAlive: true });
-  private readonly options: RequestOptions;
+  /** `http(s)://host:port` (no credentials). */
+  readonly origin: string;
+  private readonly target: RequestOptions;
+  private readonly request: (options: RequestOptions, answer: (res: IncomingMessage) => void) => ClientRequest;
 
-  constructor(
-    /** Where the lines go (no credentials). */
-    readonly url: string,
-    headers: Record<string, string>,
-    private readonly timeoutMs: number,
-  ) {
-    const target = new URL(url);
-    this.options = {
-      method: 'POST',
-      agent: this.agent,
-      // URL keeps an IPv6 host in brackets; node:http wants it without.
-      hostname: target.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: target.port,
-      path: `${target.pathname}${target.search}`,
-      headers: { ...headers, 'content-type': 'text/plain; charset=utf-8' },
-    };
+  constructor(config: TsdbConfig, tls: TsdbTls | null) {
+    this.origin = serverUrl(config);
+    this.target = { agent: tsdbAgent(tls), hostname: bareHost(config.host), port: config.port };
+    this.request = tls === null ? httpRequest : httpsRequest;
   }
 
-  async send(chunk: LineChunk): Promise<Outcome> {
-    let attempt = await this.post(chunk.body);
+  async exchange(exchange: Exchange): Promise<Attempt> {
+    const attempt = await this.once(exchange);
     // A kept-alive connection the server closed meanwhile fails at once, before any answer: the
     // request is sent again on a fresh one (as a new connection would have been in the first place;
-    // should the server have stored it, the points come again with the same times and overwrite themselves).
+    // should the server have stored a write, its points come again with the same times and overwrite themselves).
     if (attempt.kind === 'error' && attempt.reused && !isTimeout(attempt.err) && isResetBeforeAnswer(attempt.err))
-      attempt = await this.post(chunk.body);
-    if (attempt.kind === 'error') return networkOutcome(attempt.err);
-    if (attempt.ok) return { kind: 'ok' };
-    return {
-      kind: 'http',
-      status: attempt.status,
-      message: serverMessage(attempt.body, header(attempt.headers, 'x-influxdb-error')),
-      retryAfterMs: retryAfterMs(header(attempt.headers, 'retry-after')),
-    };
+      return this.once(exchange);
+    return attempt;
   }
 
-  private post(body: Uint8Array): Promise<Attempt> {
+  private once({ method, path, headers, body, timeoutMs }: Exchange): Promise<Attempt> {
     return new Promise((resolve) => {
       let settled = false;
       const settle = (attempt: Attempt): void => {
@@ -220,8 +311,13 @@ export class HttpTransport {
         clearTimeout(timer);
         resolve(attempt);
       };
-      const req = request(
-        { ...this.options, headers: { ...this.options.headers, 'content-length': body.byteLength } },
+      const req = this.request(
+        {
+          ...this.target,
+          method,
+          path,
+          headers: body === undefined ? headers : { ...headers, 'content-length': body.byteLength },
+        },
         (res) => {
           const parts: Buffer[] = [];
           res.on('data', (part: Buffer) => parts.push(part));
@@ -239,7 +335,7 @@ export class HttpTransport {
           res.on('error', (err) => settle({ kind: 'error', err, reused: false }));
         },
       );
-      const timer = setTimeout(() => req.destroy(timeoutError(this.timeoutMs)), this.timeoutMs);
+      const timer = setTimeout(() => req.destroy(timeoutError(timeoutMs)), timeoutMs);
       req.on('error', (err) => settle({ kind: 'error', err, reused: req.reusedSocket }));
       req.end(body);
     });
@@ -260,15 +356,40 @@ function isResetBeforeAnswer(err: unknown): boolean {
   return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
-/** The write half of every version's client is the transport. */
+/**
+ * The write half of every version's client: the chunk's body (one Buffer, a slice of the writer's
+ * line buffer) POSTed to the version's write endpoint, one request per `send`; the outcome is the
+ * answer's status, the tsdb's error text and `Retry-After`, or a failure without an answer.
+ */
 export abstract class HttpClient {
-  protected constructor(protected readonly transport: HttpTransport) {}
+  /** Where the lines go (scheme, host, path and query; no credentials). */
+  readonly writeUrl: string;
+  protected readonly transport: HttpTransport;
+  private readonly write: Omit<Exchange, 'body'>;
 
-  get writeUrl(): string {
-    return this.transport.url;
+  protected constructor(
+    options: TsdbClientOptions,
+    write: { path: string; headers: Record<string, string>; timeoutMs: number },
+  ) {
+    this.transport = new HttpTransport(options.config, options.tls);
+    this.writeUrl = `${this.transport.origin}${write.path}`;
+    this.write = {
+      method: 'POST',
+      path: write.path,
+      headers: { ...write.headers, 'content-type': 'text/plain; charset=utf-8' },
+      timeoutMs: write.timeoutMs,
+    };
   }
 
-  send(chunk: LineChunk): Promise<Outcome> {
-    return this.transport.send(chunk);
+  async send(chunk: LineChunk): Promise<Outcome> {
+    const attempt = await this.transport.exchange({ ...this.write, body: chunk.body });
+    if (attempt.kind === 'error') return networkOutcome(attempt.err);
+    if (attempt.ok) return { kind: 'ok' };
+    return {
+      kind: 'http',
+      status: attempt.status,
+      message: serverMessage(attempt.body, header(attempt.headers, 'x-influxdb-error')),
+      retryAfterMs: retryAfterMs(header(attempt.headers, 'retry-after')),
+    };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * tsdb version 1 (InfluxDB 1.x), through http.ts as versions 2 and 3: no client library.
  *
- * Writes: `POST /write?db=<dbName>&precision=ns` with node:http (http.ts `HttpTransport`), HTTP Basic
+ * Writes: `POST /write?db=<dbName>&precision=ns` with node:http(s) (http.ts `HttpTransport`), HTTP Basic
  * when `v1Config.auth.enable`.
  *
  * Database setup is InfluxQL over the query endpoint (https://docs.influxdata.com/influxdb/v1/tools/api/#query-http-endpoint):
@@ -12,7 +12,7 @@
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
 import type { TsdbClient, TsdbClientOptions, TsdbConfig } from './client.js';
-import { HttpClient, HttpTransport, retentionHours, serverUrl, setupError, setupJson, truncate } from './http.js';
+import { HttpClient, retentionHours, setupJson, TsdbSetupError, truncate } from './http.js';
 
 type V1Config = TsdbConfig['v1Config'];
 
@@ -54,22 +54,18 @@ function databaseNames(results: unknown): string[] {
 export class V1Client extends HttpClient implements TsdbClient {
   private readonly v1: V1Config;
   private readonly log: Log;
-  private readonly queryUrl: string;
   private readonly requestTimeoutMs: number;
 
   constructor(options: TsdbClientOptions) {
     const { config, requestTimeoutMs } = options;
     const query = new URLSearchParams({ db: config.v1Config.dbName, precision: 'ns' });
-    super(
-      new HttpTransport(
-        `${serverUrl(config)}/write?${query.toString()}`,
-        authorization(config.v1Config),
-        requestTimeoutMs,
-      ),
-    );
+    super(options, {
+      path: `/write?${query.toString()}`,
+      headers: authorization(config.v1Config),
+      timeoutMs: requestTimeoutMs,
+    });
     this.v1 = config.v1Config;
     this.log = options.log;
-    this.queryUrl = `${serverUrl(config)}/query`;
     this.requestTimeoutMs = requestTimeoutMs;
   }
 
@@ -97,21 +93,22 @@ export class V1Client extends HttpClient implements TsdbClient {
   private async query(method: 'GET' | 'POST', statement: string): Promise<unknown> {
     const request = `${method} /query (${statement.split(' ').slice(0, 2).join(' ')})`;
     const form = new URLSearchParams({ q: statement }).toString();
-    const answer = await setupJson({
+    const answer = await setupJson(this.transport, {
       version: 1,
       method,
       request,
       timeoutMs: this.requestTimeoutMs,
       ...(method === 'GET'
-        ? { url: `${this.queryUrl}?${form}`, headers: authorization(this.v1) }
+        ? { path: `/query?${form}`, headers: authorization(this.v1) }
         : {
-            url: this.queryUrl,
+            path: '/query',
             headers: { ...authorization(this.v1), 'content-type': 'application/x-www-form-urlencoded' },
             body: form,
           }),
     });
     const refused = statementError(answer.json);
-    if (refused !== undefined) throw setupError(1, request, { kind: 'http', status: answer.status, message: refused });
+    if (refused !== undefined)
+      throw new TsdbSetupError(1, request, { kind: 'http', status: answer.status, message: refused });
     return answer.json;
   }
 }

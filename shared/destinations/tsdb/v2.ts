@@ -1,7 +1,7 @@
 /**
  * tsdb version 2 (InfluxDB 2.x), through http.ts as versions 1 and 3: no client library.
  *
- * Writes: `POST /api/v2/write?org=&bucket=&precision=ns`, `Authorization: Token`, with node:http
+ * Writes: `POST /api/v2/write?org=&bucket=&precision=ns`, `Authorization: Token`, with node:http(s)
  * (http.ts `HttpTransport`): the line protocol as is (no gzip), one request per chunk, no retries of
  * its own.
  *
@@ -12,25 +12,25 @@
 import type { Log } from '../../logging/log.js';
 import { isRecord } from '../../util/records.js';
 import type { TsdbClient, TsdbClientOptions } from './client.js';
-import { HttpClient, HttpTransport, retentionHours, serverUrl, setupCall, setupJson } from './http.js';
+import { HttpClient, retentionHours, setupCall, setupJson } from './http.js';
 
 type V2Config = TsdbClientOptions['config']['v2Config'];
 
 export class V2Client extends HttpClient implements TsdbClient {
   private readonly v2: V2Config;
   private readonly log: Log;
-  private readonly baseUrl: string;
   private readonly requestTimeoutMs: number;
 
   constructor(options: TsdbClientOptions) {
     const v2 = options.config.v2Config;
-    const base = serverUrl(options.config);
-    // The path InfluxDB's own client library builds (names percent-encoded, spaces as %20).
-    const url = `${base}/api/v2/write?org=${encodeURIComponent(v2.org)}&bucket=${encodeURIComponent(v2.bucket)}&precision=ns`;
-    super(new HttpTransport(url, { authorization: `Token ${v2.token}` }, options.requestTimeoutMs));
+    super(options, {
+      // The path InfluxDB's own client library builds (names percent-encoded, spaces as %20).
+      path: `/api/v2/write?org=${encodeURIComponent(v2.org)}&bucket=${encodeURIComponent(v2.bucket)}&precision=ns`,
+      headers: { authorization: `Token ${v2.token}` },
+      timeoutMs: options.requestTimeoutMs,
+    });
     this.v2 = v2;
     this.log = options.log;
-    this.baseUrl = base;
     this.requestTimeoutMs = options.requestTimeoutMs;
   }
 
@@ -51,10 +51,10 @@ export class V2Client extends HttpClient implements TsdbClient {
       description: v2.description,
       retentionRules: [{ type: 'expire', everySeconds }],
     };
-    const created = await setupCall({
+    const created = await setupCall(this.transport, {
       version: 2,
       method: 'POST',
-      url: `${this.baseUrl}/api/v2/buckets`,
+      path: '/api/v2/buckets',
       request: 'POST /api/v2/buckets',
       headers: { authorization: `Token ${this.v2.token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -68,10 +68,10 @@ export class V2Client extends HttpClient implements TsdbClient {
 
   /** A GET of the v2 API: its answer as JSON, or an error saying what InfluxDB answered (or why it did not). */
   private async get(path: string): Promise<unknown> {
-    const answer = await setupJson({
+    const answer = await setupJson(this.transport, {
       version: 2,
       method: 'GET',
-      url: `${this.baseUrl}${path}`,
+      path,
       request: `GET ${path}`,
       headers: { authorization: `Token ${this.v2.token}` },
       timeoutMs: this.requestTimeoutMs,

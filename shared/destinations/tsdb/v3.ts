@@ -1,6 +1,6 @@
 /**
- * tsdb version 3 (InfluxDB 3.x): writes with node:http (http.ts `HttpTransport`), setup with `fetch`
- * (http.ts `setupCall`).
+ * tsdb version 3 (InfluxDB 3.x): writes and setup through http.ts's transport (node:http, or
+ * node:https with `tsdbConfig.tls`).
  *
  * Writes: `POST /api/v3/write_lp?db=<database>&precision=nanosecond`, `Authorization: Bearer`, with
  * the timeout `v3Config.writeTimeout`, without `no_sync=true` (with it the server answers before
@@ -10,7 +10,7 @@
  */
 import type { Log } from '../../logging/log.js';
 import type { TsdbClient, TsdbClientOptions } from './client.js';
-import { HttpClient, HttpTransport, retentionHours, serverUrl, setupCall } from './http.js';
+import { HttpClient, retentionHours, setupCall } from './http.js';
 
 const CONFIGURE = 'POST /api/v3/configure/database';
 
@@ -22,22 +22,18 @@ function authorization(v3: TsdbClientOptions['config']['v3Config']): Record<stri
 export class V3Client extends HttpClient implements TsdbClient {
   private readonly v3: TsdbClientOptions['config']['v3Config'];
   private readonly log: Log;
-  private readonly baseUrl: string;
   private readonly requestTimeoutMs: number;
 
   constructor(options: TsdbClientOptions) {
     const v3 = options.config.v3Config;
     const query = new URLSearchParams({ db: v3.database, precision: 'nanosecond' });
-    super(
-      new HttpTransport(
-        `${serverUrl(options.config)}/api/v3/write_lp?${query.toString()}`,
-        authorization(v3),
-        v3.writeTimeout,
-      ),
-    );
+    super(options, {
+      path: `/api/v3/write_lp?${query.toString()}`,
+      headers: authorization(v3),
+      timeoutMs: v3.writeTimeout,
+    });
     this.v3 = v3;
     this.log = options.log;
-    this.baseUrl = serverUrl(options.config);
     this.requestTimeoutMs = options.requestTimeoutMs;
   }
 
@@ -45,10 +41,10 @@ export class V3Client extends HttpClient implements TsdbClient {
     const v3 = this.v3;
     const hours = retentionHours(v3.retentionDuration);
     const body = JSON.stringify({ db: v3.database, retention_period: `${hours}h` });
-    const answer = await setupCall({
+    const answer = await setupCall(this.transport, {
       version: 3,
       method: 'POST',
-      url: `${this.baseUrl}/api/v3/configure/database`,
+      path: '/api/v3/configure/database',
       request: CONFIGURE,
       headers: { ...authorization(this.v3), 'content-type': 'application/json' },
       body,

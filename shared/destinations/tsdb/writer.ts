@@ -9,9 +9,10 @@
  */
 import type { Log } from '../../logging/log.js';
 import type { Failure, Outcome, TsdbClient, TsdbClientOptions, TsdbConfig, TsdbVersion } from './client.js';
-import { truncate } from './http.js';
+import { type FailureInfo, refusalHint, refusalOf, TsdbSetupError, truncate } from './http.js';
 import { LineBuffer, type LineSpan } from './line-buffer.js';
 import type { Point } from './line-protocol.js';
+import { tsdbTls } from './tls.js';
 import { V1Client } from './v1.js';
 import { V2Client } from './v2.js';
 import { V3Client } from './v3.js';
@@ -65,6 +66,8 @@ export interface WriteReport {
    * these for redelivery.
    */
   failedWhole: Point[];
+  /** Why they failed whole (what the log said), when some did. */
+  refusal: string | undefined;
   /** HTTP requests made, retries included. */
   requests: number;
 }
@@ -147,6 +150,9 @@ export class TsdbWriter {
   private readonly client: TsdbClient;
   /** Line buffers not in use by a write in flight (writes in flight at once each have their own). */
   private readonly idleLines: LineBuffer[] = [];
+  private readonly config: TsdbConfig;
+  /** The refusal last logged (its kind and status or code) until the tsdb accepts a request again. */
+  private refusedAs: string | undefined;
 
   constructor(options: TsdbWriterOptions) {
     this.version = options.config.version;
@@ -157,8 +163,10 @@ export class TsdbWriter {
     this.retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
     this.retryDelayCapMs = options.retryDelayCapMs ?? DEFAULT_RETRY_CAP_MS;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.config = options.config;
     this.client = createTsdbClient({
       config: options.config,
+      tls: tsdbTls(options.config),
       log: options.log,
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     });
@@ -172,15 +180,20 @@ export class TsdbWriter {
   /**
    * Creates the database (v1: with the default retention policy), bucket (v2) or database (v3)
    * when missing; an existing one is left as it is. Throws when the tsdb cannot be reached or refuses,
-   * and then tracks the failure for `module` (`onError`), when one is given.
+   * and then tracks the failure for `module` (`onError`), when one is given. A refusal (unreachable,
+   * credentials refused: the TsdbSetupError's `refusal`) is logged as a failed write's is: once
+   * until the tsdb accepts a request again.
    */
   async ensureDatabase(module?: string): Promise<void> {
     try {
       await this.client.ensureDatabase();
     } catch (err) {
+      if (err instanceof TsdbSetupError && err.refusal !== undefined)
+        this.refused(err.failure, err.message, { module: module ?? '', untracked: module === undefined });
       if (module !== undefined) this.onError(this.errorType, module, err);
       throw err;
     }
+    this.accepted();
   }
 
   /**
@@ -211,7 +224,7 @@ export class TsdbWriter {
       module,
       untracked: options.untracked === true,
       lines,
-      report: { written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: [], requests: 0 },
+      report: { written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: [], refusal: undefined, requests: 0 },
       aborted: false,
     };
     const items: Item[] = [];
@@ -241,6 +254,7 @@ export class TsdbWriter {
     const outcome = await this.sendWithRetries(run, items);
     if (outcome.kind === 'ok') {
       report.written += items.length;
+      this.accepted();
       return;
     }
     const retention = outcome.kind === 'http' ? RETENTION_DROP.exec(outcome.message) : null;
@@ -256,7 +270,7 @@ export class TsdbWriter {
       );
       return;
     }
-    if (outcome.kind === 'network' || outcome.status === 401 || outcome.status === 403) {
+    if (outcome.kind === 'network' || refusalOf(outcome) !== undefined) {
       run.aborted = true;
       for (const item of items) report.failedWhole.push(item.point);
       this.failWhole(run, items.length, outcome);
@@ -309,13 +323,56 @@ export class TsdbWriter {
       url: this.client.writeUrl,
       ...(outcome.kind === 'network' ? { code: outcome.code, cause: outcome.cause } : { status: outcome.status }),
     });
-    this.logAt(
+    const { pathname, search } = new URL(this.client.writeUrl);
+    run.report.refusal = this.refused(
+      outcome,
+      `a write (POST ${pathname}${search}) failed whole: ${reason}`,
       run,
-      'warn',
-      { module: run.module, chunk: chunkSize, url: this.client.writeUrl, reason },
-      'tsdb write failed whole; the points are returned for redelivery',
+      chunkSize,
     );
     if (!run.untracked) this.onError(this.errorType, run.module, err);
+  }
+
+  /**
+   * A refusal (refusalOf) met by a write or by database setup: one line when it starts or changes
+   * (its kind, status or code), naming the tsdb, what failed and what to check — an ERROR when the
+   * credentials were refused or the config can fix it (TLS), a WARN for a server that is away —
+   * and DEBUG while it lasts, so that retries make no storm. Only status, code and message are
+   * logged: never a request, its headers or an error object that could hold them. Returns the
+   * line's text (the reason the events wait).
+   */
+  private refused(failure: FailureInfo, what: string, run: Pick<Run, 'module' | 'untracked'>, chunk?: number): string {
+    const refusal = refusalOf(failure);
+    const hint = refusalHint(this.config, failure);
+    const server = `tsdb v${this.version} at ${new URL(this.client.writeUrl).origin}`;
+    const text =
+      refusal === 'credentials'
+        ? `${server} refused Svc's credentials: ${what}; ${hint}; its events wait and are tried again`
+        : `${server} cannot be written: ${what}${hint === '' ? '' : `; ${hint}`}; its events wait and are tried again`;
+    const key = `${refusal ?? ''}:${failure.kind === 'http' ? failure.status : failure.code}`;
+    const fields = {
+      module: run.module,
+      url: this.client.writeUrl,
+      ...(failure.kind === 'http' ? { status: failure.status } : { code: failure.code }),
+      ...(chunk === undefined ? {} : { chunk }),
+    };
+    if (key === this.refusedAs || run.untracked) {
+      this.log.debug(fields, text);
+      return text;
+    }
+    this.refusedAs = key;
+    this.log[refusal === 'credentials' || hint !== '' ? 'error' : 'warn'](fields, text);
+    return text;
+  }
+
+  /** The tsdb accepted a request: a refusal logged before is over (one INFO line says so). */
+  private accepted(): void {
+    if (this.refusedAs === undefined) return;
+    this.refusedAs = undefined;
+    this.log.info(
+      { url: this.client.writeUrl },
+      `tsdb v${this.version} at ${new URL(this.client.writeUrl).origin} accepts Svc's requests again`,
+    );
   }
 
   private dropRefused(run: Run, item: Item, outcome: Extract<Outcome, { kind: 'http' }>): void {

@@ -35,6 +35,7 @@ import {
   userQueued,
 } from '../../platform/fixtures.js';
 import { auditQueued, EVENT_COUNT, pointsQueued, QUEUE_METRICS } from '../../platform/queued.js';
+import { waiting } from './helpers.js';
 
 const rows = queryRows;
 const measurements = async (influx: InfluxdHandle, db: string): Promise<unknown[]> =>
@@ -272,7 +273,7 @@ describe('TsdbDestination (platform events)', () => {
     expect(await measurements(influx, 'platform_logs_only')).toEqual(['log_event']);
   });
 
-  it('sends every event it serves back when the database cannot be prepared, and the others not', async () => {
+  it('leaves every event it serves waiting when the database cannot be prepared, and the others not', async () => {
     const closed = await freePort();
     const destination = platform({
       writer: writer('never', closed, { requestTimeoutMs: 1000 }),
@@ -284,9 +285,16 @@ describe('TsdbDestination (platform events)', () => {
     const logEvent = logQueued(PROXY);
     const points = pointsQueued('EVENT_COUNTS', [EVENT_COUNT]);
     tracked.length = 0;
-    expect(await destination.write([user, logEvent, points, auditQueued()])).toEqual(new Set([logEvent.id, points.id]));
+    expect(await waiting(destination.write([user, logEvent, points, auditQueued()]))).toEqual(
+      new Set([logEvent.id, points.id]),
+    );
     expect(
-      capture.lines().some((l) => l['msg'] === 'tsdb cannot be prepared yet; its 2 event(s) are delivered again'),
+      capture
+        .lines()
+        .some(
+          (l) =>
+            l['level'] === 'warn' && /^tsdb v1 at .* cannot be written: .*ECONNREFUSED.* wait/.test(String(l['msg'])),
+        ),
     ).toBe(true);
     // Tracked like a failed write (the status page and svc_errors see the outage), once per batch.
     expect(tracked.map((t) => [t.type, t.module])).toEqual([['TSDB_V1_WRITE', LOG_EVENTS_TSDB_MODULE]]);
@@ -298,11 +306,11 @@ describe('TsdbDestination (platform events)', () => {
       timeNs: '1710233120000000005',
     };
     const errorsOnly = pointsQueued(ERROR_TRACKING_MODULE, [errorPoint]);
-    expect(await destination.write([errorsOnly])).toEqual(new Set([errorsOnly.id]));
+    expect(await waiting(destination.write([errorsOnly]))).toEqual(new Set([errorsOnly.id]));
     expect(tracked).toHaveLength(1);
   });
 
-  it('returns the events of a batch that failed whole, and does not send the next module once one failed', async () => {
+  it('leaves the events of a batch that failed whole waiting, and does not send the next module once one failed', async () => {
     const db = 'platform_outage';
     const real = writer(db, influx.port, { requestTimeoutMs: 500 });
     const modules: string[] = [];
@@ -323,7 +331,7 @@ describe('TsdbDestination (platform events)', () => {
     influx.pause();
     let failed: ReadonlySet<string>;
     try {
-      failed = await destination.write([user, logEvent, points]);
+      failed = await waiting(destination.write([user, logEvent, points]));
     } finally {
       influx.resume();
     }
@@ -364,11 +372,11 @@ describe('TsdbDestination (platform events)', () => {
     tracked.length = 0;
     influx.pause();
     try {
-      expect(await destination.write([errorsFirst, counts])).toEqual(new Set([errorsFirst.id, counts.id]));
+      expect(await waiting(destination.write([errorsFirst, counts]))).toEqual(new Set([errorsFirst.id, counts.id]));
       expect(modules).toEqual(['EVENT_COUNTS']);
       expect(tracked.map((t) => [t.type, t.module])).toEqual([['TSDB_V1_WRITE', 'EVENT_COUNTS']]);
       // Only error points: their failure is not tracked, so it cannot make another error point.
-      expect(await destination.write([errorsFirst])).toEqual(new Set([errorsFirst.id]));
+      expect(await waiting(destination.write([errorsFirst]))).toEqual(new Set([errorsFirst.id]));
       expect(modules).toEqual(['EVENT_COUNTS', 'ERROR_TRACKING (untracked)']);
       expect(tracked).toHaveLength(1);
     } finally {

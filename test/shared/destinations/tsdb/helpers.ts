@@ -2,6 +2,8 @@
  * Shared pieces of the tsdb writer tests: a full tsdbConfig, a recording logger and error sink,
  * rfc3339 times, and points and writers for the fake InfluxDB.
  */
+import { expect } from 'vitest';
+import { DestinationWaitError } from '../../../../shared/destinations/port.js';
 import { int, type Point, str } from '../../../../shared/destinations/tsdb/line-protocol.js';
 import {
   type TsdbConfig,
@@ -17,6 +19,7 @@ export interface ConfigParts {
   host?: string;
   port: number;
   maxBatchSize?: number;
+  tls?: Partial<TsdbConfig['tls']>;
   v1?: Partial<Omit<TsdbConfig['v1Config'], 'auth' | 'retentionPolicy'>> & {
     auth?: TsdbConfig['v1Config']['auth'];
     retentionPolicy?: TsdbConfig['v1Config']['retentionPolicy'];
@@ -33,6 +36,7 @@ export function tsdbConfig(parts: ConfigParts): TsdbConfig {
     port: parts.port,
     version: parts.version,
     maxBatchSize: parts.maxBatchSize ?? 1000,
+    tls: { enable: false, caFile: '', rejectUnauthorized: true, ...parts.tls },
     v3Config: {
       database: 'svc',
       description: 'Svc data',
@@ -154,4 +158,17 @@ export function fakeWriter(
     v3: { token: 'v3-token', ...parts.v3 },
   });
   return new TsdbWriter({ config, log: rec.log, onError: rec.onError, retryDelaysMs: [1, 1, 1], ...options });
+}
+
+/**
+ * The events a destination's write left waiting: it must reject with DestinationWaitError (the tsdb
+ * could not take anything now), whose event ids are returned.
+ */
+export async function waiting(write: Promise<ReadonlySet<string>>): Promise<ReadonlySet<string>> {
+  const err = await write.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DestinationWaitError);
+  return err instanceof DestinationWaitError ? err.eventIds : new Set();
 }

@@ -241,7 +241,14 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
     await influx.stopProcess();
     try {
       const report = await w.write(pts, MODULE);
-      expect(report).toEqual({ written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: pts, requests: 4 });
+      expect(report).toEqual({
+        written: 0,
+        dropped: 0,
+        droppedBeyondRetention: 0,
+        failedWhole: pts,
+        refusal: expect.stringMatching(/^tsdb v1 at http:\/\/127\.0\.0\.1:\d+ cannot be written: .*ECONNREFUSED/),
+        requests: 4,
+      });
       expect(rec.errors).toHaveLength(1);
       expect(rec.errors[0]?.err).toMatchObject({ code: 'ECONNREFUSED' });
       expect(rec.at('error')).toEqual([]);
@@ -271,7 +278,14 @@ describe('TsdbWriter version 1 (real influxd 1.6)', () => {
 
     const wrong = writer('secured', { maxBatchSize: 2, v1: { auth: { ...auth, password: 'nope' } } });
     const report = await wrong.write(pts, MODULE);
-    expect(report).toEqual({ written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: pts, requests: 1 });
+    expect(report).toEqual({
+      written: 0,
+      dropped: 0,
+      droppedBeyondRetention: 0,
+      failedWhole: pts,
+      refusal: expect.stringContaining("refused Svc's credentials"),
+      requests: 1,
+    });
     expect(rec.errors.at(-1)?.err).toMatchObject({ status: 401 });
     await expect(wrong.ensureDatabase()).rejects.toThrow();
     await expect(writer('secured').write(pts, MODULE)).resolves.toMatchObject({ failedWhole: pts, requests: 1 });

@@ -110,8 +110,14 @@ describe('version 2 (fake 2.x)', () => {
     expect(rec.errors[0]?.module).toBe(MODULE);
     expect(rec.errors[0]?.err).toBeInstanceOf(TsdbWriteError);
     expect(rec.errors[0]?.err).toMatchObject({ status: 401 });
-    expect(rec.at('error')).toEqual([]);
-    expect(rec.at('warn')[0]?.msg).toMatch(/failed whole/);
+    // One ERROR naming the tsdb, the status and the key to check; no WARN.
+    expect(rec.at('error').map((l) => l.msg)).toEqual([
+      expect.stringMatching(
+        /^tsdb v2 at http:\/\/127\.0\.0\.1:\d+ refused Svc's credentials: .*HTTP 401: unauthorized access; check Svc\.tsdbConfig\.v2Config\.token/,
+      ),
+    ]);
+    expect(rec.at('error')[0]?.obj).toMatchObject({ status: 401, module: MODULE });
+    expect(rec.at('warn')).toEqual([]);
   });
 
   it('403 also fails whole', async () => {

@@ -138,7 +138,8 @@ describe.each([1, 2, 3] as const)('version %i: the chunk ladder and connection f
     const { sleep, waits } = recordingSleep();
     const writer = writerFor(fake(), { maxBatchSize: 2 }, { retryDelaysMs: undefined, sleep });
     const report = await writer.write(pts, MODULE);
-    expect(report).toEqual({ written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: pts, requests: 4 });
+    expect(report).toMatchObject({ written: 0, dropped: 0, droppedBeyondRetention: 0, failedWhole: pts, requests: 4 });
+    expect(report.refusal).toMatch(/cannot be written: a write \(POST \/.*\) failed whole: ECONNREFUSED/);
     expect(waits).toEqual([1000, 2000, 4000]);
     expect(rec.errors).toHaveLength(1);
     expect(rec.errors[0]?.err).toMatchObject({ code: 'ECONNREFUSED' });
