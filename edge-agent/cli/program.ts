@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { replayDeadLetters } from '../../shared/queue/local/index.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
+import { proxyProblems, resolveProxy } from '../../shared/runtime/proxy.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import type { Mode } from '../runtime/boot.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
@@ -52,6 +53,12 @@ export async function buildProgram(
         io.err(`warning: ${warning}\n`);
       if (!access.ok) {
         printConfigError(loaded.file, accessConfigError(loaded.file, access.problems), io);
+        return setExitCode(EXIT_ERROR);
+      }
+      // The proxy of Svc.proxy and of this environment, as start-up would install it.
+      const proxy = proxyProblems(resolveProxy(loaded.config.proxy, io.env));
+      if (proxy.length > 0) {
+        for (const problem of proxy) io.err(`svc: ${loaded.file} Svc.proxy: ${problem}\n`);
         return setExitCode(EXIT_ERROR);
       }
       // References are checked for syntax only: fetching them needs AWS credentials this check should not.

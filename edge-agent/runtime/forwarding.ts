@@ -10,7 +10,8 @@
  * `Svc.cloud.profile` when set, else the SDK's default chain (cloud-identity.ts). The SQS client
  * makes one attempt per request: SqsEventQueue retries itself, per entry, and counts it; S3 keeps
  * the SDK's retries (a claim-check put has no retry of its own). Timeouts bound a request to a host
- * that does not answer, so an outage is noticed, not waited on.
+ * that does not answer, so an outage is noticed, not waited on. Both go through the process's proxy
+ * (shared/runtime/proxy.ts: the lean client's agents take it; the S3 client's are given it).
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { LeanSqsClient, type SqsApi } from '../../shared/aws/sqs.js';
@@ -21,6 +22,7 @@ import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
 import { Forwarder } from '../../shared/queue/forwarder.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
+import { sdkProxyAgents } from '../../shared/runtime/proxy.js';
 import { cloudIdentity } from './cloud-identity.js';
 
 /** Longest wait for a connection, and for an answer, of one request to SQS or S3. */
@@ -47,7 +49,11 @@ export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
     s3: new S3Client({
       ...identity,
       ...endpoint,
-      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+      requestHandler: {
+        connectionTimeout: CONNECT_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
+        ...sdkProxyAgents(),
+      },
       ...(cloud.endpoint ? { forcePathStyle: true } : {}),
     }),
   };

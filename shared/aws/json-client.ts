@@ -22,11 +22,15 @@
  * quota (a client-wide token bucket that stops retrying when most calls fail) and clock-skew
  * correction.
  *
+ * Proxy: the agents take the process's proxy (shared/runtime/proxy.ts), or the one given.
+ *
  * The output is returned as `unknown`: each operation's caller (sqs.ts, dynamodb.ts) checks the
  * shape it reads, because a response body is outside input.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { ProxyEnv } from 'node:http';
+import { proxyAgentOptions } from '../runtime/proxy.js';
 import { isRecord } from '../util/records.js';
 import type { CredentialProvider } from './credentials.js';
 import { signRequest } from './sigv4.js';
@@ -120,6 +124,8 @@ export interface AwsClientSettings {
   requestTimeoutMs?: number;
   /** First retry's largest delay; it doubles per retry (default 100 ms, the SDK's). */
   baseDelayMs?: number;
+  /** The proxy of its agents (default the process's: shared/runtime/proxy.ts). */
+  proxyEnv?: ProxyEnv;
 }
 
 export interface AwsJsonClientOptions extends AwsClientSettings {
@@ -167,11 +173,14 @@ export class AwsJsonClient {
   private readonly requestTimeoutMs: number;
   private readonly baseDelayMs: number;
   // One keep-alive agent per scheme: a warm Lambda or the edge's forwarder reuses its TLS connections.
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 50 });
-  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 50 });
+  private readonly httpsAgent: HttpsAgent;
+  private readonly httpAgent: HttpAgent;
 
   constructor(options: AwsJsonClientOptions) {
     this.options = options;
+    const proxy = proxyAgentOptions(options.proxyEnv);
+    this.httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 50, ...proxy });
+    this.httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 50, ...proxy });
     this.maxAttempts = options.maxAttempts ?? 3;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
