@@ -11,9 +11,12 @@
  * makes one attempt per request: SqsEventQueue retries itself, per entry, and counts it; S3 keeps
  * the SDK's retries (a claim-check put has no retry of its own). Timeouts bound a request to a host
  * that does not answer, so an outage is noticed, not waited on. Both go through the process's proxy
- * (shared/runtime/proxy.ts: the lean client's agents take it; the S3 client's are given it).
+ * (shared/runtime/proxy.ts: the lean client's agents take it; the S3 client's are given it), and both
+ * correct a skewed clock (the SDK its own way, the lean client with shared/aws/clock-skew.ts, whose
+ * one WARN per correction goes to the service log from here).
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { awsClock } from '../../shared/aws/clock-skew.js';
 import { LeanSqsClient, type SqsApi } from '../../shared/aws/sqs.js';
 import { platformPlacement } from '../../shared/config/placement.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
@@ -72,6 +75,7 @@ export function forwarders(
   const out = new Map<string, Forwarder>();
   const cloud = platformPlacement(config).filter((p) => p.place === 'cloud');
   if (cloud.length === 0) return out;
+  awsClock.reportTo(log);
   const { sqs, s3 } = clients();
   const { bucket, prefix } = config.cloud.claimCheck;
   const claimCheck = bucket === '' ? null : new S3ClaimCheckStore({ client: s3, bucket, prefix });
