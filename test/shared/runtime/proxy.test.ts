@@ -5,8 +5,14 @@
  * AWS client to fauxqs (plain HTTP, through HTTP_PROXY), the AWS SDK's S3 client, global fetch, and
  * the pollers' mutual-TLS requests (CONNECT through HTTPS_PROXY), each with a NO_PROXY host kept out.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../edge-agent/cli/program.js';
 import { makeCertificates } from '../../../edge-agent/simulate/platform/certs.js';
 import { getJson } from '../../../edge-agent/sources/platform/http.js';
 import { LeanSqsClient } from '../../../shared/aws/sqs.js';
@@ -16,6 +22,7 @@ import { MASK, maskConfig } from '../../../shared/config/mask.js';
 import { secretValues } from '../../../shared/config/secrets.js';
 import {
   installProxy,
+  proxyAgentOptions,
   proxyEnvOf,
   proxyProblems,
   proxySummary,
@@ -26,6 +33,7 @@ import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { recordingLog } from '../../support/log.js';
 import { clientTlsOf, type HttpsStub, startHttpsStub } from '../../support/platform-https.js';
 import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
+import { startSvc } from '../../support/svc-process.js';
 import { startTinyproxy, type TinyproxyHandle } from '../../support/tinyproxy.js';
 
 const EMPTY = { httpProxy: '', httpsProxy: '', noProxy: '' };
@@ -236,5 +244,60 @@ describe('through a real forward proxy (tinyproxy)', () => {
     expect((await poll('127.0.0.1')).body).toEqual({ version: 'x' });
     expect(proxy.requests().filter((r) => r.method === 'CONNECT')).toHaveLength(connects);
     expect(platform.to('/engine/healthcheck').map((r) => r.clientCert)).toEqual(['svc-client', 'svc-client']);
+  });
+});
+
+describe('a proxy URL that cannot be used', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-proxy-refused-'));
+    writeFileSync(join(dir, 'svc.yaml'), 'Svc:\n  localQueue: { directory: queue }\n  proxy: { noProxy: localhost }\n');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // Without a scheme: Node's agents would ignore it and connect directly.
+  const BAD = { HTTPS_PROXY: 'svc:pa55word@proxy.corp.example:3128' };
+
+  it('svc validate-config reports it, naming the variable and not its text', async () => {
+    let err = '';
+    const code = await runCli(['validate-config', '--config', join(dir, 'svc.yaml')], {
+      out: () => undefined,
+      err: (text) => void (err += text),
+      env: BAD,
+    });
+    expect(code).toBe(1);
+    expect(err).toContain(
+      'Svc.proxy: HTTPS_PROXY is not an http:// or https:// proxy URL with a host (e.g. http://proxy.example.com:3128)',
+    );
+    expect(err).not.toContain('pa55word');
+  });
+
+  it('svc edge refuses to start with it (exit 1, one line naming it)', async () => {
+    const edge = startSvc(dir, 'edge', BAD);
+    expect(await edge.exited).toBe(1);
+    expect(edge.output()).toContain(
+      'svc: cannot start: svc.yaml Svc.proxy: HTTPS_PROXY is not an http:// or https:// proxy URL with a host',
+    );
+    expect(edge.output()).not.toContain('pa55word');
+  });
+});
+
+describe('without a proxy (the Lambda functions, a direct edge)', () => {
+  it("installs nothing: the global agents and fetch's dispatcher stay the same objects, agents get no options", () => {
+    const dispatcher = Symbol.for('undici.globalDispatcher.1');
+    const before = { http: http.globalAgent, https: https.globalAgent, fetch: Reflect.get(globalThis, dispatcher) };
+    const { log, lines } = recordingLog();
+    const restore = installProxy(resolveProxy(EMPTY, {}), log);
+    try {
+      expect(http.globalAgent).toBe(before.http);
+      expect(https.globalAgent).toBe(before.https);
+      expect(Reflect.get(globalThis, dispatcher)).toBe(before.fetch);
+      expect(proxyAgentOptions()).toEqual({});
+      expect(sdkProxyOptions()).toEqual({});
+      expect(lines.map((l) => l.msg)).toEqual([
+        'outbound HTTP(S) calls connect directly: no proxy is set (Svc.proxy.httpProxy / httpsProxy, HTTP_PROXY / HTTPS_PROXY)',
+      ]);
+    } finally {
+      restore();
+    }
   });
 });
