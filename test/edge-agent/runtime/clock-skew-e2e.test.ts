@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatagramGenerator, DEFAULT_START_MS } from '../../../edge-agent/simulate/messages.js';
+import { createDatagramGenerator } from '../../../edge-agent/simulate/messages.js';
 import { makeWriterHandler } from '../../../shared/destinations/handler.js';
 import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { silentLog } from '../../support/log.js';
@@ -85,13 +85,7 @@ describe('svc edge with a clock 20 minutes behind SQS', () => {
       await expect
         .poll(edge.output, { timeout: 20_000 })
         .toContain(`log_events listener receiving on udp://${LOOPBACK}:${udpPort}`);
-      const generator = createDatagramGenerator({
-        seed: 7,
-        kinds: ['engine', 'proxy', 'repository', 'scheduler'],
-        malformed: 0,
-        startMs: DEFAULT_START_MS,
-        stepMs: 1,
-      });
+      const generator = createDatagramGenerator({ seed: 7, kinds: ['engine', 'proxy', 'repository', 'scheduler'] });
       // In rounds, so that several forwarding deliveries meet the corrected clock.
       for (let round = 0; round < 5; round++) {
         await sendDatagrams(

@@ -48,13 +48,18 @@ async function received(queueUrl: string): Promise<string[]> {
   }
 }
 
+/** A new queue, and a client on a clock of its own whose WARN lines are kept, sending to the skewed front. */
+async function skewedSetup(queue: string) {
+  const queueUrl = await fx.createQueue(queue);
+  const clock = new AwsClock();
+  const { log, lines } = recordingLog();
+  clock.reportTo(log);
+  return { queueUrl, clock, sqs: client(clock), lines };
+}
+
 describe('a skewed clock', () => {
   it('is corrected from the refusal: the call signs again at once (one attempt allowed), and later calls are signed right', async () => {
-    const queueUrl = await fx.createQueue('skew-once');
-    const clock = new AwsClock();
-    const { log, lines } = recordingLog();
-    clock.reportTo(log);
-    const sqs = client(clock);
+    const { queueUrl, clock, sqs, lines } = await skewedSetup('skew-once');
     const before = { refused: front.refused, passed: front.passed };
 
     const first = await sqs.sendMessageBatch({ QueueUrl: queueUrl, Entries: [{ Id: 'a', MessageBody: 'one' }] });
@@ -76,11 +81,7 @@ describe('a skewed clock', () => {
   });
 
   it('concurrent calls refused at once share one correction and one WARN', async () => {
-    const queueUrl = await fx.createQueue('skew-concurrent');
-    const clock = new AwsClock();
-    const { log, lines } = recordingLog();
-    clock.reportTo(log);
-    const sqs = client(clock);
+    const { queueUrl, sqs, lines } = await skewedSetup('skew-concurrent');
     const results = await Promise.all(
       ['a', 'b', 'c', 'd'].map((id) =>
         sqs.sendMessageBatch({ QueueUrl: queueUrl, Entries: [{ Id: id, MessageBody: id }] }),
@@ -100,9 +101,8 @@ describe('a skewed clock', () => {
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 
-  it('a refusal that persists is retryable and marked clockSkew (it waits, it is not the request refused)', async () => {
-    // An answer whose Date agrees with this host while saying "Signature expired": nothing to correct,
-    // and yet a refusal for the signing time.
+  /** A send to the plain server answering every request with an InvalidSignatureException saying `message`. */
+  async function refusedWith(message: string): Promise<unknown> {
     plain.reset();
     plain.setFallback({
       status: 400,
@@ -110,39 +110,32 @@ describe('a skewed clock', () => {
         'content-type': 'application/x-amz-json-1.0',
         'x-amzn-query-error': 'InvalidSignatureException;Sender',
       },
-      body: JSON.stringify({
-        __type: 'com.amazon.coral.service#InvalidSignatureException',
-        message: 'Signature expired: 20260101T000000Z is now earlier than 20260101T000500Z (20260101T001000Z - 5 min.)',
-      }),
+      body: JSON.stringify({ __type: 'com.amazon.coral.service#InvalidSignatureException', message }),
     });
     const clock = new AwsClock();
     const err = await client(clock, plain.url)
       .sendMessageBatch({ QueueUrl: `${plain.url}/000000000000/q`, Entries: [{ Id: 'a', MessageBody: 'x' }] })
       .catch((e: unknown) => e);
+    expect(plain.requests).toHaveLength(1);
+    expect(clock.offsetMs).toBe(0);
+    return err;
+  }
+
+  it('a refusal that persists is retryable and marked clockSkew (it waits, it is not the request refused)', async () => {
+    // An answer whose Date agrees with this host while saying "Signature expired": nothing to correct,
+    // and yet a refusal for the signing time.
+    const err = await refusedWith(
+      'Signature expired: 20260101T000000Z is now earlier than 20260101T000500Z (20260101T001000Z - 5 min.)',
+    );
     expect(err).toBeInstanceOf(AwsServiceError);
     expect(err).toMatchObject({ name: 'InvalidSignatureException', retryable: true, clockSkew: true });
     expect(isRetryableError(err)).toBe(true);
-    expect(plain.requests).toHaveLength(1);
-    expect(clock.offsetMs).toBe(0);
   });
 
   it('a wrong secret key (a signature refusal whose Date agrees) stays a refusal, as before', async () => {
-    plain.reset();
-    plain.setFallback({
-      status: 400,
-      headers: { 'content-type': 'application/x-amz-json-1.0' },
-      body: JSON.stringify({
-        __type: 'com.amazon.coral.service#InvalidSignatureException',
-        message: 'The request signature we calculated does not match the signature you provided.',
-      }),
-    });
-    const clock = new AwsClock();
-    const err = await client(clock, plain.url)
-      .sendMessageBatch({ QueueUrl: `${plain.url}/000000000000/q`, Entries: [{ Id: 'a', MessageBody: 'x' }] })
-      .catch((e: unknown) => e);
+    const err = await refusedWith('The request signature we calculated does not match the signature you provided.');
     expect(err).toMatchObject({ name: 'InvalidSignatureException', retryable: false, clockSkew: false });
-    expect(plain.requests).toHaveLength(1);
-    expect(clock.offsetMs).toBe(0);
+    expect(isRetryableError(err)).toBe(false);
   });
 });
 
