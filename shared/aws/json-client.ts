@@ -32,9 +32,7 @@
  * The output is returned as `unknown`: each operation's caller (sqs.ts, dynamodb.ts) checks the
  * shape it reads, because a response body is outside input.
  */
-
-import type { ProxyEnv } from 'node:http';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type ProxyEnv } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { proxyAgentOptions } from '../runtime/proxy.js';
 import { isRecord } from '../util/records.js';

@@ -1,5 +1,4 @@
 /** The parquet audit destination (`auditEvents.destination.parquet`): files in a directory or on S3. */
-
 import { sdkProxyOptions } from '../../runtime/proxy.js';
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from '../build.js';
 import type { BaseDestination } from '../port.js';
