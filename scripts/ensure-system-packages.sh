@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts for real (influxd and mosquitto as servers,
-# chromium as the browser of the web-page tests, strace to watch which files a real process syncs),
+# chromium as the browser of the web-page tests, strace to watch which files a real process syncs,
+# tinyproxy as the corporate forward proxy outbound calls go through),
 # only when they are missing, so a warm machine pays nothing.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ command -v influxd >/dev/null 2>&1 || missing+=(influxdb)
 command -v mosquitto >/dev/null 2>&1 && [ -x "$(command -v mosquitto)" ] || missing+=(mosquitto)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v strace >/dev/null 2>&1 || missing+=(strace)
+command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else

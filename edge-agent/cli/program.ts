@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { loadTsdbTls } from '../../shared/destinations/tsdb/tls.js';
 import { replayDeadLetters } from '../../shared/queue/local/index.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
+import { proxyProblems, resolveProxy } from '../../shared/runtime/proxy.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import type { Mode } from '../runtime/boot.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
@@ -55,6 +56,12 @@ export async function buildProgram(
       const problems = [...(access.ok ? [] : access.problems), ...(tsdbTls.ok ? [] : tsdbTls.problems)];
       if (problems.length > 0) {
         printConfigError(loaded.file, accessConfigError(loaded.file, problems), io);
+        return setExitCode(EXIT_ERROR);
+      }
+      // The proxy of Svc.proxy and of this environment, as start-up would install it.
+      const proxy = proxyProblems(resolveProxy(loaded.config.proxy, io.env));
+      if (proxy.length > 0) {
+        for (const problem of proxy) io.err(`svc: ${loaded.file} Svc.proxy: ${problem}\n`);
         return setExitCode(EXIT_ERROR);
       }
       // References are checked for syntax only: fetching them needs AWS credentials this check should not.

@@ -16,6 +16,7 @@ import { PointClock } from '../../shared/queue/point-clock.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
 import { type Component, exitOnSignals, Lifecycle } from '../../shared/runtime/lifecycle.js';
+import { installProxy, resolveProxy } from '../../shared/runtime/proxy.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
@@ -165,6 +166,12 @@ export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOption
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
   for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
   for (const warning of checked.warnings) logger.warn({ config: loaded.file }, accessWarning(warning));
+  // Before any component is built: every outbound call and agent goes through it (docs/deployment.md).
+  try {
+    installProxy(resolveProxy(config.proxy, process.env), logger);
+  } catch (err) {
+    throw new StartupError(`${loaded.file} Svc.proxy: ${err instanceof Error ? err.message : String(err)}`);
+  }
 
   const errors = new ErrorTracker({
     enabled: config.errorTracking.enable,

@@ -10,9 +10,13 @@
  * `Svc.cloud.profile` when set, else the SDK's default chain (cloud-identity.ts). The SQS client
  * makes one attempt per request: SqsEventQueue retries itself, per entry, and counts it; S3 keeps
  * the SDK's retries (a claim-check put has no retry of its own). Timeouts bound a request to a host
- * that does not answer, so an outage is noticed, not waited on.
+ * that does not answer, so an outage is noticed, not waited on. Both go through the process's proxy
+ * (shared/runtime/proxy.ts: the lean client's agents take it; the S3 client's are given it), and both
+ * correct a skewed clock (the SDK its own way, the lean client with shared/aws/clock-skew.ts, whose
+ * one WARN per correction goes to the service log from here).
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { awsClock } from '../../shared/aws/clock-skew.js';
 import { LeanSqsClient, type SqsApi } from '../../shared/aws/sqs.js';
 import { platformPlacement } from '../../shared/config/placement.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
@@ -21,6 +25,7 @@ import { S3ClaimCheckStore } from '../../shared/queue/claim-check.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
 import { Forwarder } from '../../shared/queue/forwarder.js';
 import { SqsEventQueue } from '../../shared/queue/sqs.js';
+import { sdkProxyAgents } from '../../shared/runtime/proxy.js';
 import { cloudIdentity } from './cloud-identity.js';
 
 /** Longest wait for a connection, and for an answer, of one request to SQS or S3. */
@@ -47,7 +52,11 @@ export function cloudClients(cloud: SvcConfig['cloud']): CloudClients {
     s3: new S3Client({
       ...identity,
       ...endpoint,
-      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+      requestHandler: {
+        connectionTimeout: CONNECT_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
+        ...sdkProxyAgents(),
+      },
       ...(cloud.endpoint ? { forcePathStyle: true } : {}),
     }),
   };
@@ -66,6 +75,7 @@ export function forwarders(
   const out = new Map<string, Forwarder>();
   const cloud = platformPlacement(config).filter((p) => p.place === 'cloud');
   if (cloud.length === 0) return out;
+  awsClock.reportTo(log);
   const { sqs, s3 } = clients();
   const { bucket, prefix } = config.cloud.claimCheck;
   const claimCheck = bucket === '' ? null : new S3ClaimCheckStore({ client: s3, bucket, prefix });

@@ -19,15 +19,24 @@
  * names, timeouts, connection errors) are retried; other errors (a 400 such as a validation error,
  * a 501) are not. Up to maxAttempts attempts (default 3), waiting a random time from 0 to
  * min(base × 2^retry, 20 s) between them ("full jitter", base 100 ms). Not done: the SDK's retry
- * quota (a client-wide token bucket that stops retrying when most calls fail) and clock-skew
- * correction.
+ * quota (a client-wide token bucket that stops retrying when most calls fail).
+ *
+ * Clock skew (clock-skew.ts, as the SDK): requests are signed at the process clock's corrected time.
+ * A refusal for the signing time (InvalidSignatureException "Signature expired", RequestTimeTooSkewed,
+ * …) whose `Date` header shows the skew sets the offset, and the call signs again at once with it,
+ * without counting an attempt; such a refusal is retryable (`clockSkew`), never a refusal of the
+ * request itself: the edge keeps its events and sends them again.
+ *
+ * Proxy: the agents take the process's proxy (shared/runtime/proxy.ts), or the one given.
  *
  * The output is returned as `unknown`: each operation's caller (sqs.ts, dynamodb.ts) checks the
  * shape it reads, because a response body is outside input.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type ProxyEnv } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { proxyAgentOptions } from '../runtime/proxy.js';
 import { isRecord } from '../util/records.js';
+import { type AwsClock, awsClock, isClockSkewRefusal } from './clock-skew.js';
 import type { CredentialProvider } from './credentials.js';
 import { signRequest } from './sigv4.js';
 
@@ -82,6 +91,8 @@ export interface AwsServiceErrorDetails {
   fault: 'client' | 'server';
   /** `SQS.SendMessageBatch`. */
   operation: string;
+  /** A refusal for the signing time (a skewed clock): retryable, the request itself is fine. */
+  clockSkew?: boolean;
   cause?: unknown;
 }
 
@@ -93,6 +104,7 @@ export class AwsServiceError extends Error {
   readonly retryable: boolean;
   readonly fault: 'client' | 'server';
   readonly operation: string;
+  readonly clockSkew: boolean;
 
   constructor(details: AwsServiceErrorDetails) {
     super(details.message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -103,6 +115,7 @@ export class AwsServiceError extends Error {
     this.retryable = details.retryable;
     this.fault = details.fault;
     this.operation = details.operation;
+    this.clockSkew = details.clockSkew ?? false;
   }
 }
 
@@ -120,6 +133,10 @@ export interface AwsClientSettings {
   requestTimeoutMs?: number;
   /** First retry's largest delay; it doubles per retry (default 100 ms, the SDK's). */
   baseDelayMs?: number;
+  /** The clock requests are signed with (default the process's, awsClock). */
+  clock?: AwsClock;
+  /** The proxy of its agents (default the process's: shared/runtime/proxy.ts). */
+  proxyEnv?: ProxyEnv;
 }
 
 export interface AwsJsonClientOptions extends AwsClientSettings {
@@ -139,6 +156,8 @@ interface RawResponse {
   status: number;
   headers: IncomingMessage['headers'];
   body: string;
+  sentAt: number;
+  receivedAt: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -166,12 +185,17 @@ export class AwsJsonClient {
   private readonly connectTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly baseDelayMs: number;
+  private readonly clock: AwsClock;
   // One keep-alive agent per scheme: a warm Lambda or the edge's forwarder reuses its TLS connections.
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 50 });
-  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 50 });
+  private readonly httpsAgent: HttpsAgent;
+  private readonly httpAgent: HttpAgent;
 
   constructor(options: AwsJsonClientOptions) {
     this.options = options;
+    this.clock = options.clock ?? awsClock;
+    const proxy = proxyAgentOptions(options.proxyEnv);
+    this.httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 50, ...proxy });
+    this.httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 50, ...proxy });
     this.maxAttempts = options.maxAttempts ?? 3;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -194,10 +218,19 @@ export class AwsJsonClient {
     if (endpoint === undefined) throw new Error(`${name}: no endpoint`);
     const url = parseEndpoint(endpoint, `${this.options.serviceName} endpoint`);
     const body = JSON.stringify(input);
+    let resigned = false;
     for (let attempt = 1; ; attempt++) {
+      const offset = this.clock.offsetMs;
       try {
         return await this.attempt(operation, name, url, body);
       } catch (err) {
+        // The clock was corrected (by this answer or a concurrent call's): signing again at once is
+        // what fixes it, not a failed attempt. Once per call: a second refusal waits like any other.
+        if (err instanceof AwsServiceError && err.clockSkew && this.clock.offsetMs !== offset && !resigned) {
+          resigned = true;
+          attempt--;
+          continue;
+        }
         if (!(err instanceof AwsServiceError) || !err.retryable || attempt >= this.maxAttempts) throw err;
         // Full jitter, as the SDK's standard mode: anything from 0 to the capped exponential step.
         await sleep(Math.floor(Math.random() * Math.min(this.baseDelayMs * 2 ** attempt, MAX_RETRY_DELAY_MS)));
@@ -228,6 +261,7 @@ export class AwsJsonClient {
         cause: err,
       });
     }
+    const signedWithOffsetMs = this.clock.offsetMs;
     const headers = signRequest(
       {
         method: 'POST',
@@ -242,16 +276,17 @@ export class AwsJsonClient {
         },
         body,
       },
-      { service: this.options.signingName, region: this.options.region, credentials },
+      { service: this.options.signingName, region: this.options.region, credentials, date: this.clock.signingDate() },
     );
     const response = await this.send(url, headers, body, name);
-    return this.parse(response, name);
+    return this.parse(response, name, signedWithOffsetMs);
   }
 
   /** One HTTP exchange; network trouble and timeouts reject as retryable AwsServiceErrors. */
   private send(url: URL, headers: Record<string, string>, body: string, operation: string): Promise<RawResponse> {
     const secure = url.protocol === 'https:';
     const request = secure ? httpsRequest : httpRequest;
+    const sentAt = Date.now();
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
       const fail = (err: AwsServiceError) => {
@@ -323,7 +358,13 @@ export class AwsJsonClient {
           settled = true;
           clearTimeout(requestTimer);
           clearTimeout(connectTimer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            sentAt,
+            receivedAt: Date.now(),
+          });
         });
       });
       req.end(body);
@@ -331,7 +372,7 @@ export class AwsJsonClient {
   }
 
   /** The output of a 2xx answer, or the AwsServiceError of any other. */
-  private parse(response: RawResponse, operation: string): Record<string, unknown> {
+  private parse(response: RawResponse, operation: string, signedWithOffsetMs: number): Record<string, unknown> {
     const requestId = header(response.headers, 'x-amzn-requestid') ?? header(response.headers, 'x-amz-request-id');
     const common = { operation, status: response.status, ...(requestId ? { requestId } : {}) };
     let data: unknown = {};
@@ -375,13 +416,23 @@ export class AwsJsonClient {
     const transient = TRANSIENT_STATUS.has(response.status) || TRANSIENT_NAMES.has(name);
     const fault =
       queryFault === 'Sender' ? 'client' : queryFault === 'Receiver' || response.status >= 500 ? 'server' : 'client';
+    const sample = {
+      date: header(response.headers, 'date'),
+      age: header(response.headers, 'age'),
+      sentAt: response.sentAt,
+      receivedAt: response.receivedAt,
+      signedWithOffsetMs,
+    };
+    const clockSkew = isClockSkewRefusal(name, message, this.clock.skewOf(sample));
+    if (clockSkew) this.clock.correct(sample);
     throw new AwsServiceError({
       ...common,
       name,
       message,
       ...(queryCode ? { code: queryCode } : {}),
-      retryable: throttling || transient,
+      retryable: throttling || transient || clockSkew,
       fault,
+      ...(clockSkew ? { clockSkew } : {}),
     });
   }
 }

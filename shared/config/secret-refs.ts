@@ -113,6 +113,9 @@ export const SECRET_READERS: readonly { key: MaskPath; reader: SecretReader | un
   // The monitoring SaaS destination scrambles user names with it (shared/destinations/registry.ts).
   { key: 'userEvents.sendToMonSaas.scrambleSecret', reader: 'monsaas' },
   { key: 'cert.clientCertPassphrase', reader: undefined },
+  // The edge's and local mode's proxy (shared/runtime/proxy.ts): no function uses one.
+  { key: 'proxy.httpProxy', reader: undefined },
+  { key: 'proxy.httpsProxy', reader: undefined },
   { key: 'serversToMonitor.servers[].headers.*', reader: undefined },
 ];
 

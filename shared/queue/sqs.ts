@@ -9,6 +9,7 @@
  * holds at most 10 entries, and the sum of its messages is at most 1 MiB too. The request's own JSON
  * framing is not counted, so the only headroom a body needs is for its attributes.
  */
+import { isClockSkewRefusal } from '../aws/clock-skew.js';
 import { AwsServiceError } from '../aws/json-client.js';
 import type { SqsApi, SqsMessageAttribute } from '../aws/sqs.js';
 import type { ClaimCheckRef, ClaimCheckStore } from './claim-check.js';
@@ -129,11 +130,13 @@ const RETRYABLE_NAMES = new Set([
  * Is a thrown error worth retrying? An SQS error (AwsServiceError) says so itself (throttling, a
  * transient 5xx, a timeout or a connection error: json-client.ts); for others (the S3 SDK client of
  * the claim-check store, a plain network error) throttling and transient names and codes, HTTP 429
- * or 5xx, or the SDK's server fault.
+ * or 5xx, the SDK's server fault, or a refusal for the signing time that the SDK's own clock-skew
+ * correction did not cure (the events wait rather than count as refused).
  */
 export function isRetryableError(err: unknown): boolean {
   if (err instanceof AwsServiceError) return err.retryable;
   if (!(err instanceof Error)) return false;
+  if (isClockSkewRefusal(err.name, err.message)) return true;
   if (RETRYABLE_NAMES.has(err.name) || ('code' in err && typeof err.code === 'string' && RETRYABLE_NAMES.has(err.code)))
     return true;
   const status = sdkHttpStatus(err);

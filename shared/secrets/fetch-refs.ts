@@ -11,6 +11,7 @@
  * the config is built once, so a rotated secret takes effect in new containers or at the next start,
  * never halfway through one.
  */
+import type { ProxyEnv } from 'node:http';
 import {
   type AwsCredentials,
   CREDENTIAL_ENV,
@@ -37,6 +38,8 @@ export interface SecretClientConfig {
   endpoint?: string;
   /** Attempts per request, the first included (default 3). */
   maxAttempts?: number;
+  /** The proxy of the stores' agents (`svc local` / `svc edge` at start, before the process's is installed); default the process's. */
+  proxyEnv?: ProxyEnv;
 }
 
 export interface FetchOptions {
@@ -76,6 +79,7 @@ class Stores {
         credentials: this.credentials,
         ...(this.config.endpoint === undefined ? {} : { endpoint: this.config.endpoint }),
         ...(this.config.maxAttempts === undefined ? {} : { maxAttempts: this.config.maxAttempts }),
+        ...(this.config.proxyEnv === undefined ? {} : { proxyEnv: this.config.proxyEnv }),
         env: this.env,
       });
       this.byRegion.set(region, client);

@@ -5,6 +5,7 @@
  */
 import { type LoadedConfig, loadConfigFile } from '../config/load.js';
 import type { SecretRefAt } from '../config/secret-refs.js';
+import { proxyEnvOf, resolveProxy } from '../runtime/proxy.js';
 import { type FetchOptions, fetchSecretRefs } from './fetch-refs.js';
 
 export { type FetchOptions, fetchSecretRefs, type SecretClientConfig } from './fetch-refs.js';
@@ -16,10 +17,16 @@ export interface ResolveOptions extends FetchOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The references of `loaded` that `options.wanted` selects, fetched, and the config loaded again with their values. */
+/**
+ * The references of `loaded` that `options.wanted` selects, fetched, and the config loaded again with
+ * their values. They are fetched through the proxy of `Svc.proxy` and the environment as far as it is
+ * known before the fetch (a proxy key that is itself a reference counts as empty: its variable applies).
+ */
 export async function resolveConfigSecrets(loaded: LoadedConfig, options: ResolveOptions = {}): Promise<LoadedConfig> {
   const refs = loaded.secretRefs.filter(options.wanted ?? (() => true));
   if (refs.length === 0) return loaded;
-  const secrets = await fetchSecretRefs(loaded.file, refs, options);
+  const proxyEnv = proxyEnvOf(resolveProxy(loaded.config.proxy, options.env ?? process.env));
+  const clientConfig = { ...(proxyEnv ? { proxyEnv } : {}), ...options.clientConfig };
+  const secrets = await fetchSecretRefs(loaded.file, refs, { ...options, clientConfig });
   return loadConfigFile(loaded.file, loaded.source, options.env ?? process.env, { secrets });
 }

@@ -8,6 +8,7 @@
  * `increase()` handle).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { awsClock } from '../../../shared/aws/clock-skew.js';
 import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { GroupStats } from '../../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
@@ -190,6 +191,14 @@ export function registerSvcMetrics(
           d.sqs ? [[{ destination: d.name }, (stats[d.name]?.unavailableSince ?? null) === null ? 0 : 1]] : [],
         );
       }),
+  });
+
+  // The lean AWS client's clock-skew correction (shared/aws/clock-skew.ts): the process has one clock.
+  scrapedGauge(registry, {
+    name: 'svc_aws_clock_offset_seconds',
+    help: "AWS: seconds added to this host's clock to sign AWS requests (corrected from the Date of a request AWS refused for its time); 0 while the clock is right. Present once the process has signed an AWS request",
+    labelNames: [],
+    read: () => (awsClock.used ? [[{}, awsClock.offsetMs / 1000]] : []),
   });
 
   const pollsFailed = new Counter({

@@ -13,6 +13,7 @@
 import { randomInt } from 'node:crypto';
 import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
 import { Agent, request } from 'node:https';
+import { proxyAgentOptions } from '../../../shared/runtime/proxy.js';
 import type { ClientTls } from './tls.js';
 
 /** §4 / §5.1: the health and session APIs answer within 5 s. */
@@ -410,6 +411,8 @@ function sessionAgent(tls: ClientTls): Agent {
   let agent = sessionAgents.get(tls);
   if (agent === undefined) {
     agent = new Agent({
+      // Through the process's proxy (CONNECT: the mutual TLS stays end to end) unless NO_PROXY names the server.
+      ...proxyAgentOptions(),
       keepAlive: false,
       secureContext: tls.secureContext,
       rejectUnauthorized: tls.rejectUnauthorized,

@@ -1,4 +1,5 @@
 /** The parquet audit destination (`auditEvents.destination.parquet`): files in a directory or on S3. */
+import { sdkProxyOptions } from '../../runtime/proxy.js';
 import { auditTypesOn, type ConfiguredDestination, type DestinationContext } from '../build.js';
 import type { BaseDestination } from '../port.js';
 import { AuditFileDestination, type TableEncoder } from './destination.js';
@@ -22,6 +23,8 @@ export function parquetDestination({ config, logger: log, errors }: DestinationC
           new (await import('@aws-sdk/client-s3')).S3Client({
             region: p.s3.region,
             ...(p.s3.endpoint ? { endpoint: p.s3.endpoint, forcePathStyle: true } : {}),
+            // svc local's proxy (shared/runtime/proxy.ts); none in the parquet writer Lambda.
+            ...sdkProxyOptions(),
           }),
         bucket: p.s3.bucket,
         prefix: p.s3.prefix,
