@@ -14,6 +14,7 @@ import {
   type RequestOptions,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { proxyAgentOptions } from '../../runtime/proxy.js';
 import { isRecord } from '../../util/records.js';
 import type { LineChunk, NetworkFailure, Outcome, TsdbClientOptions, TsdbConfig, TsdbVersion } from './client.js';
 import type { TsdbTls } from './tls.js';
@@ -260,13 +261,15 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
 
 /**
  * The agent of every connection a tsdb writer opens (writes and database setup): kept alive; with
- * TLS, https with the trusted roots and the certificate check of `tsdbConfig.tls`. The one place
- * an option for all of them belongs.
+ * TLS, https with the trusted roots and the certificate check of `tsdbConfig.tls`; through the
+ * proxy start-up installed (`Svc.proxy`, HTTP(S)_PROXY, unless NO_PROXY names the tsdb). The one
+ * place an option for all of them belongs.
  */
 export function tsdbAgent(tls: TsdbTls | null): HttpAgent {
-  if (tls === null) return new HttpAgent({ keepAlive: true });
+  if (tls === null) return new HttpAgent({ keepAlive: true, ...proxyAgentOptions() });
   return new HttpsAgent({
     keepAlive: true,
+    ...proxyAgentOptions(),
     rejectUnauthorized: tls.rejectUnauthorized,
     ...(tls.ca === undefined ? {} : { ca: tls.ca }),
   });

@@ -20,6 +20,7 @@ import { ConfigError } from '../../../shared/config/errors.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { MASK, maskConfig } from '../../../shared/config/mask.js';
 import { secretValues } from '../../../shared/config/secrets.js';
+import { createTsdbClient } from '../../../shared/destinations/tsdb/writer.js';
 import {
   installProxy,
   proxyAgentOptions,
@@ -29,12 +30,14 @@ import {
   resolveProxy,
   sdkProxyOptions,
 } from '../../../shared/runtime/proxy.js';
+import { startFakeInflux } from '../../support/fake-influx.js';
 import { type FauxqsHandle, startFauxqs } from '../../support/fauxqs.js';
 import { recordingLog } from '../../support/log.js';
 import { clientTlsOf, type HttpsStub, startHttpsStub } from '../../support/platform-https.js';
 import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
 import { startSvc } from '../../support/svc-process.js';
 import { startTinyproxy, type TinyproxyHandle } from '../../support/tinyproxy.js';
+import { tsdbConfig } from '../destinations/tsdb/helpers.js';
 
 const EMPTY = { httpProxy: '', httpsProxy: '', noProxy: '' };
 
@@ -226,6 +229,26 @@ describe('through a real forward proxy (tinyproxy)', () => {
     expect(plain.requests.map((r) => r.url)).toEqual(['/via-proxy', '/direct']);
     expect(proxy.saw(`localhost:${plain.port}`)).toBe(true);
     expect(proxy.saw(`127.0.0.1:${plain.port}`)).toBe(false);
+  });
+
+  it('the tsdb (setup and writes): at localhost through HTTP_PROXY, at 127.0.0.1 directly', async () => {
+    const influx = await startFakeInflux({ version: 2, token: 'v2-token', org: 'acme' });
+    try {
+      for (const host of ['localhost', '127.0.0.1']) {
+        const config = tsdbConfig({ version: 2, host, port: influx.port, v2: { org: 'acme', bucket: host } });
+        const client = createTsdbClient({ config, tls: null, log: logged.log, requestTimeoutMs: 5_000 });
+        await client.ensureDatabase();
+        expect(await client.send({ body: new TextEncoder().encode('m n=1i 1') })).toEqual({ kind: 'ok' });
+      }
+      expect(influx.lines()).toHaveLength(2);
+      expect(proxy.requests()).toContainEqual({
+        method: 'POST',
+        target: `http://localhost:${influx.port}/api/v2/write?org=acme&bucket=localhost&precision=ns`,
+      });
+      expect(proxy.saw(`127.0.0.1:${influx.port}`)).toBe(false);
+    } finally {
+      await influx.close();
+    }
   });
 
   it("the pollers' mutual TLS works through CONNECT (TLS end to end), and NO_PROXY keeps 127.0.0.1 out", async () => {
