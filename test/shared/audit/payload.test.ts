@@ -3,9 +3,11 @@
  * "Client versions"), rule by rule and edge by edge, through the real handler behind both front
  * doors: every case is one POST, and the answer (202, or 400/422 with exactly the expected
  * details.errors) is what is checked. Lengths are probed with an astral character (U+1F600, two
- * UTF-16 units, one code point) so a limit counted in UTF-16 units would fail these tests.
+ * UTF-16 units, one code point) so a limit counted in UTF-16 units would fail these tests. The
+ * page itself is held to the rule table too: each rule has its row, message and Required cell.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditRow } from '../../../shared/destinations/files/mappers.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
@@ -83,6 +85,43 @@ function place(rule: MemberRule, value: unknown): Record<string, unknown> {
 }
 
 const ruleName = (rule: MemberRule) => `${rule.type ?? 'every type'}: ${rule.path.join('.')}`;
+
+/** The cells of a Markdown table row, trimmed. */
+const cells = (row: string): string[] =>
+  row
+    .split('|')
+    .slice(1, -1)
+    .map((cell) => cell.trim());
+
+describe('docs/audit-api.md', () => {
+  const docs = readFileSync(new URL('../../../docs/audit-api.md', import.meta.url), 'utf8');
+  /** The table rows of the part of the page that starts at `heading` and ends at the next heading. */
+  const rowsUnder = (heading: string): string[][] => {
+    const start = docs.indexOf(heading);
+    expect(start, heading).toBeGreaterThanOrEqual(0);
+    const rest = docs.slice(start + heading.length);
+    const end = rest.search(/^(#{2,3} |\*\*`)/m);
+    return (end < 0 ? rest : rest.slice(0, end))
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map(cells);
+  };
+
+  it.each(MEMBER_RULES.map((r) => [ruleName(r), r] as const))(
+    'lists %s with its rule, its message and whether it is required',
+    (_name, rule) => {
+      const member = rule.path.slice(2).join('.');
+      const rows = rowsUnder(rule.type === undefined ? '### payload.context' : `**\`${rule.type}\`**`);
+      const row = rows.find((r) => (r[0] ?? '').split(', ').includes(`\`${member}\``));
+      expect(row, `no row names \`${member}\``).toBeDefined();
+      const message = /^`(.*)`$/.exec(row?.at(-1) ?? '')?.[1] ?? '';
+      // A row of several members shows the message of one: the others' differ only in the member's path.
+      const shown = message.split(' ')[0] ?? '';
+      expect(rule.message.replace(rule.path.join('.'), shown)).toBe(message);
+      if (rule.type !== undefined) expect(row?.[1]?.startsWith('yes') ?? false, 'Required').toBe(rule.required);
+    },
+  );
+});
 
 describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) => {
   let api: AuditApi;
