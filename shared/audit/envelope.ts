@@ -125,11 +125,7 @@ const booleanOrNull = (path: string) =>
   Type.Unsafe<boolean | null>({ type: ['boolean', 'null'], 'x-message': `${path} must be a boolean or null` });
 const integerOrNull = (path: string) =>
   Type.Unsafe<number | null>({ type: ['integer', 'null'], 'x-message': `${path} must be an integer or null` });
-/**
- * An RFC 3339 date-time with a zone; with `nullable`, null too. A number is refused like any other
- * type: JSON numbers that overflow (1e400) parse to Infinity, which the `number` and `integer` types
- * refuse everywhere (shared/util/schema-check.ts), so no rule here needs a check of its own for it.
- */
+/** An RFC 3339 date-time with a zone; with `nullable`, null too. */
 const dateTime = (path: string, nullable: boolean) =>
   Type.Unsafe<string | null>({
     type: nullable ? ['string', 'null'] : 'string',
@@ -167,7 +163,10 @@ function event(properties: Record<string, TSchema>): TSchema {
 /**
  * Per-type payload rules (the rules the audit client is validated against; docs/audit-api.md lists
  * them). A type not listed here only needs `payload` to be an object. Members a rule does not name
- * are accepted, whatever they hold, so a newer client's additions do not break ingestion.
+ * are accepted, whatever they hold, so a newer client's additions do not break ingestion. A number
+ * JSON.parse overflowed (1e400 is Infinity) fails every `number` and `integer` type of these rules
+ * (shared/util/schema-check.ts), so each rule refuses it with its own message and none needs a check
+ * of its own for it.
  */
 export const PAYLOAD_RULES: Record<string, TSchema> = {
   'selection.state.changed': event({
