@@ -386,6 +386,26 @@ describe('local gateway: HTTP/1.1 pipelining (requests sent before the answers t
     expect(gw.delivered).toEqual([]);
   });
 
+  it('answers the requests before a broken one first, in order, then the 400 or 431, and closes the connection', async () => {
+    const gw = await gatewayWith([]);
+    const notHttp = await client(gw.port);
+    notHttp.write(get(TEST_CONNECTION) + get('/api/v1/no-such-thing') + 'HELLO THERE\r\n\r\n');
+    const [reachable, unknown, bad] = await answers(notHttp, 3);
+    expect(reachable?.status).toBe(200);
+    expect(unknown?.status).toBe(404);
+    expect(bad && expectError(bad, 400, 'Bad request')).toEqual(['the request is not valid HTTP/1.1']);
+    expect((await notHttp.closed).length).toBe(bad?.end);
+
+    const hugeHeaders = await client(gw.port);
+    hugeHeaders.write(post() + head([`x-big: ${'a'.repeat(20_000)}`], 'GET', TEST_CONNECTION));
+    const [accepted, tooLarge] = await answers(hugeHeaders, 2);
+    expect(accepted?.status).toBe(202);
+    expect(tooLarge && expectError(tooLarge, 431, 'Request header fields too large')).toHaveLength(1);
+    await hugeHeaders.closed;
+    // One answer each, counted once each, however many bytes followed the broken request.
+    expect(gw.gateway.counters.badRequests).toBe(2);
+  });
+
   it('holds the answer to a later request that is done first until the earlier one is answered', async () => {
     // A queue that holds every send until released: the POST waits there while the GET behind it needs no queue.
     let release: () => void = () => undefined;
