@@ -477,6 +477,14 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
           expect(errorsOf(res), what).toEqual([{ instancePath: pointer(rule.path), message: rule.message }]);
         }
       }
+      // The envelope's one number, a structural rule: 400.
+      const text = JSON.stringify(envelope({ schemaVersion: mark })).replace(`"${mark}"`, '1e400');
+      await expectRejected(
+        text,
+        400,
+        [{ instancePath: '/schemaVersion', message: 'must be integer' }],
+        'schemaVersion',
+      );
     });
 
     it('accepts members the rules do not name, whatever they hold', async () => {
