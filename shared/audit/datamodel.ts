@@ -134,7 +134,7 @@ export const AUDIT_COLUMNS: readonly AuditColumn[] = [
     name: 'data_state_id',
     type: 'int',
     tsdb: 'field',
-    doc: '`payload.event.dataStateId`',
+    doc: '`payload.event.dataStateId` when it is an integer (a text or fractional one, which event.unsupported.visualization may send, stays in `payload` only)',
     get: (q) => int(member(q.event.payload, 'event', 'dataStateId')),
   },
   {

@@ -125,6 +125,13 @@ const booleanOrNull = (path: string) =>
   Type.Unsafe<boolean | null>({ type: ['boolean', 'null'], 'x-message': `${path} must be a boolean or null` });
 const integerOrNull = (path: string) =>
   Type.Unsafe<number | null>({ type: ['integer', 'null'], 'x-message': `${path} must be an integer or null` });
+/** An RFC 3339 date-time with a zone; with `nullable`, null too. */
+const dateTime = (path: string, nullable: boolean) =>
+  Type.Unsafe<string | null>({
+    type: nullable ? ['string', 'null'] : 'string',
+    format: 'rfc3339',
+    'x-message': `${path} must be an RFC 3339 date-time with a zone${nullable ? ', or null' : ''}`,
+  });
 
 /** The largest crop coordinate or size, in CSS pixels (the largest 16-bit signed integer). */
 export const MAX_CROP_PIXELS = 32_767;
@@ -156,7 +163,10 @@ function event(properties: Record<string, TSchema>): TSchema {
 /**
  * Per-type payload rules (the rules the audit client is validated against; docs/audit-api.md lists
  * them). A type not listed here only needs `payload` to be an object. Members a rule does not name
- * are accepted, whatever they hold, so a newer client's additions do not break ingestion.
+ * are accepted, whatever they hold, so a newer client's additions do not break ingestion. A number
+ * JSON.parse overflowed (1e400 is Infinity) fails every `number` and `integer` type of these rules
+ * (shared/util/schema-check.ts), so each rule refuses it with its own message and none needs a check
+ * of its own for it.
  */
 export const PAYLOAD_RULES: Record<string, TSchema> = {
   'selection.state.changed': event({
@@ -166,7 +176,11 @@ export const PAYLOAD_RULES: Record<string, TSchema> = {
       'x-message': 'payload.event.details must be a list of at most 500 items',
     }),
   }),
-  'app.model.validated': event({ captureScheduled: Type.Optional(booleanOrNull('payload.event.captureScheduled')) }),
+  'app.model.validated': event({
+    selectionTxnId: uuid('payload.event.selectionTxnId'),
+    dataStateId: Type.Optional(integerOrNull('payload.event.dataStateId')),
+    captureScheduled: Type.Optional(booleanOrNull('payload.event.captureScheduled')),
+  }),
   'screenshot.url.received': event({
     screenshotUrl: Type.String({
       minLength: 1,
@@ -174,6 +188,7 @@ export const PAYLOAD_RULES: Record<string, TSchema> = {
       format: 'absolute-uri',
       'x-message': 'payload.event.screenshotUrl must be an absolute URI (RFC 3986) of 1 to 2048 characters',
     }),
+    selectionTxnId: uuid('payload.event.selectionTxnId'),
     objectId: Type.Optional(textOrNull('payload.event.objectId', 64)),
     crop: Type.Optional(
       Type.Object(
@@ -195,23 +210,30 @@ export const PAYLOAD_RULES: Record<string, TSchema> = {
   }),
   'event.unsupported.visualization': event({
     vizType: text('payload.event.vizType', 64, 1),
+    selectionTxnId: uuid('payload.event.selectionTxnId'),
     objectId: Type.Optional(textOrNull('payload.event.objectId', 64)),
     title: Type.Optional(textOrNull('payload.event.title', 64)),
     trigger: Type.Optional(textOrNull('payload.event.trigger', 64)),
+    // The client sends the engine's data state as it has it: a number or a text id.
+    dataStateId: Type.Optional(
+      Type.Unsafe<number | string | null>({
+        type: ['number', 'string', 'null'],
+        'x-message': 'payload.event.dataStateId must be a number, a string or null',
+      }),
+    ),
   }),
   'object.view.duration': event({
     objectId: text('payload.event.objectId', 64, 1),
+    duration: Type.Number({
+      minimum: 0,
+      'x-message': 'payload.event.duration must be a finite number of at least 0',
+    }),
+    leftAt: dateTime('payload.event.leftAt', false),
     // Opaque ids of at most a UUID's length; the audit client need not send UUIDs here.
     selectionTxnId: Type.Optional(textOrNull('payload.event.selectionTxnId', 36)),
     enterSelectionTxnId: Type.Optional(textOrNull('payload.event.enterSelectionTxnId', 36)),
     leaveSelectionTxnId: Type.Optional(textOrNull('payload.event.leaveSelectionTxnId', 36)),
-    enteredAt: Type.Optional(
-      Type.Unsafe<string | null>({
-        type: ['string', 'null'],
-        format: 'rfc3339',
-        'x-message': 'payload.event.enteredAt must be an RFC 3339 date-time with a zone, or null',
-      }),
-    ),
+    enteredAt: Type.Optional(dateTime('payload.event.enteredAt', true)),
     visible: Type.Optional(booleanOrNull('payload.event.visible')),
     dataStateId: Type.Optional(integerOrNull('payload.event.dataStateId')),
   }),

@@ -6,6 +6,7 @@ import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
 import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/attributes.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/names.js';
 import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
+import { builtInNamesLike, SERVER_TAG_MEASUREMENTS } from '../platform/tags.js';
 import { getPath, isRecord } from '../util/records.js';
 import { TAG_NAME_PATTERN } from './builders.js';
 import { quote, type RuleFinding } from './errors.js';
@@ -65,6 +66,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
       );
   });
 
+  checkServerTagNames(c, error);
   checkMetricLabels(c, error);
   out.push(...placementFindings(c));
 
@@ -228,6 +230,40 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
     else seen.set(key, path);
   }
   return out;
+}
+
+/**
+ * §6.0 last row, for server tags: a `serverTags` name must not be a built-in tag of a measurement the
+ * server's data goes to (§6.1 always, §6.2 when its sessions are polled), which it would replace in
+ * every output (tsdb, MQTT, monsaas); and while the tsdb is written, it must not be a built-in field
+ * of one either (a point cannot hold a name as a tag and a field) nor `time`. Each clash is reported
+ * at the server's tag, naming the server and what it clashes with.
+ */
+function checkServerTagNames(c: SvcConfig, error: (path: PathSegment[], message: string) => void): void {
+  const { health, sessions } = SERVER_TAG_MEASUREMENTS;
+  const toTsdb = c.tsdbConfig.enable;
+  c.serversToMonitor.servers.forEach((server, i) => {
+    const sessionsPolled =
+      c.userSessions.enableSessionExtract &&
+      server.userSessions.enable &&
+      server.userSessions.virtualProxies.length > 0;
+    const measurements = sessionsPolled ? [...health, ...sessions] : health;
+    for (const name of Object.keys(server.serverTags)) {
+      const path: PathSegment[] = ['serversToMonitor', 'servers', i, 'serverTags', name];
+      const tag = `server tag ${quote(name)} of server ${quote(server.serverName)}`;
+      if (toTsdb && name === 'time') {
+        error(path, `${tag} is named like the time column of the tsdb; choose another name`);
+        continue;
+      }
+      const clashes = builtInNamesLike(name, measurements).filter((found) => found.kind === 'tag' || toTsdb);
+      if (clashes.length === 0) continue;
+      const what = clashes.map(
+        ({ kind, measurements: having, sections }) =>
+          `the built-in ${kind} ${name} of the tsdb measurement${having.length > 1 ? 's' : ''} ${having.join(', ')} (platform-formats.md ${sections.map((section) => `§${section}`).join(', ')})`,
+      );
+      error(path, `${tag} clashes with ${what.join(' and ')}; choose another name`);
+    }
+  });
 }
 
 /**

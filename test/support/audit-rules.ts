@@ -13,9 +13,11 @@ import { randomUUID } from 'node:crypto';
 export type Check =
   | { kind: 'text'; min: number; max: number; nullable: boolean }
   | { kind: 'absoluteUri'; max: number }
-  /** A number in [min, max], or in (above, max] when `above` is set. */
-  | { kind: 'number'; above?: number; min?: number; max: number }
+  /** A finite number in [min, max], or in (above, max] when `above` is set; no upper bound without `max`. */
+  | { kind: 'number'; above?: number; min?: number; max?: number }
+  | { kind: 'dateTime' }
   | { kind: 'dateTimeOrNull' }
+  | { kind: 'numberStringOrNull' }
   | { kind: 'booleanOrNull' }
   | { kind: 'integerOrNull' }
   | { kind: 'uuid' }
@@ -47,11 +49,16 @@ function messageOf(path: readonly string[], check: Check): string {
     case 'absoluteUri':
       return `${at} must be an absolute URI (RFC 3986) of 1 to ${check.max} characters`;
     case 'number':
+      if (check.max === undefined) return `${at} must be a finite number of at least ${check.min ?? 0}`;
       return check.above !== undefined
         ? `${at} must be a number greater than ${check.above} and at most ${check.max}`
         : `${at} must be a number from ${check.min ?? 0} to ${check.max}`;
+    case 'dateTime':
+      return `${at} must be an RFC 3339 date-time with a zone`;
     case 'dateTimeOrNull':
       return `${at} must be an RFC 3339 date-time with a zone, or null`;
+    case 'numberStringOrNull':
+      return `${at} must be a number, a string or null`;
     case 'booleanOrNull':
       return `${at} must be a boolean or null`;
     case 'integerOrNull':
@@ -96,15 +103,20 @@ export const MEMBER_RULES: readonly MemberRule[] = [
   context('userAgent', 512),
 
   event('screenshot.url.received', 'screenshotUrl', { kind: 'absoluteUri', max: 2048 }, true),
+  event('screenshot.url.received', 'selectionTxnId', { kind: 'uuid' }, true),
   event('screenshot.url.received', 'objectId', textOrNull(64)),
   crop('width', CROP_SIZE, true),
   crop('height', CROP_SIZE, true),
   ...['top', 'left', 'scrollTop', 'scrollAreaOffsetY', 'renderingOverflow'].map((name) => crop(name, CROP_OFFSET)),
 
   event('event.unsupported.visualization', 'vizType', { kind: 'text', min: 1, max: 64, nullable: false }, true),
+  event('event.unsupported.visualization', 'selectionTxnId', { kind: 'uuid' }, true),
   ...['objectId', 'title', 'trigger'].map((name) => event('event.unsupported.visualization', name, textOrNull(64))),
+  event('event.unsupported.visualization', 'dataStateId', { kind: 'numberStringOrNull' }),
 
   event('object.view.duration', 'objectId', { kind: 'text', min: 1, max: 64, nullable: false }, true),
+  event('object.view.duration', 'duration', { kind: 'number', min: 0 }, true),
+  event('object.view.duration', 'leftAt', { kind: 'dateTime' }, true),
   ...['selectionTxnId', 'enterSelectionTxnId', 'leaveSelectionTxnId'].map((name) =>
     event('object.view.duration', name, textOrNull(36)),
   ),
@@ -112,9 +124,10 @@ export const MEMBER_RULES: readonly MemberRule[] = [
   event('object.view.duration', 'visible', { kind: 'booleanOrNull' }),
   event('object.view.duration', 'dataStateId', { kind: 'integerOrNull' }),
 
+  event('app.model.validated', 'selectionTxnId', { kind: 'uuid' }, true),
+  event('app.model.validated', 'dataStateId', { kind: 'integerOrNull' }),
   event('app.model.validated', 'captureScheduled', { kind: 'booleanOrNull' }),
 
-  // Outside the issue's list, unchanged.
   event('selection.state.changed', 'selectionTxnId', { kind: 'uuid' }, true),
   event('selection.state.changed', 'details', { kind: 'list', max: 500 }, true),
 ];
@@ -135,6 +148,17 @@ export const SOURCE_MESSAGES = {
 export const RULED_TYPES: readonly string[] = [
   ...new Set(MEMBER_RULES.flatMap((r) => (r.type === undefined ? [] : [r.type]))),
 ];
+
+/**
+ * Number literals JSON.parse makes ±Infinity: refused wherever a rule checks a number, with that
+ * rule's message (a JSON value can never be a number that is not finite, except these).
+ */
+export const OVERFLOWING_NUMBERS = ['1e400', '-1e400'] as const;
+
+/** Does the check accept some numbers, so that an overflowing literal must be refused by it? */
+export function checksNumber(check: Check): boolean {
+  return check.kind === 'number' || check.kind === 'integerOrNull' || check.kind === 'numberStringOrNull';
+}
 
 /** One code point, two UTF-16 units: a length counted in UTF-16 units would go wrong on it. */
 export const EMOJI = '\u{1F600}';
@@ -203,23 +227,32 @@ export function edgeValues(check: Check): { valid: unknown[]; invalid: unknown[]
       };
     case 'number': {
       const { max } = check;
-      if (check.above !== undefined) {
-        const above = check.above;
+      const min = check.above ?? check.min ?? 0;
+      // Without a maximum the largest finite number is an edge; with one, just above it.
+      const top = max === undefined ? [Number.MAX_VALUE] : [max];
+      const overTop = max === undefined ? [] : [max + 0.01, max + 1];
+      if (check.above !== undefined)
         return {
-          valid: [above + 0.001, 1, 640.5, max],
-          invalid: [above, above - 1, max + 0.5, max + 1, '100', null, ...wrongTypes],
+          valid: [min + 0.001, 1, 640.5, ...top],
+          invalid: [min, min - 1, ...overTop, '100', null, ...wrongTypes],
         };
-      }
-      const min = check.min ?? 0;
       return {
-        valid: [min, min + 0.5, 12, max],
-        invalid: [min - 0.5, min - 1, max + 0.01, max + 1, '0', null, ...wrongTypes],
+        valid: [min, min + 0.5, 12, ...top],
+        invalid: [min - 0.5, min - 1, ...overTop, '0', null, ...wrongTypes],
       };
     }
-    case 'dateTimeOrNull':
+    case 'dateTime':
+    case 'dateTimeOrNull': {
+      const nullable = check.kind === 'dateTimeOrNull';
       return {
-        valid: [null, '2026-11-22T10:15:02Z', '2026-11-22T10:15:02.123456+05:30', '2028-02-29t23:59:59-08:00'],
+        valid: [
+          ...(nullable ? [null] : []),
+          '2026-11-22T10:15:02Z',
+          '2026-11-22T10:15:02.123456+05:30',
+          '2028-02-29t23:59:59-08:00',
+        ],
         invalid: [
+          ...(nullable ? [] : [null]),
           '',
           '2026-11-22T10:15:02',
           '2026-11-22 10:15:02Z',
@@ -229,6 +262,12 @@ export function edgeValues(check: Check): { valid: unknown[]; invalid: unknown[]
           1_732_270_502_000,
           ...wrongTypes,
         ],
+      };
+    }
+    case 'numberStringOrNull':
+      return {
+        valid: [null, 0, -3, 17.5, 1_732_270_502_000, '', 'ds-17', emoji(100)],
+        invalid: wrongTypes,
       };
     case 'booleanOrNull':
       return { valid: [true, false, null], invalid: ['true', 0, 1, {}, []] };

@@ -75,12 +75,9 @@ export function auditQueued(over: Record<string, unknown> = {}): AuditQueuedEven
 
 /**
  * A valid `payload.event` for each type with payload rules, with every member the rules name
- * (`full`), or with only the required ones (`minimal`; undefined: the type needs no payload.event).
+ * (`full`), or with only the required ones (`minimal`: each of these types has some).
  */
-export function typedEvents(): Record<
-  string,
-  { full: Record<string, unknown>; minimal: Record<string, unknown> | undefined }
-> {
+export function typedEvents(): Record<string, { full: Record<string, unknown>; minimal: Record<string, unknown> }> {
   const txn = randomUUID();
   return {
     'selection.state.changed': {
@@ -89,11 +86,12 @@ export function typedEvents(): Record<
     },
     'app.model.validated': {
       full: { captureScheduled: true, selectionTxnId: txn, dataStateId: 17 },
-      minimal: undefined,
+      minimal: { selectionTxnId: txn },
     },
     'screenshot.url.received': {
       full: {
         screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png?serverNodeId=n1',
+        selectionTxnId: txn,
         objectId: 'kPjmXq',
         crop: {
           width: 640.5,
@@ -105,11 +103,18 @@ export function typedEvents(): Record<
           renderingOverflow: 0,
         },
       },
-      minimal: { screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png' },
+      minimal: { screenshotUrl: 'https://analytics.example.com/printing/export/a1b2c3.png', selectionTxnId: txn },
     },
     'event.unsupported.visualization': {
-      full: { vizType: 'sn-sankey-chart', objectId: 'kPjmXq', title: 'Flows', trigger: 'selection' },
-      minimal: { vizType: 'sn-sankey-chart' },
+      full: {
+        vizType: 'sn-sankey-chart',
+        selectionTxnId: txn,
+        objectId: 'kPjmXq',
+        title: 'Flows',
+        trigger: 'selection',
+        dataStateId: 'ds-17',
+      },
+      minimal: { vizType: 'sn-sankey-chart', selectionTxnId: txn },
     },
     'object.view.duration': {
       full: {
@@ -123,7 +128,7 @@ export function typedEvents(): Record<
         duration: 20_123,
         leftAt: '2026-11-22T10:15:22.123Z',
       },
-      minimal: { objectId: 'kPjmXq' },
+      minimal: { objectId: 'kPjmXq', duration: 20.5, leftAt: '2026-11-22T10:15:22Z' },
     },
   };
 }

@@ -9,7 +9,9 @@
  * no body, after the same checks (so 413, or 429 or 401 first). Headers or a body that take too
  * long get 408. A new connection from an address that already holds `maxConnectionsPerClient` takes
  * the place of its longest idle one, or is closed at once when none is idle. The gateway's own
- * answers have the ingestion response shape of the handler's, from the same builders.
+ * answers have the ingestion response shape of the handler's, from the same builders. Pipelined
+ * requests are answered in the order they came (Node's server holds a later answer until the
+ * earlier ones are written), the answer to a request Node cannot parse included (clientError).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -54,6 +56,8 @@ export class LocalGateway implements Component {
   private server: Server | undefined;
   private readonly rejections: Rejections;
   private readonly connections: ClientConnections;
+  /** Connections whose broken request is answered once the answers before it are written (clientError). */
+  private readonly failedConnections = new WeakSet<Duplex>();
 
   constructor(private readonly options: LocalGatewayOptions) {
     this.name = options.name;
@@ -222,10 +226,26 @@ export class LocalGateway implements Component {
 
   /** A request Node could not parse, or whose headers (or whole) took too long; Node leaves the socket to us. */
   private clientError(err: Error, socket: Duplex): void {
+    // Node reports the same broken connection again as more bytes arrive: it gets one answer.
+    if (this.failedConnections.has(socket)) return;
     const code = errorCode(err);
+    if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
     const answering = this.connections.answering(socket);
-    // A reset or a broken pipe: nobody to answer. An answer already begun cannot be replaced.
-    if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable || answering?.headersSent === true) {
+    if (answering?.req.complete === true) {
+      // Pipelining: the requests before the broken one arrived whole and are answered first, in
+      // order; this answer follows the last of them (its 'close' comes after the policing's own).
+      this.failedConnections.add(socket);
+      answering.once('close', () => {
+        this.failedConnections.delete(socket);
+        this.clientError(err, socket);
+      });
+      return;
+    }
+    // An answer already begun cannot be replaced.
+    if (answering?.headersSent === true) {
       socket.destroy();
       return;
     }

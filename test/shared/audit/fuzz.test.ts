@@ -261,12 +261,15 @@ function validValue(check: Check): fc.Arbitrary<unknown> {
         fc.double({
           min: check.above ?? check.min ?? 0,
           minExcluded: check.above !== undefined,
-          max: check.max,
+          max: check.max ?? Number.MAX_VALUE,
           noNaN: true,
         }),
       );
+    case 'dateTime':
     case 'dateTimeOrNull':
       return fc.oneof(edges, timestampArb);
+    case 'numberStringOrNull':
+      return fc.oneof(edges, aNumber, aString);
     case 'booleanOrNull':
       return edges;
     case 'integerOrNull':
@@ -312,7 +315,7 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
       const low = check.above ?? check.min ?? 0;
       return fc.oneof(
         edges,
-        fc.double({ min: check.max, minExcluded: true, max: 1e9, noNaN: true }),
+        ...(check.max === undefined ? [] : [fc.double({ min: check.max, minExcluded: true, max: 1e9, noNaN: true })]),
         // -0 is below 0 for fast-check but JSON writes it as 0, a valid value: leave it out.
         fc
           .double({ min: -1e9, max: low, maxExcluded: check.above === undefined, noNaN: true })
@@ -324,6 +327,7 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
         fc.constant(null),
       );
     }
+    case 'dateTime':
     case 'dateTimeOrNull':
       return fc.oneof(
         edges,
@@ -334,6 +338,8 @@ function invalidValue(check: Check): fc.Arbitrary<unknown> {
         anObject,
         anArray,
       );
+    case 'numberStringOrNull':
+      return fc.oneof(edges, aBoolean, anObject, anArray);
     case 'booleanOrNull':
       return fc.oneof(edges, aNumber, aString, anObject, anArray);
     case 'integerOrNull':

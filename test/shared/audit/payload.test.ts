@@ -3,9 +3,11 @@
  * "Client versions"), rule by rule and edge by edge, through the real handler behind both front
  * doors: every case is one POST, and the answer (202, or 400/422 with exactly the expected
  * details.errors) is what is checked. Lengths are probed with an astral character (U+1F600, two
- * UTF-16 units, one code point) so a limit counted in UTF-16 units would fail these tests.
+ * UTF-16 units, one code point) so a limit counted in UTF-16 units would fail these tests. The
+ * page itself is held to the rule table too: each rule has its row, message and Required cell.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditRow } from '../../../shared/destinations/files/mappers.js';
 import type { AuditQueuedEvent } from '../../../shared/queue/events.js';
@@ -21,11 +23,13 @@ import {
 } from '../../support/audit.js';
 import {
   ascii,
+  checksNumber,
   EMOJI,
   edgeValues,
   emoji,
   MEMBER_RULES,
   type MemberRule,
+  OVERFLOWING_NUMBERS,
   pointer,
   RULED_TYPES,
   SOURCE_MESSAGES,
@@ -81,6 +85,43 @@ function place(rule: MemberRule, value: unknown): Record<string, unknown> {
 }
 
 const ruleName = (rule: MemberRule) => `${rule.type ?? 'every type'}: ${rule.path.join('.')}`;
+
+/** The cells of a Markdown table row, trimmed. */
+const cells = (row: string): string[] =>
+  row
+    .split('|')
+    .slice(1, -1)
+    .map((cell) => cell.trim());
+
+describe('docs/audit-api.md', () => {
+  const docs = readFileSync(new URL('../../../docs/audit-api.md', import.meta.url), 'utf8');
+  /** The table rows of the part of the page that starts at `heading` and ends at the next heading. */
+  const rowsUnder = (heading: string): string[][] => {
+    const start = docs.indexOf(heading);
+    expect(start, heading).toBeGreaterThanOrEqual(0);
+    const rest = docs.slice(start + heading.length);
+    const end = rest.search(/^(#{2,3} |\*\*`)/m);
+    return (end < 0 ? rest : rest.slice(0, end))
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map(cells);
+  };
+
+  it.each(MEMBER_RULES.map((r) => [ruleName(r), r] as const))(
+    'lists %s with its rule, its message and whether it is required',
+    (_name, rule) => {
+      const member = rule.path.slice(2).join('.');
+      const rows = rowsUnder(rule.type === undefined ? '### payload.context' : `**\`${rule.type}\`**`);
+      const row = rows.find((r) => (r[0] ?? '').split(', ').includes(`\`${member}\``));
+      expect(row, `no row names \`${member}\``).toBeDefined();
+      const message = /^`(.*)`$/.exec(row?.at(-1) ?? '')?.[1] ?? '';
+      // A row of several members shows the message of one: the others' differ only in the member's path.
+      const shown = message.split(' ')[0] ?? '';
+      expect(rule.message.replace(rule.path.join('.'), shown)).toBe(message);
+      if (rule.type !== undefined) expect(row?.[1]?.startsWith('yes') ?? false, 'Required').toBe(rule.required);
+    },
+  );
+});
 
 describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) => {
   let api: AuditApi;
@@ -189,7 +230,10 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
     it("applies to every type, together with the type's own rules", async () => {
       const body = envelope({
         type: 'object.view.duration',
-        payload: { context: payloadContext({ sheetName: emoji(65) }), event: { objectId: '' } },
+        payload: {
+          context: payloadContext({ sheetName: emoji(65) }),
+          event: { objectId: '', duration: 1, leftAt: '2026-11-22T10:15:22Z' },
+        },
       });
       await expectRejected(
         body,
@@ -246,36 +290,18 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
     it('accepts each type with every named member, and with only the required ones', async () => {
       for (const [type, { full, minimal }] of Object.entries(TYPED)) {
         await expectAccepted(envelope({ type, payload: { context: payloadContext(), event: full } }), `${type} (full)`);
-        await expectAccepted(
-          envelope({ type, payload: minimal === undefined ? {} : { event: minimal } }),
-          `${type} (minimal)`,
-        );
+        await expectAccepted(envelope({ type, payload: { event: minimal } }), `${type} (minimal)`);
       }
     });
 
-    it('requires payload.event only for a type with a required member, and an object whenever it is sent', async () => {
-      for (const type of [
-        'screenshot.url.received',
-        'event.unsupported.visualization',
-        'object.view.duration',
-        'selection.state.changed',
-      ]) {
+    it('requires payload.event for every type with payload rules, and an object whenever it is sent', async () => {
+      for (const type of RULED_TYPES) {
         const res = await post(envelope({ type, payload: { context: payloadContext() } }));
         expect(res.status, type).toBe(422);
         expect(errorsOf(res), type).toEqual([
           { instancePath: '/payload/event', message: 'payload.event is required for this type' },
         ]);
-      }
-      await expectAccepted(
-        envelope({ type: 'app.model.validated', payload: {} }),
-        'app.model.validated without payload.event',
-      );
-      await expectAccepted(
-        envelope({ type: 'app.model.validated', payload: { event: {} } }),
-        'app.model.validated with an empty payload.event',
-      );
-      for (const event of ['x', 7, null, []]) {
-        for (const type of ['app.model.validated', 'object.view.duration']) {
+        for (const event of ['x', 7, null, []]) {
           await expectRejected(
             envelope({ type, payload: { event } }),
             422,
@@ -284,11 +310,17 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
           );
         }
       }
+      await expectAccepted(
+        envelope({ type: 'navigation.sheet.loaded', payload: {} }),
+        'a type without payload rules, without payload.event',
+      );
     });
 
     it('reports every violation of one event, each as its own entry', async () => {
       const event = {
         objectId: ascii(65),
+        duration: -0.5,
+        leftAt: '2026-11-22T10:15:22',
         selectionTxnId: ascii(37),
         enterSelectionTxnId: 1,
         leaveSelectionTxnId: {},
@@ -303,6 +335,14 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
           {
             instancePath: '/payload/event/objectId',
             message: 'payload.event.objectId must be a string of 1 to 64 characters',
+          },
+          {
+            instancePath: '/payload/event/duration',
+            message: 'payload.event.duration must be a finite number of at least 0',
+          },
+          {
+            instancePath: '/payload/event/leftAt',
+            message: 'payload.event.leftAt must be an RFC 3339 date-time with a zone',
           },
           {
             instancePath: '/payload/event/selectionTxnId',
@@ -326,22 +366,22 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
             message: 'payload.event.dataStateId must be an integer or null',
           },
         ],
-        'seven object.view.duration violations',
+        'nine object.view.duration violations',
       );
     });
 
     it('checks crop as an object with width and height whenever it is sent', async () => {
-      const url = 'https://a.example.com/x.png';
+      const shot = TYPED['screenshot.url.received']?.minimal;
       for (const crop of [null, 'full', 7, [100, 50]]) {
         await expectRejected(
-          envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: url, crop } } }),
+          envelope({ type: 'screenshot.url.received', payload: { event: { ...shot, crop } } }),
           422,
           [{ instancePath: '/payload/event/crop', message: 'payload.event.crop must be an object' }],
           `crop = ${label(crop)}`,
         );
       }
       await expectRejected(
-        envelope({ type: 'screenshot.url.received', payload: { event: { screenshotUrl: url, crop: { top: 4 } } } }),
+        envelope({ type: 'screenshot.url.received', payload: { event: { ...shot, crop: { top: 4 } } } }),
         422,
         [
           {
@@ -357,32 +397,93 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
       );
     });
 
-    it("no longer applies the old rules the issue's list replaced (UUID selectionTxnId, required members it does not name)", async () => {
+    it('checks the members the docs once called "stored as sent": each missing or broken one is its own entry', async () => {
       const notUuid = 'not-a-uuid';
-      await expectAccepted(
+      const uuidMessage = 'payload.event.selectionTxnId must be a UUID';
+      await expectRejected(
         envelope({
           type: 'screenshot.url.received',
           payload: { event: { screenshotUrl: 'https://a.example.com/x.png', selectionTxnId: notUuid } },
         }),
+        422,
+        [{ instancePath: '/payload/event/selectionTxnId', message: uuidMessage }],
         'screenshot with a non-UUID selectionTxnId',
       );
-      await expectAccepted(
+      await expectRejected(
         envelope({
           type: 'event.unsupported.visualization',
-          payload: { event: { vizType: 'sankey', selectionTxnId: notUuid } },
+          payload: { event: { vizType: '', dataStateId: false } },
         }),
-        'visualization with a non-UUID selectionTxnId',
+        422,
+        [
+          {
+            instancePath: '/payload/event/selectionTxnId',
+            message: 'payload.event.selectionTxnId is required for this type',
+          },
+          {
+            instancePath: '/payload/event/vizType',
+            message: 'payload.event.vizType must be a string of 1 to 64 characters',
+          },
+          {
+            instancePath: '/payload/event/dataStateId',
+            message: 'payload.event.dataStateId must be a number, a string or null',
+          },
+        ],
+        'visualization without selectionTxnId, with an empty vizType and a boolean dataStateId',
       );
-      await expectAccepted(
-        envelope({ type: 'app.model.validated', payload: { event: { selectionTxnId: notUuid, dataStateId: 1.5 } } }),
-        'app.model.validated with members the list does not name',
-      );
-      await expectAccepted(
+      await expectRejected(
         envelope({
-          type: 'object.view.duration',
-          payload: { event: { objectId: 'o1', selectionTxnId: notUuid, duration: -1, leftAt: 'later' } },
+          type: 'app.model.validated',
+          payload: { event: { selectionTxnId: notUuid, dataStateId: '17', captureScheduled: 'yes' } },
         }),
-        'object.view.duration without duration/leftAt rules',
+        422,
+        [
+          { instancePath: '/payload/event/selectionTxnId', message: uuidMessage },
+          {
+            instancePath: '/payload/event/dataStateId',
+            message: 'payload.event.dataStateId must be an integer or null',
+          },
+          {
+            instancePath: '/payload/event/captureScheduled',
+            message: 'payload.event.captureScheduled must be a boolean or null',
+          },
+        ],
+        'app.model.validated with three broken members',
+      );
+      await expectRejected(
+        envelope({ type: 'object.view.duration', payload: { event: { objectId: 'o1', selectionTxnId: notUuid } } }),
+        422,
+        [
+          { instancePath: '/payload/event/duration', message: 'payload.event.duration is required for this type' },
+          { instancePath: '/payload/event/leftAt', message: 'payload.event.leftAt is required for this type' },
+        ],
+        'object.view.duration without duration and leftAt (its selectionTxnId need not be a UUID)',
+      );
+    });
+
+    it("refuses a number that JSON parses to infinity (1e400) wherever a rule checks a number, with that rule's message", async () => {
+      const numeric = MEMBER_RULES.filter((rule) => checksNumber(rule.check));
+      // Every kind of number rule is among them: crop sizes and offsets, duration, integers, number-or-string.
+      expect(new Set(numeric.map((rule) => rule.check.kind))).toEqual(
+        new Set(['number', 'integerOrNull', 'numberStringOrNull']),
+      );
+      const mark = '__overflowing_number__';
+      for (const rule of numeric) {
+        for (const literal of OVERFLOWING_NUMBERS) {
+          const text = JSON.stringify(place(rule, mark)).replace(`"${mark}"`, literal);
+          const res = await post(text);
+          const what = `${ruleName(rule)} = ${literal}`;
+          expect(res.status, `${what}: ${res.text}`).toBe(422);
+          expect(errorsOf(res), what).toEqual([{ instancePath: pointer(rule.path), message: rule.message }]);
+        }
+      }
+      // The envelope's one number, a structural rule: 400.
+      const text = JSON.stringify(envelope({ schemaVersion: mark })).replace(`"${mark}"`, '1e400');
+      await expectRejected(
+        text,
+        400,
+        [{ instancePath: '/schemaVersion', message: 'must be integer' }],
+        'schemaVersion',
       );
     });
 
@@ -399,7 +500,7 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
           type: 'screenshot.url.received',
           payload: {
             event: {
-              screenshotUrl: 'https://a.example.com/x.png',
+              ...TYPED['screenshot.url.received']?.minimal,
               crop: { width: 1, height: 1, x: 'left', zoom: null },
             },
           },
@@ -518,7 +619,13 @@ describe.each(['lambda', 'http'] as const)('audit payload rules via %s', (door) 
             sheetId: 's-1',
             user: `UserDirectory=LAB; UserId=g${EMOJI}ran`,
           }),
-          event: { objectId: 'kPjmXq', selectionTxnId: txn, dataStateId: 17, duration: 12.5 },
+          event: {
+            objectId: 'kPjmXq',
+            selectionTxnId: txn,
+            dataStateId: 17,
+            duration: 12.5,
+            leftAt: '2026-11-22T10:15:22Z',
+          },
         },
       });
       await expectAccepted(body, 'object.view.duration');

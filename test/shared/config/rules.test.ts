@@ -1,14 +1,21 @@
 /**
- * Startup rules for the names the platform's UDP events carry (platform-formats.md §6.0 last row,
- * §8.3 last line): configured tag, category and attribute names. Each refused name is reported with
- * its key path; features that are off are not checked.
+ * Startup rules for the names the platform's UDP events and polled data carry (platform-formats.md
+ * §6.0 last row, §8.3 last line): configured tag (server tags included), category and attribute
+ * names. Each refused name is reported with its key path; features that are off are not checked.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatIssue } from '../../../shared/config/errors.js';
 import { parseConfigText } from '../../../shared/config/load.js';
 import { checkRules, NOT_BUILT, notBuiltFindings } from '../../../shared/config/rules.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';
 import { type SchemaNode, schemaAt } from '../../../shared/config/walk.js';
+import { PLATFORM_MEASUREMENTS } from '../../../shared/destinations/tsdb/datamodel.js';
+import { SERVER_TAG_MEASUREMENTS } from '../../../shared/platform/tags.js';
+import { SVC_BIN } from '../../support/svc-process.js';
 
 /** The formatted issues of a config below `Svc:` (none when it loads). */
 function issues(...lines: string[]): string[] {
@@ -270,6 +277,114 @@ describe('server tags as labels of the metrics endpoint (§9)', () => {
       expect.stringMatching(/^Svc\.serversToMonitor\.serverTagsDefinition\[0\]: /),
     ]);
     expect(issues('serversToMonitor:', '  serverTagsDefinition: [host, __x]', '  servers: []')).toEqual([]);
+  });
+});
+
+describe('server tags against the built-in tags and fields of their measurements (§6.0, §6.1, §6.2)', () => {
+  interface Server {
+    name: string;
+    tags: Record<string, string>;
+  }
+  /** Servers with the given tags (the definition: their names), the tsdb on or off, sessions polled or not. */
+  const serversWith = (list: Server[], { tsdb = true, sessions = false } = {}) => [
+    `tsdbConfig: {enable: ${tsdb}}`,
+    `userSessions: {enableSessionExtract: ${sessions}}`,
+    'serversToMonitor:',
+    `  serverTagsDefinition: [${Object.keys(list[0]?.tags ?? {}).join(', ')}]`,
+    '  servers:',
+    ...list.flatMap(({ name, tags }, i) => [
+      `    - host: node${i + 1}.example.com:4747`,
+      `      serverName: ${name}`,
+      `      serverTags: {${Object.entries(tags)
+        .map(([tag, value]) => `${tag}: ${value}`)
+        .join(', ')}}`,
+      `      userSessions: {enable: true, host: node${i + 1}.example.com:4243, virtualProxies: [{virtualProxy: /}]}`,
+    ]),
+  ];
+  const HEALTH = 'server_info, mem, apps, cpu, session, users, cache, saturated';
+
+  it('refuses a server tag named like a field of a health measurement, naming the tag, the server and the field', () => {
+    expect(issues(...serversWith([{ name: 'central', tags: { site: 'lab', version: 'x' } }]))).toEqual([
+      'Svc.serversToMonitor.servers[0].serverTags.version: server tag "version" of server "central" clashes with the built-in field version of the tsdb measurement server_info (platform-formats.md §6.1); choose another name',
+    ]);
+    // Every server that has it, each at its own key; a field of two measurements names both.
+    expect(
+      issues(
+        ...serversWith([
+          { name: 'central', tags: { total: 'a' } },
+          { name: 'rim', tags: { total: 'b' } },
+        ]),
+      ),
+    ).toEqual([
+      'Svc.serversToMonitor.servers[0].serverTags.total: server tag "total" of server "central" clashes with the built-in field total of the tsdb measurements cpu, session, users (platform-formats.md §6.1); choose another name',
+      'Svc.serversToMonitor.servers[1].serverTags.total: server tag "total" of server "rim" clashes with the built-in field total of the tsdb measurements cpu, session, users (platform-formats.md §6.1); choose another name',
+    ]);
+  });
+
+  it('refuses a server tag named like a built-in tag even while the tsdb is off: it would replace that tag in every output', () => {
+    const expected = [
+      `Svc.serversToMonitor.servers[0].serverTags.server_name: server tag "server_name" of server "central" clashes with the built-in tag server_name of the tsdb measurements ${HEALTH} (platform-formats.md §6.1); choose another name`,
+    ];
+    expect(issues(...serversWith([{ name: 'central', tags: { server_name: 'x' } }]))).toEqual(expected);
+    expect(issues(...serversWith([{ name: 'central', tags: { server_name: 'x' } }], { tsdb: false }))).toEqual(
+      expected,
+    );
+  });
+
+  it("checks the session measurements' names only for a server whose sessions are polled", () => {
+    const tags = { user_session_host: 'x', session_id: 'y' };
+    expect(issues(...serversWith([{ name: 'central', tags }], { sessions: true }))).toEqual([
+      'Svc.serversToMonitor.servers[0].serverTags.user_session_host: server tag "user_session_host" of server "central" clashes with the built-in tag user_session_host of the tsdb measurements user_session_summary, user_session_details (platform-formats.md §6.2); choose another name',
+      'Svc.serversToMonitor.servers[0].serverTags.session_id: server tag "session_id" of server "central" clashes with the built-in field session_id of the tsdb measurement user_session_details (platform-formats.md §6.2); choose another name',
+    ]);
+    expect(issues(...serversWith([{ name: 'central', tags }], { sessions: false }))).toEqual([]);
+    // A tag of both kinds of measurement names them all.
+    expect(issues(...serversWith([{ name: 'central', tags: { host: 'x' } }], { sessions: true }))).toEqual([
+      `Svc.serversToMonitor.servers[0].serverTags.host: server tag "host" of server "central" clashes with the built-in tag host of the tsdb measurements ${HEALTH}, user_session_summary, user_session_details (platform-formats.md §6.1, §6.2); choose another name`,
+    ]);
+  });
+
+  it('refuses "time" while the tsdb is written, and checks no field while it is off', () => {
+    expect(issues(...serversWith([{ name: 'central', tags: { time: 'x' } }]))).toEqual([
+      'Svc.serversToMonitor.servers[0].serverTags.time: server tag "time" of server "central" is named like the time column of the tsdb; choose another name',
+    ]);
+    expect(
+      issues(...serversWith([{ name: 'central', tags: { time: 'x', version: 'y', total: 'z' } }], { tsdb: false })),
+    ).toEqual([]);
+  });
+
+  it('accepts the default tags and any name no measurement of the server uses', () => {
+    expect(issues(...serversWith([{ name: 'central', tags: { site: 'lab', role: 'central', env: 'prod' } }]))).toEqual(
+      [],
+    );
+    expect(issues()).toEqual([]);
+  });
+
+  it('knows every measurement that carries the server tags (from the data model)', () => {
+    const carrying = PLATFORM_MEASUREMENTS.filter((model) => model.configuredTags?.includes('serverTags') ?? false);
+    const { health, sessions } = SERVER_TAG_MEASUREMENTS;
+    expect([...health, ...sessions].map((model) => model.names[0])).toEqual(carrying.map((model) => model.names[0]));
+  });
+
+  it('is a config error at start and in `svc validate-config`', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-server-tags-'));
+    const file = join(dir, 'svc.yaml');
+    writeFileSync(
+      file,
+      ['Svc:', ...serversWith([{ name: 'central', tags: { version: 'x' } }]).map((l) => `  ${l}`), ''].join('\n'),
+    );
+    const message =
+      'Svc.serversToMonitor.servers[0].serverTags.version: server tag "version" of server "central" clashes with the built-in field version of the tsdb measurement server_info';
+    for (const args of [['validate-config'], ['edge']]) {
+      const run = spawnSync(SVC_BIN, [...args, '--config', file], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, SVC_CONFIG: '' },
+        timeout: 20_000,
+      });
+      expect(run.status, args.join(' ')).toBe(1);
+      expect(run.stderr, args.join(' ')).toContain(message);
+    }
   });
 });
 

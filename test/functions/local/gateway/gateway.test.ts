@@ -1,7 +1,8 @@
 /**
  * Local mode's gateway against slow and oversized clients (docs/audit-api.md, "Local gateway
  * limits"), over real sockets: raw node:net clients that announce huge bodies, trickle headers or
- * bodies, or hold many connections from one 127.0.0.x address, in front of the real audit handler.
+ * bodies, hold many connections from one 127.0.0.x address, or pipeline requests (several sent in
+ * one write, answered in order), in front of the real audit handler.
  * Timeouts are configured short (hundreds of milliseconds); no assertion measures speed: a trickler
  * is proven cut off by how little of its request it managed to send.
  */
@@ -9,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LocalGateway } from '../../../../functions/local/gateway/gateway.js';
 import { connectionsCheckingInterval } from '../../../../functions/local/gateway/policing.js';
 import { parseConfigText } from '../../../../shared/config/load.js';
+import type { EventQueue, SendableEvent } from '../../../../shared/queue/port.js';
 import {
   type ApiResponse,
   captureLog,
@@ -18,7 +20,7 @@ import {
   startAuditApi,
   startGatewayApi,
 } from '../../../support/audit.js';
-import { type RawClient, rawClient, trickle } from '../../../support/raw-http.js';
+import { type RawAnswer, type RawClient, rawClient, trickle } from '../../../support/raw-http.js';
 
 const PATH = '/api/v1/audit-event';
 const TOKEN = 'gateway-token-0123456789';
@@ -320,6 +322,114 @@ describe('local gateway: connections per client address', () => {
     expect(lines[0]).toMatchObject({ level: 'warn', limit: 1, total: 1, suppressedSinceLastLine: 0 });
     expect(String(lines[0]?.['msg'])).toContain('Svc.auditEvents.maxConnectionsPerClient');
     expect(lines[1]).toMatchObject({ total: 4 });
+  });
+});
+
+describe('local gateway: HTTP/1.1 pipelining (requests sent before the answers to earlier ones)', () => {
+  const TEST_CONNECTION = '/api/v1/test-connection';
+  const get = (path: string) => head([], 'GET', path);
+
+  /** Every complete answer on the connection, in the order received: waits for `count` of them. */
+  async function answers(c: RawClient, count: number): Promise<RawAnswer[]> {
+    const out: RawAnswer[] = [];
+    let offset = 0;
+    while (out.length < count) {
+      const res = await c.answer(offset);
+      out.push(res);
+      offset = res.end;
+    }
+    return out;
+  }
+
+  it('answers three requests sent in one write in order (200, 404, 200) and keeps the connection', async () => {
+    const gw = await gatewayWith([]);
+    const c = await client(gw.port);
+    c.write(get(TEST_CONNECTION) + get('/api/v1/no-such-thing') + get(TEST_CONNECTION));
+    const [first, second, third] = await answers(c, 3);
+    expect(first?.status).toBe(200);
+    expect(first?.json).toMatchObject({ status: 'ok' });
+    expect(second?.status).toBe(404);
+    expect(third?.status).toBe(200);
+    expect(third?.json).toMatchObject({ status: 'ok' });
+    // Each 200 counted against the rate limit in the order sent.
+    expect(Number(first?.headers['x-ratelimit-remaining'])).toBe(Number(third?.headers['x-ratelimit-remaining']) + 1);
+    // Kept alive: a fourth request on the same connection is answered too.
+    c.write(get(TEST_CONNECTION));
+    expect((await c.answer(c.received().length)).status).toBe(200);
+    expect(c.isClosed()).toBe(false);
+    expect(gw.gateway.counters).toEqual({ connectionsRefused: 0, tooLarge: 0, timedOut: 0, badRequests: 0 });
+  });
+
+  it('answers a POST with a body and a GET sent behind it in one write: 202, then 200, and queues the event', async () => {
+    const gw = await gatewayWith([]);
+    const c = await client(gw.port);
+    const body = envelope();
+    c.write(post(JSON.stringify(body)) + get(TEST_CONNECTION));
+    const [accepted, reachable] = await answers(c, 2);
+    expect(accepted?.status).toBe(202);
+    expect(accepted?.json).toMatchObject({ status: 'accepted', outcome: 'processed' });
+    expect(reachable?.status).toBe(200);
+    await expect.poll(() => gw.delivered.map((e) => e.id)).toEqual([String(body['eventId']).toLowerCase()]);
+  });
+
+  it('ends the pipeline at an answer that closes the connection: the requests behind it are not answered', async () => {
+    const gw = await gatewayWith(['    maxBodyBytes: 2048']);
+    const c = await client(gw.port);
+    const big = JSON.stringify(envelope({ payload: { note: 'x'.repeat(4096) } }));
+    c.write(get(TEST_CONNECTION) + post(big) + get(TEST_CONNECTION));
+    const [reachable, tooLarge] = await answers(c, 2);
+    expect(reachable?.status).toBe(200);
+    expect(tooLarge?.status).toBe(413);
+    expect(tooLarge?.headers['connection']).toBe('close');
+    const all = await c.closed;
+    expect(all.length).toBe(tooLarge?.end);
+    expect(gw.delivered).toEqual([]);
+  });
+
+  it('answers the requests before a broken one first, in order, then the 400 or 431, and closes the connection', async () => {
+    const gw = await gatewayWith([]);
+    const notHttp = await client(gw.port);
+    notHttp.write(get(TEST_CONNECTION) + get('/api/v1/no-such-thing') + 'HELLO THERE\r\n\r\n');
+    const [reachable, unknown, bad] = await answers(notHttp, 3);
+    expect(reachable?.status).toBe(200);
+    expect(unknown?.status).toBe(404);
+    expect(bad && expectError(bad, 400, 'Bad request')).toEqual(['the request is not valid HTTP/1.1']);
+    expect((await notHttp.closed).length).toBe(bad?.end);
+
+    const hugeHeaders = await client(gw.port);
+    hugeHeaders.write(post() + head([`x-big: ${'a'.repeat(20_000)}`], 'GET', TEST_CONNECTION));
+    const [accepted, tooLarge] = await answers(hugeHeaders, 2);
+    expect(accepted?.status).toBe(202);
+    expect(tooLarge && expectError(tooLarge, 431, 'Request header fields too large')).toHaveLength(1);
+    await hugeHeaders.closed;
+    // One answer each, counted once each, however many bytes followed the broken request.
+    expect(gw.gateway.counters.badRequests).toBe(2);
+  });
+
+  it('holds the answer to a later request that is done first until the earlier one is answered', async () => {
+    // A queue that holds every send until released: the POST waits there while the GET behind it needs no queue.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const sent: SendableEvent[] = [];
+    const queue: EventQueue = {
+      send: async (events) => {
+        sent.push(...events);
+        await held;
+      },
+    };
+    api = await startGatewayApi({ yaml: [], queue });
+    const c = await client(api.port);
+    c.write(post() + get(TEST_CONNECTION));
+    await expect.poll(() => sent.length).toBe(1);
+    // A round trip on another connection: meanwhile the GET, parsed with the POST, has been handled.
+    const other = await client(api.port, '127.0.0.3');
+    other.write(get(TEST_CONNECTION));
+    expect((await other.answer()).status).toBe(200);
+    expect(c.received()).toBe('');
+    release();
+    const [accepted, reachable] = await answers(c, 2);
+    expect(accepted?.status).toBe(202);
+    expect(reachable?.status).toBe(200);
   });
 });
 
