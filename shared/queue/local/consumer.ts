@@ -18,7 +18,7 @@ import type { StorageFaults } from './storage-faults.js';
 export interface DeliveryOptions {
   /** The queue's directory: the dead-letter folder is under it. */
   directory: string;
-  /** Events held before `send` refuses: said in the log when a destination is unreachable. */
+  /** Events held before `send` refuses: said in the log when a destination is not taking events. */
   capacity: number;
   maxReceiveCount: number;
   log: Log;
@@ -375,7 +375,7 @@ export class GroupConsumer {
     const capacity = this.options.capacity;
     this.options.log.warn(
       { group: name, reason, pendingEvents: pending, capacity },
-      `destination ${name} is unreachable (${reason}); its events wait in the local queue (${pending} pending, capacity ${capacity}) and are tried again with backoff up to ${cap >= 1000 ? `${Math.round(cap / 1000)} s` : `${cap} ms`}`,
+      `destination ${name} is not taking events (${reason}); its events wait in the local queue (${pending} pending, capacity ${capacity}) and are tried again with backoff up to ${cap >= 1000 ? `${Math.round(cap / 1000)} s` : `${cap} ms`}`,
     );
   }
 
@@ -389,7 +389,7 @@ export class GroupConsumer {
     const seconds = Math.round((Date.now() - outage.since) / 100) / 10;
     this.options.log.info(
       { group: name, unreachableMs: Date.now() - outage.since, pendingEvents: pending },
-      `destination ${name} is reachable again after ${seconds} s; ${pending} event(s) were waiting and are delivered oldest first`,
+      `destination ${name} takes events again after ${seconds} s; ${pending} event(s) were waiting and are delivered oldest first`,
     );
   }
 

@@ -280,13 +280,13 @@ describe('svc edge forwarding to SQS (fauxqs)', () => {
     await expect.poll(pendingTsdb).toBe(0);
 
     const lines = logLines(edge?.output() ?? '');
-    expect(lines.filter((l) => l.level === 'warn' && l.msg.startsWith('destination tsdb is unreachable'))).toHaveLength(
-      1,
-    );
-    expect(lines.filter((l) => l.level === 'info' && l.msg.startsWith('destination tsdb is reachable again'))).toEqual([
+    expect(
+      lines.filter((l) => l.level === 'warn' && l.msg.startsWith('destination tsdb is not taking events')),
+    ).toHaveLength(1);
+    expect(lines.filter((l) => l.level === 'info' && l.msg.startsWith('destination tsdb takes events again'))).toEqual([
       expect.objectContaining({
         msg: expect.stringMatching(
-          /^destination tsdb is reachable again after \d+(\.\d)? s; \d+ event\(s\) were waiting/,
+          /^destination tsdb takes events again after \d+(\.\d)? s; \d+ event\(s\) were waiting/,
         ),
       }),
     ]);

@@ -272,9 +272,9 @@ describe('Forwarder', () => {
         .poll(() => r.queue.stats()['tsdb'])
         .toMatchObject({ pending: 0, deadLettered: 0, unavailableSince: null });
       expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
-        expect.stringMatching(/^destination tsdb is unreachable \(SQS queue of tsdb: .*ECONNREFUSED/),
+        expect.stringMatching(/^destination tsdb is not taking events \(SQS queue of tsdb: .*ECONNREFUSED/),
       ]);
-      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('reachable again'))).toHaveLength(1);
+      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('takes events again'))).toHaveLength(1);
       expect(lines.filter((l) => l.level === 'error')).toEqual([]);
     } finally {
       await r.stop();

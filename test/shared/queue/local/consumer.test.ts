@@ -162,12 +162,12 @@ describe('LocalEventQueue', () => {
       // One WARN when it became unreachable, one INFO when it was back: not a line per try.
       expect(lines.filter((l) => l.level === 'warn' || l.level === 'error').map((l) => l.msg)).toEqual([
         expect.stringMatching(
-          /^destination tsdb is unreachable \(connect ECONNREFUSED 127\.0\.0\.1:9\); its events wait in the local queue \(\d pending, capacity 1000\) and are tried again with backoff up to 80 ms$/,
+          /^destination tsdb is not taking events \(connect ECONNREFUSED 127\.0\.0\.1:9\); its events wait in the local queue \(\d pending, capacity 1000\) and are tried again with backoff up to 80 ms$/,
         ),
       ]);
-      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('reachable again'))).toEqual([
+      expect(lines.filter((l) => l.level === 'info' && l.msg.includes('takes events again'))).toEqual([
         expect.objectContaining({
-          msg: expect.stringMatching(/^destination tsdb is reachable again after [\d.]+ s; 5 event\(s\) were waiting/),
+          msg: expect.stringMatching(/^destination tsdb takes events again after [\d.]+ s; 5 event\(s\) were waiting/),
         }),
       ]);
       await q.stop();
