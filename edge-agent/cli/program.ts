@@ -4,6 +4,7 @@
 
 import { existsSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { checkMqttSecurity } from '../../shared/destinations/mqtt/security.js';
 import { replayDeadLetters } from '../../shared/queue/local/index.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import { SVC_VERSION } from '../../shared/version.js';
@@ -40,7 +41,7 @@ export async function buildProgram(
   program
     .command('validate-config')
     .description(
-      "check a config file and report every problem (the pollers' certificate files and app-list host included), and warn about each switch of a feature not built yet; starts nothing",
+      "check a config file and report every problem (the pollers' certificate files and app-list host, and MQTT's TLS files, included), and warn about each switch of a feature not built yet; starts nothing",
     )
     .addOption(configOption())
     .action(async (opts: { config?: string }) => {
@@ -48,10 +49,17 @@ export async function buildProgram(
       if (!loaded) return setExitCode(EXIT_ERROR);
       // What start-up checks beyond the file itself: the files and the host the pollers would use.
       const access = await checkPlatformAccess(loaded.config);
-      for (const warning of [...loaded.warnings, ...loaded.notBuilt, ...access.warnings.map(accessWarning)])
+      const mqtt = checkMqttSecurity(loaded.config);
+      const mqttWarnings = mqtt.filter((finding) => finding.severity === 'warning');
+      for (const warning of [
+        ...loaded.warnings,
+        ...loaded.notBuilt,
+        ...[...access.warnings, ...mqttWarnings].map(accessWarning),
+      ])
         io.err(`warning: ${warning}\n`);
-      if (!access.ok) {
-        printConfigError(loaded.file, accessConfigError(loaded.file, access.problems), io);
+      const problems = [...(access.ok ? [] : access.problems), ...mqtt.filter((f) => f.severity === 'error')];
+      if (problems.length > 0) {
+        printConfigError(loaded.file, accessConfigError(loaded.file, problems), io);
         return setExitCode(EXIT_ERROR);
       }
       // References are checked for syntax only: fetching them needs AWS credentials this check should not.

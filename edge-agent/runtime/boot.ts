@@ -7,6 +7,7 @@ import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { checkMqttSecurity } from '../../shared/destinations/mqtt/security.js';
 import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
@@ -134,7 +135,10 @@ export interface BootOptions {
 export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOptions = {}): Promise<number> {
   const { config } = loaded;
   const checked = await checkPlatformAccess(config);
-  if (!checked.ok) throw accessConfigError(loaded.file, checked.problems);
+  const mqtt = checkMqttSecurity(config);
+  const mqttProblems = mqtt.filter((finding) => finding.severity === 'error');
+  if (!checked.ok || mqttProblems.length > 0)
+    throw accessConfigError(loaded.file, [...(checked.ok ? [] : checked.problems), ...mqttProblems]);
   const secrets = secretValues(config);
   const logging = await startLogging(loaded, secrets);
   const { logger } = logging;
@@ -161,7 +165,8 @@ export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOption
   );
   for (const warning of loaded.warnings) logger.warn({ config: loaded.file }, warning);
   for (const warning of loaded.notBuilt) logger.warn({ config: loaded.file, notBuilt: true }, warning);
-  for (const warning of checked.warnings) logger.warn({ config: loaded.file }, accessWarning(warning));
+  for (const warning of [...checked.warnings, ...mqtt.filter((finding) => finding.severity === 'warning')])
+    logger.warn({ config: loaded.file }, accessWarning(warning));
 
   const errors = new ErrorTracker({
     enabled: config.errorTracking.enable,

@@ -113,6 +113,8 @@ export const SECRET_READERS: readonly { key: MaskPath; reader: SecretReader | un
   // The monitoring SaaS destination scrambles user names with it (shared/destinations/registry.ts).
   { key: 'userEvents.sendToMonSaas.scrambleSecret', reader: 'monsaas' },
   { key: 'cert.clientCertPassphrase', reader: undefined },
+  // MQTT runs on the edge only: no writer Lambda publishes to a broker.
+  { key: 'mqttConfig.password', reader: undefined },
   { key: 'serversToMonitor.servers[].headers.*', reader: undefined },
 ];
 

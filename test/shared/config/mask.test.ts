@@ -176,7 +176,7 @@ describe('§10.7 masking', () => {
     visitSchema(ROOT, (node, path) => {
       if (node['x-secret']) secretPaths.push(path.slice(1).map((seg) => (seg === -1 ? '[]' : String(seg))));
     });
-    expect(secretPaths.length).toBe(7);
+    expect(secretPaths.length).toBe(8);
     expect(SECRET_KEYS.every((key) => MASKED_KEY.test(key))).toBe(true);
     for (const pattern of secretPaths) {
       for (const mask of [on, off])

@@ -19,8 +19,8 @@ import {
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
 import type { MosquittoHandle } from '../../../support/mosquitto.js';
-import { type MqttRig, type Received, startMqttRig } from '../../../support/mqtt-rig.js';
-import { LOOPBACK, sleep, until } from '../../../support/ports.js';
+import { type MqttRig, mqttTestSettings, type Received, startMqttRig } from '../../../support/mqtt-rig.js';
+import { sleep, until } from '../../../support/ports.js';
 import {
   CLOSE_CONNECTION,
   logQueued,
@@ -175,7 +175,7 @@ describe('MqttDestination', () => {
   it('returns every event it serves while the writer cannot publish, and the others not', async () => {
     const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
     const notStarted = new MqttWriter({
-      settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' },
+      settings: mqttTestSettings(broker.port),
       log: quiet,
       errors,
     });
