@@ -12,6 +12,7 @@ import type { Log } from '../logging/log.js';
 import type { ClaimCheckStore } from '../queue/claim-check.js';
 import { type ClaimCheckMessage, decodeMessage, decodeRecord } from '../queue/codec.js';
 import type { QueuedEvent } from '../queue/events.js';
+import { DestinationUnavailableError } from '../queue/local/group.js';
 import type { HandedOff } from '../queue/local/index.js';
 import { RecentIds } from '../util/recent-ids.js';
 import type { Destination } from './port.js';
@@ -152,6 +153,8 @@ export function makeWriterHandler(deps: WriterHandlerDeps): WriterHandler {
       failed = fresh.length === 0 ? new Set() : await destination.write(fresh);
       for (const e of fresh) if (!failed.has(e.id)) written.add(e.id);
     } catch (err) {
+      // The destination cannot be reached now: the local queue pauses the group and counts no attempt.
+      if (err instanceof DestinationUnavailableError) throw err;
       // The write failed as a whole: every message fails (and comes again).
       log.error({ destination: destination.name, err }, `writer ${destination.name} failed to write a batch`);
       failed = null;
