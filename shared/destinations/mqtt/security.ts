@@ -12,12 +12,13 @@
  * the broker decides. A user name or password sent without TLS is a warning (they cross the network
  * in clear text). Relative paths resolve from the working directory.
  */
-import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { RuleFinding } from '../../config/errors.js';
 import type { SvcConfig } from '../../config/schema.js';
 import { readRegularFile } from '../../util/files.js';
+import { opensslReason, pemCertificates, pemPrivateKey } from '../../util/pem.js';
 
 export type MqttSettings = SvcConfig['mqttConfig'];
 
@@ -49,20 +50,6 @@ export function mqttClientId(settings: Pick<MqttSettings, 'clientId'>): string {
 }
 
 type TlsFileKey = 'caFile' | 'certFile' | 'keyFile';
-
-const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-const PRIVATE_KEY_BLOCK = /-----BEGIN ((?:RSA |EC |DSA |ENCRYPTED )?PRIVATE KEY)-----[\s\S]*?-----END \1-----/;
-
-/** The reason of an OpenSSL error without its prefixes (`error:1E08010C:DECODER routines::unsupported` → `unsupported`). */
-function shortReason(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return (
-    message
-      .split(':')
-      .filter((part) => part.trim() !== '')
-      .pop() ?? message
-  );
-}
 
 /** Reads and checks the MQTT settings; the connection options when they can be used. */
 export function mqttSecurity(settings: MqttSettings, options: { cwd?: string; now?: number } = {}): MqttSecurityCheck {
@@ -102,20 +89,12 @@ export function mqttSecurity(settings: MqttSettings, options: { cwd?: string; no
 
   /** The certificates of a PEM file, each with its validity checked; undefined after a problem. */
   const certificates = (key: 'caFile' | 'certFile', file: string, text: string): X509Certificate[] | undefined => {
-    const blocks = text.match(CERTIFICATE_BLOCK) ?? [];
-    if (blocks.length === 0) {
-      error(['tls', key], `${JSON.stringify(file)} holds no PEM certificate ("-----BEGIN CERTIFICATE-----")`);
+    const read = pemCertificates(file, text);
+    if (!read.ok) {
+      error(['tls', key], read.problem);
       return undefined;
     }
-    const parsed: X509Certificate[] = [];
-    for (const [index, block] of blocks.entries()) {
-      try {
-        parsed.push(new X509Certificate(block));
-      } catch (err) {
-        error(['tls', key], `${JSON.stringify(file)}: certificate ${index + 1} cannot be parsed (${shortReason(err)})`);
-        return undefined;
-      }
-    }
+    const parsed = read.certificates;
     for (const certificate of parsed) {
       const subject = certificate.subject.replace(/\n/g, ', ');
       if (Date.parse(certificate.validTo) < now)
@@ -167,21 +146,21 @@ function privateKeyOf(
   text: string,
   problem: (message: string) => void,
 ): { pem: string; object: KeyObject } | undefined {
-  const block = PRIVATE_KEY_BLOCK.exec(text);
-  if (block === null) {
-    problem(`${JSON.stringify(file)} holds no PEM private key ("-----BEGIN PRIVATE KEY-----")`);
+  const block = pemPrivateKey(text);
+  if (block === undefined) {
+    problem(`${JSON.stringify(file)} is not a PEM private key (no "-----BEGIN PRIVATE KEY-----" block)`);
     return undefined;
   }
-  if (block[1] === 'ENCRYPTED PRIVATE KEY' || /Proc-Type:\s*4,ENCRYPTED/.test(block[0])) {
+  if (block.encrypted) {
     problem(
       `the key in ${JSON.stringify(file)} is encrypted; Svc takes an unencrypted key file (e.g. openssl pkey -in <encrypted> -out <file>), readable by Svc's user only`,
     );
     return undefined;
   }
   try {
-    return { pem: block[0], object: createPrivateKey({ key: block[0], format: 'pem' }) };
+    return { pem: block.pem, object: createPrivateKey({ key: block.pem, format: 'pem' }) };
   } catch (err) {
-    problem(`${JSON.stringify(file)}: the private key cannot be read (${shortReason(err)})`);
+    problem(`${JSON.stringify(file)}: the private key cannot be read (${opensslReason(err)})`);
     return undefined;
   }
 }

@@ -152,7 +152,7 @@ describe('mqttConfig.tls files', () => {
       `Svc.mqttConfig.tls.caFile: cannot read ${JSON.stringify(join(directory, 'missing.pem'))}: no such file`,
     ]);
     expect(problems(tlsSettings({ caFile: notPem }))).toEqual([
-      `Svc.mqttConfig.tls.caFile: ${JSON.stringify(notPem)} holds no PEM certificate ("-----BEGIN CERTIFICATE-----")`,
+      `Svc.mqttConfig.tls.caFile: ${JSON.stringify(notPem)} is not a PEM certificate (no "-----BEGIN CERTIFICATE-----" block)`,
     ]);
     expect(problems(tlsSettings({ certFile: certs.clientCert }))).toEqual([
       'Svc.mqttConfig.tls.keyFile: must be set: Svc.mqttConfig.tls.certFile is set',
@@ -167,7 +167,7 @@ describe('mqttConfig.tls files', () => {
       expect.stringMatching(/^Svc\.mqttConfig\.tls\.keyFile: the key in .*encrypted_key\.pem" is encrypted/),
     ]);
     expect(problems(tlsSettings({ certFile: certs.clientCert, keyFile: notPem }))).toEqual([
-      `Svc.mqttConfig.tls.keyFile: ${JSON.stringify(notPem)} holds no PEM private key ("-----BEGIN PRIVATE KEY-----")`,
+      `Svc.mqttConfig.tls.keyFile: ${JSON.stringify(notPem)} is not a PEM private key (no "-----BEGIN PRIVATE KEY-----" block)`,
     ]);
   });
 });

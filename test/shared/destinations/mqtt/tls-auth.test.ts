@@ -117,6 +117,18 @@ function writerFor(
   return { writer, tracked };
 }
 
+/** A writer to the password broker's TLS listener as the svc user, trusting the test CA. */
+const passwordWriter = (password: string, log: LogCapture, options: { refusedReconnectCapMs?: number } = {}) =>
+  writerFor(
+    mqttTestSettings(tlsPort(passwords), {
+      username: SVC_USER,
+      password,
+      tls: { enable: true, caFile: certs.clientCertCA },
+    }),
+    log,
+    options,
+  );
+
 /** The writer behind the real local queue and writer handler, as `svc edge` composes them. */
 async function pipeline(writer: MqttWriter, log: LogCapture): Promise<{ queue: LocalEventQueue; directory: string }> {
   const destination = new MqttDestination({
@@ -174,14 +186,7 @@ describe('MQTT over TLS with a user name and password (real mosquitto)', () => {
   it('publishes over mqtts with the right credentials: the subscriber sees every message', async () => {
     const received = await watch(passwords);
     const log = await captureLog('debug');
-    const { writer, tracked } = writerFor(
-      mqttTestSettings(tlsPort(passwords), {
-        username: SVC_USER,
-        password: RIGHT_PASSWORD,
-        tls: { enable: true, caFile: certs.clientCertCA },
-      }),
-      log,
-    );
+    const { writer, tracked } = passwordWriter(RIGHT_PASSWORD, log);
     expect(writer.url).toBe(`mqtts://127.0.0.1:${tlsPort(passwords)}`);
     await writer.start();
     expect(writer.connected).toBe(true);
@@ -198,15 +203,7 @@ describe('MQTT over TLS with a user name and password (real mosquitto)', () => {
   it('a wrong password is one ERROR over many refused attempts, tracked once; events wait in the queue and arrive once each after the password file is fixed', async () => {
     const received = await watch(passwords);
     const log = await captureLog('debug');
-    const { writer, tracked } = writerFor(
-      mqttTestSettings(tlsPort(passwords), {
-        username: SVC_USER,
-        password: WRONG_PASSWORD,
-        tls: { enable: true, caFile: certs.clientCertCA },
-      }),
-      log,
-      { refusedReconnectCapMs: 4 * RECONNECT_MS },
-    );
+    const { writer, tracked } = passwordWriter(WRONG_PASSWORD, log, { refusedReconnectCapMs: 4 * RECONNECT_MS });
     await writer.start();
     expect(writer.connected).toBe(false);
     const { queue, directory } = await pipeline(writer, log);
