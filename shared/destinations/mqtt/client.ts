@@ -179,7 +179,7 @@ export class MqttWriter implements Component {
     const library = await (mqttLibrary ??= import('mqtt'));
     // stop() while the library loaded: there is nothing to connect.
     if (this.stopping) return;
-    const { protocol: _protocol, ...security } = checked.security;
+    const security = checked.security;
     const broker = { host: this.settings.brokerHost, port: this.settings.brokerPort, url: this.url };
     const client = library.connect(this.url, {
       ...security,
