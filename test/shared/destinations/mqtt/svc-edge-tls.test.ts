@@ -4,11 +4,13 @@
  * the events wait in the durable queue; the broker's password file is changed and reloaded (SIGHUP),
  * and every event arrives, once.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import {
   type CertificateFiles,
   makeCertificates,
@@ -36,33 +38,35 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await broker?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => Promise.all([broker?.stop(), rm(dir, { recursive: true, force: true })]));
+
+/** svc.yaml: user events from the UDP listener on `port` to the broker's TLS listener, as user `svc`. */
+function writeConfig(port: number): void {
+  const config = {
+    Svc: {
+      localQueue: { directory: 'queue' },
+      mqttConfig: {
+        enable: true,
+        brokerHost: LOOPBACK,
+        brokerPort: broker.tlsPort,
+        username: 'svc',
+        password: '${env:SVC_MQTT_PASSWORD}',
+        tls: { enable: true, caFile: certs.clientCertCA },
+      },
+      userEvents: {
+        enable: true,
+        udpServerConfig: { serverHost: LOOPBACK, portUserActivityEvents: port },
+        sendToMQTT: { enable: true, postTo: { everythingTopic: { enable: true, topic: 'sim/userevent' } } },
+      },
+    },
+  };
+  writeFileSync(join(dir, 'svc.yaml'), stringify(config));
+}
 
 describe('svc edge to an MQTT broker over TLS with credentials', () => {
   it('a refused password is one ERROR and the events wait; after the broker takes it, each arrives once', async () => {
     const port = await freeUdpPort();
-    writeFileSync(
-      join(dir, 'svc.yaml'),
-      [
-        'Svc:',
-        '  localQueue: { directory: queue }',
-        '  mqttConfig:',
-        '    enable: true',
-        `    brokerHost: ${LOOPBACK}`,
-        `    brokerPort: ${broker.tlsPort ?? 0}`,
-        '    username: svc',
-        '    password: ${env:SVC_MQTT_PASSWORD}',
-        `    tls: { enable: true, caFile: ${certs.clientCertCA} }`,
-        '  logEvents:',
-        `    udpServerConfig: { serverHost: ${LOOPBACK}, portLogEvents: ${port} }`,
-        '    source: { engine: { enable: true }, proxy: { enable: true }, repository: { enable: true }, scheduler: { enable: true } }',
-        '    sendToMQTT: { enable: true, baseTopic: sim/logevent, postTo: { baseTopic: true } }',
-        '',
-      ].join('\n'),
-    );
+    writeConfig(port);
     const subscriber = await connectAsync(broker.url, { ...WATCHER, reconnectPeriod: 0 });
     const topics: string[] = [];
     await subscriber.subscribeAsync('sim/#');
@@ -71,14 +75,14 @@ describe('svc edge to an MQTT broker over TLS with credentials', () => {
     try {
       await expect
         .poll(edge.output, { timeout: 15_000 })
-        .toContain(`log_events listener receiving on udp://${LOOPBACK}:${port}`);
+        .toContain(`user_events listener receiving on udp://${LOOPBACK}:${port}`);
       const sim = startSvcCommand(dir, [
         'simulate',
         'udp',
         '--target',
         `${LOOPBACK}:${port}`,
         '--kinds',
-        'engine,proxy',
+        'user',
         '--rate',
         '200',
         '--count',
