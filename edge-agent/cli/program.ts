@@ -4,14 +4,14 @@
 
 import { existsSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { loadTsdbTls } from '../../shared/destinations/tsdb/tls.js';
 import { replayDeadLetters } from '../../shared/queue/local/index.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import { proxyProblems, resolveProxy } from '../../shared/runtime/proxy.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import type { Mode } from '../runtime/boot.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
-import { accessConfigError, accessWarning, checkPlatformAccess } from '../sources/platform/startup.js';
+import { checkStartFiles } from '../runtime/start-checks.js';
+import { accessConfigError, accessWarning } from '../sources/platform/startup.js';
 import type { CliIo } from './io.js';
 import { loadForCli, printConfigError, runService } from './run.js';
 
@@ -42,20 +42,18 @@ export async function buildProgram(
   program
     .command('validate-config')
     .description(
-      "check a config file and report every problem (the pollers' certificate files, the tsdb's CA file and the app-list host included), and warn about each switch of a feature not built yet; starts nothing",
+      "check a config file and report every problem (the pollers' certificate files and app-list host, the tsdb's CA file, MQTT's TLS files and credentials, and the proxy included), and warn about each switch of a feature not built yet; starts nothing",
     )
     .addOption(configOption())
     .action(async (opts: { config?: string }) => {
       const loaded = loadForCli(opts.config, io);
       if (!loaded) return setExitCode(EXIT_ERROR);
-      // What start-up checks beyond the file itself: the files and the host the pollers would use.
-      const access = await checkPlatformAccess(loaded.config);
-      const tsdbTls = loadTsdbTls(loaded.config.tsdbConfig);
+      // What start-up checks beyond the file itself: the files and hosts the config names.
+      const access = await checkStartFiles(loaded.config);
       for (const warning of [...loaded.warnings, ...loaded.notBuilt, ...access.warnings.map(accessWarning)])
         io.err(`warning: ${warning}\n`);
-      const problems = [...(access.ok ? [] : access.problems), ...(tsdbTls.ok ? [] : tsdbTls.problems)];
-      if (problems.length > 0) {
-        printConfigError(loaded.file, accessConfigError(loaded.file, problems), io);
+      if (access.problems.length > 0) {
+        printConfigError(loaded.file, accessConfigError(loaded.file, access.problems), io);
         return setExitCode(EXIT_ERROR);
       }
       // The proxy of Svc.proxy and of this environment, as start-up would install it.

@@ -7,7 +7,6 @@ import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
-import { loadTsdbTls } from '../../shared/destinations/tsdb/tls.js';
 import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
@@ -23,15 +22,11 @@ import { Observed } from '../endpoints/observed.js';
 import { webView } from '../endpoints/web/compose.js';
 import { selfReportComponents } from '../self-report/compose.js';
 import { platformPollers } from '../sources/platform/compose.js';
-import {
-  accessConfigError,
-  accessWarning,
-  checkPlatformAccess,
-  type PlatformAccess,
-} from '../sources/platform/startup.js';
+import { accessConfigError, accessWarning, type PlatformAccess } from '../sources/platform/startup.js';
 import { udpComponents } from '../sources/udp/compose.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 import { collectAfterStart } from './settle.js';
+import { checkStartFiles } from './start-checks.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -135,10 +130,9 @@ export interface BootOptions {
  */
 export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOptions = {}): Promise<number> {
   const { config } = loaded;
-  const checked = await checkPlatformAccess(config);
-  const tsdbTls = loadTsdbTls(config.tsdbConfig);
-  const problems = [...(checked.ok ? [] : checked.problems), ...(tsdbTls.ok ? [] : tsdbTls.problems)];
-  if (!checked.ok || problems.length > 0) throw accessConfigError(loaded.file, problems);
+  const checked = await checkStartFiles(config);
+  if (checked.access === null) throw accessConfigError(loaded.file, checked.problems);
+  const access = checked.access;
   const secrets = secretValues(config);
   const logging = await startLogging(loaded, secrets);
   const { logger } = logging;
@@ -180,7 +174,7 @@ export async function boot(loaded: LoadedConfig, mode: Mode, options: BootOption
   });
   const ctx: AppContext = { config, configFile: loaded.absoluteFile, logger, errors, clock: new PointClock() };
   const lifecycle = new Lifecycle({ log: logger });
-  for (const component of [...(await composeComponents(ctx, mode, checked.access)), ...(options.after ?? [])])
+  for (const component of [...(await composeComponents(ctx, mode, access)), ...(options.after ?? [])])
     lifecycle.add(component);
 
   return new Promise<number>((resolve) => {

@@ -116,6 +116,8 @@ export const SECRET_READERS: readonly { key: MaskPath; reader: SecretReader | un
   // The edge's and local mode's proxy (shared/runtime/proxy.ts): no function uses one.
   { key: 'proxy.httpProxy', reader: undefined },
   { key: 'proxy.httpsProxy', reader: undefined },
+  // MQTT runs on the edge only: no writer Lambda publishes to a broker.
+  { key: 'mqttConfig.password', reader: undefined },
   { key: 'serversToMonitor.servers[].headers.*', reader: undefined },
 ];
 

@@ -3,6 +3,7 @@
  * an error tracker that records, and a subscriber to every topic that records what arrives.
  */
 import { connectAsync } from 'mqtt';
+import type { SvcConfig } from '../../shared/config/schema.js';
 import { MqttWriter } from '../../shared/destinations/mqtt/client.js';
 import { ErrorTracker, type TrackedError } from '../../shared/errors/tracker.js';
 import { silentLog } from './log.js';
@@ -13,6 +14,25 @@ export interface Received {
   topic: string;
   payload: string;
   retain: boolean;
+}
+
+/** `mqttConfig` for a broker on loopback `port`: today's defaults (plain MQTT, anonymous), with `overrides`. */
+export function mqttTestSettings(
+  port: number,
+  overrides: Partial<Omit<SvcConfig['mqttConfig'], 'tls'>> & { tls?: Partial<SvcConfig['mqttConfig']['tls']> } = {},
+): SvcConfig['mqttConfig'] {
+  const { tls, ...rest } = overrides;
+  return {
+    enable: true,
+    brokerHost: LOOPBACK,
+    brokerPort: port,
+    baseTopic: 'svc/',
+    clientId: '',
+    username: '',
+    password: '',
+    ...rest,
+    tls: { enable: false, caFile: '', certFile: '', keyFile: '', rejectUnauthorized: true, ...tls },
+  };
 }
 
 export interface MqttRig {
@@ -31,7 +51,7 @@ export async function startMqttRig(): Promise<MqttRig> {
   const tracked: TrackedError[] = [];
   const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
   const writer = new MqttWriter({
-    settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' },
+    settings: mqttTestSettings(broker.port),
     log: silentLog,
     errors,
   });

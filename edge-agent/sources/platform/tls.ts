@@ -5,7 +5,7 @@
  * `svc validate-config`, so that a wrong file is a config error naming the key, the path and the
  * reason, not a TLS failure on every poll. Relative paths resolve from the working directory.
  */
-import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type * as Tls from 'node:tls';
@@ -15,6 +15,7 @@ import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { PathSegment } from '../../../shared/config/walk.js';
 import { readRegularFile } from '../../../shared/util/files.js';
 import { groupDigits } from '../../../shared/util/numbers.js';
+import { opensslReason, pemCertificates, pemPrivateKey } from '../../../shared/util/pem.js';
 
 /**
  * `require`, not `import`: on Node 20 an ES import of node:tls reads every export of the module,
@@ -41,9 +42,6 @@ export interface ClientTls {
 export type TlsLoad =
   | { ok: true; tls: ClientTls; warnings: RuleFinding[] }
   | { ok: false; problems: RuleFinding[]; warnings: RuleFinding[] };
-
-const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |DSA |ENCRYPTED )?PRIVATE KEY)-----[\s\S]*?-----END \1-----/;
 
 type CertKey = 'clientCert' | 'clientCertKey' | 'clientCertCA' | 'clientCertPassphrase';
 
@@ -95,20 +93,12 @@ export function loadClientTls(
     file: string,
     text: string,
   ): X509Certificate[] | undefined => {
-    const blocks = text.match(CERT_BLOCK) ?? [];
-    if (blocks.length === 0) {
-      problem(key, `${shown(file)} is not a PEM certificate (no "-----BEGIN CERTIFICATE-----" block)`);
+    const read = pemCertificates(file, text);
+    if (!read.ok) {
+      problem(key, read.problem);
       return undefined;
     }
-    const parsed: X509Certificate[] = [];
-    for (const [i, block] of blocks.entries()) {
-      try {
-        parsed.push(new X509Certificate(block));
-      } catch (err) {
-        problem(key, `${shown(file)}: certificate ${i + 1} of ${blocks.length} cannot be parsed (${reason(err)})`);
-        return undefined;
-      }
-    }
+    const parsed = read.certificates;
     for (const c of parsed) {
       const from = new Date(c.validFrom);
       const to = new Date(c.validTo);
@@ -137,14 +127,14 @@ export function loadClientTls(
 
   let key: { pem: string; object: KeyObject } | undefined;
   if (keyFile) {
-    const block = KEY_BLOCK.exec(keyFile.text);
-    if (block === null) {
+    const block = pemPrivateKey(keyFile.text);
+    if (block === undefined) {
       problem(
         'clientCertKey',
         `${shown(keyFile.file)} is not a PEM private key (no "-----BEGIN PRIVATE KEY-----" block)`,
       );
     } else {
-      const encrypted = block[1] === 'ENCRYPTED PRIVATE KEY' || /Proc-Type:\s*4,ENCRYPTED/.test(block[0]);
+      const encrypted = block.encrypted;
       const passphrase = cert.clientCertPassphrase;
       if (encrypted && passphrase === '') {
         problem(
@@ -154,16 +144,17 @@ export function loadClientTls(
       } else {
         try {
           key = {
-            pem: block[0],
-            object: createPrivateKey({ key: block[0], format: 'pem', ...(encrypted ? { passphrase } : {}) }),
+            pem: block.pem,
+            object: createPrivateKey({ key: block.pem, format: 'pem', ...(encrypted ? { passphrase } : {}) }),
           };
         } catch (err) {
           if (encrypted)
             problem(
               'clientCertPassphrase',
-              `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase (${reason(err)})`,
+              `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase (${opensslReason(err)})`,
             );
-          else problem('clientCertKey', `${shown(keyFile.file)}: the private key cannot be read (${reason(err)})`);
+          else
+            problem('clientCertKey', `${shown(keyFile.file)}: the private key cannot be read (${opensslReason(err)})`);
         }
       }
     }
@@ -196,18 +187,8 @@ export function loadClientTls(
   } catch (err) {
     problem(
       'clientCert',
-      `${shown(certFile.file)} and ${shown(keyFile.file)} cannot be used together for TLS (${reason(err)})`,
+      `${shown(certFile.file)} and ${shown(keyFile.file)} cannot be used together for TLS (${opensslReason(err)})`,
     );
     return { ok: false, problems, warnings };
   }
-}
-
-/** An OpenSSL error as a short reason: its text after the last `::` or `:`. */
-function reason(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  const parts = message
-    .split(':')
-    .map((p) => p.trim())
-    .filter((p) => p !== '');
-  return parts.length > 1 ? (parts[parts.length - 1] ?? message) : message;
 }

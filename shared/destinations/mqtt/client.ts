@@ -1,11 +1,20 @@
 /**
  * The MQTT writer (platform-formats.md §7): one client per process, connected to
- * `mqtt://<brokerHost>:<brokerPort>`, publishing UTF-8 string payloads with QoS 0, not retained.
- * The per-feature topics and payloads (§7.1–7.4) are built by the features; this is the transport.
+ * `mqtt://<brokerHost>:<brokerPort>` (`mqtts://` with `mqttConfig.tls.enable`), with the client id,
+ * user name, password and TLS files of security.ts, publishing UTF-8 string payloads with QoS 0, not
+ * retained. The per-feature topics and payloads (§7.1–7.4) are built by the features; this is the
+ * transport.
  *
  * - A lifecycle component: `start()` connects and resolves once connected, or — with a WARN — when
  *   the first connection attempt fails or `connectTimeoutMs` passes. A broker that is down at start
  *   does not stop Svc: the client keeps reconnecting in the background (every `reconnectPeriodMs`).
+ * - A broker that refuses the connection (CONNACK: bad user name or password, not authorised, …) or
+ *   a TLS handshake that fails (an untrusted or misnamed broker certificate, a client certificate
+ *   the broker wants or refuses) is one ERROR naming the broker, the reason in words and what to
+ *   check, tracked once as `MQTT_PUBLISH` (module `MQTT_CONNECTION`), not a line per attempt; the
+ *   next connection says so at INFO. While refused, the attempts back off: the reconnect period
+ *   doubles up to `refusedReconnectCapMs`. (The mqtt library gives up after a refusal; the writer
+ *   asks it to connect again.) A TLS failure is retried every `reconnectPeriodMs` by the library.
  * - `publish()` never throws. It resolves true once the message is written to the broker connection
  *   (all QoS 0 promises), false when the writer is not connected, the topic is not publishable or the
  *   write fails; every false is tracked as `MQTT_PUBLISH` with the caller's module, the error carrying
@@ -17,16 +26,19 @@
  * use it when MQTT is enabled. The mqtt library (≈ 9 MB of RSS) is imported by `start()`, so a
  * process whose config has no MQTT destination never loads it.
  */
-import { randomBytes } from 'node:crypto';
 import type * as Mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
-import type { SvcConfig } from '../../config/schema.js';
 import type { ErrorTracker } from '../../errors/tracker.js';
 import type { Log } from '../../logging/log.js';
 import { LogThrottle } from '../../logging/throttle.js';
 import type { Component } from '../../runtime/lifecycle.js';
+import { type ConnectionFailure, connectionFailure } from './refusals.js';
+import { type MqttSettings, mqttSecurity } from './security.js';
 
-export type MqttSettings = SvcConfig['mqttConfig'];
+export type { MqttSettings } from './security.js';
+
+/** The module a refused connection or failed TLS handshake is tracked with (Svc's addition to §10.9). */
+export const MQTT_CONNECTION_MODULE = 'MQTT_CONNECTION';
 
 export interface MqttWriterOptions {
   settings: MqttSettings;
@@ -36,6 +48,8 @@ export interface MqttWriterOptions {
   connectTimeoutMs?: number;
   /** Wait between reconnection attempts; default 1 s. */
   reconnectPeriodMs?: number;
+  /** Longest wait between attempts while the broker refuses the connection; default 60 s. */
+  refusedReconnectCapMs?: number;
   /** Longest a publish may take to be written to the connection; default 10 s. */
   publishTimeoutMs?: number;
   /** Longest `stop()` waits for in-flight publishes and the clean disconnect; default 5 s. */
@@ -65,6 +79,7 @@ export class MqttPublishError extends Error {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const DEFAULT_RECONNECT_PERIOD_MS = 1_000;
+const DEFAULT_REFUSED_RECONNECT_CAP_MS = 60_000;
 const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 const MAX_TOPIC_BYTES = 65_535;
@@ -98,13 +113,14 @@ let mqttLibrary: Promise<typeof Mqtt> | undefined;
 
 export class MqttWriter implements Component {
   readonly name = 'mqtt-writer';
-  /** `mqtt://host:port` */
+  /** `mqtt://host:port` or `mqtts://host:port` */
   readonly url: string;
   private readonly settings: MqttSettings;
   private readonly log: Log;
   private readonly errors: Pick<ErrorTracker, 'track'>;
   private readonly connectTimeoutMs: number;
   private readonly reconnectPeriodMs: number;
+  private readonly refusedReconnectCapMs: number;
   private readonly publishTimeoutMs: number;
   private readonly stopTimeoutMs: number;
   private readonly throttle: LogThrottle;
@@ -114,6 +130,10 @@ export class MqttWriter implements Component {
   private stopping = false;
   /** True after a connection was lost, until the next one is made (one WARN per outage). */
   private outage = false;
+  /** The refusal or TLS failure of the last attempt (one ERROR per change), until a connection is made. */
+  private failure: { key: string; since: number; attempts: number } | undefined;
+  /** The next attempt after a refusal (the library makes none of its own). */
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: MqttWriterOptions) {
     this.settings = options.settings;
@@ -121,11 +141,15 @@ export class MqttWriter implements Component {
     this.errors = options.errors;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.reconnectPeriodMs = options.reconnectPeriodMs ?? DEFAULT_RECONNECT_PERIOD_MS;
+    this.refusedReconnectCapMs = Math.max(
+      this.reconnectPeriodMs,
+      options.refusedReconnectCapMs ?? DEFAULT_REFUSED_RECONNECT_CAP_MS,
+    );
     this.publishTimeoutMs = options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS;
     this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.throttle = new LogThrottle(options.errorLogIntervalMs ?? 60_000);
     const host = this.settings.brokerHost.includes(':') ? `[${this.settings.brokerHost}]` : this.settings.brokerHost;
-    this.url = `mqtt://${host}:${this.settings.brokerPort}`;
+    this.url = `${this.settings.tls.enable ? 'mqtts' : 'mqtt'}://${host}:${this.settings.brokerPort}`;
   }
 
   /** Whether the client is connected to the broker right now. */
@@ -133,15 +157,32 @@ export class MqttWriter implements Component {
     return this.client?.connected === true;
   }
 
+  /** Why the writer cannot publish now (for the queue's outage line), or undefined when it is connected. */
+  get unavailableReason(): string | undefined {
+    if (this.connected) return undefined;
+    if (this.failure !== undefined) return `the MQTT broker ${this.url} refuses the connection (see the ERROR line)`;
+    return `not connected to the MQTT broker ${this.url}`;
+  }
+
+  /**
+   * Connects. Rejects only when the TLS files or credentials cannot be used (start-up checked them
+   * already with `checkMqttSecurity`; this is the same check, for a file changed since).
+   */
   async start(): Promise<void> {
     if (this.started || this.stopping) throw new Error('MqttWriter.start() called twice or after stop()');
     this.started = true;
-    const { connect } = await (mqttLibrary ??= import('mqtt'));
+    const checked = mqttSecurity(this.settings);
+    if (!checked.ok)
+      throw new Error(
+        `the MQTT settings cannot be used: ${checked.problems.map((p) => `Svc.${p.path.join('.')}: ${p.message}`).join('; ')}`,
+      );
+    const library = await (mqttLibrary ??= import('mqtt'));
     // stop() while the library loaded: there is nothing to connect.
     if (this.stopping) return;
-    const broker = { host: this.settings.brokerHost, port: this.settings.brokerPort };
-    const client = connect(this.url, {
-      clientId: `svc_${randomBytes(6).toString('hex')}`,
+    const security = checked.security;
+    const broker = { host: this.settings.brokerHost, port: this.settings.brokerPort, url: this.url };
+    const client = library.connect(this.url, {
+      ...security,
       clean: true,
       connectTimeout: this.connectTimeoutMs,
       reconnectPeriod: this.reconnectPeriodMs,
@@ -151,6 +192,8 @@ export class MqttWriter implements Component {
     this.client = client;
 
     let settled = false;
+    /** The connection attempt whose failure was reported. */
+    let failedStream: unknown;
     return new Promise<void>((resolve) => {
       const finish = (): void => {
         if (settled) return;
@@ -169,15 +212,37 @@ export class MqttWriter implements Component {
       }, this.connectTimeoutMs);
 
       client.on('connect', () => {
-        if (!settled) {
-          this.log.info(broker, 'connected to the MQTT broker');
+        const failure = this.failure;
+        if (failure !== undefined) {
+          this.log.info(
+            {
+              ...broker,
+              clientId: security.clientId,
+              refusedMs: Date.now() - failure.since,
+              attempts: failure.attempts,
+            },
+            `the MQTT broker ${this.url} accepts the connection again`,
+          );
+        } else if (!settled) {
+          this.log.info({ ...broker, clientId: security.clientId }, 'connected to the MQTT broker');
         } else if (this.outage) {
           this.log.info(broker, 'reconnected to the MQTT broker');
         }
+        this.failure = undefined;
         this.outage = false;
         finish();
       });
       client.on('error', (err: Error) => {
+        const failure = connectionFailure(err, err instanceof library.ErrorWithReasonCode && !client.connected);
+        if (failure !== undefined) {
+          // A failed TLS handshake reaches the client twice (from the TLS layer and from the stream).
+          if (failedStream === client.stream) return;
+          failedStream = client.stream;
+          this.outage = true;
+          this.refused(failure, err, security.clientId, failure.kind === 'refused' ? client : undefined);
+          finish();
+          return;
+        }
         const details = { ...broker, code: errorCode(err), reason: err.message };
         if (!settled) {
           this.outage = true;
@@ -199,6 +264,64 @@ export class MqttWriter implements Component {
         this.log.warn(broker, 'MQTT connection lost; reconnecting in the background');
       });
     });
+  }
+
+  /**
+   * A refusal or TLS failure: one ERROR and one tracked error per distinct failure, DEBUG for the
+   * attempts that meet it again. `retry`: the client to connect again after the backoff (a refused
+   * CONNACK ends the library's reconnecting; a TLS failure does not).
+   */
+  private refused(failure: ConnectionFailure, err: Error, clientId: string, retry: MqttClient | undefined): void {
+    const key = `${failure.kind}:${failure.code}`;
+    const previous = this.failure;
+    const attempts = previous === undefined ? 1 : previous.attempts + 1;
+    this.failure = { key, since: previous?.since ?? Date.now(), attempts };
+    const waitMs = retry
+      ? Math.min(this.refusedReconnectCapMs, this.reconnectPeriodMs * 2 ** Math.min(attempts - 1, 30))
+      : this.reconnectPeriodMs;
+    const host = this.settings.brokerHost;
+    const details = {
+      host,
+      port: this.settings.brokerPort,
+      url: this.url,
+      clientId,
+      code: failure.code,
+      reason: failure.reason,
+    };
+    if (previous?.key !== key) {
+      const what =
+        failure.kind === 'refused'
+          ? `the MQTT broker ${this.url} refused the connection: ${failure.reason} (code ${failure.code})`
+          : `the TLS handshake with the MQTT broker ${this.url} failed: ${failure.reason} (${failure.code})`;
+      this.log.error(
+        { ...details, check: failure.check },
+        `${what}; check ${failure.check}. Nothing is published until it connects; events wait in the local queue, and Svc tries again${retry ? `, backing off up to every ${Math.round(this.refusedReconnectCapMs / 1000)} s` : ` every ${this.reconnectPeriodMs} ms`}`,
+      );
+      this.errors.track(
+        'MQTT_PUBLISH',
+        new MqttPublishError(`${what}; check ${failure.check}`, {
+          host,
+          port: this.settings.brokerPort,
+          topic: '',
+          code: failure.code,
+          cause: err,
+        }),
+        { module: MQTT_CONNECTION_MODULE, destinationHost: host },
+      );
+    } else {
+      this.log.debug(
+        { ...details, attempts, waitMs },
+        failure.kind === 'refused'
+          ? 'the MQTT broker still refuses the connection'
+          : 'the TLS handshake with the MQTT broker still fails',
+      );
+    }
+    if (retry === undefined) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.stopping) retry.reconnect();
+    }, waitMs);
   }
 
   /**
@@ -234,6 +357,7 @@ export class MqttWriter implements Component {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    clearTimeout(this.retryTimer);
     const client = this.client;
     if (client === undefined) return;
     let timer: NodeJS.Timeout | undefined;

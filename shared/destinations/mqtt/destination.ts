@@ -8,13 +8,18 @@
  * topic that worked does not see the message twice. Publish failures are tracked and logged by the
  * `MqttWriter` (`MQTT_PUBLISH`, modules `HEALTH_METRICS_MQTT` / `PROXY_SESSIONS_MQTT` with the server's
  * name, `USER_EVENTS_MQTT` / `LOG_EVENTS_MQTT`).
+ *
+ * While the writer is not connected (the broker is down, or refuses the connection), a delivery with
+ * events it takes is not tried: `write` throws DestinationWaitError, so the local queue
+ * pauses the group with backoff, counts no attempt and keeps the events (none goes to the dead-letter
+ * folder for an outage); they are published, oldest first, once the writer is connected again.
  */
 
 import type { Log } from '../../logging/log.js';
 import type { TagItem } from '../../platform/tags.js';
 import type { QueuedEvent } from '../../queue/events.js';
 import { RecentIds } from '../../util/recent-ids.js';
-import { PerEventDestination, takesPlatformKind } from '../port.js';
+import { DestinationWaitError, PerEventDestination, takesPlatformKind } from '../port.js';
 import type { MqttWriter } from './client.js';
 import {
   healthMessages,
@@ -32,7 +37,7 @@ export const HEALTH_MQTT_MODULE = 'HEALTH_METRICS_MQTT';
 export const SESSIONS_MQTT_MODULE = 'PROXY_SESSIONS_MQTT';
 
 export interface MqttDestinationOptions {
-  writer: Pick<MqttWriter, 'publish'>;
+  writer: Pick<MqttWriter, 'publish' | 'unavailableReason'>;
   /** `userEvents.sendToMQTT` and `userEvents.tags[]` when user events go to MQTT (§0.6), else null. */
   userEvents: { settings: UserEventMqttSettings; tags: readonly TagItem[] } | null;
   /** `logEvents.sendToMQTT` and `logEvents.tags[]` when log events go to MQTT (§0.6), else null. */
@@ -57,6 +62,14 @@ export class MqttDestination extends PerEventDestination {
 
   takes(q: QueuedEvent): boolean {
     return takesPlatformKind(q, this.options);
+  }
+
+  /** As BaseDestination's, but the whole delivery waits in the queue while the writer is not connected. */
+  override async write(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
+    const unavailable = this.options.writer.unavailableReason;
+    if (unavailable !== undefined && events.some((e) => this.takes(e)))
+      throw new DestinationWaitError(unavailable, new Set(events.map((e) => e.id)));
+    return super.write(events);
   }
 
   /** Publishes the messages of one event not published before; true when every one is published. */

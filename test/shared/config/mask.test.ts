@@ -176,7 +176,7 @@ describe('§10.7 masking', () => {
     visitSchema(ROOT, (node, path) => {
       if (node['x-secret']) secretPaths.push(path.slice(1).map((seg) => (seg === -1 ? '[]' : String(seg))));
     });
-    expect(secretPaths.length).toBe(9);
+    expect(secretPaths.length).toBe(10);
     // The proxy URLs are masked as secrets of the schema, not by their names.
     expect(SECRET_KEYS.filter((key) => !MASKED_KEY.test(key))).toEqual(['httpProxy', 'httpsProxy']);
     for (const pattern of secretPaths) {

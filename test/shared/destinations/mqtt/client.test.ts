@@ -24,6 +24,7 @@ import { ErrorTracker, type TrackedError } from '../../../../shared/errors/track
 import type { Log } from '../../../../shared/logging/log.js';
 import { silentLog } from '../../../support/log.js';
 import { type MosquittoHandle, startMosquitto } from '../../../support/mosquitto.js';
+import { mqttTestSettings } from '../../../support/mqtt-rig.js';
 import {
   canConnect,
   findExecutable,
@@ -64,9 +65,7 @@ function recordingLog(): { log: Log; entries: LogEntry[]; at(level: LogEntry['le
   };
 }
 
-function mqttSettings(port: number): SvcConfig['mqttConfig'] {
-  return { enable: true, brokerHost: LOOPBACK, brokerPort: port, baseTopic: 'svc/' };
-}
+const mqttSettings = (port: number): SvcConfig['mqttConfig'] => mqttTestSettings(port);
 
 /** An MQTT 5 subscriber with retain-as-published, so `retain` shows the flag the publisher set. */
 async function subscriber(url: string, filter: string): Promise<{ client: MqttClient; messages: Received[] }> {

@@ -5,22 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MqttWriter } from '../../../../shared/destinations/mqtt/client.js';
-import {
-  LOG_EVENTS_MQTT_MODULE,
-  MqttDestination,
-  USER_EVENTS_MQTT_MODULE,
-} from '../../../../shared/destinations/mqtt/destination.js';
+import { MqttDestination, USER_EVENTS_MQTT_MODULE } from '../../../../shared/destinations/mqtt/destination.js';
 import {
   type LogEventMqttSettings,
   logEventMessages,
   type UserEventMqttSettings,
   userEventMessages,
 } from '../../../../shared/destinations/mqtt/mappers.js';
+import { DestinationWaitError } from '../../../../shared/destinations/port.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { silentLog } from '../../../support/log.js';
 import type { MosquittoHandle } from '../../../support/mosquitto.js';
-import { type MqttRig, type Received, startMqttRig } from '../../../support/mqtt-rig.js';
-import { LOOPBACK, sleep, until } from '../../../support/ports.js';
+import { type MqttRig, mqttTestSettings, type Received, startMqttRig } from '../../../support/mqtt-rig.js';
+import { sleep, until } from '../../../support/ports.js';
 import {
   CLOSE_CONNECTION,
   logQueued,
@@ -172,13 +169,9 @@ describe('MqttDestination', () => {
     ).toEqual(['Close connection', 'Start session']);
   });
 
-  it('returns every event it serves while the writer cannot publish, and the others not', async () => {
+  it('while the writer is not connected, a delivery with events it serves waits (unavailable, nothing published or tracked); one without is left alone', async () => {
     const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (e) => tracked.push(e) });
-    const notStarted = new MqttWriter({
-      settings: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'svc/' },
-      log: quiet,
-      errors,
-    });
+    const notStarted = new MqttWriter({ settings: mqttTestSettings(broker.port), log: quiet, errors });
     const destination = new MqttDestination({
       writer: notStarted,
       userEvents: { settings: userSettings('t4', { everythingTopic: 't4/userevent' }), tags: [] },
@@ -188,13 +181,11 @@ describe('MqttDestination', () => {
     const user = userQueued(START_SESSION);
     const log = logQueued(PROXY);
     tracked.length = 0;
-    expect(await destination.write([user, log, pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()])).toEqual(
-      new Set([user.id, log.id]),
-    );
-    expect(tracked.map((t) => t.module).sort()).toEqual([
-      LOG_EVENTS_MQTT_MODULE,
-      LOG_EVENTS_MQTT_MODULE,
-      USER_EVENTS_MQTT_MODULE,
-    ]);
+    await expect(
+      destination.write([user, log, pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()]),
+    ).rejects.toBeInstanceOf(DestinationWaitError);
+    expect(await destination.write([pointsQueued('EVENT_COUNTS', [EVENT_COUNT]), auditQueued()])).toEqual(new Set());
+    expect(tracked).toEqual([]);
+    expect(destination.failedWrites).toBe(0);
   });
 });
