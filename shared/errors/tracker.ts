@@ -51,6 +51,9 @@ function field(err: unknown, name: string): unknown {
   return typeof err === 'object' && err !== null && name in err ? (err as Record<string, unknown>)[name] : undefined;
 }
 
+/** CONNACK codes of refused credentials, as the MQTT writer tracks them (`code` of its error). */
+const MQTT_AUTH_REFUSALS = new Set(['4', '5', '134', '135']);
+
 /** The category of an error, first matching rule of §10.9. */
 export function categorise(type: ErrorType, err: unknown): string {
   const rawCode = field(err, 'code') ?? field(field(err, 'cause'), 'code');
@@ -70,6 +73,8 @@ export function categorise(type: ErrorType, err: unknown): string {
   if (code === 'ENOTFOUND') return 'host_not_found';
   if (code === 'ECONNRESET') return 'connection_reset';
   if (status === 401 || status === 403) return 'auth_error';
+  // An MQTT broker's CONNACK refusing the user name, password or client certificate (3.1.1: 4, 5; 5: 134, 135).
+  if (type === 'MQTT_PUBLISH' && MQTT_AUTH_REFUSALS.has(code)) return 'auth_error';
   if (status === 404) return 'not_found';
   if (status === 429) return 'rate_limited';
   if (status >= 500) return 'http_5xx';

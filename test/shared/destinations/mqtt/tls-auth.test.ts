@@ -227,6 +227,7 @@ describe('MQTT over TLS with a user name and password (real mosquitto)', () => {
       type: 'MQTT_PUBLISH',
       module: MQTT_CONNECTION_MODULE,
       destinationHost: '127.0.0.1',
+      category: 'auth_error',
     });
     // The backoff: the waits grow from the reconnect period to the cap.
     const waits = stillRefused().map((l) => Number(l['waitMs']));
