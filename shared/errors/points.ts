@@ -138,21 +138,27 @@ export interface ErrorPointWriterOptions {
 const POINTS_PER_EVENT = 500;
 
 /**
- * Subscribes to the tracker while running and queues each tracked error's point. The errors of one
- * moment (a failed batch tracks one per module) go out together, as one event.
+ * Subscribes to the tracker from its construction and queues each tracked error's point once
+ * started. The errors of one moment (a failed batch tracks one per module) go out together, as one
+ * event. Subscribed before any component starts, it also keeps the errors of the components that
+ * start before it (an MQTT broker down at start, a tsdb that refuses Svc's credentials): they are
+ * held, and queued when it starts.
  */
 export class ErrorPointWriter implements Component {
   readonly name: string;
   private buffer: JsonPoint[] = [];
   private flushing: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
+  private started = false;
 
   constructor(private readonly options: ErrorPointWriterOptions) {
     this.name = `error points writer (${options.measurement})`;
+    this.unsubscribe = this.options.tracker.subscribe((e) => this.add(e));
   }
 
   start(): Promise<void> {
-    this.unsubscribe = this.options.tracker.subscribe((e) => this.add(e));
+    this.started = true;
+    if (this.buffer.length > 0) this.flushing ??= this.flush();
     return Promise.resolve();
   }
 
@@ -175,7 +181,7 @@ export class ErrorPointWriter implements Component {
       log.debug({ err, errorType: e.type, measurement }, `${measurement} point cannot be built; dropped`);
       return;
     }
-    this.flushing ??= this.flush();
+    if (this.started) this.flushing ??= this.flush();
   }
 
   private async flush(): Promise<void> {

@@ -19,7 +19,9 @@
  *   (all QoS 0 promises), false when the writer is not connected, the topic is not publishable or the
  *   write fails; every false is tracked as `MQTT_PUBLISH` with the caller's module, the error carrying
  *   `host` = broker host, and logged at ERROR (at most one line per module and minute).
- * - Nothing is queued while the broker is away (QoS 0: a message that cannot be sent now is lost).
+ * - A broker that is away (down, unreachable, the connection lost) is one WARN and one tracked error
+ *   per outage. The writer queues nothing meanwhile (QoS 0); the MQTT destination keeps the events
+ *   waiting in the local queue while the writer is not connected (`unavailableReason`).
  * - `stop()` waits for the publishes in flight, then disconnects cleanly.
  *
  * The writer does not look at `mqttConfig.enable` or feature flags (§0.6): callers only create and
@@ -203,10 +205,10 @@ export class MqttWriter implements Component {
       };
       const timer = setTimeout(() => {
         if (settled) return;
-        this.outage = true;
-        this.log.warn(
+        this.outageBegins(
           { ...broker, timeoutMs: this.connectTimeoutMs },
           'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background',
+          'ETIMEDOUT',
         );
         finish();
       }, this.connectTimeoutMs);
@@ -245,25 +247,46 @@ export class MqttWriter implements Component {
         }
         const details = { ...broker, code: errorCode(err), reason: err.message };
         if (!settled) {
-          this.outage = true;
-          this.log.warn(
+          this.outageBegins(
             details,
             'MQTT broker not reached at start; publishes fail until it is, reconnecting in the background',
+            details.code,
+            err,
           );
           finish();
         } else if (!this.outage) {
-          this.outage = true;
-          this.log.warn(details, 'MQTT connection error; reconnecting in the background');
+          this.outageBegins(details, 'MQTT connection error; reconnecting in the background', details.code, err);
         } else {
           this.log.debug(details, 'MQTT reconnection failed');
         }
       });
       client.on('close', () => {
         if (this.stopping || !settled || this.outage) return;
-        this.outage = true;
-        this.log.warn(broker, 'MQTT connection lost; reconnecting in the background');
+        this.outageBegins(broker, 'MQTT connection lost; reconnecting in the background', undefined);
       });
     });
+  }
+
+  /**
+   * The broker is away (down, unreachable, the connection lost): one WARN and one tracked error for
+   * the outage (`MQTT_PUBLISH`, module `MQTT_CONNECTION`), not one per reconnection attempt. The
+   * events meanwhile wait in the local queue (destination.ts), so nothing else fails to track.
+   */
+  private outageBegins(details: object, message: string, code: string | undefined, cause?: unknown): void {
+    this.outage = true;
+    this.log.warn(details, message);
+    const host = this.settings.brokerHost;
+    this.errors.track(
+      'MQTT_PUBLISH',
+      new MqttPublishError(`${message} (${this.url})`, {
+        host,
+        port: this.settings.brokerPort,
+        topic: '',
+        ...(code === undefined ? {} : { code }),
+        cause,
+      }),
+      { module: MQTT_CONNECTION_MODULE, destinationHost: host },
+    );
   }
 
   /**

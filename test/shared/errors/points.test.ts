@@ -99,7 +99,7 @@ describe('svc_errors points', () => {
     ]);
     await expect.poll(() => tracked.length, { timeout: 10_000 }).toBe(1);
 
-    // 2. An MQTT publish with no broker (the writer is down: port 1 refuses).
+    // 2. An MQTT broker that is down (port 1 refuses): the outage, then a publish that fails.
     const mqtt = new MqttWriter({ settings: c.mqttConfig, log: capture.logger, errors, connectTimeoutMs: 300 });
     await mqtt.start();
     running.push(mqtt);
@@ -113,8 +113,8 @@ describe('svc_errors points', () => {
     errors.track('HEALTH_API', refused, { serverName: 'Node2', host: 'node2.lab.local' });
 
     const rows = async () => queryRows(influx, 'SELECT * FROM svc_errors ORDER BY time', db, { epoch: 'ms' });
-    await expect.poll(async () => (await rows()).length, { timeout: 10_000 }).toBe(3);
-    const [tsdbError, mqttError, healthError] = tracked;
+    await expect.poll(async () => (await rows()).length, { timeout: 10_000 }).toBe(4);
+    const [tsdbError, mqttOutage, mqttError, healthError] = tracked;
     expect(await rows()).toEqual([
       {
         time: tsdbError?.at.getTime(),
@@ -126,6 +126,19 @@ describe('svc_errors points', () => {
         error_category: 'http_4xx',
         http_status: 400,
         request_url: `http://${LOOPBACK}:${influx.port}/write`,
+      },
+      {
+        time: mqttOutage?.at.getTime(),
+        error_type: 'MQTT_PUBLISH',
+        server_name: '_no_server_context',
+        destination_host: LOOPBACK,
+        module: 'MQTT_CONNECTION',
+        error_count: 1,
+        error_category: 'connection_refused',
+        error_code: 'ECONNREFUSED',
+        remote_address: LOOPBACK,
+        remote_port: 1,
+        syscall: 'connect',
       },
       {
         time: mqttError?.at.getTime(),
@@ -166,6 +179,24 @@ describe('svc_errors points', () => {
       'module',
       'server_name',
     ]);
+  });
+
+  it('keeps the errors tracked before it starts (a component that starts earlier) and queues them at its start', async () => {
+    const db = 'errors_before_start';
+    const c = config(db);
+    const errors = new ErrorTracker({ enabled: true, log: capture.logger });
+    const ctx = { config: c, configFile: 'test.yaml', logger: capture.logger, errors, clock: new PointClock() };
+    const pipeline = await platformPipeline(ctx);
+    const components = [...pipeline.components, ...errorTrackingComponents(ctx, pipeline.queue)];
+    // Tracked while the pipeline is composed but nothing has started, as an MQTT writer's start does.
+    errors.track('MQTT_PUBLISH', new Error('not reached at start'), { module: 'MQTT_CONNECTION' });
+    for (const component of components) {
+      await component.start();
+      running.push(component);
+    }
+    const rows = async () => queryRows(influx, 'SELECT error_count, module FROM svc_errors', db).catch(() => []);
+    await expect.poll(async () => (await rows()).length, { timeout: 10_000 }).toBe(1);
+    expect(await rows()).toEqual([{ time: expect.any(String) as unknown, error_count: 1, module: 'MQTT_CONNECTION' }]);
   });
 
   it('uses errorTracking.tsdb.measurementName', async () => {

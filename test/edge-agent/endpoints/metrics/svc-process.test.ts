@@ -1,7 +1,7 @@
 /**
  * The composition in real processes: `svc edge` with a log listener whose MQTT broker is down serves
- * its counters on the metrics endpoint and writes each failed publish as a `svc_errors` point to a
- * real influxd; `svc local` with only the audit API (no platform source) writes its file
+ * its counters on the metrics endpoint, keeps the events waiting in its queue (none dead-lettered)
+ * and writes the broker's outage as one `svc_errors` point to a real influxd; `svc local` with only the audit API (no platform source) writes its file
  * destination's failures as `svc_errors` points through the pipeline started for them alone, and
  * shows the audit queue on the endpoint.
  */
@@ -36,7 +36,7 @@ async function stop(svc: SvcProcess): Promise<void> {
 }
 
 describe('metrics endpoint and error tracking in svc edge and svc local', () => {
-  it('svc edge: UDP counters and MQTT failures on the endpoint, each failure a svc_errors point', async () => {
+  it('svc edge: UDP counters and a down MQTT broker on the endpoint, its events waiting, the outage a svc_errors point', async () => {
     const cwd = join(dir, 'edge');
     const [metricsPort, brokerPort] = [await freePort(), await freePort()];
     const udpPort = await freeUdpPort();
@@ -64,8 +64,8 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
         .poll(svc.output, { timeout: 15_000 })
         .toContain('svc edge 15.0.0 running'.replace('15.0.0', SVC_VERSION));
       expect(svc.output()).toContain(`metrics endpoint listening on ${url}`);
-      // One event per queue message (so two dead letters below): the listener handles what one turn
-      // of its event loop read as one batch, so the second datagram is sent once the first is handled.
+      // One event per queue message: the listener handles what one turn of its event loop read as one
+      // batch, so the second datagram is sent once the first is handled.
       await sendDatagrams(udpPort, [LOG_PROXY]);
       await expect
         .poll(
@@ -75,19 +75,20 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
         )
         .toBe(1);
       await sendDatagrams(udpPort, [LOG_PROXY, 'x'.repeat(500)], { inFlight: 1 });
-      // maxReceiveCount 1: each event fails once, is tracked and goes to the dead letters.
+      // maxReceiveCount 1, yet nothing is dead-lettered: while the broker is down the events wait.
       await expect
         .poll(
           async () =>
-            (await scrape(url)).metrics
-              .series('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'mqtt' })
-              .map((s) => s.value),
+            (await scrape(url)).metrics.value('svc_queue_pending_events', { queue: 'platform', destination: 'mqtt' }),
           { timeout: 15_000 },
         )
-        .toEqual([2]);
+        .toBe(2);
       const { metrics } = await scrape(url);
-      expect(metrics.value('svc_destination_events_failed_total', { queue: 'platform', destination: 'mqtt' })).toBe(2);
-      expect(metrics.value('svc_errors_tracked_total', { error_type: 'MQTT_PUBLISH' })).toBe(2);
+      expect(
+        metrics.series('svc_queue_dead_lettered_messages_total', { queue: 'platform', destination: 'mqtt' }),
+      ).toEqual([expect.objectContaining({ value: 0 })]);
+      // The outage is tracked once, not once per event or per try.
+      expect(metrics.value('svc_errors_tracked_total', { error_type: 'MQTT_PUBLISH' })).toBe(1);
       expect(metrics.value('svc_udp_datagrams_received_total', { listener: 'log_events' })).toBe(3);
       expect(metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' })).toBe(2);
       expect(metrics.value('svc_udp_datagrams_dropped_total', { listener: 'log_events', reason: 'size' })).toBe(1);
@@ -100,7 +101,7 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
         .poll(async () => (await queryRows(influx, 'SELECT * FROM svc_errors', 'edge_errors').catch(() => [])).length, {
           timeout: 15_000,
         })
-        .toBe(2);
+        .toBe(1);
       const rows = await queryRows(influx, 'SELECT * FROM svc_errors', 'edge_errors');
       for (const row of rows) {
         expect(row).toEqual({
@@ -108,9 +109,13 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
           error_type: 'MQTT_PUBLISH',
           server_name: '_no_server_context',
           destination_host: LOOPBACK,
-          module: 'LOG_EVENTS_MQTT',
+          module: 'MQTT_CONNECTION',
           error_count: 1,
-          error_category: 'mqtt_error',
+          error_category: 'connection_refused',
+          error_code: 'ECONNREFUSED',
+          remote_address: LOOPBACK,
+          remote_port: brokerPort,
+          syscall: 'connect',
         });
       }
     } finally {

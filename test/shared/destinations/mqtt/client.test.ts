@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { SvcConfig } from '../../../../shared/config/schema.js';
 import {
   invalidTopicReason,
+  MQTT_CONNECTION_MODULE,
   MqttPublishError,
   MqttWriter,
   type MqttWriterOptions,
@@ -305,10 +306,18 @@ describe('MqttWriter when the broker is down at start, comes up, and goes away',
       }),
     ]);
 
-    expect(await writer.publish('svc-test/down', '1', MODULE)).toBe(false);
+    // The outage itself is tracked once (module MQTT_CONNECTION), then each failed publish.
     expect(errors.tracked).toHaveLength(1);
-    expect(errors.tracked[0]).toMatchObject({ type: 'MQTT_PUBLISH', module: MODULE, category: 'mqtt_error' });
-    const err = errors.tracked[0]?.error;
+    expect(errors.tracked[0]).toMatchObject({
+      type: 'MQTT_PUBLISH',
+      module: MQTT_CONNECTION_MODULE,
+      destinationHost: '127.0.0.1',
+      category: 'connection_refused',
+    });
+    expect(await writer.publish('svc-test/down', '1', MODULE)).toBe(false);
+    expect(errors.tracked).toHaveLength(2);
+    expect(errors.tracked[1]).toMatchObject({ type: 'MQTT_PUBLISH', module: MODULE, category: 'mqtt_error' });
+    const err = errors.tracked[1]?.error;
     expect(err).toBeInstanceOf(MqttPublishError);
     expect(err).toMatchObject({ host: '127.0.0.1', port, topic: 'svc-test/down' });
   });
@@ -350,12 +359,13 @@ describe('MqttWriter when the broker is down at start, comes up, and goes away',
 
     const fresh = errors.tracked.slice(before);
     expect(fresh.map((t) => [t.type, t.module])).toEqual([
+      ['MQTT_PUBLISH', MQTT_CONNECTION_MODULE],
       ['MQTT_PUBLISH', 'LOG_EVENTS_MQTT'],
       ['MQTT_PUBLISH', 'LOG_EVENTS_MQTT'],
       ['MQTT_PUBLISH', 'LOG_EVENTS_MQTT'],
     ]);
-    expect(fresh[0]?.error).toMatchObject({ host: '127.0.0.1' });
-    expect(errors.tracker.summary().details.MQTT_PUBLISH?.total).toBe(before + 3);
+    expect(fresh[1]?.error).toMatchObject({ host: '127.0.0.1' });
+    expect(errors.tracker.summary().details.MQTT_PUBLISH?.total).toBe(before + 4);
     // Throttled: one ERROR line for the three failures of this module.
     const newErrorLines = rec.at('error').slice(errorLinesBefore);
     expect(newErrorLines).toHaveLength(1);
