@@ -77,3 +77,23 @@ export async function startMqttRig(): Promise<MqttRig> {
     },
   };
 }
+
+/**
+ * The `svc_errors` row (§6.10) of an MQTT broker that refused the TCP connection (nothing listens on
+ * `port` at 127.0.0.1): one point per outage, module MQTT_CONNECTION. `time` as the query returns it.
+ */
+export function mqttOutageRow(port: number, time: unknown): Record<string, unknown> {
+  return {
+    time,
+    error_type: 'MQTT_PUBLISH',
+    server_name: '_no_server_context',
+    destination_host: '127.0.0.1',
+    module: 'MQTT_CONNECTION',
+    error_count: 1,
+    error_category: 'connection_refused',
+    error_code: 'ECONNREFUSED',
+    remote_address: '127.0.0.1',
+    remote_port: port,
+    syscall: 'connect',
+  };
+}

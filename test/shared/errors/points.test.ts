@@ -27,6 +27,7 @@ import {
   tagKeys,
   writeLines,
 } from '../../support/influxd.js';
+import { mqttOutageRow } from '../../support/mqtt-rig.js';
 import { freePort, LOOPBACK } from '../../support/ports.js';
 import { svcConfig } from '../../support/udp.js';
 
@@ -127,19 +128,7 @@ describe('svc_errors points', () => {
         http_status: 400,
         request_url: `http://${LOOPBACK}:${influx.port}/write`,
       },
-      {
-        time: mqttOutage?.at.getTime(),
-        error_type: 'MQTT_PUBLISH',
-        server_name: '_no_server_context',
-        destination_host: LOOPBACK,
-        module: 'MQTT_CONNECTION',
-        error_count: 1,
-        error_category: 'connection_refused',
-        error_code: 'ECONNREFUSED',
-        remote_address: LOOPBACK,
-        remote_port: 1,
-        syscall: 'connect',
-      },
+      mqttOutageRow(1, mqttOutage?.at.getTime()),
       {
         time: mqttError?.at.getTime(),
         error_type: 'MQTT_PUBLISH',

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SVC_VERSION } from '../../../../shared/version.js';
 import { envelope } from '../../../support/audit.js';
 import { type InfluxdHandle, queryRows, startInfluxd } from '../../../support/influxd.js';
+import { mqttOutageRow } from '../../../support/mqtt-rig.js';
 import { freePort, freeUdpPort, LOOPBACK } from '../../../support/ports.js';
 import { scrape } from '../../../support/prometheus.js';
 import { type SvcProcess, startSvc } from '../../../support/svc-process.js';
@@ -104,19 +105,7 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
         .toBe(1);
       const rows = await queryRows(influx, 'SELECT * FROM svc_errors', 'edge_errors');
       for (const row of rows) {
-        expect(row).toEqual({
-          time: expect.any(String) as unknown,
-          error_type: 'MQTT_PUBLISH',
-          server_name: '_no_server_context',
-          destination_host: LOOPBACK,
-          module: 'MQTT_CONNECTION',
-          error_count: 1,
-          error_category: 'connection_refused',
-          error_code: 'ECONNREFUSED',
-          remote_address: LOOPBACK,
-          remote_port: brokerPort,
-          syscall: 'connect',
-        });
+        expect(row).toEqual(mqttOutageRow(brokerPort, expect.any(String)));
       }
     } finally {
       await stop(svc);
