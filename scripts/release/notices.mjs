@@ -50,7 +50,9 @@ export function noticeText(packages, root = REPO_ROOT) {
   const node = nodeLicense(root);
   const unique = new Map();
   for (const entry of packages) unique.set(`${entry.name}@${entry.version}`, entry);
-  const sorted = [...unique.values()].sort((a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version));
+  const sorted = [...unique.values()].sort(
+    (a, b) => a.name.localeCompare(b.name) || a.version.localeCompare(b.version),
+  );
   const missing = [];
   const sections = [
     `Svc includes third-party software. Its licenses follow: Node.js (the runtime inside the executable), then ${sorted.length} packages.`,
