@@ -7,10 +7,20 @@
  * shipped svc.yaml passes `svc validate-config`; a missing executable is refused with its path.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { makeCertificates, writeCertificates } from '../../edge-agent/simulate/platform/certs.js';
 import { isRecord } from '../../shared/util/records.js';
 import { REPO_ROOT } from '../support/build.js';
 import { SVC_BIN } from '../support/svc-process.js';
@@ -169,14 +179,33 @@ describe('the release archives, from stand-in executables', () => {
 
   it('the shipped svc.yaml passes `svc validate-config` without warnings', () => {
     const config = join(unpack(join(release.out, `${linux}.tar.gz`), linux), 'svc.yaml');
-    const check = spawnSync(SVC_BIN, ['validate-config', '--config', config], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, SVC_CONFIG: '' },
-    });
+    const check = validateConfig(config);
     expect(check.stderr).toBe('');
     expect(check.stdout).toBe(`${config}: configuration is valid\n`);
     expect(check.status).toBe(0);
+  });
+
+  it('filled in as docs/install.md says (the exported PEM files, one server), it still passes, and the files are read', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-etc-'));
+    const certs = writeCertificates(join(folder, 'certs'), makeCertificates(['node1.example.com']));
+    const document = parseDocument(readFileSync(join(REPO_ROOT, 'deploy/release/svc.yaml'), 'utf8'));
+    document.setIn(['Svc', 'cert', 'clientCert'], certs.clientCert);
+    document.setIn(['Svc', 'cert', 'clientCertKey'], certs.clientCertKey);
+    document.setIn(['Svc', 'cert', 'clientCertCA'], certs.clientCertCA);
+    document.setIn(['Svc', 'serversToMonitor', 'servers'], [{ host: 'node1.example.com:4747', serverName: 'node1' }]);
+    const config = join(folder, 'svc.yaml');
+    writeFileSync(config, document.toString());
+    const check = validateConfig(config);
+    expect(check.stderr).toBe('');
+    expect(check.status).toBe(0);
+    // The same config with a certificate that is not there is refused, naming the key and the path.
+    document.setIn(['Svc', 'cert', 'clientCertKey'], join(folder, 'missing.pem'));
+    writeFileSync(config, document.toString());
+    const refused = validateConfig(config);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(
+      `Svc.cert.clientCertKey: cannot read "${join(folder, 'missing.pem')}": no such file`,
+    );
   });
 });
 
@@ -199,6 +228,15 @@ describe('archives.mjs with other build folders', () => {
     expect(existsSync(release.out)).toBe(false);
   });
 });
+
+/** `svc validate-config` of the built CLI on `config`, with no SVC_CONFIG from the environment. */
+function validateConfig(config: string) {
+  return spawnSync(SVC_BIN, ['validate-config', '--config', config], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, SVC_CONFIG: '' },
+  });
+}
 
 function versionOfPackage(name: string): string {
   const manifest: unknown = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8'));
