@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     --root) [ $# -ge 2 ] || { echo "install.sh: --root needs a directory" >&2; exit 2; }; ROOT=$2; shift 2 ;;
     --root=*) ROOT=${1#--root=}; shift ;;
     --no-systemctl) SYSTEMCTL=no; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,9 +41,9 @@ fi
 for file in svc svc.yaml svc.service LICENSE THIRD-PARTY-NOTICES.txt INSTALL.md; do
   [ -f "$HERE/$file" ] || { echo "install.sh: $HERE/$file is missing: unpack the whole archive" >&2; exit 1; }
 done
-if [ -n "$ROOT" ] && [ ! -d "$ROOT" ]; then
-  echo "install.sh: --root $ROOT is not a directory" >&2
-  exit 1
+if [ -n "$ROOT" ]; then
+  [ -d "$ROOT" ] || { echo "install.sh: --root $ROOT is not a directory" >&2; exit 1; }
+  ROOT=$(cd "$ROOT" && pwd)
 fi
 
 # The system user, in ROOT's account files when a root is given.

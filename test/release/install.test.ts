@@ -17,7 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildRelease, STAND_IN, VERSION } from './archives-fixture.js';
 
@@ -133,6 +133,26 @@ describe.skipIf(!isRoot)('install.sh against a temporary root (needs root, as on
     expect(readFileSync(join(root, 'var/lib/svc/queue/waiting'), 'utf8')).toBe('an event');
     expect(readFileSync(join(root, 'etc/passwd'), 'utf8').match(/^svc:/gm)).toHaveLength(1);
     expect(owned(join(root, 'opt/svc/svc'))).toBe('755 0:0');
+  });
+
+  it('takes the root as DESTDIR too, relative to where it runs, and prints its help', () => {
+    const target = emptyRoot();
+    const run = spawnSync(join(folder, 'install.sh'), ['--no-systemctl'], {
+      cwd: join(target, '..'),
+      encoding: 'utf8',
+      env: { ...process.env, DESTDIR: basename(target) },
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`installed ${target}/opt/svc/svc`);
+    expect(run.stdout).toContain('systemctl not run');
+    expect(existsSync(join(target, 'etc/systemd/system/svc.service'))).toBe(true);
+    expect(existsSync(join(target, 'etc/systemd/system/multi-user.target.wants'))).toBe(false);
+    const help = spawnSync(join(folder, 'install.sh'), ['--help'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Installs Svc's edge agent/);
+    expect(help.stdout).toContain('--root DIR (or DESTDIR=DIR)');
+    expect(help.stdout).not.toContain('set -eu');
   });
 
   it('refuses an unknown option and an incomplete folder, saying what is wrong, and installs nothing', () => {
