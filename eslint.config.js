@@ -34,7 +34,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'edge-agent/bin/*.js', 'bench/*.mjs', 'scripts/*.mjs'] },
+        projectService: {
+          allowDefaultProject: ['*.js', 'edge-agent/bin/*.js', 'bench/*.mjs', 'scripts/*.mjs', 'scripts/release/*.mjs'],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite starts for real (influxd and mosquitto as servers,
 # chromium as the browser of the web-page tests, strace to watch which files a real process syncs,
-# tinyproxy as the corporate forward proxy outbound calls go through),
+# tinyproxy as the corporate forward proxy outbound calls go through, unzip's zipinfo to list a
+# release zip as an operator's tool sees it),
 # only when they are missing, so a warm machine pays nothing.
 set -euo pipefail
 
@@ -11,6 +12,7 @@ command -v mosquitto >/dev/null 2>&1 && [ -x "$(command -v mosquitto)" ] || miss
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v strace >/dev/null 2>&1 || missing+=(strace)
 command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
+command -v zipinfo >/dev/null 2>&1 || missing+=(unzip)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else

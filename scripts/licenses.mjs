@@ -11,9 +11,9 @@
  * `{name, version, license, location}`, as npm query gives them). Prints a line per license with its
  * count; exits 1 naming each package whose license is missing or not allowed.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import satisfies from 'spdx-satisfies';
+import { licenseOf, productionPackages } from './production-tree.mjs';
 
 /** Permissive licenses whose terms ask no more of a binary distribution than a notice. */
 export const ALLOWED = [
@@ -29,16 +29,6 @@ export const ALLOWED = [
   'Unlicense',
 ];
 
-const WORKSPACES = new Set(['', 'shared', 'functions', 'edge-agent', 'infra']);
-
-/** The license text of a package entry: a string, or the old `{type}` object form. */
-function licenseOf(entry) {
-  const { license } = entry;
-  if (typeof license === 'string') return license;
-  if (license && typeof license === 'object' && typeof license.type === 'string') return license.type;
-  return undefined;
-}
-
 function allowed(expression) {
   try {
     return satisfies(expression, ALLOWED);
@@ -49,11 +39,7 @@ function allowed(expression) {
 }
 
 const at = process.argv.indexOf('--packages');
-const packages = JSON.parse(
-  at > 0
-    ? readFileSync(process.argv[at + 1], 'utf8')
-    : execFileSync('npm', ['query', '.prod'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }),
-).filter((entry) => !WORKSPACES.has(entry.location ?? ''));
+const packages = productionPackages(at > 0 ? JSON.parse(readFileSync(process.argv[at + 1], 'utf8')) : undefined);
 
 const counts = new Map();
 const refused = [];
