@@ -13,6 +13,7 @@
  * its CA); with `auth` it requires a user (`createAdmin` makes the first one and the helpers then
  * authenticate as it).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -197,7 +198,11 @@ class Influxd implements InfluxdHandle {
 
   pause(): void {
     if (!this.running) throw new Error('influxd is not running');
+    const pid = this.proc?.child.pid;
     this.proc?.child.kill('SIGSTOP');
+    // kill(2) returns before every thread has stopped: a thread running on the other core may still
+    // answer a request sent right after. Wait until each thread is stopped ('T' in /proc/<pid>/task/*/stat).
+    if (pid !== undefined) untilStopped(pid);
   }
 
   resume(): void {
@@ -372,4 +377,21 @@ export async function fieldTypes(
 export async function tagKeys(handle: InfluxdHandle, measurement: string, db: string): Promise<string[]> {
   const [first] = await allSeries(handle, `SHOW TAG KEYS FROM "${measurement}"`, db);
   return (first?.values ?? []).map((v) => String(v[0]));
+}
+
+/** Blocks (at most 2 s) until every thread of `pid` is stopped by SIGSTOP: state `T` in its stat line. */
+function untilStopped(pid: number): void {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const stopped = (): boolean => {
+    try {
+      return readdirSync(`/proc/${pid}/task`).every((task) => {
+        const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+        // The state follows the command name in parentheses, which may itself hold spaces.
+        return /^[Tt]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+      });
+    } catch {
+      return true; // gone, or no /proc: nothing to wait for
+    }
+  };
+  for (let waited = 0; waited < 2_000 && !stopped(); waited += 5) Atomics.wait(sleeper, 0, 0, 5);
 }
