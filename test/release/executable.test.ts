@@ -67,7 +67,15 @@ beforeAll(() => {
   build = mkdtempSync(join(tmpdir(), 'svc-release-'));
   const made = spawnSync(
     process.execPath,
-    ['scripts/release/executables.mjs', '--target', 'linux-x64', '--target', 'win-x64', '--out', build],
+    [
+      'scripts/release/executables.mjs',
+      '--target',
+      'linux-x64',
+      '--target',
+      'linux-arm64',
+      '--target',
+      'win-x64',
+    ].concat(['--out', build]),
     { cwd: REPO_ROOT, encoding: 'utf8' },
   );
   if (made.status !== 0) throw new Error(`the release build failed:\n${made.stdout}${made.stderr}`);
@@ -263,8 +271,8 @@ describe('the Linux single executable, alone in a folder, in a clean environment
   });
 });
 
-describe('the Windows single executable', () => {
-  it('is a PE image with the blob injected as the NODE_SEA_BLOB resource and the fuse flipped', () => {
+describe('the other targets, as files (nothing here runs them: wine cannot start Node 24, no arm64 machine)', () => {
+  it('the win-x64 one is a PE image with the blob injected as the NODE_SEA_BLOB resource and the fuse flipped', () => {
     const exe = readFileSync(join(build, 'win-x64', 'svc.exe'));
     expect(exe.subarray(0, 2).toString('latin1')).toBe('MZ');
     const peOffset = exe.readUInt32LE(0x3c);
@@ -279,10 +287,16 @@ describe('the Windows single executable', () => {
     expect(exe.includes(Buffer.from('the Svc config is on stdout'))).toBe(true);
   });
 
-  it('the Linux one likewise has its fuse flipped (the same blob)', () => {
-    const exe = readFileSync(join(build, 'linux-x64', 'svc'));
-    expect(exe.subarray(0, 4)).toEqual(Buffer.from('\x7fELF', 'latin1'));
-    expect(exe.includes(Buffer.from(`${FUSE}:1`))).toBe(true);
-    expect(exe.includes(Buffer.from(`${FUSE}:0`))).toBe(false);
-  });
+  for (const [target, machine] of [
+    ['linux-x64', 0x3e],
+    ['linux-arm64', 0xb7],
+  ] as const)
+    it(`the ${target} one is an ELF image of its machine with the same blob injected`, () => {
+      const exe = readFileSync(join(build, target, 'svc'));
+      expect(exe.subarray(0, 4)).toEqual(Buffer.from('\x7fELF', 'latin1'));
+      expect(exe.readUInt16LE(18)).toBe(machine);
+      expect(exe.includes(Buffer.from(`${FUSE}:1`))).toBe(true);
+      expect(exe.includes(Buffer.from(`${FUSE}:0`))).toBe(false);
+      expect(exe.includes(Buffer.from('the Svc config is on stdout'))).toBe(true);
+    });
 });
