@@ -246,13 +246,22 @@ describe('the Linux single executable, alone in a folder, in a clean environment
     expect(replay.status).toBe(0);
   });
 
-  it('writes crash dumps that say "SEA (packaged)"', async () => {
+  it('runs with the launchers\' --max-semi-space-size=16, and writes crash dumps that say "SEA (packaged)"', async () => {
     const cwd = workFolder('crash', { Svc: { localQueue: { directory: 'queue' }, systemInfo: { enable: false } } });
     // The exception comes from a script Node preloads (NODE_OPTIONS works in a single executable as in
     // node): once Svc's crash handlers listen, it throws on its own timer, uncaught.
     writeFileSync(
       join(cwd, 'crash.cjs'),
-      "const t = setInterval(() => { if (process.listenerCount('uncaughtException') > 0) { clearInterval(t); throw new Error('forced crash'); } }, 20);\n",
+      [
+        'const t = setInterval(() => {',
+        "  if (process.listenerCount('uncaughtException') === 0) return;",
+        '  clearInterval(t);',
+        // What Svc runs with (read once it runs: a preloaded script runs before the blob's execArgv is applied).
+        "  require('node:fs').writeFileSync('exec-argv.json', JSON.stringify(process.execArgv));",
+        "  throw new Error('forced crash');",
+        '}, 20);',
+        '',
+      ].join('\n'),
     );
     const crashing = startProgram(
       svc,
@@ -268,6 +277,7 @@ describe('the Linux single executable, alone in a folder, in a clean environment
       error: { message: 'forced crash' },
     });
     expect(readFileSync(text ?? '', 'utf8')).toContain('Executable: SEA (packaged)');
+    expect(JSON.parse(readFileSync(join(cwd, 'exec-argv.json'), 'utf8'))).toEqual(['--max-semi-space-size=16']);
   });
 });
 
