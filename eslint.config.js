@@ -29,7 +29,9 @@ function boundaries(rules, rule = 'no-restricted-imports') {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'cdk.out/**', 'node_modules/**', '**/node_modules/**', 'coverage/**', 'data/**'] },
+  {
+    ignores: ['dist/**', 'cdk.out/**', 'node_modules/**', '**/node_modules/**', 'coverage/**', 'data/**', 'release/**'],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

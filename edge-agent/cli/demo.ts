@@ -14,7 +14,7 @@ import { auditDestinationTypes } from '../../shared/config/rules.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { EXIT_ERROR, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import { INSTALL_DIR } from '../runtime/boot.js';
+import { INSTALL_DIR, isSingleExecutable, readAsset } from '../../shared/runtime/single-executable.js';
 import { numberArg } from '../simulate/cli-common.js';
 import { LOG_KINDS, type SimulateKind, USER_KINDS } from '../simulate/messages.js';
 import { type AuditDriveStats, driveAudit } from '../simulate/platform/audit.js';
@@ -40,6 +40,8 @@ interface DemoCliOptions {
 
 /** The base config shipped with Svc. */
 export const DEMO_CONFIG = join(INSTALL_DIR, 'config', 'demo.yaml');
+/** The single executable's asset key of that file (scripts/release/executables.mjs). */
+export const DEMO_CONFIG_ASSET = 'config/demo.yaml';
 /** The config the demo writes (the base plus the simulator's sections), in `--dir`. */
 export const DEMO_CONFIG_NAME = 'svc-demo.yaml';
 
@@ -124,6 +126,15 @@ function dataFolders(config: SvcConfig): [string, string][] {
   return folders;
 }
 
+/**
+ * The base config's text. The single executable has no `config/` folder beside it: unless `--config`
+ * names another file, it uses the copy of `config/demo.yaml` it carries.
+ */
+function readBaseConfig(file: string): string {
+  if (file === DEMO_CONFIG && isSingleExecutable()) return readAsset(DEMO_CONFIG_ASSET).toString('utf8');
+  return readFileSync(file, 'utf8');
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -139,7 +150,7 @@ async function runDemo(opts: DemoCliOptions, io: CliIo): Promise<number> {
   }
   let base: unknown;
   try {
-    base = parse(readFileSync(opts.config, 'utf8'));
+    base = parse(readBaseConfig(opts.config));
   } catch (err) {
     io.err(
       `svc: demo: cannot read the base config ${opts.config}: ${err instanceof Error ? err.message : String(err)}\n`,

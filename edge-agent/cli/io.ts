@@ -4,3 +4,10 @@ export interface CliIo {
   err: (text: string) => void;
   env: NodeJS.ProcessEnv;
 }
+
+/** The running process's streams and environment: what `svc` itself uses. */
+export const PROCESS_IO: CliIo = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+};

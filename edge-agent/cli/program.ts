@@ -7,13 +7,13 @@ import { Command, CommanderError, Option } from 'commander';
 import { replayDeadLetters } from '../../shared/queue/local/index.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
 import { proxyProblems, resolveProxy } from '../../shared/runtime/proxy.js';
-import { SVC_VERSION } from '../../shared/version.js';
 import type { Mode } from '../runtime/boot.js';
 import { platformQueueDirectory } from '../runtime/platform-pipeline.js';
 import { checkStartFiles } from '../runtime/start-checks.js';
 import { accessConfigError, accessWarning } from '../sources/platform/startup.js';
 import type { CliIo } from './io.js';
 import { loadForCli, printConfigError, runService } from './run.js';
+import { versionText } from './version.js';
 
 const configOption = () =>
   new Option('-c, --config <file>', 'config file (.yaml or .yml); default: $SVC_CONFIG, else ./config/svc.yaml');
@@ -33,11 +33,18 @@ export async function buildProgram(
 ): Promise<Command> {
   const program = new Command('svc')
     .description('Svc: monitoring and event forwarding for the analytics platform')
-    .version(SVC_VERSION, '-v, --version', 'print the version')
+    // Not commander's .version(text): the text is made only when asked for (it may run git).
+    .option('-v, --version', 'print the version, the commit, the Node.js version and the form Svc runs in')
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
+
+  program.on('option:version', () => {
+    const text = versionText();
+    io.out(`${text}\n`);
+    throw new CommanderError(EXIT_OK, 'commander.version', text);
+  });
 
   program
     .command('validate-config')

@@ -2,7 +2,6 @@
  * Starting a service process (`svc local`, `svc edge`): logger, crash handlers, the components of the
  * mode in one lifecycle, and the signal handling that stops them.
  */
-import { fileURLToPath } from 'node:url';
 import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
@@ -16,6 +15,7 @@ import type { AppContext } from '../../shared/runtime/context.js';
 import { EXIT_ERROR } from '../../shared/runtime/exit-codes.js';
 import { type Component, exitOnSignals, Lifecycle } from '../../shared/runtime/lifecycle.js';
 import { installProxy, resolveProxy } from '../../shared/runtime/proxy.js';
+import { INSTALL_DIR } from '../../shared/runtime/single-executable.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
@@ -30,8 +30,8 @@ import { checkStartFiles } from './start-checks.js';
 
 export type Mode = 'local' | 'edge';
 
-/** The install directory (the checkout or package root): crash dumps show paths relative to it. */
-export const INSTALL_DIR = fileURLToPath(new URL('../../../', import.meta.url));
+/** The install directory (the checkout or package root, the single executable's folder): crash dumps show paths relative to it. */
+export { INSTALL_DIR };
 
 /**
  * The components each mode runs, in start order; later parts of Svc plug in here. `access` is the

@@ -21,6 +21,7 @@ import later from '@breejs/later';
 import type * as AjvModule from 'ajv';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { KeywordCxt } from 'ajv/dist/compile/validate/index.js';
+import { isSingleExecutable, readAsset } from '../runtime/single-executable.js';
 import { MAX_QUOTED_CHARS, quote } from './errors.js';
 import { ConfigFileSchema, type SvcConfig } from './schema.js';
 
@@ -156,8 +157,15 @@ export function runGenerated(
 /** What the last load of the generated validator did with the code cache (tests read it). */
 export let generatedCodeCache: CodeCacheUse;
 
-/** The generated validator, when the build made one; else undefined. */
-function generatedValidator(): ValidateFunction<ConfigFile> | undefined {
+/** The generated file's source and code cache: the single executable's assets, else the files next to this module. */
+function generatedFiles(): { path: string; source: string; cachedData: Buffer | undefined } | undefined {
+  // The release build puts both files in the executable under their own names (scripts/release/executables.mjs).
+  if (isSingleExecutable())
+    return {
+      path: GENERATED_FILE,
+      source: readAsset(GENERATED_FILE).toString('utf8'),
+      cachedData: readAsset(GENERATED_CACHE_FILE),
+    };
   let path: string;
   try {
     path = require.resolve(`./${GENERATED_FILE}`);
@@ -171,11 +179,15 @@ function generatedValidator(): ValidateFunction<ConfigFile> | undefined {
     // No code cache (a build from before it existed): V8 compiles the source.
     cachedData = undefined;
   }
-  const { factory, codeCache } = runGenerated(
-    readFileSync(path, 'utf8'),
-    path,
-    cachedData === undefined ? {} : { cachedData },
-  );
+  return { path, source: readFileSync(path, 'utf8'), cachedData };
+}
+
+/** The generated validator, when the build made one; else undefined. */
+function generatedValidator(): ValidateFunction<ConfigFile> | undefined {
+  const files = generatedFiles();
+  if (files === undefined) return undefined;
+  const { path, source, cachedData } = files;
+  const { factory, codeCache } = runGenerated(source, path, cachedData === undefined ? {} : { cachedData });
   generatedCodeCache = codeCache;
   if (typeof factory !== 'function')
     throw new Error(`${path} does not export the validator factory: rebuild with npm run build`);

@@ -1,7 +1,7 @@
 /** The `svc` command as a user runs it: the linked bin in node_modules/.bin, real child processes. */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -40,7 +40,32 @@ describe('svc command line', () => {
       timeout: 30_000,
     });
     expect(run.status).toBe(0);
-    expect(run.stdout.trim()).toBe('15.0.0');
+    // The version, the checkout's commit, the pinned Node.js, and that it runs on Node.js (not the single executable).
+    const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    }).stdout.trim();
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^svc 15\\.0\\.0\ncommit: ${commit}\nnode: 24\\.\\d+\\.\\d+\nruns as: Node\\.js \\(${REPO_ROOT}node_modules/.+/node\\)\n$`,
+      ),
+    );
+  });
+
+  it('says "unknown" for the commit outside a git checkout', () => {
+    // A copy of the built files, as an install that is not a checkout has them.
+    const copy = mkdtempSync(join(tmpdir(), 'svc-nogit-'));
+    cpSync(join(REPO_ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
+    cpSync(join(REPO_ROOT, 'package.json'), join(copy, 'package.json'));
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'));
+    const run = spawnSync(process.execPath, [join(copy, 'dist/edge-agent/cli/main.js'), '--version'], {
+      cwd: copy,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    rmSync(copy, { recursive: true, force: true });
+    expect(run.status).toBe(0);
+    expect(run.stdout.split('\n')[1]).toBe('commit: unknown');
   });
 
   it('runs on the pinned Node 24 through `npx --no-install svc`, whatever Node runs npm', () => {

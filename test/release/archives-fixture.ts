@@ -1,8 +1,9 @@
 /**
- * A release built by the real scripts/release/archives.mjs from stand-in executables: until the
- * single executables are built on this branch (scripts/release/executables.mjs, merged by the lead),
- * each target's `svc` / `svc.exe` is a copy of /bin/true, a small real executable. Nothing here
- * depends on what the executable is: the archive tests check names, modes and the other files.
+ * A release built by the real scripts/release/archives.mjs from stand-in executables: each target's
+ * `svc` / `svc.exe` is a copy of /bin/true, a small real executable, so these tests need not build
+ * the single executables (scripts/release/executables.mjs). Nothing here depends on what the
+ * executable is: the archive tests check names, modes and the other files. The archives around the
+ * real executables are checked in test/release/executable.test.ts, which builds them once.
  */
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';

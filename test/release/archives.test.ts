@@ -1,6 +1,6 @@
 /**
- * scripts/release/archives.mjs, run for real on stand-in executables (archives-fixture.ts; the lead
- * swaps in the real ones at merge, which changes nothing checked here): each archive holds exactly
+ * scripts/release/archives.mjs, run for real on stand-in executables (archives-fixture.ts; the
+ * archives around the real ones: test/release/executable.test.ts): each archive holds exactly
  * the listed files under one top folder, as the system's tar and zipinfo read them, the executable
  * 0755; SHA256SUMS passes `sha256sum -c` and catches a changed archive; the service files are the
  * deploy/ ones pointed at the executable; the notice covers the production tree and Node.js; the

@@ -28,7 +28,15 @@ export function startSvc(cwd: string, mode: 'local' | 'edge' = 'local', env: Nod
 
 /** Starts `svc <args…>` in `cwd` (SVC_CONFIG cleared; `env` added), collecting stdout and stderr. */
 export function startSvcCommand(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): SvcProcess {
-  const child = spawn(SVC_BIN, [...args], { cwd, env: { ...process.env, SVC_CONFIG: '', ...env } });
+  return startProgram(SVC_BIN, cwd, args, { ...process.env, SVC_CONFIG: '', ...env });
+}
+
+/**
+ * Starts `file` with `args` in `cwd` with exactly the environment `env` (none of this process's),
+ * collecting stdout and stderr: for the release's single executable in a clean environment.
+ */
+export function startProgram(file: string, cwd: string, args: readonly string[], env: NodeJS.ProcessEnv): SvcProcess {
+  const child = spawn(file, [...args], { cwd, env });
   trackChild(child);
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));

@@ -25,6 +25,7 @@ import { stringify } from 'yaml';
 import type { Log } from '../../../shared/logging/log.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
+import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-executable.js';
 import { close, listen } from '../http-server.js';
 import { configPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
@@ -56,6 +57,14 @@ const NO_STORE = 'no-store';
 /** The folder of the pages' own files below the install directory (the Dockerfile copies it). */
 export const ASSET_DIR = join('edge-agent', 'endpoints', 'web', 'assets');
 
+/** The single executable's asset key of one of the pages' own files (its path below the package root). */
+export function webAssetKey(name: string): string {
+  return `edge-agent/endpoints/web/assets/${name}`;
+}
+
+/** The chart library's files the pages load, as `uplot/…` package paths (also the executable's asset keys). */
+export const UPLOT_FILES = ['uplot/dist/uPlot.iife.min.js', 'uplot/dist/uPlot.min.css'] as const;
+
 interface AssetSource {
   /** Under the install directory's ASSET_DIR, or a file of the uplot package. */
   file: { own: string } | { uplot: string };
@@ -67,8 +76,8 @@ const ASSETS: Readonly<Record<string, AssetSource>> = {
   '/style.css': { file: { own: 'style.css' }, type: 'text/css; charset=utf-8' },
   '/config.js': { file: { own: 'config.js' }, type: 'text/javascript; charset=utf-8' },
   '/status.js': { file: { own: 'status.js' }, type: 'text/javascript; charset=utf-8' },
-  '/uPlot.iife.min.js': { file: { uplot: 'uplot/dist/uPlot.iife.min.js' }, type: 'text/javascript; charset=utf-8' },
-  '/uPlot.min.css': { file: { uplot: 'uplot/dist/uPlot.min.css' }, type: 'text/css; charset=utf-8' },
+  '/uPlot.iife.min.js': { file: { uplot: UPLOT_FILES[0] }, type: 'text/javascript; charset=utf-8' },
+  '/uPlot.min.css': { file: { uplot: UPLOT_FILES[1] }, type: 'text/css; charset=utf-8' },
 };
 
 interface Body {
@@ -161,14 +170,21 @@ export class WebView implements Component {
     if (server) await close(server);
   }
 
+  /**
+   * The pages' own files and the chart library's: from the install directory (and the uplot package),
+   * or, in the single executable, from its assets (keyed by the same paths, scripts/release/executables.mjs).
+   */
   private async readAssets(installDir: string): Promise<Map<string, Body>> {
+    const packaged = isSingleExecutable();
     const require = createRequire(import.meta.url);
     const out = new Map<string, Body>();
     for (const [path, { file, type }] of Object.entries(ASSETS)) {
-      const location = 'own' in file ? join(installDir, ASSET_DIR, file.own) : require.resolve(file.uplot);
+      const key = 'own' in file ? webAssetKey(file.own) : file.uplot;
+      const onDisk = () => ('own' in file ? join(installDir, ASSET_DIR, file.own) : require.resolve(file.uplot));
+      const location = packaged ? key : onDisk();
       let body: Buffer;
       try {
-        body = await readFile(location);
+        body = packaged ? readAsset(location) : await readFile(location);
       } catch (err) {
         throw new Error(
           `the config view cannot read its file ${location} (is Svc installed completely?): ${err instanceof Error ? err.message : String(err)}`,
