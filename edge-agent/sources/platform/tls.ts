@@ -7,15 +7,12 @@
  */
 import { createPrivateKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { isAbsolute, resolve } from 'node:path';
 import type * as Tls from 'node:tls';
 import type { SecureContext } from 'node:tls';
 import type { RuleFinding } from '../../../shared/config/errors.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { PathSegment } from '../../../shared/config/walk.js';
-import { readRegularFile } from '../../../shared/util/files.js';
-import { groupDigits } from '../../../shared/util/numbers.js';
-import { opensslReason, pemCertificates, pemPrivateKey } from '../../../shared/util/pem.js';
+import { opensslReason, pemCertificates, pemPrivateKey, readPemFile } from '../../../shared/util/pem.js';
 
 /**
  * `require`, not `import`: on Node 20 an ES import of node:tls reads every export of the module,
@@ -24,9 +21,6 @@ import { opensslReason, pemCertificates, pemPrivateKey } from '../../../shared/u
  * the configured CA and never need them.
  */
 const { createSecureContext } = createRequire(import.meta.url)('node:tls') as typeof Tls;
-
-/** Largest certificate or key file read: an exported PEM file is a few KB, a CA bundle a few hundred. */
-export const MAX_PEM_FILE_BYTES = 1_048_576;
 
 /** What the HTTPS client presents and trusts: built once from the checked files. */
 export interface ClientTls {
@@ -73,18 +67,12 @@ export function loadClientTls(
       problem(key, `must be set: ${users}`);
       return undefined;
     }
-    const file = isAbsolute(given) ? given : resolve(cwd, given);
-    const result = readRegularFile(file, MAX_PEM_FILE_BYTES);
+    const result = readPemFile(given, cwd);
     if (!result.ok) {
-      problem(
-        key,
-        result.tooLarge !== undefined
-          ? `${shown(file)} is ${groupDigits(result.tooLarge)} bytes; a PEM file of a certificate or key is far smaller (at most ${groupDigits(MAX_PEM_FILE_BYTES)} bytes are read)`
-          : `cannot read ${shown(file)}: ${result.reason}`,
-      );
+      problem(key, result.problem);
       return undefined;
     }
-    return { file, text: result.bytes.toString('latin1') };
+    return result;
   };
 
   /** Every certificate of a PEM file (a chain or a CA bundle), or undefined after recording why not. */

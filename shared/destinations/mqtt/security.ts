@@ -14,16 +14,11 @@
  */
 import { createPrivateKey, type KeyObject, type X509Certificate } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
 import type { RuleFinding } from '../../config/errors.js';
 import type { SvcConfig } from '../../config/schema.js';
-import { readRegularFile } from '../../util/files.js';
-import { opensslReason, pemCertificates, pemPrivateKey } from '../../util/pem.js';
+import { opensslReason, pemCertificates, pemPrivateKey, readPemFile } from '../../util/pem.js';
 
 export type MqttSettings = SvcConfig['mqttConfig'];
-
-/** Largest PEM file read: a certificate or key is a few KB, a CA bundle a few hundred. */
-export const MAX_MQTT_PEM_BYTES = 1_048_576;
 
 /** What the connection presents and trusts, as the mqtt library's connect options take them. */
 export interface MqttSecurity {
@@ -75,15 +70,9 @@ export function mqttSecurity(settings: MqttSettings, options: { cwd?: string; no
   const read = (key: TlsFileKey): { file: string; text: string } | undefined => {
     const given = tls[key];
     if (given === '') return undefined;
-    const file = isAbsolute(given) ? given : resolve(cwd, given);
-    const result = readRegularFile(file, MAX_MQTT_PEM_BYTES);
-    if (result.ok) return { file, text: result.bytes.toString('latin1') };
-    error(
-      ['tls', key],
-      result.tooLarge !== undefined
-        ? `${JSON.stringify(file)} has ${result.tooLarge} bytes; a PEM certificate or key file is far smaller (at most ${MAX_MQTT_PEM_BYTES} bytes are read)`
-        : `cannot read ${JSON.stringify(file)}: ${result.reason}`,
-    );
+    const result = readPemFile(given, cwd);
+    if (result.ok) return result;
+    error(['tls', key], result.problem);
     return undefined;
   };
 

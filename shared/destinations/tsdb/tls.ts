@@ -5,17 +5,11 @@
  * when the writer is made (a writer Lambda's cold start) — so that a wrong file is a config error
  * naming the key, the path and the reason, not a TLS failure on every write.
  */
-import { X509Certificate } from 'node:crypto';
-import { isAbsolute, resolve } from 'node:path';
 import type { RuleFinding } from '../../config/errors.js';
 import type { SvcConfig } from '../../config/schema.js';
-import { readRegularFile } from '../../util/files.js';
+import { pemCertificates, readPemFile } from '../../util/pem.js';
 
 type TsdbConfig = SvcConfig['tsdbConfig'];
-
-/** Largest CA file read: a CA bundle is a few hundred KB at most. */
-const MAX_CA_FILE_BYTES = 1_048_576;
-const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
 /** What the https agent trusts and checks; null (in `TsdbTlsLoad`) is plain http. */
 export interface TsdbTls {
@@ -42,33 +36,20 @@ export function loadTsdbTls(config: TsdbConfig, cwd = process.cwd()): TsdbTlsLoa
   if (!config.enable || !tls.enable) return { ok: true, tls: null };
   if (tls.caFile === '')
     return { ok: true, tls: { ca: undefined, rejectUnauthorized: tls.rejectUnauthorized, caFile: null } };
-  const file = isAbsolute(tls.caFile) ? tls.caFile : resolve(cwd, tls.caFile);
   const problem = (message: string): TsdbTlsLoad => ({
     ok: false,
     problems: [{ severity: 'error', path: ['tsdbConfig', 'tls', 'caFile'], message }],
   });
-  const read = readRegularFile(file, MAX_CA_FILE_BYTES);
-  if (!read.ok)
-    return problem(
-      read.tooLarge !== undefined
-        ? `${JSON.stringify(file)} is ${read.tooLarge} bytes; a PEM file of CA certificates is far smaller (at most ${MAX_CA_FILE_BYTES} bytes are read)`
-        : `cannot read ${JSON.stringify(file)}: ${read.reason}`,
-    );
-  const blocks = read.bytes.toString('latin1').match(CERT_BLOCK) ?? [];
-  if (blocks.length === 0)
-    return problem(`${JSON.stringify(file)} is not a PEM certificate (no "-----BEGIN CERTIFICATE-----" block)`);
-  for (const [i, block] of blocks.entries()) {
-    try {
-      new X509Certificate(block);
-    } catch (err) {
-      return problem(
-        `${JSON.stringify(file)}: certificate ${i + 1} of ${blocks.length} cannot be parsed (${err instanceof Error ? err.message : String(err)})`,
-      );
-    }
-  }
+  const read = readPemFile(tls.caFile, cwd);
+  if (!read.ok) return problem(read.problem);
+  const parsed = pemCertificates(read.file, read.text);
+  if (!parsed.ok) return problem(parsed.problem);
   // node:tls only here: its default list is parsed when first asked for, and only a CA file needs it.
   const defaults = process.getBuiltinModule('node:tls').getCACertificates('default');
-  return { ok: true, tls: { ca: [...defaults, ...blocks], rejectUnauthorized: tls.rejectUnauthorized, caFile: file } };
+  return {
+    ok: true,
+    tls: { ca: [...defaults, ...parsed.blocks], rejectUnauthorized: tls.rejectUnauthorized, caFile: read.file },
+  };
 }
 
 /** The TLS settings for the transport; throws the problem (naming the key and the file) when the CA file cannot be used. */
