@@ -1,8 +1,9 @@
 /**
  * The HTML of the web view: the config page (the masked config as a collapsible JSON tree and as
  * YAML, rendered here on the server, so the page needs no script to show it), the status page's
- * frame (its script fills it from /status.json) and the 404 page. Every text taken from the config
- * is escaped; no page has an inline script or style (the Content-Security-Policy forbids them).
+ * frame (its script fills it from /status.json), the history pages' frames (their scripts fill them
+ * from the read API, /api/v1/) and the 404 page. Every text taken from the config is escaped; no page
+ * has an inline script or style (the Content-Security-Policy forbids them).
  */
 import { isRecord } from '../../../shared/util/records.js';
 import { SVC_VERSION } from '../../../shared/version.js';
@@ -15,7 +16,55 @@ export function escapeHtml(text: string): string {
   );
 }
 
-type Page = 'config' | 'status' | 'none';
+/** The history pages: path, nav label, title, what the page answers, its sections and its script. */
+export const HISTORY_PAGES = {
+  servers: {
+    label: 'Servers',
+    intro: "Each server's CPU, memory, sessions, users, apps and cache over the range. Drag across a chart to zoom.",
+    sections: [
+      ['latest', 'Latest values'],
+      ['charts', 'Over the range'],
+    ],
+  },
+  logs: {
+    label: 'Log events',
+    intro: 'The log events the platform sent, newest first. Click a row to see the whole event.',
+    sections: [
+      ['counts', 'Counts over time'],
+      ['events', 'Events'],
+    ],
+  },
+  users: {
+    label: 'Users',
+    intro: 'Who was on when, sessions per virtual proxy, and the session starts and stops of a user.',
+    sections: [
+      ['sessions', 'Sessions per virtual proxy'],
+      ['presence', 'Who was on when'],
+      ['user-events', 'Session starts and stops'],
+    ],
+  },
+  performance: {
+    label: 'Performance',
+    intro: 'The apps, objects and methods that cost the engine the most over the range, and for whom.',
+    sections: [['top', 'Top']],
+  },
+  audit: {
+    label: 'Audit',
+    intro: 'Audit events per type, app, sheet and user over time, and the events themselves.',
+    sections: [
+      ['counts', 'Counts over time'],
+      ['events', 'Events'],
+    ],
+  },
+} as const satisfies Record<string, { label: string; intro: string; sections: readonly (readonly [string, string])[] }>;
+
+/** The name of a history page, which is also its path (`/servers`) and its script (`/servers.js`). */
+export type HistoryPageName = keyof typeof HISTORY_PAGES;
+
+/** The history pages in the nav's order. */
+export const HISTORY_PAGE_NAMES: readonly HistoryPageName[] = ['servers', 'logs', 'users', 'performance', 'audit'];
+
+type Page = 'config' | 'status' | HistoryPageName | 'none';
 
 function layout(
   title: string,
@@ -42,7 +91,7 @@ function layout(
     '<header>',
     '<img src="/logo.svg" alt="" width="28" height="28">',
     `<span class="product">Svc <span class="version">${escapeHtml(SVC_VERSION)}</span></span>`,
-    `<nav>${nav('/', 'Configuration', page === 'config')}${nav('/status', 'Status', page === 'status')}</nav>`,
+    `<nav>${nav('/', 'Configuration', page === 'config')}${nav('/status', 'Status', page === 'status')}${HISTORY_PAGE_NAMES.map((name) => nav(`/${name}`, HISTORY_PAGES[name].label, page === name)).join('')}</nav>`,
     '</header>',
     `<main>${body}</main>`,
     '</body>',
@@ -123,6 +172,32 @@ export function statusPage(): string {
       '<section><h2>Recent errors</h2><div id="errors"></div></section>',
     ].join('\n'),
     ['/uPlot.iife.min.js', '/status.js'],
+    ['/uPlot.min.css'],
+  );
+}
+
+/**
+ * The frame of a history page: the range bar and the filters (history.js makes them from the URL),
+ * the line that says what is shown, the error box and the page's sections, which its script fills.
+ */
+export function historyPage(name: HistoryPageName): string {
+  const { label, intro, sections } = HISTORY_PAGES[name];
+  return layout(
+    `Svc ${label.toLowerCase()}`,
+    name,
+    [
+      `<h1>${escapeHtml(label)}</h1>`,
+      `<p class="meta">${escapeHtml(intro)}</p>`,
+      '<div class="toolbar" id="range"></div>',
+      '<form class="filters" id="filters"></form>',
+      '<p class="meta" id="shown" role="status">Loading…</p>',
+      '<div class="error" id="error" role="alert" hidden></div>',
+      ...sections.map(
+        ([id, heading]) => `<section id="${id}"><h2>${escapeHtml(heading)}</h2><div class="body"></div></section>`,
+      ),
+      '<dialog id="details"><button type="button" class="close">Close</button><h2></h2><dl class="pairs"></dl></dialog>',
+    ].join('\n'),
+    ['/uPlot.iife.min.js', '/history.js', `/${name}.js`],
     ['/uPlot.min.css'],
   );
 }

@@ -8,7 +8,8 @@
  * | `/config.yaml` | the masked config as a YAML file (`content-disposition: attachment`) |
  * | `/status` | the live status page |
  * | `/status.json` | what the status page shows (status.ts) |
- * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
+ * | `/servers`, `/logs`, `/users`, `/performance`, `/audit` | the history pages (pages.ts HISTORY_PAGES), from the read API |
+ * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/history.js`, `/<history page>.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
  * | anything else | the 404 page |
  *
  * GET and HEAD only (others 405). Each client IP may make 300 requests a minute (a fixed window,
@@ -27,7 +28,7 @@ import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-executable.js';
 import { close, listen } from '../http-server.js';
-import { configPage, notFoundPage, statusPage } from './pages.js';
+import { configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
 
 /** §10.7: requests a client IP may make per minute. */
@@ -76,6 +77,13 @@ const ASSETS: Readonly<Record<string, AssetSource>> = {
   '/style.css': { file: { own: 'style.css' }, type: 'text/css; charset=utf-8' },
   '/config.js': { file: { own: 'config.js' }, type: 'text/javascript; charset=utf-8' },
   '/status.js': { file: { own: 'status.js' }, type: 'text/javascript; charset=utf-8' },
+  '/history.js': { file: { own: 'history.js' }, type: 'text/javascript; charset=utf-8' },
+  ...Object.fromEntries(
+    HISTORY_PAGE_NAMES.map((name) => [
+      `/${name}.js`,
+      { file: { own: `${name}.js` }, type: 'text/javascript; charset=utf-8' },
+    ]),
+  ),
   '/uPlot.iife.min.js': { file: { uplot: UPLOT_FILES[0] }, type: 'text/javascript; charset=utf-8' },
   '/uPlot.min.css': { file: { uplot: UPLOT_FILES[1] }, type: 'text/css; charset=utf-8' },
 };
@@ -134,6 +142,7 @@ export class WebView implements Component {
     });
     this.pages.set('/', html(configPage({ masked, yaml, fileName: basename(configFile), obfuscate })));
     this.pages.set('/status', html(statusPage()));
+    for (const name of HISTORY_PAGE_NAMES) this.pages.set(`/${name}`, html(historyPage(name)));
     this.pages.set('/config.yaml', {
       body: Buffer.from(yaml),
       type: 'application/yaml; charset=utf-8',

@@ -131,6 +131,11 @@ describe('web view: the config page and its files', () => {
       '/logo.svg',
       '/',
       '/status',
+      '/servers',
+      '/logs',
+      '/users',
+      '/performance',
+      '/audit',
       '/config.yaml',
     ]);
   });
@@ -159,6 +164,12 @@ describe('web view: the config page and its files', () => {
       '/style.css': ['text/css; charset=utf-8', 'ul.tree'],
       '/config.js': ['text/javascript; charset=utf-8', 'expand-all'],
       '/status.js': ['text/javascript; charset=utf-8', '/status.json'],
+      '/history.js': ['text/javascript; charset=utf-8', '/api/v1/'],
+      '/servers.js': ['text/javascript; charset=utf-8', '/health'],
+      '/logs.js': ['text/javascript; charset=utf-8', "'log-events'"],
+      '/users.js': ['text/javascript; charset=utf-8', "'user-sessions'"],
+      '/performance.js': ['text/javascript; charset=utf-8', "'performance/top'"],
+      '/audit.js': ['text/javascript; charset=utf-8', "'audit-events'"],
       '/uPlot.iife.min.js': ['text/javascript; charset=utf-8', 'uPlot'],
       '/uPlot.min.css': ['text/css; charset=utf-8', '.uplot'],
     };
@@ -189,6 +200,33 @@ describe('web view: the config page and its files', () => {
       expect(answer.headers).toMatchObject({ 'content-type': 'text/html; charset=utf-8', ...SECURITY });
       expect(answer.body, path).toContain('<h1>Not found</h1>');
       expect(answer.body).not.toContain('<script>');
+    }
+  });
+});
+
+describe('web view: the history pages', () => {
+  it('GET /servers, /logs, /users, /performance, /audit are page frames: the nav marks the page, the shared and the own script, no inline code', async () => {
+    for (const [name, heading] of [
+      ['servers', 'Servers'],
+      ['logs', 'Log events'],
+      ['users', 'Users'],
+      ['performance', 'Performance'],
+      ['audit', 'Audit'],
+    ]) {
+      const page = await fetchFrom(`${base}/${name}`, { from: '127.0.0.14' });
+      expect(page.status, name).toBe(200);
+      expect(page.headers).toMatchObject({
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        ...SECURITY,
+      });
+      expect(page.body).toContain(`<h1>${heading}</h1>`);
+      expect(page.body).toContain(`<a href="/${name}" aria-current="page">${heading}</a>`);
+      expect(page.body).toContain('<a href="/status">Status</a>');
+      const scripts = [...page.body.matchAll(/<script src="([^"]*)"/g)].map((m) => m[1]);
+      expect(scripts).toEqual(['/uPlot.iife.min.js', '/history.js', `/${name}.js`]);
+      expect(page.body).not.toMatch(/<script>|<style|\sstyle="|\son[a-z]+="/);
+      for (const id of ['range', 'filters', 'shown', 'error', 'details']) expect(page.body).toContain(`id="${id}"`);
     }
   });
 });
