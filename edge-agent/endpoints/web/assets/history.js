@@ -244,7 +244,8 @@ globalThis.SvcHistory = (() => {
 
   /** "No data yet", and what feeds it: instead of an empty chart or table. */
   function noData(what, hint) {
-    return el('p', { class: 'empty no-data' }, `No data yet: ${what}.`, hint ? ` ${hint}` : '');
+    const sentence = hint ? ` ${hint.charAt(0).toUpperCase()}${hint.slice(1)}` : '';
+    return el('p', { class: 'empty no-data' }, `No data yet: ${what}.`, sentence);
   }
 
   /** A table in a box that scrolls sideways by itself; onRow(row, tr) makes a row open something. */
@@ -426,6 +427,7 @@ globalThis.SvcHistory = (() => {
     } catch (err) {
       if (mine !== generation) return;
       showError(err);
+      document.getElementById('shown').textContent = `Not shown (${time(Date.now())}): see the error below.`;
     } finally {
       if (mine === generation) {
         document.body.dataset.loaded = '1';
