@@ -3,8 +3,7 @@
 /* global SvcHistory */
 'use strict';
 {
-  const { el, api, body, noData, table, appendRows, link, countsChart, olderButton, details, time, duration, start } =
-    SvcHistory;
+  const { el, api, body, noData, link, countsChart, pagedTable, details, time, duration, start } = SvcHistory;
   const HINT = 'audit events come from the audit API (Svc.auditEvents) when it is on.';
   const BY = { type: 'Events by type', app: 'Events by app', sheet: 'Events by sheet', user: 'Events by user' };
   const FILTERS = ['type', 'app', 'sheet', 'user'];
@@ -40,16 +39,11 @@
       return box.replaceChildren(
         noData(filtered ? 'no audit events match these filters in this range' : 'no audit events in this range', HINT),
       );
-    const made = table(['time', 'type', 'app', 'sheet', 'object', 'user', 'duration'], rows(events.events));
-    let cursor = events.nextCursor;
-    const older = olderButton(async () => {
-      const next = await api('audit-events', { ...filter, cursor });
-      appendRows(made.querySelector('tbody'), rows(next.events));
-      cursor = next.nextCursor;
-      return cursor !== null;
-    });
-    older.hidden = cursor === null;
-    box.replaceChildren(made, older);
+    box.replaceChildren(
+      pagedTable(['time', 'type', 'app', 'sheet', 'object', 'user', 'duration'], events, rows, (cursor) =>
+        api('audit-events', { ...filter, cursor }),
+      ),
+    );
   }
 
   load.filters = [

@@ -385,21 +385,49 @@ globalThis.SvcHistory = (() => {
     );
   }
 
-  /** An "older" button that calls more() and hides itself when there is no next page. */
-  function olderButton(more) {
+  /**
+   * A table of a list answer ({events, nextCursor}) and an "Older" button that appends the next page
+   * (next(cursor) fetches it) and goes away on the last one; rowsOf(events) makes the rows.
+   */
+  function pagedTable(headers, answer, rowsOf, next) {
+    const made = table(headers, rowsOf(answer.events));
+    const tbody = made.querySelector('tbody');
+    let cursor = answer.nextCursor;
     const button = el('button', { type: 'button', class: 'older' }, 'Older');
+    button.hidden = cursor === null;
     button.addEventListener('click', async () => {
       button.disabled = true;
       try {
-        const hasMore = await more();
-        button.hidden = !hasMore;
+        const page = await next(cursor);
+        appendRows(tbody, rowsOf(page.events));
+        cursor = page.nextCursor;
+        button.hidden = cursor === null;
       } catch (err) {
         showError(err);
       } finally {
         button.disabled = false;
       }
     });
-    return button;
+    return el('div', { class: 'paged' }, made, button);
+  }
+
+  /**
+   * Columnar series of different point times on one time axis for a chart: the union of their
+   * times, each series null where it has no point. `series`: [{t, values}].
+   */
+  function align(series) {
+    const times = [...new Set(series.flatMap((s) => s.t))].sort((a, b) => a - b);
+    const index = new Map(times.map((t, i) => [t, i]));
+    return {
+      t: times,
+      values: series.map((s) => {
+        const values = new Array(times.length).fill(null);
+        s.t.forEach((t, i) => {
+          values[index.get(t)] = s.values[i];
+        });
+        return values;
+      }),
+    };
   }
 
   // ── the loop ────────────────────────────────────────────────────────────────────────────────────
@@ -478,7 +506,8 @@ globalThis.SvcHistory = (() => {
     chart,
     countsChart,
     totals,
-    olderButton,
+    pagedTable,
+    align,
     time,
     num,
     duration,

@@ -4,14 +4,10 @@
 /* global SvcHistory */
 'use strict';
 {
-  const { el, api, body, noData, table, appendRows, link, countsChart, totals, olderButton, details, time, start } =
-    SvcHistory;
+  const { el, api, body, noData, link, countsChart, totals, pagedTable, details, time, start } = SvcHistory;
   const HINT =
     "log events come over UDP from the platform's log appenders (Svc.logEvents); they appear once one is received.";
   const FILTERS = ['server', 'source', 'level', 'category', 'app', 'q'];
-  /** Rows shown (newest pages plus the older ones loaded), kept at a live refresh. */
-  let shown = 0;
-
   function cells(e) {
     return [
       time(e.timeMs),
@@ -36,6 +32,8 @@
     const filter = Object.fromEntries(FILTERS.map((name) => [name, view.query.get(name)]));
     // The counts take every filter but the free text.
     const countFilter = { ...filter, q: null };
+    // A live refresh fetches as many rows as are shown (older pages included), so none goes away.
+    const shown = document.querySelectorAll('#events tbody tr').length;
     const limit = refresh ? Math.min(1000, Math.max(100, shown)) : 100;
     const [events, byLevel, byCategory] = await Promise.all([
       api('log-events', { ...filter, limit }),
@@ -58,19 +56,11 @@
     const box = body('events');
     if (events.events.length === 0)
       return box.replaceChildren(noData(what, filtered ? 'Clear a filter or widen the range.' : HINT));
-    const made = table(['time', 'server', 'source', 'level', 'subsystem', 'message', 'category'], rows(events.events));
-    const tbody = made.querySelector('tbody');
-    shown = events.events.length;
-    let cursor = events.nextCursor;
-    const older = olderButton(async () => {
-      const next = await api('log-events', { ...filter, cursor });
-      appendRows(tbody, rows(next.events));
-      shown += next.events.length;
-      cursor = next.nextCursor;
-      return cursor !== null;
-    });
-    older.hidden = cursor === null;
-    box.replaceChildren(made, older);
+    box.replaceChildren(
+      pagedTable(['time', 'server', 'source', 'level', 'subsystem', 'message', 'category'], events, rows, (cursor) =>
+        api('log-events', { ...filter, cursor }),
+      ),
+    );
   }
 
   load.filters = [

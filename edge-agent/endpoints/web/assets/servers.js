@@ -4,7 +4,7 @@
 /* global SvcHistory */
 'use strict';
 {
-  const { el, api, body, noData, table, link, chart, num, time, start } = SvcHistory;
+  const { el, api, body, noData, table, link, chart, align, num, time, start } = SvcHistory;
   const HINT =
     'health samples come from polling the servers of Svc.serversToMonitor; they appear after the first poll.';
   /** Servers charted at most (each is one request); a `server` filter shows one. */
@@ -83,29 +83,22 @@
 
     if (healths.every((h) => h.t.length === 0))
       return chartsBox.replaceChildren(noData('no health samples in this range', HINT));
-    // One time axis for all servers: the union of their point times, each series null where it has no point.
-    const times = [...new Set(healths.flatMap((h) => h.t))].sort((a, b) => a - b);
-    const index = new Map(times.map((t, i) => [t, i]));
-    const aligned = (h, key, percent) => {
-      const values = new Array(times.length).fill(null);
-      h.t.forEach((t, i) => {
-        const v = h[key][i];
-        values[index.get(t)] = v === null ? null : percent ? v * 100 : v;
-      });
-      return values;
-    };
     chartsBox.replaceChildren(
       el(
         'div',
         { class: 'chart-grid' },
-        ...MEASURES.map(([title, key, y]) =>
-          chart(
+        ...MEASURES.map(([title, key, y]) => {
+          const scale = y.percent ? 100 : 1;
+          const aligned = align(
+            healths.map((h) => ({ t: h.t, values: h[key].map((v) => (v === null ? null : v * scale)) })),
+          );
+          return chart(
             title,
-            times,
-            healths.map((h) => ({ label: h.server, values: aligned(h, key, y.percent) })),
+            aligned.t,
+            healths.map((h, k) => ({ label: h.server, values: aligned.values[k] })),
             y,
-          ),
-        ),
+          );
+        }),
       ),
       el(
         'p',

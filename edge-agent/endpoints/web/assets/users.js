@@ -4,8 +4,7 @@
 /* global SvcHistory */
 'use strict';
 {
-  const { el, api, body, noData, table, appendRows, link, chart, olderButton, details, time, duration, start } =
-    SvcHistory;
+  const { el, api, body, noData, table, link, chart, pagedTable, align, details, time, duration, start } = SvcHistory;
   const SESSIONS_HINT = "sessions come from polling the proxies' session lists (Svc.userSessions).";
   const EVENTS_HINT = 'user events come over UDP from the proxy (Svc.userEvents).';
   /** Users drawn as a timeline at most; more are a table. */
@@ -106,20 +105,12 @@
         ),
       );
     else {
-      const times = [...new Set(withData.flatMap((s) => s.t))].sort((a, b) => a - b);
-      const index = new Map(times.map((t, i) => [t, i]));
-      const aligned = (s) => {
-        const values = new Array(times.length).fill(null);
-        s.t.forEach((t, i) => {
-          values[index.get(t)] = s.sessions[i];
-        });
-        return values;
-      };
+      const aligned = align(withData.map((s) => ({ t: s.t, values: s.sessions })));
       sessionBox.replaceChildren(
         chart(
           'Sessions',
-          times,
-          withData.map((s) => ({ label: `${s.server} ${s.virtualProxy}`, values: aligned(s) })),
+          aligned.t,
+          withData.map((s, k) => ({ label: `${s.server} ${s.virtualProxy}`, values: aligned.values[k] })),
           { height: 200 },
         ),
       );
@@ -145,16 +136,11 @@
           EVENTS_HINT,
         ),
       );
-    const made = table(['time', 'server', 'command', 'user', 'app', 'browser', 'origin'], eventRows(events.events));
-    let cursor = events.nextCursor;
-    const older = olderButton(async () => {
-      const next = await api('user-events', { server, user, cursor });
-      appendRows(made.querySelector('tbody'), eventRows(next.events));
-      cursor = next.nextCursor;
-      return cursor !== null;
-    });
-    older.hidden = cursor === null;
-    eventBox.replaceChildren(made, older);
+    eventBox.replaceChildren(
+      pagedTable(['time', 'server', 'command', 'user', 'app', 'browser', 'origin'], events, eventRows, (cursor) =>
+        api('user-events', { server, user, cursor }),
+      ),
+    );
   }
 
   load.filters = [
