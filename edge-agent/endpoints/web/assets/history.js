@@ -14,6 +14,9 @@ globalThis.SvcHistory = (() => {
   const RANGES = { '1h': HOUR, '24h': 24 * HOUR, '7d': 7 * 24 * HOUR, '30d': 30 * 24 * HOUR };
   const RANGE_LABELS = { '1h': 'Last hour', '24h': '24 hours', '7d': '7 days', '30d': '30 days' };
   const DEFAULT_RANGE = '24h';
+  /** Levels keep their colour in every chart: errors red, warnings amber. */
+  const LEVEL_COLOURS = { FATAL: '#7f1d1d', ERROR: '#b42318', WARN: '#a15c07', INFO: '#1f5f8b', DEBUG: '#57534e' };
+  const COMPACT = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
   const COLOURS = [
     '#1f5f8b',
     '#c2410c',
@@ -32,6 +35,8 @@ globalThis.SvcHistory = (() => {
   let generation = 0;
   let timer;
   let loadPage;
+  /** The view of the render under way (its range is fixed when it starts). */
+  let rendering;
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -174,7 +179,8 @@ globalThis.SvcHistory = (() => {
 
   /** The answer of `/api/v1/<path>` for this view's range and the given parameters ('' and null are left out). */
   async function api(path, parameters = {}) {
-    const current = view();
+    // The range of the render under way, so that all of its requests cover the same times.
+    const current = rendering ?? view();
     const query = new URLSearchParams({
       from: new Date(current.from).toISOString(),
       to: new Date(current.to).toISOString(),
@@ -324,19 +330,18 @@ globalThis.SvcHistory = (() => {
       axes: [
         { size: 30, font: '11px system-ui' },
         {
-          size: 48,
+          size: 50,
           font: '11px system-ui',
-          ...(y.unit ? { values: (_u, ticks) => ticks.map((v) => `${num(v, v % 1 ? 1 : 0)}${y.unit}`) } : {}),
+          values: (_u, ticks) => ticks.map((v) => `${COMPACT.format(v)}${y.unit ?? ''}`),
         },
       ],
       series: [
         {},
         ...series.map((s, i) => ({
           label: s.label,
-          stroke: COLOURS[i % COLOURS.length],
+          stroke: s.colour ?? COLOURS[i % COLOURS.length],
           width: 1.5,
           spanGaps: true,
-          ...(s.fill ? { fill: `${COLOURS[i % COLOURS.length]}22` } : {}),
           ...(s.steps ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}),
         })),
       ],
@@ -365,7 +370,12 @@ globalThis.SvcHistory = (() => {
     return chart(
       title,
       answer.t,
-      answer.series.map((s) => ({ label: `${s.key} (${num(s.total)})`, values: s.counts, steps: true })),
+      answer.series.map((s) => ({
+        label: `${s.key} (${num(s.total)})`,
+        values: s.counts,
+        steps: true,
+        ...(answer.by === 'level' ? { colour: LEVEL_COLOURS[s.key.toUpperCase()] } : {}),
+      })),
       { floor: 1 },
     );
   }
@@ -442,6 +452,7 @@ globalThis.SvcHistory = (() => {
 
   async function run(mine, refresh) {
     const current = view();
+    rendering = current;
     const scroll = window.scrollY;
     try {
       const previous = charts;

@@ -88,8 +88,12 @@
                 { class: 'users' },
                 ...r.topUsers.flatMap((u, k) => [
                   k > 0 ? ', ' : '',
-                  link('/users', { user: u.user }, u.user),
-                  ` (${num(u.count)}, ${duration(u.totalMs)})`,
+                  el(
+                    'span',
+                    { class: 'who' },
+                    link('/users', { user: u.user }, u.user),
+                    ` (${num(u.count)}, ${duration(u.totalMs)})`,
+                  ),
                 ]),
               ),
               r.appId
