@@ -8,6 +8,7 @@
  * | `/config.yaml` | the masked config as a YAML file (`content-disposition: attachment`) |
  * | `/status` | the live status page |
  * | `/status.json` | what the status page shows (status.ts) |
+ * | `/api/v1/…` | the read API of the store (api/router.ts, docs/api.md): JSON |
  * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
  * | anything else | the 404 page |
  *
@@ -27,6 +28,7 @@ import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-executable.js';
 import { close, listen } from '../http-server.js';
+import { isApiPath, type ReadApi } from './api/router.js';
 import { configPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
 
@@ -53,6 +55,7 @@ const SECURITY_HEADERS = {
 } as const;
 
 const NO_STORE = 'no-store';
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The folder of the pages' own files below the install directory (the Dockerfile copies it). */
 export const ASSET_DIR = join('edge-agent', 'endpoints', 'web', 'assets');
@@ -99,6 +102,8 @@ export interface WebViewOptions {
   /** Svc's install directory (boot.ts INSTALL_DIR), where ASSET_DIR is. */
   installDir: string;
   status: StatusModel;
+  /** The read API under /api/v1/ (api/router.ts). */
+  api?: ReadApi;
   log: Log;
   /** For the rate limit's window (tests); Date.now by default. */
   now?: () => number;
@@ -164,6 +169,7 @@ export class WebView implements Component {
 
   async stop(): Promise<void> {
     this.options.status.close();
+    this.options.api?.close();
     const server = this.server;
     this.server = undefined;
     // An open page polls over a kept-alive connection; close() does not wait for it.
@@ -209,6 +215,15 @@ export class WebView implements Component {
       });
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (this.options.api && isApiPath(path)) {
+      const { status, body, headers } = this.options.api.answer(req.method ?? 'GET', req.url ?? '/');
+      return send(res, req, status, {
+        body: Buffer.from(body),
+        type: JSON_TYPE,
+        cache: NO_STORE,
+        ...(headers ? { extra: headers } : {}),
+      });
+    }
     const known = path === '/status.json' || this.pages.has(path);
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
       return send(res, req, 405, {
