@@ -41,6 +41,16 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...AUDIT_ENDPOINTS,
 ];
 
+/** The API's OpenAPI 3.1 document (served, and kept in docs/api/openapi.json). */
+export function apiDocument(): object {
+  return openApiDocument(ENDPOINTS);
+}
+
+/** The document as kept in docs/api/openapi.json (docs-cli.ts; a test checks the file is current). */
+export function apiDocumentText(): string {
+  return `${JSON.stringify(apiDocument(), null, 2)}\n`;
+}
+
 /** An answer of the API, for the web view to send. */
 export interface ApiAnswer {
   status: number;
@@ -93,7 +103,7 @@ export class ReadApi {
     }
     const rest = parsed.pathname.startsWith(API_PREFIX) ? parsed.pathname.slice(API_PREFIX.length) : undefined;
     if (rest === 'openapi.json') {
-      this.document ??= JSON.stringify(openApiDocument(ENDPOINTS));
+      this.document ??= JSON.stringify(apiDocument());
       return { status: 200, body: this.document };
     }
     const match = rest === undefined ? undefined : matchEndpoint(rest);
