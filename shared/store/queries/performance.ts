@@ -23,10 +23,26 @@ const GROUPS: Readonly<Record<(typeof PERF_BY)[number], { columns: string; key: 
   method: { columns: 'method', key: (row) => str(row, 'method') },
 };
 
-const HISTOGRAM_SUMS = Array.from(
-  { length: PERF_HISTOGRAM_BOUNDS_MS.length + 1 },
-  (_, index) => `sum(coalesce(hist ->> ${index}, 0)) AS h${index}`,
-).join(', ');
+/**
+ * The histograms of a group's rows, summed: SQL hands them over joined (`group_concat`), parsed as one
+ * JSON array, which is cheaper than extracting each bucket in SQL.
+ */
+function addHistograms(into: number[], joined: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(`[${joined}]`);
+  } catch {
+    return;
+  }
+  if (!Array.isArray(parsed)) return;
+  for (const histogram of parsed) {
+    if (!Array.isArray(histogram)) continue;
+    for (let index = 0; index < into.length; index++) {
+      const count: unknown = histogram[index];
+      if (typeof count === 'number') into[index] = (into[index] ?? 0) + count;
+    }
+  }
+}
 
 /**
  * The 95th percentile from a histogram over PERF_HISTOGRAM_BOUNDS_MS: the upper bound of the bucket
@@ -80,7 +96,7 @@ export function performanceTop(
   const found = rows(
     db,
     `SELECT ${group.columns}, user_full, max(app_name) AS app_name, max(object_type) AS object_type, sum(count) AS n,
-       sum(total_ms) AS total, max(max_ms) AS max, ${HISTOGRAM_SUMS}
+       sum(total_ms) AS total, max(max_ms) AS max, group_concat(hist, ',') AS hists
      FROM perf_hourly WHERE hour_ms >= ? AND hour_ms <= ?${where.sql} GROUP BY ${group.columns}, user_full`,
     Math.floor(range.from / HOUR_MS) * HOUR_MS,
     range.to,
@@ -110,9 +126,7 @@ export function performanceTop(
     entry.count += count;
     entry.totalMs += total;
     entry.maxMs = Math.max(entry.maxMs, num(row, 'max'));
-    for (let index = 0; index < entry.histogram.length; index++) {
-      entry.histogram[index] = (entry.histogram[index] ?? 0) + num(row, `h${index}`);
-    }
+    addHistograms(entry.histogram, str(row, 'hists'));
     const user = str(row, 'user_full');
     const cost = entry.users.get(user) ?? { count: 0, totalMs: 0 };
     entry.users.set(user, { count: cost.count + count, totalMs: cost.totalMs + total });
