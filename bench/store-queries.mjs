@@ -58,7 +58,9 @@ const began = performance.now();
 const counts = generateHistory({ path, now, days, servers, seed });
 const generatedSeconds = (performance.now() - began) / 1000;
 const bytes = statSync(path).size;
-console.log(`\nstore: ${days} days × ${servers} servers, generated in ${fmt(generatedSeconds, 1)} s, ${fmt(bytes / 1e6, 1)} MB`);
+console.log(
+  `\nstore: ${days} days × ${servers} servers, generated in ${fmt(generatedSeconds, 1)} s, ${fmt(bytes / 1e6, 1)} MB`,
+);
 for (const [table, rows] of Object.entries(counts)) console.log(`  ${table.padEnd(18)} ${int(rows).padStart(10)} rows`);
 
 const silent = { debug() {}, info() {}, warn() {}, error: (obj, msg) => console.error(msg, obj) };
@@ -138,7 +140,9 @@ await parts.component.stop();
 
 const baseline = results[0]?.p50 ?? Number.NaN;
 console.log(`\n${runs} runs per call, ms to the last byte (new connection each):`);
-console.log(`${'call'.padEnd(36)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)} ${'× base p50'.padStart(11)} ${'KB'.padStart(8)}`);
+console.log(
+  `${'call'.padEnd(36)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)} ${'× base p50'.padStart(11)} ${'KB'.padStart(8)}`,
+);
 for (const { label, p50, p99, max, size } of results) {
   console.log(
     `${label.padEnd(36)} ${fmt(p50).padStart(8)} ${fmt(p99).padStart(8)} ${fmt(max).padStart(8)} ${fmt(p50 / baseline, 1).padStart(11)} ${fmt(size / 1024, 1).padStart(8)}`,
