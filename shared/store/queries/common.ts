@@ -134,6 +134,29 @@ export function pageBounds(range: Range, cursor: string | undefined): [bigint, b
   return [fromNs, before < toNs ? before : toNs];
 }
 
+/**
+ * A page of an event table keyed by time_ns, newest first, within `bounds` (pageBounds) and the
+ * filters: `limit` + 1 rows, the extra one saying there is a next page (nextCursor). `id` is the
+ * point time as decimal text (it does not fit a JS number), `time_ms` its millisecond.
+ */
+export function newestFirst(
+  db: DatabaseSync,
+  table: string,
+  columns: string,
+  bounds: [bigint, bigint],
+  where: { sql: string; values: SQLInputValue[] },
+  limit: number,
+): Row[] {
+  return rows(
+    db,
+    `SELECT CAST(time_ns AS TEXT) AS id, time_ns / 1000000 AS time_ms, ${columns}
+     FROM ${table} WHERE time_ns BETWEEN ? AND ?${where.sql} ORDER BY time_ns DESC LIMIT ?`,
+    ...bounds,
+    ...where.values,
+    limit + 1,
+  );
+}
+
 /** The cursor after a page read with LIMIT limit + 1: null when that extra row did not come. */
 export function nextCursor(found: number, limit: number, lastKey: readonly string[] | undefined): string | null {
   return found > limit && lastKey ? encodeCursor(lastKey) : null;

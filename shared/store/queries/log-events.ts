@@ -16,6 +16,7 @@ import {
   countStep,
   inTerms,
   jsonObject,
+  newestFirst,
   nextCursor,
   nsBounds,
   num,
@@ -98,15 +99,13 @@ export function logEvents(db: DatabaseSync, params: { range: Range; filters: Log
   const { range, filters, limit, cursor } = params;
   const [fromNs, toNs] = pageBounds(range, cursor);
   const where = logWhere(db, filters);
-  const found = rows(
+  const found = newestFirst(
     db,
-    `SELECT CAST(time_ns AS TEXT) AS id, time_ns / 1000000 AS time_ms, server_id, source, level, subsystem, message,
-       exception, category, app_id, user_full, task_name, windows_user, rest
-     FROM log_events WHERE time_ns BETWEEN ? AND ?${where.sql} ORDER BY time_ns DESC LIMIT ?`,
-    fromNs,
-    toNs,
-    ...where.values,
-    limit + 1,
+    'log_events',
+    'server_id, source, level, subsystem, message, exception, category, app_id, user_full, task_name, windows_user, rest',
+    [fromNs, toNs],
+    where,
+    limit,
   );
   const names = serverNames(db);
   const events = found.slice(0, limit).map((row) => {

@@ -7,6 +7,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { UserEventsAnswer, UserSessionsAnswer } from '../api-types.js';
 import {
   inTerms,
+  newestFirst,
   nextCursor,
   nsBounds,
   nsOf,
@@ -166,15 +167,13 @@ export function userEvents(
       ['app_id', filters.apps],
     ],
   });
-  const found = rows(
+  const found = newestFirst(
     db,
-    `SELECT CAST(time_ns AS TEXT) AS id, time_ns / 1000000 AS time_ms, server_id, message_type, command, user_full,
-       origin, context, message, app_id, app_name, ua_browser, ua_os
-     FROM user_events WHERE time_ns BETWEEN ? AND ?${where.sql} ORDER BY time_ns DESC LIMIT ?`,
-    fromNs,
-    toNs,
-    ...where.values,
-    limit + 1,
+    'user_events',
+    'server_id, message_type, command, user_full, origin, context, message, app_id, app_name, ua_browser, ua_os',
+    [fromNs, toNs],
+    where,
+    limit,
   );
   const names = serverNames(db);
   const events = found.slice(0, limit).map((row) => ({

@@ -8,7 +8,6 @@
  * query (500 with no internal text, logged), the headers, and the web view's rate limit.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -22,31 +21,10 @@ import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { HOUR_MS } from '../../../../shared/store/ddl.js';
 import { captureLog } from '../../../support/audit.js';
 import { REPO_ROOT } from '../../../support/build.js';
+import { type Answer, fetchFrom } from '../../../support/http-from.js';
 import { freePort, LOOPBACK, until } from '../../../support/ports.js';
 import { svcConfig } from '../../../support/udp.js';
 import { secretConfigLines } from './fixtures.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function fetchFrom(
-  url: string,
-  { from = LOOPBACK, method = 'GET' }: { from?: string; method?: string } = {},
-): Promise<Answer> {
-  return new Promise<Answer>((resolve, reject) => {
-    const req = request(url, { method, localAddress: from, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-api-'));
 const NOW = Date.now();
