@@ -123,6 +123,8 @@ CREATE TABLE IF NOT EXISTS sessions_5m (
   users_max INTEGER NOT NULL,
   PRIMARY KEY (server_id, virtual_proxy, bucket_ms)
 ) WITHOUT ROWID;
+-- The read API reads every server's and virtual proxy's buckets of a range at once (user-sessions).
+CREATE INDEX IF NOT EXISTS sessions_5m_bucket ON sessions_5m (bucket_ms);
 
 -- Who was on when: one row per user, server and virtual proxy for each unbroken run of session polls
 -- that listed the user (a gap of more than 2.5 polling intervals starts a new row). Kept for retentionDays.

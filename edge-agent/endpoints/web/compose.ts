@@ -1,11 +1,14 @@
 /**
- * The web view of a process (`Svc.configVisualisation`): the config page and the live status page on
- * one server. The config is masked here, once, before the server sees it (shared/config/mask.ts).
+ * The web view of a process (`Svc.configVisualisation`): the config page, the live status page and
+ * the read API of the store (`/api/v1/`, when `Svc.store.enable`) on one server. The config is masked here, once, before the server sees it (shared/config/mask.ts).
  */
 import { maskConfig } from '../../../shared/config/mask.js';
+import { secretValues } from '../../../shared/config/secrets.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
+import { StoreReader } from '../../../shared/store/reader.js';
 import type { PollSink } from '../../sources/platform/sink.js';
 import type { Observed } from '../observed.js';
+import { ReadApi } from './api/router.js';
 import { PollHistory } from './poll-history.js';
 import { WebView } from './server.js';
 import { StatusModel } from './status.js';
@@ -35,6 +38,12 @@ export function webView(
     configFile,
     installDir: options.installDir,
     status,
+    api: new ReadApi({
+      reader: config.store.enable ? new StoreReader(config.store.path) : undefined,
+      retentionDays: config.store.retentionDays,
+      secrets: secretValues(config),
+      log,
+    }),
     log,
   });
   return { component, pollSink: history };

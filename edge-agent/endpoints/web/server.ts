@@ -9,6 +9,7 @@
  * | `/status` | the live status page |
  * | `/status.json` | what the status page shows (status.ts) |
  * | `/servers`, `/logs`, `/users`, `/performance`, `/audit` | the history pages (pages.ts HISTORY_PAGES), from the read API |
+ * | `/api/v1/…` | the read API of the store (api/router.ts, docs/api.md): JSON |
  * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/history.js`, `/<history page>.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
  * | anything else | the 404 page |
  *
@@ -28,6 +29,7 @@ import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-executable.js';
 import { close, listen } from '../http-server.js';
+import { isApiPath, type ReadApi } from './api/router.js';
 import { configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
 
@@ -54,6 +56,7 @@ const SECURITY_HEADERS = {
 } as const;
 
 const NO_STORE = 'no-store';
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The folder of the pages' own files below the install directory (the Dockerfile copies it). */
 export const ASSET_DIR = join('edge-agent', 'endpoints', 'web', 'assets');
@@ -107,6 +110,8 @@ export interface WebViewOptions {
   /** Svc's install directory (boot.ts INSTALL_DIR), where ASSET_DIR is. */
   installDir: string;
   status: StatusModel;
+  /** The read API under /api/v1/ (api/router.ts). */
+  api?: ReadApi;
   log: Log;
   /** For the rate limit's window (tests); Date.now by default. */
   now?: () => number;
@@ -173,6 +178,7 @@ export class WebView implements Component {
 
   async stop(): Promise<void> {
     this.options.status.close();
+    this.options.api?.close();
     const server = this.server;
     this.server = undefined;
     // An open page polls over a kept-alive connection; close() does not wait for it.
@@ -218,6 +224,15 @@ export class WebView implements Component {
       });
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (this.options.api && isApiPath(path)) {
+      const { status, body, headers } = this.options.api.answer(req.method ?? 'GET', req.url ?? '/');
+      return send(res, req, status, {
+        body: Buffer.from(body),
+        type: JSON_TYPE,
+        cache: NO_STORE,
+        ...(headers ? { extra: headers } : {}),
+      });
+    }
     const known = path === '/status.json' || this.pages.has(path);
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
       return send(res, req, 405, {

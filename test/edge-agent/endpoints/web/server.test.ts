@@ -8,7 +8,6 @@
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,32 +21,11 @@ import { MASK, maskConfig } from '../../../../shared/config/mask.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { isRecord } from '../../../../shared/util/records.js';
 import { REPO_ROOT } from '../../../support/build.js';
+import { fetchFrom } from '../../../support/http-from.js';
 import { recordingLog } from '../../../support/log.js';
 import { freePort, LOOPBACK } from '../../../support/ports.js';
 import { svcConfig } from '../../../support/udp.js';
 import { SECRET_MARKERS, secretConfigLines, secretUserEventLines } from './fixtures.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function fetchFrom(
-  url: string,
-  { from = LOOPBACK, method = 'GET' }: { from?: string; method?: string } = {},
-): Promise<Answer> {
-  return new Promise<Answer>((resolve, reject) => {
-    const req = request(url, { method, localAddress: from, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const NOW = Date.UTC(2026, 0, 5, 12, 0, 30);
 let clockMs = NOW;
