@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, historyServerName } from '../../../../edge-agent/simulate/history.js';
 import { chromiumPath, launchChromium, NO_CHROMIUM, pngColours, screenshotDir } from '../../../support/chromium.js';
@@ -105,6 +105,19 @@ async function follow(page: Page, action: () => Promise<void>): Promise<void> {
   await loaded(page);
 }
 
+/** What the test reads of an element in the browser (the test code has no DOM types). */
+interface Attributed {
+  getAttribute(name: string): string | null;
+}
+
+/** An attribute of every element a locator finds, in order. */
+function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
+  return locator.evaluateAll(
+    (elements: Attributed[], attribute: string) => elements.map((e) => e.getAttribute(attribute)),
+    name,
+  );
+}
+
 function lastRequest(requests: URL[], path: string): URL {
   const found = requests.filter((url) => url.pathname === `/api/v1/${path}`).at(-1);
   if (!found) throw new Error(`no request of /api/v1/${path} among ${requests.map(String).join(', ')}`);
@@ -142,13 +155,9 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
     const opened = await open(full, '/servers?range=24h');
     const { page, requests } = opened;
     const names = Array.from({ length: SERVERS }, (_, i) => historyServerName(i));
-    expect(
-      await page.locator('#latest tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))),
-    ).toEqual(names);
+    expect(await attributes(page.locator('#latest tbody tr'), 'data-id')).toEqual(names);
     expect(await page.locator('#charts .uplot canvas').count()).toBe(6);
-    expect(
-      await page.locator('#charts .chart').evaluateAll((hosts) => hosts.map((h) => h.getAttribute('data-series'))),
-    ).toEqual(Array(6).fill(String(SERVERS)));
+    expect(await attributes(page.locator('#charts .chart'), 'data-series')).toEqual(Array(6).fill(String(SERVERS)));
     for (const name of names) expect(String(lastRequest(requests, `servers/${name}/health`))).toContain('from=');
     const health = lastRequest(requests, `servers/${names[0]}/health`);
     expect(Date.parse(param(health, 'to') ?? '') - Date.parse(param(health, 'from') ?? '')).toBe(DAY);
@@ -192,8 +201,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
       from * 1_000_000,
     ).map((r) => r.id);
     expect(newest.length).toBe(100);
-    const shown = () =>
-      page.locator('#events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
+    const shown = () => attributes(page.locator('#events tbody tr'), 'data-id');
     expect(await shown()).toEqual(newest);
     expect(await page.locator('#counts .uplot canvas').count()).toBe(2);
     await screenshot(opened, 'logs');
@@ -277,9 +285,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
     const { page, requests } = opened;
     expect(await page.locator('#sessions .uplot canvas').count()).toBe(1);
     expect(await page.locator('#sessions .chart').getAttribute('data-series')).toBe(String(SERVERS * 2));
-    const users = await page
-      .locator('#presence .timeline-row[data-user]')
-      .evaluateAll((r) => r.map((e) => e.getAttribute('data-user')));
+    const users = await attributes(page.locator('#presence .timeline-row[data-user]'), 'data-user');
     expect(users.length).toBeGreaterThan(0);
     expect(await page.locator('#presence .run').count()).toBeGreaterThanOrEqual(users.length);
     await screenshot(opened, 'users');
@@ -298,9 +304,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
       (Date.parse(param(request, 'to') ?? '') + 1) * 1_000_000,
     ).map((r) => r.id);
     expect(expected.length).toBeGreaterThan(0);
-    expect(
-      await page.locator('#user-events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id'))),
-    ).toEqual(expected);
+    expect(await attributes(page.locator('#user-events tbody tr'), 'data-id')).toEqual(expected);
     expect(new Set(await page.locator('#user-events tbody td:nth-child(3)').allTextContents())).toEqual(
       new Set(['Start session', 'Stop session']),
     );
@@ -314,7 +318,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
       'SELECT app_id AS app FROM perf_hourly WHERE hour_ms >= ? GROUP BY app_id ORDER BY SUM(total_ms) DESC',
       now - 7 * DAY - HOUR,
     ).map((r) => r.app);
-    const shown = await page.locator('#top tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
+    const shown = await attributes(page.locator('#top tbody tr'), 'data-id');
     expect(shown.slice(0, 3)).toEqual(top.slice(0, 3));
     expect(await page.locator('#top tbody tr').first().locator('.users a').count()).toBeGreaterThan(0);
     await screenshot(opened, 'performance');
@@ -339,8 +343,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
       'SELECT id, type FROM audit_events WHERE time_ms >= ? ORDER BY time_ms DESC, id DESC LIMIT 100',
       now - DAY,
     );
-    const shown = () =>
-      page.locator('#events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
+    const shown = () => attributes(page.locator('#events tbody tr'), 'data-id');
     expect(new Set(await shown())).toEqual(new Set(newest.map((r) => r.id)));
     await screenshot(opened, 'audit');
 
