@@ -154,7 +154,15 @@ describe('the Linux single executable, alone in a folder, in a clean environment
       expect(Buffer.from(await chart.arrayBuffer())).toEqual(
         readFileSync(join(REPO_ROOT, 'node_modules/uplot/dist/uPlot.iife.min.js')),
       );
-      for (const asset of ['/style.css', '/config.js', '/status.js', '/history.js', '/servers.js', '/logo.svg', '/uPlot.min.css'])
+      for (const asset of [
+        '/style.css',
+        '/config.js',
+        '/status.js',
+        '/history.js',
+        '/servers.js',
+        '/logo.svg',
+        '/uPlot.min.css',
+      ])
         expect((await fetch(`http://${LOOPBACK}:${webPort}${asset}`)).status, asset).toBe(200);
     } finally {
       local.child.kill('SIGTERM');
