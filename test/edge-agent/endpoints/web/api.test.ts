@@ -324,6 +324,12 @@ describe('read API: log events', () => {
     expect(byName.events.length).toBe(200);
     for (const event of byName.events) expect(event.category.map((item) => item.name)).toContain('qs_log_category');
     expect((await ok<EventList>(`log-events?${DAY3}&server=nobody`)).events).toEqual([]);
+    const app = 'a0000001-0000-4000-8000-000000000001';
+    const ofApp = await ok<{ events: { appId: string }[] }>(`log-events?${DAY3}&app=${app}&limit=1000`);
+    expect(ofApp.events.length).toBe(
+      scalar('SELECT count(*) AS n FROM log_events WHERE app_id = ? AND time_ns BETWEEN ? AND ?', app, ...DAY3_NS),
+    );
+    for (const event of ofApp.events) expect(event.appId).toBe(app);
     await bad('log-events?level=LOUD', 'level');
     await bad('log-events?level=ERROR,', 'level');
     await bad('log-events?source=kernel', 'source');
@@ -398,6 +404,13 @@ describe('read API: log events', () => {
     expect(long.series.find((series) => series.key === 'ERROR')?.total).toBe(engineErrors - 2);
     const categories = await ok<Counts>(`log-events/counts?${range(NOW - 20 * 60_000, NOW)}&by=category&level=ERROR`);
     expect(categories.series.find((series) => series.key === 'qs_log_category=planted')?.total).toBe(1);
+    // By app: the hourly counts have no app, so long ranges count the events (whole buckets, exact).
+    const app = 'a0000002-0000-4000-8000-000000000002';
+    const forApp = await ok<Counts>(`log-events/counts?${DAY3}&by=level&app=${app}`);
+    expect(forApp.stepMs).toBeGreaterThanOrEqual(HOUR_MS);
+    expect(forApp.series.reduce((sum, series) => sum + series.total, 0)).toBe(
+      scalar('SELECT count(*) AS n FROM log_events WHERE app_id = ? AND time_ns BETWEEN ? AND ?', app, ...DAY3_NS),
+    );
     await bad('log-events/counts', 'by');
     await bad('log-events/counts?by=server', 'by');
     await bad('log-events/counts?by=level&q=x', 'q');
