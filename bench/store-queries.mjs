@@ -20,7 +20,8 @@
  *    health of one server for 1 h, 24 h, 7 d, 30 d; log-events newest 100, with q and with
  *    level=ERROR over 30 d; log-event counts by level and by category, 30 d; user-sessions 24 h and
  *    30 d; performance/top by app, object and method, 30 d; audit-events and audit counts, 7 d.
- *    (The pages' own call lists replace these when they are known.)
+ * 4. Each history page's calls as the page makes them (all at once, assets/*.js), for 24 h and 30 d:
+ *    p50, p99 and max of the time until the last answer.
  *
  * Every answer must be 200; the run exits 1 otherwise. The machine and its load are printed: compare
  * the ratios to the baseline of one run, not figures across machines.
@@ -118,6 +119,33 @@ const calls = [
   ['audit counts by type, 7 d', `/api/v1/audit-events/counts?${span(7 * D)}&by=type`],
 ];
 
+/**
+ * The history pages' API calls as the pages make them (edge-agent/endpoints/web/assets/*.js): all of a
+ * page's calls at once; the time is until the last answer.
+ */
+const serverNames = Array.from({ length: servers }, (_, index) => `node${index + 1}`);
+const pages = (ms) => [
+  [
+    'Servers',
+    [`/api/v1/servers?${span(ms)}`, ...serverNames.map((name) => `/api/v1/servers/${name}/health?${span(ms)}`)],
+  ],
+  [
+    'Log events',
+    ['log-events?limit=100', 'log-events/counts?by=level', 'log-events/counts?by=category'].map(
+      (call) => `/api/v1/${call}${call.includes('?') ? '&' : '?'}${span(ms)}`,
+    ),
+  ],
+  ['Users', [`/api/v1/user-sessions?${span(ms)}`, `/api/v1/user-events?${span(ms)}`]],
+  ['Performance', [`/api/v1/performance/top?by=app&order=total&${span(ms)}`]],
+  [
+    'Audit',
+    [
+      `/api/v1/audit-events?${span(ms)}`,
+      ...['type', 'app', 'sheet', 'user'].map((by) => `/api/v1/audit-events/counts?by=${by}&${span(ms)}`),
+    ],
+  ],
+];
+
 let failed = false;
 const results = [];
 for (const [label, url] of calls) {
@@ -136,6 +164,34 @@ for (const [label, url] of calls) {
   times.sort((a, b) => a - b);
   results.push({ label, p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1], size });
 }
+
+const pageResults = [];
+for (const [rangeLabel, ms] of [
+  ['24 h', D],
+  ['30 d', 30 * D],
+]) {
+  for (const [page, urls] of pages(ms)) {
+    const times = [];
+    for (let run = 0; run < runs + 2; run++) {
+      const start = performance.now();
+      const answers = await Promise.all(urls.map((url) => get(url)));
+      const bad = answers.find(([, status]) => status !== 200);
+      if (bad) {
+        console.error(`${page} ${rangeLabel}: a call answered ${bad[1]}`);
+        failed = true;
+        break;
+      }
+      if (run >= 2) times.push(performance.now() - start);
+    }
+    times.sort((a, b) => a - b);
+    pageResults.push({
+      label: `${page} page, ${rangeLabel} (${urls.length} calls)`,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: times[times.length - 1],
+    });
+  }
+}
 await parts.component.stop();
 
 const baseline = results[0]?.p50 ?? Number.NaN;
@@ -147,6 +203,10 @@ for (const { label, p50, p99, max, size } of results) {
   console.log(
     `${label.padEnd(36)} ${fmt(p50).padStart(8)} ${fmt(p99).padStart(8)} ${fmt(max).padStart(8)} ${fmt(p50 / baseline, 1).padStart(11)} ${fmt(size / 1024, 1).padStart(8)}`,
   );
+}
+console.log(`\nwhole pages: every API call of a page at once, ms until the last answer:`);
+for (const { label, p50, p99, max } of pageResults) {
+  console.log(`${label.padEnd(40)} ${fmt(p50).padStart(8)} ${fmt(p99).padStart(8)} ${fmt(max).padStart(8)}`);
 }
 console.log(`\nload after: ${loadNow().text}`);
 process.exit(failed ? 1 : 0);

@@ -47,6 +47,7 @@ describe('docs/api/openapi.json', () => {
       'source',
       'server',
       'category',
+      'app',
       'q',
     ]);
     expect(operation('/servers/{serverName}/health').parameters[0]).toMatchObject({

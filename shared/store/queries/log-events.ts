@@ -22,6 +22,7 @@ import {
   num,
   type Page,
   pageBounds,
+  placeholders,
   type Range,
   rfc3339,
   rows,
@@ -43,6 +44,8 @@ export interface LogFilters {
   sources?: readonly string[] | undefined;
   servers?: readonly string[] | undefined;
   categories?: readonly CategoryFilter[] | undefined;
+  /** App ids (the hourly counts have no app: counts filtered by app are read from the events). */
+  apps?: readonly string[] | undefined;
   /** The words of `q` (see ftsQuery). */
   words?: readonly string[] | undefined;
 }
@@ -78,6 +81,10 @@ function logWhere(db: DatabaseSync, filters: LogFilters): { sql: string; values:
   const terms: string[] = [];
   const values: SQLInputValue[] = [];
   columnTerms(db, filters, terms, values);
+  if (some(filters.apps)) {
+    terms.push(`app_id IN (${placeholders(filters.apps.length)})`);
+    values.push(...filters.apps);
+  }
   if (some(filters.categories)) {
     const each = filters.categories.map((category) => {
       values.push(category.name);
@@ -175,7 +182,9 @@ export function logCounts(
   const stepMs = countStep(range);
   const starts = bucketStarts(range, stepMs);
   const counted =
-    stepMs >= HOUR_MS ? hourlyCounts(db, range, by, filters, stepMs) : rawCounts(db, range, by, filters, stepMs);
+    stepMs >= HOUR_MS && !some(filters.apps)
+      ? hourlyCounts(db, range, by, filters, stepMs)
+      : rawCounts(db, range, by, filters, stepMs);
   return { range, by, stepMs, t: starts, series: countSeries(counted, starts, stepMs) };
 }
 

@@ -9,7 +9,7 @@ import {
 import type { Endpoint } from './endpoint.js';
 import { BadParameterError, COMMON, choice, type QueryParameters } from './params.js';
 
-const FILTERS = [COMMON.level, COMMON.source, COMMON.server, COMMON.category] as const;
+const FILTERS = [COMMON.level, COMMON.source, COMMON.server, COMMON.category, COMMON.app] as const;
 
 /** The filters of a log-event request (q only when `withText`). */
 function filters(query: QueryParameters, withText: boolean): LogFilters {
@@ -25,6 +25,7 @@ function filters(query: QueryParameters, withText: boolean): LogFilters {
     sources: query.list('source'),
     servers: query.list('server'),
     categories,
+    apps: query.list('app'),
     words,
   };
 }
@@ -44,7 +45,7 @@ export const LOG_EVENT_ENDPOINTS: readonly Endpoint[] = [
     path: 'log-events/counts',
     summary: 'Log events counted by level or category over time',
     description:
-      'Counts per bucket of `stepMs` and per level (or category `name=value`), largest first, at most 20 series. Buckets under an hour count the events; longer ones come from the hourly counts (whole hours).',
+      'Counts per bucket of `stepMs` and per level (or category `name=value`), largest first, at most 20 series. Buckets under an hour count the events; longer ones come from the hourly counts (whole hours), except with `app`, which the hourly counts do not keep.',
     parameters: [COMMON.from, COMMON.to, choice('by', LOG_COUNT_BY, 'count by level or by category'), ...FILTERS],
     run: ({ db, range, query }) =>
       logCounts(db, { range, by: query.choice('by', LOG_COUNT_BY), filters: filters(query, false) }),
