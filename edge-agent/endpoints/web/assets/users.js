@@ -9,6 +9,8 @@
   const EVENTS_HINT = 'user events come over UDP from the proxy (Svc.userEvents).';
   /** Users drawn as a timeline at most; more are a table. */
   const MAX_TIMELINE_USERS = 40;
+  /** Presence runs asked for (the API's largest page): a month of a busy platform is still cut, and says so. */
+  const MAX_PRESENCE_RUNS = 1000;
 
   function timeline(view, presence) {
     const users = new Map();
@@ -90,7 +92,7 @@
     const server = view.query.get('server');
     const user = view.query.get('user');
     const [sessions, events] = await Promise.all([
-      api('user-sessions', { server, user }),
+      api('user-sessions', { server, user, limit: MAX_PRESENCE_RUNS }),
       api('user-events', { server, user }),
     ]);
     const filtered = Boolean(server || user);

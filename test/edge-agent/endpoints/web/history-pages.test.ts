@@ -268,9 +268,16 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
     await page.locator('#filters input[name="q"]').fill(word);
     await navigateBy(page, () => page.locator('#filters button[type="submit"]').click());
     expect(param(lastRequest(requests, 'log-events'), 'q')).toBe(word);
-    const messages = await page.locator('#events tbody td .message').allTextContents();
-    expect(messages.length).toBeGreaterThan(0);
-    for (const text of messages) expect(text.toLowerCase()).toContain(word.toLowerCase());
+    // Every row shown has the word in its message or its exception (the store's, by the row's id).
+    const ids = await attributes(page.locator('#events tbody tr'), 'data-id');
+    expect(ids.length).toBeGreaterThan(0);
+    for (const id of ids) {
+      const [text] = rows<{ text: string }>(
+        "SELECT message || ' ' || exception AS text FROM log_events WHERE time_ns = ?",
+        id ?? '',
+      );
+      expect(text?.text.toLowerCase(), `event ${id}`).toContain(word.toLowerCase());
+    }
     opened.noErrors();
 
     // A source the API does not know: its 400 is shown, naming the parameter.
@@ -332,6 +339,30 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
     expect([param(request, 'by'), param(request, 'order')]).toEqual(['object', 'p95']);
     expect(new URL(page.url()).search).toBe('?range=7d&by=object&order=p95');
     expect(await page.locator('#top thead th').allTextContents()).toContain('object');
+    opened.noErrors();
+  }, 60_000);
+
+  it('Performance → Log events: an app’s link shows the log events of that app over the same range', async () => {
+    const opened = await open(full, '/performance?range=7d');
+    const { page, requests } = opened;
+    const app = (await attributes(page.locator('#top tbody tr'), 'data-id'))[0] ?? '';
+    await follow(page, () => page.locator('#top tbody tr').first().locator('a', { hasText: 'log events' }).click());
+    expect(new URL(page.url()).pathname).toBe('/logs');
+    const request = lastRequest(requests, 'log-events');
+    expect([
+      param(request, 'app'),
+      Date.parse(param(request, 'to') ?? '') - Date.parse(param(request, 'from') ?? ''),
+    ]).toEqual([app, 7 * DAY]);
+    const expected = rows<{ id: string }>(
+      'SELECT CAST(time_ns AS TEXT) AS id FROM log_events WHERE app_id = ? AND time_ns >= ? AND time_ns <= ? ORDER BY time_ns DESC LIMIT 100',
+      app,
+      Date.parse(param(request, 'from') ?? '') * 1_000_000,
+      (Date.parse(param(request, 'to') ?? '') + 1) * 1_000_000,
+    ).map((r) => r.id);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await attributes(page.locator('#events tbody tr'), 'data-id')).toEqual(expected);
+    expect(await page.locator('#filters input[name="app"]').inputValue()).toBe(app);
+    expect(await page.locator('#error').isVisible()).toBe(false);
     opened.noErrors();
   }, 60_000);
 
