@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { fmt, int, loadNow, machineLine, option, percentile, positive, removeOnExit } from './lib.mjs';
+import { fmt, freePort, int, loadNow, machineLine, option, percentile, positive, removeOnExit } from './lib.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -37,59 +37,33 @@ const keep = option('keep', 'BENCH_KEEP', '');
 const PAGES = ['servers', 'logs', 'users', 'performance', 'audit'];
 
 const { generateHistory } = await load('edge-agent/simulate/history.js');
-const { WebView } = await load('edge-agent/endpoints/web/server.js');
-const { ReadApi } = await load('edge-agent/endpoints/web/api/router.js');
-const { StoreReader } = await load('shared/store/reader.js');
-const { StatusModel } = await load('edge-agent/endpoints/web/status.js');
-const { PollHistory } = await load('edge-agent/endpoints/web/poll-history.js');
+const { webView } = await load('edge-agent/endpoints/web/compose.js');
 const { Observed } = await load('edge-agent/endpoints/observed.js');
 const { ErrorTracker } = await load('shared/errors/tracker.js');
 const { parseConfigText } = await load('shared/config/load.js');
 
 /**
- * The real web view with its read API on the store at `storePath`, built as compose.ts builds it;
- * nextMinute() moves its rate limiter's clock a minute ahead.
+ * The real web view with its read API on the store at `storePath`, composed as `svc local` composes
+ * it (compose.ts); nextMinute() moves its rate limiter's clock a minute ahead.
  */
 async function startWebView(storePath) {
-  const { config } = parseConfigText(
-    `Svc:\n  configVisualisation: {enable: true, host: 127.0.0.1}\n  store: {path: ${JSON.stringify(storePath)}}\n`,
-    'bench.yaml',
-    {},
-  );
+  const port = await freePort();
+  const yaml = `Svc:\n  configVisualisation: {enable: true, host: 127.0.0.1, port: ${port}}\n  store: {path: ${JSON.stringify(storePath)}}\n`;
+  const { config } = parseConfigText(yaml, 'bench.yaml', {});
   const quiet = { info() {}, warn() {}, debug() {}, error: (...args) => console.error(...args) };
   const errors = new ErrorTracker({ enabled: false, log: quiet });
-  const status = new StatusModel({
-    config,
-    mode: 'local',
-    observed: new Observed(),
-    history: new PollHistory(),
-    errors,
-  });
   let offset = 0;
-  const view = new WebView({
-    host: '127.0.0.1',
-    port: 0,
-    masked: {},
-    obfuscate: true,
-    configFile: 'bench.yaml',
-    installDir: ROOT,
-    status,
-    api: new ReadApi({
-      reader: new StoreReader(config.store.path),
-      retentionDays: config.store.retentionDays,
-      secrets: [],
-      log: quiet,
-    }),
-    log: quiet,
-    now: () => Date.now() + offset,
-  });
-  await view.start();
+  const { component } = webView(
+    { config, configFile: 'bench.yaml', logger: quiet, errors },
+    { observed: new Observed(), mode: 'local', installDir: ROOT, now: () => Date.now() + offset },
+  );
+  await component.start();
   return {
-    base: `http://127.0.0.1:${view.port}`,
+    base: `http://127.0.0.1:${port}`,
     nextMinute: () => {
       offset += 60_000;
     },
-    stop: () => view.stop(),
+    stop: () => component.stop(),
   };
 }
 

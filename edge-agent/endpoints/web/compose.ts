@@ -22,7 +22,13 @@ export interface WebViewParts {
 /** The web view, when `configVisualisation.enable`; else null. `installDir` holds its assets (boot.ts INSTALL_DIR). */
 export function webView(
   ctx: Pick<AppContext, 'config' | 'configFile' | 'logger' | 'errors'>,
-  options: { observed: Observed; mode: string; installDir: string },
+  options: {
+    observed: Observed;
+    mode: string;
+    installDir: string;
+    /** The rate limit's clock (tests and benches that load many pages from one address); Date.now by default. */
+    now?: () => number;
+  },
 ): WebViewParts | null {
   const { config, configFile, logger: log, errors } = ctx;
   const settings = config.configVisualisation;
@@ -45,6 +51,7 @@ export function webView(
       log,
     }),
     log,
+    ...(options.now ? { now: options.now } : {}),
   });
   return { component, pollSink: history };
 }
