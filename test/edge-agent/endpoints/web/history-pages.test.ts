@@ -150,6 +150,24 @@ function rows<T>(sql: string, ...params: (string | number)[]): T[] {
   return store.prepare(sql).all(...params) as T[];
 }
 
+/**
+ * The ids of the newest 100 events of `table` whose `column` is `value`, within the range `request`
+ * asked for (the page's now, not the test's).
+ */
+function newestIn(
+  request: URL,
+  table: 'user_events' | 'log_events',
+  column: 'user_full' | 'app_id',
+  value: string,
+): string[] {
+  return rows<{ id: string }>(
+    `SELECT CAST(time_ns AS TEXT) AS id FROM ${table} WHERE ${column} = ? AND time_ns >= ? AND time_ns <= ? ORDER BY time_ns DESC LIMIT 100`,
+    value,
+    Date.parse(param(request, 'from') ?? '') * 1_000_000,
+    (Date.parse(param(request, 'to') ?? '') + 1) * 1_000_000,
+  ).map((r) => r.id);
+}
+
 describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : ` (skipped: ${NO_CHROMIUM})`}`, () => {
   it('Servers: the latest values of every server, six charts with a line per server, zoom puts the range into the URL, links carry it', async () => {
     const opened = await open(full, '/servers?range=24h');
@@ -303,13 +321,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
     expect(new URL(page.url()).searchParams.get('range')).toBe('24h');
     const request = lastRequest(requests, 'user-events');
     expect(param(request, 'user')).toBe(user);
-    // The range of the request (the page's now, not the test's).
-    const expected = rows<{ id: string }>(
-      'SELECT CAST(time_ns AS TEXT) AS id FROM user_events WHERE user_full = ? AND time_ns >= ? AND time_ns <= ? ORDER BY time_ns DESC LIMIT 100',
-      user,
-      Date.parse(param(request, 'from') ?? '') * 1_000_000,
-      (Date.parse(param(request, 'to') ?? '') + 1) * 1_000_000,
-    ).map((r) => r.id);
+    const expected = newestIn(request, 'user_events', 'user_full', user);
     expect(expected.length).toBeGreaterThan(0);
     expect(await attributes(page.locator('#user-events tbody tr'), 'data-id')).toEqual(expected);
     expect(new Set(await page.locator('#user-events tbody td:nth-child(3)').allTextContents())).toEqual(
@@ -353,12 +365,7 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
       param(request, 'app'),
       Date.parse(param(request, 'to') ?? '') - Date.parse(param(request, 'from') ?? ''),
     ]).toEqual([app, 7 * DAY]);
-    const expected = rows<{ id: string }>(
-      'SELECT CAST(time_ns AS TEXT) AS id FROM log_events WHERE app_id = ? AND time_ns >= ? AND time_ns <= ? ORDER BY time_ns DESC LIMIT 100',
-      app,
-      Date.parse(param(request, 'from') ?? '') * 1_000_000,
-      (Date.parse(param(request, 'to') ?? '') + 1) * 1_000_000,
-    ).map((r) => r.id);
+    const expected = newestIn(request, 'log_events', 'app_id', app);
     expect(expected.length).toBeGreaterThan(0);
     expect(await attributes(page.locator('#events tbody tr'), 'data-id')).toEqual(expected);
     expect(await page.locator('#filters input[name="app"]').inputValue()).toBe(app);
