@@ -6,7 +6,7 @@
 {
   const { el, api, body, noData, table, link, navigate, num, duration, start } = SvcHistory;
   const HINT =
-    "engine performance events come over UDP from the engine's log appender when its performance logging is on (Svc.logEvents.enginePerformanceMonitor).";
+    "engine performance events come over UDP from the engine's performance log appender, kept when Svc.logEvents.source.apiPerf and Svc.logEvents.enginePerformanceMonitor are on.";
   const BY = { app: 'Apps', object: 'Objects', method: 'Methods' };
   const ORDER = { total: 'total time', p95: 'p95', count: 'count' };
 
