@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { webView } from '../../../../edge-agent/endpoints/web/compose.js';
 import { CONTENT_SECURITY_POLICY, type WebView } from '../../../../edge-agent/endpoints/web/server.js';
-import { generateHistory } from '../../../../edge-agent/simulate/history.js';
+import { generateHistory, isFtsKeptByTrigger } from '../../../../edge-agent/simulate/history.js';
 import { MASK } from '../../../../shared/config/mask.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { HOUR_MS } from '../../../../shared/store/ddl.js';
@@ -94,11 +94,13 @@ function plantLogEvent(
     '',
     extra.rest ?? '{}',
   );
-  db.prepare('INSERT INTO log_events_fts (rowid, message, exception) VALUES (?, ?, ?)').run(
-    time,
-    message,
-    extra.exception ?? '',
-  );
+  if (!isFtsKeptByTrigger(db)) {
+    db.prepare('INSERT INTO log_events_fts (rowid, message, exception) VALUES (?, ?, ?)').run(
+      time,
+      message,
+      extra.exception ?? '',
+    );
+  }
 }
 
 beforeAll(async () => {
