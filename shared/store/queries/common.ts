@@ -222,6 +222,14 @@ export function bucketStarts(range: Range, step: number): number[] {
   return starts;
 }
 
+/**
+ * A series value as answered: 3 decimals (a chart shows no more, and a month of series is several
+ * times smaller than with the 17 digits of a mean); null stays null.
+ */
+export function seriesValue(value: number | undefined): number | null {
+  return value === undefined || !Number.isFinite(value) ? null : Math.round(value * 1000) / 1000;
+}
+
 /** An RFC 3339 text of a time in ms. */
 export function rfc3339(ms: number): string {
   return new Date(ms).toISOString();
