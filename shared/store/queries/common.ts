@@ -41,6 +41,11 @@ export function statement(db: DatabaseSync, sql: string): StatementSync {
   return prepared;
 }
 
+/** The SQL of every statement prepared on `db` so far: what a test runs EXPLAIN QUERY PLAN on. */
+export function preparedSql(db: DatabaseSync): string[] {
+  return [...(statements.get(db)?.keys() ?? [])];
+}
+
 /**
  * Runs `sql` (cached) and returns every row. Whole numbers are bound as integers (node:sqlite binds a
  * JS number as REAL, which would turn `t / step * step` into a division without rounding).
