@@ -41,6 +41,11 @@ export function statement(db: DatabaseSync, sql: string): StatementSync {
   return prepared;
 }
 
+/** The SQL of every statement prepared on `db` so far: what a test runs EXPLAIN QUERY PLAN on. */
+export function preparedSql(db: DatabaseSync): string[] {
+  return [...(statements.get(db)?.keys() ?? [])];
+}
+
 /**
  * Runs `sql` (cached) and returns every row. Whole numbers are bound as integers (node:sqlite binds a
  * JS number as REAL, which would turn `t / step * step` into a division without rounding).
@@ -220,6 +225,14 @@ export function bucketStarts(range: Range, step: number): number[] {
   const starts: number[] = [];
   for (let t = Math.floor(range.from / step) * step; t <= range.to; t += step) starts.push(t);
   return starts;
+}
+
+/**
+ * A series value as answered: 3 decimals (a chart shows no more, and a month of series is several
+ * times smaller than with the 17 digits of a mean); null stays null.
+ */
+export function seriesValue(value: number | undefined): number | null {
+  return value === undefined || !Number.isFinite(value) ? null : Math.round(value * 1000) / 1000;
 }
 
 /** An RFC 3339 text of a time in ms. */

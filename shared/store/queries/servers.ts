@@ -8,7 +8,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { type HealthAnswer, MAX_POINTS, type ServersAnswer } from '../api-types.js';
 import { ROLLUP_BUCKET_MS } from '../ddl.js';
-import { jsonObject, nsBounds, nsOf, num, type Range, type Row, rows, seriesStep, str } from './common.js';
+import { jsonObject, nsBounds, nsOf, num, type Range, type Row, rows, seriesStep, seriesValue, str } from './common.js';
 
 const LATEST_SQL = `SELECT time_ns / 1000000 AS t, cpu_total, mem_committed, mem_allocated, mem_free, session_active,
   users_active, apps_active, apps_loaded, apps_in_memory, cache_hits, cache_lookups, saturated, version, uptime
@@ -200,7 +200,7 @@ export function health(db: DatabaseSync, params: { range: Range; server: string 
   }
   const merged = mergePoints(parts, { means: MEANS, mins: MINS, maxes: MAXES });
   const times = [...merged.keys()].sort((a, b) => a - b);
-  const series = (column: string) => times.map((t) => merged.get(t)?.get(column) ?? null);
+  const series = (column: string) => times.map((t) => seriesValue(merged.get(t)?.get(column)));
   let previous: Map<string, number> | undefined;
   const cacheHitRatio = times.map((t) => {
     const point = merged.get(t);
@@ -209,7 +209,7 @@ export function health(db: DatabaseSync, params: { range: Range; server: string 
     if (!point || !before) return null;
     const lookups = (point.get('cache_lookups') ?? 0) - (before.get('cache_lookups') ?? 0);
     const hits = (point.get('cache_hits') ?? 0) - (before.get('cache_hits') ?? 0);
-    return lookups > 0 && hits >= 0 ? Math.min(1, hits / lookups) : null;
+    return lookups > 0 && hits >= 0 ? seriesValue(Math.min(1, hits / lookups)) : null;
   });
   return {
     range,

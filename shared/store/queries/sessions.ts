@@ -18,6 +18,7 @@ import {
   type Row,
   rfc3339,
   rows,
+  seriesValue,
   serverNames,
   str,
   strOrNull,
@@ -109,7 +110,7 @@ export function userSessions(
       const [server = '', virtualProxy = ''] = key.split('\n');
       const merged = mergePoints(pairRows, { means: ['sessions'], mins: [], maxes: ['sessions_max', 'users'] });
       const t = [...merged.keys()].sort((a, b) => a - b);
-      const column = (name: string) => t.map((time) => merged.get(time)?.get(name) ?? null);
+      const column = (name: string) => t.map((time) => seriesValue(merged.get(time)?.get(name)));
       return {
         server,
         virtualProxy,
