@@ -279,6 +279,28 @@ describe.skipIf(!CHROMIUM)(`history pages in headless Chromium${CHROMIUM ? '' : 
         param(requests.filter((u) => u.pathname.endsWith('/counts') && param(u, 'by') === by).at(-1) ?? week, 'from'),
       ).toBe(param(week, 'from'));
 
+    // Back returns to the last hour; a custom range (the browser's local time) goes into the URL and the request.
+    await navigateBy(page, async () => {
+      await page.goBack();
+    });
+    expect(new URL(page.url()).searchParams.get('range')).toBe('1h');
+    const back = lastRequest(requests, 'log-events');
+    expect(Date.parse(param(back, 'to') ?? '') - Date.parse(param(back, 'from') ?? '')).toBe(HOUR);
+    const minute = 60_000;
+    const [from, to] = [now - 3 * DAY, now - 2 * DAY].map((ms) => Math.floor(ms / minute) * minute);
+    // A datetime-local field's text: local time to the minute (the browser runs on this machine's time zone).
+    const local = (ms: number) => new Date(ms - new Date(ms).getTimezoneOffset() * minute).toISOString().slice(0, 16);
+    await page.locator('#range input[name="from"]').fill(local(from ?? 0));
+    await page.locator('#range input[name="to"]').fill(local(to ?? 0));
+    await navigateBy(page, () => page.locator('#custom-apply').click());
+    const custom = lastRequest(requests, 'log-events');
+    expect([param(custom, 'from'), param(custom, 'to')]).toEqual([
+      new Date(from ?? 0).toISOString(),
+      new Date(to ?? 0).toISOString(),
+    ]);
+    expect(new URL(page.url()).searchParams.get('from')).toBe(param(custom, 'from'));
+    expect(await page.locator('#shown').textContent()).toContain('not live');
+
     // A word of the newest message: every row shown has it.
     const [newest] = rows<{ message: string }>('SELECT message FROM log_events ORDER BY time_ns DESC LIMIT 1');
     const word = (newest?.message ?? '').split(/\W+/).find((w) => w.length > 4) ?? '';
