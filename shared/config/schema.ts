@@ -25,8 +25,8 @@ import { mqttConfig } from './sections/mqtt.js';
 import { appNames, cert, serversToMonitor, userSessions } from './sections/platform.js';
 import { platformEvents } from './sections/platform-events.js';
 import { proxy } from './sections/proxy.js';
-import { store } from './sections/store.js';
 import { anonTelemetry, anonTelemetrySettings, heartbeat, systemInfo, uptimeMonitor } from './sections/self-report.js';
+import { store } from './sections/store.js';
 import { tsdbConfig } from './sections/tsdb.js';
 import { userEvents } from './sections/user-events.js';
 
