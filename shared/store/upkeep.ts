@@ -5,8 +5,8 @@
  *    and maximum rows (`health_5m`, `sessions_5m`; a bucket that already has a row is merged into
  *    it), then the raw rows go;
  * 2. retention: everything older than `retentionDays` goes, from every table (presence by its end);
- * 3. the size cap: while the database and its WAL are larger than `maxSizeMB`, the oldest hour of
- *    data across the tables goes, and the freed pages are given back to the file system
+ * 3. the size cap: while the database and its WAL are larger than `maxSizeMB`, the oldest hours of
+ *    data across the tables go, and the freed pages are given back to the file system
  *    (`incremental_vacuum`, then `wal_checkpoint(TRUNCATE)`).
  */
 import { statSync } from 'node:fs';
@@ -155,19 +155,19 @@ function usedBytes(db: DatabaseSync): number {
   return (pragma('page_count') - pragma('freelist_count')) * pragma('page_size');
 }
 
-/** The oldest time (ms) of any row in the timed tables, or null when they are empty. */
-function oldestMs(db: DatabaseSync): number | null {
-  let oldest: number | null = null;
+/** The oldest (`min`) or newest (`max`) time (ms) of any row in the timed tables, or null when they are empty. */
+function edgeMs(db: DatabaseSync, aggregate: 'min' | 'max'): number | null {
+  let found: number | null = null;
   for (const { table, ms } of TIMED_TABLES) {
-    const row = db.prepare(`SELECT min(${ms}) AS oldest FROM ${table}`).get();
-    const value = row?.oldest;
-    if (typeof value === 'number' || typeof value === 'bigint') {
-      const n = Number(value);
-      if (oldest === null || n < oldest) oldest = n;
-    }
+    const value = db.prepare(`SELECT ${aggregate}(${ms}) AS edge FROM ${table}`).get()?.edge;
+    if (typeof value !== 'number' && typeof value !== 'bigint') continue;
+    const n = Number(value);
+    if (found === null || (aggregate === 'min' ? n < found : n > found)) found = n;
   }
-  return oldest;
+  return found;
 }
+const oldestMs = (db: DatabaseSync) => edgeMs(db, 'min');
+const newestMs = (db: DatabaseSync) => edgeMs(db, 'max');
 
 /** Gives freed pages back to the file system and empties the WAL. */
 function shrink(db: DatabaseSync): void {
@@ -175,17 +175,25 @@ function shrink(db: DatabaseSync): void {
   db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
 }
 
-/** Deletes the oldest hour of data, repeatedly, until the pages in use fit in `maxBytes`. */
+/**
+ * Deletes the oldest data until the pages in use fit in `maxBytes`: each round deletes the oldest
+ * hours in proportion to the excess (at least one hour), then merges the free-text index (FTS5 keeps
+ * deleted entries until its segments merge, so the pages it frees show only then) and measures again.
+ */
 function capSize(db: DatabaseSync, file: string, maxBytes: number): { deleted: number; keptFromMs: number | null } {
   let deleted = 0;
   let keptFromMs: number | null = null;
   if (storeBytes(file) <= maxBytes) return { deleted, keptFromMs };
-  while (usedBytes(db) > maxBytes) {
+  for (let used = usedBytes(db); used > maxBytes; used = usedBytes(db)) {
     const oldest = oldestMs(db);
-    if (oldest === null) break;
-    keptFromMs = (Math.floor(oldest / HOUR_MS) + 1) * HOUR_MS;
+    const newest = newestMs(db);
+    if (oldest === null || newest === null) break;
+    const spanHours = Math.max(1, Math.ceil((newest - oldest) / HOUR_MS));
+    const hours = Math.max(1, Math.ceil((spanHours * (used - maxBytes)) / used));
+    keptFromMs = (Math.floor(oldest / HOUR_MS) + hours) * HOUR_MS;
     const cutoff = keptFromMs;
     deleted += inTransaction(db, () => deleteBefore(db, cutoff));
+    db.exec("INSERT INTO log_events_fts (log_events_fts) VALUES ('optimize')");
   }
   shrink(db);
   return { deleted, keptFromMs };
