@@ -9,17 +9,22 @@
  *   the queue syncs its own files; with FULL the commit is on disk when `COMMIT` returns, so neither
  *   `kill -9` nor a power cut loses a row the queue no longer holds (NORMAL would be safe from
  *   `kill -9` but could lose the last commits on a power cut). One sync per delivery, not per event.
- * - `busy_timeout`: a reader's checkpoint or a backup holding a lock briefly makes a write wait, not fail.
+ * - `busy_timeout` (STORE_BUSY_TIMEOUT_MS): a lock another connection holds briefly (an operator's
+ *   `sqlite3` shell, a checkpoint) makes a write wait a moment, not fail.
  * - `auto_vacuum=INCREMENTAL`, set before the first table exists (it cannot be switched on later
  *   without a full VACUUM): the size cap (upkeep.ts) can give freed pages back to the file system.
  */
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { STORE_DDL, STORE_SCHEMA_VERSION } from './ddl.js';
 
-/** How long a write waits for a lock another connection holds before it fails (SQLITE_BUSY). */
-export const STORE_BUSY_TIMEOUT_MS = 5000;
+/**
+ * How long a write waits for a lock another connection holds before it fails (SQLITE_BUSY). Short:
+ * the wait holds the main thread (writer.ts), no other connection of Svc writes the file (the read
+ * API's is read-only), and a failed delivery waits in the queue and comes again after a pause.
+ */
+export const STORE_BUSY_TIMEOUT_MS = 250;
 
 /** The store cannot be opened: the message names the file and what is wrong. */
 export class StoreOpenError extends Error {
@@ -70,6 +75,48 @@ export function openStoreDatabase(path: string): DatabaseSync {
     db.close();
     if (err instanceof StoreOpenError) throw err;
     throw new StoreOpenError(`cannot use the store ${file}: ${messageOf(err)}`);
+  }
+}
+
+/**
+ * Why the store at `path` could not be created or written, or null when it can: the file, when it
+ * exists, must be a writable file; else its nearest existing folder must be a writable folder (the
+ * missing ones are created at start). Creates nothing, so `svc validate-config` can ask it too.
+ */
+export function storePathProblem(path: string): string | null {
+  const file = resolve(path);
+  const existing = statOrNull(file);
+  if (existing) {
+    if (!existing.isFile()) return `${file} exists and is not a file`;
+    return writable(file) ? null : `${file} cannot be written by this user`;
+  }
+  let folder = dirname(file);
+  for (let stat = statOrNull(folder); stat === null; stat = statOrNull(folder)) {
+    const parent = dirname(folder);
+    if (parent === folder) return `no folder of ${file} exists`;
+    folder = parent;
+  }
+  const stat = statOrNull(folder);
+  if (!stat?.isDirectory()) return `${folder} is not a folder, so the store ${file} cannot be created`;
+  return writable(folder)
+    ? null
+    : `the folder ${folder} cannot be written by this user, so the store ${file} cannot be created`;
+}
+
+function statOrNull(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 

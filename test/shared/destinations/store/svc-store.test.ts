@@ -1,0 +1,210 @@
+/**
+ * The embedded store in a real `svc local` (the built CLI as a child process), fed over real UDP
+ * and HTTP on loopback ports, its file read by a second SQLite connection as the read API reads it:
+ * - with no tsdb, MQTT or monitoring SaaS, the UDP events are now stored (the gating);
+ * - a store that cannot write (its file locked by another connection) stops neither the listeners
+ *   nor another destination (the parquet audit files), and its events come again when it writes again;
+ * - `kill -9` in the middle of the store's writes loses no row and duplicates none, and the file
+ *   passes `PRAGMA integrity_check`;
+ * - `svc demo` (config/demo.yaml) stores what it polls and receives.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { envelope } from '../../../support/audit.js';
+import { startDemo } from '../../../support/demo.js';
+import { freePort, freeUdpPort, LOOPBACK, until } from '../../../support/ports.js';
+import { scrape } from '../../../support/prometheus.js';
+import { logLines, parquetEventIds, postAuditEvent, type SvcProcess, startSvc } from '../../../support/svc-process.js';
+import { sendDatagrams } from '../../../support/udp.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A working folder removed after the test. */
+function workFolder(): string {
+  const cwd = mkdtempSync(join(tmpdir(), 'svc-store-e2e-'));
+  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+  return cwd;
+}
+
+interface Ports {
+  log: number;
+  metrics: number;
+  audit: number;
+}
+
+/** svc.yaml of a `svc local` with the proxy log listener, the metrics endpoint, the audit API to parquet files, and the store at its default path. */
+function writeConfig(cwd: string, ports: Ports): void {
+  const config = {
+    Svc: {
+      localQueue: { directory: 'queue' },
+      logEvents: {
+        udpServerConfig: { serverHost: LOOPBACK, portLogEvents: ports.log },
+        source: { proxy: { enable: true } },
+      },
+      metricsEndpoint: { enable: true, host: LOOPBACK, port: ports.metrics },
+      errorTracking: { enable: true },
+      auditEvents: {
+        enable: true,
+        port: ports.audit,
+        rateLimit: { enable: false },
+        destination: { enable: true, type: 'parquet', parquet: { exportDirectory: 'parquet', writeFrequency: 500 } },
+      },
+    },
+  };
+  writeFileSync(join(cwd, 'svc.yaml'), stringify(config));
+}
+
+async function start(cwd: string): Promise<SvcProcess> {
+  const svc = startSvc(cwd);
+  cleanups.push(async () => {
+    if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill('SIGKILL');
+    await svc.exited;
+  });
+  await until(
+    'svc local to run',
+    () => svc.output().includes('svc local') && svc.output().includes(' running ('),
+    20_000,
+  );
+  return svc;
+}
+
+/** One proxy log line per message, without a platform timestamp (the receive time is the event's). */
+const proxyLine = (message: string) =>
+  `/qseow-proxy/;1;;;WARN;PLAT-N1;Audit.Proxy.Proxy.Core.RequestListener;LAB\\svc;${message};;LAB;kalle;Login;403;AppAccess;/hub/`;
+
+/** A read-only connection to the store, as the read API opens it. */
+function count(file: string, sql: string): number {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return Number(Object.values(db.prepare(sql).get() ?? {})[0]);
+  } finally {
+    db.close();
+  }
+}
+
+async function metric(port: number, name: string, labels: Record<string, string>): Promise<number> {
+  const { metrics } = await scrape(`http://${LOOPBACK}:${port}/metrics`);
+  try {
+    return metrics.value(name, labels);
+  } catch {
+    return 0;
+  }
+}
+
+async function ports(): Promise<Ports> {
+  return { log: await freeUdpPort(), metrics: await freePort(), audit: await freePort() };
+}
+
+describe('the store in svc local', () => {
+  it('stores UDP events with no other platform destination; a locked store stops neither the listener nor the parquet audit files, and its events come again', async () => {
+    const cwd = workFolder();
+    const p = await ports();
+    writeConfig(cwd, p);
+    const svc = await start(cwd);
+    const file = join(cwd, 'data/store/svc.db');
+    // Another connection takes the write lock: every store delivery fails with SQLITE_BUSY.
+    const lock = new DatabaseSync(file);
+    lock.exec('BEGIN EXCLUSIVE');
+    const n = 200;
+    await sendDatagrams(
+      p.log,
+      Array.from({ length: n }, (_, i) => proxyLine(`locked ${i}`)),
+    );
+    const auditIds: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const body = envelope();
+      expect((await postAuditEvent(p.audit, body)).status).toBe(202);
+      auditIds.push(String(body['eventId']));
+    }
+    // The listener took every datagram, the platform queue holds them for the store, and the JSON
+    // destination wrote every audit event meanwhile.
+    await expect
+      .poll(() => metric(p.metrics, 'svc_queue_pending_events', { queue: 'platform', destination: 'store' }), {
+        timeout: 15_000,
+      })
+      .toBe(n);
+    expect(await metric(p.metrics, 'svc_udp_datagrams_processed_total', { listener: 'log_events' })).toBe(n);
+    await expect
+      .poll(async () => (await parquetEventIds(join(cwd, 'parquet'))).sort(), { timeout: 15_000 })
+      .toEqual([...auditIds].sort());
+    await expect
+      .poll(() => logLines(svc.output()).filter((l) => l.msg.startsWith('the store cannot write')).length, {
+        timeout: 15_000,
+      })
+      .toBe(1);
+    // Released: the events that waited are written, each once.
+    lock.exec('COMMIT');
+    lock.close();
+    await expect.poll(() => count(file, 'SELECT count(*) FROM log_events'), { timeout: 40_000, interval: 200 }).toBe(n);
+    await expect
+      .poll(() => count(file, 'SELECT count(*) FROM audit_events'), { timeout: 40_000, interval: 200 })
+      .toBe(5);
+    expect(count(file, "SELECT count(DISTINCT message) FROM log_events WHERE message LIKE 'locked %'")).toBe(n);
+    expect(count(file, "SELECT count(*) FROM log_counts_hourly WHERE source = 'proxy'")).toBeGreaterThan(0);
+    expect(count(file, "SELECT sum(count) FROM log_counts_hourly WHERE source = 'proxy'")).toBe(n);
+    expect(svc.output()).toContain('the store writes again');
+    // Still one ERROR line for the whole outage, however many deliveries failed.
+    expect(logLines(svc.output()).filter((l) => l.msg.startsWith('the store cannot write'))).toHaveLength(1);
+    expect(await metric(p.metrics, 'svc_errors_tracked_total', { error_type: 'STORE_WRITE' })).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('kill -9 in the middle of the store writes: after a restart every event is in the store exactly once, and the file is intact', async () => {
+    const cwd = workFolder();
+    const p = await ports();
+    writeConfig(cwd, p);
+    const first = await start(cwd);
+    const file = join(cwd, 'data/store/svc.db');
+    // Hold the store until every event is on the queue's disk, so the kill lands while the store writes them.
+    const lock = new DatabaseSync(file);
+    lock.exec('BEGIN EXCLUSIVE');
+    const n = 6000;
+    await sendDatagrams(
+      p.log,
+      Array.from({ length: n }, (_, i) => proxyLine(`event ${i}`)),
+      { inFlight: 32 },
+    );
+    await expect
+      .poll(() => metric(p.metrics, 'svc_queue_pending_events', { queue: 'platform', destination: 'store' }), {
+        timeout: 30_000,
+      })
+      .toBe(n);
+    lock.exec('COMMIT');
+    lock.close();
+    let atKill = 0;
+    await until(
+      'the store to write its first rows',
+      () => (atKill = count(file, 'SELECT count(*) FROM log_events')) > 0,
+      40_000,
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(atKill).toBeLessThan(n);
+
+    await start(cwd);
+    await expect.poll(() => count(file, 'SELECT count(*) FROM log_events'), { timeout: 60_000, interval: 250 }).toBe(n);
+    expect(count(file, "SELECT count(DISTINCT message) FROM log_events WHERE message LIKE 'event %'")).toBe(n);
+    expect(count(file, "SELECT sum(count) FROM log_counts_hourly WHERE source = 'proxy'")).toBe(n);
+    const db = new DatabaseSync(file, { readOnly: true });
+    expect(db.prepare('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }]);
+    db.close();
+  }, 150_000);
+});
+
+describe('svc demo', () => {
+  it('keeps what it polls and receives in data/demo/store/svc.db', async () => {
+    const demo = await startDemo();
+    cleanups.push(() => demo.remove());
+    const file = join(demo.cwd, 'data/demo/store/svc.db');
+    for (const table of ['health', 'session_samples', 'log_events', 'perf_events', 'user_events', 'servers'])
+      await expect
+        .poll(() => count(file, `SELECT count(*) FROM ${table}`), { timeout: 60_000, interval: 500, message: table })
+        .toBeGreaterThan(0);
+  }, 120_000);
+});
