@@ -203,7 +203,7 @@ function capSize(db: DatabaseSync, file: string, maxBytes: number): { deleted: n
 export function runUpkeep(db: DatabaseSync, file: string, settings: UpkeepSettings, nowMs: number): UpkeepReport {
   const rolledUp = rollUp(db, nowMs, settings.rawHealthHours);
   const expired = inTransaction(db, () => deleteBefore(db, nowMs - settings.retentionDays * DAY_MS));
-  if (expired > 0) db.exec('PRAGMA incremental_vacuum');
+  if (rolledUp > 0 || expired > 0) db.exec('PRAGMA incremental_vacuum');
   const { deleted: capped, keptFromMs } =
     settings.maxSizeMB > 0 ? capSize(db, file, settings.maxSizeMB * MB) : { deleted: 0, keptFromMs: null };
   return { rolledUp, expired, capped, keptFromMs, bytes: storeBytes(file) };
