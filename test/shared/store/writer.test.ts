@@ -265,6 +265,15 @@ describe('each kind in its table', () => {
     expect(rows('SELECT count(*) AS n FROM log_events')).toEqual([{ n: 1 }]);
   });
 
+  it('a store folder removed under a running writer is created again at the next delivery, which lands in it', () => {
+    const now = Date.now();
+    writer.write([logQueued(PROXY, ns(now, 1), 'before')]);
+    rmSync(join(folder, 'sub'), { recursive: true });
+    expect(writer.write([logQueued(PROXY, ns(now, 2), 'after')])).toMatchObject({ inserted: 1 });
+    expect(rows('SELECT count(*) AS n FROM log_events')).toEqual([{ n: 1 }]);
+    expect(rows('PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+  });
+
   it('Svc counters: one row per name and labels at a sample time', () => {
     writer.writeCounters(1000, [{ name: 'received', labels: { listener: 'log_events' }, value: 7 }]);
     writer.writeCounters(1000, [{ name: 'received', labels: { listener: 'log_events' }, value: 8 }]);
