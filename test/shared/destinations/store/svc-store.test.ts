@@ -6,9 +6,13 @@
  *   nor another destination (the parquet audit files), and its events come again when it writes again;
  * - `kill -9` in the middle of the store's writes loses no row and duplicates none, and the file
  *   passes `PRAGMA integrity_check`;
+ * - `svc store backup` copies it while Svc runs, and Svc's counters are sampled into it at stop;
+ * - a store written by a newer Svc stops the start, and `svc validate-config` refuses a store
+ *   folder that cannot be created, both naming `Svc.store.path`;
  * - `svc demo` (config/demo.yaml) stores what it polls and receives.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -18,7 +22,14 @@ import { envelope } from '../../../support/audit.js';
 import { startDemo } from '../../../support/demo.js';
 import { freePort, freeUdpPort, LOOPBACK, until } from '../../../support/ports.js';
 import { scrape } from '../../../support/prometheus.js';
-import { logLines, parquetEventIds, postAuditEvent, type SvcProcess, startSvc } from '../../../support/svc-process.js';
+import {
+  logLines,
+  parquetEventIds,
+  postAuditEvent,
+  SVC_BIN,
+  type SvcProcess,
+  startSvc,
+} from '../../../support/svc-process.js';
 import { sendDatagrams } from '../../../support/udp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -153,7 +164,73 @@ describe('the store in svc local', () => {
     // Still one ERROR line for the whole outage, however many deliveries failed.
     expect(logLines(svc.output()).filter((l) => l.msg.startsWith('the store cannot write'))).toHaveLength(1);
     expect(await metric(p.metrics, 'svc_errors_tracked_total', { error_type: 'STORE_WRITE' })).toBeGreaterThan(0);
+
+    // `svc store backup` copies it while Svc runs: one file with every row.
+    const backup = spawnSync(SVC_BIN, ['store', 'backup', '--config', 'svc.yaml', '--to', 'backup.db'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, SVC_CONFIG: '' },
+      timeout: 20_000,
+    });
+    expect(backup.status, backup.stderr).toBe(0);
+    expect(count(join(cwd, 'backup.db'), 'SELECT count(*) FROM log_events')).toBe(n);
+    // A second backup to the same file is refused: nothing is overwritten.
+    const again = spawnSync(SVC_BIN, ['store', 'backup', '--config', 'svc.yaml', '--to', 'backup.db'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, SVC_CONFIG: '' },
+      timeout: 20_000,
+    });
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('backup.db exists');
+
+    // Stopped, it samples Svc's counters a last time into the store.
+    svc.child.kill('SIGTERM');
+    expect(await svc.exited).toBe(0);
+    expect(
+      count(
+        file,
+        `SELECT max(value) FROM svc_counters WHERE name = 'received' AND labels = '{"listener":"log_events"}'`,
+      ),
+    ).toBe(n);
+    expect(
+      count(
+        file,
+        `SELECT max(value) FROM svc_counters WHERE name = 'written_events' AND labels = '{"queue":"platform","destination":"store"}'`,
+      ),
+    ).toBe(n);
   }, 90_000);
+
+  it('refuses to start on a store written by a newer Svc, and validate-config refuses a folder it cannot create, naming Svc.store.path', async () => {
+    const cwd = workFolder();
+    writeConfig(cwd, await ports());
+    const file = join(cwd, 'data/store/svc.db');
+    mkdirSync(join(cwd, 'data/store'), { recursive: true });
+    const db = new DatabaseSync(file);
+    db.exec(
+      "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', '99')",
+    );
+    db.close();
+    const svc = startSvc(cwd);
+    expect(await svc.exited).toBe(1);
+    expect(svc.output()).toContain('Svc.store.path');
+    expect(svc.output()).toContain('has schema version 99, written by a newer Svc');
+
+    writeFileSync(join(cwd, 'not-a-folder'), '');
+    writeFileSync(
+      join(cwd, 'bad.yaml'),
+      stringify({ Svc: { localQueue: { directory: 'queue' }, store: { path: 'not-a-folder/store/svc.db' } } }),
+    );
+    const check = spawnSync(SVC_BIN, ['validate-config', '--config', 'bad.yaml'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, SVC_CONFIG: '' },
+      timeout: 20_000,
+    });
+    expect(check.status).toBe(1);
+    expect(check.stderr).toContain('Svc.store.path');
+    expect(check.stderr).toContain('not-a-folder is not a folder');
+  }, 60_000);
 
   it('kill -9 in the middle of the store writes: after a restart every event is in the store exactly once, and the file is intact', async () => {
     const cwd = workFolder();
