@@ -101,26 +101,17 @@ export function healthCells(sample: HealthSample): Cell[] {
   ];
 }
 
-/** The server a health sample is of, with its tags (the §4 tags hold host and description). */
-export function healthServer(q: HealthQueuedEvent, ms: number): ServerSighting {
+/**
+ * The server a polled sample is of. A health sample's tags are the §4 server tags (host and
+ * description among them), kept with the server; a session sample's are session tags, not kept.
+ */
+export function polledServer(q: HealthQueuedEvent | SessionsQueuedEvent, ms: number): ServerSighting {
   const tags = q.sample.tags;
   return {
     name: q.sample.serverName,
     host: tags.host ?? '',
     description: tags.server_description ?? '',
-    tags: JSON.stringify(tags),
-    ms,
-  };
-}
-
-/** The server a session sample is of (its tags are session tags: the server's come with health). */
-export function sessionServer(q: SessionsQueuedEvent, ms: number): ServerSighting {
-  const tags = q.sample.tags;
-  return {
-    name: q.sample.serverName,
-    host: tags.host ?? '',
-    description: tags.server_description ?? '',
-    tags: null,
+    tags: q.kind === 'health' ? JSON.stringify(tags) : null,
     ms,
   };
 }

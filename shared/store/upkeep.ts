@@ -73,43 +73,43 @@ function inTransaction<T>(db: DatabaseSync, body: () => T): T {
   return result;
 }
 
+/** The measures of `health_5m`: its column prefix and the `health` column it summarises. */
+const HEALTH_MEASURES: readonly [prefix: string, column: string][] = [
+  ['cpu', 'cpu_total'],
+  ['mem_committed', 'mem_committed'],
+  ['mem_allocated', 'mem_allocated'],
+  ['mem_free', 'mem_free'],
+  ['session_active', 'session_active'],
+  ['users_active', 'users_active'],
+  ['apps_active', 'apps_active'],
+  ['apps_loaded', 'apps_loaded'],
+];
+
+/** Minimum, mean and maximum of `column` as the `prefix`_min/_mean/_max of a 5-minute row. */
+const summary = (prefix: string, column: string) =>
+  `min(${column}) AS ${prefix}_min, avg(${column}) AS ${prefix}_mean, max(${column}) AS ${prefix}_max`;
+
+/** A 5-minute row's `prefix` measures merged with a new summary of the same bucket (`excluded`), weighted by samples. */
+const merged = (prefix: string) =>
+  `${prefix}_min = min(${prefix}_min, excluded.${prefix}_min), ${prefix}_max = max(${prefix}_max, excluded.${prefix}_max),
+  ${prefix}_mean = (${prefix}_mean * samples + excluded.${prefix}_mean * excluded.samples) / (samples + excluded.samples)`;
+
 const HEALTH_ROLLUP = `
 WITH raw AS (
   SELECT *, (time_ns / 1000000 / ${ROLLUP_BUCKET_MS}) * ${ROLLUP_BUCKET_MS} AS bucket FROM health WHERE time_ns < :cutoff
 ), grouped AS (
   SELECT server_id, bucket, count(*) AS samples, max(time_ns) AS last_ns,
-    min(cpu_total) AS a1, avg(cpu_total) AS a2, max(cpu_total) AS a3,
-    min(mem_committed) AS b1, avg(mem_committed) AS b2, max(mem_committed) AS b3,
-    min(mem_allocated) AS c1, avg(mem_allocated) AS c2, max(mem_allocated) AS c3,
-    min(mem_free) AS d1, avg(mem_free) AS d2, max(mem_free) AS d3,
-    min(session_active) AS e1, avg(session_active) AS e2, max(session_active) AS e3,
-    min(users_active) AS f1, avg(users_active) AS f2, max(users_active) AS f3,
-    min(apps_active) AS g1, avg(apps_active) AS g2, max(apps_active) AS g3,
-    min(apps_loaded) AS h1, avg(apps_loaded) AS h2, max(apps_loaded) AS h3
+    ${HEALTH_MEASURES.map(([prefix, column]) => summary(prefix, column)).join(',\n    ')}
   FROM raw GROUP BY server_id, bucket
 )
 INSERT INTO health_5m
-SELECT g.server_id, g.bucket, g.samples, a1, a2, a3, b1, b2, b3, c1, c2, c3, d1, d2, d3, e1, e2, e3, f1, f2, f3,
-  g1, g2, g3, h1, h2, h3, h.cache_hits, h.cache_lookups
+SELECT g.server_id, g.bucket, g.samples,
+  ${HEALTH_MEASURES.map(([prefix]) => `${prefix}_min, ${prefix}_mean, ${prefix}_max`).join(', ')},
+  h.cache_hits, h.cache_lookups
 FROM grouped g JOIN health h ON h.time_ns = g.last_ns
 WHERE true
 ON CONFLICT (server_id, bucket_ms) DO UPDATE SET
-  cpu_min = min(cpu_min, excluded.cpu_min), cpu_max = max(cpu_max, excluded.cpu_max),
-  cpu_mean = (cpu_mean * samples + excluded.cpu_mean * excluded.samples) / (samples + excluded.samples),
-  mem_committed_min = min(mem_committed_min, excluded.mem_committed_min), mem_committed_max = max(mem_committed_max, excluded.mem_committed_max),
-  mem_committed_mean = (mem_committed_mean * samples + excluded.mem_committed_mean * excluded.samples) / (samples + excluded.samples),
-  mem_allocated_min = min(mem_allocated_min, excluded.mem_allocated_min), mem_allocated_max = max(mem_allocated_max, excluded.mem_allocated_max),
-  mem_allocated_mean = (mem_allocated_mean * samples + excluded.mem_allocated_mean * excluded.samples) / (samples + excluded.samples),
-  mem_free_min = min(mem_free_min, excluded.mem_free_min), mem_free_max = max(mem_free_max, excluded.mem_free_max),
-  mem_free_mean = (mem_free_mean * samples + excluded.mem_free_mean * excluded.samples) / (samples + excluded.samples),
-  session_active_min = min(session_active_min, excluded.session_active_min), session_active_max = max(session_active_max, excluded.session_active_max),
-  session_active_mean = (session_active_mean * samples + excluded.session_active_mean * excluded.samples) / (samples + excluded.samples),
-  users_active_min = min(users_active_min, excluded.users_active_min), users_active_max = max(users_active_max, excluded.users_active_max),
-  users_active_mean = (users_active_mean * samples + excluded.users_active_mean * excluded.samples) / (samples + excluded.samples),
-  apps_active_min = min(apps_active_min, excluded.apps_active_min), apps_active_max = max(apps_active_max, excluded.apps_active_max),
-  apps_active_mean = (apps_active_mean * samples + excluded.apps_active_mean * excluded.samples) / (samples + excluded.samples),
-  apps_loaded_min = min(apps_loaded_min, excluded.apps_loaded_min), apps_loaded_max = max(apps_loaded_max, excluded.apps_loaded_max),
-  apps_loaded_mean = (apps_loaded_mean * samples + excluded.apps_loaded_mean * excluded.samples) / (samples + excluded.samples),
+  ${HEALTH_MEASURES.map(([prefix]) => merged(prefix)).join(',\n  ')},
   cache_hits_last = excluded.cache_hits_last, cache_lookups_last = excluded.cache_lookups_last,
   samples = samples + excluded.samples`;
 
@@ -119,8 +119,7 @@ SELECT server_id, virtual_proxy, (time_ns / 1000000 / ${ROLLUP_BUCKET_MS}) * ${R
   min(sessions), avg(sessions), max(sessions), max(users)
 FROM session_samples WHERE time_ns < :cutoff GROUP BY server_id, virtual_proxy, bucket
 ON CONFLICT (server_id, virtual_proxy, bucket_ms) DO UPDATE SET
-  sessions_min = min(sessions_min, excluded.sessions_min), sessions_max = max(sessions_max, excluded.sessions_max),
-  sessions_mean = (sessions_mean * samples + excluded.sessions_mean * excluded.samples) / (samples + excluded.samples),
+  ${merged('sessions')},
   users_max = max(users_max, excluded.users_max),
   samples = samples + excluded.samples`;
 

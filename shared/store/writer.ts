@@ -26,16 +26,15 @@ import {
   type Cell,
   eventTime,
   healthCells,
-  healthServer,
   histogramBucket,
   isPerf,
   type KnownServer,
   logRow,
   perfRow,
+  polledServer,
   ServerNames,
   type ServerSighting,
   sessionCells,
-  sessionServer,
   sessionUsers,
   userEventCells,
 } from './rows.js';
@@ -399,11 +398,9 @@ export class StoreWriter {
         continue;
       }
       const sighting =
-        q.kind === 'health'
-          ? healthServer(q, ms)
-          : q.kind === 'user-sessions'
-            ? sessionServer(q, ms)
-            : this.serverNames.ofHost(q.event.host, ms);
+        q.kind === 'health' || q.kind === 'user-sessions'
+          ? polledServer(q, ms)
+          : this.serverNames.ofHost(q.event.host, ms);
       serverOf.set(q.id, sighting.name);
       const seen = sightings.get(sighting.name);
       sightings.set(sighting.name, seen ? mergeSightings(seen, sighting) : sighting);

@@ -109,38 +109,58 @@ async function metric(port: number, name: string, labels: Record<string, string>
   }
 }
 
+/** `svc <args>` run to its end in `cwd`. */
+function svcSync(cwd: string, args: string[]) {
+  return spawnSync(SVC_BIN, args, { cwd, encoding: 'utf8', env: { ...process.env, SVC_CONFIG: '' }, timeout: 20_000 });
+}
+
 async function ports(): Promise<Ports> {
   return { log: await freeUdpPort(), metrics: await freePort(), audit: await freePort() };
 }
 
+/**
+ * A running `svc local` (writeConfig) whose store another connection holds locked, and `n`
+ * datagrams sent with `prefix` + their index as message, all on the queue's disk waiting for the
+ * store. `release()` lets the store write.
+ */
+async function lockedWithPending(prefix: string, n: number) {
+  const cwd = workFolder();
+  const p = await ports();
+  writeConfig(cwd, p);
+  const svc = await start(cwd);
+  const file = join(cwd, 'data/store/svc.db');
+  // Another connection takes the write lock: every store delivery fails with SQLITE_BUSY.
+  const lock = new DatabaseSync(file);
+  lock.exec('BEGIN EXCLUSIVE');
+  await sendDatagrams(
+    p.log,
+    Array.from({ length: n }, (_, i) => proxyLine(`${prefix} ${i}`)),
+    { inFlight: 32 },
+  );
+  await expect
+    .poll(() => metric(p.metrics, 'svc_queue_pending_events', { queue: 'platform', destination: 'store' }), {
+      timeout: 30_000,
+    })
+    .toBe(n);
+  const release = () => {
+    lock.exec('COMMIT');
+    lock.close();
+  };
+  return { cwd, p, svc, file, release };
+}
+
 describe('the store in svc local', () => {
   it('stores UDP events with no other platform destination; a locked store stops neither the listener nor the parquet audit files, and its events come again', async () => {
-    const cwd = workFolder();
-    const p = await ports();
-    writeConfig(cwd, p);
-    const svc = await start(cwd);
-    const file = join(cwd, 'data/store/svc.db');
-    // Another connection takes the write lock: every store delivery fails with SQLITE_BUSY.
-    const lock = new DatabaseSync(file);
-    lock.exec('BEGIN EXCLUSIVE');
     const n = 200;
-    await sendDatagrams(
-      p.log,
-      Array.from({ length: n }, (_, i) => proxyLine(`locked ${i}`)),
-    );
+    const { cwd, p, svc, file, release } = await lockedWithPending('locked', n);
     const auditIds: string[] = [];
     for (let i = 0; i < 5; i++) {
       const body = envelope();
       expect((await postAuditEvent(p.audit, body)).status).toBe(202);
       auditIds.push(String(body['eventId']));
     }
-    // The listener took every datagram, the platform queue holds them for the store, and the JSON
-    // destination wrote every audit event meanwhile.
-    await expect
-      .poll(() => metric(p.metrics, 'svc_queue_pending_events', { queue: 'platform', destination: 'store' }), {
-        timeout: 15_000,
-      })
-      .toBe(n);
+    // The listener took every datagram (the platform queue holds them for the store), and the
+    // parquet destination wrote every audit event meanwhile.
     expect(await metric(p.metrics, 'svc_udp_datagrams_processed_total', { listener: 'log_events' })).toBe(n);
     await expect
       .poll(async () => (await parquetEventIds(join(cwd, 'parquet'))).sort(), { timeout: 15_000 })
@@ -151,8 +171,7 @@ describe('the store in svc local', () => {
       })
       .toBe(1);
     // Released: the events that waited are written, each once.
-    lock.exec('COMMIT');
-    lock.close();
+    release();
     await expect.poll(() => count(file, 'SELECT count(*) FROM log_events'), { timeout: 40_000, interval: 200 }).toBe(n);
     await expect
       .poll(() => count(file, 'SELECT count(*) FROM audit_events'), { timeout: 40_000, interval: 200 })
@@ -166,21 +185,11 @@ describe('the store in svc local', () => {
     expect(await metric(p.metrics, 'svc_errors_tracked_total', { error_type: 'STORE_WRITE' })).toBeGreaterThan(0);
 
     // `svc store backup` copies it while Svc runs: one file with every row.
-    const backup = spawnSync(SVC_BIN, ['store', 'backup', '--config', 'svc.yaml', '--to', 'backup.db'], {
-      cwd,
-      encoding: 'utf8',
-      env: { ...process.env, SVC_CONFIG: '' },
-      timeout: 20_000,
-    });
+    const backup = svcSync(cwd, ['store', 'backup', '--config', 'svc.yaml', '--to', 'backup.db']);
     expect(backup.status, backup.stderr).toBe(0);
     expect(count(join(cwd, 'backup.db'), 'SELECT count(*) FROM log_events')).toBe(n);
     // A second backup to the same file is refused: nothing is overwritten.
-    const again = spawnSync(SVC_BIN, ['store', 'backup', '--config', 'svc.yaml', '--to', 'backup.db'], {
-      cwd,
-      encoding: 'utf8',
-      env: { ...process.env, SVC_CONFIG: '' },
-      timeout: 20_000,
-    });
+    const again = svcSync(cwd, ['store', 'backup', '--config', 'svc.yaml', '--to', 'backup.db']);
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('backup.db exists');
 
@@ -221,39 +230,17 @@ describe('the store in svc local', () => {
       join(cwd, 'bad.yaml'),
       stringify({ Svc: { localQueue: { directory: 'queue' }, store: { path: 'not-a-folder/store/svc.db' } } }),
     );
-    const check = spawnSync(SVC_BIN, ['validate-config', '--config', 'bad.yaml'], {
-      cwd,
-      encoding: 'utf8',
-      env: { ...process.env, SVC_CONFIG: '' },
-      timeout: 20_000,
-    });
+    const check = svcSync(cwd, ['validate-config', '--config', 'bad.yaml']);
     expect(check.status).toBe(1);
     expect(check.stderr).toContain('Svc.store.path');
     expect(check.stderr).toContain('not-a-folder is not a folder');
   }, 60_000);
 
   it('kill -9 in the middle of the store writes: after a restart every event is in the store exactly once, and the file is intact', async () => {
-    const cwd = workFolder();
-    const p = await ports();
-    writeConfig(cwd, p);
-    const first = await start(cwd);
-    const file = join(cwd, 'data/store/svc.db');
-    // Hold the store until every event is on the queue's disk, so the kill lands while the store writes them.
-    const lock = new DatabaseSync(file);
-    lock.exec('BEGIN EXCLUSIVE');
+    // The store is held until every event is on the queue's disk, so the kill lands while it writes them.
     const n = 6000;
-    await sendDatagrams(
-      p.log,
-      Array.from({ length: n }, (_, i) => proxyLine(`event ${i}`)),
-      { inFlight: 32 },
-    );
-    await expect
-      .poll(() => metric(p.metrics, 'svc_queue_pending_events', { queue: 'platform', destination: 'store' }), {
-        timeout: 30_000,
-      })
-      .toBe(n);
-    lock.exec('COMMIT');
-    lock.close();
+    const { cwd, svc: first, file, release } = await lockedWithPending('event', n);
+    release();
     let atKill = 0;
     await until(
       'the store to write its first rows',
@@ -283,5 +270,12 @@ describe('svc demo', () => {
       await expect
         .poll(() => count(file, `SELECT count(*) FROM ${table}`), { timeout: 60_000, interval: 500, message: table })
         .toBeGreaterThan(0);
+    // Engine performance is named by the simulator's app list (the costliest apps by name).
+    await expect
+      .poll(() => count(file, "SELECT count(*) FROM perf_hourly WHERE app_name <> ''"), {
+        timeout: 60_000,
+        interval: 500,
+      })
+      .toBeGreaterThan(0);
   }, 120_000);
 });
