@@ -188,8 +188,9 @@ CREATE TRIGGER IF NOT EXISTS log_events_fts_delete AFTER DELETE ON log_events BE
     VALUES ('delete', old.time_ns, old.message, old.exception);
 END;
 
--- Log events counted per hour, server, source, level and category ('' for none; one row per category
--- name=value an event has): the counts over long ranges without scanning log_events.
+-- Log events counted per hour, server, source, level and category: every event adds 1 to the row of
+-- category '' (so the '' rows count ALL events) and 1 to the row of each category name=value it has
+-- (0, 1 or several): the counts over long ranges without scanning log_events.
 CREATE TABLE IF NOT EXISTS log_counts_hourly (
   hour_ms INTEGER NOT NULL,
   server_id INTEGER NOT NULL,

@@ -175,7 +175,10 @@ const LOG_COLUMN_MEMBERS = new Set([
 export interface LogRow {
   source: StoreLogSource;
   level: string;
-  /** `name=value` of each category, or `['']` when it has none (one count row each). */
+  /**
+   * The `log_counts_hourly` rows it adds 1 to: `''` (so the `''` rows count every event) and the
+   * `name=value` of each of its categories (ddl.ts; agreed in issue 30's ddl-changes).
+   */
   categories: string[];
   /** The row after `time_ns` and `server_id`. */
   cells: Cell[];
@@ -191,7 +194,7 @@ export function logRow(e: Exclude<PlatformLogEvent, QixPerfLog>): LogRow {
   return {
     source,
     level,
-    categories: category.length === 0 ? [''] : category.map((c) => `${c.name}=${c.value}`),
+    categories: ['', ...category.map((c) => `${c.name}=${c.value}`)],
     cells: [
       source,
       level,

@@ -11,7 +11,7 @@
  * `STORE_BATCH` messages of EDGE_EVENTS_PER_MESSAGE events), the lock wait is short
  * (`STORE_BUSY_TIMEOUT_MS`: no other connection writes the file; the read API's connection is
  * read-only), and meanwhile the UDP datagrams wait in the kernel's socket buffer, not lost.
- * `bench/udp-svc.mjs --store` measures the zero-loss rate with and without the store in one run; a
+ * `bench/udp.mjs --store` measures the zero-loss rate with and without the store in one run; a
  * worker thread (which the single executable's CJS bundle can start only as `new Worker(__filename)`
  * or from source) is the step to take if it shows a fall.
  */

@@ -15,7 +15,7 @@ import { storeBytes, type UpkeepSettings } from '../../../shared/store/upkeep.js
 import { StoreWriter } from '../../../shared/store/writer.js';
 import { auditQueued } from '../../support/audit.js';
 import { healthBody, healthQueued, healthSample, sessionSample, sessionsQueued } from '../destinations/polled.js';
-import { logQueued, PROXY, QIX_PERF_USER } from '../platform/fixtures.js';
+import { logQueued, PROXY, QIX_PERF_USER, REPOSITORY } from '../platform/fixtures.js';
 
 const DAY_MS = 24 * HOUR_MS;
 let folder: string;
@@ -107,7 +107,7 @@ describe('store upkeep', () => {
     const at = (ms: number, n: number): QueuedEvent[] => [
       healthQueued(healthSample(), ns(ms, n), `h${n}`),
       sessionsQueued(sessionSample({ userIdList: 'LAB\\goran' }), ns(ms, n + 1), `s${n}`),
-      logQueued(PROXY, ns(ms, n + 2), `l${n}`),
+      logQueued(REPOSITORY, ns(ms, n + 2), `l${n}`),
       logQueued(QIX_PERF_USER, ns(ms, n + 3), `p${n}`),
     ];
     writer.write([...at(now - 3 * DAY_MS, 0), ...at(now - DAY_MS, 10)]);
@@ -129,7 +129,7 @@ describe('store upkeep', () => {
     const report = writer.upkeep(now);
     expect(report.expired).toBe(tables.length);
     for (const table of tables) expect(count(table), table).toBe(1);
-    expect(rows("SELECT count(*) AS n FROM log_events_fts WHERE log_events_fts MATCH 'license'")).toEqual([{ n: 1 }]);
+    expect(rows("SELECT count(*) AS n FROM log_events_fts WHERE log_events_fts MATCH 'alive'")).toEqual([{ n: 1 }]);
   });
 
   it('above maxSizeMB deletes the oldest hours first until it fits, and the file shrinks', () => {

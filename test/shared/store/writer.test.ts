@@ -156,16 +156,18 @@ describe('each kind in its table', () => {
         "SELECT l.source FROM log_events_fts f JOIN log_events l ON l.time_ns = f.rowid WHERE log_events_fts MATCH 'WebException'",
       ),
     ).toEqual([{ source: 'repository' }]);
-    const counts = () => rows('SELECT source, level, category, count FROM log_counts_hourly ORDER BY source');
+    const counts = () => rows('SELECT source, level, category, count FROM log_counts_hourly ORDER BY source, category');
+    // Every event counts in its '' row, and in the row of each category it has.
     expect(counts()).toEqual([
       { source: 'engine', level: 'WARN', category: '', count: 1 },
+      { source: 'proxy', level: 'WARN', category: '', count: 1 },
       { source: 'proxy', level: 'WARN', category: 'qs_log_category=access-denied', count: 1 },
       { source: 'repository', level: 'ERROR', category: '', count: 1 },
     ]);
     // The same delivery again: no row, no count, no second index entry.
     expect(writer.write(events)).toMatchObject({ inserted: 0, duplicates: 3 });
     expect(rows('SELECT count(*) AS n FROM log_events')).toEqual([{ n: 3 }]);
-    expect(counts().map((c) => c.count)).toEqual([1, 1, 1]);
+    expect(counts().map((c) => c.count)).toEqual([1, 1, 1, 1]);
     expect(rows("SELECT count(*) AS n FROM log_events_fts WHERE log_events_fts MATCH 'WebException'")).toEqual([
       { n: 1 },
     ]);

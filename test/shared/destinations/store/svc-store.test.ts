@@ -178,7 +178,7 @@ describe('the store in svc local', () => {
       .toBe(5);
     expect(count(file, "SELECT count(DISTINCT message) FROM log_events WHERE message LIKE 'locked %'")).toBe(n);
     expect(count(file, "SELECT count(*) FROM log_counts_hourly WHERE source = 'proxy'")).toBeGreaterThan(0);
-    expect(count(file, "SELECT sum(count) FROM log_counts_hourly WHERE source = 'proxy'")).toBe(n);
+    expect(count(file, "SELECT sum(count) FROM log_counts_hourly WHERE source = 'proxy' AND category = ''")).toBe(n);
     expect(svc.output()).toContain('the store writes again');
     // Still one ERROR line for the whole outage, however many deliveries failed.
     expect(logLines(svc.output()).filter((l) => l.msg.startsWith('the store cannot write'))).toHaveLength(1);
@@ -254,7 +254,7 @@ describe('the store in svc local', () => {
     await start(cwd);
     await expect.poll(() => count(file, 'SELECT count(*) FROM log_events'), { timeout: 60_000, interval: 250 }).toBe(n);
     expect(count(file, "SELECT count(DISTINCT message) FROM log_events WHERE message LIKE 'event %'")).toBe(n);
-    expect(count(file, "SELECT sum(count) FROM log_counts_hourly WHERE source = 'proxy'")).toBe(n);
+    expect(count(file, "SELECT sum(count) FROM log_counts_hourly WHERE source = 'proxy' AND category = ''")).toBe(n);
     const db = new DatabaseSync(file, { readOnly: true });
     expect(db.prepare('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }]);
     db.close();
