@@ -11,9 +11,10 @@
  *
  * Ingestion: --events queued events (70 % log events of the four sources, 20 % engine performance,
  * 10 % user events, each with its own point time) in deliveries of --batch events:
- *   store   StoreComponent → StoreDestination.write (BaseDestination's filtering, the mapping of
- *           rows.ts, the servers' upsert, INSERT OR IGNORE, the hourly rollups, one transaction and
- *           one sync per delivery: what a queue delivery costs);
+ *   store   StoreComponent → StoreDestination.write (BaseDestination's filtering, the events
+ *           posted to the store's worker thread, the mapping of rows.ts, the servers' upsert, INSERT
+ *           OR IGNORE, the hourly rollups, one transaction and one sync per delivery: what a queue
+ *           delivery costs);
  *   plain   the same rows, mapped before the clock starts, inserted by prepared INSERTs into a
  *           database with the same tables, indexes, free-text triggers and pragmas (WAL,
  *           synchronous=FULL), one transaction per delivery: what SQLite itself costs.
@@ -52,7 +53,7 @@ const baseConfig = config.parseConfigText('Svc:\n  logLevel: warn\n', 'bench.yam
 let fileSeq = 0;
 const nextFile = () => join(folder, `svc-${++fileSeq}.db`);
 
-function storeComponent(file, servers = []) {
+async function storeComponent(file, servers = []) {
   const ctx = {
     config: {
       ...baseConfig,
@@ -64,7 +65,7 @@ function storeComponent(file, servers = []) {
     clock: null,
   };
   const component = new store.StoreComponent(ctx);
-  component.open();
+  await component.open();
   return component;
 }
 
@@ -239,7 +240,7 @@ function ingestionEvents(n) {
 // ---------------------------------------------------------------------------------------------
 
 async function storeRun(events, batch) {
-  const component = storeComponent(nextFile());
+  const component = await storeComponent(nextFile());
   const { destination } = component.destination();
   const t0 = performance.now();
   for (let i = 0; i < events.length; i += batch) {
@@ -348,10 +349,10 @@ const fileBytes = (file) => {
 async function dayOfOneServer(rates) {
   const file = nextFile();
   const servers = [{ serverName: 'Node1', host: 'node1.lab.local:4747', serverDescription: 'Central node' }];
-  let component = storeComponent(file, servers);
+  let component = await storeComponent(file, servers);
   await component.stop();
   const empty = fileBytes(file);
-  component = storeComponent(file, servers);
+  component = await storeComponent(file, servers);
   const { destination } = component.destination();
   const dayStart = Date.now() - DAY;
   const events = [];
@@ -386,8 +387,8 @@ async function dayOfOneServer(rates) {
   await component.stop();
   const raw = fileBytes(file);
   // The upkeep as it runs once the day is older than rawHealthHours: its samples become 5-minute rows.
-  component = storeComponent(file, servers);
-  const report = component.writer.upkeep(Date.now() + baseConfig.store.rawHealthHours * HOUR);
+  component = await storeComponent(file, servers);
+  const report = await component.upkeep(Date.now() + baseConfig.store.rawHealthHours * HOUR);
   await component.stop();
   const rolled = fileBytes(file);
   return { empty, raw, rolled, rolledUp: report.rolledUp, events: events.length };

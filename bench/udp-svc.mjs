@@ -138,10 +138,10 @@ function benchGroup(name, eventsOf) {
 
 /**
  * bench:udp's `--store`: the embedded store's consumer group as `svc local` composes it (its real
- * StoreComponent, destination and writer handler, the store's batching) writing `storeFile`,
+ * StoreComponent with its worker thread, destination and writer handler, the store's batching) writing `storeFile`,
  * counting the events of every message it acknowledged. `close()` closes the database.
  */
-export function storeGroup(svc, config, storeFile, log) {
+export async function storeGroup(svc, config, storeFile, log) {
   const ctx = {
     config: { ...config, store: { ...config.store, path: storeFile } },
     logger: log,
@@ -149,7 +149,7 @@ export function storeGroup(svc, config, storeFile, log) {
     clock: new svc.PointClock(),
   };
   const store = new svc.StoreComponent(ctx);
-  store.open();
+  await store.open();
   const { destination, batchSize, batchWindowMs, maxBatchEvents } = store.destination();
   const handler = svc.makeWriterHandler({ destination, claimCheck: null, log });
   let consumed = 0;

@@ -19,9 +19,9 @@
  *             (journal + fdatasync group commit in a temp dir) with ONE consumer group that
  *             acknowledges every batch at once.
  *   Svc+store (--store) the same, but the queue's consumer is the embedded store as svc local runs
- *             it (StoreComponent → StoreDestination → the writer handler, one SQLite transaction
- *             per delivery on this event loop, in the trial's temp dir): the zero-loss rate with the
- *             store on against off, in the same run.
+ *             it (StoreComponent → StoreDestination → the writer handler; the SQLite writes in the
+ *             store's worker thread, in the trial's temp dir): the zero-loss rate with the store on
+ *             against off, in the same run.
  *
  * Sender: the traffic generator `svc simulate udp --kinds log --count N` (log kinds: engine, proxy,
  * repository, scheduler, qix-perf), run as a CHILD PROCESS so it does not share the receiver's
@@ -223,7 +223,7 @@ async function startSvc(svc, config, withStore = false) {
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-'));
   tempDirs.add(directory);
   // --store: the embedded store's consumer group (real writes to an SQLite file) instead of the counting one.
-  const consumer = withStore ? storeGroup(svc, config, join(directory, 'store', 'svc.db'), log) : countingGroup();
+  const consumer = withStore ? await storeGroup(svc, config, join(directory, 'store', 'svc.db'), log) : countingGroup();
   const queue = new svc.LocalEventQueue({
     directory,
     capacity: 10_000_000,

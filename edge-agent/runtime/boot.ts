@@ -65,7 +65,7 @@ export async function composeComponents(
   const pollSinks = [...(metrics ? [metrics.pollSink] : []), ...(web ? [web.pollSink] : [])];
   // The embedded store: opened here (a file it cannot use stops the start with a line naming it),
   // started before the queues that write to it and stopped after them.
-  const store = openStore(ctx);
+  const store = await openStore(ctx);
   if (store) components.push(store);
   if (mode === 'local') {
     const audit = localAuditComponents(ctx, store);
@@ -98,15 +98,15 @@ export async function composeComponents(
     components.push(...(udp?.components ?? []));
   }
   // Last to start, first to stop: its last sample is written while the store is still open.
-  if (store) components.push(new StoreCounters(store.writer, observed, ctx.logger));
+  if (store) components.push(new StoreCounters(store, observed, ctx.logger));
   return components;
 }
 
 /** The process's embedded store, open; null when `Svc.store.enable` is off. A file it cannot open is a StartupError naming the key. */
-function openStore(ctx: AppContext): StoreComponent | null {
+async function openStore(ctx: AppContext): Promise<StoreComponent | null> {
   const store = storeComponent(ctx);
   try {
-    store?.open();
+    await store?.open();
   } catch (err) {
     throw new StartupError(`${ctx.configFile} Svc.store.path: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -8,7 +8,8 @@
  */
 import type { Log } from '../../shared/logging/log.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
-import type { CounterSample, StoreWriter } from '../../shared/store/writer.js';
+import type { StoreWriting } from '../../shared/store/thread.js';
+import type { CounterSample } from '../../shared/store/writer.js';
 import type { Observed } from '../endpoints/observed.js';
 
 /** How often the counters are sampled into the store. */
@@ -63,29 +64,28 @@ export class StoreCounters implements Component {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly writer: Pick<StoreWriter, 'writeCounters'>,
+    private readonly writer: Pick<StoreWriting, 'writeCounters'>,
     private readonly observed: Observed,
     private readonly log: Log,
     private readonly now: () => number = Date.now,
   ) {}
 
   start(): Promise<void> {
-    this.timer = setInterval(() => this.sample(), STORE_COUNTERS_INTERVAL_MS);
+    this.timer = setInterval(() => void this.sample(), STORE_COUNTERS_INTERVAL_MS);
     this.timer.unref();
     return Promise.resolve();
   }
 
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     clearInterval(this.timer);
-    this.sample();
-    return Promise.resolve();
+    await this.sample();
   }
 
   /** One sample now; a store that cannot write loses this sample only (logged at DEBUG: the store's destinations say it at ERROR). */
-  sample(): void {
+  async sample(): Promise<void> {
     const nowMs = this.now();
     try {
-      this.writer.writeCounters(nowMs, counterSamples(this.observed, nowMs));
+      await this.writer.writeCounters(nowMs, counterSamples(this.observed, nowMs));
     } catch (err) {
       this.log.debug({ err }, 'cannot write Svc counters to the store; the next sample has the running totals');
     }

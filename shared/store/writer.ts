@@ -1,23 +1,25 @@
 /**
  * The store writer: the one connection that writes the embedded store (database.ts), shared by the
- * audit queue's and the platform queue's store destinations and by Svc's own counters. Each
- * delivery is one transaction: the events' rows by `INSERT OR IGNORE` on the table's key (a
- * redelivered event adds nothing), the rollups of exactly the rows inserted (so a redelivery counts
- * nothing twice), and the `servers` rows the events name. A delivery is acknowledged by the queue
- * only after `COMMIT` returned (synchronous=FULL: on disk).
+ * audit queue's and the platform queue's store destinations and by Svc's own counters. A delivery
+ * is written by transactions of whole events: the events' rows by `INSERT OR IGNORE` on the
+ * table's key (a redelivered event adds nothing), the rollups of exactly the rows inserted (so a
+ * redelivery counts nothing twice), and the `servers` rows the events name. A delivery is
+ * acknowledged by the queue only after its last commit returned, synced (synchronous=FULL).
  *
- * Threading: it runs on the main thread. node:sqlite is synchronous, so each transaction holds the
- * event loop while it runs; the deliveries are bounded (the queue's batch of at most
- * `STORE_BATCH` messages of EDGE_EVENTS_PER_MESSAGE events), the lock wait is short
- * (`STORE_BUSY_TIMEOUT_MS`: no other connection writes the file; the read API's connection is
- * read-only), and meanwhile the UDP datagrams wait in the kernel's socket buffer, not lost.
- * `bench/udp.mjs --store` measures the zero-loss rate with and without the store in one run; a
- * worker thread (which the single executable's CJS bundle can start only as `new Worker(__filename)`
- * or from source) is the step to take if it shows a fall.
+ * Threading: it runs on the main thread, where the UDP listeners run too. node:sqlite is
+ * synchronous, so a delivery (at most STORE_BATCH_EVENTS events) is written in slices of
+ * STORE_SLICE_EVENTS events, one transaction each, and the event loop runs between them; only the
+ * last commit of a delivery syncs (writeInSlices). The lock wait is short (STORE_BUSY_TIMEOUT_MS: no
+ * other connection writes the file; the read API's is read-only). Measured with `bench/udp.mjs
+ * --store` (the zero-loss rate with and without the store in one run): one transaction per
+ * delivery of 1,000 events held the loop long enough to lose datagrams at three quarters of the
+ * rate without the store. A worker thread would also take the writes' CPU off the main thread; the
+ * single executable's CJS bundle can start one only as `new Worker(__filename)` or from source.
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { setImmediate } from 'node:timers/promises';
 import type { QueuedEvent } from '../queue/events.js';
 import { openStoreDatabase } from './database.js';
 import { HOUR_MS, PERF_HISTOGRAM_BOUNDS_MS } from './ddl.js';
@@ -39,6 +41,12 @@ import {
   userEventCells,
 } from './rows.js';
 import { runUpkeep, type UpkeepReport, type UpkeepSettings } from './upkeep.js';
+
+/**
+ * Events per transaction of a delivery (writeInSlices): between two slices the event loop runs the
+ * UDP listeners. Small enough that a slice holds the loop for a few milliseconds.
+ */
+export const STORE_SLICE_EVENTS = 100;
 
 /** A session run continues while the user is listed again within this many polling intervals. */
 export const PRESENCE_GAP_INTERVALS = 2.5;
@@ -289,7 +297,29 @@ export class StoreWriter {
    * any other error of the transaction as it is (nothing written either).
    */
   write(events: readonly QueuedEvent[]): StoreWriteResult {
-    return this.transaction((db, statements) => this.writeRows(statements, events));
+    return this.transaction((_db, statements) => this.writeRows(statements, events));
+  }
+
+  /**
+   * A delivery written in slices of `sliceEvents`, one transaction each, giving the event loop back
+   * between them (the UDP listeners run there). Only the last slice's commit syncs
+   * (synchronous=FULL; the others NORMAL): syncing the WAL makes every earlier commit durable too,
+   * so the delivery is on disk when this resolves, at one sync. A slice committed before a crash
+   * is no loss and no double count: the queue delivers the whole delivery again, and INSERT OR
+   * IGNORE and the rollups of inserted rows only keep each event once.
+   */
+  async writeInSlices(events: readonly QueuedEvent[], sliceEvents = STORE_SLICE_EVENTS): Promise<StoreWriteResult> {
+    const total: StoreWriteResult = { inserted: 0, duplicates: 0, rejected: new Map() };
+    for (let start = 0; start < events.length; start += sliceEvents) {
+      if (start > 0) await setImmediate();
+      const slice = events.slice(start, start + sliceEvents);
+      const last = start + sliceEvents >= events.length;
+      const result = this.transaction((_db, statements) => this.writeRows(statements, slice), last);
+      total.inserted += result.inserted;
+      total.duplicates += result.duplicates;
+      for (const [id, reason] of result.rejected) total.rejected.set(id, reason);
+    }
+    return total;
   }
 
   /** Svc's own counters sampled at `timeMs`, in one transaction (a sample written twice replaces itself). */
@@ -310,9 +340,11 @@ export class StoreWriter {
     }
   }
 
-  private transaction<T>(body: (db: DatabaseSync, statements: Statements) => T): T {
+  /** `body` in one transaction; its commit synced (`durable`, synchronous=FULL) or not (NORMAL: synced by a later one). */
+  private transaction<T>(body: (db: DatabaseSync, statements: Statements) => T, durable = true): T {
     const { db, statements } = this.connection();
     try {
+      db.exec(durable ? 'PRAGMA synchronous = FULL' : 'PRAGMA synchronous = NORMAL');
       db.exec('BEGIN IMMEDIATE');
       const result = body(db, statements);
       db.exec('COMMIT');

@@ -1,6 +1,7 @@
 /**
  * The embedded store as a destination (`store`): each delivery of the audit queue or the platform
- * queue becomes one transaction of the shared StoreWriter (shared/store/writer.ts). When the store
+ * queue is written by the process's one store writer (shared/store/thread.ts), on disk before the
+ * queue acknowledges it. When the store
  * cannot write now (locked, read-only, full, corrupt, its folder gone) the events wait in the queue
  * (DestinationWaitError: the group pauses with backoff and counts no attempt) and come again when
  * it writes again; any other failure fails the delivery's events, which come again like any failed
@@ -9,7 +10,8 @@
 import type { ErrorTracker } from '../../errors/tracker.js';
 import type { Log } from '../../logging/log.js';
 import type { QueuedEvent } from '../../queue/events.js';
-import { StoreUnavailableError, type StoreWriter } from '../../store/writer.js';
+import type { StoreWriting } from '../../store/thread.js';
+import { StoreUnavailableError } from '../../store/writer.js';
 import { BaseDestination, DestinationWaitError } from '../port.js';
 
 /**
@@ -50,7 +52,7 @@ export class StoreDestination extends BaseDestination {
   readonly name = 'store';
 
   constructor(
-    private readonly writer: StoreWriter,
+    private readonly writer: StoreWriting,
     private readonly state: StoreWriteState,
     log: Log,
   ) {
@@ -62,18 +64,18 @@ export class StoreDestination extends BaseDestination {
     return q.kind !== 'points';
   }
 
-  protected writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
-    const ids = () => new Set(events.map((e) => e.id));
+  protected async writeEvents(events: readonly QueuedEvent[]): Promise<ReadonlySet<string>> {
     try {
-      const result = this.writer.write(events);
+      const result = await this.writer.write(events);
       this.state.wrote();
       for (const [eventId, reason] of result.rejected)
         this.log.error({ eventId, reason }, `the store cannot keep event ${eventId}: ${reason}`);
-      return Promise.resolve(new Set(result.rejected.keys()));
+      return new Set(result.rejected.keys());
     } catch (err) {
       this.state.failed(err, events.length);
-      if (err instanceof StoreUnavailableError) return Promise.reject(new DestinationWaitError(err.message, ids()));
-      return Promise.resolve(ids());
+      const ids = new Set(events.map((e) => e.id));
+      if (err instanceof StoreUnavailableError) throw new DestinationWaitError(err.message, ids);
+      return ids;
     }
   }
 }

@@ -276,6 +276,25 @@ describe('each kind in its table', () => {
     expect(rows('PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
   });
 
+  it('a delivery in slices: the event loop runs between them, and a delivery again after a partial write adds no row and no count', async () => {
+    const now = Date.now();
+    const events = Array.from({ length: 250 }, (_, i) =>
+      logQueued({ ...PROXY, message: `slice ${i}` }, ns(now - 1000 + i, i), `s-${i}`),
+    );
+    // As if Svc died after the first slices were committed: some of the delivery is in already.
+    await writer.writeInSlices(events.slice(0, 120), 100);
+    const order: string[] = [];
+    const pending = writer.writeInSlices(events, 100).then((result) => {
+      order.push('written');
+      return result;
+    });
+    setImmediate(() => order.push('event loop'));
+    expect(await pending).toMatchObject({ inserted: 130, duplicates: 120 });
+    expect(order).toEqual(['event loop', 'written']);
+    expect(rows('SELECT count(*) AS n FROM log_events')).toEqual([{ n: 250 }]);
+    expect(rows("SELECT sum(count) AS n FROM log_counts_hourly WHERE category = ''")).toEqual([{ n: 250 }]);
+  });
+
   it('Svc counters: one row per name and labels at a sample time', () => {
     writer.writeCounters(1000, [{ name: 'received', labels: { listener: 'log_events' }, value: 7 }]);
     writer.writeCounters(1000, [{ name: 'received', labels: { listener: 'log_events' }, value: 8 }]);
