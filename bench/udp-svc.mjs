@@ -139,16 +139,17 @@ function benchGroup(name, eventsOf) {
 /**
  * bench:udp's `--store`: the embedded store's consumer group as `svc local` composes it (its real
  * StoreComponent with its worker thread, destination and writer handler, the store's batching) writing `storeFile`,
- * counting the events of every message it acknowledged. `close()` closes the database.
+ * counting the events of every message it acknowledged; `thread` false: the writer on the main
+ * thread, in slices, as in the single executable. `close()` closes the database.
  */
-export async function storeGroup(svc, config, storeFile, log) {
+export async function storeGroup(svc, config, storeFile, log, thread = true) {
   const ctx = {
     config: { ...config, store: { ...config.store, path: storeFile } },
     logger: log,
     errors: { track: () => undefined },
     clock: new svc.PointClock(),
   };
-  const store = new svc.StoreComponent(ctx);
+  const store = new svc.StoreComponent(ctx, Date.now, thread);
   await store.open();
   const { destination, batchSize, batchWindowMs, maxBatchEvents } = store.destination();
   const handler = svc.makeWriterHandler({ destination, claimCheck: null, log });

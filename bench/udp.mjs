@@ -20,8 +20,9 @@
  *             acknowledges every batch at once.
  *   Svc+store (--store) the same, but the queue's consumer is the embedded store as svc local runs
  *             it (StoreComponent → StoreDestination → the writer handler; the SQLite writes in the
- *             store's worker thread, in the trial's temp dir): the zero-loss rate with the store on
- *             against off, in the same run.
+ *             store's worker thread, in the trial's temp dir; --store-main-thread: on the main
+ *             thread in slices, as in the single executable): the zero-loss rate with the store
+ *             on against off, in the same run.
  *
  * Sender: the traffic generator `svc simulate udp --kinds log --count N` (log kinds: engine, proxy,
  * repository, scheduler, qix-perf), run as a CHILD PROCESS so it does not share the receiver's
@@ -199,7 +200,7 @@ async function bufferCapacity(svc, port, seed) {
   }
 }
 
-async function startSvc(svc, config, withStore = false) {
+async function startSvc(svc, config, withStore = false, storeThread = true) {
   const warnings = [];
   let logLines = 0;
   const sink = new Writable({
@@ -223,7 +224,9 @@ async function startSvc(svc, config, withStore = false) {
   const directory = mkdtempSync(join(tmpdir(), 'svc-bench-udp-'));
   tempDirs.add(directory);
   // --store: the embedded store's consumer group (real writes to an SQLite file) instead of the counting one.
-  const consumer = withStore ? await storeGroup(svc, config, join(directory, 'store', 'svc.db'), log) : countingGroup();
+  const consumer = withStore
+    ? await storeGroup(svc, config, join(directory, 'store', 'svc.db'), log, storeThread)
+    : countingGroup();
   const queue = new svc.LocalEventQueue({
     directory,
     capacity: 10_000_000,
@@ -676,6 +679,7 @@ async function main() {
   const confirm = Math.round(nonNegative('confirm', 'BENCH_CONFIRM', 2));
   const repeat = Math.round(positive('repeat', 'BENCH_REPEAT', 3));
   const withStore = option('store', 'BENCH_STORE', 'false') !== 'false';
+  const storeThread = option('store-main-thread', 'BENCH_STORE_MAIN_THREAD', 'false') === 'false';
   if (maxRate > 1_000_000) throw new Error("--max-rate must be at most 1,000,000 (the sender's limit)");
   if (startRate > maxRate) throw new Error('--start-rate must not exceed --max-rate');
 
@@ -760,7 +764,7 @@ async function main() {
   }
   for (const t of [...base.trials, ...mine.trials]) if (t.inconsistent.length > 0) inconsistent = true;
   // --store: the same search with the embedded store as the queue's consumer (its writes on this event loop).
-  const stored = withStore ? await search('Svc+store', () => startSvc(svc, config, true), ctx) : null;
+  const stored = withStore ? await search('Svc+store', () => startSvc(svc, config, true, storeThread), ctx) : null;
   if (stored) {
     console.log('');
     for (const t of stored.trials) if (t.inconsistent.length > 0) inconsistent = true;

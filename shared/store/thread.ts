@@ -1,10 +1,10 @@
 /**
  * Where the store writer runs. node:sqlite is synchronous: every insert, commit and sync holds the
- * thread it runs on. Svc's UDP listeners run on the main thread, and `bench/udp.mjs --store`
- * showed the store's writes there lowering the zero-loss UDP rate (the main thread's CPU per
- * datagram about doubled), even with the deliveries written in slices that give the event loop
- * back between them. So the writer runs in a worker thread (`worker.ts`): the main thread only
- * posts the delivery's events (a structured clone) and awaits the commit.
+ * thread it runs on, and Svc's UDP listeners run on the main thread. `bench/udp.mjs --store`
+ * showed the store's writes on the main thread lowering the zero-loss UDP rate, also when a
+ * delivery was written in slices that give the event loop back between them: the listeners and
+ * the writes then share one core. So the writer runs in a worker thread (`worker.ts`): the main
+ * thread posts the delivery's events (a structured clone) and awaits the commit.
  *
  * The single executable (a CJS bundle in a Node.js single-executable application) has no worker
  * file to start: there the writer runs on the main thread, in slices (StoreWriter.writeInSlices).

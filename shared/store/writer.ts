@@ -6,15 +6,11 @@
  * redelivery counts nothing twice), and the `servers` rows the events name. A delivery is
  * acknowledged by the queue only after its last commit returned, synced (synchronous=FULL).
  *
- * Threading: it runs on the main thread, where the UDP listeners run too. node:sqlite is
- * synchronous, so a delivery (at most STORE_BATCH_EVENTS events) is written in slices of
- * STORE_SLICE_EVENTS events, one transaction each, and the event loop runs between them; only the
- * last commit of a delivery syncs (writeInSlices). The lock wait is short (STORE_BUSY_TIMEOUT_MS: no
- * other connection writes the file; the read API's is read-only). Measured with `bench/udp.mjs
- * --store` (the zero-loss rate with and without the store in one run): one transaction per
- * delivery of 1,000 events held the loop long enough to lose datagrams at three quarters of the
- * rate without the store. A worker thread would also take the writes' CPU off the main thread; the
- * single executable's CJS bundle can start one only as `new Worker(__filename)` or from source.
+ * Threading: the store runs it in a worker thread (thread.ts), one `write` per delivery. On the
+ * main thread (the single executable) a delivery is written by `writeInSlices`: transactions of
+ * STORE_SLICE_EVENTS events with the event loop running between them, only the last commit synced.
+ * The lock wait is short either way (STORE_BUSY_TIMEOUT_MS: no other connection writes the file;
+ * the read API's is read-only).
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
