@@ -24,6 +24,8 @@ export async function loadSvc() {
     compose,
     destinations,
     codec,
+    store,
+    writerHandler,
   ] = await Promise.all([
     load('edge-agent/sources/udp/listener.js'),
     load('edge-agent/sources/udp/handlers.js'),
@@ -40,6 +42,8 @@ export async function loadSvc() {
     load('edge-agent/sources/udp/compose.js'),
     load('shared/destinations/registry.js'),
     load('shared/queue/codec.js'),
+    load('shared/destinations/store/build.js'),
+    load('shared/destinations/handler.js'),
   ]);
   return {
     UdpListener: listener.UdpListener,
@@ -60,6 +64,8 @@ export async function loadSvc() {
     BATCHER_GATHER_MS: compose.BATCHER_GATHER_MS,
     EDGE_EVENTS_PER_MESSAGE: destinations.EDGE_EVENTS_PER_MESSAGE,
     decodeRecord: codec.decodeRecord,
+    StoreComponent: store.StoreComponent,
+    makeWriterHandler: writerHandler.makeWriterHandler,
   };
 }
 
@@ -127,6 +133,42 @@ function benchGroup(name, eventsOf) {
       },
     },
     consumed: () => consumed,
+  };
+}
+
+/**
+ * bench:udp's `--store`: the embedded store's consumer group as `svc local` composes it (its real
+ * StoreComponent with its worker thread, destination and writer handler, the store's batching) writing `storeFile`,
+ * counting the events of every message it acknowledged; `thread` false: the writer on the main
+ * thread, in slices, as in the single executable. `close()` closes the database.
+ */
+export async function storeGroup(svc, config, storeFile, log, thread = true) {
+  const ctx = {
+    config: { ...config, store: { ...config.store, path: storeFile } },
+    logger: log,
+    errors: { track: () => undefined },
+    clock: new svc.PointClock(),
+  };
+  const store = new svc.StoreComponent(ctx, Date.now, thread);
+  await store.open();
+  const { destination, batchSize, batchWindowMs, maxBatchEvents } = store.destination();
+  const handler = svc.makeWriterHandler({ destination, claimCheck: null, log });
+  let consumed = 0;
+  return {
+    group: {
+      name: 'store',
+      batchSize,
+      batchWindowMs,
+      maxBatchEvents,
+      handler: async (event) => {
+        const result = await handler(event);
+        const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
+        for (const record of event.Records) if (!failed.has(record.messageId)) consumed += countEvents(record.body);
+        return result;
+      },
+    },
+    consumed: () => consumed,
+    close: () => store.stop(),
   };
 }
 

@@ -101,7 +101,13 @@ function reachable(host: string): string {
   return host;
 }
 
-/** The base config with the simulator's sections merged in (the simulator's values win). */
+/**
+ * What the demo turns on once the simulator's app list is there (its `appNames` section): engine
+ * performance events carry their app's name, so the store's costliest apps are named.
+ */
+const WITH_APP_NAMES = { Svc: { logEvents: { enginePerformanceMonitor: { appNameLookup: { enable: true } } } } };
+
+/** The base config with the simulator's sections merged in (the simulator's values win), and WITH_APP_NAMES. */
 export function demoConfig(base: unknown, sim: PlatformSimulator): Record<string, unknown> {
   const merge = (into: unknown, from: unknown): unknown => {
     if (!isRecord(into) || !isRecord(from)) return from;
@@ -109,7 +115,7 @@ export function demoConfig(base: unknown, sim: PlatformSimulator): Record<string
     for (const [key, value] of Object.entries(from)) out[key] = merge(into[key], value);
     return out;
   };
-  const merged = merge(base, sim.config);
+  const merged = merge(merge(base, sim.config), WITH_APP_NAMES);
   if (!isRecord(merged)) throw new Error('unreachable: the simulator config is an object');
   return merged;
 }

@@ -124,6 +124,27 @@ export async function buildProgram(
       }
     });
 
+  program
+    .command('store')
+    .description('the embedded store (Svc.store, docs/store.md)')
+    .command('backup')
+    .description('copy the store to a new file while Svc runs (SQLite online backup: a consistent snapshot)')
+    .addOption(configOption())
+    .requiredOption('--to <file>', 'the copy to write (must not exist)')
+    .action(async (opts: { config?: string; to: string }) => {
+      const loaded = loadForCli(opts.config, io);
+      if (!loaded) return setExitCode(EXIT_ERROR);
+      try {
+        const { backupStore } = await import('../../shared/store/backup.js');
+        const pages = await backupStore(loaded.config.store.path, opts.to);
+        io.out(`copied the store ${loaded.config.store.path} to ${opts.to} (${pages} pages)\n`);
+        setExitCode(EXIT_OK);
+      } catch (err) {
+        io.err(`svc: cannot back up the store: ${err instanceof Error ? err.message : String(err)}\n`);
+        setExitCode(EXIT_ERROR);
+      }
+    });
+
   if (commands === 'all') {
     const [{ registerSimulateCommand }, { registerDemoCommand }] = await Promise.all([
       import('../simulate/command.js'),

@@ -6,6 +6,7 @@ import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { type StoreComponent, storeComponent } from '../../shared/destinations/store/build.js';
 import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
 import { createLogger, LogDirectoryError, type LoggerHandle } from '../../shared/logging/logger.js';
@@ -27,6 +28,7 @@ import { udpComponents } from '../sources/udp/compose.js';
 import { platformPipeline, platformPipelineWanted, platformSourcesOn } from './platform-pipeline.js';
 import { collectAfterStart } from './settle.js';
 import { checkStartFiles } from './start-checks.js';
+import { StoreCounters } from './store-counters.js';
 
 export type Mode = 'local' | 'edge';
 
@@ -61,8 +63,12 @@ export async function composeComponents(
   const web = webView(ctx, { observed, mode, installDir: INSTALL_DIR });
   if (web) components.push(web.component);
   const pollSinks = [...(metrics ? [metrics.pollSink] : []), ...(web ? [web.pollSink] : [])];
+  // The embedded store: opened here (a file it cannot use stops the start with a line naming it),
+  // started before the queues that write to it and stopped after them.
+  const store = await openStore(ctx);
+  if (store) components.push(store);
   if (mode === 'local') {
-    const audit = localAuditComponents(ctx);
+    const audit = localAuditComponents(ctx, store);
     if (audit) observed.queue({ name: 'audit', queue: audit.queue, destinations: audit.destinations });
     components.push(...(audit?.components ?? []));
   }
@@ -75,7 +81,7 @@ export async function composeComponents(
       'Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)',
     );
   const pipeline = platformPipelineWanted(ctx.config)
-    ? await platformPipeline(ctx, { forward: mode === 'edge' })
+    ? await platformPipeline(ctx, { forward: mode === 'edge', store })
     : null;
   if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
   components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
@@ -91,7 +97,20 @@ export async function composeComponents(
     for (const listener of Object.values(udp?.listeners ?? {})) observed.listener(listener);
     components.push(...(udp?.components ?? []));
   }
+  // Last to start, first to stop: its last sample is written while the store is still open.
+  if (store) components.push(new StoreCounters(store, observed, ctx.logger));
   return components;
+}
+
+/** The process's embedded store, open; null when `Svc.store.enable` is off. A file it cannot open is a StartupError naming the key. */
+async function openStore(ctx: AppContext): Promise<StoreComponent | null> {
+  const store = storeComponent(ctx);
+  try {
+    await store?.open();
+  } catch (err) {
+    throw new StartupError(`${ctx.configFile} Svc.store.path: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return store;
 }
 
 /**

@@ -26,6 +26,7 @@ import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations } from '../../shared/destinations/registry.js';
+import type { StoreComponent } from '../../shared/destinations/store/build.js';
 import type { QueuedEvent } from '../../shared/queue/events.js';
 import type { Forwarder } from '../../shared/queue/forwarder.js';
 import { LocalEventQueue } from '../../shared/queue/local/index.js';
@@ -68,6 +69,8 @@ export interface PipelineOptions {
   forward: boolean;
   /** The SQS and S3 clients (tests give their own); default those of `Svc.cloud`. */
   clients?: () => CloudClients;
+  /** The process's embedded store (boot.ts), whose writer the pipeline's store destination shares; null or absent = none. */
+  store?: StoreComponent | null;
 }
 
 /** Whether the pipeline forwards some destination to the cloud (only then is forwarding.ts loaded). */
@@ -81,7 +84,7 @@ export async function platformPipeline(
 ): Promise<PlatformPipeline> {
   const { config, logger: log } = ctx;
   const outputs = platformOutputs(config);
-  const { destinations, components: clients } = platformDestinations(ctx);
+  const { destinations, components: clients } = platformDestinations(ctx, options.store ?? null);
   const takes = new Map(
     destinations.map(({ destination }) => [destination.name, (e: QueuedEvent) => destination.takes(e)]),
   );

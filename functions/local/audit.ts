@@ -9,6 +9,7 @@ import { type AuditCounters, makeAuditHandlers } from '../../shared/audit/handle
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { auditDestinations } from '../../shared/destinations/registry.js';
+import type { StoreComponent } from '../../shared/destinations/store/build.js';
 import { LocalIdempotencyStore } from '../../shared/idempotency/local.js';
 import { decodeMessage } from '../../shared/queue/codec.js';
 import { eventsOfKind } from '../../shared/queue/events.js';
@@ -40,14 +41,17 @@ function* auditEventsIn(bodies: Iterable<string>): Iterable<{ key: string; recei
   }
 }
 
-/** The components of the audit path, in start order (queue, idempotency store, then the gateway that feeds them). */
-export function localAuditComponents(ctx: AppContext): LocalAudit | null {
+/**
+ * The components of the audit path, in start order (queue, idempotency store, then the gateway that
+ * feeds them); `store`: the process's embedded store, which keeps every accepted audit event.
+ */
+export function localAuditComponents(ctx: AppContext, store: StoreComponent | null = null): LocalAudit | null {
   const { config, logger: log, clock } = ctx;
   const settings = config.auditEvents;
   if (!settings.enable) return null;
   if (settings.apiToken === '')
     log.warn({}, 'Svc.auditEvents.apiToken is not set: the audit API accepts requests without a token');
-  const destinations = auditDestinations(ctx);
+  const destinations = auditDestinations(ctx, store);
   if (destinations.length === 0)
     log.warn({}, 'no audit destination is enabled (Svc.auditEvents.destination): accepted audit events are not stored');
   const groups: ConsumerGroup[] = destinations.map(

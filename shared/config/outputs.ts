@@ -12,6 +12,8 @@ export interface EventOutputs {
   tsdb: boolean;
   mqtt: boolean;
   monsaas: boolean;
+  /** The embedded store (`Svc.store.enable`): always on this process, never in the cloud. */
+  store: boolean;
 }
 
 /** The gating decisions of §0.6 for the platform's UDP events and the edge's own points. */
@@ -39,7 +41,7 @@ export function uptimePointsWanted(config: SvcConfig): boolean {
 
 /** Whether any destination takes this kind of event. */
 export function anyOutput(outputs: EventOutputs): boolean {
-  return outputs.tsdb || outputs.mqtt || outputs.monsaas;
+  return outputs.tsdb || outputs.mqtt || outputs.monsaas || outputs.store;
 }
 
 /** §0.6 applied to the config: which destinations each kind of platform event goes to. */
@@ -47,6 +49,7 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
   const tsdb = config.tsdbConfig.enable;
   const mqtt = config.mqttConfig.enable;
   const monsaas = config.monsaas.enable;
+  const store = config.store.enable;
   const user = config.userEvents;
   const userOn = user.enable;
   const log = config.logEvents;
@@ -79,6 +82,7 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
       tsdb: userOn && tsdb && user.sendToTsdb.enable,
       mqtt: userOn && mqtt && user.sendToMQTT.enable && userTopics,
       monsaas: userOn && monsaas && user.sendToMonSaas.enable && user.sendToMonSaas.destinationAccount.length > 0,
+      store: userOn && store,
     },
     logEvents: {
       tsdb: logOn && tsdb && log.sendToTsdb.enable,
@@ -89,16 +93,19 @@ export function platformOutputs(config: SvcConfig): PlatformOutputs {
         log.sendToMonSaas.enable &&
         log.sendToMonSaas.destinationAccount.length > 0 &&
         logMonSaasSource,
+      store: logOn && store,
     },
     health: {
       tsdb: healthOn && tsdb,
       mqtt: healthOn && mqtt,
       monsaas: healthOn && monsaas && metricAccounts && healthMetric,
+      store: healthOn && store,
     },
     sessions: {
       tsdb: sessionsOn && tsdb,
       mqtt: sessionsOn && mqtt,
       monsaas: sessionsOn && monsaas && metricAccounts && metric.dynamic.proxy.sessions.enable,
+      store: sessionsOn && store,
     },
     points: tsdb && (counters || queueMetrics || uptimePointsWanted(config) || errorPointsWanted(config)),
   };

@@ -1,7 +1,8 @@
 /**
  * The one place that maps the config to destinations, each with its batching, used by local mode,
  * the edge agent and the writer Lambdas:
- * - `auditDestinations`: `Svc.auditEvents.destination` (tsdb, parquet, table file, JSON files);
+ * - `auditDestinations`: `Svc.auditEvents.destination` (tsdb, parquet, table file, JSON files), and
+ *   the embedded store whatever that says (when the process has one: `store/build.ts`);
  * - `platformDestinations`: the platform's UDP events, polled data (health and session samples) and
  *   the edge's own points, by the gating of platform-formats.md §0.6 (`platformOutputs`), which the
  *   sources use too (`wantsUserEvent`, `wantsLogEvent`, `anyOutput(outputs.health)`) so they do not
@@ -39,6 +40,7 @@ import { monSaasDestination, monSaasWriterDestination } from './monsaas/build.js
 import { logMonSaasWanted } from './monsaas/mappers.js';
 import { mqttDestination } from './mqtt/build.js';
 import type { BaseDestination } from './port.js';
+import type { StoreComponent } from './store/build.js';
 import { auditTsdbDestination, platformTsdbDestination, tsdbWriterDestination } from './tsdb/build.js';
 
 export type { ConfiguredDestination, DestinationContext } from './build.js';
@@ -47,8 +49,15 @@ export { MONSAAS_BATCH } from './monsaas/build.js';
 export { MQTT_BATCH } from './mqtt/build.js';
 export { TSDB_BATCH_WINDOW_MS } from './tsdb/build.js';
 
-/** The audit destinations of `Svc.auditEvents.destination`, in the order the config lists them. */
-export function auditDestinations(ctx: DestinationContext): ConfiguredDestination[] {
+/**
+ * The audit destinations of `Svc.auditEvents.destination`, in the order the config lists them, then
+ * the embedded store's (`store`: the process's one store writer, or null), which keeps every audit
+ * event whatever the destination settings say.
+ */
+export function auditDestinations(
+  ctx: DestinationContext,
+  store: StoreComponent | null = null,
+): ConfiguredDestination[] {
   const out: ConfiguredDestination[] = [];
   for (const type of auditTypesOn(ctx.config)) {
     if (type === 'tsdb') out.push(auditTsdbDestination(ctx));
@@ -59,6 +68,7 @@ export function auditDestinations(ctx: DestinationContext): ConfiguredDestinatio
       if (json) out.push(json);
     }
   }
+  if (store) out.push(store.destination());
   return out;
 }
 
@@ -68,8 +78,8 @@ export function wantsUserEvent(outputs: PlatformOutputs): boolean {
 }
 
 /**
- * Whether a log event should be enqueued at all: tsdb or MQTT take log events, or monsaas takes this
- * one (its source and level, §8.3).
+ * Whether a log event should be enqueued at all: the store, tsdb or MQTT take log events, or monsaas
+ * takes this one (its source and level, §8.3).
  */
 export function wantsLogEvent(
   config: SvcConfig,
@@ -77,7 +87,7 @@ export function wantsLogEvent(
   event: Pick<PlatformLogEvent, 'source' | 'level'>,
 ): boolean {
   const o = outputs.logEvents;
-  return o.tsdb || o.mqtt || (o.monsaas && logMonSaasWanted(event, config.logEvents.sendToMonSaas.source));
+  return o.store || o.tsdb || o.mqtt || (o.monsaas && logMonSaasWanted(event, config.logEvents.sendToMonSaas.source));
 }
 
 export interface PlatformDestinations {
@@ -86,8 +96,14 @@ export interface PlatformDestinations {
   components: Component[];
 }
 
-/** The platform destinations of `platformOutputs(config)`, in the order tsdb, mqtt, monsaas, each built with its own writer. */
-export function platformDestinations(ctx: DestinationContext): PlatformDestinations {
+/**
+ * The platform destinations of `platformOutputs(config)`, in the order tsdb, mqtt, monsaas, each
+ * built with its own writer, then the embedded store (sharing `store`'s writer) when it takes a kind.
+ */
+export function platformDestinations(
+  ctx: DestinationContext,
+  store: StoreComponent | null = null,
+): PlatformDestinations {
   const outputs = platformOutputs(ctx.config);
   const destinations: ConfiguredDestination[] = [];
   const components: Component[] = [];
@@ -100,6 +116,8 @@ export function platformDestinations(ctx: DestinationContext): PlatformDestinati
   }
   const monsaas = monSaasDestination(ctx, outputs);
   if (monsaas) destinations.push(monsaas);
+  const kinds = [outputs.userEvents, outputs.logEvents, outputs.health, outputs.sessions];
+  if (store && kinds.some((k) => k.store)) destinations.push(store.destination());
   return { destinations, components };
 }
 

@@ -16,7 +16,9 @@ export type ErrorType =
   | 'UDP_USER_EVENT'
   | 'UDP_LOG_EVENT'
   /** Svc's own addition: audit events that could not be written to a file destination. */
-  | 'AUDIT_FILE_WRITE';
+  | 'AUDIT_FILE_WRITE'
+  /** Svc's own addition: a delivery the embedded store could not write (shared/destinations/store/). */
+  | 'STORE_WRITE';
 
 import type { Log } from '../logging/log.js';
 

@@ -180,9 +180,19 @@ CREATE INDEX IF NOT EXISTS log_events_server ON log_events (server_id, time_ns);
 CREATE VIRTUAL TABLE IF NOT EXISTS log_events_fts USING fts5 (
   message, exception, content='log_events', content_rowid='time_ns'
 );
+-- The writer's INSERT OR IGNORE fires the insert trigger only for a row actually inserted, so a
+-- redelivered event adds no second index entry; upkeep's deletes remove theirs.
+CREATE TRIGGER IF NOT EXISTS log_events_fts_insert AFTER INSERT ON log_events BEGIN
+  INSERT INTO log_events_fts (rowid, message, exception) VALUES (new.time_ns, new.message, new.exception);
+END;
+CREATE TRIGGER IF NOT EXISTS log_events_fts_delete AFTER DELETE ON log_events BEGIN
+  INSERT INTO log_events_fts (log_events_fts, rowid, message, exception)
+    VALUES ('delete', old.time_ns, old.message, old.exception);
+END;
 
--- Log events counted per hour, server, source, level and category ('' for none; one row per category
--- name=value an event has): the counts over long ranges without scanning log_events.
+-- Log events counted per hour, server, source, level and category: every event adds 1 to the row of
+-- category '' (so the '' rows count ALL events) and 1 to the row of each category name=value it has
+-- (0, 1 or several): the counts over long ranges without scanning log_events.
 CREATE TABLE IF NOT EXISTS log_counts_hourly (
   hour_ms INTEGER NOT NULL,
   server_id INTEGER NOT NULL,

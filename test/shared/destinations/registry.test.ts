@@ -14,6 +14,7 @@ import {
   wantsLogEvent,
   wantsUserEvent,
 } from '../../../shared/destinations/registry.js';
+import { StoreComponent } from '../../../shared/destinations/store/build.js';
 import { ErrorTracker } from '../../../shared/errors/tracker.js';
 import { PointClock } from '../../../shared/queue/point-clock.js';
 import { captureLog, type LogCapture } from '../../support/audit.js';
@@ -34,9 +35,13 @@ import {
 import { auditQueued, EVENT_COUNT, pointsQueued } from '../platform/queued.js';
 import { healthQueued, sessionsQueued } from './polled.js';
 
-/** A config from YAML lines below `Svc:` (two-space indented). */
+/**
+ * A config from YAML lines below `Svc:` (two-space indented). The embedded store (on by default) is
+ * off unless the lines name `store:`, so each rule of the other destinations is seen alone.
+ */
 function config(...lines: string[]): SvcConfig {
-  return parseConfigText(['Svc:', ...lines.map((l) => `  ${l}`), ''].join('\n'), 'test.yaml', {}).config;
+  const store = lines.includes('store:') ? [] : ['store:', '  enable: false'];
+  return parseConfigText(['Svc:', ...[...store, ...lines].map((l) => `  ${l}`), ''].join('\n'), 'test.yaml', {}).config;
 }
 
 const TSDB = ['tsdbConfig:', '  enable: true'];
@@ -99,7 +104,7 @@ const LOG = (...rest: string[]) => [
   ...rest.map((l) => `  ${l}`),
 ];
 
-const OFF = { tsdb: false, mqtt: false, monsaas: false };
+const OFF = { tsdb: false, mqtt: false, monsaas: false, store: false };
 const NONE: PlatformOutputs = { userEvents: OFF, logEvents: OFF, health: OFF, sessions: OFF, points: false };
 
 let capture: LogCapture;
@@ -127,7 +132,10 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
 
   it('user events to the tsdb need userEvents.enable, tsdbConfig.enable and sendToTsdb.enable', () => {
     const on = config(...TSDB, ...USER('sendToTsdb:', '  enable: true'));
-    expect(platformOutputs(on)).toEqual({ ...NONE, userEvents: { tsdb: true, mqtt: false, monsaas: false } });
+    expect(platformOutputs(on)).toEqual({
+      ...NONE,
+      userEvents: { tsdb: true, mqtt: false, monsaas: false, store: false },
+    });
     expect(build(on).names).toEqual(['tsdb']);
     expect(platformOutputs(config(...USER('sendToTsdb:', '  enable: true'))).userEvents.tsdb).toBe(false);
     expect(
@@ -199,7 +207,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
   it('user events to MQTT need mqttConfig.enable, sendToMQTT.enable and an enabled topic; the MqttWriter is a component', () => {
     const topic = ['sendToMQTT:', '  enable: true', '  postTo:', '    sessionStopTopic:', '      enable: true'];
     const on = config(...MQTT, ...USER(...topic));
-    expect(platformOutputs(on).userEvents).toEqual({ tsdb: false, mqtt: true, monsaas: false });
+    expect(platformOutputs(on).userEvents).toEqual({ tsdb: false, mqtt: true, monsaas: false, store: false });
     expect(build(on)).toMatchObject({ names: ['mqtt'], components: ['mqtt-writer'] });
     expect(platformOutputs(config(...USER(...topic))).userEvents.mqtt).toBe(false);
     expect(platformOutputs(config(...MQTT, ...USER('sendToMQTT:', '  enable: true'))).userEvents.mqtt).toBe(false);
@@ -228,7 +236,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
   it('user events to monsaas need monsaas.enable, sendToMonSaas.enable and an account', () => {
     const send = (accounts: string) => USER('sendToMonSaas:', '  enable: true', `  destinationAccount: ${accounts}`);
     const on = config(...MONSAAS, ...send('[ops]'));
-    expect(platformOutputs(on).userEvents).toEqual({ tsdb: false, mqtt: false, monsaas: true });
+    expect(platformOutputs(on).userEvents).toEqual({ tsdb: false, mqtt: false, monsaas: true, store: false });
     expect(build(on)).toMatchObject({ names: ['monsaas'], components: [] });
     expect(platformOutputs(config(...MONSAAS, ...send('[]'))).userEvents.monsaas).toBe(false);
     expect(platformOutputs(config(...MONSAAS, ...USER())).userEvents.monsaas).toBe(false);
@@ -323,7 +331,10 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
       platformOutputs(config(...TSDB, ...MQTT, ...METRICS(['engine:', '  cpu:', '    enable: true']))).health,
     ).toEqual(OFF);
     const tsdbOnly = config(...TSDB, ...SERVERS());
-    expect(platformOutputs(tsdbOnly)).toEqual({ ...NONE, health: { tsdb: true, mqtt: false, monsaas: false } });
+    expect(platformOutputs(tsdbOnly)).toEqual({
+      ...NONE,
+      health: { tsdb: true, mqtt: false, monsaas: false, store: false },
+    });
     expect(build(tsdbOnly)).toMatchObject({ names: ['tsdb'], components: [] });
     expect(build(config(...MQTT, ...SERVERS()))).toMatchObject({ names: ['mqtt'], components: ['mqtt-writer'] });
     expect(platformOutputs(config(...SERVERS())).health).toEqual(OFF);
@@ -332,7 +343,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
   it('health polls to monsaas need monsaas.enable, a metric group flag and a metric account; app-list flags alone are not enough', () => {
     const cpu = ['engine:', '  cpu:', '    enable: true'];
     const on = config(...SERVERS(), ...METRICS(cpu));
-    expect(platformOutputs(on).health).toEqual({ tsdb: false, mqtt: false, monsaas: true });
+    expect(platformOutputs(on).health).toEqual({ tsdb: false, mqtt: false, monsaas: true, store: false });
     expect(build(on)).toMatchObject({ names: ['monsaas'], components: [] });
     for (const group of [
       ['engine:', '  memory:', '    enable: true'],
@@ -369,6 +380,7 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
       tsdb: true,
       mqtt: true,
       monsaas: true,
+      store: false,
     });
     expect(platformOutputs(sessions(false, true, '[{virtualProxy: /}]')).sessions).toEqual(OFF);
     expect(platformOutputs(sessions(true, false, '[{virtualProxy: /}]')).sessions).toEqual(OFF);
@@ -379,6 +391,35 @@ describe('platformOutputs / platformDestinations gating (§0.6)', () => {
     );
     expect(platformOutputs(noFlag).sessions.monsaas).toBe(false);
     expect(build(sessions(true, true, '[{virtualProxy: /}]')).names).toEqual(['tsdb', 'mqtt', 'monsaas']);
+  });
+
+  it('the embedded store (Svc.store.enable, on by default) takes every platform kind whose source is on, alone, last of the destinations', () => {
+    const sources = [...USER(), ...LOG(), ...SERVERS({ extract: true, enable: true, proxies: '[{virtualProxy: /}]' })];
+    const on = config('store:', '  enable: true', ...sources);
+    const only = { tsdb: false, mqtt: false, monsaas: false, store: true };
+    expect(platformOutputs(on)).toEqual({
+      userEvents: only,
+      logEvents: only,
+      health: only,
+      sessions: only,
+      points: false,
+    });
+    // The sources enqueue what only the store takes (they counted and dropped it before).
+    expect(wantsUserEvent(platformOutputs(on))).toBe(true);
+    expect(wantsLogEvent(on, platformOutputs(on), PROXY)).toBe(true);
+    expect(wantsLogEvent(on, platformOutputs(on), QIX_PERF_USER)).toBe(true);
+    // The registry adds the store's destination when it is given the process's store component.
+    const ctx = { config: on, logger: capture.logger, errors, clock: new PointClock() };
+    const store = new StoreComponent(ctx);
+    expect(platformDestinations(ctx, store).destinations.map((d) => d.destination.name)).toEqual(['store']);
+    expect(platformDestinations(ctx).destinations).toEqual([]);
+    // Off, or with the sources off, it takes nothing.
+    expect(platformOutputs(config('store:', '  enable: false', ...sources))).toEqual(NONE);
+    expect(platformOutputs(config('store:', '  enable: true'))).toEqual(NONE);
+    // Never a cloud destination: the writer Lambdas and the placement do not know it.
+    expect(
+      cloudWriterDestination({ config: on, logger: capture.logger, errors, clock: new PointClock() }, 'store'),
+    ).toBeNull();
   });
 
   it('tells the listeners which events to enqueue', () => {

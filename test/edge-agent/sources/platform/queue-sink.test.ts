@@ -59,8 +59,8 @@ const sessions: SessionSample = {
   userIdList: 'LAB\\goran,LAB\\anna',
 };
 
-const ALL = { tsdb: true, mqtt: false, monsaas: false };
-const NONE = { tsdb: false, mqtt: false, monsaas: false };
+const ALL = { tsdb: true, mqtt: false, monsaas: false, store: false };
+const NONE = { tsdb: false, mqtt: false, monsaas: false, store: false };
 let dirs: string[] = [];
 
 afterEach(() => {
@@ -150,7 +150,7 @@ describe('QueuePollSink', () => {
     const { errors, log } = tracker();
     const sink = new QueuePollSink({
       queue,
-      outputs: { health: NONE, sessions: { tsdb: false, mqtt: true, monsaas: false } },
+      outputs: { health: NONE, sessions: { tsdb: false, mqtt: true, monsaas: false, store: false } },
       clock: new PointClock(),
       errors,
       log,

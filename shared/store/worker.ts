@@ -1,0 +1,53 @@
+/**
+ * The store's worker thread (thread.ts starts it with the StoreWriterOptions as its workerData):
+ * one StoreWriter, answering each request in order. A delivery is one call of `write` here (the
+ * main thread's event loop is not this one, so it need not be sliced).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { StoreOpenError } from './database.js';
+import type { StoreReply, StoreRequest } from './thread.js';
+import { StoreUnavailableError, StoreWriter, type StoreWriterOptions } from './writer.js';
+
+function answer(writer: StoreWriter, request: StoreRequest): unknown {
+  switch (request.method) {
+    case 'open':
+      writer.open();
+      return null;
+    case 'write':
+      return writer.write(request.events);
+    case 'counters':
+      writer.writeCounters(request.timeMs, request.samples);
+      return null;
+    case 'upkeep':
+      return writer.upkeep(request.nowMs);
+    case 'close':
+      writer.close();
+      return null;
+  }
+}
+
+function kindOf(err: unknown): 'open' | 'unavailable' | 'other' {
+  if (err instanceof StoreOpenError) return 'open';
+  if (err instanceof StoreUnavailableError) return 'unavailable';
+  return 'other';
+}
+
+const port = parentPort;
+if (port) {
+  // workerData is the StoreWriterOptions thread.ts passed; structured-cloned, so plain data.
+  const writer = new StoreWriter(workerData as StoreWriterOptions);
+  port.on('message', (request: StoreRequest) => {
+    let reply: StoreReply;
+    try {
+      reply = { id: request.id, ok: true, value: answer(writer, request) };
+    } catch (err) {
+      reply = {
+        id: request.id,
+        ok: false,
+        kind: kindOf(err),
+        message: err instanceof Error ? err.message : String(err),
+      };
+    }
+    port.postMessage(reply);
+  });
+}
