@@ -85,6 +85,7 @@ export function registerDemoCommand(program: Command, io: CliIo, setExitCode: (c
       `
 Within a minute of the start:
   http://127.0.0.1:3100/status (in a browser)                   the live status page
+  http://127.0.0.1:3100/servers, /logs, /performance              the history pages (from the embedded store)
   curl -s http://127.0.0.1:9842/metrics | grep svc_cpu_total     every simulated server's gauges
   ls data/demo/audit-events/parquet data/demo/audit-events/json   the audit events
 The config it runs is written to <dir>/${DEMO_CONFIG_NAME}; the certificates to <dir>/certs.`,
@@ -118,6 +119,17 @@ export function demoConfig(base: unknown, sim: PlatformSimulator): Record<string
   const merged = merge(merge(base, sim.config), WITH_APP_NAMES);
   if (!isRecord(merged)) throw new Error('unreachable: the simulator config is an object');
   return merged;
+}
+
+/** The web view's pages: the status page, and the history pages when the store keeps history. */
+function webLines(config: SvcConfig): string[] {
+  const base = `http://${reachable(config.configVisualisation.host)}:${config.configVisualisation.port}`;
+  return [
+    `  status page: ${base}/status`,
+    ...(config.store.enable
+      ? [`  history: ${base}/servers, /logs, /users, /performance, /audit (kept in ${config.store.path})`]
+      : []),
+  ];
 }
 
 /** Where the config keeps what Svc receives: the queue, and the audit files when those writers are on. */
@@ -280,11 +292,7 @@ class SimulatedTraffic implements Component {
       metrics.enable
         ? `  metrics: curl -s http://${reachable(metrics.host)}:${metrics.port}/metrics`
         : '  metrics endpoint: off in this config',
-      ...(config.configVisualisation.enable
-        ? [
-            `  status page: http://${reachable(config.configVisualisation.host)}:${config.configVisualisation.port}/status`,
-          ]
-        : []),
+      ...(config.configVisualisation.enable ? webLines(config) : []),
       ...dataFolders(config).map(([what, folder]) => `  ${what}: ${folder}`),
       '  Ctrl-C stops',
     ];

@@ -87,6 +87,31 @@ describe('svc demo', () => {
     expect(demo.output()).toContain(`status page: http://127.0.0.1:${demo.ports.web}/status`);
   });
 
+  it("shows history, log events and the costliest apps from its store on the pages' API", async () => {
+    const base = `http://127.0.0.1:${demo.ports.web}`;
+    expect(demo.output()).toContain(`history: ${base}/servers, /logs, /users, /performance, /audit`);
+    const get = async (path: string): Promise<Record<string, unknown[]>> => {
+      const res = await fetch(`${base}/api/v1/${path}`);
+      expect(res.status, path).toBe(200);
+      return (await res.json()) as Record<string, unknown[]>;
+    };
+    // Every second: the API shares the web view's limit of 300 requests a minute with the other tests.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const [servers, logs, top] = [await get('servers'), await get('log-events'), await get('performance/top?by=app')];
+      const polled = (servers['servers'] ?? []).filter(
+        (s) => typeof s === 'object' && s !== null && 'latest' in s && s.latest !== null,
+      );
+      if (polled.length === SERVERS.length && (logs['events'] ?? []).length > 0 && (top['rows'] ?? []).length > 0)
+        break;
+      if (Date.now() > deadline)
+        throw new Error(
+          `no history within a minute: ${polled.length} servers, ${(logs['events'] ?? []).length} log events, ${(top['rows'] ?? []).length} apps`,
+        );
+      await sleep(1_000);
+    }
+  });
+
   it("receives the simulator's user and log events over UDP and drops none", async () => {
     const processed = (m: Exposition, listener: string) =>
       m.series('svc_udp_datagrams_processed_total', { listener })[0]?.value ?? 0;
