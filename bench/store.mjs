@@ -348,6 +348,38 @@ const fileBytes = (file) => {
   return total;
 };
 
+/**
+ * Bytes per table (its indexes and, for log_events, its free-text index included) and rows, read with
+ * SQLite's dbstat: what each kind costs, for sizing by an operator's own rates.
+ */
+function tableBytes(file) {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    const owner = new Map(
+      db
+        .prepare("SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index')")
+        .all()
+        .map((r) => [r.name, r.tbl_name]),
+    );
+    const tableOf = (name) => {
+      const table = owner.get(name) ?? name;
+      return table.startsWith('log_events_fts') ? 'log_events' : table;
+    };
+    const bytes = new Map();
+    for (const { name, size } of db.prepare('SELECT name, SUM(pgsize) AS size FROM dbstat GROUP BY name').all())
+      bytes.set(tableOf(name), (bytes.get(tableOf(name)) ?? 0) + Number(size));
+    const out = [];
+    for (const [table, size] of [...bytes].sort((a, b) => b[1] - a[1])) {
+      if (table.startsWith('sqlite_') || size === 0) continue;
+      const rows = Number(db.prepare(`SELECT count(*) AS n FROM "${table}"`).get().n);
+      if (rows > 0) out.push({ table, size, rows });
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
 async function dayOfOneServer(rates) {
   const file = nextFile();
   const servers = [{ serverName: 'Node1', host: 'node1.lab.local:4747', serverDescription: 'Central node' }];
@@ -388,12 +420,21 @@ async function dayOfOneServer(rates) {
   for (let i = 0; i < events.length; i += 1000) await destination.write(events.slice(i, i + 1000));
   await component.stop();
   const raw = fileBytes(file);
+  const rawTables = tableBytes(file);
   // The upkeep as it runs once the day is older than rawHealthHours: its samples become 5-minute rows.
   component = await storeComponent(file, servers);
   const report = await component.upkeep(Date.now() + baseConfig.store.rawHealthHours * HOUR);
   await component.stop();
   const rolled = fileBytes(file);
-  return { empty, raw, rolled, rolledUp: report.rolledUp, events: events.length };
+  return {
+    empty,
+    raw,
+    rolled,
+    rolledUp: report.rolledUp,
+    events: events.length,
+    rawTables,
+    rolledTables: tableBytes(file),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,6 +490,16 @@ const mb = (b) => `${fmt(b / 2 ** 20)} MB`;
 console.log(
   `database    empty ${mb(day.empty)}; with the day raw ${mb(day.raw)}; after the rollup of its ${int(day.rolledUp)} samples ${mb(day.rolled)}`,
 );
+for (const [when, tables] of [
+  ['raw', day.rawTables],
+  ['rolled up', day.rolledTables],
+]) {
+  console.log(`tables (${when}): the bytes of each table with its indexes, its rows, bytes per row`);
+  for (const { table, size, rows } of tables)
+    console.log(
+      `  ${table.padEnd(20)} ${mb(size).padStart(10)}  ${int(rows).padStart(8)} rows  ${int(size / rows).padStart(6)} B/row`,
+    );
+}
 const rawPerDay = day.raw - day.empty;
 const rolledPerDay = day.rolled - day.empty;
 console.log(`per server per day   raw ${mb(rawPerDay)}, after rollup ${mb(rolledPerDay)}`);

@@ -25,6 +25,9 @@ import {
   type StoreWriterOptions,
 } from './writer.js';
 
+/** The nice value of the store's thread on Linux (worker.ts): below the listeners' main thread, not idle-only. */
+export const STORE_THREAD_NICE = 10;
+
 /** The store writer as the destinations, the counters and the upkeep use it, on whichever thread it runs. */
 export interface StoreWriting {
   readonly file: string;

@@ -5,8 +5,8 @@
  * connection holds the lock, so the destination makes the events wait). The worker runs the BUILT
  * module (dist/), as Svc does: a worker thread starts a file, not vitest's TypeScript.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
@@ -77,6 +77,24 @@ describe.each([
     lock.exec('COMMIT');
     lock.close();
     expect(await store.write(events)).toMatchObject({ inserted: 1 });
+    await store.close();
+  });
+});
+
+/** The nice value of each thread of this process (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadNices(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+describe.skipIf(process.platform !== 'linux')('the store thread on Linux', () => {
+  it('runs below the priority of the main thread, which keeps its own', async () => {
+    const before = threadNices().filter((nice) => nice === thread.STORE_THREAD_NICE).length;
+    const store = await thread.openStoreWriting(options(), true);
+    expect(threadNices().filter((nice) => nice === thread.STORE_THREAD_NICE)).toHaveLength(before + 1);
+    expect(getPriority()).toBe(0);
     await store.close();
   });
 });
