@@ -53,10 +53,19 @@ export interface ObservedPollGroup {
   group: { counts(): readonly { label: string; skipped: number }[] };
 }
 
+/** The log-event listener's counts per source and level (LogLevelCounts), known pairs at 0 from the start. */
+export interface ObservedLogEvents {
+  counts(): Iterable<{ source: string; level: string; events: number }>;
+}
+
 export class Observed {
   readonly listeners: ObservedListener[] = [];
   readonly queues: ObservedQueue[] = [];
   readonly pollGroups: ObservedPollGroup[] = [];
+  /** The pollers' client certificate (checkPlatformAccess): its file and when it stops being valid; null while no poller uses one. */
+  clientCertificate: { file: string; validTo: Date } | null = null;
+  /** Null while no log-event listener runs. */
+  logEvents: ObservedLogEvents | null = null;
 
   listener(listener: ObservedListener): void {
     this.listeners.push(listener);

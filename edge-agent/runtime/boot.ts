@@ -50,6 +50,7 @@ export async function composeComponents(
   observed = new Observed(),
 ): Promise<Component[]> {
   const components: Component[] = [];
+  observed.clientCertificate = access.tls ? { file: access.tls.files.cert, validTo: access.tls.validTo } : null;
   // First to start, last to stop: Svc can be scraped while the others start and stop. Its pollSink
   // goes to the pollers, whose schedules are registered with `observed.pollGroup`.
   const metrics = ctx.config.metricsEndpoint.enable
@@ -95,6 +96,7 @@ export async function composeComponents(
     components.push(...(pollers?.components ?? []));
     const udp = udpComponents(ctx, { appNames: pollers?.appNames ?? NO_APP_NAMES, pipeline });
     for (const listener of Object.values(udp?.listeners ?? {})) observed.listener(listener);
+    observed.logEvents = udp?.logLevels ?? null;
     components.push(...(udp?.components ?? []));
   }
   // Last to start, first to stop: its last sample is written while the store is still open.

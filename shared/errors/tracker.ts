@@ -4,21 +4,29 @@
  * per type since start (the metrics endpoint), and subscribers that see every tracked error (the
  * tsdb `svc_errors` points, points.ts).
  */
-export type ErrorType =
-  | 'HEALTH_API'
-  | 'PROXY_API'
-  | 'APP_NAMES_EXTRACT'
-  | 'TSDB_V1_WRITE'
-  | 'TSDB_V2_WRITE'
-  | 'TSDB_V3_WRITE'
-  | 'MQTT_PUBLISH'
-  | 'MONSAAS_POST'
-  | 'UDP_USER_EVENT'
-  | 'UDP_LOG_EVENT'
-  /** Svc's own addition: audit events that could not be written to a file destination. */
-  | 'AUDIT_FILE_WRITE'
-  /** Svc's own addition: a delivery the embedded store could not write (shared/destinations/store/). */
-  | 'STORE_WRITE';
+/**
+ * The error types of §10.9, known at start: the metrics endpoint shows each one's counter at 0 from
+ * the start, so that a `rate()` or `increase()` sees the first error.
+ */
+export const ERROR_TYPES = [
+  'HEALTH_API',
+  'PROXY_API',
+  'APP_NAMES_EXTRACT',
+  'TSDB_V1_WRITE',
+  'TSDB_V2_WRITE',
+  'TSDB_V3_WRITE',
+  'MQTT_PUBLISH',
+  'MONSAAS_POST',
+  'UDP_USER_EVENT',
+  'UDP_LOG_EVENT',
+  // Svc's own addition: audit events that could not be written to a file destination.
+  'AUDIT_FILE_WRITE',
+  // Svc's own addition: a delivery the embedded store could not write (shared/destinations/store/).
+  'STORE_WRITE',
+] as const;
+
+/** One of ERROR_TYPES. */
+export type ErrorType = (typeof ERROR_TYPES)[number];
 
 import type { Log } from '../logging/log.js';
 
@@ -149,6 +157,11 @@ export class ErrorTracker {
   subscribe(subscriber: ErrorSubscriber): () => void {
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);
+  }
+
+  /** Whether errors are counted at all (`errorTracking.enable`, the master switch). */
+  get enabled(): boolean {
+    return this.options.enabled;
   }
 
   /** Errors tracked per type since the tracker was made (not reset by the daily summary). */

@@ -9,7 +9,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { awsClock } from '../../../shared/aws/clock-skew.js';
-import type { ErrorTracker } from '../../../shared/errors/tracker.js';
+import { ERROR_TYPES, type ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { GroupStats } from '../../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
 import { SVC_VERSION } from '../../../shared/version.js';
@@ -19,6 +19,12 @@ import type { Observed, PollKind } from '../observed.js';
 export interface SvcMetrics {
   /** A poll failed (PollSink failures). */
   pollFailed: (kind: PollKind, serverName: string) => void;
+}
+
+/** A server the pollers of one kind poll: its failed-poll counter is there at 0 from the start. */
+export interface PolledServer {
+  kind: PollKind;
+  serverName: string;
 }
 
 type Sample<L extends string> = [labels: Record<L, string>, value: number];
@@ -62,7 +68,8 @@ function scrapedGauge<L extends string>(registry: Registry, scraped: Scraped<L>)
 export function registerSvcMetrics(
   registry: Registry,
   observed: Observed,
-  errors: Pick<ErrorTracker, 'sinceStartByType'>,
+  errors: Pick<ErrorTracker, 'sinceStartByType' | 'enabled'>,
+  polled: readonly PolledServer[],
 ): SvcMetrics {
   new Gauge({
     name: 'svc_info',
@@ -207,6 +214,8 @@ export function registerSvcMetrics(
     labelNames: ['kind', 'server_name'],
     registers: [registry],
   });
+  // At 0 from the start, so that the first failure is an increase a `rate()` sees.
+  for (const { kind, serverName } of polled) pollsFailed.inc({ kind, server_name: serverName }, 0);
   scrapedCounter(registry, {
     name: 'svc_polls_skipped_total',
     help: 'Pollers: polls skipped because the previous poll of the same target was still running; target is the server name (health) or "<server> <virtual proxy>" (sessions)',
@@ -220,7 +229,27 @@ export function registerSvcMetrics(
     name: 'svc_errors_tracked_total',
     help: 'Error tracking: errors tracked, by error type (counted only when Svc.errorTracking.enable)',
     labelNames: ['error_type'],
-    read: () => [...errors.sinceStartByType].map(([type, n]) => [{ error_type: type }, n]),
+    // Every type from the start at 0 (while tracking is on: off counts nothing), so that the first
+    // error is an increase a `rate()` sees.
+    read: () =>
+      errors.enabled ? ERROR_TYPES.map((type) => [{ error_type: type }, errors.sinceStartByType.get(type) ?? 0]) : [],
+  });
+
+  scrapedCounter(registry, {
+    name: 'svc_log_events_total',
+    help: 'Log events: events received by the log-event listener, by source (engine, proxy, repository, scheduler, qix-perf) and level (DEBUG, INFO, WARN, ERROR, FATAL, other)',
+    labelNames: ['source', 'level'],
+    read: () =>
+      [...(observed.logEvents?.counts() ?? [])].map(({ source, level, events }) => [{ source, level }, events]),
+  });
+  scrapedGauge(registry, {
+    name: 'svc_client_certificate_expiry_timestamp_seconds',
+    help: 'Pollers: when the platform client certificate (Svc.cert.clientCert, the label file) stops being valid, in seconds since the epoch; present while a poller uses it',
+    labelNames: ['file'],
+    read: () => {
+      const certificate = observed.clientCertificate;
+      return certificate === null ? [] : [[{ file: certificate.file }, certificate.validTo.getTime() / 1000]];
+    },
   });
 
   return { pollFailed: (kind, serverName) => pollsFailed.inc({ kind, server_name: serverName }) };

@@ -20,6 +20,7 @@ import { CounterWriter, EventCounter, QueueMetricsWriter } from './counters.js';
 import { logEventHandler, userEventHandler } from './handlers.js';
 import type { ReceivedDatagram } from './listener.js';
 import { type QueueType, UdpListener, type UdpServerSettings } from './listener.js';
+import { LogLevelCounts } from './log-levels.js';
 import type { MessageHandler } from './message-queue.js';
 import { RejectedEventCounter } from './rules/perf-filter.js';
 
@@ -48,6 +49,8 @@ export interface UdpEdge {
   queue: LocalEventQueue | null;
   counterWriter: CounterWriter | null;
   metricsWriters: QueueMetricsWriter[];
+  /** The log listener's events per source and level (the metrics endpoint reads them); null without it. */
+  logLevels: LogLevelCounts | null;
 }
 
 export interface UdpEdgeOptions {
@@ -148,7 +151,8 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: batcher });
     addListener('user_events', settings.portUserActivityEvents, settings, handler, 'UDP_USER_EVENT', 'UDP_USER_EVENTS');
   }
-  if (logOn) {
+  const logLevels = logOn ? new LogLevelCounts() : null;
+  if (logLevels) {
     const settings = config.logEvents.udpServerConfig;
     const perfTracked = config.logEvents.enginePerformanceMonitor.trackRejectedEvents.enable;
     const handler = logEventHandler({
@@ -158,6 +162,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
       trackPerfRejections: perfTracked,
       queue: anyOutput(outputs.logEvents) ? batcherFor('log', 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS') : null,
       wants: (event) => wantsLogEvent(config, outputs, event),
+      levels: logLevels,
     });
     addListener('log_events', settings.portLogEvents, settings, handler, 'UDP_LOG_EVENT', 'UDP_LOG_EVENTS');
   }
@@ -168,5 +173,5 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     ...batchers,
     ...Object.values(listeners),
   ];
-  return { components, listeners, queue, counterWriter, metricsWriters };
+  return { components, listeners, queue, counterWriter, metricsWriters, logLevels };
 }

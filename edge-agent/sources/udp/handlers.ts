@@ -23,6 +23,7 @@ import type { OfferingQueue } from '../common/batcher.js';
 import { exclusionMatcher } from '../common/exclude-user.js';
 import type { EventCounter, EventType } from './counters.js';
 import type { ReceivedDatagram } from './listener.js';
+import type { LogLevelCounts } from './log-levels.js';
 import {
   type BatchOutcomes,
   batchHandler,
@@ -180,6 +181,8 @@ export interface LogEventHandlerDeps extends HandlerDeps {
   trackPerfRejections: boolean;
   /** Whether some destination takes this event (monsaas takes only some sources and levels); default all. */
   wants?: (event: Pick<PlatformLogEvent, 'source' | 'level'>) => boolean;
+  /** Events per source and level for the metrics endpoint; absent when nothing reads them. */
+  levels?: LogLevelCounts;
 }
 
 const SOURCE_FLAGS = {
@@ -225,6 +228,7 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
     if (!result.ok) return failures.fail(result, datagram);
     const parsed = result.event;
     deps.counter?.count('log', parsed.source, parsed.host, parsed.subsystem);
+    deps.levels?.count(parsed.source, parsed.level);
     if (!settings.source[SOURCE_FLAGS[parsed.source]].enable) return 'processed';
 
     let categories: readonly Category[] = [];

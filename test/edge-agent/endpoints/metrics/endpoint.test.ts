@@ -12,10 +12,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MetricsEndpointParts, metricsEndpoint } from '../../../../edge-agent/endpoints/metrics/compose.js';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
-import { UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
+import { DROP_REASONS, UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
+import { LOG_LEVELS } from '../../../../edge-agent/sources/udp/log-levels.js';
 import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
 import { auditDestinations } from '../../../../shared/destinations/registry.js';
-import { ErrorTracker } from '../../../../shared/errors/tracker.js';
+import { ERROR_TYPES, ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import type { HealthBody, HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
 import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
@@ -24,9 +25,16 @@ import { IntervalTask } from '../../../../shared/runtime/interval.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';
 import { SVC_VERSION } from '../../../../shared/version.js';
 import { auditQueued, captureLog, type LogCapture } from '../../../support/audit.js';
+import {
+  RIG_CERTIFICATE_DAYS,
+  RIG_CERTIFICATE_FILE,
+  RIG_SERVER,
+  startMetricsRig,
+} from '../../../support/metrics-rig.js';
 import { freePort, LOOPBACK, sleep } from '../../../support/ports.js';
 import { scrape } from '../../../support/prometheus.js';
 import { sendDatagrams, svcConfig } from '../../../support/udp.js';
+import { LOG_ENGINE, LOG_REPOSITORY, withField } from '../../sources/udp/parse/fixtures.js';
 
 const BODY: HealthBody = {
   version: '12.1306.0',
@@ -403,9 +411,10 @@ describe('metrics endpoint: Svc itself', () => {
       { name: 'svc_polls_skipped_total', labels: { kind: 'sessions', target: 'Node1 /' }, value: 2 },
       { name: 'svc_polls_skipped_total', labels: { kind: 'sessions', target: 'Node1 /hdr' }, value: 3 },
     ]);
-    expect(metrics.series('svc_errors_tracked_total')).toEqual([
-      { name: 'svc_errors_tracked_total', labels: { error_type: 'MQTT_PUBLISH' }, value: 2 },
+    // The other types are there at 0 (the next describe).
+    expect(metrics.series('svc_errors_tracked_total').filter((s) => s.value > 0)).toEqual([
       { name: 'svc_errors_tracked_total', labels: { error_type: 'HEALTH_API' }, value: 1 },
+      { name: 'svc_errors_tracked_total', labels: { error_type: 'MQTT_PUBLISH' }, value: 2 },
     ]);
   });
 });
@@ -473,5 +482,67 @@ describe('metrics endpoint: HTTP', () => {
         new Observed(),
       ),
     ).toBeNull();
+  });
+});
+
+describe('metrics endpoint: the counters behind the alerts exist from the start', () => {
+  it('shows each at 0 for every label combination known at start, so the first failure is an increase', async () => {
+    const rig = await startMetricsRig(log.logger);
+    started.push({ name: 'metrics rig', start: () => Promise.resolve(), stop: () => rig.stop() });
+    let { metrics } = await scrape(rig.url);
+    // The configured server, for each poller that runs.
+    expect(metrics.series('svc_polls_failed_total')).toEqual([
+      { name: 'svc_polls_failed_total', labels: { kind: 'health', server_name: 'Node1' }, value: 0 },
+      { name: 'svc_polls_failed_total', labels: { kind: 'sessions', server_name: 'Node1' }, value: 0 },
+    ]);
+    expect(metrics.series('svc_errors_tracked_total').map((s) => [s.labels['error_type'], s.value])).toEqual(
+      ERROR_TYPES.map((type) => [type, 0]),
+    );
+    // Linux counts the kernel's drops, so every reason is there.
+    expect(
+      metrics
+        .series('svc_udp_datagrams_dropped_total', { listener: 'log_events' })
+        .map((s) => [s.labels['reason'], s.value]),
+    ).toEqual(DROP_REASONS.map((reason) => [reason, 0]));
+    const audit = { queue: 'audit', destination: 'tsdb' };
+    expect(metrics.value('svc_destination_events_failed_total', audit)).toBe(0);
+    expect(metrics.value('svc_queue_dead_lettered_messages_total', audit)).toBe(0);
+    const pairs = metrics
+      .series('svc_log_events_total')
+      .map((s) => `${s.labels['source']} ${s.labels['level']} ${s.value}`);
+    for (const source of ['engine', 'proxy', 'repository', 'scheduler', 'qix-perf'])
+      for (const level of LOG_LEVELS) expect(pairs).toContain(`${source} ${level} 0`);
+    expect(pairs).toHaveLength(5 * LOG_LEVELS.length);
+    expect(metrics.type.get('svc_log_events_total')).toBe('counter');
+    const days =
+      (metrics.value('svc_client_certificate_expiry_timestamp_seconds', { file: RIG_CERTIFICATE_FILE }) * 1000 -
+        Date.now()) /
+      86_400_000;
+    expect(days).toBeGreaterThan(RIG_CERTIFICATE_DAYS - 1);
+    expect(days).toBeLessThanOrEqual(RIG_CERTIFICATE_DAYS);
+
+    // Then they count: a failed health poll, a tracked error, an ERROR and a WARN from real datagrams.
+    rig.pollSink.healthFailed('Node1', RIG_SERVER);
+    rig.errors.track('HEALTH_API', new Error('down'), { serverName: 'Node1' });
+    await sendDatagrams(rig.listener.port, [LOG_REPOSITORY, LOG_ENGINE, withField(LOG_ENGINE, 4, 'error')]);
+    await expect
+      .poll(async () =>
+        (await scrape(rig.url)).metrics.value('svc_log_events_total', { source: 'engine', level: 'ERROR' }),
+      )
+      .toBe(1);
+    ({ metrics } = await scrape(rig.url));
+    expect(metrics.value('svc_log_events_total', { source: 'repository', level: 'ERROR' })).toBe(1);
+    expect(metrics.value('svc_log_events_total', { source: 'engine', level: 'WARN' })).toBe(1);
+    expect(metrics.value('svc_polls_failed_total', { kind: 'health', server_name: 'Node1' })).toBe(1);
+    expect(metrics.value('svc_errors_tracked_total', { error_type: 'HEALTH_API' })).toBe(1);
+  });
+
+  it('shows no error counters while error tracking is off, and no certificate while no poller uses one', async () => {
+    const e = await endpoint([], new ErrorTracker({ enabled: false, log: silent() }));
+    const { metrics } = await scrape(e.url);
+    expect(metrics.series('svc_errors_tracked_total')).toEqual([]);
+    expect(metrics.series('svc_client_certificate_expiry_timestamp_seconds')).toEqual([]);
+    expect(metrics.series('svc_log_events_total')).toEqual([]);
+    expect(metrics.series('svc_polls_failed_total')).toEqual([]);
   });
 });
