@@ -2,7 +2,7 @@
 # Installs the Debian packages the test suite starts for real (influxd and mosquitto as servers,
 # chromium as the browser of the web-page tests, strace to watch which files a real process syncs,
 # tinyproxy as the corporate forward proxy outbound calls go through, unzip's zipinfo to list a
-# release zip as an operator's tool sees it),
+# release zip as an operator's tool sees it, promtool to check and unit-test docs/prometheus/alerts.yml),
 # only when they are missing, so a warm machine pays nothing.
 set -euo pipefail
 
@@ -13,6 +13,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v strace >/dev/null 2>&1 || missing+=(strace)
 command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
 command -v zipinfo >/dev/null 2>&1 || missing+=(unzip)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
