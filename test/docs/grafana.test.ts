@@ -155,7 +155,7 @@ describe('the Prometheus dashboard (docs/grafana/svc-prometheus.json)', () => {
       metrics = scraped.metrics;
       const ready =
         metrics.series('svc_cpu_total').length === 2 &&
-        metrics.series('svc_errors_tracked_total').length > 0 &&
+        metrics.series('svc_errors_tracked_total').some((s) => s.value > 0) &&
         metrics.series('svc_udp_datagrams_received_total').length === 2;
       if (ready) break;
       if (Date.now() > deadline)

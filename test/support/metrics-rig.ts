@@ -9,10 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type MetricsEndpointParts, metricsEndpoint } from '../../edge-agent/endpoints/metrics/compose.js';
-import { Observed } from '../../edge-agent/endpoints/observed.js';
+import { Observed, type ObservedDestination } from '../../edge-agent/endpoints/observed.js';
 import { logEventHandler } from '../../edge-agent/sources/udp/handlers.js';
 import { UdpListener } from '../../edge-agent/sources/udp/listener.js';
 import { LogLevelCounts } from '../../edge-agent/sources/udp/log-levels.js';
+import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
 import { auditDestinations } from '../../shared/destinations/registry.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
@@ -42,6 +43,85 @@ export interface MetricsRig extends MetricsEndpointParts {
   stop(): Promise<void>;
 }
 
+/** The config lines of an endpoint on `port` (under `Svc:`). */
+export const endpointLines = (port: number): string[] => [
+  '  metricsEndpoint:',
+  '    enable: true',
+  `    host: ${LOOPBACK}`,
+  `    port: ${port}`,
+];
+
+/** The config lines (under `Svc:`) of the audit path's tsdb destination, aimed at `port` on loopback. */
+export const auditTsdbLines = (port: number): string[] => [
+  '  tsdbConfig:',
+  '    enable: true',
+  `    host: ${LOOPBACK}`,
+  `    port: ${port}`,
+  '  auditEvents:',
+  '    enable: true',
+  '    destination: {enable: true, type: tsdb}',
+];
+
+/** A log-event listener on a free loopback port (not started), its events counted in `levels` when given. */
+export function logListener(
+  config: SvcConfig,
+  log: Logger,
+  errors: ErrorTracker,
+  levels?: LogLevelCounts,
+): UdpListener {
+  return new UdpListener({
+    queueType: 'log_events',
+    port: 0,
+    settings: config.logEvents.udpServerConfig,
+    handler: logEventHandler({
+      appNames: NO_APP_NAMES,
+      counter: null,
+      clock: new PointClock(),
+      log,
+      settings: config.logEvents,
+      rejected: null,
+      trackPerfRejections: false,
+      queue: null,
+      ...(levels ? { levels } : {}),
+    }),
+    log,
+    errors,
+    errorType: 'UDP_LOG_EVENT',
+    module: 'UDP_LOG_EVENTS',
+  });
+}
+
+/**
+ * The audit path's tsdb destination from the registry (the config aims it at a closed port) and a
+ * local queue in `directory` (not started) whose only group writes to it: 50 events, one attempt,
+ * a first delivery that waits `batchWindowMs` for a fuller batch.
+ */
+export function auditTsdbQueue(
+  config: SvcConfig,
+  log: Logger,
+  errors: ErrorTracker,
+  directory: string,
+  batchWindowMs: number,
+): { queue: LocalEventQueue; destination: ObservedDestination } {
+  const [tsdb] = auditDestinations({ config, logger: log, errors, clock: new PointClock() });
+  if (!tsdb) throw new Error('the audit tsdb destination is configured');
+  const queue = new LocalEventQueue({
+    directory,
+    capacity: 50,
+    maxReceiveCount: 1,
+    groups: [
+      {
+        name: tsdb.destination.name,
+        handler: makeWriterHandler({ destination: tsdb.destination, claimCheck: null, log }),
+        batchSize: 10,
+        batchWindowMs,
+      },
+    ],
+    log,
+  });
+  return { queue, destination: tsdb.destination };
+}
+
 /** Starts the rig; call `stop()` when done. */
 export async function startMetricsRig(log: Logger): Promise<MetricsRig> {
   const started: Component[] = [];
@@ -53,10 +133,7 @@ export async function startMetricsRig(log: Logger): Promise<MetricsRig> {
   try {
     const [port, closed] = [await freePort(), await freePort()];
     const config = svcConfig([
-      '  metricsEndpoint:',
-      '    enable: true',
-      `    host: ${LOOPBACK}`,
-      `    port: ${port}`,
+      ...endpointLines(port),
       '  userSessions: {enableSessionExtract: true}',
       '  serversToMonitor:',
       '    servers:',
@@ -67,13 +144,7 @@ export async function startMetricsRig(log: Logger): Promise<MetricsRig> {
       '  logEvents:',
       '    source: {engine: {enable: true}, proxy: {enable: true}}',
       `    udpServerConfig: {serverHost: ${LOOPBACK}}`,
-      '  tsdbConfig:',
-      '    enable: true',
-      `    host: ${LOOPBACK}`,
-      `    port: ${closed}`,
-      '  auditEvents:',
-      '    enable: true',
-      '    destination: {enable: true, type: tsdb}',
+      ...auditTsdbLines(closed),
     ]);
     const errors = new ErrorTracker({ enabled: true, log });
     const observed = new Observed();
@@ -83,50 +154,16 @@ export async function startMetricsRig(log: Logger): Promise<MetricsRig> {
     started.push(parts.component);
 
     const levels = new LogLevelCounts();
-    const listener = new UdpListener({
-      queueType: 'log_events',
-      port: 0,
-      settings: config.logEvents.udpServerConfig,
-      handler: logEventHandler({
-        appNames: NO_APP_NAMES,
-        counter: null,
-        clock: new PointClock(),
-        log,
-        settings: config.logEvents,
-        rejected: null,
-        trackPerfRejections: false,
-        queue: null,
-        levels,
-      }),
-      log,
-      errors,
-      errorType: 'UDP_LOG_EVENT',
-      module: 'UDP_LOG_EVENTS',
-    });
+    const listener = logListener(config, log, errors, levels);
     await listener.start();
     started.push(listener);
     observed.listener(listener);
     observed.logEvents = levels;
 
-    const [tsdb] = auditDestinations({ config, logger: log, errors, clock: new PointClock() });
-    if (!tsdb) throw new Error('the rig configures the audit tsdb destination');
-    const queue = new LocalEventQueue({
-      directory: dir,
-      capacity: 50,
-      maxReceiveCount: 1,
-      groups: [
-        {
-          name: tsdb.destination.name,
-          handler: makeWriterHandler({ destination: tsdb.destination, claimCheck: null, log }),
-          batchSize: 10,
-          batchWindowMs: 1000,
-        },
-      ],
-      log,
-    });
+    const { queue, destination } = auditTsdbQueue(config, log, errors, dir, 1000);
     await queue.start();
     started.push(queue);
-    observed.queue({ name: 'audit', queue, destinations: [tsdb.destination] });
+    observed.queue({ name: 'audit', queue, destinations: [destination] });
     observed.clientCertificate = {
       file: RIG_CERTIFICATE_FILE,
       validTo: new Date(Date.now() + RIG_CERTIFICATE_DAYS * 86_400_000),

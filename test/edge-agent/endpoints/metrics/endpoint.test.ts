@@ -11,21 +11,19 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MetricsEndpointParts, metricsEndpoint } from '../../../../edge-agent/endpoints/metrics/compose.js';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
-import { logEventHandler } from '../../../../edge-agent/sources/udp/handlers.js';
-import { DROP_REASONS, UdpListener } from '../../../../edge-agent/sources/udp/listener.js';
+import { DROP_REASONS } from '../../../../edge-agent/sources/udp/listener.js';
 import { LOG_LEVELS } from '../../../../edge-agent/sources/udp/log-levels.js';
-import { makeWriterHandler } from '../../../../shared/destinations/handler.js';
-import { auditDestinations } from '../../../../shared/destinations/registry.js';
 import { ERROR_TYPES, ErrorTracker } from '../../../../shared/errors/tracker.js';
-import { NO_APP_NAMES } from '../../../../shared/platform/app-names.js';
 import type { HealthBody, HealthSample, SessionSample } from '../../../../shared/platform/polled.js';
-import { LocalEventQueue } from '../../../../shared/queue/local/index.js';
-import { PointClock } from '../../../../shared/queue/point-clock.js';
 import { IntervalTask } from '../../../../shared/runtime/interval.js';
 import type { Component } from '../../../../shared/runtime/lifecycle.js';
 import { SVC_VERSION } from '../../../../shared/version.js';
 import { auditQueued, captureLog, type LogCapture } from '../../../support/audit.js';
 import {
+  auditTsdbLines,
+  auditTsdbQueue,
+  endpointLines,
+  logListener,
   RIG_CERTIFICATE_DAYS,
   RIG_CERTIFICATE_FILE,
   RIG_SERVER,
@@ -103,10 +101,7 @@ async function endpoint(
 ): Promise<Endpoint> {
   const port = await freePort();
   const config = svcConfig([
-    '  metricsEndpoint:',
-    '    enable: true',
-    `    host: ${LOOPBACK}`,
-    `    port: ${port}`,
+    ...endpointLines(port),
     '  serversToMonitor:',
     '    serverTagsDefinition: [site]',
     '    servers: []',
@@ -257,29 +252,7 @@ describe('metrics endpoint: Svc itself', () => {
       '      rateLimit: {enable: true, maxMessagesPerMinute: 6}',
     ]);
     const errors = new ErrorTracker({ enabled: false, log: log.logger });
-    const handler = logEventHandler({
-      appNames: NO_APP_NAMES,
-      counter: null,
-      clock: new PointClock(),
-      log: log.logger,
-      settings: config.logEvents,
-      rejected: null,
-      trackPerfRejections: false,
-      queue: null,
-      wants: () => false,
-    });
-    const listener = await start(
-      new UdpListener({
-        queueType: 'log_events',
-        port: 0,
-        settings: config.logEvents.udpServerConfig,
-        handler,
-        log: log.logger,
-        errors,
-        errorType: 'UDP_LOG_EVENT',
-        module: 'UDP_LOG_EVENTS',
-      }),
-    );
+    const listener = await start(logListener(config, log.logger, errors));
     e.observed.listener(listener);
 
     let { metrics } = await scrape(e.url);
@@ -323,37 +296,11 @@ describe('metrics endpoint: Svc itself', () => {
     dirs.push(dir);
     // The audit path's tsdb destination, from the registry, aimed at a port where nothing listens.
     const closed = await freePort();
-    const config = svcConfig([
-      '  tsdbConfig:',
-      '    enable: true',
-      `    host: ${LOOPBACK}`,
-      `    port: ${closed}`,
-      '  auditEvents:',
-      '    enable: true',
-      '    destination:',
-      '      enable: true',
-      '      type: tsdb',
-    ]);
-    const [tsdb] = auditDestinations({ config, logger: log.logger, errors: e.errors, clock: new PointClock() });
-    if (!tsdb) throw new Error('the tsdb destination is configured');
-    const queue = await start(
-      new LocalEventQueue({
-        directory: dir,
-        capacity: 50,
-        maxReceiveCount: 1,
-        // The first delivery waits for a fuller batch: the events are pending meanwhile.
-        groups: [
-          {
-            name: tsdb.destination.name,
-            handler: makeWriterHandler({ destination: tsdb.destination, claimCheck: null, log: log.logger }),
-            batchSize: 10,
-            batchWindowMs: 1500,
-          },
-        ],
-        log: log.logger,
-      }),
-    );
-    e.observed.queue({ name: 'audit', queue, destinations: [tsdb.destination] });
+    const config = svcConfig(auditTsdbLines(closed));
+    // The first delivery waits for a fuller batch: the events are pending meanwhile.
+    const audit = auditTsdbQueue(config, log.logger, e.errors, dir, 1500);
+    const queue = await start(audit.queue);
+    e.observed.queue({ name: 'audit', queue, destinations: [audit.destination] });
     await queue.send([auditQueued(), auditQueued(), auditQueued()]);
 
     let { metrics } = await scrape(e.url);
@@ -468,7 +415,7 @@ describe('metrics endpoint: HTTP', () => {
   it('refuses to start on a taken port, naming it', async () => {
     const e = await endpoint();
     const port = Number(new URL(e.url).port);
-    const config = svcConfig(['  metricsEndpoint:', '    enable: true', `    host: ${LOOPBACK}`, `    port: ${port}`]);
+    const config = svcConfig(endpointLines(port));
     const second = metricsEndpoint({ config, logger: log.logger, errors: e.errors }, new Observed());
     await expect(second?.component.start()).rejects.toThrow(
       `the metrics endpoint cannot listen on ${LOOPBACK}:${port}: listen EADDRINUSE`,
