@@ -93,6 +93,9 @@ describe('metrics endpoint and error tracking in svc edge and svc local', () => 
       expect(metrics.value('svc_udp_datagrams_received_total', { listener: 'log_events' })).toBe(3);
       expect(metrics.value('svc_udp_datagrams_processed_total', { listener: 'log_events' })).toBe(2);
       expect(metrics.value('svc_udp_datagrams_dropped_total', { listener: 'log_events', reason: 'size' })).toBe(1);
+      // The composition hands the log listener's counts to the endpoint: the two WARNs, the rest at 0.
+      expect(metrics.value('svc_log_events_total', { source: 'proxy', level: 'WARN' })).toBe(2);
+      expect(metrics.value('svc_log_events_total', { source: 'engine', level: 'ERROR' })).toBe(0);
       expect(metrics.series('svc_queue_capacity_events')).toEqual([
         { name: 'svc_queue_capacity_events', labels: { queue: 'platform' }, value: 500_000 },
       ]);
