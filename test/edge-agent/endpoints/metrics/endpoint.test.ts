@@ -468,10 +468,15 @@ describe('metrics endpoint: the counters behind the alerts exist from the start'
     expect(days).toBeGreaterThan(RIG_CERTIFICATE_DAYS - 1);
     expect(days).toBeLessThanOrEqual(RIG_CERTIFICATE_DAYS);
 
-    // Then they count: a failed health poll, a tracked error, an ERROR and a WARN from real datagrams.
+    // Then they count: a failed health poll, a tracked error; from real datagrams ERRORs (in any case), a WARN, a level of no known name.
     rig.pollSink.healthFailed('Node1', RIG_SERVER);
     rig.errors.track('HEALTH_API', new Error('down'), { serverName: 'Node1' });
-    await sendDatagrams(rig.listener.port, [LOG_REPOSITORY, LOG_ENGINE, withField(LOG_ENGINE, 4, 'error')]);
+    await sendDatagrams(rig.listener.port, [
+      LOG_REPOSITORY,
+      LOG_ENGINE,
+      withField(LOG_ENGINE, 4, 'error'),
+      withField(LOG_ENGINE, 4, 'NOTICE'),
+    ]);
     await expect
       .poll(async () =>
         (await scrape(rig.url)).metrics.value('svc_log_events_total', { source: 'engine', level: 'ERROR' }),
@@ -480,6 +485,7 @@ describe('metrics endpoint: the counters behind the alerts exist from the start'
     ({ metrics } = await scrape(rig.url));
     expect(metrics.value('svc_log_events_total', { source: 'repository', level: 'ERROR' })).toBe(1);
     expect(metrics.value('svc_log_events_total', { source: 'engine', level: 'WARN' })).toBe(1);
+    expect(metrics.value('svc_log_events_total', { source: 'engine', level: 'other' })).toBe(1);
     expect(metrics.value('svc_polls_failed_total', { kind: 'health', server_name: 'Node1' })).toBe(1);
     expect(metrics.value('svc_errors_tracked_total', { error_type: 'HEALTH_API' })).toBe(1);
   });
