@@ -505,9 +505,6 @@ function writeLogEvents(
   { start, now, rate }: { start: number; now: number; rate: number },
 ): void {
   const insert = db.prepare(`INSERT OR IGNORE INTO log_events VALUES (${placeholders(13)})`);
-  const fts = db.prepare('INSERT INTO log_events_fts (rowid, message, exception) VALUES (?, ?, ?)');
-  // The store may keep its free-text index in step by a trigger; else the generator does, as a writer would.
-  const indexedByTrigger = isFtsKeptByTrigger(db);
   const counts = db.prepare('INSERT INTO log_counts_hourly VALUES (?, ?, ?, ?, ?, ?)');
   for (let hour = Math.floor(start / HOUR_MS) * HOUR_MS; hour < now; hour += HOUR_MS) {
     const tally = new Map<string, number>();
@@ -546,8 +543,8 @@ function writeLogEvents(
         source === 'scheduler' ? 'CORP\\svc-qlik' : '',
         JSON.stringify(rest),
       );
+      // The free-text index follows by the store's own trigger (ddl.ts), as for the writer's rows.
       if (!added) continue;
-      if (!indexedByTrigger) fts.run(time, message, exception);
       for (const key of ['', ...category.map((item) => `${item.name}=${item.value}`)]) {
         const tallyKey = [source, level, key].join('\u0000');
         tally.set(tallyKey, (tally.get(tallyKey) ?? 0) + 1);
@@ -558,16 +555,6 @@ function writeLogEvents(
       batch.insert('log_counts_hourly', counts, hour, serverId, source, level, category, count);
     }
   }
-}
-
-/** Whether a trigger of the store adds each new log event to log_events_fts. */
-export function isFtsKeptByTrigger(db: DatabaseSync): boolean {
-  const row = db
-    .prepare(
-      "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'log_events' AND sql LIKE '%log_events_fts%' AND sql LIKE '%AFTER INSERT%'",
-    )
-    .get();
-  return Number(row?.['n']) > 0;
 }
 
 function writePerfEvents(

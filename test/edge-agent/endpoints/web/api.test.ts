@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { webView } from '../../../../edge-agent/endpoints/web/compose.js';
 import { CONTENT_SECURITY_POLICY, type WebView } from '../../../../edge-agent/endpoints/web/server.js';
-import { generateHistory, isFtsKeptByTrigger } from '../../../../edge-agent/simulate/history.js';
+import { generateHistory } from '../../../../edge-agent/simulate/history.js';
 import { MASK } from '../../../../shared/config/mask.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import { ANSWERS } from '../../../../shared/store/api-types.js';
@@ -96,13 +96,6 @@ function plantLogEvent(
     '',
     extra.rest ?? '{}',
   );
-  if (!isFtsKeptByTrigger(db)) {
-    db.prepare('INSERT INTO log_events_fts (rowid, message, exception) VALUES (?, ?, ?)').run(
-      time,
-      message,
-      extra.exception ?? '',
-    );
-  }
 }
 
 beforeAll(async () => {
