@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { REPO_ROOT } from './build.js';
 import { findExecutable } from './ports.js';
 
@@ -79,4 +79,17 @@ export async function pngColours(page: Page, png: Buffer): Promise<Colours> {
   if (!Value.Check(ColoursSchema, answer))
     throw new Error(`unexpected answer from the browser: ${JSON.stringify(answer)}`);
   return answer;
+}
+
+/** What the test reads of an element in the browser (the test code has no DOM types). */
+interface Attributed {
+  getAttribute(name: string): string | null;
+}
+
+/** An attribute of every element a locator finds, in order. */
+export function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
+  return locator.evaluateAll(
+    (elements: Attributed[], attribute: string) => elements.map((e) => e.getAttribute(attribute)),
+    name,
+  );
 }

@@ -55,17 +55,18 @@ export async function sendDatagrams(
   await new Promise<void>((resolve) => socket.close(() => resolve()));
 }
 
-/** Polls `check` until it returns true (or throws the last failure after `timeoutMs`). */
+/** Polls `check` every `intervalMs` until it returns true (or throws the last failure after `timeoutMs`). */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 5_000,
   what = 'condition',
+  intervalMs = 20,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
+    await sleep(intervalMs);
   }
 }
 

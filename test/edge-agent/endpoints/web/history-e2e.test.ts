@@ -20,7 +20,14 @@ import { createDatagramGenerator } from '../../../../edge-agent/simulate/message
 import { type PlatformSimulator, startPlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
 import type { PerformanceTopAnswer, ServersAnswer } from '../../../../shared/store/api-types.js';
 import { SVC_VERSION } from '../../../../shared/version.js';
-import { chromiumPath, launchChromium, NO_CHROMIUM, pngColours, screenshotDir } from '../../../support/chromium.js';
+import {
+  attributes,
+  chromiumPath,
+  launchChromium,
+  NO_CHROMIUM,
+  pngColours,
+  screenshotDir,
+} from '../../../support/chromium.js';
 import { freePort, freeUdpPort, LOOPBACK } from '../../../support/ports.js';
 import { type SvcProcess, startSvc } from '../../../support/svc-process.js';
 import { eventually, sendDatagrams } from '../../../support/udp.js';
@@ -31,6 +38,8 @@ const ENGINE_MESSAGE = 8;
 const PERF_APP_ID = 13;
 const PERF_PROCESS_TIME = 16;
 const PERF_EVENTS = 150;
+/** Between two polls of the read API: it has the web view's rate limit (300 requests a minute from one address), which the pages' own requests share. */
+const API_POLL_MS = 500;
 
 let dir: string;
 let cwd: string;
@@ -54,18 +63,6 @@ async function startLocal(): Promise<SvcProcess> {
   );
   if (!started.output().includes('running (')) throw new Error(`svc local did not start:\n${started.output()}`);
   return started;
-}
-
-/**
- * Polls the read API until `check` holds: every half second, since the API has the web view's rate
- * limit (300 requests a minute from one address), which the pages' own requests share.
- */
-async function untilApi(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 async function api<T>(path: string): Promise<T> {
@@ -163,9 +160,7 @@ async function shot(page: Page, name: string): Promise<void> {
 async function rowsWithWord(name: string): Promise<string[]> {
   const { page, noErrors } = await open(`/logs?range=24h&q=${WORD}`);
   const rows = page.locator('#events tbody tr');
-  const ids = await rows.evaluateAll((elements: { getAttribute(name: string): string | null }[]) =>
-    elements.map((e) => e.getAttribute('data-id') ?? ''),
-  );
+  const ids = (await attributes(rows, 'data-id')).map((id) => id ?? '');
   if (ids.length > 0) expect(await rows.first().textContent()).toContain(WORD);
   // One page of rows: no "Older" to click.
   expect(await page.locator('#events button.older').isVisible()).toBe(false);
@@ -178,16 +173,17 @@ async function rowsWithWord(name: string): Promise<string[]> {
 describe.skipIf(!CHROMIUM)(`history pages end to end${CHROMIUM ? '' : ` (skipped: ${NO_CHROMIUM})`}`, () => {
   it('shows the servers the simulator runs, with their history', async () => {
     const names = sim.config.Svc.serversToMonitor.servers.map((s) => s.serverName).sort();
-    await untilApi('every simulated server polled into the store', async () => {
-      const answer = await api<ServersAnswer>('servers');
-      return answer.servers.filter((s) => s.latest !== null).length === names.length;
-    });
+    await eventually(
+      async () => {
+        const answer = await api<ServersAnswer>('servers');
+        return answer.servers.filter((s) => s.latest !== null).length === names.length;
+      },
+      30_000,
+      'every simulated server polled into the store',
+      API_POLL_MS,
+    );
     const { page, noErrors } = await open('/servers?range=1h');
-    const shown = await page
-      .locator('#latest tbody tr')
-      .evaluateAll((elements: { getAttribute(name: string): string | null }[]) =>
-        elements.map((e) => e.getAttribute('data-id') ?? ''),
-      );
+    const shown = (await attributes(page.locator('#latest tbody tr'), 'data-id')).map((id) => id ?? '');
     expect(shown.sort()).toEqual(names);
     expect(await page.locator('#charts .uplot canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('.no-data').count()).toBe(0);
@@ -197,9 +193,11 @@ describe.skipIf(!CHROMIUM)(`history pages end to end${CHROMIUM ? '' : ` (skipped
   }, 60_000);
 
   it('finds a log event sent over UDP by a word of its message', async () => {
-    await untilApi(
-      'the marked log event in the store',
+    await eventually(
       async () => (await api<{ events: unknown[] }>(`log-events?q=${WORD}`)).events.length === 1,
+      30_000,
+      'the marked log event in the store',
+      API_POLL_MS,
     );
     expect(await rowsWithWord('logs-word')).toHaveLength(1);
   }, 60_000);
@@ -207,19 +205,17 @@ describe.skipIf(!CHROMIUM)(`history pages end to end${CHROMIUM ? '' : ` (skipped
   it('ranks the apps by the engine time the simulator sent', async () => {
     const from = new Date(Date.now() - 3_600_000).toISOString();
     const path = `performance/top?by=app&limit=50&from=${from}`;
-    await untilApi(
-      'every engine performance event in the store',
+    await eventually(
       async () => (await api<PerformanceTopAnswer>(path)).rows.reduce((n, row) => n + row.count, 0) === PERF_EVENTS,
+      30_000,
+      'every engine performance event in the store',
+      API_POLL_MS,
     );
     const answer = await api<PerformanceTopAnswer>(path);
     expect(new Set(answer.rows.map((row) => row.appId))).toEqual(new Set(sentTotals.keys()));
     for (const row of answer.rows) expect(row.totalMs).toBeCloseTo(sentTotals.get(row.appId) ?? -1, 3);
     const { page, noErrors } = await open('/performance?range=1h');
-    const shown = await page
-      .locator('#top tbody tr')
-      .evaluateAll((elements: { getAttribute(name: string): string | null }[]) =>
-        elements.map((e) => e.getAttribute('data-id') ?? ''),
-      );
+    const shown = (await attributes(page.locator('#top tbody tr'), 'data-id')).map((id) => id ?? '');
     expect(new Set(shown)).toEqual(new Set(sentTotals.keys()));
     // Shown from the costliest down, by what was sent (ties may come in either order).
     const totals = shown.map((app) => sentTotals.get(app) ?? -1);

@@ -13,10 +13,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, historyServerName } from '../../../../edge-agent/simulate/history.js';
-import { chromiumPath, launchChromium, NO_CHROMIUM, pngColours, screenshotDir } from '../../../support/chromium.js';
+import {
+  attributes,
+  chromiumPath,
+  launchChromium,
+  NO_CHROMIUM,
+  pngColours,
+  screenshotDir,
+} from '../../../support/chromium.js';
 import { type StoreWebView, startStoreWebView } from './store-web-view.js';
 
 const CHROMIUM = chromiumPath();
@@ -103,19 +110,6 @@ async function follow(page: Page, action: () => Promise<void>): Promise<void> {
   await action();
   await page.waitForURL((url) => url.toString() !== before);
   await loaded(page);
-}
-
-/** What the test reads of an element in the browser (the test code has no DOM types). */
-interface Attributed {
-  getAttribute(name: string): string | null;
-}
-
-/** An attribute of every element a locator finds, in order. */
-function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
-  return locator.evaluateAll(
-    (elements: Attributed[], attribute: string) => elements.map((e) => e.getAttribute(attribute)),
-    name,
-  );
 }
 
 function lastRequest(requests: URL[], path: string): URL {
