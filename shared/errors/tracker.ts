@@ -18,7 +18,9 @@ export type ErrorType =
   /** Svc's own addition: audit events that could not be written to a file destination. */
   | 'AUDIT_FILE_WRITE'
   /** Svc's own addition: a delivery the embedded store could not write (shared/destinations/store/). */
-  | 'STORE_WRITE';
+  | 'STORE_WRITE'
+  /** Svc's own addition: an alert notification a channel could not deliver after its retries (shared/alerts/channels/retry.ts). */
+  | 'ALERT_NOTIFY';
 
 import type { Log } from '../logging/log.js';
 
