@@ -105,8 +105,8 @@ export class EmailChannel implements Channel {
       const responseCode = field(err, 'responseCode');
       const reply = typeof responseCode === 'number' ? responseCode : undefined;
       const codeText = typeof code === 'string' ? code : 'unknown';
-      // A 5xx reply or refused credentials will not mend by themselves; a 4xx reply or a lost connection may.
-      const retryable = codeText !== 'EAUTH' && (reply === undefined || reply < 500);
+      // A 5xx reply (refused credentials are 535) will not mend by itself; a 4xx reply or a lost connection may.
+      const retryable = reply === undefined || reply < 500;
       throw new ChannelError(
         `${where}: sending failed (${codeText}${reply === undefined ? '' : `, SMTP reply ${reply}`})`,
         { code: codeText, ...(reply === undefined ? {} : { status: reply }), retryable },
