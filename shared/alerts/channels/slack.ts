@@ -22,8 +22,9 @@ export function slackPayload(notification: AlertNotification): { text: string; b
   ];
   for (const alert of notification.alerts) {
     const facts = alertFacts(alert);
-    const summary = [`*${escape(facts.title)}*: ${escape(facts.summary)}`, facts.description].filter(Boolean);
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: summary.map((line) => line ?? '').join('\n') } });
+    const summary = [`*${escape(facts.title)}*: ${escape(facts.summary)}`];
+    if (facts.description !== undefined) summary.push(escape(facts.description));
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: summary.join('\n') } });
     blocks.push({
       type: 'section',
       fields: factLines(facts)
