@@ -8,29 +8,20 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Bool, HTTP_URL, Port, Secret, Str } from '../config/builders.js';
 
 const name = Str('', "The channel's name: routes and the Alerts page refer to it", { minLength: 1 });
-const url = (service: string) =>
-  Secret(`${service} URL (http:// or https://); a secret: it carries the key`, { ...HTTP_URL, minLength: 1 });
+/** A channel that POSTs to a URL, which is a secret: it carries the key. */
+const httpChannel = <Kind extends 'webhook' | 'slack' | 'teams'>(type: Kind, service: string) =>
+  Type.Object({
+    name,
+    type: Type.Literal(type),
+    url: Secret(`${service} URL (http:// or https://); a secret: it carries the key`, { ...HTTP_URL, minLength: 1 }),
+  });
 
 /** A generic webhook receiving Alertmanager's payload (version 4). */
-export const WebhookChannelSchema = Type.Object({
-  name,
-  type: Type.Literal('webhook'),
-  url: url("The receiver's"),
-});
-
+export const WebhookChannelSchema = httpChannel('webhook', "The receiver's");
 /** A Slack incoming webhook. */
-export const SlackChannelSchema = Type.Object({
-  name,
-  type: Type.Literal('slack'),
-  url: url('The Slack incoming webhook'),
-});
-
+export const SlackChannelSchema = httpChannel('slack', 'The Slack incoming webhook');
 /** A Microsoft Teams Workflows webhook. */
-export const TeamsChannelSchema = Type.Object({
-  name,
-  type: Type.Literal('teams'),
-  url: url('The Teams Workflows webhook'),
-});
+export const TeamsChannelSchema = httpChannel('teams', 'The Teams Workflows webhook');
 
 /** E-mail through an SMTP server. */
 export const EmailChannelSchema = Type.Object({

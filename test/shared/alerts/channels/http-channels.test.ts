@@ -4,7 +4,8 @@
  * shapes here), and the retries of a failing channel: the receiver down, a 500, a 429 with Retry-After.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ALERT_CHANNEL_MODULE, RetryingChannel } from '../../../../shared/alerts/channels/retry.js';
+import type { Channel } from '../../../../shared/alerts/channels/port.js';
+import { ALERT_CHANNEL_MODULE, RetryingChannel, type RetryOptions } from '../../../../shared/alerts/channels/retry.js';
 import { slackChannel } from '../../../../shared/alerts/channels/slack.js';
 import { ADAPTIVE_CARD_VERSION, teamsChannel } from '../../../../shared/alerts/channels/teams.js';
 import { webhookChannel, ZERO_TIME } from '../../../../shared/alerts/channels/webhook.js';
@@ -29,11 +30,20 @@ beforeEach(() => {
   receiver.reset();
 });
 
-function rig(options: { attempts?: number; baseDelayMs?: number } = {}) {
+/** `channel` behind a RetryingChannel with short waits, a log and an error tracker that record. */
+function retrying(channel: Channel, overrides: RetryOptions = {}) {
   const { log, lines } = recordingLog();
   const tracked: TrackedError[] = [];
   const errors = new ErrorTracker({ enabled: true, log, sink: (error) => tracked.push(error) });
-  return { log, lines, tracked, errors, options: { attempts: 3, baseDelayMs: 20, ...options } };
+  const options = { attempts: 3, baseDelayMs: 20, ...overrides };
+  return { channel: new RetryingChannel(channel, { log, errors }, options), lines, tracked, options };
+}
+
+/** The JSON object the receiver got in request `index`. */
+function bodyOf(index = 0): Record<string, unknown> {
+  const body = receiver.requests[index]?.body;
+  if (!isRecord(body)) throw new Error(`request ${index} has no JSON object body`);
+  return body;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -42,12 +52,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 describe('webhook channel', () => {
   it("POSTs Alertmanager's webhook payload, version 4, with every field of the documented shape", async () => {
-    const { log, errors, options } = rig();
-    const channel = new RetryingChannel(
-      webhookChannel('am', `${receiver.url}/hook/${SECRET}`),
-      { log, errors },
-      options,
-    );
+    const { channel } = retrying(webhookChannel('am', `${receiver.url}/hook/${SECRET}`));
     const notification = serverDownNotification('am', ['sense-central', 'sense-rim']);
     expect(await channel.deliver(notification)).toEqual({ delivered: true, attempts: 1 });
 
@@ -104,11 +109,10 @@ describe('webhook channel', () => {
   });
 
   it('says resolved, with the end time, when the alerts cleared', async () => {
-    const { log, errors, options } = rig();
-    const channel = new RetryingChannel(webhookChannel('am', `${receiver.url}/hook`), { log, errors }, options);
+    const { channel } = retrying(webhookChannel('am', `${receiver.url}/hook`));
     await channel.deliver(serverDownNotification('am', ['sense-central'], 'resolved'));
-    const body = receiver.requests[0]?.body;
-    if (!isRecord(body) || !Array.isArray(body.alerts) || !isRecord(body.alerts[0])) throw new Error('bad body');
+    const body = bodyOf();
+    if (!Array.isArray(body.alerts) || !isRecord(body.alerts[0])) throw new Error('no alerts');
     expect(body.status).toBe('resolved');
     expect(body.alerts[0].status).toBe('resolved');
     expect(Date.parse(String(body.alerts[0].endsAt))).toBeGreaterThan(Date.parse(String(body.alerts[0].startsAt)));
@@ -117,16 +121,10 @@ describe('webhook channel', () => {
 
 describe('slack channel', () => {
   it('sends text and blocks naming the rule, the server, since when, the value and the link', async () => {
-    const { log, errors, options } = rig();
-    const channel = new RetryingChannel(
-      slackChannel('ops', `${receiver.url}/services/${SECRET}`),
-      { log, errors },
-      options,
-    );
+    const { channel } = retrying(slackChannel('ops', `${receiver.url}/services/${SECRET}`));
     const notification = serverDownNotification('ops');
     await channel.deliver(notification);
-    const body = receiver.requests[0]?.body;
-    if (!isRecord(body)) throw new Error('bad body');
+    const body = bodyOf();
     expect(typeof body.text).toBe('string');
     const text = String(body.text);
     const alert = notification.alerts[0];
@@ -140,16 +138,10 @@ describe('slack channel', () => {
   });
 
   it('says the alert is resolved and when', async () => {
-    const { log, errors, options } = rig();
-    const channel = new RetryingChannel(
-      slackChannel('ops', `${receiver.url}/services/${SECRET}`),
-      { log, errors },
-      options,
-    );
+    const { channel } = retrying(slackChannel('ops', `${receiver.url}/services/${SECRET}`));
     const notification = serverDownNotification('ops', ['sense-central'], 'resolved');
     await channel.deliver(notification);
-    const body = receiver.requests[0]?.body;
-    if (!isRecord(body)) throw new Error('bad body');
+    const body = bodyOf();
     expect(String(body.text)).toContain('[RESOLVED] serverDown');
     expect(String(body.text)).toContain(`Resolved: ${notification.alerts[0]?.endsAt?.toISOString()}`);
   });
@@ -157,13 +149,12 @@ describe('slack channel', () => {
 
 describe('teams channel', () => {
   it('sends a message with one Adaptive Card attachment naming rule, server, value and link', async () => {
-    const { log, errors, options } = rig();
     const url = `${receiver.url}/workflows/triggers/manual/paths/invoke?api-version=1&sig=${SECRET}`;
-    const channel = new RetryingChannel(teamsChannel('teams', url), { log, errors }, options);
+    const { channel } = retrying(teamsChannel('teams', url));
     const notification = serverDownNotification('teams');
     await channel.deliver(notification);
-    const body = receiver.requests[0]?.body;
-    if (!isRecord(body) || !Array.isArray(body.attachments)) throw new Error('bad body');
+    const body = bodyOf();
+    if (!Array.isArray(body.attachments)) throw new Error('no attachments');
     expect(body.type).toBe('message');
     expect(body.attachments).toHaveLength(1);
     const attachment = body.attachments[0];
@@ -183,9 +174,8 @@ describe('teams channel', () => {
 
 describe('a failing channel', () => {
   it('retries a 500 with back-off and delivers when the receiver recovers', async () => {
-    const { log, errors, tracked, options } = rig();
     receiver.reply(500, 500);
-    const channel = new RetryingChannel(webhookChannel('am', `${receiver.url}/hook`), { log, errors }, options);
+    const { channel, tracked, options } = retrying(webhookChannel('am', `${receiver.url}/hook`));
     expect(await channel.deliver(serverDownNotification('am'))).toEqual({ delivered: true, attempts: 3 });
     expect(receiver.requests).toHaveLength(3);
     // Doubling waits: the second gap is longer than the first base delay times two.
@@ -196,19 +186,17 @@ describe('a failing channel', () => {
   });
 
   it("waits what a 429's Retry-After asks, longer than its own back-off", async () => {
-    const { log, errors, options } = rig();
     receiver.reply({ status: 429, headers: { 'retry-after': '1' } });
-    const channel = new RetryingChannel(webhookChannel('am', `${receiver.url}/hook`), { log, errors }, options);
+    const { channel } = retrying(webhookChannel('am', `${receiver.url}/hook`));
     expect((await channel.deliver(serverDownNotification('am'))).delivered).toBe(true);
     const [first, second] = receiver.requests.map((request) => request.at);
     expect((second ?? 0) - (first ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
   it('gives up after its attempts, tracks ALERT_NOTIFY, logs once per state change, never the secret', async () => {
-    const { log, lines, errors, tracked, options } = rig();
     const downPort = await freePort();
     const url = `http://127.0.0.1:${downPort}/services/${SECRET}`;
-    const channel = new RetryingChannel(slackChannel('ops', url), { log, errors }, options);
+    const { channel, lines, tracked } = retrying(slackChannel('ops', url));
 
     const first = await channel.deliver(serverDownNotification('ops'));
     expect(first.delivered).toBe(false);
@@ -232,13 +220,8 @@ describe('a failing channel', () => {
   });
 
   it('tracks the 500s it gave up on, logs the recovery once it delivers again', async () => {
-    const { log, lines, errors, tracked, options } = rig();
     receiver.setFallback(500);
-    const channel = new RetryingChannel(
-      teamsChannel('teams', `${receiver.url}/x?sig=${SECRET}`),
-      { log, errors },
-      options,
-    );
+    const { channel, lines, tracked } = retrying(teamsChannel('teams', `${receiver.url}/x?sig=${SECRET}`));
     expect((await channel.deliver(serverDownNotification('teams'))).delivered).toBe(false);
     expect(receiver.requests).toHaveLength(3);
     expect(tracked[0]?.category).toBe('http_5xx');
@@ -252,9 +235,8 @@ describe('a failing channel', () => {
   });
 
   it('does not retry a 404 (a wrong URL will not mend)', async () => {
-    const { log, errors, tracked, options } = rig();
     receiver.reply(404);
-    const channel = new RetryingChannel(webhookChannel('am', `${receiver.url}/nowhere`), { log, errors }, options);
+    const { channel, tracked } = retrying(webhookChannel('am', `${receiver.url}/nowhere`));
     expect(await channel.deliver(serverDownNotification('am'))).toMatchObject({ delivered: false, attempts: 1 });
     expect(receiver.requests).toHaveLength(1);
     expect(tracked[0]?.category).toBe('not_found');
