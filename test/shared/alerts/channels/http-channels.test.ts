@@ -4,6 +4,7 @@
  * shapes here), and the retries of a failing channel: the receiver down, a 500, a 429 with Retry-After.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { retryAfterMs } from '../../../../shared/alerts/channels/http.js';
 import type { Channel } from '../../../../shared/alerts/channels/port.js';
 import { ALERT_CHANNEL_MODULE, RetryingChannel, type RetryOptions } from '../../../../shared/alerts/channels/retry.js';
 import { slackChannel } from '../../../../shared/alerts/channels/slack.js';
@@ -240,5 +241,13 @@ describe('a failing channel', () => {
     expect(await channel.deliver(serverDownNotification('am'))).toMatchObject({ delivered: false, attempts: 1 });
     expect(receiver.requests).toHaveLength(1);
     expect(tracked[0]?.category).toBe('not_found');
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date, and ignores what is neither', () => {
+    const now = Date.now();
+    expect(retryAfterMs('3', now)).toBe(3_000);
+    expect(retryAfterMs(new Date(now + 5_000).toUTCString(), now)).toBeGreaterThan(3_000);
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    expect(retryAfterMs(null, now)).toBeUndefined();
   });
 });
