@@ -3,6 +3,7 @@
  * Prometheus Alertmanager's webhook payload (version 4), so that the generic webhook sends it as it
  * is and the other channels render the same facts (docs/alerts.md).
  */
+import { createHash } from 'node:crypto';
 
 /** An alert is firing until its condition clears, then resolved. */
 export type AlertStatus = 'firing' | 'resolved';
@@ -30,7 +31,7 @@ export interface AlertInstance {
   endsAt?: Date;
   /** The measured value that made it fire (or the last one before it cleared), as the rule reports it. */
   value: number;
-  /** Identifies the instance across evaluations and restarts: the rule name and labels hashed (alertFingerprint). */
+  /** Identifies the instance across evaluations and restarts: its labels hashed (alertFingerprint). */
   fingerprint: string;
   /** The page showing this alert. */
   link: string;
@@ -55,6 +56,19 @@ export interface AlertNotification {
   /** How many alerts were left out of `alerts` to keep the message small. */
   truncatedAlerts: number;
   alerts: AlertInstance[];
+}
+
+/**
+ * 16 hex digits identifying an alert by its labels (`alertname` among them), whatever their order:
+ * the same alert keeps it across evaluations and restarts, as Alertmanager's fingerprint does.
+ */
+export function alertFingerprint(labels: Record<string, string>): string {
+  const canonical = JSON.stringify(
+    Object.keys(labels)
+      .sort()
+      .map((key) => [key, labels[key]]),
+  );
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 
 /** What the labels or annotations of every alert hold with one value. */
