@@ -2,7 +2,8 @@
 # Installs the Debian packages the test suite starts for real (influxd and mosquitto as servers,
 # chromium as the browser of the web-page tests, strace to watch which files a real process syncs,
 # tinyproxy as the corporate forward proxy outbound calls go through, unzip's zipinfo to list a
-# release zip as an operator's tool sees it, promtool to check and unit-test docs/prometheus/alerts.yml),
+# release zip as an operator's tool sees it, promtool to check and unit-test docs/prometheus/alerts.yml,
+# python3-aiosmtpd as the SMTP server alert e-mails go to),
 # only when they are missing, so a warm machine pays nothing.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ command -v strace >/dev/null 2>&1 || missing+=(strace)
 command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
 command -v zipinfo >/dev/null 2>&1 || missing+=(unzip)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || missing+=(python3-aiosmtpd)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else

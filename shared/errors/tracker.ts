@@ -23,6 +23,9 @@ export const ERROR_TYPES = [
   'AUDIT_FILE_WRITE',
   // Svc's own addition: a delivery the embedded store could not write (shared/destinations/store/).
   'STORE_WRITE',
+  // Svc's own addition: an alert notification a channel could not deliver after its retries
+  // (shared/alerts/channels/retry.ts).
+  'ALERT_NOTIFY',
 ] as const;
 
 /** One of ERROR_TYPES. */

@@ -1,0 +1,38 @@
+/** Alerts and notifications for the channel tests; times relative to the run's now. */
+import { type AlertInstance, type AlertNotification, makeNotification } from '../../../shared/alerts/notification.js';
+
+const MINUTE_MS = 60_000;
+
+/** A `serverDown` alert on `server`, firing since 3 minutes ago (or resolved a minute ago). */
+export function serverDownAlert(server: string, status: 'firing' | 'resolved' = 'firing'): AlertInstance {
+  const now = Date.now();
+  return {
+    ruleName: 'serverDown',
+    severity: 'critical',
+    labels: { alertname: 'serverDown', severity: 'critical', server },
+    annotations: {
+      summary: `${server} has not answered for 2 minutes`,
+      description: 'The health API is not answering.',
+    },
+    status,
+    startsAt: new Date(now - 3 * MINUTE_MS),
+    ...(status === 'resolved' ? { endsAt: new Date(now - MINUTE_MS) } : {}),
+    value: 1,
+    fingerprint: `fp-${server}`,
+    link: `http://svc.example.test:3100/alerts#serverDown-${server}`,
+  };
+}
+
+/** One group of `serverDown` alerts, grouped by alertname, to `receiver`. */
+export function serverDownNotification(
+  receiver: string,
+  servers: readonly string[] = ['sense-central'],
+  status: 'firing' | 'resolved' = 'firing',
+): AlertNotification {
+  return makeNotification({
+    receiver,
+    groupLabels: { alertname: 'serverDown' },
+    externalURL: 'http://svc.example.test:3100',
+    alerts: servers.map((server) => serverDownAlert(server, status)),
+  });
+}
