@@ -160,3 +160,15 @@ export const UserRef = Type.Object(
 /** A `key: value` mapping of strings (server tags, server headers). */
 export const StringMap = (description: string, extra: { 'x-secret-values'?: true } = {}) =>
   Type.Record(Type.String(), Type.String(), { default: {}, description, ...extra });
+
+/** The units of a Duration: seconds, minutes, hours, days. */
+export const DURATION_PATTERN = '^(0|[0-9]{1,6}(s|m|h|d))$';
+
+/** A length of time written `30s`, `2m`, `1h`, `1d` (or `0`); parse it with shared/util/duration.ts. */
+export const Duration = (def: string, description: string) =>
+  Type.String({
+    default: def,
+    description,
+    pattern: DURATION_PATTERN,
+    'x-expect': 'a duration such as 30s, 2m, 1h or 1d',
+  });

@@ -14,6 +14,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Section } from './builders.js';
+import { alerts } from './sections/alerts.js';
 import { auditEvents } from './sections/audit-events.js';
 import { cloud } from './sections/cloud.js';
 import { crashFile, errorTracking, fileLogging, logDirectory, logLevel } from './sections/diagnostics.js';
@@ -43,6 +44,7 @@ export const SvcConfigSchema = Section('Svc configuration', {
   auditEvents,
   localQueue,
   store,
+  alerts,
   cloud,
   proxy,
   configVisualisation,

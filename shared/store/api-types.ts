@@ -244,6 +244,114 @@ export type AuditEventsAnswer = Static<typeof AuditEventsAnswerSchema>;
 /** `audit-events/counts?by=type|app|sheet|user` answers with CountsAnswerSchema. */
 export const AUDIT_COUNT_BY = ['type', 'app', 'sheet', 'user'] as const;
 
+// ── alerts (docs/alerts.md) ───────────────────────────────────────────────────────────────────────
+
+const Labels = Type.Record(Type.String(), Type.String());
+const Severity = Type.Union([Type.Literal('critical'), Type.Literal('warning'), Type.Literal('info')]);
+
+export const AlertViewSchema = Type.Object({
+  fingerprint: Type.String(),
+  rule: Type.String({ description: 'alertname' }),
+  severity: Severity,
+  labels: Labels,
+  summary: Type.String(),
+  link: Type.String({ description: 'the page showing it, a path on this host' }),
+  phase: Type.Union([Type.Literal('pending'), Type.Literal('firing')]),
+  activeSince: Ms,
+  firedAt: Type.Union([Ms, Type.Null()]),
+  value: Type.Number(),
+  silencedBy: Type.Union([Type.String(), Type.Null()], { description: 'the id of the silence covering it, or null' }),
+});
+export type AlertView = Static<typeof AlertViewSchema>;
+
+export const RuleViewSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  builtIn: Type.Boolean(),
+  severity: Severity,
+  text: Type.String({ description: 'the conditions in words, e.g. "server.up == 0 for 2m"' }),
+  forMs: Type.Number(),
+  lastEvaluation: Type.Union([
+    Type.Object({
+      at: Ms,
+      durationMs: Type.Number(),
+      series: Type.Integer(),
+      pending: Type.Integer(),
+      firing: Type.Integer(),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
+});
+export type RuleView = Static<typeof RuleViewSchema>;
+
+export const SilenceViewSchema = Type.Object({
+  id: Type.String(),
+  rule: Type.Union([Type.String(), Type.Null()], { description: 'null = any rule' }),
+  matchers: Labels,
+  startsAt: Ms,
+  endsAt: Ms,
+  createdBy: Type.String(),
+  comment: Type.String(),
+  expiredAt: Type.Union([Ms, Type.Null()]),
+  active: Type.Boolean(),
+});
+export type SilenceView = Static<typeof SilenceViewSchema>;
+
+export const ChannelViewSchema = Type.Object({
+  name: Type.String(),
+  type: Type.String(),
+  target: Type.String({ description: 'where it sends, masked' }),
+  sent: Type.Integer({ description: 'notifications delivered since start' }),
+  failed: Type.Integer({ description: 'notifications not delivered after their retries since start' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** `alerts`: what is firing now, the rules, the silences and the channels. */
+export const AlertsAnswerSchema = Type.Object({
+  enabled: Type.Boolean({ description: 'Svc.alerts.enable (and the store on)' }),
+  evaluationIntervalMs: Type.Number(),
+  alerts: Type.Array(AlertViewSchema, { description: 'pending and firing, firing first, then by severity and time' }),
+  rules: Type.Array(RuleViewSchema),
+  silences: Type.Array(SilenceViewSchema, { description: 'active ones, and those that ended in the last 24 h' }),
+  channels: Type.Array(ChannelViewSchema),
+});
+export type AlertsAnswer = Static<typeof AlertsAnswerSchema>;
+
+export const AlertHistoryRowSchema = Type.Object({
+  id: Type.Integer(),
+  time: Ms,
+  fingerprint: Type.String(),
+  rule: Type.String(),
+  severity: Severity,
+  labels: Labels,
+  event: Type.String({ description: 'fired, notified, notify_failed, resolved, silenced' }),
+  value: Type.Union([Type.Number(), Type.Null()]),
+  channel: Type.Union([Type.String(), Type.Null()]),
+  detail: Type.Union([Type.String(), Type.Null()]),
+});
+/** `alerts/history?from&to&rule&cursor&limit`. */
+export const AlertHistoryAnswerSchema = Type.Object({
+  range: RangeSchema,
+  entries: Type.Array(AlertHistoryRowSchema),
+  nextCursor: Cursor,
+});
+export type AlertHistoryAnswer = Static<typeof AlertHistoryAnswerSchema>;
+
+/** The body of `POST alerts/silences` (JSON): either `endsAt` or `duration`. */
+export const SilenceRequestSchema = Type.Object(
+  {
+    rule: Type.Optional(Type.String({ minLength: 1, description: 'alertname; absent = any rule' })),
+    matchers: Type.Optional(Labels),
+    endsAt: Type.Optional(Type.String({ description: 'RFC 3339, in the future' })),
+    duration: Type.Optional(Type.String({ description: "e.g. 2h (the config's durations)" })),
+    createdBy: Type.Optional(Type.String({ maxLength: 200 })),
+    comment: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export type SilenceRequest = Static<typeof SilenceRequestSchema>;
+
 /** Every answer schema by path (below /api/v1/), for the OpenAPI document. */
 export const ANSWERS: Readonly<Record<string, TSchema>> = {
   servers: ServersAnswerSchema,
@@ -255,4 +363,6 @@ export const ANSWERS: Readonly<Record<string, TSchema>> = {
   'performance/top': PerformanceTopAnswerSchema,
   'audit-events': AuditEventsAnswerSchema,
   'audit-events/counts': CountsAnswerSchema,
+  alerts: AlertsAnswerSchema,
+  'alerts/history': AlertHistoryAnswerSchema,
 };

@@ -265,4 +265,56 @@ CREATE TABLE IF NOT EXISTS svc_counters (
   value REAL NOT NULL,
   PRIMARY KEY (time_ms, name, labels)
 ) WITHOUT ROWID;
+-- Alerts (shared/alerts/store.ts, docs/alerts.md). Times in ms since the epoch; labels as JSON objects.
+-- Added after version 1 without a version bump: the tables are new, so CREATE … IF NOT EXISTS is the
+-- whole migration and an older Svc still opens the file (it ignores them).
+-- The alerts pending or firing now: replaced at each evaluation that changes them.
+CREATE TABLE IF NOT EXISTS alert_state (
+  fingerprint TEXT PRIMARY KEY,             -- alertFingerprint(labels)
+  rule_id TEXT NOT NULL,
+  rule TEXT NOT NULL,                       -- alertname
+  severity TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  link TEXT NOT NULL,
+  phase TEXT NOT NULL CHECK (phase IN ('pending', 'firing')),
+  active_since_ms INTEGER NOT NULL,         -- the first evaluation at which the condition held
+  fired_at_ms INTEGER,                      -- null while pending
+  value REAL NOT NULL,
+  last_seen_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+-- What each channel was last told of each alert (a restart does not send again what was sent).
+CREATE TABLE IF NOT EXISTS alert_deliveries (
+  fingerprint TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('firing', 'resolved')),
+  sent_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (fingerprint, channel)
+) WITHOUT ROWID;
+-- Each alert's history: fired, notified, notify_failed, resolved, silenced.
+CREATE TABLE IF NOT EXISTS alert_history (
+  id INTEGER PRIMARY KEY,
+  time_ms INTEGER NOT NULL,
+  fingerprint TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  event TEXT NOT NULL CHECK (event IN ('fired', 'notified', 'notify_failed', 'resolved', 'silenced')),
+  value REAL,
+  channel TEXT,
+  detail TEXT
+);
+CREATE INDEX IF NOT EXISTS alert_history_time ON alert_history (time_ms);
+CREATE INDEX IF NOT EXISTS alert_history_rule ON alert_history (rule, time_ms);
+-- Silences, from the Alerts page and svc alerts silence.
+CREATE TABLE IF NOT EXISTS alert_silences (
+  id TEXT PRIMARY KEY,                      -- 8 hex digits
+  rule TEXT,                                -- alertname, or null for any rule
+  matchers TEXT NOT NULL,                   -- {"server":"node2"}
+  starts_at_ms INTEGER NOT NULL,
+  ends_at_ms INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  comment TEXT NOT NULL,
+  expired_at_ms INTEGER                     -- ended early
+) WITHOUT ROWID;
 `;
