@@ -147,7 +147,7 @@ export function registerAlertsCommand(program: Command, io: CliIo, setExitCode: 
         const loaded = loadForCli(opts.config, io);
         const file = loaded && storeFile(loaded, io);
         if (!loaded || !file) return setExitCode(EXIT_ERROR);
-        const { silenceFromAsk } = await import('../../shared/alerts/silences.js');
+        const { knownRuleNames, silenceFromAsk } = await import('../../shared/alerts/silences.js');
         const now = Date.now();
         const asked = silenceFromAsk(
           {
@@ -158,7 +158,7 @@ export function registerAlertsCommand(program: Command, io: CliIo, setExitCode: 
             comment: opts.comment,
             createdBy: opts.by ?? osUserName(io.env),
           },
-          loaded.config.alerts,
+          knownRuleNames(loaded.config.alerts),
           now,
         );
         if ('problem' in asked) {

@@ -41,10 +41,10 @@ function unknownRule(rule: string, known: readonly string[]): string {
   return `unknown rule ${JSON.stringify(rule)}${near === undefined ? '' : ` (did you mean ${near}?)`}; the rules are ${listed.join(', ')}`;
 }
 
-/** The silence asked for, starting `now`, or the first problem of the ask. */
+/** The silence asked for, starting `now`, or the first problem of the ask; `knownRules`: knownRuleNames of the config. */
 export function silenceFromAsk(
   ask: SilenceAsk,
-  alerts: SvcConfig['alerts'],
+  knownRules: readonly string[],
   now: number,
 ): { silence: Omit<Silence, 'id' | 'expiredAt'> } | { problem: SilenceProblem } {
   const matchers = ask.matchers ?? {};
@@ -53,8 +53,8 @@ export function silenceFromAsk(
   const emptyLabel = Object.keys(matchers).find((key) => key.trim() === '');
   if (emptyLabel !== undefined) return { problem: { field: 'matchers', message: 'a label name must not be empty' } };
   if (ask.rule !== undefined) {
-    const known = knownRuleNames(alerts);
-    if (!known.includes(ask.rule)) return { problem: { field: 'rule', message: unknownRule(ask.rule, known) } };
+    if (!knownRules.includes(ask.rule))
+      return { problem: { field: 'rule', message: unknownRule(ask.rule, knownRules) } };
   }
   let endsAt: number;
   if (ask.endsAt !== undefined && ask.duration !== undefined)
