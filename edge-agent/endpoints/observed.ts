@@ -60,16 +60,15 @@ export interface ObservedLogEvents {
   counts(): Iterable<{ source: string; level: string; events: number }>;
 }
 
-/**
- * The alert engine as the web view reads it (the Alerts page, `/api/v1/alerts…`): its store (history
- * and silences, and where the API's silences are written), its rules with their last evaluation, its
- * channels with their counts, and the alerts pending and firing now.
- */
+/** The alert engine (edge-agent/alerts/engine.ts) as the Alerts page, its API and the metrics endpoint read it. */
 export interface ObservedAlerts {
   store: AlertStore;
   evaluationIntervalMs: number;
+  /** Every rule with its last evaluation. */
   rules(): RuleView[];
+  /** Every channel with its counters since start. */
   channels(): ChannelView[];
+  /** The alerts pending or firing after the last evaluation. */
   active(): AlertRecord[];
 }
 
@@ -81,7 +80,7 @@ export class Observed {
   clientCertificate: { file: string; validTo: Date } | null = null;
   /** Null while no log-event listener runs. */
   logEvents: ObservedLogEvents | null = null;
-  /** The alert engine; null while alerts are off (Svc.alerts.enable false, or the store off). */
+  /** Null while alerts are off (Svc.alerts.enable false, or the store off). */
   alerts: ObservedAlerts | null = null;
 
   listener(listener: ObservedListener): void {
