@@ -1,5 +1,8 @@
 /** Alerts and notifications for the channel tests; times relative to the run's now. */
+import { Value } from '@sinclair/typebox/value';
 import { type AlertInstance, type AlertNotification, makeNotification } from '../../../shared/alerts/notification.js';
+import type { ChannelSettings } from '../../../shared/alerts/settings.js';
+import { AlertChannel } from '../../../shared/config/sections/alerts.js';
 
 const MINUTE_MS = 60_000;
 
@@ -35,4 +38,11 @@ export function serverDownNotification(
     externalURL: 'http://svc.example.test:3100',
     alerts: servers.map((server) => serverDownAlert(server, status)),
   });
+}
+
+/** A config item of `Svc.alerts.channels[]`: `given` with the schema's defaults for the rest, as the loader fills them. */
+export function channelSettings(
+  given: Partial<ChannelSettings> & Pick<ChannelSettings, 'name' | 'type'>,
+): ChannelSettings {
+  return Value.Default(AlertChannel, structuredClone(given)) as ChannelSettings;
 }
