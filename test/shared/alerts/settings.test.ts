@@ -1,7 +1,7 @@
 /** A channel of `Svc.alerts.channels[]`: each kind's settings pass the config schema, what is wrong is refused, the secrets are marked, and buildChannel takes the config item. */
 import { describe, expect, it } from 'vitest';
 import { buildChannel } from '../../../shared/alerts/channels/build.js';
-import { ConfigError } from '../../../shared/config/load.js';
+import { ConfigError } from '../../../shared/config/errors.js';
 import { AlertChannel } from '../../../shared/config/sections/alerts.js';
 import { svcConfig } from '../../support/udp.js';
 import { channelSettings } from './fixtures.js';
