@@ -1,6 +1,12 @@
 /** Alerts and notifications for the channel tests; times relative to the run's now. */
 import { Value } from '@sinclair/typebox/value';
-import { type AlertInstance, type AlertNotification, makeNotification } from '../../../shared/alerts/notification.js';
+import type { AlertRecord } from '../../../shared/alerts/model.js';
+import {
+  type AlertInstance,
+  type AlertNotification,
+  alertFingerprint,
+  makeNotification,
+} from '../../../shared/alerts/notification.js';
 import type { ChannelSettings } from '../../../shared/alerts/settings.js';
 import { AlertChannel } from '../../../shared/config/sections/alerts.js';
 
@@ -45,4 +51,23 @@ export function channelSettings(
   given: Partial<ChannelSettings> & Pick<ChannelSettings, 'name' | 'type'>,
 ): ChannelSettings {
   return Value.Default(AlertChannel, structuredClone(given)) as ChannelSettings;
+}
+
+/** A `serverDown` alert record on `server` (the store's row), `phase`, active since `since`; fired 2 minutes later. */
+export function alertRecord(server: string, since: number, phase: AlertRecord['phase'] = 'firing'): AlertRecord {
+  const labels = { alertname: 'serverDown', severity: 'critical', server };
+  return {
+    fingerprint: alertFingerprint(labels),
+    ruleId: 'serverDown',
+    rule: 'serverDown',
+    severity: 'critical',
+    labels,
+    summary: `${server} has not answered`,
+    link: `/servers?server=${server}`,
+    phase,
+    activeSince: since,
+    firedAt: phase === 'firing' ? since + 2 * MINUTE_MS : null,
+    value: 0,
+    lastSeenAt: since + 3 * MINUTE_MS,
+  };
 }
