@@ -87,7 +87,10 @@ interface Member {
 }
 
 /** Whether an alert's labels satisfy a route's match (a value may list alternatives `a|b`). */
-export function routeMatches(match: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
+export function routeMatches(
+  match: Readonly<Record<string, string>>,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   return Object.entries(match).every(([key, values]) => {
     const value = labels[key];
     return value !== undefined && values.split('|').includes(value);
@@ -124,7 +127,8 @@ export class Dispatcher {
         lastError: null,
       });
     }
-    for (const delivery of options.store.deliveries()) this.told.get(delivery.channel)?.set(delivery.fingerprint, delivery);
+    for (const delivery of options.store.deliveries())
+      this.told.get(delivery.channel)?.set(delivery.fingerprint, delivery);
   }
 
   /** Each channel's counters since start, every channel from the start. */
@@ -136,7 +140,8 @@ export class Dispatcher {
   dispatch(input: DispatchInput): void {
     const { at } = input;
     const firing = input.active.filter((record) => record.phase === 'firing');
-    const silenced = (record: AlertRecord) => input.silences.some((silence) => silenceMatches(silence, record.labels, at));
+    const silenced = (record: AlertRecord) =>
+      input.silences.some((silence) => silenceMatches(silence, record.labels, at));
     for (const { channel } of this.options.channels) {
       const told = this.told.get(channel.name) ?? new Map<string, Delivery>();
       const toTell = this.resolvedToTell.get(channel.name) ?? new Map<string, { record: AlertRecord; at: number }>();
@@ -146,7 +151,10 @@ export class Dispatcher {
       for (const record of firing) if (silenced(record)) told.delete(record.fingerprint);
       for (const { record } of toTell.values()) if (silenced(record)) toTell.delete(record.fingerprint);
     }
-    const groups = new Map<string, { channel: RetryingChannel; groupLabels: Record<string, string>; members: Member[] }>();
+    const groups = new Map<
+      string,
+      { channel: RetryingChannel; groupLabels: Record<string, string>; members: Member[] }
+    >();
     const add = (record: AlertRecord, member: Member, onlyChannel?: string) => {
       for (const { channel, groupBy } of this.channelsOf(record)) {
         if (onlyChannel !== undefined && channel.channel.name !== onlyChannel) continue;
@@ -161,7 +169,8 @@ export class Dispatcher {
     for (const [channelName, toTell] of this.resolvedToTell)
       for (const { record, at: resolvedAt } of toTell.values())
         add(record, { record, status: 'resolved', endsAt: resolvedAt }, channelName);
-    for (const [key, group] of groups) if (this.isDue(key, group.channel.channel.name, group.members, at)) this.send(key, group, at);
+    for (const [key, group] of groups)
+      if (this.isDue(key, group.channel.channel.name, group.members, at)) this.send(key, group, at);
   }
 
   /** Resolves once every send in flight has completed, or after `timeoutMs`. */
@@ -204,7 +213,8 @@ export class Dispatcher {
         if (at - (record.firedAt ?? record.activeSince) >= this.options.groupWaitMs) return true;
       } else lastTold = Math.max(lastTold, delivery.sentAt);
     }
-    return at - lastTold >= this.options.repeatIntervalMs;
+    // Nothing told yet (every alert still within groupWait): nothing to repeat.
+    return lastTold !== Number.NEGATIVE_INFINITY && at - lastTold >= this.options.repeatIntervalMs;
   }
 
   private send(

@@ -12,11 +12,12 @@ import { RetryingChannel } from '../../../shared/alerts/channels/retry.js';
 import { webhookChannel } from '../../../shared/alerts/channels/webhook.js';
 import { Dispatcher, type DispatchInput, type Route } from '../../../shared/alerts/dispatch.js';
 import type { AlertRecord, AlertStore, Silence } from '../../../shared/alerts/model.js';
-import { alertFingerprint, type AlertSeverity } from '../../../shared/alerts/notification.js';
+import { type AlertSeverity, alertFingerprint } from '../../../shared/alerts/notification.js';
 import { openAlertStore } from '../../../shared/alerts/store.js';
 import { ErrorTracker, type TrackedError } from '../../../shared/errors/tracker.js';
 import { silentLog } from '../../support/log.js';
 import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
+import { alertRecord } from './fixtures.js';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -53,31 +54,28 @@ afterEach(() => {
 });
 
 /** A firing alert of `rule` on `server`, fired at `firedAt`. */
-function firing(server: string, firedAt: number, rule = 'serverDown', severity: AlertSeverity = 'critical'): AlertRecord {
+function firing(
+  server: string,
+  firedAt: number,
+  rule = 'serverDown',
+  severity: AlertSeverity = 'critical',
+): AlertRecord {
   const labels = { alertname: rule, severity, server };
-  return {
-    fingerprint: alertFingerprint(labels),
-    ruleId: rule,
-    rule,
-    severity,
-    labels,
-    summary: `${server} has not answered for 2 minutes`,
-    link: `/servers?server=${server}`,
-    phase: 'firing',
-    activeSince: firedAt - 2 * MINUTE,
-    firedAt,
-    value: 0,
-    lastSeenAt: firedAt,
-  };
+  const record = alertRecord(server, firedAt - 2 * MINUTE);
+  return { ...record, fingerprint: alertFingerprint(labels), ruleId: rule, rule, severity, labels };
 }
 
 /** A webhook channel posting to `path` of the receiver, with short retry waits. */
 function channel(name: string, path = `/${name}`): RetryingChannel {
   const errors = new ErrorTracker({ enabled: true, log: silentLog, sink: (error) => tracked.push(error) });
-  return new RetryingChannel(webhookChannel(name, `${receiver.url}${path}`), { log: silentLog, errors }, {
-    attempts: 2,
-    baseDelayMs: 10,
-  });
+  return new RetryingChannel(
+    webhookChannel(name, `${receiver.url}${path}`),
+    { log: silentLog, errors },
+    {
+      attempts: 2,
+      baseDelayMs: 10,
+    },
+  );
 }
 
 function dispatcher(channels: RetryingChannel[], routes: Route[] = [], alertStore: AlertStore = store): Dispatcher {
