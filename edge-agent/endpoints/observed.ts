@@ -58,6 +58,8 @@ export interface ObservedPollGroup {
 /** The log-event listener's counts per source and level (LogLevelCounts), known pairs at 0 from the start. */
 export interface ObservedLogEvents {
   counts(): Iterable<{ source: string; level: string; events: number }>;
+  /** The same events by source, level, server and category (the alert rules' `logEvents` field). */
+  details(): Iterable<{ source: string; level: string; server: string; category: string; events: number }>;
 }
 
 /** The alert engine (edge-agent/alerts/engine.ts) as the Alerts page, its API and the metrics endpoint read it. */
