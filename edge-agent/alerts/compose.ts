@@ -15,8 +15,9 @@ import type { Component } from '../../shared/runtime/lifecycle.js';
 import { parseDuration } from '../../shared/util/duration.js';
 import type { Observed } from '../endpoints/observed.js';
 import type { PollSink } from '../sources/platform/sink.js';
+import { polledServers } from '../sources/platform/startup.js';
 import { AlertEngine } from './engine.js';
-import { ObservedFacts } from './facts.js';
+import { AlertFacts, AlertPollSink } from './facts.js';
 
 /** The engine, the components to run (an MQTT connection of its own first, when a channel needs one), and the facts' PollSink. */
 export interface AlertsComposition {
@@ -61,7 +62,9 @@ export function alertComponents(
     dependencies.mqtt = writer;
     components.push(writer);
   }
-  const facts = new ObservedFacts(options.observed, ctx.errors);
+  // Failed polls count from 0 for every server the pollers poll (as the metrics endpoint's do).
+  const polls = new AlertPollSink(polledServers(config));
+  const facts = new AlertFacts({ observed: options.observed, errors: ctx.errors, polls });
   const rules = ruleDefinitions(alerts);
   const engine = new AlertEngine({
     rules,
@@ -73,12 +76,12 @@ export function alertComponents(
     externalUrl: externalUrlOf(config),
     openStore: () => openAlertStore(config.store.path),
     evaluator: (restored, startedAt) => new Evaluator(rules, restored, { startedAt }),
-    facts: (at) => facts.read(at),
+    facts: (at) => facts.at(at),
     log: logger,
     errors: ctx.errors,
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   options.observed.alerts = engine;
   components.push(engine);
-  return { engine, components, pollSink: facts.pollSink };
+  return { engine, components, pollSink: polls };
 }
