@@ -13,7 +13,7 @@
 
 import type { Channel } from '../../shared/alerts/channels/port.js';
 import { RetryingChannel } from '../../shared/alerts/channels/retry.js';
-import { type ChannelCounters, Dispatcher, type Route } from '../../shared/alerts/dispatch.js';
+import { type ChannelCounters, Dispatcher, type Route, unusedCounters } from '../../shared/alerts/dispatch.js';
 import type {
   AlertRecord,
   AlertStore,
@@ -172,17 +172,7 @@ export class AlertEngine implements Component {
 
   /** Each channel's counters since start (every channel from the start). */
   channels(): ChannelCounters[] {
-    return (
-      this.dispatcher?.channelCounters() ??
-      this.retrying.map(({ channel }) => ({
-        name: channel.name,
-        type: channel.type,
-        target: channel.target,
-        sent: 0,
-        failed: 0,
-        lastError: null,
-      }))
-    );
+    return this.dispatcher?.channelCounters() ?? this.retrying.map(({ channel }) => unusedCounters(channel));
   }
 
   /** The alerts pending or firing after the last evaluation. */
@@ -208,17 +198,18 @@ export class AlertEngine implements Component {
     const { transitions, evaluations } = evaluator.evaluate(this.options.facts(at));
     for (const evaluation of evaluations) this.lastEvaluations.set(evaluation.ruleId, evaluation);
     this.activeAlerts = transitions.active;
-    this.withStore(() => this.store.applyTransitions(transitions));
-    this.withStore(() => {
+    const applied = this.withStore(() => this.store.applyTransitions(transitions));
+    const read = this.withStore(() => {
       this.silences = this.store.activeSilences(at);
     });
-    this.recordSilenced(transitions.active, at);
+    const recorded = this.recordSilenced(transitions.active, at);
+    if (applied && read && recorded) this.storeWorks();
     this.logTransitions(transitions);
     dispatcher.dispatch({ at, active: transitions.active, resolved: transitions.resolved, silences: this.silences });
   }
 
   /** History `silenced` for each firing alert a silence covers now and did not at the last evaluation. */
-  private recordSilenced(active: readonly AlertRecord[], at: number): void {
+  private recordSilenced(active: readonly AlertRecord[], at: number): boolean {
     const now = new Map<string, string>();
     for (const record of active) {
       if (record.phase !== 'firing') continue;
@@ -230,8 +221,8 @@ export class AlertEngine implements Component {
         now.has(record.fingerprint) && this.silencedBy.get(record.fingerprint) !== now.get(record.fingerprint),
     );
     this.silencedBy = now;
-    if (newly.length === 0) return;
-    this.withStore(() =>
+    if (newly.length === 0) return true;
+    return this.withStore(() =>
       this.store.record(
         newly.map((record) => ({
           at,
@@ -262,17 +253,22 @@ export class AlertEngine implements Component {
       );
   }
 
-  /** Runs a store call; a failure is logged once and tracked, and the evaluation goes on. */
-  private withStore(call: () => void): void {
+  /** Runs a store call; a failure is logged (once) and tracked, and the evaluation goes on. False when it failed. */
+  private withStore(call: () => void): boolean {
     try {
       call();
-      if (this.storeFailing) {
-        this.storeFailing = false;
-        this.options.log.info({}, 'alerts: the store works again');
-      }
+      return true;
     } catch (err) {
       this.storeFailed(err);
+      return false;
     }
+  }
+
+  /** Every store call of an evaluation worked: says so once after a failure. */
+  private storeWorks(): void {
+    if (!this.storeFailing) return;
+    this.storeFailing = false;
+    this.options.log.info({}, 'alerts: the store works again');
   }
 
   private storeFailed(err: unknown): void {

@@ -86,6 +86,11 @@ interface Member {
   endsAt?: number;
 }
 
+/** The counters of a channel that has sent nothing yet. */
+export function unusedCounters(channel: RetryingChannel['channel']): ChannelCounters {
+  return { name: channel.name, type: channel.type, target: channel.target, sent: 0, failed: 0, lastError: null };
+}
+
 /** Whether an alert's labels satisfy a route's match (a value may list alternatives `a|b`). */
 export function routeMatches(
   match: Readonly<Record<string, string>>,
@@ -118,14 +123,7 @@ export class Dispatcher {
     for (const { channel } of options.channels) {
       this.told.set(channel.name, new Map());
       this.resolvedToTell.set(channel.name, new Map());
-      this.counters.set(channel.name, {
-        name: channel.name,
-        type: channel.type,
-        target: channel.target,
-        sent: 0,
-        failed: 0,
-        lastError: null,
-      });
+      this.counters.set(channel.name, unusedCounters(channel));
     }
     for (const delivery of options.store.deliveries())
       this.told.get(delivery.channel)?.set(delivery.fingerprint, delivery);
