@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RetryingChannel } from '../../../shared/alerts/channels/retry.js';
 import { webhookChannel } from '../../../shared/alerts/channels/webhook.js';
 import { Dispatcher, type DispatchInput, type Route } from '../../../shared/alerts/dispatch.js';
@@ -16,7 +16,7 @@ import { type AlertSeverity, alertFingerprint } from '../../../shared/alerts/not
 import { openAlertStore } from '../../../shared/alerts/store.js';
 import { ErrorTracker, type TrackedError } from '../../../shared/errors/tracker.js';
 import { silentLog } from '../../support/log.js';
-import { type RecordingServer, startRecordingServer } from '../../support/recording-http.js';
+import { type RecordingServer, recordingServerForFile } from '../../support/recording-http.js';
 import { alertRecord } from './fixtures.js';
 
 const SECOND = 1_000;
@@ -26,6 +26,8 @@ const GROUP_WAIT = 30 * SECOND;
 const REPEAT = 4 * HOUR;
 const EXTERNAL = 'http://svc.example.test:3100';
 
+const recording = recordingServerForFile();
+/** The file's receiver (reset before each test). */
 let receiver: RecordingServer;
 let dir: string;
 let store: ReturnType<typeof openAlertStore>;
@@ -34,14 +36,8 @@ let storeErrors: unknown[];
 /** The run's now: every time below is relative to it. */
 let t0: number;
 
-beforeAll(async () => {
-  receiver = await startRecordingServer();
-});
-afterAll(async () => {
-  await receiver.stop();
-});
 beforeEach(() => {
-  receiver.reset();
+  receiver = recording();
   dir = mkdtempSync(join(tmpdir(), 'svc-dispatch-'));
   store = openAlertStore(join(dir, 'svc.db'));
   tracked = [];
