@@ -86,6 +86,7 @@ export function registerDemoCommand(program: Command, io: CliIo, setExitCode: (c
 Within a minute of the start:
   http://127.0.0.1:3100/status (in a browser)                   the live status page
   http://127.0.0.1:3100/servers, /logs, /performance              the history pages (from the embedded store)
+  http://127.0.0.1:3100/alerts                                    the alerts firing, their history and silences
   curl -s http://127.0.0.1:9842/metrics | grep svc_cpu_total     every simulated server's gauges
   ls data/demo/audit-events/parquet data/demo/audit-events/json   the audit events
 The config it runs is written to <dir>/${DEMO_CONFIG_NAME}; the certificates to <dir>/certs.`,
@@ -128,6 +129,11 @@ function webLines(config: SvcConfig): string[] {
     `  status page: ${base}/status`,
     ...(config.store.enable
       ? [`  history: ${base}/servers, /logs, /users, /performance, /audit (kept in ${config.store.path})`]
+      : []),
+    ...(config.store.enable && config.alerts.enable
+      ? [
+          `  alerts: ${base}/alerts (the built-in rules${config.alerts.channels.length === 0 ? '; no channel: add Svc.alerts.channels to send them' : ''})`,
+        ]
       : []),
   ];
 }

@@ -18,6 +18,8 @@ import { type Component, exitOnSignals, Lifecycle } from '../../shared/runtime/l
 import { installProxy, resolveProxy } from '../../shared/runtime/proxy.js';
 import { INSTALL_DIR } from '../../shared/runtime/single-executable.js';
 import { SVC_VERSION } from '../../shared/version.js';
+import { alertComponents } from '../alerts/compose.js';
+import type { AlertEngine } from '../alerts/engine.js';
 import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
 import { webView } from '../endpoints/web/compose.js';
@@ -68,6 +70,14 @@ export async function composeComponents(
   // started before the queues that write to it and stopped after them.
   const store = await openStore(ctx);
   if (store) components.push(store);
+  // The alert engine: after the store (it keeps its state in the same file, and stops before it);
+  // its facts' PollSink joins the pollers' sinks before the pollers are built.
+  const alerts = alertComponents(ctx, { observed, storeOn: store !== null });
+  if (alerts) {
+    openAlertStore(ctx, alerts.engine);
+    pollSinks.push(alerts.pollSink);
+    components.push(...alerts.components);
+  }
   if (mode === 'local') {
     const audit = localAuditComponents(ctx, store);
     if (audit) observed.queue({ name: 'audit', queue: audit.queue, destinations: audit.destinations });
@@ -113,6 +123,17 @@ async function openStore(ctx: AppContext): Promise<StoreComponent | null> {
     throw new StartupError(`${ctx.configFile} Svc.store.path: ${err instanceof Error ? err.message : String(err)}`);
   }
   return store;
+}
+
+/** Opens the alert engine's store; a file it cannot use is a StartupError naming the key. */
+function openAlertStore(ctx: AppContext, engine: AlertEngine): void {
+  try {
+    engine.open();
+  } catch (err) {
+    throw new StartupError(
+      `${ctx.configFile} Svc.store.path (alerts): ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
 }
 
 /**

@@ -119,6 +119,9 @@ export const SECRET_READERS: readonly { key: MaskPath; reader: SecretReader | un
   // MQTT runs on the edge only: no writer Lambda publishes to a broker.
   { key: 'mqttConfig.password', reader: undefined },
   { key: 'serversToMonitor.servers[].headers.*', reader: undefined },
+  // The alert channels are sent from the edge's alert engine (edge-agent/alerts/engine.ts): no function sends them.
+  { key: 'alerts.channels[].url', reader: undefined },
+  { key: 'alerts.channels[].email.smtp.password', reader: undefined },
 ];
 
 const READER_PATTERNS = SECRET_READERS.map((row) => ({ ...row, pattern: parseMaskPath(row.key) }));

@@ -90,6 +90,7 @@ describe('svc demo', () => {
   it("shows history, log events and the costliest apps from its store on the pages' API", async () => {
     const base = `http://127.0.0.1:${demo.ports.web}`;
     expect(demo.output()).toContain(`history: ${base}/servers, /logs, /users, /performance, /audit`);
+    expect(demo.output()).toContain(`alerts: ${base}/alerts (the built-in rules; no channel`);
     const get = async (path: string): Promise<Record<string, unknown[]>> => {
       const res = await fetch(`${base}/api/v1/${path}`);
       expect(res.status, path).toBe(200);

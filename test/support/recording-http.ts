@@ -10,7 +10,9 @@
  *   ... server.requests ...
  *   await server.stop();
  */
+
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { LOOPBACK } from './ports.js';
 
 export interface RecordedHttpRequest {
@@ -139,5 +141,26 @@ export async function startRecordingServer(): Promise<RecordingServer> {
       });
       return stopping;
     },
+  };
+}
+
+/**
+ * One recording server for the tests of a file: started before the first, reset before each,
+ * stopped after the last (vitest hooks). Read it through `server()` inside a test.
+ */
+export function recordingServerForFile(): () => RecordingServer {
+  let server: RecordingServer | undefined;
+  beforeAll(async () => {
+    server = await startRecordingServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  beforeEach(() => {
+    server?.reset();
+  });
+  return () => {
+    if (server === undefined) throw new Error('the recording server starts before the first test');
+    return server;
   };
 }

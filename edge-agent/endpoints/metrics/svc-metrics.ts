@@ -247,5 +247,40 @@ export function registerSvcMetrics(
     },
   });
 
+  registerAlertMetrics(registry, observed);
+
   return { pollFailed: (kind, serverName) => pollsFailed.inc({ kind, server_name: serverName }) };
+}
+
+/** The alert engine's metrics: every rule and every channel from the start, while alerts are on. */
+function registerAlertMetrics(registry: Registry, observed: Observed): void {
+  scrapedGauge(registry, {
+    name: 'svc_alerts_firing',
+    help: 'Alerts: alerts firing now, by rule (alertname) and severity; every rule at 0 while none fires. Present while alerts are on (Svc.alerts.enable, Svc.store.enable)',
+    labelNames: ['rule', 'severity'],
+    read: () => {
+      const alerts = observed.alerts;
+      if (alerts === null) return [];
+      const firing = new Map<string, number>();
+      const key = (rule: string, severity: string) => `${rule}\0${severity}`;
+      for (const { name, severity } of alerts.rules()) firing.set(key(name, severity), 0);
+      for (const record of alerts.active())
+        if (record.phase === 'firing')
+          firing.set(key(record.rule, record.severity), (firing.get(key(record.rule, record.severity)) ?? 0) + 1);
+      return [...firing].map(([pair, count]): Sample<'rule' | 'severity'> => {
+        const [rule = '', severity = ''] = pair.split('\0');
+        return [{ rule, severity }, count];
+      });
+    },
+  });
+  scrapedCounter(registry, {
+    name: 'svc_alert_notifications_total',
+    help: 'Alerts: notifications by channel and outcome: sent (the receiver took it) or failed (not delivered after its retries); every channel at 0 from the start',
+    labelNames: ['channel', 'outcome'],
+    read: () =>
+      (observed.alerts?.channels() ?? []).flatMap(({ name, sent, failed }): Sample<'channel' | 'outcome'>[] => [
+        [{ channel: name, outcome: 'sent' }, sent],
+        [{ channel: name, outcome: 'failed' }, failed],
+      ]),
+  });
 }

@@ -1,4 +1,4 @@
-/** Makes the channel of each configured channel's settings. */
+/** Makes the channel of a configured channel (an item of `Svc.alerts.channels[]`). */
 import type { MqttWriter } from '../../destinations/mqtt/client.js';
 import type { ChannelSettings } from '../settings.js';
 import { EmailChannel } from './email.js';
@@ -13,7 +13,7 @@ export interface ChannelDependencies {
   mqtt?: Pick<MqttWriter, 'publish' | 'url'>;
 }
 
-/** The channel of `settings`; throws naming the channel when an MQTT channel has no MQTT writer (Svc.mqttConfig is off). */
+/** The channel of the config item `settings`; throws naming the channel when an MQTT channel has no MQTT writer (Svc.mqttConfig is off). */
 export function buildChannel(settings: ChannelSettings, dependencies: ChannelDependencies = {}): Channel {
   switch (settings.type) {
     case 'webhook':
@@ -23,7 +23,7 @@ export function buildChannel(settings: ChannelSettings, dependencies: ChannelDep
     case 'teams':
       return teamsChannel(settings.name, settings.url);
     case 'email':
-      return new EmailChannel(settings);
+      return new EmailChannel(settings.name, settings.email);
     case 'mqtt':
       if (dependencies.mqtt === undefined)
         throw new Error(`mqtt channel "${settings.name}" needs the MQTT broker: set Svc.mqttConfig.enable true`);

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { Transporter } from 'nodemailer';
 import type { AlertNotification } from '../notification.js';
-import type { EmailChannelSettings } from '../settings.js';
+import type { EmailSettings } from '../settings.js';
 import { alertFacts, factLines, notificationTitle, plainText } from '../text.js';
 import { type Channel, ChannelError } from './port.js';
 
@@ -50,12 +50,13 @@ function field(err: unknown, name: string): unknown {
 /** An e-mail channel. */
 export class EmailChannel implements Channel {
   readonly type = 'email';
-  readonly name: string;
   readonly target: string;
   private transporter: Promise<Transporter> | undefined;
 
-  constructor(private readonly settings: EmailChannelSettings) {
-    this.name = settings.name;
+  constructor(
+    readonly name: string,
+    private readonly settings: EmailSettings,
+  ) {
     const scheme = settings.smtp.secure ? 'smtps' : 'smtp';
     this.target = `${scheme}://${settings.smtp.host}:${settings.smtp.port}`;
   }

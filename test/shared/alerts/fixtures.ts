@@ -1,4 +1,5 @@
 /** Alerts and notifications for the channel tests; times relative to the run's now. */
+import { Value } from '@sinclair/typebox/value';
 import type { AlertRecord } from '../../../shared/alerts/model.js';
 import {
   type AlertInstance,
@@ -6,6 +7,8 @@ import {
   alertFingerprint,
   makeNotification,
 } from '../../../shared/alerts/notification.js';
+import type { ChannelSettings } from '../../../shared/alerts/settings.js';
+import { AlertChannel } from '../../../shared/config/sections/alerts.js';
 
 const MINUTE_MS = 60_000;
 
@@ -41,6 +44,13 @@ export function serverDownNotification(
     externalURL: 'http://svc.example.test:3100',
     alerts: servers.map((server) => serverDownAlert(server, status)),
   });
+}
+
+/** A config item of `Svc.alerts.channels[]`: `given` with the schema's defaults for the rest, as the loader fills them. */
+export function channelSettings(
+  given: Partial<ChannelSettings> & Pick<ChannelSettings, 'name' | 'type'>,
+): ChannelSettings {
+  return Value.Default(AlertChannel, structuredClone(given)) as ChannelSettings;
 }
 
 /** A `serverDown` alert record on `server` (the store's row), `phase`, active since `since`; fired 2 minutes later. */

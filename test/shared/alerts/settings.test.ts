@@ -1,54 +1,66 @@
-/** ChannelSettingsSchema: each kind's settings pass, what is wrong is refused, and the secrets are marked. */
-import { Value } from '@sinclair/typebox/value';
+/** A channel of `Svc.alerts.channels[]`: each kind's settings pass the config schema, what is wrong is refused, the secrets are marked, and buildChannel takes the config item. */
 import { describe, expect, it } from 'vitest';
 import { buildChannel } from '../../../shared/alerts/channels/build.js';
-import { ChannelSettingsSchema, EmailChannelSchema, SlackChannelSchema } from '../../../shared/alerts/settings.js';
+import { ConfigError } from '../../../shared/config/errors.js';
+import { AlertChannel } from '../../../shared/config/sections/alerts.js';
+import { svcConfig } from '../../support/udp.js';
+import { channelSettings } from './fixtures.js';
 
-const email = {
+/** The channels of a config file holding `channel` (JSON is YAML), loaded by the real loader. */
+const loadChannel = (channel: unknown) =>
+  svcConfig(['  mqttConfig: {enable: true}', `  alerts: {channels: [${JSON.stringify(channel)}], routes: []}`]).alerts
+    .channels;
+
+const email = channelSettings({
   name: 'mail',
   type: 'email',
-  smtp: {
-    host: 'smtp.example.test',
-    port: 587,
-    secure: false,
-    requireStartTls: true,
-    username: 'u',
-    password: 'p',
-    caFile: '',
+  email: {
+    smtp: {
+      host: 'smtp.example.test',
+      port: 587,
+      secure: false,
+      requireStartTls: true,
+      username: 'u',
+      password: 'p',
+      caFile: '',
+    },
+    from: 'svc@example.test',
+    to: ['ops@example.test'],
   },
-  from: 'svc@example.test',
-  to: ['ops@example.test'],
-};
+});
 
-describe('ChannelSettingsSchema', () => {
+describe('Svc.alerts.channels[] (AlertChannel)', () => {
   it.each([
-    { name: 'am', type: 'webhook', url: 'http://alertmanager.example.test:9093/hook' },
-    { name: 'ops', type: 'slack', url: 'https://hooks.slack.com/services/T/B/K' },
-    { name: 'teams', type: 'teams', url: 'https://prod.westeurope.logic.azure.com/workflows/x?sig=k' },
+    channelSettings({ name: 'am', type: 'webhook', url: 'http://alertmanager.example.test:9093/hook' }),
+    channelSettings({ name: 'ops', type: 'slack', url: 'https://hooks.slack.com/services/T/B/K' }),
+    channelSettings({ name: 'teams', type: 'teams', url: 'https://prod.westeurope.logic.azure.com/workflows/x?sig=k' }),
     email,
-    { name: 'broker', type: 'mqtt', topic: 'svc/alerts' },
+    channelSettings({ name: 'broker', type: 'mqtt', topic: 'svc/alerts' }),
   ])('takes a $type channel', (settings) => {
-    expect(Value.Check(ChannelSettingsSchema, settings)).toBe(true);
+    expect(loadChannel(settings)).toEqual([settings]);
   });
 
   it.each([
-    ['an unknown type', { name: 'x', type: 'pager', url: 'https://example.test' }],
-    ['a URL that is not http(s)', { name: 'x', type: 'slack', url: 'ftp://example.test/hook' }],
-    ['an empty URL', { name: 'x', type: 'webhook', url: '' }],
-    ['no name', { name: '', type: 'webhook', url: 'https://example.test' }],
-    ['no recipient', { ...email, to: [] }],
-    ['a port out of range', { ...email, smtp: { ...email.smtp, port: 70_000 } }],
+    ['an unknown type', { ...email, type: 'pager' }],
+    ['a URL that is not http(s)', { ...email, type: 'slack', url: 'ftp://example.test/hook' }],
+    ['no name', { ...email, name: '' }],
+    ['a port out of range', { ...email, email: { ...email.email, smtp: { ...email.email.smtp, port: 70_000 } } }],
+    ['an unknown member', { ...email, token: 'x' }],
   ])('refuses %s', (_, settings) => {
-    expect(Value.Check(ChannelSettingsSchema, settings)).toBe(false);
+    expect(() => loadChannel(settings)).toThrow(ConfigError);
   });
 
   it('marks the URL and the SMTP password as secrets', () => {
-    expect(SlackChannelSchema.properties.url['x-secret']).toBe(true);
-    expect(EmailChannelSchema.properties.smtp.properties.password['x-secret']).toBe(true);
+    expect(AlertChannel.properties.url['x-secret']).toBe(true);
+    expect(AlertChannel.properties.email.properties.smtp.properties.password['x-secret']).toBe(true);
   });
 
-  it('builds each HTTP kind with its URL masked as its target', () => {
-    const channel = buildChannel({ name: 'ops', type: 'slack', url: 'https://hooks.slack.com/services/T/B/K3y' });
-    expect(channel.target).toBe('https://hooks.slack.com/…');
+  it('builds each kind from its config item, with its secret masked in the target', () => {
+    const slack = buildChannel(
+      channelSettings({ name: 'ops', type: 'slack', url: 'https://hooks.slack.com/services/T/B/K3y' }),
+    );
+    expect(slack.target).toBe('https://hooks.slack.com/…');
+    const mail = buildChannel(email);
+    expect([mail.name, mail.type, mail.target]).toEqual(['mail', 'email', 'smtp://smtp.example.test:587']);
   });
 });

@@ -13,7 +13,7 @@ import {
   parseMaskPath,
 } from '../../../shared/config/mask.js';
 import { ConfigFileSchema } from '../../../shared/config/schema.js';
-import { SECRET_KEYS } from '../../../shared/config/secrets.js';
+import { SECRET_KEYS, secretValues } from '../../../shared/config/secrets.js';
 import { type SchemaNode, schemaAt, visitSchema } from '../../../shared/config/walk.js';
 import { getPath } from '../../../shared/util/records.js';
 import { svcConfig } from '../../support/udp.js';
@@ -176,13 +176,36 @@ describe('§10.7 masking', () => {
     visitSchema(ROOT, (node, path) => {
       if (node['x-secret']) secretPaths.push(path.slice(1).map((seg) => (seg === -1 ? '[]' : String(seg))));
     });
-    expect(secretPaths.length).toBe(10);
-    // The proxy URLs are masked as secrets of the schema, not by their names.
-    expect(SECRET_KEYS.filter((key) => !MASKED_KEY.test(key))).toEqual(['httpProxy', 'httpsProxy']);
+    expect(secretPaths.length).toBe(12);
+    // The proxy URLs and the alert channels' URLs are masked as secrets of the schema, not by their names.
+    expect(SECRET_KEYS.filter((key) => !MASKED_KEY.test(key))).toEqual(['httpProxy', 'httpsProxy', 'url']);
     for (const pattern of secretPaths) {
       for (const mask of [on, off])
         expect(getPath(mask(at(pattern, 'SECRET-MARKER')), concrete(pattern)), pattern.join('.')).toBe(MASK);
     }
+  });
+
+  it("masks the alert channels' URLs and SMTP password inside the channels list, and lists them for the logs and crash dumps", () => {
+    const config = svcConfig([
+      '  alerts:',
+      '    channels:',
+      '      - {name: ops, type: slack, url: "https://hooks.slack.com/services/T0/B0/SLACK-KEY-1"}',
+      '      - name: mail',
+      '        type: email',
+      '        email: {smtp: {host: smtp.example.com, username: svc, password: SMTP-PASSWORD-1}, from: svc@example.com, to: [ops@example.com]}',
+    ]);
+    for (const mask of [on, off]) {
+      const masked = mask(config);
+      expect(getPath(masked, ['alerts', 'channels', 0, 'url'])).toBe(MASK);
+      expect(getPath(masked, ['alerts', 'channels', 0, 'name'])).toBe('ops');
+      expect(getPath(masked, ['alerts', 'channels', 1, 'email', 'smtp', 'password'])).toBe(MASK);
+      expect(getPath(masked, ['alerts', 'channels', 1, 'email', 'smtp', 'host'])).toBe('smtp.example.com');
+      expect(JSON.stringify(masked)).not.toMatch(/SLACK-KEY-1|SMTP-PASSWORD-1/);
+    }
+    // The values every log line and crash dump is scrubbed of (boot.ts, crash-dump.ts).
+    expect(secretValues(config)).toEqual(
+      expect.arrayContaining(['https://hooks.slack.com/services/T0/B0/SLACK-KEY-1', 'SMTP-PASSWORD-1']),
+    );
   });
 
   it('replaces the credentials of a URL (Svc choice), before a partial mask and where nothing else masks', () => {

@@ -14,7 +14,7 @@ import {
 } from '../../../../edge-agent/simulate/platform/certs.js';
 import { EmailChannel } from '../../../../shared/alerts/channels/email.js';
 import { RetryingChannel } from '../../../../shared/alerts/channels/retry.js';
-import type { EmailChannelSettings } from '../../../../shared/alerts/settings.js';
+import type { EmailSettings } from '../../../../shared/alerts/settings.js';
 import { ErrorTracker, type TrackedError } from '../../../../shared/errors/tracker.js';
 import { recordingLog } from '../../../support/log.js';
 import { type SmtpServer, startSmtpServer } from '../../../support/smtp.js';
@@ -43,10 +43,8 @@ afterAll(async () => {
   await Promise.all([starttls?.stop(), implicitTls?.stop()]);
 });
 
-function settings(server: SmtpServer, secure: boolean, password = PASSWORD): EmailChannelSettings {
+function settings(server: SmtpServer, secure: boolean, password = PASSWORD): EmailSettings {
   return {
-    name: 'mail',
-    type: 'email',
     smtp: {
       host: server.host,
       port: server.port,
@@ -84,7 +82,7 @@ describe('email channel', () => {
       const before = (await server.messages()).length;
       const { log, errors, tracked } = rig();
       const channel = new RetryingChannel(
-        new EmailChannel(settings(server, secure)),
+        new EmailChannel('mail', settings(server, secure)),
         { log, errors },
         { baseDelayMs: 20 },
       );
@@ -117,7 +115,7 @@ describe('email channel', () => {
 
   it('says when the alert cleared', async () => {
     const { log, errors } = rig();
-    const channel = new RetryingChannel(new EmailChannel(settings(starttls, false)), { log, errors });
+    const channel = new RetryingChannel(new EmailChannel('mail', settings(starttls, false)), { log, errors });
     const notification = serverDownNotification('mail', ['sense-central'], 'resolved');
     expect((await channel.deliver(notification)).delivered).toBe(true);
     const content = unfolded((await starttls.messages()).at(-1)?.content ?? '');
@@ -129,7 +127,7 @@ describe('email channel', () => {
     const { log, lines, errors, tracked } = rig();
     const wrong = 'wrong-Secret-Password';
     const channel = new RetryingChannel(
-      new EmailChannel(settings(starttls, false, wrong)),
+      new EmailChannel('mail', settings(starttls, false, wrong)),
       { log, errors },
       { baseDelayMs: 20 },
     );
@@ -146,7 +144,11 @@ describe('email channel', () => {
   it('refuses a server whose certificate no trusted CA signed', async () => {
     const { log, errors, tracked } = rig();
     const untrusted = { ...settings(implicitTls, true), smtp: { ...settings(implicitTls, true).smtp, caFile: '' } };
-    const channel = new RetryingChannel(new EmailChannel(untrusted), { log, errors }, { attempts: 2, baseDelayMs: 20 });
+    const channel = new RetryingChannel(
+      new EmailChannel('mail', untrusted),
+      { log, errors },
+      { attempts: 2, baseDelayMs: 20 },
+    );
     expect((await channel.deliver(serverDownNotification('mail'))).delivered).toBe(false);
     expect(tracked).toHaveLength(1);
   });

@@ -10,7 +10,7 @@ import { ErrorTracker, type TrackedError } from '../../../../shared/errors/track
 import { recordingLog } from '../../../support/log.js';
 import { type MqttRig, startMqttRig } from '../../../support/mqtt-rig.js';
 import { until } from '../../../support/ports.js';
-import { serverDownNotification } from '../fixtures.js';
+import { channelSettings, serverDownNotification } from '../fixtures.js';
 
 let rig: MqttRig;
 
@@ -26,7 +26,7 @@ describe('mqtt channel', () => {
     const { log } = recordingLog();
     const errors = new ErrorTracker({ enabled: true, log });
     const channel = new RetryingChannel(
-      buildChannel({ name: 'broker', type: 'mqtt', topic: 'svc/alerts/ops' }, { mqtt: rig.writer }),
+      buildChannel(channelSettings({ name: 'broker', type: 'mqtt', topic: 'svc/alerts/ops' }), { mqtt: rig.writer }),
       { log, errors },
     );
     const notification = serverDownNotification('broker');
@@ -49,7 +49,7 @@ describe('mqtt channel', () => {
     const tracked: TrackedError[] = [];
     const errors = new ErrorTracker({ enabled: true, log, sink: (error) => tracked.push(error) });
     const channel = new RetryingChannel(
-      buildChannel({ name: 'broker', type: 'mqtt', topic: 'svc/alerts/ops' }, { mqtt: rig.writer }),
+      buildChannel(channelSettings({ name: 'broker', type: 'mqtt', topic: 'svc/alerts/ops' }), { mqtt: rig.writer }),
       { log, errors },
       { attempts: 2, baseDelayMs: 20 },
     );
@@ -62,7 +62,7 @@ describe('mqtt channel', () => {
   });
 
   it('is refused without the MQTT writer (Svc.mqttConfig off)', () => {
-    expect(() => buildChannel({ name: 'broker', type: 'mqtt', topic: 'svc/alerts' })).toThrow(
+    expect(() => buildChannel(channelSettings({ name: 'broker', type: 'mqtt', topic: 'svc/alerts' }))).toThrow(
       'mqtt channel "broker" needs the MQTT broker: set Svc.mqttConfig.enable true',
     );
   });
