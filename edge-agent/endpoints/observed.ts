@@ -5,8 +5,10 @@
  * counters and states when it is asked. Nothing is copied: a part keeps counting as it
  * always does, and an Observed only knows where to look.
  */
+import type { AlertRecord, AlertStore } from '../../shared/alerts/model.js';
 import type { GroupStats, StorageFault } from '../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../shared/queue/sqs.js';
+import type { ChannelView, RuleView } from '../../shared/store/api-types.js';
 import type { ListenerTotals, QueueType } from '../sources/udp/listener.js';
 
 /** The pollers whose results reach a PollSink (§4, §5.1), as the `kind` label. */
@@ -58,6 +60,19 @@ export interface ObservedLogEvents {
   counts(): Iterable<{ source: string; level: string; events: number }>;
 }
 
+/**
+ * The alert engine as the web view reads it (the Alerts page, `/api/v1/alerts…`): its store (history
+ * and silences, and where the API's silences are written), its rules with their last evaluation, its
+ * channels with their counts, and the alerts pending and firing now.
+ */
+export interface ObservedAlerts {
+  store: AlertStore;
+  evaluationIntervalMs: number;
+  rules(): RuleView[];
+  channels(): ChannelView[];
+  active(): AlertRecord[];
+}
+
 export class Observed {
   readonly listeners: ObservedListener[] = [];
   readonly queues: ObservedQueue[] = [];
@@ -66,6 +81,8 @@ export class Observed {
   clientCertificate: { file: string; validTo: Date } | null = null;
   /** Null while no log-event listener runs. */
   logEvents: ObservedLogEvents | null = null;
+  /** The alert engine; null while alerts are off (Svc.alerts.enable false, or the store off). */
+  alerts: ObservedAlerts | null = null;
 
   listener(listener: ObservedListener): void {
     this.listeners.push(listener);

@@ -306,6 +306,7 @@ export const ChannelViewSchema = Type.Object({
   failed: Type.Integer({ description: 'notifications not delivered after their retries since start' }),
   lastError: Type.Union([Type.String(), Type.Null()]),
 });
+export type ChannelView = Static<typeof ChannelViewSchema>;
 
 /** `alerts`: what is firing now, the rules, the silences and the channels. */
 export const AlertsAnswerSchema = Type.Object({

@@ -4,7 +4,8 @@
  * 1. rollups: health and session samples older than `rawHealthHours` become 5-minute minimum, mean
  *    and maximum rows (`health_5m`, `sessions_5m`; a bucket that already has a row is merged into
  *    it), then the raw rows go;
- * 2. retention: everything older than `retentionDays` goes, from every table (presence by its end);
+ * 2. retention: everything older than `retentionDays` goes, from every table (presence by its end;
+ *    the alerts' tables as pruneAlerts says);
  * 3. the size cap: while the database and its WAL are larger than `maxSizeMB`, the oldest hours of
  *    data across the tables go, and the freed pages are given back to the file system
  *    (`incremental_vacuum`, then `wal_checkpoint(TRUNCATE)`).
@@ -64,6 +65,25 @@ function deleteBefore(db: DatabaseSync, cutoffMs: number): number {
     deleted += Number(result.changes);
   }
   return deleted;
+}
+
+/**
+ * The alerts' rows older than `olderThan` (ms), deleted; how many. History by its time; silences that
+ * ended (or were expired) before it; deliveries sent before it of alerts no longer pending or firing
+ * (an active alert keeps what its channels were told, however old, so a restart does not send it
+ * again). Not part of the size cap: these tables stay small next to the events'. The caller holds
+ * the transaction (runUpkeep here, SqliteAlertStore.prune).
+ */
+export function pruneAlerts(db: DatabaseSync, olderThan: number): number {
+  const cutoff = BigInt(Math.floor(olderThan));
+  const history = db.prepare('DELETE FROM alert_history WHERE time_ms < ?').run(cutoff);
+  const silences = db.prepare('DELETE FROM alert_silences WHERE coalesce(expired_at_ms, ends_at_ms) < ?').run(cutoff);
+  const deliveries = db
+    .prepare(
+      'DELETE FROM alert_deliveries WHERE sent_at_ms < ? AND fingerprint NOT IN (SELECT fingerprint FROM alert_state)',
+    )
+    .run(cutoff);
+  return Number(history.changes) + Number(silences.changes) + Number(deliveries.changes);
 }
 
 function inTransaction<T>(db: DatabaseSync, body: () => T): T {
@@ -201,7 +221,8 @@ function capSize(db: DatabaseSync, file: string, maxBytes: number): { deleted: n
 /** One upkeep run over `db` (the file `file`) as at `nowMs`. */
 export function runUpkeep(db: DatabaseSync, file: string, settings: UpkeepSettings, nowMs: number): UpkeepReport {
   const rolledUp = rollUp(db, nowMs, settings.rawHealthHours);
-  const expired = inTransaction(db, () => deleteBefore(db, nowMs - settings.retentionDays * DAY_MS));
+  const retainedFrom = nowMs - settings.retentionDays * DAY_MS;
+  const expired = inTransaction(db, () => deleteBefore(db, retainedFrom) + pruneAlerts(db, retainedFrom));
   if (rolledUp > 0 || expired > 0) db.exec('PRAGMA incremental_vacuum');
   const { deleted: capped, keptFromMs } =
     settings.maxSizeMB > 0 ? capSize(db, file, settings.maxSizeMB * MB) : { deleted: 0, keptFromMs: null };

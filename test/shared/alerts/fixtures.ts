@@ -1,5 +1,11 @@
 /** Alerts and notifications for the channel tests; times relative to the run's now. */
-import { type AlertInstance, type AlertNotification, makeNotification } from '../../../shared/alerts/notification.js';
+import type { AlertRecord } from '../../../shared/alerts/model.js';
+import {
+  type AlertInstance,
+  type AlertNotification,
+  alertFingerprint,
+  makeNotification,
+} from '../../../shared/alerts/notification.js';
 
 const MINUTE_MS = 60_000;
 
@@ -35,4 +41,23 @@ export function serverDownNotification(
     externalURL: 'http://svc.example.test:3100',
     alerts: servers.map((server) => serverDownAlert(server, status)),
   });
+}
+
+/** A `serverDown` alert record on `server` (the store's row), `phase`, active since `since`; fired 2 minutes later. */
+export function alertRecord(server: string, since: number, phase: AlertRecord['phase'] = 'firing'): AlertRecord {
+  const labels = { alertname: 'serverDown', severity: 'critical', server };
+  return {
+    fingerprint: alertFingerprint(labels),
+    ruleId: 'serverDown',
+    rule: 'serverDown',
+    severity: 'critical',
+    labels,
+    summary: `${server} has not answered`,
+    link: `/servers?server=${server}`,
+    phase,
+    activeSince: since,
+    firedAt: phase === 'firing' ? since + 2 * MINUTE_MS : null,
+    value: 0,
+    lastSeenAt: since + 3 * MINUTE_MS,
+  };
 }

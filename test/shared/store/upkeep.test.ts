@@ -9,11 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openAlertStore } from '../../../shared/alerts/store.js';
 import type { QueuedEvent } from '../../../shared/queue/events.js';
 import { HOUR_MS, ROLLUP_BUCKET_MS } from '../../../shared/store/ddl.js';
 import { storeBytes, type UpkeepSettings } from '../../../shared/store/upkeep.js';
 import { StoreWriter } from '../../../shared/store/writer.js';
 import { auditQueued } from '../../support/audit.js';
+import { alertRecord } from '../alerts/fixtures.js';
 import { healthBody, healthQueued, healthSample, sessionSample, sessionsQueued } from '../destinations/polled.js';
 import { logQueued, PROXY, QIX_PERF_USER, REPOSITORY } from '../platform/fixtures.js';
 
@@ -132,6 +134,34 @@ describe('store upkeep', () => {
     expect(rows("SELECT count(*) AS n FROM log_events_fts WHERE log_events_fts MATCH 'alive'")).toEqual([{ n: 1 }]);
   });
 
+  it('prunes the alerts tables in the retention step: old history, ended silences, deliveries of alerts no longer active', () => {
+    const now = Date.now();
+    open({ retentionDays: 2, rawHealthHours: 720, maxSizeMB: 0 });
+    // The alerts' store writes the same file through a connection of its own, as the engine does.
+    const alerts = openAlertStore(file);
+    try {
+      const active = alertRecord('node1', now - 3 * DAY_MS);
+      const gone = alertRecord('node2', now - 3 * DAY_MS);
+      alerts.applyTransitions({ at: now - 3 * DAY_MS, active: [active, gone], fired: [active, gone], resolved: [] });
+      alerts.applyTransitions({ at: now, active: [active], fired: [], resolved: [gone] });
+      alerts.setDeliveries([
+        { fingerprint: active.fingerprint, channel: 'ops', status: 'firing', sentAt: now - 3 * DAY_MS },
+        { fingerprint: gone.fingerprint, channel: 'ops', status: 'firing', sentAt: now - 3 * DAY_MS },
+      ]);
+      const silence = { rule: null, matchers: { server: 'node1' }, createdBy: 'ops', comment: '' };
+      alerts.addSilence({ ...silence, startsAt: now - 4 * DAY_MS, endsAt: now - 3 * DAY_MS });
+      alerts.addSilence({ ...silence, startsAt: now - 4 * DAY_MS, endsAt: now + DAY_MS });
+    } finally {
+      alerts.close();
+    }
+    const report = writer.upkeep(now);
+    expect(report.expired).toBe(2 + 1 + 1);
+    expect(rows('SELECT event FROM alert_history')).toEqual([{ event: 'resolved' }]);
+    expect(count('alert_silences')).toBe(1);
+    expect(count('alert_deliveries')).toBe(1);
+    expect(count('alert_state')).toBe(1);
+  });
+
   it('above maxSizeMB deletes the oldest hours first until it fits, and the file shrinks', () => {
     const now = Date.now();
     open({ retentionDays: 30, rawHealthHours: 720, maxSizeMB: 0 });
@@ -151,10 +181,12 @@ describe('store upkeep', () => {
     }
     const before = storeBytes(file);
     expect(before).toBeGreaterThan(2 * 1024 * 1024);
-    open({ retentionDays: 30, rawHealthHours: 720, maxSizeMB: 1 });
+    // 2 MB, not 1: an hour of these events and the empty tables (the alerts' among them) take about 1 MB,
+    // so a 1 MB cap left no whole hour.
+    open({ retentionDays: 30, rawHealthHours: 720, maxSizeMB: 2 });
     const report = writer.upkeep(now);
     const after = statSync(file).size;
-    expect(after).toBeLessThanOrEqual(1024 * 1024);
+    expect(after).toBeLessThanOrEqual(2 * 1024 * 1024);
     expect(after).toBeLessThan(before);
     expect(report.capped).toBeGreaterThan(0);
     // What is left is the newest: nothing older than the first hour kept, the newest hour whole.
