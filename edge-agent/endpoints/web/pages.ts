@@ -245,7 +245,7 @@ export function alertsPage(): string {
     'alerts',
     [
       '<h1>Alerts</h1>',
-      '<p class="meta">What is firing now and what was pending, silences, the history of each alert, the rules with their last evaluation and the channels. Updated every 10 seconds.</p>',
+      '<p class="meta">What is firing now and what is pending, the history of each alert, the silences, the rules with their last evaluation and the channels. Updated every 10 seconds.</p>',
       '<div class="notice" id="disabled" role="status" hidden></div>',
       ERROR_BOX,
       section('active', 'Firing now'),

@@ -13,8 +13,10 @@
   const HISTORY_HINT = "an alert's history starts when it first fires (Svc.alerts)";
   const NAME_KEY = 'svc.silence.createdBy';
   const SECTIONS = ['active', 'history', 'silences', 'rules', 'channels'];
-  /** The fingerprint of the URL's `#…` (a notification's link), highlighted once it is shown. */
-  let target = location.hash.slice(1);
+  /** The fingerprint of the URL's `#…` (a notification's link): its rows are marked at every render. */
+  const target = decodeURIComponent(location.hash.slice(1));
+  /** Whether the page has scrolled to the target yet (once: after that, the reader scrolls). */
+  let scrolledToTarget = false;
 
   /** A measured value: as precise as it needs, at most two decimals. */
   const value = (number) =>
@@ -23,6 +25,14 @@
       : Number(number).toLocaleString('en-US', { maximumFractionDigits: 2 });
   /** The time of day when it is today, else the date and time. */
   const clock = (ms) => (new Date(ms).toDateString() === new Date().toDateString() ? time(ms).slice(11) : time(ms));
+  /** How long ago, roughly: `40 s`, `18 min`, `5 h`, `3 d`. */
+  function ago(ms) {
+    const seconds = Math.max(0, Math.round((Date.now() - ms) / 1000));
+    if (seconds < 90) return `${seconds} s`;
+    if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+    if (seconds < 48 * 3600) return `${Math.round(seconds / 3600)} h`;
+    return `${Math.round(seconds / 86_400)} d`;
+  }
   const severity = (level) => el('span', { class: `severity severity-${level}` }, level);
 
   /** An alert's labels but alertname, severity and server, as `key=value` chips. */
@@ -89,7 +99,7 @@
         const end = new Date(fields.endsAt.value).getTime();
         if (!Number.isFinite(end)) throw new Error('until: not a date and time');
         silence.endsAt = new Date(end).toISOString();
-      } else silence.duration = fields.duration.value.trim();
+      } else if (fields.duration.value.trim()) silence.duration = fields.duration.value.trim();
       if (fields.comment.value.trim()) silence.comment = fields.comment.value.trim();
       if (fields.createdBy.value.trim()) silence.createdBy = fields.createdBy.value.trim();
     } catch (err) {
@@ -135,7 +145,7 @@
           severity(alert.severity),
           alert.rule,
           el('span', { class: 'where' }, alert.labels.server ?? '', otherLabels(alert.labels)),
-          el('span', { title: time(since) }, `${clock(since)} (${duration(Date.now() - since)})`),
+          el('span', { title: time(since) }, `${clock(since)} (${ago(since)})`),
           value(alert.value),
           el('span', { class: 'message' }, alert.summary),
           el('a', { href: alert.link }, 'Show'),
@@ -305,16 +315,17 @@
     for (const id of SECTIONS) document.getElementById(id).hidden = false;
   }
 
-  /** Scrolls once to the alert (or its history) a link's `#fingerprint` names, and marks it. */
+  /** Marks the alert (or, once it is not active, its history) a link's `#fingerprint` names; scrolls to it once. */
   function showTarget() {
     if (!target) return;
-    const rows = document.getElementById(target)
-      ? [document.getElementById(target)]
+    const alert = document.getElementById(target);
+    const rows = alert
+      ? [alert]
       : [...document.querySelectorAll('#history tbody tr')].filter((tr) => tr.dataset.fingerprint === target);
-    if (rows.length === 0) return;
     for (const row of rows) row.classList.add('target');
+    if (rows.length === 0 || scrolledToTarget) return;
     rows[0].scrollIntoView({ block: 'center' });
-    target = '';
+    scrolledToTarget = true;
   }
 
   async function load(view, { refresh: refreshing }) {
