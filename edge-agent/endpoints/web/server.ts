@@ -9,8 +9,9 @@
  * | `/status` | the live status page |
  * | `/status.json` | what the status page shows (status.ts) |
  * | `/servers`, `/logs`, `/users`, `/performance`, `/audit` | the history pages (pages.ts HISTORY_PAGES), from the read API |
+ * | `/alerts` | the Alerts page, from the read API's `alerts` endpoints |
  * | `/api/v1/…` | the read API of the store (api/router.ts, docs/api.md): JSON |
- * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/history.js`, `/<history page>.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
+ * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/history.js`, `/<history page>.js`, `/alerts.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
  * | anything else | the 404 page |
  *
  * GET and HEAD only (others 405), but for POST on the alerts' silences below /api/v1/ (api/alerts.ts:
@@ -32,7 +33,7 @@ import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-ex
 import { close, listen } from '../http-server.js';
 import { MAX_POST_BYTES } from './api/alerts.js';
 import { type ApiAnswer, isApiPath, type ReadApi } from './api/router.js';
-import { configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
+import { alertsPage, configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
 
 /** §10.7: requests a client IP may make per minute. */
@@ -83,6 +84,7 @@ const ASSETS: Readonly<Record<string, AssetSource>> = {
   '/config.js': { file: { own: 'config.js' }, type: 'text/javascript; charset=utf-8' },
   '/status.js': { file: { own: 'status.js' }, type: 'text/javascript; charset=utf-8' },
   '/history.js': { file: { own: 'history.js' }, type: 'text/javascript; charset=utf-8' },
+  '/alerts.js': { file: { own: 'alerts.js' }, type: 'text/javascript; charset=utf-8' },
   ...Object.fromEntries(
     HISTORY_PAGE_NAMES.map((name) => [
       `/${name}.js`,
@@ -150,6 +152,7 @@ export class WebView implements Component {
     this.pages.set('/', html(configPage({ masked, yaml, fileName: basename(configFile), obfuscate })));
     this.pages.set('/status', html(statusPage()));
     for (const name of HISTORY_PAGE_NAMES) this.pages.set(`/${name}`, html(historyPage(name)));
+    this.pages.set('/alerts', html(alertsPage()));
     this.pages.set('/config.yaml', {
       body: Buffer.from(yaml),
       type: 'application/yaml; charset=utf-8',
