@@ -6,7 +6,8 @@
  * form (filled by an alert's "Silence" action) covers the alert and is in the store; "Expire" ends it
  * in the store; the history pages with "Older" and filters by rule; the form's 400 shows the API's
  * message next to the form and keeps the input; an API error is shown as text; alerts off say so
- * and name the settings. The screenshot at 1366×768 is docs/images/pages-alerts.png.
+ * and name the settings. Screenshots go to test-output/screenshots/alerts/ (alerts.png, at 1366×768,
+ * is docs/images/pages-alerts.png).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlertRecord, HistoryEntry } from '../../../../shared/alerts/model.js';
 import { openAlertStore, type SqliteAlertStore } from '../../../../shared/alerts/store.js';
 import { alertRecord } from '../../../shared/alerts/fixtures.js';
-import { REPO_ROOT } from '../../../support/build.js';
 import { attributes, chromiumPath, launchChromium, NO_CHROMIUM, screenshotDir } from '../../../support/chromium.js';
 import { observedAlertsOf } from '../../../support/observed-alerts.js';
 import { expectNoSideScroll, lastRequest, navigateBy, type Opened, openPage, screenshot } from './page-browser.js';
@@ -40,7 +40,7 @@ let on: StoreWebView;
 let off: StoreWebView;
 let browser: Browser;
 let silenceOnNode2: string;
-/** test-output/screenshots/alerts/: the parts of the page below the first screen, and alerts off. */
+/** test-output/screenshots/alerts/. */
 let shots: string;
 
 const central = () => alertRecord('sense-central', now - 20 * MINUTE);
@@ -173,7 +173,7 @@ describe.skipIf(!CHROMIUM)(
       expect(await attributes(channels, 'data-id')).toEqual(['ops', 'oncall']);
       expect(await channels.nth(1).textContent()).toContain(CHANNEL_ERROR);
       expect(await page.locator('body').textContent()).not.toContain(CHANNEL_KEY);
-      await screenshot(browser, opened, join(REPO_ROOT, 'docs', 'images', 'pages-alerts.png'));
+      await screenshot(browser, opened, join(shots, 'alerts.png'));
       // The silences, the rules and the channels, below the history.
       await page.locator('#silences').scrollIntoViewIfNeeded();
       await screenshot(browser, opened, join(shots, 'silences-rules-channels.png'));
