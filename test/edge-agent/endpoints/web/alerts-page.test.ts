@@ -297,6 +297,18 @@ describe.skipIf(!CHROMIUM)(
         expect(await page.locator(`#${id}`).isHidden(), id).toBe(true);
       await page.screenshot({ path: join(shots, 'off.png') });
       opened.noErrors();
+
+      // The store off: the whole API answers 404 saying so, and the page says why alerts are off.
+      const noStore = await startStoreWebView(join(dir, 'no-store.db'), { storeEnable: false });
+      try {
+        const without = await open(noStore, '/alerts');
+        const why = (await without.page.locator('#disabled').textContent()) ?? '';
+        expect(why).toContain('Alerts are off.');
+        expect(why).toContain('(alerts: the store is off (Svc.store.enable: false)');
+        expect(await without.page.locator('#error').isHidden()).toBe(true);
+      } finally {
+        await noStore.stop();
+      }
     }, 60_000);
 
     it('fits a 1280×720 screen: the wide tables scroll inside their box, not the page', async () => {
