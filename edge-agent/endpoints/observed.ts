@@ -58,18 +58,19 @@ export interface ObservedPollGroup {
 /** The log-event listener's counts per source and level (LogLevelCounts), known pairs at 0 from the start. */
 export interface ObservedLogEvents {
   counts(): Iterable<{ source: string; level: string; events: number }>;
+  /** The same events by source, level, server and category (the alert rules' `logEvents` field). */
+  details(): Iterable<{ source: string; level: string; server: string; category: string; events: number }>;
 }
 
-/**
- * The alert engine as the web view reads it (the Alerts page, `/api/v1/alerts…`): its store (history
- * and silences, and where the API's silences are written), its rules with their last evaluation, its
- * channels with their counts, and the alerts pending and firing now.
- */
+/** The alert engine (edge-agent/alerts/engine.ts) as the Alerts page, its API and the metrics endpoint read it. */
 export interface ObservedAlerts {
   store: AlertStore;
   evaluationIntervalMs: number;
+  /** Every rule with its last evaluation. */
   rules(): RuleView[];
+  /** Every channel with its counters since start. */
   channels(): ChannelView[];
+  /** The alerts pending or firing after the last evaluation. */
   active(): AlertRecord[];
 }
 
@@ -81,7 +82,7 @@ export class Observed {
   clientCertificate: { file: string; validTo: Date } | null = null;
   /** Null while no log-event listener runs. */
   logEvents: ObservedLogEvents | null = null;
-  /** The alert engine; null while alerts are off (Svc.alerts.enable false, or the store off). */
+  /** Null while alerts are off (Svc.alerts.enable false, or the store off). */
   alerts: ObservedAlerts | null = null;
 
   listener(listener: ObservedListener): void {

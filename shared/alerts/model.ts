@@ -105,6 +105,11 @@ export interface Transitions {
   fired: readonly AlertRecord[];
   /** Alerts that were firing and no longer are: their last record, resolved at `at`. */
   resolved: readonly AlertRecord[];
+  /**
+   * Fingerprint → why a resolved alert resolved when not because its condition cleared: `no data`
+   * (its series stayed absent), `rule removed` (its rule is no longer configured); the history's detail.
+   */
+  resolvedDetail?: Readonly<Record<string, string>>;
 }
 
 /** How one rule's last evaluation went (the Alerts page's rule list). */

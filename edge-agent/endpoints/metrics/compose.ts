@@ -6,13 +6,12 @@
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { AppContext } from '../../../shared/runtime/context.js';
-import { sessionTargets } from '../../sources/platform/sessions.js';
 import type { PollSink } from '../../sources/platform/sink.js';
-import { pollersOn } from '../../sources/platform/startup.js';
+import { polledServers } from '../../sources/platform/startup.js';
 import type { Observed } from '../observed.js';
 import { MetricsEndpoint } from './endpoint.js';
 import { PollMetrics } from './poll-metrics.js';
-import { type PolledServer, registerSvcMetrics } from './svc-metrics.js';
+import { registerSvcMetrics } from './svc-metrics.js';
 
 export interface MetricsEndpointParts {
   component: MetricsEndpoint;
@@ -30,17 +29,7 @@ export function metricsEndpoint(
   if (!settings.enable) return null;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
-  const on = pollersOn(config);
-  const servers = config.serversToMonitor.servers;
-  const polled: PolledServer[] = [
-    ...(on.health ? servers.map((server) => ({ kind: 'health' as const, serverName: server.serverName })) : []),
-    ...(on.sessions
-      ? [...new Set(sessionTargets(servers).map(({ server }) => server.serverName))].map((serverName) => ({
-          kind: 'sessions' as const,
-          serverName,
-        }))
-      : []),
-  ];
+  const polled = polledServers(config);
   const own = registerSvcMetrics(registry, observed, errors, polled);
   const pollSink = new PollMetrics({
     registry,

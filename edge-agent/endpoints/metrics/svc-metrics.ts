@@ -13,18 +13,13 @@ import { ERROR_TYPES, type ErrorTracker } from '../../../shared/errors/tracker.j
 import type { GroupStats } from '../../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
 import { SVC_VERSION } from '../../../shared/version.js';
+import type { PolledServer } from '../../sources/platform/startup.js';
 import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';
 import type { Observed, PollKind } from '../observed.js';
 
 export interface SvcMetrics {
   /** A poll failed (PollSink failures). */
   pollFailed: (kind: PollKind, serverName: string) => void;
-}
-
-/** A server the pollers of one kind poll: its failed-poll counter is there at 0 from the start. */
-export interface PolledServer {
-  kind: PollKind;
-  serverName: string;
 }
 
 type Sample<L extends string> = [labels: Record<L, string>, value: number];

@@ -37,6 +37,27 @@ export function pollersOn(config: SvcConfig): PollersOn {
   };
 }
 
+/** A server the pollers of one kind poll: what counts its failed polls from 0 at the start (the metrics endpoint, the alert facts). */
+export interface PolledServer {
+  kind: 'health' | 'sessions';
+  serverName: string;
+}
+
+/** Every server each poller of the config polls, once per kind. */
+export function polledServers(config: SvcConfig): PolledServer[] {
+  const on = pollersOn(config);
+  const servers = config.serversToMonitor.servers;
+  return [
+    ...(on.health ? servers.map((server) => ({ kind: 'health' as const, serverName: server.serverName })) : []),
+    ...(on.sessions
+      ? [...new Set(sessionTargets(servers).map(({ server }) => server.serverName))].map((serverName) => ({
+          kind: 'sessions' as const,
+          serverName,
+        }))
+      : []),
+  ];
+}
+
 export function anyPollerOn(config: SvcConfig): boolean {
   const on = pollersOn(config);
   return on.health || on.sessions || on.appNames;

@@ -151,7 +151,7 @@ export function udpComponents(ctx: AppContext, options: UdpEdgeOptions): UdpEdge
     const handler = userEventHandler({ ...shared, settings: config.userEvents, queue: batcher });
     addListener('user_events', settings.portUserActivityEvents, settings, handler, 'UDP_USER_EVENT', 'UDP_USER_EVENTS');
   }
-  const logLevels = logOn ? new LogLevelCounts() : null;
+  const logLevels = logOn ? new LogLevelCounts(config.serversToMonitor.servers) : null;
   if (logLevels) {
     const settings = config.logEvents.udpServerConfig;
     const perfTracked = config.logEvents.enginePerformanceMonitor.trackRejectedEvents.enable;

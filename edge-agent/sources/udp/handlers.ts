@@ -228,7 +228,21 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
     if (!result.ok) return failures.fail(result, datagram);
     const parsed = result.event;
     deps.counter?.count('log', parsed.source, parsed.host, parsed.subsystem);
-    deps.levels?.count(parsed.source, parsed.level);
+    const routed = route(parsed);
+    // Counted whether or not the event goes further, under the categories it was given (none when it was not categorised).
+    deps.levels?.count(parsed.source, parsed.level, parsed.host, routed === 'processed' ? [] : routed.categories);
+    if (routed === 'processed' || deps.queue === null || deps.wants?.(parsed) === false) return 'processed';
+    const { receivedAtMs } = datagram;
+    return {
+      kind: 'log-event',
+      id: randomUUID(),
+      receivedAt: times.of(receivedAtMs),
+      timeNs: deps.clock.nextText(result.eventTimeMs),
+      event: platformLogEvent(parsed, routed.categories, routed.appName),
+    };
+  };
+  /** The source flag, then the perf filter or the categorisation: the event's categories and app name, or 'processed' when it goes no further. */
+  const route = (parsed: LogFields): 'processed' | { categories: readonly Category[]; appName: string } => {
     if (!settings.source[SOURCE_FLAGS[parsed.source]].enable) return 'processed';
 
     let categories: readonly Category[] = [];
@@ -265,15 +279,7 @@ export function logEventHandler(deps: LogEventHandlerDeps): MessageHandler<Recei
       }
       categories = outcome.categories;
     }
-    if (deps.queue === null || deps.wants?.(parsed) === false) return 'processed';
-    const { receivedAtMs } = datagram;
-    return {
-      kind: 'log-event',
-      id: randomUUID(),
-      receivedAt: times.of(receivedAtMs),
-      timeNs: deps.clock.nextText(result.eventTimeMs),
-      event: platformLogEvent(parsed, categories, appName),
-    };
+    return { categories, appName };
   };
   return batchHandler((datagrams) => {
     const batch = new BatchOutcome<LogQueuedEvent>(datagrams.length);

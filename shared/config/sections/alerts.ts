@@ -5,7 +5,7 @@
  * The field names a rule may use, and the labels each has, are the catalog of shared/alerts/rules/fields.ts;
  * the cross-field rules (shared/config/rules.ts) check a rule's field, labels and template against it.
  */
-import { Type } from '@sinclair/typebox';
+import { type TProperties, Type } from '@sinclair/typebox';
 import {
   Bool,
   Duration,
@@ -166,7 +166,7 @@ export const AlertRoute = Type.Object(
 );
 
 /** A switch, a `for` and the threshold of a built-in rule (docs/prometheus/README.md gives each default's reason). */
-const builtIn = (description: string, forDefault: string, extra: Parameters<typeof Type.Object>[0] = {}) =>
+const builtIn = <P extends TProperties>(description: string, forDefault: string, extra: P) =>
   Type.Object(
     {
       enable: Bool(true, `Evaluate the built-in rule: ${description}`),
@@ -196,7 +196,7 @@ export const alerts = Section(
       HTTP_URL,
     ),
     builtIn: Section('The built-in rules, each on by default (docs/alerts.md, docs/prometheus/README.md)', {
-      serverDown: builtIn('a server not answering its health API', '2m'),
+      serverDown: builtIn('a server not answering its health API', '2m', {}),
       engineMemoryHigh: builtIn('engine memory high', '5m', {
         threshold: threshold(0.9, 'Committed memory over committed plus free memory, 0 to 1'),
       }),

@@ -1,9 +1,11 @@
 /**
  * The alerts' store (shared/alerts/store.ts) on real SQLite files under a temp dir, every time
  * relative to the run's now: state across a close and open (a restart), one transaction per
- * evaluation (a failure inside leaves the old state), no write when nothing changed, silences
+ * evaluation (a failure inside, or a SIGKILL of the writing process, leaves the old state or the
+ * new, never half), no write when nothing changed, silences
  * (matching, expiry), keyset paging of the history, and pruning.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +13,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Silence, silenceMatches } from '../../../shared/alerts/model.js';
 import { openAlertStore, SqliteAlertStore } from '../../../shared/alerts/store.js';
+import { REPO_ROOT } from '../../support/build.js';
+import { trackChild } from '../../support/ports.js';
 import { alertRecord } from './fixtures.js';
 
 const MINUTE_MS = 60_000;
@@ -66,7 +70,24 @@ describe('SqliteAlertStore: state', () => {
       ['resolved', 'node1', now + 10_000],
       ['fired', 'node1', now],
     ]);
-    expect(history[0]).toMatchObject({ rule: 'serverDown', severity: 'critical', value: 0, channel: null });
+    expect(history[0]).toMatchObject({
+      rule: 'serverDown',
+      severity: 'critical',
+      value: 0,
+      channel: null,
+      detail: null,
+    });
+    // A resolution for another reason than the condition clearing says why.
+    store.applyTransitions({
+      at: now + 20_000,
+      active: [],
+      fired: [],
+      resolved: [node2],
+      resolvedDetail: { [node2.fingerprint]: 'rule removed' },
+    });
+    expect(store.history({ from: now + 20_000, to: now + 20_000, limit: 10 })).toEqual([
+      expect.objectContaining({ event: 'resolved', fingerprint: node2.fingerprint, detail: 'rule removed' }),
+    ]);
   });
 
   it('writes nothing when only lastSeenAt moved, and writes a changed value', () => {
@@ -112,6 +133,58 @@ describe('SqliteAlertStore: state', () => {
     store.applyTransitions({ at: now + 20_000, active: [node2], fired: [node2], resolved: [node1] });
     expect(reopen().loadActive()).toEqual([node2]);
     expect(count('alert_history')).toBe(3);
+  });
+
+  it('a process killed (SIGKILL) while it writes evaluations leaves one whole evaluation, never part of one', async () => {
+    // A child writes evaluation after evaluation as fast as it can, through the built store (dist/, which
+    // the test run's global setup builds); evaluation g makes 20 alerts of value g and fires one more.
+    store.close();
+    const child = trackChild(
+      spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `
+          import { openAlertStore } from ${JSON.stringify(join(REPO_ROOT, 'dist/shared/alerts/store.js'))};
+          const store = openAlertStore(process.argv[1]);
+          const alert = (server, g) => ({ fingerprint: server, ruleId: 'r', rule: 'r', severity: 'warning', labels: { alertname: 'r', server },
+            summary: '', link: '', phase: 'firing', activeSince: 0, firedAt: 0, value: g, lastSeenAt: g });
+          for (let g = 1; ; g++) {
+            const active = Array.from({ length: 20 }, (_, i) => alert('s' + i, g));
+            store.applyTransitions({ at: g, active, fired: [alert('f' + g, g)], resolved: [] });
+            if (g === 50) process.stdout.write('writing\\n');
+          }`,
+          file,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
+    );
+    const started = await new Promise<boolean>((resolve) => {
+      child.stdout.once('data', () => resolve(true));
+      child.once('exit', () => resolve(false));
+    });
+    expect(started, 'the writing child stopped before it wrote 50 evaluations').toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    store = openAlertStore(file);
+    const active = store.loadActive();
+    const generation = active[0]?.value ?? 0;
+    expect(generation).toBeGreaterThanOrEqual(50);
+    expect(active).toHaveLength(20);
+    expect(new Set(active.map((alert) => alert.value))).toEqual(new Set([generation]));
+    // One fired row per whole evaluation, the last one's the newest.
+    const history = store.history({ from: 0, to: generation, limit: 1000 });
+    expect(history).toHaveLength(generation);
+    expect(history[0]?.fingerprint).toBe(`f${generation}`);
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      expect(db.prepare('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' });
+    } finally {
+      db.close();
+    }
   });
 
   it('records notified rows and what each channel was told', () => {
