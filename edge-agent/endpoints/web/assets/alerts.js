@@ -6,8 +6,7 @@
 /* global SvcHistory */
 'use strict';
 {
-  const { el, api, request, refresh, body, noData, table, pagedTable, details, time, num, duration, start } =
-    SvcHistory;
+  const { el, api, request, refresh, body, noData, table, pagedTable, details, time, num, start } = SvcHistory;
   /** Labels every alert has, shown in columns of their own rather than among the labels. */
   const SHOWN_APART = new Set(['alertname', 'severity', 'server']);
   const HISTORY_HINT = "an alert's history starts when it first fires (Svc.alerts)";
@@ -19,7 +18,7 @@
   let scrolledToTarget = false;
 
   /** A measured value: as precise as it needs, at most two decimals. */
-  const value = (number) =>
+  const measured = (number) =>
     number === null || number === undefined
       ? '–'
       : Number(number).toLocaleString('en-US', { maximumFractionDigits: 2 });
@@ -129,7 +128,7 @@
         el(
           'p',
           { class: 'empty' },
-          `Nothing fires and nothing is pending: ${answer.rules.length} rules, evaluated every ${duration(answer.evaluationIntervalMs)}.`,
+          `Nothing fires and nothing is pending: ${answer.rules.length} rule${answer.rules.length === 1 ? '' : 's'}, evaluated every ${num(answer.evaluationIntervalMs / 1000)} s.`,
         ),
       );
     // Firing first, then pending (the API's order within each).
@@ -146,7 +145,7 @@
           alert.rule,
           el('span', { class: 'where' }, alert.labels.server ?? '', otherLabels(alert.labels)),
           el('span', { title: time(since) }, `${clock(since)} (${ago(since)})`),
-          value(alert.value),
+          measured(alert.value),
           el('span', { class: 'message' }, alert.summary),
           el('a', { href: alert.link }, 'Show'),
           el(
@@ -174,7 +173,7 @@
         severity(entry.severity),
         entry.labels.server ?? '–',
         otherLabels(entry.labels),
-        value(entry.value),
+        measured(entry.value),
         entry.channel ?? '',
         el('span', { class: 'message' }, entry.detail ?? ''),
       ],

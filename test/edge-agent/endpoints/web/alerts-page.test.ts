@@ -6,7 +6,8 @@
  * form (filled by an alert's "Silence" action) covers the alert and is in the store; "Expire" ends it
  * in the store; the history pages with "Older" and filters by rule; the form's 400 shows the API's
  * message next to the form and keeps the input; an API error is shown as text; alerts off say so
- * and name the settings. The screenshot at 1366×768 is docs/images/pages-alerts.png.
+ * and name the settings. Screenshots go to test-output/screenshots/alerts/ (alerts.png, at 1366×768,
+ * is docs/images/pages-alerts.png).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,10 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlertRecord, HistoryEntry } from '../../../../shared/alerts/model.js';
 import { openAlertStore, type SqliteAlertStore } from '../../../../shared/alerts/store.js';
 import { alertRecord } from '../../../shared/alerts/fixtures.js';
-import { REPO_ROOT } from '../../../support/build.js';
-import { attributes, chromiumPath, launchChromium, NO_CHROMIUM } from '../../../support/chromium.js';
+import { attributes, chromiumPath, launchChromium, NO_CHROMIUM, screenshotDir } from '../../../support/chromium.js';
 import { observedAlertsOf } from '../../../support/observed-alerts.js';
-import { lastRequest, loaded, navigateBy, type Opened, openPage, screenshot } from './page-browser.js';
+import { expectNoSideScroll, lastRequest, navigateBy, type Opened, openPage, screenshot } from './page-browser.js';
 import { type StoreWebView, startStoreWebView } from './store-web-view.js';
 
 const CHROMIUM = chromiumPath();
@@ -40,6 +40,8 @@ let on: StoreWebView;
 let off: StoreWebView;
 let browser: Browser;
 let silenceOnNode2: string;
+/** test-output/screenshots/alerts/. */
+let shots: string;
 
 const central = () => alertRecord('sense-central', now - 20 * MINUTE);
 const node2 = () => alertRecord('sense-node2', now - 10 * MINUTE);
@@ -48,6 +50,7 @@ const node3 = () => alertRecord('sense-node3', now - MINUTE, 'pending');
 beforeAll(async () => {
   if (!CHROMIUM) return;
   dir = mkdtempSync(join(tmpdir(), 'svc-alerts-page-'));
+  shots = screenshotDir('alerts');
   now = Date.now();
   path = join(dir, 'svc.db');
   store = openAlertStore(path);
@@ -170,7 +173,10 @@ describe.skipIf(!CHROMIUM)(
       expect(await attributes(channels, 'data-id')).toEqual(['ops', 'oncall']);
       expect(await channels.nth(1).textContent()).toContain(CHANNEL_ERROR);
       expect(await page.locator('body').textContent()).not.toContain(CHANNEL_KEY);
-      await screenshot(browser, opened, join(REPO_ROOT, 'docs', 'images', 'pages-alerts.png'));
+      await screenshot(browser, opened, join(shots, 'alerts.png'));
+      // The silences, the rules and the channels, below the history.
+      await page.locator('#silences').scrollIntoViewIfNeeded();
+      await screenshot(browser, opened, join(shots, 'silences-rules-channels.png'));
       opened.noErrors();
     }, 60_000);
 
@@ -289,7 +295,25 @@ describe.skipIf(!CHROMIUM)(
       for (const setting of ['Svc.alerts.enable', 'Svc.store.enable']) expect(text).toContain(setting);
       for (const id of ['active', 'history', 'silences', 'rules', 'channels'])
         expect(await page.locator(`#${id}`).isHidden(), id).toBe(true);
-      await loaded(page);
+      await page.screenshot({ path: join(shots, 'off.png') });
+      opened.noErrors();
+
+      // The store off: the whole API answers 404 saying so, and the page says why alerts are off.
+      const noStore = await startStoreWebView(join(dir, 'no-store.db'), { storeEnable: false });
+      try {
+        const without = await open(noStore, '/alerts');
+        const why = (await without.page.locator('#disabled').textContent()) ?? '';
+        expect(why).toContain('Alerts are off.');
+        expect(why).toContain('(alerts: the store is off (Svc.store.enable: false)');
+        expect(await without.page.locator('#error').isHidden()).toBe(true);
+      } finally {
+        await noStore.stop();
+      }
+    }, 60_000);
+
+    it('fits a 1280×720 screen: the wide tables scroll inside their box, not the page', async () => {
+      const opened = await openPage(browser, on, '/alerts', { width: 1280, height: 720 });
+      await expectNoSideScroll(opened.page);
       opened.noErrors();
     }, 60_000);
   },

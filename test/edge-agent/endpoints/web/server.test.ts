@@ -211,12 +211,12 @@ describe('web view: the history pages', () => {
   });
   it('GET /alerts is the Alerts page frame: marked in the nav, history.js and its own script, the silence form, no inline code', async () => {
     const page = await fetchFrom(`${base}/alerts`, { from: '127.0.0.14' });
-    expect(page.status).toBe(200);
-    expect(page.headers).toMatchObject({
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      ...SECURITY,
-    });
+    expect([page.status, page.headers['content-type'], page.headers['cache-control']]).toEqual([
+      200,
+      'text/html; charset=utf-8',
+      'no-store',
+    ]);
+    expect(page.headers).toMatchObject(SECURITY);
     expect(page.body).toContain('<h1>Alerts</h1>');
     expect(page.body).toContain('<a href="/alerts" aria-current="page">Alerts</a>');
     expect([...page.body.matchAll(/<script src="([^"]*)"/g)].map((m) => m[1])).toEqual(['/history.js', '/alerts.js']);

@@ -24,6 +24,8 @@ export interface StoreWebView {
 export interface StoreWebViewOptions {
   /** More lines of the config, below `Svc:` (e.g. `  alerts: {…}`). */
   config?: readonly string[];
+  /** `Svc.store.enable`; true by default. */
+  storeEnable?: boolean;
   /** The alert engine the web view reads (Observed.alerts), made from the config; none by default (alerts off). */
   alerts?: (config: SvcConfig) => ObservedAlerts;
 }
@@ -33,7 +35,7 @@ export async function startStoreWebView(path: string, options: StoreWebViewOptio
   const port = await freePort();
   const config = svcConfig([
     `  configVisualisation: {enable: true, host: ${LOOPBACK}, port: ${port}}`,
-    `  store: {path: ${JSON.stringify(path)}}`,
+    `  store: {enable: ${options.storeEnable ?? true}, path: ${JSON.stringify(path)}}`,
     ...(options.config ?? []),
   ]);
   const observed = new Observed();
