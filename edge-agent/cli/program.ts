@@ -20,8 +20,8 @@ const configOption = () =>
 
 /**
  * The commands that run the service. When argv names one of them, the program is built without
- * `svc simulate` and `svc demo`: their modules (the platform simulator, node-forge for its
- * certificates) would only take memory in a long-running process. Every other argv (help included)
+ * `svc simulate`, `svc demo` and `svc alerts`: their modules (the platform simulator, node-forge for its
+ * certificates, the alerts' store) would only take memory in a long-running process. Every other argv (help included)
  * gets every command.
  */
 const SERVICE_COMMANDS: ReadonlySet<string> = new Set<Mode>(['local', 'edge']);
@@ -146,12 +146,14 @@ export async function buildProgram(
     });
 
   if (commands === 'all') {
-    const [{ registerSimulateCommand }, { registerDemoCommand }] = await Promise.all([
+    const [{ registerSimulateCommand }, { registerDemoCommand }, { registerAlertsCommand }] = await Promise.all([
       import('../simulate/command.js'),
       import('./demo.js'),
+      import('./alerts.js'),
     ]);
     registerSimulateCommand(program, io, setExitCode);
     registerDemoCommand(program, io, setExitCode);
+    registerAlertsCommand(program, io, setExitCode);
   }
 
   runCommand(

@@ -199,7 +199,7 @@ export class SqliteAlertStore implements AlertStore {
     this.transaction(() => {
       for (const fingerprint of gone) this.statements.deleteState.run(fingerprint);
       for (const alert of changed) this.statements.upsertState.run(...stateCells(alert));
-      const event = (alert: AlertRecord, name: HistoryEvent) => ({
+      const event = (alert: AlertRecord, name: HistoryEvent, detail: string | null = null) => ({
         at: t.at,
         fingerprint: alert.fingerprint,
         rule: alert.rule,
@@ -208,11 +208,12 @@ export class SqliteAlertStore implements AlertStore {
         event: name,
         value: alert.value,
         channel: null,
-        detail: null,
+        detail,
       });
       this.insertHistory([
         ...t.fired.map((alert) => event(alert, 'fired')),
-        ...t.resolved.map((alert) => event(alert, 'resolved')),
+        // Why it resolved when not because its condition cleared (no data, rule removed); null when it did.
+        ...t.resolved.map((alert) => event(alert, 'resolved', t.resolvedDetail?.[alert.fingerprint] ?? null)),
       ]);
     });
     this.written = next;

@@ -2,6 +2,8 @@
  * Cross-field rules: what one key alone cannot say. Run after the schema passed, on the config
  * with defaults. Errors stop the start; warnings are logged.
  */
+import { BUILT_IN_RULE_NAMES, placeholders, SUMMARY_NAMES } from '../alerts/rules/definitions.js';
+import { FIELD_NAMES, fieldSpec } from '../alerts/rules/fields.js';
 import { AUDIT_COLUMN_NAMES } from '../audit/datamodel.js';
 import { MONSAAS_LOG_EVENT_ATTRIBUTES, MONSAAS_USER_EVENT_ATTRIBUTES } from '../destinations/monsaas/attributes.js';
 import { BUILT_IN_POINT_NAMES, LOG_EVENT_MEASUREMENT, USER_EVENTS_MEASUREMENT } from '../destinations/tsdb/names.js';
@@ -9,6 +11,7 @@ import { BUILT_IN_LABELS, LABEL_NAME } from '../platform/metrics-endpoint.js';
 import { builtInNamesLike, SERVER_TAG_MEASUREMENTS } from '../platform/tags.js';
 import { getPath, isRecord } from '../util/records.js';
 import { TAG_NAME_PATTERN } from './builders.js';
+import { closest } from './closest.js';
 import { quote, type RuleFinding } from './errors.js';
 import { logListenerEnabled } from './outputs.js';
 import { placementFindings } from './placement.js';
@@ -68,6 +71,7 @@ export function checkRules(c: SvcConfig): RuleFinding[] {
 
   checkServerTagNames(c, error);
   checkMetricLabels(c, error);
+  checkAlerts(c, error, warn);
   out.push(...placementFindings(c));
 
   const audit = c.auditEvents;
@@ -290,6 +294,123 @@ function checkMetricLabels(c: SvcConfig, error: (path: PathSegment[], message: s
     else if (seen.has(name)) error(path, `tag ${quote(name)} is listed more than once`);
     seen.add(name);
   });
+}
+
+type Report = (path: PathSegment[], message: string) => void;
+type AlertRuleConfig = SvcConfig['alerts']['rules'][number];
+type AlertConditionConfig = AlertRuleConfig['expr'];
+
+/**
+ * `Svc.alerts` (docs/alerts.md): each rule's conditions against the field catalog
+ * (shared/alerts/rules/fields.ts), its summary's placeholders against the labels its alerts will
+ * have, names unique and not a built-in rule's; channels complete for their type and named once;
+ * routes naming known channels. Alerts keep their state in the embedded store: without it they are
+ * off (a warning).
+ */
+function checkAlerts(c: SvcConfig, error: Report, warn: Report): void {
+  const alerts = c.alerts;
+  if (!alerts.enable) return;
+  if (!c.store.enable)
+    warn(
+      ['alerts', 'enable'],
+      'alerts are off: they keep their state in the embedded store, and Svc.store.enable is false; turn the store on or alerts off',
+    );
+  const builtIn: ReadonlySet<string> = new Set(BUILT_IN_RULE_NAMES);
+  const ruleNames = new Map<string, number>();
+  alerts.rules.forEach((rule, i) => {
+    const path: PathSegment[] = ['alerts', 'rules', i];
+    if (builtIn.has(rule.name))
+      error(
+        [...path, 'name'],
+        `${quote(rule.name)} is a built-in rule's name (Svc.alerts.builtIn); choose another name`,
+      );
+    const first = ruleNames.get(rule.name);
+    if (first !== undefined)
+      error([...path, 'name'], `${quote(rule.name)} is already the name of Svc.alerts.rules[${first}]`);
+    else ruleNames.set(rule.name, i);
+    const labels = checkCondition(rule.expr, [...path, 'expr'], error);
+    rule.and.forEach((condition, j) => checkCondition(condition, [...path, 'and', j], error));
+    // The alert's labels: the rule's own and its first condition's series' (unknown when the field is).
+    if (labels === null) return;
+    const known = new Set([...SUMMARY_NAMES, ...Object.keys(rule.labels), ...labels]);
+    const unfilled = [...new Set(placeholders(rule.summary))].filter((name) => !known.has(name));
+    if (unfilled.length > 0)
+      error(
+        [...path, 'summary'],
+        `${names(unfilled.map((name) => `{{${name}}}`))} will never be filled: the alerts of this rule have the labels ${names([...labels, ...Object.keys(rule.labels)])}, besides ${names(SUMMARY_NAMES)}`,
+      );
+  });
+
+  const channelNames = new Map<string, number>();
+  alerts.channels.forEach((channel, i) => {
+    const path: PathSegment[] = ['alerts', 'channels', i];
+    const first = channelNames.get(channel.name);
+    if (first !== undefined)
+      error([...path, 'name'], `${quote(channel.name)} is already the name of Svc.alerts.channels[${first}]`);
+    else channelNames.set(channel.name, i);
+    switch (channel.type) {
+      case 'webhook':
+      case 'slack':
+      case 'teams':
+        if (channel.url === '') error([...path, 'url'], `must be set: the ${channel.type} channel posts to it`);
+        break;
+      case 'email': {
+        const missing: [string[], boolean][] = [
+          [['smtp', 'host'], channel.email.smtp.host === ''],
+          [['from'], channel.email.from === ''],
+          [['to'], channel.email.to.length === 0],
+        ];
+        for (const [key, empty] of missing)
+          if (empty) error([...path, 'email', ...key], 'must be set: the email channel sends through it');
+        break;
+      }
+      case 'mqtt':
+        if (!c.mqttConfig.enable)
+          error(
+            [...path, 'type'],
+            'is mqtt but Svc.mqttConfig.enable is false: the channel publishes on the broker of Svc.mqttConfig',
+          );
+        break;
+    }
+  });
+  alerts.routes.forEach((route, i) =>
+    route.channels.forEach((name, j) => {
+      if (channelNames.has(name)) return;
+      const suggestion = closest(name, [...channelNames.keys()]);
+      error(
+        ['alerts', 'routes', i, 'channels', j],
+        `${quote(name)} is not a channel of Svc.alerts.channels${suggestion ? `; did you mean ${quote(suggestion)}?` : ''}`,
+      );
+    }),
+  );
+}
+
+/** One condition against the catalog; answers the labels its series keep, or null when its field is unknown. */
+function checkCondition(condition: AlertConditionConfig, path: PathSegment[], error: Report): string[] | null {
+  const spec = fieldSpec(condition.field);
+  if (spec === undefined) {
+    const suggestion = closest(condition.field, FIELD_NAMES);
+    error(
+      [...path, 'field'],
+      `${quote(condition.field)} is not a field of the catalog (docs/alerts.md)${suggestion ? `; did you mean ${quote(suggestion)}?` : ''}`,
+    );
+    return null;
+  }
+  const has: ReadonlySet<string> = new Set(spec.labels);
+  const labelsAre = `${spec.name} has the labels ${names([...spec.labels])}`;
+  for (const label of Object.keys(condition.where))
+    if (!has.has(label)) error([...path, 'where', label], `${quote(label)} is not a label of the field: ${labelsAre}`);
+  condition.by.forEach((label, i) => {
+    if (!has.has(label)) error([...path, 'by', i], `${quote(label)} is not a label of the field: ${labelsAre}`);
+  });
+  if (condition.baseline.factor > 0 && condition.aggregate !== 'perMinute')
+    error(
+      [...path, 'baseline', 'factor'],
+      `a baseline compares rates: it needs aggregate perMinute (the aggregate is ${condition.aggregate})`,
+    );
+  if (condition.aggregate === 'perMinute' && condition.window === '0')
+    error([...path, 'window'], 'must be longer than 0: perMinute divides by it');
+  return condition.by.length > 0 ? condition.by.filter((label) => has.has(label)) : [...spec.labels];
 }
 
 const TAG_NAME = new RegExp(TAG_NAME_PATTERN);

@@ -1,7 +1,8 @@
 /**
  * docs/api/openapi.json, the read API's OpenAPI document: the committed file is what the code makes
  * (`npm run docs:api` after a change), and it is a valid OpenAPI 3.1 document (checked against the
- * specification's JSON schema by a validator from npm), with every answer schema and parameter.
+ * specification's JSON schema by a validator from npm), with every answer schema and parameter, and
+ * the alerts' POSTs with their bodies.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,13 +32,21 @@ describe('docs/api/openapi.json', () => {
     interface Operation {
       parameters: { name: string }[];
     }
-    const document: { paths: Record<string, { get: Operation }> } = JSON.parse(JSON.stringify(apiDocument()));
+    const document: { paths: Record<string, { get?: Operation; post?: Operation & { requestBody?: unknown } }> } =
+      JSON.parse(JSON.stringify(apiDocument()));
     const operation = (path: string): Operation => {
       const found = document.paths[path]?.get;
       if (!found) throw new Error(`no GET ${path}`);
       return found;
     };
-    expect(Object.keys(document.paths).map((path) => path.slice(1))).toEqual(Object.keys(ANSWERS));
+    const gets = Object.entries(document.paths).filter(([, item]) => item.get !== undefined);
+    expect(gets.map(([path]) => path.slice(1))).toEqual(Object.keys(ANSWERS));
+    // The only POSTs: the alerts' silences, the new one with its JSON body.
+    const posts = Object.entries(document.paths).filter(([, item]) => item.post !== undefined);
+    expect(posts.map(([path]) => path)).toEqual(['/alerts/silences', '/alerts/silences/{id}/expire']);
+    expect(document.paths['/alerts/silences']?.post?.requestBody).toMatchObject({
+      content: { 'application/json': { schema: { properties: { rule: {}, matchers: {}, endsAt: {}, duration: {} } } } },
+    });
     expect(operation('/log-events').parameters.map((parameter) => parameter.name)).toEqual([
       'from',
       'to',

@@ -2,10 +2,12 @@
  * The web view of a process (`Svc.configVisualisation`): the config page, the live status page and
  * the read API of the store (`/api/v1/`, when `Svc.store.enable`) on one server. The config is masked here, once, before the server sees it (shared/config/mask.ts).
  */
+import { knownRuleNames } from '../../../shared/alerts/silences.js';
 import { maskConfig } from '../../../shared/config/mask.js';
 import { secretValues } from '../../../shared/config/secrets.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
 import { StoreReader } from '../../../shared/store/reader.js';
+import { parseDuration } from '../../../shared/util/duration.js';
 import type { PollSink } from '../../sources/platform/sink.js';
 import type { Observed } from '../observed.js';
 import { ReadApi } from './api/router.js';
@@ -48,6 +50,11 @@ export function webView(
       reader: config.store.enable ? new StoreReader(config.store.path) : undefined,
       retentionDays: config.store.retentionDays,
       secrets: secretValues(config),
+      alerts: {
+        observed: () => options.observed.alerts,
+        knownRules: knownRuleNames(config.alerts),
+        evaluationIntervalMs: parseDuration(config.alerts.evaluationInterval),
+      },
       log,
     }),
     log,

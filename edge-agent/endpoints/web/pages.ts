@@ -2,7 +2,8 @@
  * The HTML of the web view: the config page (the masked config as a collapsible JSON tree and as
  * YAML, rendered here on the server, so the page needs no script to show it), the status page's
  * frame (its script fills it from /status.json), the history pages' frames (their scripts fill them
- * from the read API, /api/v1/) and the 404 page. Every text taken from the config is escaped; no page
+ * from the read API, /api/v1/), the Alerts page's frame (alerts.js fills it from /api/v1/alerts) and
+ * the 404 page. Every text taken from the config is escaped; no page
  * has an inline script or style (the Content-Security-Policy forbids them).
  */
 import { isRecord } from '../../../shared/util/records.js';
@@ -64,7 +65,7 @@ export type HistoryPageName = keyof typeof HISTORY_PAGES;
 /** The history pages in the nav's order. */
 export const HISTORY_PAGE_NAMES: readonly HistoryPageName[] = ['servers', 'logs', 'users', 'performance', 'audit'];
 
-type Page = 'config' | 'status' | HistoryPageName | 'none';
+type Page = 'config' | 'status' | HistoryPageName | 'alerts' | 'none';
 
 function layout(
   title: string,
@@ -91,7 +92,7 @@ function layout(
     '<header>',
     '<img src="/logo.svg" alt="" width="28" height="28">',
     `<span class="product">Svc <span class="version">${escapeHtml(SVC_VERSION)}</span></span>`,
-    `<nav>${nav('/', 'Configuration', page === 'config')}${nav('/status', 'Status', page === 'status')}${HISTORY_PAGE_NAMES.map((name) => nav(`/${name}`, HISTORY_PAGES[name].label, page === name)).join('')}</nav>`,
+    `<nav>${nav('/', 'Configuration', page === 'config')}${nav('/status', 'Status', page === 'status')}${HISTORY_PAGE_NAMES.map((name) => nav(`/${name}`, HISTORY_PAGES[name].label, page === name)).join('')}${nav('/alerts', 'Alerts', page === 'alerts')}</nav>`,
     '</header>',
     `<main>${body}</main>`,
     '</body>',
@@ -170,10 +171,26 @@ export function statusPage(): string {
       '<section><h2>UDP listeners</h2><div id="listeners"></div></section>',
       '<section><h2>Destinations</h2><div id="destinations"></div></section>',
       '<section><h2>Recent errors</h2><div id="errors"></div></section>',
+      '<p class="meta">What fires, and who was told: the <a href="/alerts">Alerts</a> page.</p>',
     ].join('\n'),
     ['/uPlot.iife.min.js', '/status.js'],
     ['/uPlot.min.css'],
   );
+}
+
+/** The parts of a page that history.js fills: the range bar, the filters and the line saying what is shown. */
+const RANGE_AND_FILTERS = [
+  '<div class="toolbar" id="range"></div>',
+  '<form class="filters" id="filters"></form>',
+  '<p class="meta" id="shown" role="status">Loading…</p>',
+];
+const ERROR_BOX = '<div class="error" id="error" role="alert" hidden></div>';
+const DETAILS_DIALOG =
+  '<dialog id="details"><button type="button" class="close">Close</button><h2></h2><dl class="pairs"></dl></dialog>';
+
+/** A section whose body a page's script fills. */
+function section(id: string, heading: string, ...before: string[]): string {
+  return `<section id="${id}"><h2>${escapeHtml(heading)}</h2>${before.join('')}<div class="body"></div></section>`;
 }
 
 /**
@@ -188,17 +205,57 @@ export function historyPage(name: HistoryPageName): string {
     [
       `<h1>${escapeHtml(label)}</h1>`,
       `<p class="meta">${escapeHtml(intro)}</p>`,
-      '<div class="toolbar" id="range"></div>',
-      '<form class="filters" id="filters"></form>',
-      '<p class="meta" id="shown" role="status">Loading…</p>',
-      '<div class="error" id="error" role="alert" hidden></div>',
-      ...sections.map(
-        ([id, heading]) => `<section id="${id}"><h2>${escapeHtml(heading)}</h2><div class="body"></div></section>`,
-      ),
-      '<dialog id="details"><button type="button" class="close">Close</button><h2></h2><dl class="pairs"></dl></dialog>',
+      ...RANGE_AND_FILTERS,
+      ERROR_BOX,
+      ...sections.map(([id, heading]) => section(id, heading)),
+      DETAILS_DIALOG,
     ].join('\n'),
     ['/uPlot.iife.min.js', '/history.js', `/${name}.js`],
     ['/uPlot.min.css'],
+  );
+}
+
+/** One field of the silence form: a label and its input's attributes. */
+function silenceField(label: string, attributes: string): string {
+  return `<label><span>${label}</span><input ${attributes}></label>`;
+}
+
+/**
+ * The frame of the Alerts page (docs/alerts.md): what fires now, the history (with the range bar and
+ * the rule filter of history.js), the silences and the form that makes one, the rules and the
+ * channels. alerts.js fills it from /api/v1/alerts and /api/v1/alerts/history. The form is here, not
+ * made by the script, so that the page's refresh never touches what is typed in it.
+ */
+export function alertsPage(): string {
+  const form = [
+    '<form class="filters silence-form" id="silence-form" novalidate>',
+    silenceField('rule', 'name="rule" list="rule-names" placeholder="any rule" size="18"'),
+    '<datalist id="rule-names"></datalist>',
+    silenceField('labels', 'name="matchers" placeholder="server=name, key=value" size="26"'),
+    silenceField('for', 'name="duration" value="2h" placeholder="2h" size="5"'),
+    silenceField('or until', 'name="endsAt" type="datetime-local"'),
+    silenceField('comment', 'name="comment" maxlength="1000" size="24"'),
+    silenceField('your name', 'name="createdBy" maxlength="200" size="12"'),
+    '<span class="group"><button type="submit">Silence</button><button type="reset">Clear</button></span>',
+    '<p class="form-message" id="silence-message" role="status" hidden></p>',
+    '</form>',
+  ].join('');
+  return layout(
+    'Svc alerts',
+    'alerts',
+    [
+      '<h1>Alerts</h1>',
+      '<p class="meta">What is firing now and what is pending, the history of each alert, the silences, the rules with their last evaluation and the channels. Updated every 10 seconds.</p>',
+      '<div class="notice" id="disabled" role="status" hidden></div>',
+      ERROR_BOX,
+      section('active', 'Firing now'),
+      section('history', 'History', ...RANGE_AND_FILTERS),
+      section('silences', 'Silences', form),
+      section('rules', 'Rules'),
+      section('channels', 'Channels'),
+      DETAILS_DIALOG,
+    ].join('\n'),
+    ['/history.js', '/alerts.js'],
   );
 }
 

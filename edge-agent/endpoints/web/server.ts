@@ -9,11 +9,13 @@
  * | `/status` | the live status page |
  * | `/status.json` | what the status page shows (status.ts) |
  * | `/servers`, `/logs`, `/users`, `/performance`, `/audit` | the history pages (pages.ts HISTORY_PAGES), from the read API |
+ * | `/alerts` | the Alerts page, from the read API's `alerts` endpoints |
  * | `/api/v1/…` | the read API of the store (api/router.ts, docs/api.md): JSON |
- * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/history.js`, `/<history page>.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
+ * | `/logo.svg`, `/style.css`, `/config.js`, `/status.js`, `/history.js`, `/<history page>.js`, `/alerts.js`, `/uPlot.iife.min.js`, `/uPlot.min.css` | the pages' own assets, shipped with Svc |
  * | anything else | the 404 page |
  *
- * GET and HEAD only (others 405). Each client IP may make 300 requests a minute (a fixed window,
+ * GET and HEAD only (others 405), but for POST on the alerts' silences below /api/v1/ (api/alerts.ts:
+ * JSON from the web view's own pages, a body of at most 16 KiB). Each client IP may make 300 requests a minute (a fixed window,
  * shared/ratelimit); more get 429, and the first refusal of an IP in a window is logged at WARN.
  * Every answer has a strict Content-Security-Policy (no origin but this one, no inline script or
  * style), `nosniff`, no framing and no referrer; the config and the status are never cached.
@@ -29,8 +31,9 @@ import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-executable.js';
 import { close, listen } from '../http-server.js';
-import { isApiPath, type ReadApi } from './api/router.js';
-import { configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
+import { MAX_POST_BYTES } from './api/alerts.js';
+import { type ApiAnswer, isApiPath, type ReadApi } from './api/router.js';
+import { alertsPage, configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
 
 /** §10.7: requests a client IP may make per minute. */
@@ -81,6 +84,7 @@ const ASSETS: Readonly<Record<string, AssetSource>> = {
   '/config.js': { file: { own: 'config.js' }, type: 'text/javascript; charset=utf-8' },
   '/status.js': { file: { own: 'status.js' }, type: 'text/javascript; charset=utf-8' },
   '/history.js': { file: { own: 'history.js' }, type: 'text/javascript; charset=utf-8' },
+  '/alerts.js': { file: { own: 'alerts.js' }, type: 'text/javascript; charset=utf-8' },
   ...Object.fromEntries(
     HISTORY_PAGE_NAMES.map((name) => [
       `/${name}.js`,
@@ -148,6 +152,7 @@ export class WebView implements Component {
     this.pages.set('/', html(configPage({ masked, yaml, fileName: basename(configFile), obfuscate })));
     this.pages.set('/status', html(statusPage()));
     for (const name of HISTORY_PAGE_NAMES) this.pages.set(`/${name}`, html(historyPage(name)));
+    this.pages.set('/alerts', html(alertsPage()));
     this.pages.set('/config.yaml', {
       body: Buffer.from(yaml),
       type: 'application/yaml; charset=utf-8',
@@ -224,14 +229,11 @@ export class WebView implements Component {
       });
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (this.options.api && isApiPath(path)) {
-      const { status, body, headers } = this.options.api.answer(req.method ?? 'GET', req.url ?? '/');
-      return send(res, req, status, {
-        body: Buffer.from(body),
-        type: JSON_TYPE,
-        cache: NO_STORE,
-        ...(headers ? { extra: headers } : {}),
-      });
+    const api = this.options.api;
+    if (api && isApiPath(path)) {
+      const url = req.url ?? '/';
+      if (req.method === 'POST' && api.takesPost(url)) return this.answerPost(api, req, res, url);
+      return sendApi(res, req, api.answer(req.method ?? 'GET', url));
     }
     const known = path === '/status.json' || this.pages.has(path);
     if (known && req.method !== 'GET' && req.method !== 'HEAD') {
@@ -265,6 +267,26 @@ export class WebView implements Component {
     });
   }
 
+  /** A POST of the API: its headers checked before its body is read, the body read up to MAX_POST_BYTES. */
+  private async answerPost(api: ReadApi, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+    const refusal = api.postRefusal(req.headers);
+    if (refusal) return sendApi(res, req, { ...refusal, headers: { connection: 'close' } });
+    const body = await readBody(req, MAX_POST_BYTES);
+    if (body === null) {
+      // The rest of the body is not read: the connection ends with the answer.
+      res.once('finish', () => req.destroy());
+      return sendApi(res, req, {
+        status: 413,
+        body: JSON.stringify({
+          error: 'payload_too_large',
+          message: `the body is larger than ${MAX_POST_BYTES} bytes`,
+        }),
+        headers: { connection: 'close' },
+      });
+    }
+    return sendApi(res, req, api.post(url, body));
+  }
+
   private warnOnce(ip: string, resetAt: number): void {
     if (this.warned.get(ip) === resetAt) return;
     // Entries of earlier windows go: the map holds only IPs refused in the current one.
@@ -281,6 +303,37 @@ export class WebView implements Component {
 function clientIp(req: IncomingMessage): string {
   const address = req.socket.remoteAddress ?? 'unknown';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/** The body of a request as UTF-8 text, or null as soon as it is (or says it will be) longer than `max` bytes. */
+function readBody(req: IncomingMessage, max: number): Promise<string | null> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > max) {
+        req.off('data', onData);
+        req.pause();
+        resolve(null);
+      } else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // A client that breaks off gets no answer anyway.
+    req.once('error', () => resolve(null));
+  });
+}
+
+/** An answer of the read API, as JSON that is never cached. */
+function sendApi(res: ServerResponse, req: IncomingMessage, { status, body, headers }: ApiAnswer): void {
+  send(res, req, status, {
+    body: Buffer.from(body),
+    type: JSON_TYPE,
+    cache: NO_STORE,
+    ...(headers ? { extra: headers } : {}),
+  });
 }
 
 function send(res: ServerResponse, req: IncomingMessage, status: number, { body, type, cache, extra }: Body): void {

@@ -64,7 +64,7 @@ export const FIELDS: readonly FieldSpec[] = [
       name: field,
       labels: ['server'],
       kind: 'gauge',
-      description: `${gauge.help}, from the last health answer (as ${gauge.name} on the metrics endpoint)`,
+      description: `${gauge.help}, from the last health answer (${gauge.name} on the metrics endpoint)`,
       page: SERVERS_PAGE,
     }),
   ),

@@ -66,7 +66,24 @@ describe('SqliteAlertStore: state', () => {
       ['resolved', 'node1', now + 10_000],
       ['fired', 'node1', now],
     ]);
-    expect(history[0]).toMatchObject({ rule: 'serverDown', severity: 'critical', value: 0, channel: null });
+    expect(history[0]).toMatchObject({
+      rule: 'serverDown',
+      severity: 'critical',
+      value: 0,
+      channel: null,
+      detail: null,
+    });
+    // A resolution for another reason than the condition clearing says why.
+    store.applyTransitions({
+      at: now + 20_000,
+      active: [],
+      fired: [],
+      resolved: [node2],
+      resolvedDetail: { [node2.fingerprint]: 'rule removed' },
+    });
+    expect(store.history({ from: now + 20_000, to: now + 20_000, limit: 10 })).toEqual([
+      expect.objectContaining({ event: 'resolved', fingerprint: node2.fingerprint, detail: 'rule removed' }),
+    ]);
   });
 
   it('writes nothing when only lastSeenAt moved, and writes a changed value', () => {

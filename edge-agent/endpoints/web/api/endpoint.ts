@@ -5,6 +5,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { Range } from '../../../../shared/store/queries/common.js';
+import type { ObservedAlerts } from '../../observed.js';
 import type { Parameter, QueryParameters } from './params.js';
 
 /** What an endpoint's query gets. */
@@ -14,6 +15,10 @@ export interface EndpointContext {
   range: Range;
   /** The path's `{name}` parts, decoded. */
   path: Readonly<Record<string, string>>;
+  /** The alert engine (null while alerts are off), and the evaluation interval of the config. */
+  alerts: { observed: ObservedAlerts | null; evaluationIntervalMs: number };
+  /** The request's now, ms. */
+  now: number;
 }
 
 /** An endpoint of the read API. */

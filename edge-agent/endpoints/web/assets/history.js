@@ -178,25 +178,46 @@ globalThis.SvcHistory = (() => {
   // ── the API ─────────────────────────────────────────────────────────────────────────────────────
 
   /** The answer of `/api/v1/<path>` for this view's range and the given parameters ('' and null are left out). */
-  async function api(path, parameters = {}) {
+  function api(path, parameters = {}) {
     // The range of the render under way, so that all of its requests cover the same times.
     const current = rendering ?? view();
-    const query = new URLSearchParams({
+    return request(path, {
       from: new Date(current.from).toISOString(),
       to: new Date(current.to).toISOString(),
+      ...parameters,
     });
+  }
+
+  /**
+   * The answer of `/api/v1/<path>?<parameters>` ('' and null are left out), or of a POST of `json` when
+   * one is given; an error says which path and what the API answered (its message and parameter).
+   */
+  async function request(path, parameters = {}, json) {
+    const query = new URLSearchParams();
     for (const [name, value] of Object.entries(parameters))
       if (value !== null && value !== undefined && value !== '') query.set(name, String(value));
-    const url = `/api/v1/${path}?${query}`;
+    const text = query.toString();
+    const url = `/api/v1/${path}${text ? `?${text}` : ''}`;
     let response;
     try {
-      response = await fetch(url, { cache: 'no-store' });
+      response = await fetch(
+        url,
+        json === undefined
+          ? { cache: 'no-store' }
+          : {
+              method: 'POST',
+              cache: 'no-store',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(json),
+            },
+      );
     } catch (err) {
       throw new Error(
         `cannot reach Svc for ${path} (${err instanceof Error ? err.message : String(err)}); retrying while the page is live`,
       );
     }
-    if (response.ok) return response.json();
+    // 204 (an expired silence, say) has no body.
+    if (response.ok) return response.status === 204 ? null : response.json();
     let detail = `HTTP ${response.status}`;
     try {
       const body = await response.json();
@@ -205,7 +226,8 @@ globalThis.SvcHistory = (() => {
     } catch {
       // not JSON: the status is all there is
     }
-    throw new Error(`${path}: ${detail}`);
+    // The status goes with the error: a page may take a 404 to mean a part of Svc is off.
+    throw Object.assign(new Error(`${path}: ${detail}`), { status: response.status });
   }
 
   function showError(err) {
@@ -265,10 +287,17 @@ globalThis.SvcHistory = (() => {
     );
   }
 
-  /** Rows as {cells, open?, id?}: `open` (a function) makes the row a button that opens it. */
+  /**
+   * Rows as {cells, open?, id?, data?}: `open` (a function) makes the row a button that opens it; `id`
+   * and each of `data` become a `data-` attribute of the row.
+   */
   function appendRows(tbody, rows) {
     for (const row of rows) {
-      const tr = el('tr', row.id ? { 'data-id': row.id } : {}, ...row.cells.map((cell) => el('td', {}, cell)));
+      const attributes = Object.fromEntries(
+        Object.entries(row.data ?? {}).map(([name, value]) => [`data-${name}`, value]),
+      );
+      if (row.id) attributes['data-id'] = row.id;
+      const tr = el('tr', attributes, ...row.cells.map((cell) => el('td', {}, cell)));
       if (row.open) {
         tr.tabIndex = 0;
         tr.classList.add('opens');
@@ -477,6 +506,13 @@ globalThis.SvcHistory = (() => {
     }
   }
 
+  /** Fetches and renders the current view again now (after a change the page made), keeping the scroll. */
+  function refresh() {
+    generation += 1;
+    clearTimeout(timer);
+    void run(generation, true);
+  }
+
   function reload() {
     generation += 1;
     clearTimeout(timer);
@@ -508,6 +544,8 @@ globalThis.SvcHistory = (() => {
     href,
     navigate,
     api,
+    request,
+    refresh,
     body,
     noData,
     table,

@@ -581,11 +581,15 @@ describe('read API: answers match api-types.ts', () => {
       'performance/top': 'performance/top?by=object&limit=5',
       'audit-events': 'audit-events?limit=5',
       'audit-events/counts': 'audit-events/counts?by=sheet',
+      // Alerts are off in this web view (no engine): the answers say so (api-alerts.test.ts has them on).
+      alerts: 'alerts',
+      'alerts/history': 'alerts/history?limit=5',
     };
     expect(Object.keys(paths)).toEqual(Object.keys(ANSWERS));
     for (const [template, path] of Object.entries(paths)) {
-      for (const span of [range(NOW - HOUR_MS), DAY3]) {
-        const answer: unknown = await ok(`${path}${path.includes('?') ? '&' : '?'}${span}`);
+      // `alerts` is of now: it takes no range.
+      for (const span of template === 'alerts' ? [''] : [range(NOW - HOUR_MS), DAY3]) {
+        const answer: unknown = await ok(span ? `${path}${path.includes('?') ? '&' : '?'}${span}` : path);
         const schema = ANSWERS[template];
         if (!schema) throw new Error(template);
         expect(
@@ -611,6 +615,10 @@ describe('read API: OpenAPI document', () => {
       '/performance/top',
       '/audit-events',
       '/audit-events/counts',
+      '/alerts',
+      '/alerts/history',
+      '/alerts/silences',
+      '/alerts/silences/{id}/expire',
     ]);
   });
 });

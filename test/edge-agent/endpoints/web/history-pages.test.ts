@@ -16,14 +16,16 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHistory, historyServerName } from '../../../../edge-agent/simulate/history.js';
+import { attributes, chromiumPath, launchChromium, NO_CHROMIUM, screenshotDir } from '../../../support/chromium.js';
 import {
-  attributes,
-  chromiumPath,
-  launchChromium,
-  NO_CHROMIUM,
-  pngColours,
-  screenshotDir,
-} from '../../../support/chromium.js';
+  expectNoSideScroll,
+  lastRequest,
+  loaded,
+  navigateBy,
+  type Opened,
+  openPage,
+  screenshot as screenshotTo,
+} from './page-browser.js';
 import { type StoreWebView, startStoreWebView } from './store-web-view.js';
 
 const CHROMIUM = chromiumPath();
@@ -61,47 +63,12 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Opened {
-  page: Page;
-  /** The API requests the page made, as URLs. */
-  requests: URL[];
-  /** Fails the test on a console error or an uncaught exception (a CSP violation is a console error). */
-  noErrors: () => void;
-}
-
 async function open(web: StoreWebView, path: string, viewport = { width: 1366, height: 768 }): Promise<Opened> {
-  web.nextMinute();
-  const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  const requests: URL[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('request', (request) => {
-    const url = new URL(request.url());
-    if (url.pathname.startsWith('/api/v1/')) requests.push(url);
-  });
-  await page.goto(`${web.base}${path}`);
-  await loaded(page);
-  return { page, requests, noErrors: () => expect(errors, 'errors in the page').toEqual([]) };
+  return openPage(browser, web, path, viewport);
 }
 
-/** Waits for the page's render after a navigation (history.js counts its renders). */
-async function loaded(page: Page, renders = 1): Promise<void> {
-  // Polled with a script text: the test code has no DOM types (tsconfig lib ES2023), and waitForFunction
-  // with a text would be an eval, which the page's CSP refuses.
-  await expect
-    .poll(() => page.evaluate('Number(document.body.dataset.renders ?? 0)'), { timeout: 20_000 })
-    .toBeGreaterThanOrEqual(renders);
-}
-
-/** Clicks something that navigates inside the page, and waits for the render that follows. */
-async function navigateBy(page: Page, action: () => Promise<void>): Promise<void> {
-  const before = Number(await page.evaluate('document.body.dataset.renders ?? 0'));
-  await action();
-  await loaded(page, before + 1);
+function screenshot(opened: Opened, name: string): Promise<void> {
+  return screenshotTo(browser, opened, join(shots, `${name}.png`));
 }
 
 /** Follows a link (a new page load), and waits for the new page's first render. */
@@ -112,31 +79,8 @@ async function follow(page: Page, action: () => Promise<void>): Promise<void> {
   await loaded(page);
 }
 
-function lastRequest(requests: URL[], path: string): URL {
-  const found = requests.filter((url) => url.pathname === `/api/v1/${path}`).at(-1);
-  if (!found) throw new Error(`no request of /api/v1/${path} among ${requests.map(String).join(', ')}`);
-  return found;
-}
-
 function param(url: URL, name: string): string | null {
   return url.searchParams.get(name);
-}
-
-/** The page's width fits the window: no horizontal scroll of the page itself. */
-async function expectNoSideScroll(page: Page): Promise<void> {
-  const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
-  const innerWidth = Number(await page.evaluate('window.innerWidth'));
-  expect(scrollWidth, 'the page scrolls sideways').toBeLessThanOrEqual(innerWidth);
-}
-
-async function screenshot(opened: Opened, name: string): Promise<void> {
-  const png = await opened.page.screenshot({ path: join(shots, `${name}.png`) });
-  await expectNoSideScroll(opened.page);
-  // Decoded on another page: pngColours leaves the page it is given.
-  const scratch = await browser.newPage();
-  const colours = await pngColours(scratch, png);
-  await scratch.close();
-  expect(colours.distinct, `${name}: distinct colours`).toBeGreaterThan(50);
 }
 
 function rows<T>(sql: string, ...params: (string | number)[]): T[] {

@@ -114,6 +114,7 @@ describe('web view: the config page and its files', () => {
       '/users',
       '/performance',
       '/audit',
+      '/alerts',
       '/config.yaml',
     ]);
   });
@@ -148,6 +149,7 @@ describe('web view: the config page and its files', () => {
       '/users.js': ['text/javascript; charset=utf-8', "'user-sessions'"],
       '/performance.js': ['text/javascript; charset=utf-8', "'performance/top'"],
       '/audit.js': ['text/javascript; charset=utf-8', "'audit-events'"],
+      '/alerts.js': ['text/javascript; charset=utf-8', "'alerts/history'"],
       '/uPlot.iife.min.js': ['text/javascript; charset=utf-8', 'uPlot'],
       '/uPlot.min.css': ['text/css; charset=utf-8', '.uplot'],
     };
@@ -206,6 +208,40 @@ describe('web view: the history pages', () => {
       expect(page.body).not.toMatch(/<script>|<style|\sstyle="|\son[a-z]+="/);
       for (const id of ['range', 'filters', 'shown', 'error', 'details']) expect(page.body).toContain(`id="${id}"`);
     }
+  });
+  it('GET /alerts is the Alerts page frame: marked in the nav, history.js and its own script, the silence form, no inline code', async () => {
+    const page = await fetchFrom(`${base}/alerts`, { from: '127.0.0.14' });
+    expect(page.status).toBe(200);
+    expect(page.headers).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      ...SECURITY,
+    });
+    expect(page.body).toContain('<h1>Alerts</h1>');
+    expect(page.body).toContain('<a href="/alerts" aria-current="page">Alerts</a>');
+    expect([...page.body.matchAll(/<script src="([^"]*)"/g)].map((m) => m[1])).toEqual(['/history.js', '/alerts.js']);
+    expect(page.body).not.toMatch(/<script>|<style|\sstyle="|\son[a-z]+="/);
+    for (const id of [
+      'disabled',
+      'error',
+      'active',
+      'history',
+      'range',
+      'filters',
+      'shown',
+      'silences',
+      'silence-form',
+      'rules',
+      'channels',
+      'details',
+    ])
+      expect(page.body, id).toContain(`id="${id}"`);
+    for (const field of ['rule', 'matchers', 'duration', 'endsAt', 'comment', 'createdBy'])
+      expect(page.body, field).toContain(`name="${field}"`);
+    // The status page links it too.
+    expect((await fetchFrom(`${base}/status`, { from: '127.0.0.14' })).body).toContain(
+      'the <a href="/alerts">Alerts</a> page',
+    );
   });
 });
 
