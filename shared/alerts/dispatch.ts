@@ -234,8 +234,13 @@ export class Dispatcher {
     const sending = channel
       .deliver(notification)
       .then((outcome) => {
-        if (outcome.delivered) this.delivered(channel.channel.name, members, at, state);
-        else this.failed(channel.channel.name, members, at, state, outcome.error ?? 'not delivered');
+        if (!outcome.delivered) {
+          this.failed(channel.channel.name, members, at, state, outcome.error ?? 'not delivered');
+          return;
+        }
+        this.delivered(channel.channel.name, members, at, state);
+        // A group told only of resolutions is done: its state goes, so memory holds only live groups.
+        if (members.every((member) => member.status === 'resolved')) this.groups.delete(key);
       })
       .catch((err: unknown) => this.options.onStoreError(err))
       .finally(() => {
@@ -259,8 +264,11 @@ export class Dispatcher {
     const told = this.told.get(channelName);
     const toTell = this.resolvedToTell.get(channelName);
     for (const delivery of deliveries) {
-      told?.set(delivery.fingerprint, delivery);
-      if (delivery.status === 'resolved') toTell?.delete(delivery.fingerprint);
+      if (delivery.status === 'firing') told?.set(delivery.fingerprint, delivery);
+      else {
+        told?.delete(delivery.fingerprint);
+        toTell?.delete(delivery.fingerprint);
+      }
     }
     this.options.store.setDeliveries(deliveries);
     this.options.store.record(members.map((member) => historyOf(member, channelName, 'notified', member.status, at)));

@@ -18,6 +18,7 @@ import type { AppContext } from '../../../shared/runtime/context.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { captureLog, type LogCapture } from '../../support/audit.js';
 import { endpointLines } from '../../support/metrics-rig.js';
+import { startMqttRig } from '../../support/mqtt-rig.js';
 import { freePort, LOOPBACK, until } from '../../support/ports.js';
 import { scrape } from '../../support/prometheus.js';
 import { type RecordingServer, recordingServerForFile } from '../../support/recording-http.js';
@@ -142,6 +143,21 @@ describe('alert engine', () => {
     expect(JSON.stringify(log.lines())).not.toContain('s3cr3t');
   });
 
+  it("fires the built-in serverDown 2 minutes after the pollers' sink saw a server stop answering", async () => {
+    const { engine, pollSink } = await startEngine();
+    await until('the first evaluation', () => engine.rules().every((rule) => rule.lastEvaluation !== null));
+    pollSink.healthFailed('node1', { server_name: 'node1' });
+    clock += 1_000;
+    await until('pending', () => engine.active().some((record) => record.rule === 'serverDown'), 5_000);
+    expect(engine.active().find((record) => record.rule === 'serverDown')?.phase).toBe('pending');
+    expect(receiver.requests).toHaveLength(0);
+    clock += 2 * MINUTE;
+    await until('the firing notification', () => receiver.requests.length === 1, 5_000);
+    const [alert] = body(0).alerts;
+    expect(alert?.labels).toEqual({ alertname: 'serverDown', severity: 'critical', server: 'node1' });
+    expect(alert?.generatorURL).toMatch(/^http:\/\/svc\.example\.test:3100\/.*node1/);
+  });
+
   it('after a restart neither fires nor sends again what fired, and still resolves it', async () => {
     const first = await startEngine();
     await until('the first evaluation', () => first.engine.rules().every((rule) => rule.lastEvaluation !== null));
@@ -172,6 +188,37 @@ describe('alert engine', () => {
     await until('the resolved notification', () => receiver.requests.length === 2, 5_000);
     expect(body(1).status).toBe('resolved');
   });
+
+  it('publishes to an mqtt channel through an MQTT connection of its own, started before the engine and stopped after it', async () => {
+    const rig = await startMqttRig();
+    try {
+      const svc = config(
+        [`  mqttConfig: {enable: true, brokerHost: ${LOOPBACK}, brokerPort: ${rig.broker.port}}`],
+        ['      - {name: broker, type: mqtt, topic: svc/alerts/engine}'],
+      );
+      const { engine, errors, components } = await startEngine(svc);
+      expect(components.map((component) => component.name)).toEqual(['mqtt-writer', 'alert engine']);
+      await until('the first evaluation', () => engine.rules().every((rule) => rule.lastEvaluation !== null));
+      errors.track('HEALTH_API', new Error('down'));
+      clock += 5_000;
+      await until(
+        'the alert on the topic',
+        () => rig.received.some((message) => message.topic === 'svc/alerts/engine'),
+        10_000,
+      );
+      const message = rig.received.find((received) => received.topic === 'svc/alerts/engine');
+      expect(JSON.parse(message?.payload ?? 'null')).toMatchObject({
+        version: '4',
+        receiver: 'broker',
+        status: 'firing',
+        alerts: [{ labels: { alertname: 'healthApiErrors', type: 'HEALTH_API' } }],
+      });
+      expect(engine.channels()[0]).toMatchObject({ name: 'broker', type: 'mqtt', sent: 1, failed: 0 });
+    } finally {
+      await stopAll();
+      await rig.stop();
+    }
+  }, 30_000);
 
   it('logs a store failure once, tracks it, and goes on evaluating and sending', async () => {
     const { engine, errors } = await startEngine();
