@@ -58,6 +58,8 @@ export class ConditionSeries {
   readonly labelNames: readonly string[];
   /** How far back points are kept: the window and the baseline's window. */
   readonly keepMs: number;
+  /** Every label of the field: what tells one of its raw series from another. */
+  private readonly fieldLabels: readonly string[];
   private readonly series = new Map<string, Series>();
   /** Counters: each raw sample's last value, to add the increase only. */
   private readonly raw = new Map<string, { value: number; lastSeenAt: number }>();
@@ -69,6 +71,7 @@ export class ConditionSeries {
     if ((condition.aggregate === 'perMinute' || condition.baseline !== null) && condition.windowMs <= 0)
       throw new Error(`field ${condition.field}: ${condition.aggregate} needs a window longer than 0`);
     this.kind = spec.kind;
+    this.fieldLabels = spec.labels;
     this.labelNames = condition.by.length > 0 ? condition.by : spec.labels;
     this.keepMs = condition.windowMs + (condition.baseline?.windowMs ?? 0);
   }
@@ -89,7 +92,7 @@ export class ConditionSeries {
       if (!wanted.every(([label, values]) => values.includes(sample.labels[label] ?? ''))) continue;
       let value = sample.value;
       if (this.kind === 'counter') {
-        const rawKey = keyOf(sample.labels, Object.keys(sample.labels).sort());
+        const rawKey = keyOf(sample.labels, this.fieldLabels);
         const before = this.raw.get(rawKey);
         this.raw.set(rawKey, { value, lastSeenAt: at });
         if (before === undefined) value = first ? 0 : value;
