@@ -73,6 +73,18 @@ describe('Svc.alerts rules', () => {
     ]);
   });
 
+  it('refuses a window of 0 for an aggregate over a window, and for a built-in rule', () => {
+    expect(
+      issues([
+        'builtIn: {errorLogRise: {baseline: "0"}, deadLetters: {window: "0", enable: false}}',
+        ...rule('{field: errors, aggregate: increase, window: "0"}', ', summary: "{{type}}"'),
+      ]),
+    ).toEqual([
+      'Svc.alerts.builtIn.errorLogRise.baseline: must be longer than 0: the rule reads the values over it',
+      'Svc.alerts.rules[0].expr.window: must be longer than 0: increase reads the values over it',
+    ]);
+  });
+
   it("refuses a repeated rule name and a built-in rule's name", () => {
     expect(
       issues([
