@@ -94,6 +94,18 @@ describe('Evaluator', () => {
     expect(activeAt(steps, 8, 'grew').find((a) => a.labels.type === 'QRS_API')?.value).toBe(3);
   });
 
+  it('reads a counter with last as its count since the start, not its increase', () => {
+    const total = rule('manyFailures', [{ field: 'polls.failed', by: ['server'], op: '>=', threshold: 10 }]);
+    const steps = run(new Evaluator([total], [], { startedAt: T0 }), 0, 1, (m) => ({
+      'polls.failed': [
+        { labels: { kind: 'health', server: 'a' }, value: 8 + m },
+        { labels: { kind: 'sessions', server: 'a' }, value: 1 },
+      ],
+    }));
+    expect(events(steps, 'manyFailures').fired).toEqual(['1 server=a']);
+    expect(activeAt(steps, 1, 'manyFailures')[0]?.value).toBe(10);
+  });
+
   it('adds up the series by the labels kept, each counter with its own increase', () => {
     const byServer = rule('logs', [
       {
