@@ -276,6 +276,22 @@ describe('Evaluator after a restart', () => {
     expect(steps[0]?.transitions.resolvedDetail).toBeUndefined();
   });
 
+  it('counts for of a restored pending alert from when it first held, before the restart', () => {
+    const pending = restored({
+      ruleId: 'engineCpuHigh',
+      labels: { alertname: 'engineCpuHigh', severity: 'warning', server: 'Node1' },
+      phase: 'pending',
+      firedAt: null,
+      activeSince: T0 - 4 * MINUTE,
+    });
+    const evaluator = new Evaluator(rules(), [pending], { startedAt: T0 });
+    const steps = run(evaluator, 0, 1, () => ({ 'health.cpu_total': [{ labels: { server: 'Node1' }, value: 95 }] }));
+    expect(activeAt(steps, 0, 'engineCpuHigh').map((a) => [a.phase, a.activeSince])).toEqual([
+      ['pending', T0 - 4 * MINUTE],
+    ]);
+    expect(events(steps, 'engineCpuHigh').fired).toEqual(['1 server=Node1']);
+  });
+
   it('drops a restored pending alert whose series is absent, and resolves the firing ones of a removed rule', () => {
     const pending = restored({
       ruleId: 'engineCpuHigh',
