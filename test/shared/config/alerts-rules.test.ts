@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatIssue } from '../../../shared/config/errors.js';
 import { parseConfigText } from '../../../shared/config/load.js';
+import { alerts } from '../../../shared/config/sections/alerts.js';
 
 /** The formatted issues of a config with these lines below `alerts:` and `more` below `Svc:` (none when it loads). */
 function issues(lines: readonly string[], more: readonly string[] = []): string[] {
@@ -97,6 +98,15 @@ describe('Svc.alerts rules', () => {
       'Svc.alerts.rules[0].name: "serverDown" is a built-in rule\'s name (Svc.alerts.builtIn); choose another name',
       'Svc.alerts.rules[2].name: "twice" is already the name of Svc.alerts.rules[1]',
     ]);
+  });
+});
+
+describe('the examples of Svc.alerts in the schema', () => {
+  it('load together and pass every check (docs/configuration.md shows them)', () => {
+    const example = (key: 'rules' | 'channels' | 'routes') => JSON.stringify(alerts.properties[key].examples?.[0]);
+    expect(
+      issues([`rules: ${example('rules')}`, `channels: ${example('channels')}`, `routes: ${example('routes')}`]),
+    ).toEqual([]);
   });
 });
 
