@@ -315,6 +315,17 @@ function checkAlerts(c: SvcConfig, error: Report, warn: Report): void {
       ['alerts', 'enable'],
       'alerts are off: they keep their state in the embedded store, and Svc.store.enable is false; turn the store on or alerts off',
     );
+  // A built-in rule's windows: a rate or an increase over no time is always 0.
+  for (const [name, settings] of Object.entries(alerts.builtIn)) {
+    if (!settings.enable) continue;
+    const windows = [
+      ['window', 'window' in settings ? settings.window : null],
+      ['baseline', 'baseline' in settings ? settings.baseline : null],
+    ] as const;
+    for (const [key, window] of windows)
+      if (window === '0')
+        error(['alerts', 'builtIn', name, key], 'must be longer than 0: the rule reads the values over it');
+  }
   const builtIn: ReadonlySet<string> = new Set(BUILT_IN_RULE_NAMES);
   const ruleNames = new Map<string, number>();
   alerts.rules.forEach((rule, i) => {
@@ -408,8 +419,10 @@ function checkCondition(condition: AlertConditionConfig, path: PathSegment[], er
       [...path, 'baseline', 'factor'],
       `a baseline compares rates: it needs aggregate perMinute (the aggregate is ${condition.aggregate})`,
     );
-  if (condition.aggregate === 'perMinute' && condition.window === '0')
-    error([...path, 'window'], 'must be longer than 0: perMinute divides by it');
+  if (condition.aggregate !== 'last' && condition.window === '0')
+    error([...path, 'window'], `must be longer than 0: ${condition.aggregate} reads the values over it`);
+  if (condition.baseline.factor > 0 && condition.baseline.window === '0')
+    error([...path, 'baseline', 'window'], 'must be longer than 0: the baseline is the rate over it');
   return condition.by.length > 0 ? condition.by.filter((label) => has.has(label)) : [...spec.labels];
 }
 

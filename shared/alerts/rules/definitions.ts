@@ -6,7 +6,8 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { SvcConfig } from '../../config/schema.js';
-import type { AlertCondition } from '../../config/sections/alerts.js';
+import { type AlertCondition, alerts as alertsSection } from '../../config/sections/alerts.js';
+import { STORE_LOG_SOURCES } from '../../store/ddl.js';
 import { formatDuration, parseDuration } from '../../util/duration.js';
 import type { Condition, RuleDefinition } from '../model.js';
 
@@ -14,21 +15,10 @@ type AlertsConfig = SvcConfig['alerts'];
 type BuiltInName = keyof AlertsConfig['builtIn'];
 
 /** The built-in rules' names (`Svc.alerts.builtIn.<name>`): an operator's rule may not take one. */
-export const BUILT_IN_RULE_NAMES: readonly BuiltInName[] = [
-  'serverDown',
-  'engineMemoryHigh',
-  'engineCpuHigh',
-  'sessionsDroppedToZero',
-  'errorLogRise',
-  'udpDatagramsDropped',
-  'destinationFailing',
-  'queueBackingUp',
-  'deadLetters',
-  'clientCertificateExpiring',
-];
+export const BUILT_IN_RULE_NAMES: readonly string[] = Object.keys(alertsSection.properties.builtIn.properties);
 
-/** The sources whose ERROR events errorLogRise watches (the log sources; engine performance events are not errors). */
-const ERROR_LOG_SOURCES = ['engine', 'proxy', 'repository', 'scheduler'];
+/** The sources whose ERROR events errorLogRise watches: the log sources (engine performance events are not errors). */
+const ERROR_LOG_SOURCES: readonly string[] = STORE_LOG_SOURCES;
 
 /** A condition with the defaults of the config's AlertCondition. */
 function condition(fields: Partial<Condition> & Pick<Condition, 'field' | 'op' | 'threshold'>): Condition {

@@ -46,6 +46,8 @@ interface CompiledRule {
   error: string | null;
   /** The longest window of its conditions. */
   windowMs: number;
+  /** The alert labels and fingerprint of each series seen at the last evaluation: hashed once, not at every evaluation. */
+  identities: Map<string, { labels: Record<string, string>; fingerprint: string }>;
 }
 
 /** The rules' state between evaluations: each condition's series and each pending or firing alert. */
@@ -60,9 +62,9 @@ export class Evaluator {
       try {
         const conditions = rule.conditions.map((condition) => new ConditionSeries(condition));
         const windowMs = Math.max(0, ...rule.conditions.map((condition) => condition.windowMs));
-        return { rule, conditions, error: null, windowMs };
+        return { rule, conditions, error: null, windowMs, identities: new Map() };
       } catch (err) {
-        return { rule, conditions: [], error: messageOf(err), windowMs: 0 };
+        return { rule, conditions: [], error: messageOf(err), windowMs: 0, identities: new Map() };
       }
     });
     for (const record of restored) this.alerts.set(record.fingerprint, { record, restored: true });
@@ -128,11 +130,12 @@ export class Evaluator {
 
   /** One rule: its alerts updated, fired and resolved; answers how many series its first condition has. */
   private evaluateRule(
-    { rule, conditions, windowMs }: CompiledRule,
+    compiled: CompiledRule,
     facts: Facts,
     fired: AlertRecord[],
     resolve: (entry: Entry, detail: string | null) => void,
   ): number {
+    const { rule, conditions, windowMs } = compiled;
     const at = facts.at;
     const [first, ...others] = conditions;
     if (first === undefined) return 0;
@@ -143,9 +146,16 @@ export class Evaluator {
     );
 
     const present = new Set<string>();
+    const identities = new Map<string, { labels: Record<string, string>; fingerprint: string }>();
     for (const series of firstResults) {
-      const labels = alertLabels(rule, series.labels);
-      const fingerprint = alertFingerprint(labels);
+      const key = keyOf(series.labels, first.labelNames);
+      let identity = compiled.identities.get(key);
+      if (identity === undefined) {
+        const labels = alertLabels(rule, series.labels);
+        identity = { labels, fingerprint: alertFingerprint(labels) };
+      }
+      identities.set(key, identity);
+      const { labels, fingerprint } = identity;
       present.add(fingerprint);
       const holds = series.holds && joins.every((join) => join.holds(series.labels));
       const entry = this.alerts.get(fingerprint);
@@ -184,6 +194,8 @@ export class Evaluator {
       }
       this.alerts.set(fingerprint, { record, restored: false });
     }
+
+    compiled.identities = identities;
 
     // The rule's alerts whose series is absent now.
     const noDataMs = Math.max(windowMs, NO_DATA_MS);

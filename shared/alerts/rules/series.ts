@@ -1,14 +1,15 @@
 /**
  * One condition's series over time: the facts' samples of its field, filtered by `where`, added up
  * by `by`, remembered only as far back as its window (and baseline) needs, and aggregated. A counter
- * is read as the sum of its samples' increases, so a sample that goes down (a restart of what
- * counts it) adds its new value, as Prometheus's `increase()` does, and a series that appears after
- * the first evaluation counts from 0 (its first event is an increase).
+ * read with increase or perMinute is the sum of its samples' increases, so a sample that goes down
+ * (a restart of what counts it) adds its new value, as Prometheus's `increase()` does, and a series
+ * that appears after the first evaluation counts from 0 (its first event is an increase). Read with
+ * last, min, max or avg, a counter is its value (the count since Svc started), as a gauge is.
  */
 import type { Condition, Facts, Operator } from '../model.js';
-import { type FieldKind, fieldSpec } from './fields.js';
+import { fieldSpec } from './fields.js';
 
-/** A sample of a series at one evaluation: the gauge's value, or the counter's total since the first evaluation. */
+/** A sample of a series at one evaluation: its value, or while counting, its increases added up since the first evaluation. */
 interface Point {
   at: number;
   value: number;
@@ -17,7 +18,7 @@ interface Point {
 interface Series {
   labels: Record<string, string>;
   points: Point[];
-  /** Counters: the increases added up since the series was first seen. */
+  /** While counting: the increases added up since the series was first seen. */
   total: number;
   lastSeenAt: number;
 }
@@ -53,13 +54,16 @@ export function keyOf(labels: Readonly<Record<string, string>>, names: readonly 
 
 /** One condition of one rule, with the series it has seen. */
 export class ConditionSeries {
-  readonly kind: FieldKind;
+  /** A counter read by increase or perMinute: its increases are added up. */
+  private readonly counting: boolean;
   /** The labels its series keep: `by`, or every label of the field. */
   readonly labelNames: readonly string[];
   /** How far back points are kept: the window and the baseline's window. */
   readonly keepMs: number;
+  /** Every label of the field: what tells one of its raw series from another. */
+  private readonly fieldLabels: readonly string[];
   private readonly series = new Map<string, Series>();
-  /** Counters: each raw sample's last value, to add the increase only. */
+  /** While counting: each raw sample's last value, to add the increase only. */
   private readonly raw = new Map<string, { value: number; lastSeenAt: number }>();
   private lastEvaluationAt: number | null = null;
 
@@ -68,7 +72,9 @@ export class ConditionSeries {
     if (spec === undefined) throw new Error(`unknown field ${JSON.stringify(condition.field)}`);
     if ((condition.aggregate === 'perMinute' || condition.baseline !== null) && condition.windowMs <= 0)
       throw new Error(`field ${condition.field}: ${condition.aggregate} needs a window longer than 0`);
-    this.kind = spec.kind;
+    this.counting =
+      spec.kind === 'counter' && (condition.aggregate === 'increase' || condition.aggregate === 'perMinute');
+    this.fieldLabels = spec.labels;
     this.labelNames = condition.by.length > 0 ? condition.by : spec.labels;
     this.keepMs = condition.windowMs + (condition.baseline?.windowMs ?? 0);
   }
@@ -88,8 +94,8 @@ export class ConditionSeries {
     for (const sample of facts.samples(this.condition.field)) {
       if (!wanted.every(([label, values]) => values.includes(sample.labels[label] ?? ''))) continue;
       let value = sample.value;
-      if (this.kind === 'counter') {
-        const rawKey = keyOf(sample.labels, Object.keys(sample.labels).sort());
+      if (this.counting) {
+        const rawKey = keyOf(sample.labels, this.fieldLabels);
         const before = this.raw.get(rawKey);
         this.raw.set(rawKey, { value, lastSeenAt: at });
         if (before === undefined) value = first ? 0 : value;
@@ -109,13 +115,13 @@ export class ConditionSeries {
       let series = this.series.get(key);
       if (series === undefined) {
         // A new counter series starts from 0 at the evaluation before, so its first increase counts.
-        const points = this.kind === 'counter' ? [{ at: this.lastEvaluationAt ?? at, value: 0 }] : [];
+        const points = this.counting ? [{ at: this.lastEvaluationAt ?? at, value: 0 }] : [];
         series = { labels, points, total: 0, lastSeenAt: at };
         this.series.set(key, series);
       }
       series.lastSeenAt = at;
-      if (this.kind === 'counter') series.total += value;
-      series.points.push({ at, value: this.kind === 'counter' ? series.total : value });
+      if (this.counting) series.total += value;
+      series.points.push({ at, value: this.counting ? series.total : value });
       this.trim(series, at);
       const aggregate = this.aggregate(series.points, at);
       results.push({ labels, value: aggregate, holds: this.holds(series.points, at, aggregate) });

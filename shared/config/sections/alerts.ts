@@ -233,11 +233,11 @@ export const alerts = Section(
     }),
     rules: List(AlertRule, 'Rules of your own, beside the built-in ones', [
       {
-        name: 'engineMemoryOver20GB',
-        expr: { field: 'health.mem_committed', op: '>', threshold: 20000 },
+        name: 'engineMemoryOver20GiB',
+        expr: { field: 'health.mem_committed', op: '>', threshold: 21474836480 },
         for: '5m',
         severity: 'warning',
-        summary: 'Engine on {{server}} has {{value}} MB committed',
+        summary: 'Engine on {{server}} has {{value}} bytes committed',
       },
     ]),
     channels: List(AlertChannel, 'Where notifications go', [

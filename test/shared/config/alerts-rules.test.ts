@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatIssue } from '../../../shared/config/errors.js';
 import { parseConfigText } from '../../../shared/config/load.js';
+import { alerts } from '../../../shared/config/sections/alerts.js';
 
 /** The formatted issues of a config with these lines below `alerts:` and `more` below `Svc:` (none when it loads). */
 function issues(lines: readonly string[], more: readonly string[] = []): string[] {
@@ -73,6 +74,18 @@ describe('Svc.alerts rules', () => {
     ]);
   });
 
+  it('refuses a window of 0 for an aggregate over a window, and for a built-in rule', () => {
+    expect(
+      issues([
+        'builtIn: {errorLogRise: {baseline: "0"}, deadLetters: {window: "0", enable: false}}',
+        ...rule('{field: errors, aggregate: increase, window: "0"}', ', summary: "{{type}}"'),
+      ]),
+    ).toEqual([
+      'Svc.alerts.builtIn.errorLogRise.baseline: must be longer than 0: the rule reads the values over it',
+      'Svc.alerts.rules[0].expr.window: must be longer than 0: increase reads the values over it',
+    ]);
+  });
+
   it("refuses a repeated rule name and a built-in rule's name", () => {
     expect(
       issues([
@@ -85,6 +98,15 @@ describe('Svc.alerts rules', () => {
       'Svc.alerts.rules[0].name: "serverDown" is a built-in rule\'s name (Svc.alerts.builtIn); choose another name',
       'Svc.alerts.rules[2].name: "twice" is already the name of Svc.alerts.rules[1]',
     ]);
+  });
+});
+
+describe('the examples of Svc.alerts in the schema', () => {
+  it('load together and pass every check (docs/configuration.md shows them)', () => {
+    const example = (key: 'rules' | 'channels' | 'routes') => JSON.stringify(alerts.properties[key].examples?.[0]);
+    expect(
+      issues([`rules: ${example('rules')}`, `channels: ${example('channels')}`, `routes: ${example('routes')}`]),
+    ).toEqual([]);
   });
 });
 

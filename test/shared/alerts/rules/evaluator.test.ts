@@ -94,6 +94,18 @@ describe('Evaluator', () => {
     expect(activeAt(steps, 8, 'grew').find((a) => a.labels.type === 'QRS_API')?.value).toBe(3);
   });
 
+  it('reads a counter with last as its count since the start, not its increase', () => {
+    const total = rule('manyFailures', [{ field: 'polls.failed', by: ['server'], op: '>=', threshold: 10 }]);
+    const steps = run(new Evaluator([total], [], { startedAt: T0 }), 0, 1, (m) => ({
+      'polls.failed': [
+        { labels: { kind: 'health', server: 'a' }, value: 8 + m },
+        { labels: { kind: 'sessions', server: 'a' }, value: 1 },
+      ],
+    }));
+    expect(events(steps, 'manyFailures').fired).toEqual(['1 server=a']);
+    expect(activeAt(steps, 1, 'manyFailures')[0]?.value).toBe(10);
+  });
+
   it('adds up the series by the labels kept, each counter with its own increase', () => {
     const byServer = rule('logs', [
       {
@@ -262,6 +274,22 @@ describe('Evaluator after a restart', () => {
     const steps = run(evaluator, 0, 0, () => ({ 'server.up': [{ labels: { server: 'Node1' }, value: 1 }] }));
     expect(events(steps, 'serverDown')).toEqual({ fired: [], resolved: ['0 server=Node1'] });
     expect(steps[0]?.transitions.resolvedDetail).toBeUndefined();
+  });
+
+  it('counts for of a restored pending alert from when it first held, before the restart', () => {
+    const pending = restored({
+      ruleId: 'engineCpuHigh',
+      labels: { alertname: 'engineCpuHigh', severity: 'warning', server: 'Node1' },
+      phase: 'pending',
+      firedAt: null,
+      activeSince: T0 - 4 * MINUTE,
+    });
+    const evaluator = new Evaluator(rules(), [pending], { startedAt: T0 });
+    const steps = run(evaluator, 0, 1, () => ({ 'health.cpu_total': [{ labels: { server: 'Node1' }, value: 95 }] }));
+    expect(activeAt(steps, 0, 'engineCpuHigh').map((a) => [a.phase, a.activeSince])).toEqual([
+      ['pending', T0 - 4 * MINUTE],
+    ]);
+    expect(events(steps, 'engineCpuHigh').fired).toEqual(['1 server=Node1']);
   });
 
   it('drops a restored pending alert whose series is absent, and resolves the firing ones of a removed rule', () => {
