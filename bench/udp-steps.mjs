@@ -64,6 +64,8 @@ const makeHandler = (queue) =>
     trackPerfRejections: false,
     queue,
     clock: new svc.PointClock(),
+    // What svc local counts per event: the metrics endpoint's and the alerts' log counts (udp/compose.ts).
+    levels: new svc.LogLevelCounts(),
     log,
   });
 

@@ -26,6 +26,7 @@ export async function loadSvc() {
     codec,
     store,
     writerHandler,
+    logLevels,
   ] = await Promise.all([
     load('edge-agent/sources/udp/listener.js'),
     load('edge-agent/sources/udp/handlers.js'),
@@ -44,6 +45,7 @@ export async function loadSvc() {
     load('shared/queue/codec.js'),
     load('shared/destinations/store/build.js'),
     load('shared/destinations/handler.js'),
+    load('edge-agent/sources/udp/log-levels.js'),
   ]);
   return {
     UdpListener: listener.UdpListener,
@@ -66,6 +68,7 @@ export async function loadSvc() {
     decodeRecord: codec.decodeRecord,
     StoreComponent: store.StoreComponent,
     makeWriterHandler: writerHandler.makeWriterHandler,
+    LogLevelCounts: logLevels.LogLevelCounts,
   };
 }
 

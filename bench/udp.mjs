@@ -261,6 +261,8 @@ async function startSvc(svc, config, withStore = false, storeThread = true) {
     trackPerfRejections: settings.enginePerformanceMonitor.trackRejectedEvents.enable,
     queue: batcher,
     clock: new svc.PointClock(),
+    // What svc local counts per event: the metrics endpoint's and the alerts' log counts (udp/compose.ts).
+    levels: new svc.LogLevelCounts(),
     log,
   });
   const listener = new svc.UdpListener({

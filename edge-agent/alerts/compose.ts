@@ -58,7 +58,12 @@ export function alertComponents(
   // A connection of its own (docs/alerts.md "mqtt"): the MQTT destination's writer exists only
   // inside the platform pipeline, and only when an event type is published.
   if (config.mqttConfig.enable && alerts.channels.some((channel) => channel.type === 'mqtt')) {
-    const writer = new MqttWriter({ settings: config.mqttConfig, log: logger, errors: ctx.errors });
+    const writer = new MqttWriter({
+      name: 'alerts-mqtt',
+      settings: config.mqttConfig,
+      log: logger,
+      errors: ctx.errors,
+    });
     dependencies.mqtt = writer;
     components.push(writer);
   }
