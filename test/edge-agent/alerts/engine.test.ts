@@ -197,7 +197,7 @@ describe('alert engine', () => {
         ['      - {name: broker, type: mqtt, topic: svc/alerts/engine}'],
       );
       const { engine, errors, components } = await startEngine(svc);
-      expect(components.map((component) => component.name)).toEqual(['mqtt-writer', 'alert engine']);
+      expect(components.map((component) => component.name)).toEqual(['alerts-mqtt', 'alert engine']);
       await until('the first evaluation', () => engine.rules().every((rule) => rule.lastEvaluation !== null));
       errors.track('HEALTH_API', new Error('down'));
       clock += 5_000;
