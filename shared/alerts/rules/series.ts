@@ -66,6 +66,8 @@ export class ConditionSeries {
   /** While counting: each raw sample's last value, to add the increase only. */
   private readonly raw = new Map<string, { value: number; lastSeenAt: number }>();
   private lastEvaluationAt: number | null = null;
+  /** This condition's first evaluation: before it nothing was counted (a start), so no baseline reaches further back. */
+  private firstEvaluationAt: number | null = null;
 
   constructor(readonly condition: Condition) {
     const spec = fieldSpec(condition.field);
@@ -128,6 +130,7 @@ export class ConditionSeries {
     }
     this.forget(at);
     this.lastEvaluationAt = at;
+    this.firstEvaluationAt ??= at;
     return results;
   }
 
@@ -171,9 +174,13 @@ export class ConditionSeries {
     const { op, threshold, baseline, windowMs } = this.condition;
     if (!compare(value, op, threshold)) return false;
     if (baseline === null) return true;
-    // The rate of the baseline window just before the window; none yet (after a start) counts as 0.
+    // The rate of the baseline window just before the window, over the part of it this process
+    // counted. Less than one window of it (in the first two windows after a start) tells nothing
+    // about a rise: every steady source would look like one, so the condition waits.
     const end = at - windowMs;
-    const before = (reference(points, end) - reference(points, end - baseline.windowMs)) / (baseline.windowMs / 60_000);
+    const start = Math.max(end - baseline.windowMs, this.firstEvaluationAt ?? at);
+    if (end - start < windowMs) return false;
+    const before = (reference(points, end) - reference(points, start)) / ((end - start) / 60_000);
     return value > baseline.factor * before;
   }
 }

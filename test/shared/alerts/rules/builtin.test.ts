@@ -93,11 +93,12 @@ describe('the built-in pack', () => {
     }));
     expect(activeAt(steps, 70, 'errorLogRise')).toEqual([]);
     expect(activeAt(steps, 80, 'errorLogRise').map((a) => a.phase)).toEqual(['pending']);
-    // After the start the proxy has no hour before (0), as in Prometheus, until 20 minutes of it are
-    // counted; the engine resolves once its rate is no longer above 3 times the hour before.
+    // The proxy's steady 2 a minute never fires: in the first two windows after the start there is
+    // too little of the hour before to call anything a rise, and after them the hour before has it too.
+    // The engine fires once its rate is 3 times that of the hour before, and resolves when it is not.
     expect(events(steps, 'errorLogRise')).toEqual({
-      fired: ['11 source=proxy,level=ERROR', '81 source=engine,level=ERROR'],
-      resolved: ['30 source=proxy,level=ERROR', '90 source=engine,level=ERROR'],
+      fired: ['81 source=engine,level=ERROR'],
+      resolved: ['90 source=engine,level=ERROR'],
     });
     const firing = activeAt(steps, 81, 'errorLogRise')[0];
     expect(firing?.summary).toBe('ERROR log events rising from the engine: 5 a minute');
@@ -105,13 +106,23 @@ describe('the built-in pack', () => {
     expect(activeAt(steps, 105, 'errorLogRise')).toEqual([]);
   });
 
-  it('errorLogRise just after a start: no hour before yet counts as 0', () => {
-    const steps = run(evaluator(), 0, 20, (m) => ({
+  it('errorLogRise after a start: a steady source is not a rise; a rise after two windows is, against the part of the hour counted', () => {
+    const steady = run(evaluator(), 0, 40, (m) => ({
       logEvents: [{ labels: { source: 'scheduler', level: 'ERROR', server: 'Node1', category: '' }, value: 5 * m }],
     }));
-    expect(activeAt(steps, 20, 'errorLogRise').map((a) => [a.phase, a.labels.source])).toEqual([
-      ['firing', 'scheduler'],
-    ]);
+    expect(events(steady, 'errorLogRise')).toEqual({ fired: [], resolved: [] });
+    // 1 a minute for 20 minutes, then 10 a minute: the 10 minutes counted before the window are the baseline.
+    const rising = run(evaluator(), 0, 40, (m) => ({
+      logEvents: [
+        {
+          labels: { source: 'scheduler', level: 'ERROR', server: 'Node1', category: '' },
+          value: m <= 20 ? m : 20 + 10 * (m - 20),
+        },
+      ],
+    }));
+    // At minute 23 the last 10 minutes hold 37 events (3.7 a minute), over 3 times the 1 a minute of
+    // minutes 0 to 13: pending, then firing 5 minutes later.
+    expect(events(rising, 'errorLogRise').fired).toEqual(['28 source=scheduler,level=ERROR']);
   });
 
   it('udpDatagramsDropped: any drop in 5 minutes fires at once, and resolves 5 minutes after the last', () => {
