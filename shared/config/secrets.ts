@@ -6,12 +6,19 @@ import { childSchema, type PathSegment, type SchemaNode, visitSchema } from './w
 
 const ROOT = ConfigFileSchema as SchemaNode;
 
-/** Names of the keys that hold secrets anywhere in the config (apiToken, password, …). */
+/**
+ * Secret keys whose name is too common to censor by name in log lines: `url` (the alert channels'
+ * URLs, Svc.alerts.channels[].url) would hide every URL a log line carries, a poll's or a heartbeat's.
+ * Their values are still scrubbed from every line, dump and view (secretValues).
+ */
+const COMMON_KEY_NAMES: ReadonlySet<string> = new Set(['url']);
+
+/** Names of the keys that hold secrets anywhere in the config (apiToken, password, …), as log lines censor them by name. */
 export const SECRET_KEYS: readonly string[] = (() => {
   const names = new Set<string>();
   visitSchema(ROOT, (node, path) => {
     const last = path[path.length - 1];
-    if (node['x-secret'] && typeof last === 'string') names.add(last);
+    if (node['x-secret'] && typeof last === 'string' && !COMMON_KEY_NAMES.has(last)) names.add(last);
   });
   return [...names].sort();
 })();

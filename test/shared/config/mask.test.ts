@@ -177,8 +177,9 @@ describe('§10.7 masking', () => {
       if (node['x-secret']) secretPaths.push(path.slice(1).map((seg) => (seg === -1 ? '[]' : String(seg))));
     });
     expect(secretPaths.length).toBe(12);
-    // The proxy URLs and the alert channels' URLs are masked as secrets of the schema, not by their names.
-    expect(SECRET_KEYS.filter((key) => !MASKED_KEY.test(key))).toEqual(['httpProxy', 'httpsProxy', 'url']);
+    // The proxy URLs are masked as secrets of the schema, not by their names; the alert channels'
+    // `url` is too common a name for log lines to censor by name (its values are scrubbed instead).
+    expect(SECRET_KEYS.filter((key) => !MASKED_KEY.test(key))).toEqual(['httpProxy', 'httpsProxy']);
     for (const pattern of secretPaths) {
       for (const mask of [on, off])
         expect(getPath(mask(at(pattern, 'SECRET-MARKER')), concrete(pattern)), pattern.join('.')).toBe(MASK);

@@ -153,6 +153,17 @@ describe('secrets', () => {
     expect(out.text()).not.toContain(secret);
   });
 
+  it("keeps a poll's url field and scrubs an alert channel's URL by its value (url is no secret key name)", async () => {
+    const channelUrl = 'https://hooks.slack.com/services/T0/B0/SLACK-KEY-9';
+    const { logger, out } = await open({ level: 'info', secrets: [channelUrl] });
+    logger.info({ url: 'https://node1.example.com:4747/engine/healthcheck' }, 'health poll');
+    logger.info({ url: channelUrl }, 'channel');
+    const [poll, channel] = out.records();
+    expect(poll?.url).toBe('https://node1.example.com:4747/engine/healthcheck');
+    expect(channel?.url).toBe('[REDACTED]');
+    expect(out.text()).not.toContain('SLACK-KEY-9');
+  });
+
   it('scrubs secrets that JSON escapes, and keeps the line valid JSON when a secret looks like a number', async () => {
     const quoted = 'pa"ss\\word';
     const numeric = '20242024';
