@@ -107,7 +107,7 @@ export function registerAlertsCommand(program: Command, io: CliIo, setExitCode: 
       if (views.length === 0) io.out('no alert is firing\n');
       for (const view of views)
         io.out(
-          `${view.phase.toUpperCase().padEnd(7)}  ${view.severity.padEnd(8)}  ${view.rule}  ${labelText(view.labels)}  since ${iso(view.activeSince)}  value ${view.value}${view.silencedBy ? `  silenced by ${view.silencedBy}` : ''}\n`,
+          `${view.phase.toUpperCase().padEnd(7)}  ${view.severity.padEnd(8)}  ${view.rule}  ${labelText(view.labels)}  since ${iso(view.firedAt ?? view.activeSince)}  value ${view.value}${view.silencedBy ? `  silenced by ${view.silencedBy}` : ''}\n`,
         );
       io.out(silences.length === 0 ? 'no active silence\n' : 'silences:\n');
       for (const silence of silences)
