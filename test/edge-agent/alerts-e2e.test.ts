@@ -24,13 +24,12 @@ import { makeCertificates, writeCertificates } from '../../edge-agent/simulate/p
 import { type PlatformSimulator, startPlatformSimulator } from '../../edge-agent/simulate/platform/server.js';
 import type { AlertmanagerPayload } from '../../shared/alerts/channels/webhook.js';
 import type { AlertHistoryAnswer, AlertsAnswer } from '../../shared/store/api-types.js';
-import { SVC_VERSION } from '../../shared/version.js';
 import { type MosquittoHandle, startMosquitto } from '../support/mosquitto.js';
 import { mqttTestSettings } from '../support/mqtt-rig.js';
 import { freePort, LOOPBACK, sleep } from '../support/ports.js';
 import { type RecordedHttpRequest, type RecordingServer, startRecordingServer } from '../support/recording-http.js';
 import { type SmtpServer, startSmtpServer } from '../support/smtp.js';
-import { type SvcProcess, startSvc, startSvcCommand } from '../support/svc-process.js';
+import { logLines, type SvcProcess, startSvcCommand, startSvcRunning } from '../support/svc-process.js';
 import { eventually } from '../support/udp.js';
 
 const FOR_MS = 3_000;
@@ -53,16 +52,7 @@ const mqttMessages: { at: number; payload: unknown }[] = [];
 let base: string;
 let metricsUrl: string;
 
-async function startLocal(): Promise<SvcProcess> {
-  const started = startSvc(cwd, 'local');
-  await eventually(
-    () => started.output().includes(`svc local ${SVC_VERSION} running`) || started.child.exitCode !== null,
-    30_000,
-    'svc local running',
-  );
-  if (!started.output().includes('running (')) throw new Error(`svc local did not start:\n${started.output()}`);
-  return started;
-}
+const startLocal = (): Promise<SvcProcess> => startSvcRunning(cwd, 'local');
 
 /** Runs `svc <args> --config svc.yaml` in the service's folder to its end. */
 async function runSvcCommand(args: readonly string[]): Promise<{ code: number | null; stdout: string }> {
@@ -367,6 +357,7 @@ describe('alerts end to end', () => {
   }, 90_000);
 
   it('resolves when the servers answer again, within an evaluation of the first answer', async () => {
+    const healedAt = Date.now();
     sim.heal();
     await eventually(
       () =>
@@ -376,7 +367,11 @@ describe('alerts end to end', () => {
       20_000,
       'the resolved notification of node2',
       200,
-    );
+    ).catch((err: unknown) => {
+      // What Svc logged about node2 and its alerts since the heal says where it stopped.
+      const lines = logLines(svc.output()).filter((line) => line.time >= new Date(healedAt).toISOString());
+      throw new Error(`${String(err)}\n${lines.map((line) => `${line.time} ${line.msg}`).join('\n')}`);
+    });
     const resolved = webhooks('node2').find((w) => w.payload.alerts.some((a) => a.status === 'resolved'));
     const alert = resolved?.payload.alerts.find((a) => a.labels.server === 'node2');
     expect(alert?.endsAt).not.toBe('0001-01-01T00:00:00Z');

@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
+import { SVC_VERSION } from '../../shared/version.js';
 import { envelope } from './audit.js';
 import { REPO_ROOT } from './build.js';
-import { trackChild } from './ports.js';
+import { trackChild, until } from './ports.js';
 import { decodeQvd } from './qvd-reader.js';
 
 export const SVC_BIN = join(REPO_ROOT, 'node_modules/.bin/svc');
@@ -24,6 +25,20 @@ export interface SvcProcess {
 /** Starts `svc <mode> --config svc.yaml` in `cwd` (SVC_CONFIG cleared; `env` added). */
 export function startSvc(cwd: string, mode: 'local' | 'edge' = 'local', env: NodeJS.ProcessEnv = {}): SvcProcess {
   return startSvcCommand(cwd, [mode, '--config', 'svc.yaml'], env);
+}
+
+/**
+ * Starts `svc <mode>` in `cwd` as startSvc does and resolves once it logged that it runs; throws with
+ * its output when it exits first or does not run within 30 s.
+ */
+export async function startSvcRunning(cwd: string, mode: 'local' | 'edge' = 'local'): Promise<SvcProcess> {
+  const started = startSvc(cwd, mode);
+  const running = `svc ${mode} ${SVC_VERSION} running (`;
+  await until('svc running', () => started.output().includes(running) || started.child.exitCode !== null, 30_000).catch(
+    () => undefined,
+  );
+  if (!started.output().includes(running)) throw new Error(`svc ${mode} did not start:\n${started.output()}`);
+  return started;
 }
 
 /** Starts `svc <args…>` in `cwd` (SVC_CONFIG cleared; `env` added), collecting stdout and stderr. */

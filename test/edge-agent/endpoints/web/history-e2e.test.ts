@@ -19,7 +19,6 @@ import { stringify } from 'yaml';
 import { createDatagramGenerator } from '../../../../edge-agent/simulate/messages.js';
 import { type PlatformSimulator, startPlatformSimulator } from '../../../../edge-agent/simulate/platform/server.js';
 import type { PerformanceTopAnswer, ServersAnswer } from '../../../../shared/store/api-types.js';
-import { SVC_VERSION } from '../../../../shared/version.js';
 import {
   attributes,
   chromiumPath,
@@ -29,7 +28,7 @@ import {
   screenshotDir,
 } from '../../../support/chromium.js';
 import { freePort, freeUdpPort, LOOPBACK } from '../../../support/ports.js';
-import { type SvcProcess, startSvc } from '../../../support/svc-process.js';
+import { type SvcProcess, startSvcRunning } from '../../../support/svc-process.js';
 import { eventually, sendDatagrams } from '../../../support/udp.js';
 
 const CHROMIUM = chromiumPath();
@@ -54,16 +53,7 @@ const WORD = `zephyr${process.pid}${Date.now() % 100_000}`;
 /** Engine time per app id of the performance events sent, in ms. */
 const sentTotals = new Map<string, number>();
 
-async function startLocal(): Promise<SvcProcess> {
-  const started = startSvc(cwd, 'local');
-  await eventually(
-    () => started.output().includes(`svc local ${SVC_VERSION} running`) || started.child.exitCode !== null,
-    30_000,
-    'svc local running',
-  );
-  if (!started.output().includes('running (')) throw new Error(`svc local did not start:\n${started.output()}`);
-  return started;
-}
+const startLocal = (): Promise<SvcProcess> => startSvcRunning(cwd, 'local');
 
 async function api<T>(path: string): Promise<T> {
   const res = await fetch(`${base}/api/v1/${path}`);
