@@ -136,10 +136,12 @@ export function loadClientTls(
             object: createPrivateKey({ key: block.pem, format: 'pem', ...(encrypted ? { passphrase } : {}) }),
           };
         } catch (err) {
+          // No OpenSSL reason here: a wrong passphrase gives "bad decrypt" most times, and "unsupported"
+          // when the garbage it decrypts to happens to end in valid padding (a CI run met it).
           if (encrypted)
             problem(
               'clientCertPassphrase',
-              `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase (${opensslReason(err)})`,
+              `does not decrypt the key in ${shown(keyFile.file)} (Svc.cert.clientCertKey): wrong passphrase`,
             );
           else
             problem('clientCertKey', `${shown(keyFile.file)}: the private key cannot be read (${opensslReason(err)})`);

@@ -197,7 +197,7 @@ describe('svc validate-config and svc edge refuse unusable certificate files', (
       what: 'a wrong passphrase',
       lines: () => [...HEALTH, ...certLines({ clientCertKey: locked.clientCertKey, passphrase: 'guess' })],
       problem: () =>
-        `Svc.cert.clientCertPassphrase: does not decrypt the key in ${JSON.stringify(locked.clientCertKey)} (Svc.cert.clientCertKey): wrong passphrase (bad decrypt)`,
+        `Svc.cert.clientCertPassphrase: does not decrypt the key in ${JSON.stringify(locked.clientCertKey)} (Svc.cert.clientCertKey): wrong passphrase`,
     },
     {
       what: 'a key of another certificate',

@@ -129,7 +129,7 @@ describe('loadClientTls', () => {
       `Svc.cert.clientCertPassphrase: is empty, but the key in ${JSON.stringify(encrypted.clientCertKey)} (Svc.cert.clientCertKey) is encrypted`,
     ]);
     expect(problems(load({ clientCertKey: encrypted.clientCertKey, clientCertPassphrase: 'guess' }))).toEqual([
-      `Svc.cert.clientCertPassphrase: does not decrypt the key in ${JSON.stringify(encrypted.clientCertKey)} (Svc.cert.clientCertKey): wrong passphrase (bad decrypt)`,
+      `Svc.cert.clientCertPassphrase: does not decrypt the key in ${JSON.stringify(encrypted.clientCertKey)} (Svc.cert.clientCertKey): wrong passphrase`,
     ]);
   });
 
