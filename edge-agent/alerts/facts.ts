@@ -8,19 +8,23 @@
  */
 import type { FactSample, Facts } from '../../shared/alerts/model.js';
 import { HEALTH_FIELDS } from '../../shared/alerts/rules/fields.js';
-import { ERROR_TYPES, type ErrorTracker } from '../../shared/errors/tracker.js';
-import { USER_SESSION_TOTAL } from '../../shared/platform/metrics-endpoint.js';
+import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { HealthBody, HealthSample, ServerTags, SessionSample } from '../../shared/platform/polled.js';
 import type { GroupStats } from '../../shared/queue/local/index.js';
 import type { Observed } from '../endpoints/observed.js';
-import type { PollSink } from '../sources/platform/sink.js';
+import {
+  destinationFailures,
+  errorCounts,
+  oldestPendingAgeSeconds,
+  perListener,
+  perQueueGroup,
+  type Reading,
+  udpDropped,
+} from '../endpoints/observed-readings.js';
+import { type PollSink, sessionSampleKey } from '../sources/platform/sink.js';
 import type { PolledServer } from '../sources/platform/startup.js';
-import { DROP_REASONS } from '../sources/udp/listener.js';
 
 const DAY_MS = 86_400_000;
-
-/** The session tag that tells one virtual proxy's sample from another's (§6.2), as the metrics endpoint keys them. */
-const VIRTUAL_PROXY_TAG = USER_SESSION_TOTAL.labels[0];
 
 /** One server and virtual proxy's last session answer. */
 interface Sessions {
@@ -60,7 +64,7 @@ export class AlertPollSink implements PollSink {
 
   sessions(sample: SessionSample): void {
     const users = new Set(sample.sessions.map((session) => `${session.UserDirectory}\\${session.UserId}`));
-    this.sessionsByKey.set(sessionKey(sample.serverName, sample.tags), {
+    this.sessionsByKey.set(sessionSampleKey(sample.serverName, sample.tags), {
       server: sample.serverName,
       virtualProxy: sample.virtualProxy,
       count: sample.sessions.length,
@@ -69,7 +73,7 @@ export class AlertPollSink implements PollSink {
   }
 
   sessionsFailed(serverName: string, tags: ServerTags): void {
-    this.sessionsByKey.delete(sessionKey(serverName, tags));
+    this.sessionsByKey.delete(sessionSampleKey(serverName, tags));
     this.countFailure('sessions', serverName);
   }
 
@@ -108,10 +112,6 @@ function failedKey(kind: string, server: string): string {
   return `${kind}\u0000${server}`;
 }
 
-function sessionKey(serverName: string, tags: ServerTags): string {
-  return `${serverName}\u0000${tags[VIRTUAL_PROXY_TAG] ?? ''}`;
-}
-
 /** Committed over committed plus free memory; 0 when the engine reports neither. */
 function memoryUsedRatio(body: HealthBody): number {
   const total = body.mem.committed + body.mem.free;
@@ -132,50 +132,24 @@ export class AlertFacts {
   private readonly readers: ReadonlyMap<string, Reader>;
 
   constructor({ observed, errors, polls }: FactSources) {
-    const perGroup =
-      (read: (stats: GroupStats, at: number) => number): Reader =>
+    /** Readings as the facts' samples. */
+    const samples =
+      <L extends string>(read: (at: number) => Reading<L>[]): Reader =>
       (at) =>
-        observed.queues.flatMap(({ name, queue }) =>
-          Object.entries(queue.stats()).map(([destination, stats]) => ({
-            labels: { queue: name, destination },
-            value: read(stats, at),
-          })),
-        );
+        read(at).map(([labels, value]) => ({ labels, value }));
+    const perGroup = (read: (stats: GroupStats, at: number) => number): Reader =>
+      samples((at) => perQueueGroup(observed, (stats) => read(stats, at)));
     const readers: [string, Reader][] = [
       ['server.up', () => polls.serverUp()],
       ['server.memoryUsedRatio', () => polls.healthValues(memoryUsedRatio)],
       ...HEALTH_FIELDS.map(({ field, gauge }): [string, Reader] => [field, () => polls.healthValues(gauge.value)]),
       ['sessions.count', () => polls.sessionValues((s) => s.count)],
       ['sessions.users', () => polls.sessionValues((s) => s.users)],
-      [
-        'udp.received',
-        () => observed.listeners.map((l) => ({ labels: { listener: l.queueType }, value: l.totals().received })),
-      ],
-      [
-        'udp.dropped',
-        () =>
-          observed.listeners.flatMap((listener) => {
-            const totals = listener.totals();
-            return DROP_REASONS.filter((reason) => reason !== 'kernel' || totals.kernelCounted).map((reason) => ({
-              labels: { listener: listener.queueType, reason },
-              value: totals.dropped[reason],
-            }));
-          }),
-      ],
+      ['udp.received', samples(() => perListener(observed, (totals) => totals.received))],
+      ['udp.dropped', samples(() => udpDropped(observed))],
       ['queue.pending', perGroup((stats) => stats.pendingEvents)],
-      [
-        'queue.oldestAgeSeconds',
-        perGroup((stats, at) =>
-          stats.oldestPendingAt === null ? 0 : Math.max(0, (at - stats.oldestPendingAt) / 1000),
-        ),
-      ],
-      [
-        'destination.failedWrites',
-        () =>
-          observed.queues.flatMap(({ name, destinations }) =>
-            destinations.map((d) => ({ labels: { queue: name, destination: d.name }, value: d.failedWrites })),
-          ),
-      ],
+      ['queue.oldestAgeSeconds', perGroup(oldestPendingAgeSeconds)],
+      ['destination.failedWrites', samples(() => destinationFailures(observed))],
       ['queue.deadLettered', perGroup((stats) => stats.deadLettered)],
       [
         'logEvents',
@@ -185,13 +159,7 @@ export class AlertFacts {
             value: events,
           })),
       ],
-      [
-        'errors',
-        () =>
-          errors.enabled
-            ? ERROR_TYPES.map((type) => ({ labels: { type }, value: errors.sinceStartByType.get(type) ?? 0 }))
-            : [],
-      ],
+      ['errors', () => errorCounts(errors).map(([type, value]) => ({ labels: { type }, value }))],
       ['polls.failed', () => polls.pollsFailed()],
       [
         'certificate.daysLeft',

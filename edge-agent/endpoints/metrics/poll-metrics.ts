@@ -15,7 +15,7 @@ import {
   USER_SESSION_TOTAL,
 } from '../../../shared/platform/metrics-endpoint.js';
 import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
-import type { PollSink } from '../../sources/platform/sink.js';
+import { type PollSink, sessionSampleKey } from '../../sources/platform/sink.js';
 import type { PollKind } from '../observed.js';
 
 export interface PollMetricsOptions {
@@ -24,9 +24,6 @@ export interface PollMetricsOptions {
   /** Each failed poll (Svc's own `svc_polls_failed_total`). */
   onFailed: (kind: PollKind, serverName: string) => void;
 }
-
-/** The session tag that tells one virtual proxy's sample from another's (§6.2). */
-const VIRTUAL_PROXY_TAG = USER_SESSION_TOTAL.labels[0];
 
 export class PollMetrics implements PollSink {
   private readonly healthSamples = new Map<string, HealthSample>();
@@ -94,15 +91,11 @@ export class PollMetrics implements PollSink {
   }
 
   sessions(sample: SessionSample): void {
-    this.sessionSamples.set(sessionKey(sample.serverName, sample.tags), sample);
+    this.sessionSamples.set(sessionSampleKey(sample.serverName, sample.tags), sample);
   }
 
   sessionsFailed(serverName: string, tags: ServerTags): void {
-    this.sessionSamples.delete(sessionKey(serverName, tags));
+    this.sessionSamples.delete(sessionSampleKey(serverName, tags));
     this.options.onFailed('sessions', serverName);
   }
-}
-
-function sessionKey(serverName: string, tags: ServerTags): string {
-  return `${serverName}\u0000${tags[VIRTUAL_PROXY_TAG] ?? ''}`;
 }

@@ -9,20 +9,29 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { awsClock } from '../../../shared/aws/clock-skew.js';
-import { ERROR_TYPES, type ErrorTracker } from '../../../shared/errors/tracker.js';
+import type { ErrorTracker } from '../../../shared/errors/tracker.js';
 import type { GroupStats } from '../../../shared/queue/local/index.js';
 import type { SqsQueueCounters } from '../../../shared/queue/sqs.js';
 import { SVC_VERSION } from '../../../shared/version.js';
 import type { PolledServer } from '../../sources/platform/startup.js';
-import { DROP_REASONS, type ListenerTotals } from '../../sources/udp/listener.js';
+import type { ListenerTotals } from '../../sources/udp/listener.js';
 import type { Observed, PollKind } from '../observed.js';
+import {
+  destinationFailures,
+  errorCounts,
+  oldestPendingAgeSeconds,
+  perListener,
+  perQueueGroup,
+  type Reading,
+  udpDropped,
+} from '../observed-readings.js';
 
 export interface SvcMetrics {
   /** A poll failed (PollSink failures). */
   pollFailed: (kind: PollKind, serverName: string) => void;
 }
 
-type Sample<L extends string> = [labels: Record<L, string>, value: number];
+type Sample<L extends string> = Reading<L>;
 
 interface Scraped<L extends string> {
   name: string;
@@ -73,20 +82,19 @@ export function registerSvcMetrics(
     registers: [registry],
   }).set({ version: SVC_VERSION }, 1);
 
-  const perListener = (name: string, help: string, read: (t: ListenerTotals) => number): void =>
-    scrapedCounter(registry, {
-      name,
-      help,
-      labelNames: ['listener'],
-      read: () => observed.listeners.map((listener) => [{ listener: listener.queueType }, read(listener.totals())]),
-    });
-  perListener('svc_udp_datagrams_received_total', 'UDP listener: datagrams read from the socket', (t) => t.received);
-  perListener(
+  const listenerCounter = (name: string, help: string, read: (t: ListenerTotals) => number): void =>
+    scrapedCounter(registry, { name, help, labelNames: ['listener'], read: () => perListener(observed, read) });
+  listenerCounter(
+    'svc_udp_datagrams_received_total',
+    'UDP listener: datagrams read from the socket',
+    (t) => t.received,
+  );
+  listenerCounter(
     'svc_udp_datagrams_processed_total',
     'UDP listener: accepted datagrams handled (also when excluded, filtered or of a disabled source)',
     (t) => t.processed,
   );
-  perListener(
+  listenerCounter(
     'svc_udp_datagrams_failed_total',
     'UDP listener: accepted datagrams that failed (malformed, unknown prefix, handler error)',
     (t) => t.failed,
@@ -95,21 +103,10 @@ export function registerSvcMetrics(
     name: 'svc_udp_datagrams_dropped_total',
     help: 'UDP listener: datagrams dropped, by reason (source, size, rate_limit, queue_full; kernel where the OS counts receive-buffer overflows)',
     labelNames: ['listener', 'reason'],
-    read: () =>
-      observed.listeners.flatMap((listener) => {
-        const totals = listener.totals();
-        return DROP_REASONS.filter((reason) => reason !== 'kernel' || totals.kernelCounted).map(
-          (reason): Sample<'listener' | 'reason'> => [{ listener: listener.queueType, reason }, totals.dropped[reason]],
-        );
-      }),
+    read: () => udpDropped(observed),
   });
 
-  const perGroup = (read: (stats: GroupStats) => number) => () =>
-    observed.queues.flatMap(({ name, queue }) =>
-      Object.entries(queue.stats()).map(
-        ([group, stats]): Sample<'queue' | 'destination'> => [{ queue: name, destination: group }, read(stats)],
-      ),
-    );
+  const perGroup = (read: (stats: GroupStats) => number) => () => perQueueGroup(observed, read);
   scrapedGauge(registry, {
     name: 'svc_queue_pending_events',
     help: 'Local queue: events waiting to be written by the destination',
@@ -132,19 +129,14 @@ export function registerSvcMetrics(
     name: 'svc_destination_events_failed_total',
     help: 'Destination: events not written on a delivery attempt (each is delivered again, or dead-lettered after the last attempt)',
     labelNames: ['queue', 'destination'],
-    read: () =>
-      observed.queues.flatMap(({ name, destinations }) =>
-        destinations.map(
-          (d): Sample<'queue' | 'destination'> => [{ queue: name, destination: d.name }, d.failedWrites],
-        ),
-      ),
+    read: () => destinationFailures(observed),
   });
 
   scrapedGauge(registry, {
     name: 'svc_queue_oldest_pending_age_seconds',
     help: 'Local queue: age of the oldest event waiting for the destination (since it was received); 0 when none waits',
     labelNames: ['queue', 'destination'],
-    read: perGroup((s) => (s.oldestPendingAt === null ? 0 : Math.max(0, (Date.now() - s.oldestPendingAt) / 1000))),
+    read: perGroup((s) => oldestPendingAgeSeconds(s, Date.now())),
   });
 
   // Forwarding to the cloud (svc edge with Svc.cloud): per destination placed in the cloud.
@@ -226,8 +218,7 @@ export function registerSvcMetrics(
     labelNames: ['error_type'],
     // Every type from the start at 0 (while tracking is on: off counts nothing), so that the first
     // error is an increase a `rate()` sees.
-    read: () =>
-      errors.enabled ? ERROR_TYPES.map((type) => [{ error_type: type }, errors.sinceStartByType.get(type) ?? 0]) : [],
+    read: () => errorCounts(errors).map(([type, count]) => [{ error_type: type }, count]),
   });
 
   scrapedCounter(registry, {

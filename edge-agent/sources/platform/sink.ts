@@ -4,7 +4,19 @@
  * each one. A failure is reported too, so an output that presents current values (the metrics
  * endpoint) drops what it holds for that server instead of showing stale values as current.
  */
+import { USER_SESSION_TOTAL } from '../../../shared/platform/metrics-endpoint.js';
 import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
+
+/** The session tag that tells one virtual proxy's sample from another's (§6.2). */
+const VIRTUAL_PROXY_TAG = USER_SESSION_TOTAL.labels[0];
+
+/**
+ * What a sink keeps one session sample under: the server and the virtual proxy of its tags, so a
+ * failed poll (which has only the tags) removes the sample the last successful one left.
+ */
+export function sessionSampleKey(serverName: string, tags: ServerTags): string {
+  return `${serverName}\u0000${tags[VIRTUAL_PROXY_TAG] ?? ''}`;
+}
 
 export interface PollSink {
   /** One successful health poll (§4); `receivedAtMs` is when its response arrived (§0.3). */
