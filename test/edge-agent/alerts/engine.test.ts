@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { alertComponents } from '../../../edge-agent/alerts/compose.js';
 import { metricsEndpoint } from '../../../edge-agent/endpoints/metrics/compose.js';
 import { Observed } from '../../../edge-agent/endpoints/observed.js';
+import { RETRY_AFTER_FAILURE_MS } from '../../../shared/alerts/dispatch.js';
 import { ErrorTracker, type TrackedError } from '../../../shared/errors/tracker.js';
 import { PointClock } from '../../../shared/queue/point-clock.js';
 import type { AppContext } from '../../../shared/runtime/context.js';
@@ -201,12 +202,18 @@ describe('alert engine', () => {
       await until('the first evaluation', () => engine.rules().every((rule) => rule.lastEvaluation !== null));
       errors.track('HEALTH_API', new Error('down'));
       clock += 5_000;
-      await until(
-        'the alert on the topic',
-        () => rig.received.some((message) => message.topic === 'svc/alerts/engine'),
-        // A liveness bound: a loaded machine (four suites with browsers and brokers on 2 cores) took over 10 s.
-        30_000,
-      );
+      const published = () => rig.received.some((message) => message.topic === 'svc/alerts/engine');
+      const failed = () => (engine.channels()[0]?.failed ?? 0) > 0;
+      await until('the alert on the topic, or a failed send', () => published() || failed(), 30_000);
+      const retried = !published();
+      if (retried) {
+        // On a loaded machine the engine's first connection may not be up for the first send, whose
+        // group is then tried again a minute later on the engine's clock, which is the test's: move it
+        // on, with one more error so that the alert still fires.
+        errors.track('HEALTH_API', new Error('down'));
+        clock += RETRY_AFTER_FAILURE_MS + 1_000;
+        await until('the alert on the topic, sent again', published, 30_000);
+      }
       const message = rig.received.find((received) => received.topic === 'svc/alerts/engine');
       expect(JSON.parse(message?.payload ?? 'null')).toMatchObject({
         version: '4',
@@ -214,7 +221,7 @@ describe('alert engine', () => {
         status: 'firing',
         alerts: [{ labels: { alertname: 'healthApiErrors', type: 'HEALTH_API' } }],
       });
-      expect(engine.channels()[0]).toMatchObject({ name: 'broker', type: 'mqtt', sent: 1, failed: 0 });
+      expect(engine.channels()[0]).toMatchObject({ name: 'broker', type: 'mqtt', sent: 1, failed: retried ? 1 : 0 });
     } finally {
       await stopAll();
       await rig.stop();
