@@ -204,7 +204,8 @@ describe('alert engine', () => {
       clock += 5_000;
       const published = () => rig.received.some((message) => message.topic === 'svc/alerts/engine');
       const failed = () => (engine.channels()[0]?.failed ?? 0) > 0;
-      await until('the alert on the topic, or a failed send', () => published() || failed(), 30_000);
+      // Up to 4 tries of a publish that waits for the connection (10 s each) before a send counts as failed.
+      await until('the alert on the topic, or a failed send', () => published() || failed(), 90_000);
       const retried = !published();
       if (retried) {
         // On a loaded machine the engine's first connection may not be up for the first send, whose
@@ -212,7 +213,7 @@ describe('alert engine', () => {
         // on, with one more error so that the alert still fires.
         errors.track('HEALTH_API', new Error('down'));
         clock += RETRY_AFTER_FAILURE_MS + 1_000;
-        await until('the alert on the topic, sent again', published, 30_000);
+        await until('the alert on the topic, sent again', published, 90_000);
       }
       const message = rig.received.find((received) => received.topic === 'svc/alerts/engine');
       expect(JSON.parse(message?.payload ?? 'null')).toMatchObject({
@@ -226,7 +227,7 @@ describe('alert engine', () => {
       await stopAll();
       await rig.stop();
     }
-  }, 60_000);
+  }, 240_000);
 
   it('logs a store failure once, tracks it, and goes on evaluating and sending', async () => {
     const { engine, errors } = await startEngine();
