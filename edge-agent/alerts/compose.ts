@@ -9,7 +9,7 @@ import { buildChannel, type ChannelDependencies } from '../../shared/alerts/chan
 import { ruleDefinitions } from '../../shared/alerts/rules/definitions.js';
 import { Evaluator } from '../../shared/alerts/rules/evaluator.js';
 import { openAlertStore } from '../../shared/alerts/store.js';
-import { MqttWriter } from '../../shared/destinations/mqtt/client.js';
+import type { MqttWriter } from '../../shared/destinations/mqtt/client.js';
 import type { AppContext } from '../../shared/runtime/context.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
 import { parseDuration } from '../../shared/util/duration.js';
@@ -19,10 +19,10 @@ import { polledServers } from '../sources/platform/startup.js';
 import { AlertEngine } from './engine.js';
 import { AlertFacts, AlertPollSink } from './facts.js';
 
-/** The engine, the components to run (an MQTT connection of its own first, when a channel needs one), and the facts' PollSink. */
+/** The engine, the components to run, and the facts' PollSink. */
 export interface AlertsComposition {
   engine: AlertEngine;
-  /** In start order: the MQTT writer (when an mqtt channel is set), then the engine. */
+  /** The engine. (Its mqtt channels publish through the process's MQTT client, which the caller starts before it.) */
   components: Component[];
   /** Joins the pollers' sinks: each server's last health answer and sessions. */
   pollSink: PollSink;
@@ -35,10 +35,21 @@ export function externalUrlOf(config: AppContext['config']): string {
   return `http://${hostname()}:${config.configVisualisation.port}`;
 }
 
+/** Whether the alert engine runs (alerts and the store on) with an mqtt channel: then it needs the process's MQTT client. */
+export function alertsUseMqtt(config: AppContext['config'], storeOn: boolean): boolean {
+  return config.alerts.enable && storeOn && config.alerts.channels.some((channel) => channel.type === 'mqtt');
+}
+
 /** The alert engine of the config, or null (with one line saying why) when alerts are off. */
 export function alertComponents(
   ctx: AppContext,
-  options: { observed: Observed; storeOn: boolean; now?: () => number },
+  options: {
+    observed: Observed;
+    storeOn: boolean;
+    /** The process's MQTT client (processMqttWriter), started before the engine; needed when an mqtt channel is set. */
+    mqtt?: MqttWriter | null;
+    now?: () => number;
+  },
 ): AlertsComposition | null {
   const { config, logger } = ctx;
   const alerts = config.alerts;
@@ -53,20 +64,7 @@ export function alertComponents(
     );
     return null;
   }
-  const components: Component[] = [];
-  const dependencies: ChannelDependencies = {};
-  // A connection of its own (docs/alerts.md "mqtt"): the MQTT destination's writer exists only
-  // inside the platform pipeline, and only when an event type is published.
-  if (config.mqttConfig.enable && alerts.channels.some((channel) => channel.type === 'mqtt')) {
-    const writer = new MqttWriter({
-      name: 'alerts-mqtt',
-      settings: config.mqttConfig,
-      log: logger,
-      errors: ctx.errors,
-    });
-    dependencies.mqtt = writer;
-    components.push(writer);
-  }
+  const dependencies: ChannelDependencies = options.mqtt ? { mqtt: options.mqtt } : {};
   // Failed polls count from 0 for every server the pollers poll (as the metrics endpoint's do).
   const polls = new AlertPollSink(polledServers(config));
   const facts = new AlertFacts({ observed: options.observed, errors: ctx.errors, polls });
@@ -87,6 +85,5 @@ export function alertComponents(
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   options.observed.alerts = engine;
-  components.push(engine);
-  return { engine, components, pollSink: polls };
+  return { engine, components: [engine], pollSink: polls };
 }

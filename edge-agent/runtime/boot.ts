@@ -4,8 +4,10 @@
  */
 import { localAuditComponents } from '../../functions/local/audit.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
+import { platformOutputs } from '../../shared/config/outputs.js';
 import { secretValues } from '../../shared/config/secrets.js';
 import { crashConfigSummary, installCrashHandlers } from '../../shared/crash/crash-dump.js';
+import { platformMqttWanted, processMqttWriter } from '../../shared/destinations/mqtt/build.js';
 import { type StoreComponent, storeComponent } from '../../shared/destinations/store/build.js';
 import { errorTrackingComponents } from '../../shared/errors/points.js';
 import { ErrorTracker } from '../../shared/errors/tracker.js';
@@ -18,7 +20,7 @@ import { type Component, exitOnSignals, Lifecycle } from '../../shared/runtime/l
 import { installProxy, resolveProxy } from '../../shared/runtime/proxy.js';
 import { INSTALL_DIR } from '../../shared/runtime/single-executable.js';
 import { SVC_VERSION } from '../../shared/version.js';
-import { alertComponents } from '../alerts/compose.js';
+import { alertComponents, alertsUseMqtt } from '../alerts/compose.js';
 import type { AlertEngine } from '../alerts/engine.js';
 import { healthEndpoint } from '../endpoints/health/compose.js';
 import { Observed } from '../endpoints/observed.js';
@@ -72,7 +74,15 @@ export async function composeComponents(
   if (store) components.push(store);
   // The alert engine: after the store (it keeps its state in the same file, and stops before it);
   // its facts' PollSink joins the pollers' sinks before the pollers are built.
-  const alerts = alertComponents(ctx, { observed, storeOn: store !== null });
+  // The process's one MQTT client, which the MQTT destination and the alerts' mqtt channels share:
+  // started before both, stopped after both.
+  const pipelineWanted = platformPipelineWanted(ctx.config);
+  const mqtt = processMqttWriter(ctx, {
+    destination: pipelineWanted && platformMqttWanted(platformOutputs(ctx.config)),
+    alertChannel: alertsUseMqtt(ctx.config, store !== null),
+  });
+  if (mqtt) components.push(mqtt);
+  const alerts = alertComponents(ctx, { observed, storeOn: store !== null, mqtt });
   if (alerts) {
     openAlertStore(ctx, alerts.engine);
     pollSinks.push(alerts.pollSink);
@@ -91,9 +101,7 @@ export async function composeComponents(
       { config: 'Svc.cloud.enable' },
       'Svc.cloud.enable is true, but svc local does not forward to the cloud: it writes every destination itself (forwarding is for svc edge)',
     );
-  const pipeline = platformPipelineWanted(ctx.config)
-    ? await platformPipeline(ctx, { forward: mode === 'edge', store })
-    : null;
+  const pipeline = pipelineWanted ? await platformPipeline(ctx, { forward: mode === 'edge', store, mqtt }) : null;
   if (pipeline?.queue) observed.queue({ name: 'platform', queue: pipeline.queue, destinations: pipeline.destinations });
   components.push(...(pipeline?.components ?? []), ...errorTrackingComponents(ctx, pipeline?.queue ?? null));
   // System info, telemetry, heartbeat, uptime monitor: after the pipeline, which takes Svc's memory points.

@@ -24,6 +24,7 @@ import {
 import { platformPlacement } from '../../shared/config/placement.js';
 import type { SvcConfig } from '../../shared/config/schema.js';
 import { makeWriterHandler } from '../../shared/destinations/handler.js';
+import type { MqttWriter } from '../../shared/destinations/mqtt/client.js';
 import type { BaseDestination } from '../../shared/destinations/port.js';
 import { platformDestinations } from '../../shared/destinations/registry.js';
 import type { StoreComponent } from '../../shared/destinations/store/build.js';
@@ -71,6 +72,8 @@ export interface PipelineOptions {
   clients?: () => CloudClients;
   /** The process's embedded store (boot.ts), whose writer the pipeline's store destination shares; null or absent = none. */
   store?: StoreComponent | null;
+  /** The process's MQTT client (boot.ts), which the MQTT destination shares with the alerts' mqtt channels; null or absent = the destination makes its own when a kind goes to MQTT. */
+  mqtt?: MqttWriter | null;
 }
 
 /** Whether the pipeline forwards some destination to the cloud (only then is forwarding.ts loaded). */
@@ -84,7 +87,7 @@ export async function platformPipeline(
 ): Promise<PlatformPipeline> {
   const { config, logger: log } = ctx;
   const outputs = platformOutputs(config);
-  const { destinations, components: clients } = platformDestinations(ctx, options.store ?? null);
+  const { destinations, components: clients } = platformDestinations(ctx, options.store ?? null, options.mqtt ?? null);
   const takes = new Map(
     destinations.map(({ destination }) => [destination.name, (e: QueuedEvent) => destination.takes(e)]),
   );

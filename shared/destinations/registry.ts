@@ -39,6 +39,7 @@ import { jsonDestination } from './json/build.js';
 import { monSaasDestination, monSaasWriterDestination } from './monsaas/build.js';
 import { logMonSaasWanted } from './monsaas/mappers.js';
 import { mqttDestination } from './mqtt/build.js';
+import type { MqttWriter } from './mqtt/client.js';
 import type { BaseDestination } from './port.js';
 import type { StoreComponent } from './store/build.js';
 import { auditTsdbDestination, platformTsdbDestination, tsdbWriterDestination } from './tsdb/build.js';
@@ -99,20 +100,23 @@ export interface PlatformDestinations {
 /**
  * The platform destinations of `platformOutputs(config)`, in the order tsdb, mqtt, monsaas, each
  * built with its own writer, then the embedded store (sharing `store`'s writer) when it takes a kind.
+ * The MQTT destination publishes through `mqtt`, the process's client (boot.ts; shared with the
+ * alerts), or through a client of its own (in `components`) when none is given.
  */
 export function platformDestinations(
   ctx: DestinationContext,
   store: StoreComponent | null = null,
+  mqtt: MqttWriter | null = null,
 ): PlatformDestinations {
   const outputs = platformOutputs(ctx.config);
   const destinations: ConfiguredDestination[] = [];
   const components: Component[] = [];
   const tsdb = platformTsdbDestination(ctx, outputs);
   if (tsdb) destinations.push(tsdb);
-  const mqtt = mqttDestination(ctx, outputs);
-  if (mqtt) {
-    destinations.push(mqtt.configured);
-    components.push(mqtt.component);
+  const mqttOut = mqttDestination(ctx, outputs, mqtt);
+  if (mqttOut) {
+    destinations.push(mqttOut.configured);
+    if (mqttOut.component) components.push(mqttOut.component);
   }
   const monsaas = monSaasDestination(ctx, outputs);
   if (monsaas) destinations.push(monsaas);

@@ -380,4 +380,12 @@ describe('alerts end to end', () => {
     const events = (await history('serverDown')).filter((e) => e.labels.server === 'node2').map((e) => e.event);
     expect(events).toEqual(expect.arrayContaining(['fired', 'notified', 'notify_failed', 'resolved']));
   }, 60_000);
+
+  it('publishes the health samples and the alerts over one MQTT connection, which no other pushed off', () => {
+    // Health goes to MQTT too (mqttConfig is on): the MQTT destination and the mqtt channel share
+    // the process's one client. Two clients with one client id push each other off the broker.
+    const lines = logLines(svc.output()).map((line) => line.msg);
+    expect(lines.filter((msg) => /^connected to the MQTT broker/.test(msg))).toHaveLength(1);
+    expect(lines.filter((msg) => /MQTT connection (lost|error)|reconnected to the MQTT broker/.test(msg))).toEqual([]);
+  });
 });

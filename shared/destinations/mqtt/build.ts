@@ -8,13 +8,40 @@ import { MqttDestination } from './destination.js';
 /** Messages per delivery, no waiting (build.ts EDGE_EVENTS_PER_MESSAGE says why 100). */
 export const MQTT_BATCH = { batchSize: 100, batchWindowMs: 0 } as const;
 
-/** The destination and its client (a Component: start it before the queue, stop it after), or null when nothing goes to MQTT. */
-export function mqttDestination(
+/** Whether a platform kind goes to MQTT (then the MQTT destination needs the process's client). */
+export function platformMqttWanted(outputs: PlatformOutputs): boolean {
+  return outputs.userEvents.mqtt || outputs.logEvents.mqtt || outputs.health.mqtt || outputs.sessions.mqtt;
+}
+
+/**
+ * The process's one MQTT client (docs/mqtt.md "One connection"), or null when nothing publishes:
+ * the MQTT destination and the alerts' mqtt channels share it. A client of each would connect with
+ * the same client id, and a broker closes the older connection of an id when another connects with
+ * it (MQTT 3.1.1 §3.1.4): the two would push each other off every second. A Component: start it
+ * before what publishes through it, stop it after.
+ */
+export function processMqttWriter(
   { config, logger: log, errors }: DestinationContext,
+  uses: { destination: boolean; alertChannel: boolean },
+): MqttWriter | null {
+  if (!config.mqttConfig.enable || !(uses.destination || uses.alertChannel)) return null;
+  return new MqttWriter({ settings: config.mqttConfig, log, errors });
+}
+
+/**
+ * The MQTT destination of the kinds `outputs` routes to MQTT, publishing through `writer` (the
+ * process's client, or a client of its own when none is given: then `component` is that client, to
+ * start before the queue and stop after it), or null when nothing goes to MQTT.
+ */
+export function mqttDestination(
+  ctx: DestinationContext,
   outputs: PlatformOutputs,
-): { configured: ConfiguredDestination; component: Component } | null {
-  if (!(outputs.userEvents.mqtt || outputs.logEvents.mqtt || outputs.health.mqtt || outputs.sessions.mqtt)) return null;
-  const writer = new MqttWriter({ settings: config.mqttConfig, log, errors });
+  shared: MqttWriter | null = null,
+): { configured: ConfiguredDestination; component: Component | null } | null {
+  if (!platformMqttWanted(outputs)) return null;
+  const { config, logger: log } = ctx;
+  const writer = shared ?? processMqttWriter(ctx, { destination: true, alertChannel: false });
+  if (writer === null) return null;
   const baseTopic = { baseTopic: config.mqttConfig.baseTopic };
   const destination = new MqttDestination({
     writer,
@@ -26,5 +53,5 @@ export function mqttDestination(
     sessions: outputs.sessions.mqtt ? baseTopic : null,
     log,
   });
-  return { configured: { destination, ...MQTT_BATCH }, component: writer };
+  return { configured: { destination, ...MQTT_BATCH }, component: shared === null ? writer : null };
 }

@@ -44,8 +44,6 @@ export const MQTT_CONNECTION_MODULE = 'MQTT_CONNECTION';
 
 export interface MqttWriterOptions {
   settings: MqttSettings;
-  /** Its component name in the lifecycle's log lines; default `mqtt-writer` (the alerts' own connection is `alerts-mqtt`). */
-  name?: string;
   log: Log;
   errors: Pick<ErrorTracker, 'track'>;
   /** How long `start()` waits for the first connection, also the CONNACK timeout; default 5 s. */
@@ -116,7 +114,7 @@ function errorMessage(err: unknown): string {
 let mqttLibrary: Promise<typeof Mqtt> | undefined;
 
 export class MqttWriter implements Component {
-  readonly name: string;
+  readonly name = 'mqtt-writer';
   /** `mqtt://host:port` or `mqtts://host:port` */
   readonly url: string;
   private readonly settings: MqttSettings;
@@ -140,7 +138,6 @@ export class MqttWriter implements Component {
   private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: MqttWriterOptions) {
-    this.name = options.name ?? 'mqtt-writer';
     this.settings = options.settings;
     this.log = options.log;
     this.errors = options.errors;
