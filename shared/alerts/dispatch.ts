@@ -18,7 +18,7 @@
  */
 import { formatDuration } from '../util/duration.js';
 import type { RetryingChannel } from './channels/retry.js';
-import type { AlertRecord, AlertStore, Delivery, HistoryEntry, Silence } from './model.js';
+import type { AlertRecord, AlertStore, Delivery, HistoryEntry, ResolvedAlert, Silence } from './model.js';
 import { silenceMatches } from './model.js';
 import { type AlertInstance, groupKeyOf, makeNotification } from './notification.js';
 
@@ -114,6 +114,10 @@ export class Dispatcher {
   private readonly told = new Map<string, Map<string, Delivery>>();
   /** channel → fingerprint → an alert it was told fired that has resolved and is not yet told so. */
   private readonly resolvedToTell = new Map<string, Map<string, { record: AlertRecord; at: number }>>();
+  /** `channel \0 fingerprint` → the sends in flight that tell the channel the alert fires. */
+  private readonly firingInFlight = new Map<string, number>();
+  /** `channel \0 fingerprint` → an alert that resolved while a send telling the channel it fires was in flight. */
+  private readonly resolvedDuringSend = new Map<string, { record: AlertRecord; at: number }>();
   /** `channel \0 groupKey` → its sends. */
   private readonly groups = new Map<string, GroupState>();
   private readonly counters = new Map<string, ChannelCounters>();
@@ -127,6 +131,11 @@ export class Dispatcher {
     }
     for (const delivery of options.store.deliveries())
       this.told.get(delivery.channel)?.set(delivery.fingerprint, delivery);
+    // Resolutions the last process had not told yet (a channel failing, a stop): told as if just resolved.
+    for (const { record, resolvedAt } of options.store.untoldResolutions())
+      for (const [channel, told] of this.told)
+        if (told.get(record.fingerprint)?.status === 'firing')
+          this.resolvedToTell.get(channel)?.set(record.fingerprint, { record, at: resolvedAt });
   }
 
   /** Each channel's counters since start, every channel from the start. */
@@ -140,11 +149,17 @@ export class Dispatcher {
     const firing = input.active.filter((record) => record.phase === 'firing');
     const silenced = (record: AlertRecord) =>
       input.silences.some((silence) => silenceMatches(silence, record.labels, at));
+    const queued = new Map<string, ResolvedAlert>();
     for (const { channel } of this.options.channels) {
       const told = this.told.get(channel.name) ?? new Map<string, Delivery>();
       const toTell = this.resolvedToTell.get(channel.name) ?? new Map<string, { record: AlertRecord; at: number }>();
-      for (const record of input.resolved)
-        if (told.get(record.fingerprint)?.status === 'firing') toTell.set(record.fingerprint, { record, at });
+      for (const record of input.resolved) {
+        const key = `${channel.name}\0${record.fingerprint}`;
+        if (told.get(record.fingerprint)?.status === 'firing') {
+          toTell.set(record.fingerprint, { record, at });
+          queued.set(record.fingerprint, { record, resolvedAt: at });
+        } else if ((this.firingInFlight.get(key) ?? 0) > 0) this.resolvedDuringSend.set(key, { record, at });
+      }
       // A silenced alert counts as not told: when the silence ends it is told as a new one.
       for (const record of firing) if (silenced(record)) told.delete(record.fingerprint);
       for (const { record } of toTell.values()) if (silenced(record)) toTell.delete(record.fingerprint);
@@ -167,8 +182,18 @@ export class Dispatcher {
     for (const [channelName, toTell] of this.resolvedToTell)
       for (const { record, at: resolvedAt } of toTell.values())
         add(record, { record, status: 'resolved', endsAt: resolvedAt }, channelName);
+    this.saveResolutions([...queued.values()]);
     for (const [key, group] of groups)
       if (this.isDue(key, group.channel.channel.name, group.members, at)) this.send(key, group, at);
+  }
+
+  /** Saves resolutions still to be told, so that a restart tells them; a store failure goes to onStoreError. */
+  private saveResolutions(resolved: readonly ResolvedAlert[]): void {
+    try {
+      this.options.store.saveResolutions(resolved);
+    } catch (err) {
+      this.options.onStoreError(err);
+    }
   }
 
   /** Resolves once every send in flight has completed, or after `timeoutMs`. */
@@ -224,6 +249,11 @@ export class Dispatcher {
     const state = this.groups.get(key) ?? { inFlight: false, failures: 0, retryAt: 0 };
     state.inFlight = true;
     this.groups.set(key, state);
+    const firingKeys = members
+      .filter((member) => member.status === 'firing')
+      .map(({ record }) => `${channel.channel.name}\0${record.fingerprint}`);
+    for (const firingKey of firingKeys)
+      this.firingInFlight.set(firingKey, (this.firingInFlight.get(firingKey) ?? 0) + 1);
     const notification = makeNotification({
       receiver: channel.channel.name,
       groupLabels,
@@ -246,6 +276,15 @@ export class Dispatcher {
       .finally(() => {
         state.inFlight = false;
         this.inFlight.delete(sending);
+        for (const firingKey of firingKeys) {
+          const left = (this.firingInFlight.get(firingKey) ?? 1) - 1;
+          if (left > 0) this.firingInFlight.set(firingKey, left);
+          else {
+            this.firingInFlight.delete(firingKey);
+            // Not told it fires (the send failed): there is no resolution to tell.
+            this.resolvedDuringSend.delete(firingKey);
+          }
+        }
       });
     this.inFlight.add(sending);
   }
@@ -263,14 +302,25 @@ export class Dispatcher {
     }));
     const told = this.told.get(channelName);
     const toTell = this.resolvedToTell.get(channelName);
+    const resolvedMeanwhile: ResolvedAlert[] = [];
     for (const delivery of deliveries) {
-      if (delivery.status === 'firing') told?.set(delivery.fingerprint, delivery);
-      else {
+      if (delivery.status === 'firing') {
+        told?.set(delivery.fingerprint, delivery);
+        // It resolved while this send was in flight: the channel is now told so too.
+        const key = `${channelName}\0${delivery.fingerprint}`;
+        const resolved = this.resolvedDuringSend.get(key);
+        if (resolved !== undefined) {
+          this.resolvedDuringSend.delete(key);
+          toTell?.set(delivery.fingerprint, resolved);
+          resolvedMeanwhile.push({ record: resolved.record, resolvedAt: resolved.at });
+        }
+      } else {
         told?.delete(delivery.fingerprint);
         toTell?.delete(delivery.fingerprint);
       }
     }
     this.options.store.setDeliveries(deliveries);
+    this.options.store.saveResolutions(resolvedMeanwhile);
     this.options.store.record(members.map((member) => historyOf(member, channelName, 'notified', member.status, at)));
   }
 

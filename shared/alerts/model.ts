@@ -96,6 +96,12 @@ export interface AlertRecord {
   lastSeenAt: number;
 }
 
+/** An alert's last record and when it resolved. */
+export interface ResolvedAlert {
+  record: AlertRecord;
+  resolvedAt: number;
+}
+
 /** What one evaluation changed, for the store (state and history) and the dispatcher. */
 export interface Transitions {
   at: number;
@@ -182,7 +188,14 @@ export interface AlertStore {
   /** Appends history rows (notified, notify_failed, silenced). */
   record(entries: readonly Omit<HistoryEntry, 'id'>[]): void;
   deliveries(): Delivery[];
-  /** Upserts what a channel was told; a resolved delivery of an alert no longer active may be deleted later by prune. */
+  /**
+   * The alerts that resolved while some channel's delivery still says firing (it was not told yet that
+   * they resolved), with when they resolved; the others' saved resolutions are deleted. Read at start.
+   */
+  untoldResolutions(): ResolvedAlert[];
+  /** Saves resolutions some channel is still to be told of (the dispatcher, as it queues them). */
+  saveResolutions(resolved: readonly ResolvedAlert[]): void;
+  /** Upserts what a channel was told (a saved resolution goes once no channel's delivery of it says firing); a resolved delivery of an alert no longer active may be deleted later by prune. */
   setDeliveries(deliveries: readonly Delivery[]): void;
   /** Silences whose end is after `now` and that were not expired. */
   activeSilences(now: number): Silence[];

@@ -22,6 +22,7 @@ import type {
   Delivery,
   HistoryEntry,
   HistoryEvent,
+  ResolvedAlert,
   Silence,
   Transitions,
 } from './model.js';
@@ -36,6 +37,10 @@ const STATE_COLUMNS =
   'fingerprint, rule_id, rule, severity, labels, summary, link, phase, active_since_ms, fired_at_ms, value, last_seen_ms';
 const HISTORY_COLUMNS = 'time_ms, fingerprint, rule, severity, labels, event, value, channel, detail';
 const SILENCE_COLUMNS = 'id, rule, matchers, starts_at_ms, ends_at_ms, created_by, comment, expired_at_ms';
+
+/** No channel's delivery of the alert_resolved row's alert says firing. */
+const NOT_TOLD_FIRING =
+  "NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.fingerprint = alert_resolved.fingerprint AND d.status = 'firing')";
 
 /** Whole numbers bound as integers (node:sqlite binds every JS number as REAL otherwise). */
 function cell(value: number | null): SQLInputValue {
@@ -135,6 +140,10 @@ export class SqliteAlertStore implements AlertStore {
     insertHistory: StatementSync;
     deliveries: StatementSync;
     upsertDelivery: StatementSync;
+    resolved: StatementSync;
+    upsertResolved: StatementSync;
+    deleteTold: StatementSync;
+    deleteToldOne: StatementSync;
     activeSilences: StatementSync;
     silences: StatementSync;
     insertSilence: StatementSync;
@@ -162,6 +171,17 @@ export class SqliteAlertStore implements AlertStore {
       upsertDelivery: prepare(
         'INSERT OR REPLACE INTO alert_deliveries (fingerprint, channel, status, sent_at_ms) VALUES (?, ?, ?, ?)',
       ),
+      resolved: prepare(
+        `SELECT ${STATE_COLUMNS}, resolved_at_ms FROM alert_resolved ORDER BY resolved_at_ms, fingerprint`,
+      ),
+      upsertResolved: prepare(
+        `INSERT OR REPLACE INTO alert_resolved (${STATE_COLUMNS}, resolved_at_ms) VALUES (${STATE_COLUMNS.replace(/\w+/g, '?')}, ?)`,
+      ),
+      // A resolution no channel is still to be told of; or of an alert that is active again (its state says it now).
+      deleteTold: prepare(
+        `DELETE FROM alert_resolved WHERE fingerprint IN (SELECT fingerprint FROM alert_state) OR ${NOT_TOLD_FIRING}`,
+      ),
+      deleteToldOne: prepare(`DELETE FROM alert_resolved WHERE fingerprint = ? AND ${NOT_TOLD_FIRING}`),
       activeSilences: prepare(
         `SELECT ${SILENCE_COLUMNS} FROM alert_silences WHERE expired_at_ms IS NULL AND ends_at_ms > ? ORDER BY starts_at_ms DESC, id`,
       ),
@@ -235,13 +255,32 @@ export class SqliteAlertStore implements AlertStore {
   setDeliveries(deliveries: readonly Delivery[]): void {
     if (deliveries.length === 0) return;
     this.transaction(() => {
-      for (const delivery of deliveries)
+      for (const delivery of deliveries) {
         this.statements.upsertDelivery.run(
           delivery.fingerprint,
           delivery.channel,
           delivery.status,
           cell(delivery.sentAt),
         );
+        if (delivery.status === 'resolved') this.statements.deleteToldOne.run(delivery.fingerprint);
+      }
+    });
+  }
+
+  untoldResolutions(): ResolvedAlert[] {
+    return this.transaction(() => {
+      this.statements.deleteTold.run();
+      return this.statements.resolved
+        .all()
+        .map((row) => ({ record: alertOf(row), resolvedAt: num(row, 'resolved_at_ms') }));
+    });
+  }
+
+  saveResolutions(resolved: readonly ResolvedAlert[]): void {
+    if (resolved.length === 0) return;
+    this.transaction(() => {
+      for (const { record, resolvedAt } of resolved)
+        this.statements.upsertResolved.run(...stateCells(record), cell(resolvedAt));
     });
   }
 

@@ -291,6 +291,24 @@ CREATE TABLE IF NOT EXISTS alert_deliveries (
   sent_at_ms INTEGER NOT NULL,
   PRIMARY KEY (fingerprint, channel)
 ) WITHOUT ROWID;
+-- Alerts that resolved while a channel had been told they fire and not yet that they resolved: the
+-- last record (the columns of alert_state) and when it resolved, so a restart still tells it.
+-- Deleted once no channel's delivery of the alert says firing.
+CREATE TABLE IF NOT EXISTS alert_resolved (
+  fingerprint TEXT PRIMARY KEY,
+  rule_id TEXT NOT NULL,
+  rule TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  link TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  active_since_ms INTEGER NOT NULL,
+  fired_at_ms INTEGER,
+  value REAL NOT NULL,
+  last_seen_ms INTEGER NOT NULL,
+  resolved_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 -- Each alert's history: fired, notified, notify_failed, resolved, silenced.
 CREATE TABLE IF NOT EXISTS alert_history (
   id INTEGER PRIMARY KEY,

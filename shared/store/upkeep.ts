@@ -71,7 +71,7 @@ function deleteBefore(db: DatabaseSync, cutoffMs: number): number {
  * The alerts' rows older than `olderThan` (ms), deleted; how many. History by its time; silences that
  * ended (or were expired) before it; deliveries sent before it of alerts no longer pending or firing
  * (an active alert keeps what its channels were told, however old, so a restart does not send it
- * again). Not part of the size cap: these tables stay small next to the events'. The caller holds
+ * again); resolutions not yet told (alert_resolved) of alerts resolved before it. Not part of the size cap: these tables stay small next to the events'. The caller holds
  * the transaction (runUpkeep here, SqliteAlertStore.prune).
  */
 export function pruneAlerts(db: DatabaseSync, olderThan: number): number {
@@ -83,7 +83,8 @@ export function pruneAlerts(db: DatabaseSync, olderThan: number): number {
       'DELETE FROM alert_deliveries WHERE sent_at_ms < ? AND fingerprint NOT IN (SELECT fingerprint FROM alert_state)',
     )
     .run(cutoff);
-  return Number(history.changes) + Number(silences.changes) + Number(deliveries.changes);
+  const resolved = db.prepare('DELETE FROM alert_resolved WHERE resolved_at_ms < ?').run(cutoff);
+  return Number(history.changes) + Number(silences.changes) + Number(deliveries.changes) + Number(resolved.changes);
 }
 
 function inTransaction<T>(db: DatabaseSync, body: () => T): T {

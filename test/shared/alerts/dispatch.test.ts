@@ -297,4 +297,47 @@ describe('Dispatcher', () => {
     await run(second, { at: t0 + 3 * MINUTE, active: [b], resolved: [a] });
     expect(servers(2)).toEqual(['node1:resolved']);
   });
+
+  it('after a restart, tells a resolution the last process could not deliver (its channel failing), once', async () => {
+    const first = dispatcher([channel('ops')]);
+    const a = firing('node1', t0);
+    await run(first, { at: t0 + GROUP_WAIT, active: [a] });
+    expect(servers(0)).toEqual(['node1:firing']);
+    receiver.setFallback(500);
+    await run(first, { at: t0 + 2 * MINUTE, resolved: [a] });
+    expect(receiver.requests).toHaveLength(3); // the two attempts of the resolution failed
+    store.close();
+
+    store = openAlertStore(join(dir, 'svc.db'));
+    receiver.setFallback(202);
+    const second = dispatcher([channel('ops')]);
+    await run(second, { at: t0 + 5 * MINUTE });
+    expect(receiver.requests).toHaveLength(4);
+    expect(servers(3)).toEqual(['node1:resolved']);
+    expect(posted(3).alerts[0]?.endsAt).toBe(new Date(t0 + 2 * MINUTE).toISOString());
+    // Told: nothing is kept to tell again, by this process or the next.
+    expect(store.untoldResolutions()).toEqual([]);
+    await run(second, { at: t0 + 6 * MINUTE });
+    store.close();
+    store = openAlertStore(join(dir, 'svc.db'));
+    await run(dispatcher([channel('ops')]), { at: t0 + 7 * MINUTE });
+    expect(receiver.requests).toHaveLength(4);
+  });
+
+  it('tells the resolution of an alert that resolved while the send telling it fires was in flight', async () => {
+    receiver.reply({ status: 202, delayMs: 1_500 });
+    const target = dispatcher([channel('ops')]);
+    const a = firing('node1', t0);
+    target.dispatch({ at: t0 + GROUP_WAIT, active: [a], resolved: [], silences: [] });
+    // Resolved before the channel answered the firing notification.
+    await run(target, { at: t0 + GROUP_WAIT + 1 * SECOND, resolved: [a] });
+    expect(servers(0)).toEqual(['node1:firing']);
+    expect(receiver.requests).toHaveLength(1);
+    // Saved, so that a restart now would still tell it.
+    expect(store.untoldResolutions().map((resolved) => resolved.record.fingerprint)).toEqual([a.fingerprint]);
+    await run(target, { at: t0 + GROUP_WAIT + 11 * SECOND });
+    expect(servers(1)).toEqual(['node1:resolved']);
+    expect(store.deliveries().map((delivery) => delivery.status)).toEqual(['resolved']);
+    expect(store.untoldResolutions()).toEqual([]);
+  });
 });

@@ -134,7 +134,7 @@ describe('store upkeep', () => {
     expect(rows("SELECT count(*) AS n FROM log_events_fts WHERE log_events_fts MATCH 'alive'")).toEqual([{ n: 1 }]);
   });
 
-  it('prunes the alerts tables in the retention step: old history, ended silences, deliveries of alerts no longer active', () => {
+  it('prunes the alerts tables in the retention step: old history, ended silences, deliveries of alerts no longer active, resolutions never told', () => {
     const now = Date.now();
     open({ retentionDays: 2, rawHealthHours: 720, maxSizeMB: 0 });
     // The alerts' store writes the same file through a connection of its own, as the engine does.
@@ -148,6 +148,12 @@ describe('store upkeep', () => {
         { fingerprint: active.fingerprint, channel: 'ops', status: 'firing', sentAt: now - 3 * DAY_MS },
         { fingerprint: gone.fingerprint, channel: 'ops', status: 'firing', sentAt: now - 3 * DAY_MS },
       ]);
+      // Resolutions still to tell: one older than the retention, one of now.
+      const old = alertRecord('node3', now - 4 * DAY_MS);
+      alerts.saveResolutions([
+        { record: old, resolvedAt: now - 3 * DAY_MS },
+        { record: gone, resolvedAt: now },
+      ]);
       const silence = { rule: null, matchers: { server: 'node1' }, createdBy: 'ops', comment: '' };
       alerts.addSilence({ ...silence, startsAt: now - 4 * DAY_MS, endsAt: now - 3 * DAY_MS });
       alerts.addSilence({ ...silence, startsAt: now - 4 * DAY_MS, endsAt: now + DAY_MS });
@@ -155,8 +161,9 @@ describe('store upkeep', () => {
       alerts.close();
     }
     const report = writer.upkeep(now);
-    expect(report.expired).toBe(2 + 1 + 1);
+    expect(report.expired).toBe(2 + 1 + 1 + 1);
     expect(rows('SELECT event FROM alert_history')).toEqual([{ event: 'resolved' }]);
+    expect(count('alert_resolved')).toBe(1);
     expect(count('alert_silences')).toBe(1);
     expect(count('alert_deliveries')).toBe(1);
     expect(count('alert_state')).toBe(1);
