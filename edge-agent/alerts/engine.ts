@@ -105,6 +105,12 @@ export class AlertEngine implements Component {
     const { log, rules } = this.options;
     const restored = store.loadActive();
     this.activeAlerts = restored;
+    // The silences already recorded for the restored firing alerts: not recorded a second time.
+    this.silencedBy = store.silencedSince(
+      restored.flatMap((record) =>
+        record.firedAt === null ? [] : [{ fingerprint: record.fingerprint, since: record.firedAt }],
+      ),
+    );
     this.evaluator = this.options.evaluator(restored, this.now());
     this.dispatcher = new Dispatcher({
       channels: this.retrying,

@@ -197,6 +197,11 @@ export interface AlertStore {
   saveResolutions(resolved: readonly ResolvedAlert[]): void;
   /** Upserts what a channel was told (a saved resolution goes once no channel's delivery of it says firing); a resolved delivery of an alert no longer active may be deleted later by prune. */
   setDeliveries(deliveries: readonly Delivery[]): void;
+  /**
+   * For each of `alerts`, the silence its last `silenced` history row at or after `since` names (the
+   * restored firing alerts, so that a restart does not record their silence again).
+   */
+  silencedSince(alerts: readonly { fingerprint: string; since: number }[]): Map<string, string>;
   /** Silences whose end is after `now` and that were not expired. */
   activeSilences(now: number): Silence[];
   /** Every silence that ended less than `sinceMs` ago or is still active, newest first. */

@@ -144,6 +144,7 @@ export class SqliteAlertStore implements AlertStore {
     upsertResolved: StatementSync;
     deleteTold: StatementSync;
     deleteToldOne: StatementSync;
+    lastSilenced: StatementSync;
     activeSilences: StatementSync;
     silences: StatementSync;
     insertSilence: StatementSync;
@@ -182,6 +183,9 @@ export class SqliteAlertStore implements AlertStore {
         `DELETE FROM alert_resolved WHERE fingerprint IN (SELECT fingerprint FROM alert_state) OR ${NOT_TOLD_FIRING}`,
       ),
       deleteToldOne: prepare(`DELETE FROM alert_resolved WHERE fingerprint = ? AND ${NOT_TOLD_FIRING}`),
+      lastSilenced: prepare(
+        "SELECT detail FROM alert_history WHERE fingerprint = ? AND event = 'silenced' AND time_ms >= ? ORDER BY id DESC LIMIT 1",
+      ),
       activeSilences: prepare(
         `SELECT ${SILENCE_COLUMNS} FROM alert_silences WHERE expired_at_ms IS NULL AND ends_at_ms > ? ORDER BY starts_at_ms DESC, id`,
       ),
@@ -282,6 +286,16 @@ export class SqliteAlertStore implements AlertStore {
       for (const { record, resolvedAt } of resolved)
         this.statements.upsertResolved.run(...stateCells(record), cell(resolvedAt));
     });
+  }
+
+  silencedSince(alerts: readonly { fingerprint: string; since: number }[]): Map<string, string> {
+    const silenced = new Map<string, string>();
+    for (const { fingerprint, since } of alerts) {
+      const row = this.statements.lastSilenced.get(fingerprint, cell(since));
+      const id = row === undefined ? null : strOrNull(row, 'detail');
+      if (id !== null) silenced.set(fingerprint, id);
+    }
+    return silenced;
   }
 
   activeSilences(now: number): Silence[] {

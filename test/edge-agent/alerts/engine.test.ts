@@ -191,6 +191,37 @@ describe('alert engine', () => {
     expect(body(1).status).toBe('resolved');
   });
 
+  it('records a silence once for an alert it still covers across a restart, and sends nothing', async () => {
+    const first = await startEngine();
+    await until('the first evaluation', () => first.engine.rules().every((rule) => rule.lastEvaluation !== null));
+    const silence = first.engine.store.addSilence({
+      rule: 'healthApiErrors',
+      matchers: {},
+      startsAt: clock - 1_000,
+      endsAt: clock + 10 * MINUTE,
+      createdBy: 'ops',
+      comment: 'maintenance',
+    });
+    first.errors.track('HEALTH_API', new Error('down'));
+    clock += 5_000;
+    const silencedRows = (engine: typeof first.engine) =>
+      engine.store
+        .history({ from: clock - 10 * MINUTE, to: clock + MINUTE, limit: 50 })
+        .filter((entry) => entry.event === 'silenced');
+    await until('the silenced row', () => silencedRows(first.engine).length === 1, 5_000);
+    await stopAll();
+
+    clock += 5_000;
+    const second = await startEngine();
+    for (let evaluation = 0; evaluation < 2; evaluation += 1) {
+      clock += 1_000;
+      await until('an evaluation', () => second.engine.rules()[0]?.lastEvaluation?.at === clock, 5_000);
+    }
+    expect(second.engine.active().map((record) => record.phase)).toEqual(['firing']);
+    expect(silencedRows(second.engine).map((entry) => entry.detail)).toEqual([silence.id]);
+    expect(receiver.requests).toHaveLength(0);
+  });
+
   it("publishes to an mqtt channel through the process's MQTT client, which it does not start or stop", async () => {
     // The rig's writer stands for the process's client (boot.ts processMqttWriter), connected before the engine starts.
     const rig = await startMqttRig();
