@@ -15,12 +15,14 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { makeCertificates, writeCertificates } from '../../edge-agent/simulate/platform/certs.js';
 import { SVC_VERSION } from '../../shared/version.js';
 import { envelope } from '../support/audit.js';
 import { REPO_ROOT } from '../support/build.js';
 import { type MosquittoHandle, startMosquitto } from '../support/mosquitto.js';
 import { freePort, LOOPBACK } from '../support/ports.js';
 import { scrape } from '../support/prometheus.js';
+import { type SmtpServer, startSmtpServer } from '../support/smtp.js';
 import {
   filesIn,
   logLines,
@@ -173,10 +175,23 @@ describe('the Linux single executable, alone in a folder, in a clean environment
     expect((await parquetEventIds(join(cwd, 'out'))).length).toBe(3);
   });
 
-  it('`simulate platform` and `edge` polling it over mutual TLS: gauges on the metrics endpoint, events through the bundled MQTT client', async () => {
-    const broker: MosquittoHandle = await startMosquitto();
+  it('`simulate platform` and `edge` polling it over mutual TLS: gauges on the metrics endpoint, events through the bundled MQTT client, an alert through the bundled nodemailer and the same MQTT connection', async () => {
     const cwd = join(home, 'edge');
     mkdirSync(cwd);
+    const smtpCerts = writeCertificates(
+      join(cwd, 'smtp-certs'),
+      makeCertificates(['127.0.0.1', 'localhost'], { commonName: 'SMTP executable CA' }),
+    );
+    const [broker, smtp]: [MosquittoHandle, SmtpServer] = await Promise.all([
+      startMosquitto(),
+      startSmtpServer({
+        mode: 'starttls',
+        certFile: smtpCerts.serverCert,
+        keyFile: smtpCerts.serverKey,
+        user: 'svc',
+        password: 'exe-Smtp-Pass-1',
+      }),
+    ]);
     const simulator = startProgram(
       svc,
       cwd,
@@ -217,6 +232,32 @@ describe('the Linux single executable, alone in a folder, in a clean environment
             systemInfo: { enable: false },
             metricsEndpoint: { enable: true, host: LOOPBACK, port: metricsPort },
             mqttConfig: { enable: true, brokerHost: LOOPBACK, brokerPort: broker.port, baseTopic: 'exe/' },
+            // A rule that holds as soon as a poll answers: its alert goes out by e-mail and MQTT.
+            alerts: {
+              evaluationInterval: '1s',
+              groupWait: '0',
+              rules: [
+                { name: 'serverAnswers', expr: { field: 'server.up', op: '==', threshold: 1 }, severity: 'info' },
+              ],
+              channels: [
+                {
+                  name: 'mail',
+                  type: 'email',
+                  email: {
+                    smtp: {
+                      host: LOOPBACK,
+                      port: smtp.port,
+                      username: 'svc',
+                      password: 'exe-Smtp-Pass-1',
+                      caFile: smtpCerts.clientCertCA,
+                    },
+                    from: 'svc@example.com',
+                    to: ['ops@example.com'],
+                  },
+                },
+                { name: 'bus', type: 'mqtt', topic: 'exe/alerts' },
+              ],
+            },
           },
         }),
       );
@@ -229,11 +270,19 @@ describe('the Linux single executable, alone in a folder, in a clean environment
         )
         .toBe(1);
       await expect.poll(() => topics.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      await expect.poll(() => topics.includes('exe/alerts'), { timeout: 20_000 }).toBe(true);
+      await expect.poll(async () => (await smtp.messages()).length, { timeout: 20_000 }).toBeGreaterThan(0);
+      const [mail] = await smtp.messages();
+      expect(mail).toMatchObject({ tls: true, authenticated: true, rcptTos: ['ops@example.com'] });
+      expect(mail?.content).toContain('serverAnswers');
+      // One connection to the broker carries the events and the alert.
+      const lines = logLines(edge.output()).map((line) => line.msg);
+      expect(lines.filter((msg) => msg.startsWith('connected to the MQTT broker'))).toHaveLength(1);
     } finally {
       edge?.child.kill('SIGTERM');
       simulator.child.kill('SIGTERM');
       await subscriber.endAsync();
-      await broker.stop();
+      await Promise.all([broker.stop(), smtp.stop()]);
     }
     expect(await edge?.exited).toBe(0);
     expect(await simulator.exited).toBe(0);
