@@ -128,6 +128,7 @@ function startAlertsWebView(at: string, alertsOn: boolean): Promise<StoreWebView
             sent: 12 - 9 * i,
             failed: 2 * i,
             lastError: i === 1 ? CHANNEL_ERROR : null,
+            failing: i === 1,
           })),
       };
     },
