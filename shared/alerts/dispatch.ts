@@ -57,7 +57,10 @@ export interface ChannelCounters {
   target: string;
   sent: number;
   failed: number;
+  /** The last failure's message (masked), kept after the channel delivers again. */
   lastError: string | null;
+  /** Whether its last notification was not delivered (after its retries); false again once one is. */
+  failing: boolean;
 }
 
 /** What one evaluation hands the dispatcher. */
@@ -88,7 +91,15 @@ interface Member {
 
 /** The counters of a channel that has sent nothing yet. */
 export function unusedCounters(channel: RetryingChannel['channel']): ChannelCounters {
-  return { name: channel.name, type: channel.type, target: channel.target, sent: 0, failed: 0, lastError: null };
+  return {
+    name: channel.name,
+    type: channel.type,
+    target: channel.target,
+    sent: 0,
+    failed: 0,
+    lastError: null,
+    failing: false,
+  };
 }
 
 /** Whether an alert's labels satisfy a route's match (a value may list alternatives `a|b`). */
@@ -293,7 +304,10 @@ export class Dispatcher {
     state.failures = 0;
     state.retryAt = 0;
     const counters = this.counters.get(channelName);
-    if (counters) counters.sent += 1;
+    if (counters) {
+      counters.sent += 1;
+      counters.failing = false;
+    }
     const deliveries: Delivery[] = members.map(({ record, status }) => ({
       fingerprint: record.fingerprint,
       channel: channelName,
@@ -332,6 +346,7 @@ export class Dispatcher {
     if (counters) {
       counters.failed += 1;
       counters.lastError = error;
+      counters.failing = true;
     }
     const detail = `${error}; tried again in ${formatDuration(waitMs)} or later`;
     this.options.store.record(members.map((member) => historyOf(member, channelName, 'notify_failed', detail, at)));

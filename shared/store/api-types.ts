@@ -304,7 +304,10 @@ export const ChannelViewSchema = Type.Object({
   target: Type.String({ description: 'where it sends, masked' }),
   sent: Type.Integer({ description: 'notifications delivered since start' }),
   failed: Type.Integer({ description: 'notifications not delivered after their retries since start' }),
-  lastError: Type.Union([Type.String(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()], {
+    description: 'the last failure, masked; kept after the channel delivers again',
+  }),
+  failing: Type.Boolean({ description: 'whether its last notification was not delivered (after its retries)' }),
 });
 export type ChannelView = Static<typeof ChannelViewSchema>;
 

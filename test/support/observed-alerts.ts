@@ -50,6 +50,7 @@ export function observedAlertsOf(store: AlertStore, alerts: SvcConfig['alerts'])
         sent: 0,
         failed: 0,
         lastError: null,
+        failing: false,
       })),
     active: () => store.loadActive(),
   };

@@ -167,6 +167,7 @@ export function statusPage(): string {
     [
       '<h1>Status</h1>',
       '<p class="meta" id="summary">Loading…</p>',
+      '<section><h2>Alerts</h2><div id="alerts" class="card alerts-summary"></div></section>',
       '<section><h2>Monitored servers</h2><div id="servers" class="cards"></div></section>',
       '<section><h2>UDP listeners</h2><div id="listeners"></div></section>',
       '<section><h2>Destinations</h2><div id="destinations"></div></section>',

@@ -10,8 +10,11 @@
  *
  * Nothing secret is in it: servers by their configured name and description (no host), listeners by
  * type, destinations by name; errors by type, category, server name and module, never a message
- * (a message can quote a URL with its credentials).
+ * (a message can quote a URL with its credentials); alert channels by name, never their target or
+ * last error.
  */
+import type { AlertSeverity } from '../../../shared/alerts/model.js';
+import { alertViews } from '../../../shared/alerts/silences.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { ErrorTracker, ErrorType, TrackedError } from '../../../shared/errors/tracker.js';
 import { SVC_VERSION } from '../../../shared/version.js';
@@ -20,6 +23,8 @@ import type { Observed } from '../observed.js';
 import type { HealthPoint, PollHistory } from './poll-history.js';
 
 export const RECENT_ERRORS = 10;
+/** The firing alerts the status names; the others are counted (`moreFiring`). */
+export const FIRING_ALERTS_NAMED = 5;
 export const MIN_RATE_WINDOW_MS = 2_000;
 
 export interface ServerStatus {
@@ -70,14 +75,47 @@ export interface DestinationStatus {
   unreachable: boolean;
 }
 
+/** What the alert engine holds now (Observed.alerts); all zero and empty while alerts are off (`empty.alerts` says why). */
+export interface AlertsStatus {
+  enabled: boolean;
+  /** The alerts firing, by severity (silenced ones included: they fire, they are only not sent). */
+  firing: Record<AlertSeverity, number>;
+  /** The alerts whose condition holds and whose `for` has not passed yet. */
+  pending: number;
+  /** The firing alerts, the most severe first, then the most recent: at most FIRING_ALERTS_NAMED. */
+  firingAlerts: {
+    rule: string;
+    severity: AlertSeverity;
+    /** The `server` label, or null when the alert is not about a server. */
+    server: string | null;
+    /** Its fingerprint: /alerts#<fingerprint> marks it on the Alerts page. */
+    fingerprint: string;
+    firingSince: string;
+  }[];
+  /** Firing alerts besides those in firingAlerts. */
+  moreFiring: number;
+  /** The channels set (Svc.alerts.channels). */
+  channels: number;
+  /** The channels whose last notification was not delivered, by name, with their failures since start. */
+  failingChannels: { name: string; failed: number }[];
+}
+
 export interface StatusReport {
   generatedAt: string;
   version: string;
   mode: string;
   uptimeSeconds: number;
   /** Why a section is empty (what to set), or null when it has entries. */
-  empty: { servers: string | null; listeners: string | null; destinations: string | null; errors: string | null };
+  empty: {
+    servers: string | null;
+    listeners: string | null;
+    destinations: string | null;
+    errors: string | null;
+    /** Why alerts are off (what to set), or null while the engine runs. */
+    alerts: string | null;
+  };
   pollingIntervalMs: number;
+  alerts: AlertsStatus;
   servers: ServerStatus[];
   listeners: ListenerStatus[];
   destinations: DestinationStatus[];
@@ -233,8 +271,10 @@ export class StatusModel {
           : this.recent.length === 0
             ? 'no errors since Svc started'
             : null,
+        alerts: observed.alerts ? null : alertsOff(config),
       },
       pollingIntervalMs: config.serversToMonitor.pollingInterval,
+      alerts: alertsStatus(observed, nowMs),
       servers,
       listeners,
       destinations,
@@ -253,4 +293,41 @@ export class StatusModel {
       },
     };
   }
+}
+
+/** Why Observed.alerts is null, in one line: what to set. */
+function alertsOff(config: SvcConfig): string {
+  if (!config.alerts.enable) return 'alerts are off: Svc.alerts.enable is false';
+  if (!config.store.enable)
+    return 'alerts are off: they keep their state in the embedded store, and Svc.store.enable is false';
+  return 'alerts are off: the alert engine is not running';
+}
+
+function alertsStatus(observed: Observed, nowMs: number): AlertsStatus {
+  const firing: Record<AlertSeverity, number> = { critical: 0, warning: 0, info: 0 };
+  const engine = observed.alerts;
+  if (!engine)
+    return { enabled: false, firing, pending: 0, firingAlerts: [], moreFiring: 0, channels: 0, failingChannels: [] };
+  // Sorted as the Alerts page sorts them; silences are not read here (the count is of what fires).
+  const active = alertViews(engine.active(), [], nowMs);
+  const fired = active.filter((alert) => alert.phase === 'firing');
+  for (const alert of fired) firing[alert.severity] += 1;
+  const channels = engine.channels();
+  return {
+    enabled: true,
+    firing,
+    pending: active.length - fired.length,
+    firingAlerts: fired.slice(0, FIRING_ALERTS_NAMED).map((alert) => ({
+      rule: alert.rule,
+      severity: alert.severity,
+      server: alert.labels.server ?? null,
+      fingerprint: alert.fingerprint,
+      firingSince: new Date(alert.firedAt ?? alert.activeSince).toISOString(),
+    })),
+    moreFiring: Math.max(0, fired.length - FIRING_ALERTS_NAMED),
+    channels: channels.length,
+    failingChannels: channels
+      .filter((channel) => channel.failing)
+      .map((channel) => ({ name: channel.name, failed: channel.failed })),
+  };
 }

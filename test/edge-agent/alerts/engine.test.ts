@@ -138,7 +138,15 @@ describe('alert engine', () => {
     expect(messages()).toContainEqual(expect.stringMatching(/^alert healthApiErrors resolved \(type=HEALTH_API\)/));
     expect(engine.active()).toEqual([]);
     expect(engine.channels()).toEqual([
-      { name: 'ops', type: 'webhook', target: `${receiver.url}/…`, sent: 2, failed: 0, lastError: null },
+      {
+        name: 'ops',
+        type: 'webhook',
+        target: `${receiver.url}/…`,
+        sent: 2,
+        failed: 0,
+        lastError: null,
+        failing: false,
+      },
     ]);
     const history = engine.store.history({ from: clock - 10 * MINUTE, to: clock + MINUTE, limit: 10 });
     expect(history.map((entry) => entry.event).reverse()).toEqual(['fired', 'notified', 'resolved', 'notified']);

@@ -138,7 +138,15 @@ describe('Dispatcher', () => {
       ['notified', 'ops', 'node2'],
     ]);
     expect(target.channelCounters()).toEqual([
-      { name: 'ops', type: 'webhook', target: `${receiver.url}/…`, sent: 1, failed: 0, lastError: null },
+      {
+        name: 'ops',
+        type: 'webhook',
+        target: `${receiver.url}/…`,
+        sent: 1,
+        failed: 0,
+        lastError: null,
+        failing: false,
+      },
     ]);
     // Told: nothing more until the repeat interval.
     await run(target, { at: t0 + 10 * MINUTE, active: [a, b] });
@@ -201,7 +209,7 @@ describe('Dispatcher', () => {
     expect(receiver.requests).toHaveLength(2); // the RetryingChannel's two attempts
     expect(tracked.map((error) => error.type)).toEqual(['ALERT_NOTIFY']);
     const [counters] = target.channelCounters();
-    expect([counters?.sent, counters?.failed]).toEqual([0, 1]);
+    expect([counters?.sent, counters?.failed, counters?.failing]).toEqual([0, 1, true]);
     expect(counters?.lastError).toContain('500');
     const failedEntries = store.history({ from: t0 - HOUR, to: t0 + HOUR, limit: 10 });
     expect(failedEntries.map((entry) => [entry.event, entry.channel])).toEqual([['notify_failed', 'ops']]);
@@ -219,7 +227,9 @@ describe('Dispatcher', () => {
     expect(receiver.requests).toHaveLength(4);
     await run(target, { at: t0 + GROUP_WAIT + 3 * MINUTE, active: [a] });
     expect(receiver.requests).toHaveLength(5);
-    expect(target.channelCounters()[0]).toMatchObject({ sent: 1, failed: 2 });
+    // Delivering again ends `failing`; the last error stays.
+    expect(target.channelCounters()[0]).toMatchObject({ sent: 1, failed: 2, failing: false });
+    expect(target.channelCounters()[0]?.lastError).toContain('500');
     expect(store.deliveries().map((delivery) => delivery.status)).toEqual(['firing']);
     const events = store.history({ from: t0 - HOUR, to: t0 + HOUR, limit: 10 }).map((entry) => entry.event);
     expect(events).toEqual(['notified', 'notify_failed', 'notify_failed']);

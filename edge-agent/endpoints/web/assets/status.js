@@ -74,6 +74,66 @@ function chartFor(server, host) {
   charts.set(server.name, chart);
 }
 
+/** A link to the Alerts page (`#fingerprint` marks one alert there). */
+const alertsLink = (text, hash, cls) =>
+  el('a', { href: `/alerts${hash ? `#${hash}` : ''}`, ...(cls ? { class: cls } : {}) }, text);
+
+/** One line of counts, the firing alerts by name, and the failing channels; each links to /alerts. */
+function renderAlerts(report) {
+  const box = document.getElementById('alerts');
+  box.replaceChildren();
+  if (report.empty.alerts) return box.append(empty(report.empty.alerts));
+  const a = report.alerts;
+  const severities = Object.keys(a.firing);
+  const total = severities.reduce((sum, s) => sum + a.firing[s], 0);
+  const counts = el('p', { class: 'alert-counts' });
+  if (total === 0) counts.append(alertsLink('nothing firing', '', 'ok-text'));
+  else {
+    counts.append(
+      alertsLink(`${num(total)} firing`, '', 'severity severity-' + severities.find((s) => a.firing[s] > 0)),
+      ': ',
+    );
+    severities.forEach((s, i) =>
+      counts.append(
+        i > 0 ? ', ' : '',
+        el('span', { class: a.firing[s] > 0 ? `severity severity-${s}` : 'count' }, `${num(a.firing[s])} ${s}`),
+      ),
+    );
+  }
+  counts.append(
+    ' · ',
+    alertsLink(`${num(a.pending)} pending`, '', a.pending > 0 ? 'severity-warning' : ''),
+    ` · ${num(a.channels)} channel${a.channels === 1 ? '' : 's'}`,
+  );
+  box.append(counts);
+  if (a.firingAlerts.length > 0) {
+    const names = el('p', { class: 'alert-names' }, 'Firing: ');
+    a.firingAlerts.forEach((f, i) =>
+      names.append(
+        i > 0 ? ', ' : '',
+        alertsLink(f.server ? `${f.rule} on ${f.server}` : f.rule, f.fingerprint, `severity-${f.severity}`),
+      ),
+    );
+    if (a.moreFiring > 0) names.append(' and ', alertsLink(`${num(a.moreFiring)} more`));
+    box.append(names);
+  }
+  if (a.failingChannels.length > 0) {
+    const failing = el(
+      'p',
+      { class: 'alert-channels stale' },
+      `Channel${a.failingChannels.length === 1 ? '' : 's'} failing: `,
+    );
+    a.failingChannels.forEach((c, i) =>
+      failing.append(
+        i > 0 ? ', ' : '',
+        alertsLink(c.name, '', 'stale'),
+        ` (its last notification was not delivered; ${num(c.failed)} failed since start)`,
+      ),
+    );
+    box.append(failing);
+  }
+}
+
 function renderServers(report) {
   const box = document.getElementById('servers');
   box.replaceChildren();
@@ -182,10 +242,13 @@ async function refresh() {
     const report = await response.json();
     summary.textContent = `svc ${report.mode} ${report.version}, up ${num(report.uptimeSeconds)} s; updated ${time(report.generatedAt)} (every ${REFRESH_MS / 1000} s)`;
     summary.classList.remove('stale');
+    renderAlerts(report);
     renderServers(report);
     renderListeners(report);
     renderDestinations(report);
     renderErrors(report);
+    // Counted for the browser tests (as history.js counts its renders).
+    document.body.dataset.renders = String(Number(document.body.dataset.renders ?? 0) + 1);
   } catch (err) {
     summary.textContent = `cannot read /status.json (${err instanceof Error ? err.message : String(err)}); retrying`;
     summary.classList.add('stale');

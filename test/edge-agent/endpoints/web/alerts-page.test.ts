@@ -6,8 +6,8 @@
  * form (filled by an alert's "Silence" action) covers the alert and is in the store; "Expire" ends it
  * in the store; the history pages with "Older" and filters by rule; the form's 400 shows the API's
  * message next to the form and keeps the input; an API error is shown as text; alerts off say so
- * and name the settings. Screenshots go to test-output/screenshots/alerts/ (alerts.png, at 1366×768,
- * is docs/images/pages-alerts.png).
+ * and name the settings (and the status page's alerts part says why in one line). Screenshots go to
+ * test-output/screenshots/alerts/ (alerts.png, at 1366×768, is docs/images/pages-alerts.png).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,6 +128,7 @@ function startAlertsWebView(at: string, alertsOn: boolean): Promise<StoreWebView
             sent: 12 - 9 * i,
             failed: 2 * i,
             lastError: i === 1 ? CHANNEL_ERROR : null,
+            failing: i === 1,
           })),
       };
     },
@@ -306,6 +307,13 @@ describe.skipIf(!CHROMIUM)(
         expect(why).toContain('Alerts are off.');
         expect(why).toContain('(alerts: the store is off (Svc.store.enable: false)');
         expect(await without.page.locator('#error').isHidden()).toBe(true);
+        // The status page's alerts part says the same in one line, not as an error.
+        const status = await open(noStore, '/status');
+        expect(await status.page.locator('#alerts').textContent()).toBe(
+          'alerts are off: they keep their state in the embedded store, and Svc.store.enable is false',
+        );
+        expect(await status.page.locator('#alerts .empty').count()).toBe(1);
+        status.noErrors();
       } finally {
         await noStore.stop();
       }

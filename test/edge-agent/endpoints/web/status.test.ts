@@ -4,16 +4,26 @@
  * virtual-proxy sessions, recent errors from a real ErrorTracker (the last 10, newest first), empty
  * states naming what to set. The clock is a variable here (rates over seconds and an hour of
  * samples); the listener and destination are stand-ins exposing counters (the code under test is
- * the computation over them; a real listener and queue are read in web-e2e.test.ts).
+ * the computation over them; a real listener and queue are read in web-e2e.test.ts). The alerts
+ * part reads a real alert engine, composed as boot.ts composes it (a real store file, real rules,
+ * real webhook channels to recording receivers, one of which refuses with 404).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { alertComponents } from '../../../../edge-agent/alerts/compose.js';
 import { Observed } from '../../../../edge-agent/endpoints/observed.js';
 import { MAX_TREND_POINTS, PollHistory, TREND_WINDOW_MS } from '../../../../edge-agent/endpoints/web/poll-history.js';
-import { StatusModel } from '../../../../edge-agent/endpoints/web/status.js';
+import { FIRING_ALERTS_NAMED, StatusModel } from '../../../../edge-agent/endpoints/web/status.js';
 import type { ListenerTotals } from '../../../../edge-agent/sources/udp/listener.js';
 import { ErrorTracker } from '../../../../shared/errors/tracker.js';
 import type { HealthBody } from '../../../../shared/platform/polled.js';
+import { PointClock } from '../../../../shared/queue/point-clock.js';
+import { captureLog } from '../../../support/audit.js';
 import { silentLog } from '../../../support/log.js';
+import { until } from '../../../support/ports.js';
+import { startRecordingServer } from '../../../support/recording-http.js';
 import { svcConfig } from '../../../support/udp.js';
 
 const body = (cpu: number, sessions: number): HealthBody => ({
@@ -234,6 +244,119 @@ describe('status model', () => {
       listeners: 'no UDP listener: set Svc.userEvents.enable, or enable a source in Svc.logEvents.source',
       destinations: 'no queued destination: enable Svc.tsdbConfig, Svc.mqttConfig or Svc.monsaas and send events to it',
       errors: 'error tracking is off: set Svc.errorTracking.enable',
+      alerts: 'alerts are off: the alert engine is not running',
     });
+  });
+});
+
+describe('the alerts part of the status', () => {
+  const offWith = (lines: string[]) =>
+    new StatusModel({
+      config: svcConfig(lines),
+      mode: 'edge',
+      observed: new Observed(),
+      history: new PollHistory(),
+      errors: new ErrorTracker({ enabled: false, log: silentLog }),
+    }).report();
+
+  it('says alerts are off, and why, when no engine runs', () => {
+    const off = offWith(['  alerts: {enable: false}']);
+    expect(off.empty.alerts).toBe('alerts are off: Svc.alerts.enable is false');
+    expect(off.alerts).toEqual({
+      enabled: false,
+      firing: { critical: 0, warning: 0, info: 0 },
+      pending: 0,
+      firingAlerts: [],
+      moreFiring: 0,
+      channels: 0,
+      failingChannels: [],
+    });
+    expect(offWith(['  store: {enable: false}']).empty.alerts).toBe(
+      'alerts are off: they keep their state in the embedded store, and Svc.store.enable is false',
+    );
+  });
+
+  it("counts the engine's firing alerts by severity and its pending ones, names five of the firing, and the failing channel without its URL", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-status-alerts-'));
+    const [ok, refusing] = [await startRecordingServer(), await startRecordingServer()];
+    refusing.setFallback(404);
+    const servers = Array.from({ length: 7 }, (_, i) => `{host: "h${i}:1", serverName: node${i}}`);
+    const config = svcConfig([
+      '  errorTracking: {enable: true}',
+      `  serversToMonitor: {servers: [${servers.join(', ')}]}`,
+      `  store: {path: ${join(dir, 'svc.db')}}`,
+      '  alerts:',
+      '    evaluationInterval: 1h',
+      '    groupWait: "0"',
+      '    builtIn: {serverDown: {for: "0"}}',
+      '    rules:',
+      '      - {name: healthApiErrors, expr: {field: errors, where: {type: HEALTH_API}, by: [type], aggregate: increase, window: 1h, op: ">", threshold: 0}, severity: info, summary: "{{type}}"}',
+      '      - {name: healthApiErrorsLong, expr: {field: errors, where: {type: HEALTH_API}, by: [type], aggregate: increase, window: 1h, op: ">", threshold: 0}, for: 1h, summary: "{{type}}"}',
+      '    channels:',
+      `      - {name: ops, type: webhook, url: "${ok.url}/hook/MARKER-OPS"}`,
+      `      - {name: broken, type: webhook, url: "${refusing.url}/hook/MARKER-BROKEN"}`,
+    ]);
+    const { logger } = await captureLog('info');
+    const errors = new ErrorTracker({ enabled: true, log: logger });
+    const observed = new Observed();
+    let clock = Date.now();
+    const alerts = alertComponents(
+      { config, configFile: join(dir, 'svc.yaml'), logger, errors, clock: new PointClock() },
+      { observed, storeOn: true, now: () => clock },
+    );
+    if (alerts === null) throw new Error('alerts are on');
+    const { engine, pollSink } = alerts;
+    const model = new StatusModel({ config, mode: 'edge', observed, history: new PollHistory(), errors });
+    try {
+      await engine.start();
+      expect(model.report().alerts).toMatchObject({ enabled: true, firing: { critical: 0, warning: 0, info: 0 } });
+      expect(model.report().empty.alerts).toBeNull();
+
+      // Every server stops answering (serverDown, critical, fires at once), and one HEALTH_API error
+      // fires an info rule and leaves a warning one pending for an hour.
+      for (let i = 0; i < 7; i++) pollSink.healthFailed(`node${i}`, { server_name: `node${i}` });
+      errors.track('HEALTH_API', new Error('node0 does not answer'), { serverName: 'node0' });
+      clock += 1_000;
+      engine.evaluateOnce(clock);
+      await until('the failed notification', () => engine.channels().some((channel) => channel.failing));
+
+      const report = model.report();
+      expect(report.alerts).toMatchObject({
+        enabled: true,
+        firing: { critical: 7, warning: 0, info: 1 },
+        pending: 1,
+        moreFiring: 8 - FIRING_ALERTS_NAMED,
+        channels: 2,
+        failingChannels: [{ name: 'broken', failed: 1 }],
+      });
+      expect(report.alerts.firingAlerts).toHaveLength(FIRING_ALERTS_NAMED);
+      expect(report.alerts.firingAlerts.map((alert) => [alert.rule, alert.severity])).toEqual(
+        Array.from({ length: FIRING_ALERTS_NAMED }, () => ['serverDown', 'critical']),
+      );
+      expect(new Set(report.alerts.firingAlerts.map((alert) => alert.server)).size).toBe(FIRING_ALERTS_NAMED);
+      const active = engine.active();
+      for (const alert of report.alerts.firingAlerts)
+        expect(active.find((record) => record.fingerprint === alert.fingerprint)?.labels.server).toBe(alert.server);
+      expect(JSON.stringify(report)).not.toContain('MARKER');
+
+      // The servers answer again: the info alert, which has no server, is named with a null server.
+      for (let i = 0; i < 7; i++)
+        pollSink.health(
+          { serverName: `node${i}`, tags: { server_name: `node${i}` }, body: body(1, 1), uptime: '' },
+          clock,
+        );
+      clock += 1_000;
+      engine.evaluateOnce(clock);
+      expect(model.report().alerts).toMatchObject({
+        firing: { critical: 0, warning: 0, info: 1 },
+        pending: 1,
+        moreFiring: 0,
+        firingAlerts: [{ rule: 'healthApiErrors', severity: 'info', server: null }],
+      });
+    } finally {
+      await engine.stop();
+      await Promise.all([ok.stop(), refusing.stop()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,7 +6,10 @@
  * - the config page renders, the JSON tree expands on a click, "Download YAML" downloads the masked
  *   YAML, and no marker is in the DOM, in any response body the page received, or in the download;
  * - the status page shows the simulator's servers with their charts, and its numbers change
- *   between two screenshots.
+ *   between two screenshots; its alerts part shows what the real alert engine fires (destinationFailing
+ *   at once for the destinations at the closed port, engineCpuHigh at a threshold of 0 for each
+ *   server) and the webhook channel to the closed port failing, each linked to /alerts. The first
+ *   screenshot (status-1.png) is docs/images/status-page.png.
  * Screenshots go to test-output/screenshots/web/ and are checked for content (distinct colours).
  * Also: a taken port stops `svc edge` with exit 1, naming the key and the port.
  */
@@ -28,7 +31,8 @@ import { SECRET_MARKERS, secretConfigLines, secretUserEventLines } from './fixtu
 
 const CHROMIUM = chromiumPath();
 const PASSPHRASE = 'MARKER-CERT-PASSPHRASE';
-const MARKERS = [...SECRET_MARKERS, PASSPHRASE, 'MARKER-SERVER-HEADER'];
+const ALERT_CHANNEL_MARKER = 'MARKER-ALERT-CHANNEL';
+const MARKERS = [...SECRET_MARKERS, PASSPHRASE, 'MARKER-SERVER-HEADER', ALERT_CHANNEL_MARKER];
 
 let dir: string;
 let sim: PlatformSimulator;
@@ -91,6 +95,12 @@ beforeAll(async () => {
       '  localQueue: {directory: queue}',
       `  configVisualisation: {enable: true, host: ${LOOPBACK}, port: ${webPort}}`,
       '  errorTracking: {enable: true}',
+      '  store: {path: store/svc.db}',
+      '  alerts:',
+      '    evaluationInterval: 1s',
+      '    groupWait: "0"',
+      '    builtIn: {destinationFailing: {for: "0"}, engineCpuHigh: {threshold: 0, for: "0"}}',
+      `    channels: [{name: ops, type: webhook, url: "http://127.0.0.1:${closed}/hook/${ALERT_CHANNEL_MARKER}"}]`,
       ...secretConfigLines(closed),
       ...secretUserEventLines(userPort),
       `  logEvents: {udpServerConfig: {serverHost: ${LOOPBACK}, portLogEvents: ${logPort}}, source: {engine: {enable: true}, proxy: {enable: true}}, sendToTsdb: {enable: true}}`,
@@ -188,7 +198,7 @@ describe.skipIf(!CHROMIUM)(`web view in headless Chromium${CHROMIUM ? '' : ` (sk
     await expectContent(page, png, 'config page');
   }, 60_000);
 
-  it("the status page shows the simulator's servers with a trend, and its numbers change between two screenshots", async () => {
+  it("the status page shows the simulator's servers with a trend, the alerts firing and the failing channel, and its numbers change between two screenshots", async () => {
     const { page, bodies } = await recordingPage();
     await userAndLogTraffic(200);
     await page.goto(`${base}/status`);
@@ -200,6 +210,21 @@ describe.skipIf(!CHROMIUM)(`web view in headless Chromium${CHROMIUM ? '' : ` (sk
     await expect
       .poll(async () => (await page.locator('#listeners td').allTextContents()).join(' '), { timeout: 15_000 })
       .toMatch(/user_events \S+\/s 200 /);
+    // The alerts: counts linked to /alerts, the firing ones by name (a server's with its name), the
+    // channel at the closed port failing once its retries are spent (1 + 2 + 4 s).
+    const alerts = page.locator('#alerts');
+    await expect
+      .poll(() => alerts.locator('.alert-counts').textContent(), { timeout: 20_000, interval: 500 })
+      .toMatch(/^\d+ firing: [1-9]\d* critical, [1-9]\d* warning, 0 info · \d+ pending · 1 channel$/);
+    await expect
+      .poll(() => alerts.locator('.alert-channels').textContent(), { timeout: 20_000, interval: 500 })
+      .toMatch(/^Channel failing: ops \(its last notification was not delivered; [1-9]\d* failed since start\)$/);
+    expect(await alerts.locator('.alert-counts a').first().getAttribute('href')).toBe('/alerts');
+    const named = await alerts.locator('.alert-names a').allTextContents();
+    expect(named).toContain('destinationFailing');
+    expect(named.some((name) => sim.servers.some((server) => name === `engineCpuHigh on ${server.name}`))).toBe(true);
+    for (const link of await alerts.locator('.alert-names a').all())
+      expect(await link.getAttribute('href')).toMatch(/^\/alerts(#\w+)?$/);
     const numbers = async () =>
       (await page.locator('#servers dd, #listeners td, #destinations td').allTextContents()).join('|');
     const before = await numbers();
