@@ -281,6 +281,11 @@
         channel.name,
         channel.type,
         el('code', {}, channel.target),
+        channel.failing
+          ? el('span', { class: 'state failed' }, 'failing')
+          : channel.sent === 0
+            ? el('span', { class: 'state waiting' }, 'nothing sent')
+            : el('span', { class: 'state ok' }, 'delivering'),
         num(channel.sent),
         el('span', { class: channel.failed > 0 ? 'stale' : '' }, num(channel.failed)),
         el('span', { class: 'stale message' }, channel.lastError ?? ''),
@@ -289,7 +294,7 @@
     body('channels').replaceChildren(
       rows.length === 0
         ? el('p', { class: 'empty' }, 'No channel: alerts are shown here but sent nowhere (Svc.alerts.channels).')
-        : table(['channel', 'type', 'target', 'sent', 'failed', 'last error'], rows),
+        : table(['channel', 'type', 'target', 'state', 'sent', 'failed', 'last error'], rows),
     );
   }
 

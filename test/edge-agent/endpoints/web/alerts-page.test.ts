@@ -173,11 +173,15 @@ describe.skipIf(!CHROMIUM)(
       const channels = page.locator('#channels tbody tr');
       expect(await attributes(channels, 'data-id')).toEqual(['ops', 'oncall']);
       expect(await channels.nth(1).textContent()).toContain(CHANNEL_ERROR);
+      // Whether its last notification went through: ops delivers, oncall's last one failed.
+      expect(await channels.locator('td .state').allTextContents()).toEqual(['delivering', 'failing']);
       expect(await page.locator('body').textContent()).not.toContain(CHANNEL_KEY);
       await screenshot(browser, opened, join(shots, 'alerts.png'));
       // The silences, the rules and the channels, below the history.
       await page.locator('#silences').scrollIntoViewIfNeeded();
       await screenshot(browser, opened, join(shots, 'silences-rules-channels.png'));
+      await page.locator('#channels').scrollIntoViewIfNeeded();
+      await screenshot(browser, opened, join(shots, 'channels.png'));
       opened.noErrors();
     }, 60_000);
 
