@@ -28,7 +28,7 @@ import { type MosquittoHandle, startMosquitto } from '../support/mosquitto.js';
 import { mqttTestSettings } from '../support/mqtt-rig.js';
 import { freePort, LOOPBACK, sleep } from '../support/ports.js';
 import { type RecordedHttpRequest, type RecordingServer, startRecordingServer } from '../support/recording-http.js';
-import { type SmtpServer, startSmtpServer } from '../support/smtp.js';
+import { emailChannelTo, type SmtpServer, startSmtpServer } from '../support/smtp.js';
 import { logLines, type SvcProcess, startSvcCommand, startSvcRunning } from '../support/svc-process.js';
 import { eventually } from '../support/udp.js';
 
@@ -155,21 +155,9 @@ beforeAll(async () => {
           { name: 'hook', type: 'webhook', url: `${receiver.url}/webhook` },
           { name: 'slack', type: 'slack', url: `${receiver.url}/slack` },
           { name: 'teams', type: 'teams', url: `${receiver.url}/teams` },
-          {
-            name: 'mail',
-            type: 'email',
-            email: {
-              smtp: {
-                host: LOOPBACK,
-                port: smtp.port,
-                username: SMTP_USER,
-                password: SMTP_PASSWORD,
-                caFile: certs.clientCertCA,
-              },
-              from: 'Svc alerts <svc@example.com>',
-              to: ['admins@example.com'],
-            },
-          },
+          emailChannelTo(smtp, { user: SMTP_USER, password: SMTP_PASSWORD, caFile: certs.clientCertCA }, [
+            'admins@example.com',
+          ]),
           { name: 'bus', type: 'mqtt', topic: 'svc/alerts' },
           { name: 'broken', type: 'webhook', url: `${broken.url}/hook` },
         ],

@@ -22,7 +22,7 @@ import { REPO_ROOT } from '../support/build.js';
 import { type MosquittoHandle, startMosquitto } from '../support/mosquitto.js';
 import { freePort, LOOPBACK } from '../support/ports.js';
 import { scrape } from '../support/prometheus.js';
-import { type SmtpServer, startSmtpServer } from '../support/smtp.js';
+import { emailChannelTo, type SmtpServer, startSmtpServer } from '../support/smtp.js';
 import {
   filesIn,
   logLines,
@@ -240,21 +240,9 @@ describe('the Linux single executable, alone in a folder, in a clean environment
                 { name: 'serverAnswers', expr: { field: 'server.up', op: '==', threshold: 1 }, severity: 'info' },
               ],
               channels: [
-                {
-                  name: 'mail',
-                  type: 'email',
-                  email: {
-                    smtp: {
-                      host: LOOPBACK,
-                      port: smtp.port,
-                      username: 'svc',
-                      password: 'exe-Smtp-Pass-1',
-                      caFile: smtpCerts.clientCertCA,
-                    },
-                    from: 'svc@example.com',
-                    to: ['ops@example.com'],
-                  },
-                },
+                emailChannelTo(smtp, { user: 'svc', password: 'exe-Smtp-Pass-1', caFile: smtpCerts.clientCertCA }, [
+                  'ops@example.com',
+                ]),
                 { name: 'bus', type: 'mqtt', topic: 'exe/alerts' },
               ],
             },

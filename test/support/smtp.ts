@@ -115,3 +115,26 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<SmtpS
   unregisterTempDir(maildir);
   throw lastError;
 }
+
+/** The item of `Svc.alerts.channels` that sends as `login.user` through `server` (STARTTLS, trusting `login.caFile`) to `to`. */
+export function emailChannelTo(
+  server: Pick<SmtpServer, 'host' | 'port'>,
+  login: { user: string; password: string; caFile: string },
+  to: string[],
+) {
+  return {
+    name: 'mail',
+    type: 'email',
+    email: {
+      smtp: {
+        host: server.host,
+        port: server.port,
+        username: login.user,
+        password: login.password,
+        caFile: login.caFile,
+      },
+      from: 'Svc alerts <svc@example.com>',
+      to,
+    },
+  };
+}
