@@ -10,7 +10,9 @@
  *   of fired `groupWait` ago or more, when an alert it was told of resolved (at once), or when the
  *   group was last told `repeatInterval` ago or more.
  * - What each channel was told is the store's deliveries, so a restart sends nothing twice and sends
- *   what a crash left untold. Silenced alerts are neither sent nor repeated; once the silence ends
+ *   what a crash left untold. A resolution still to tell is saved too (`alert_resolved`), so a restart
+ *   while a channel fails still tells it; one that comes while the send telling the alert fires is
+ *   in flight is told once that send went through. Silenced alerts are neither sent nor repeated; once the silence ends
  *   the alert counts as not told, so the channel hears of it as of a new one.
  * - A send runs in the background (an evaluation never waits for a channel), one at a time per
  *   channel and group. A failed one (RetryingChannel already retried, tracked and logged) is tried
