@@ -88,6 +88,8 @@ export interface AlertsStatus {
     severity: AlertSeverity;
     /** The `server` label, or null when the alert is not about a server. */
     server: string | null;
+    /** Its other labels (not alertname, severity, server) as `key=value, …`, which tell apart the alerts of a rule (`destination=tsdb`); null when none. */
+    about: string | null;
     /** Its fingerprint: /alerts#<fingerprint> marks it on the Alerts page. */
     fingerprint: string;
     firingSince: string;
@@ -202,7 +204,8 @@ export class StatusModel {
         users: pick((p) => p.users),
         proxySessions: [...h.proxySessions].map(([virtualProxy, sessions]) => ({ virtualProxy, sessions })),
         trend: {
-          t: h.trend.map((p) => Math.round(p.atMs / 1000)),
+          // Seconds with their milliseconds: two polls within one second keep their order on the chart.
+          t: h.trend.map((p) => p.atMs / 1000),
           cpu: h.trend.map((p) => p.cpu),
           sessions: h.trend.map((p) => p.sessions),
           memAllocatedMb: h.trend.map((p) => p.memAllocatedMb),
@@ -321,6 +324,7 @@ function alertsStatus(observed: Observed, nowMs: number): AlertsStatus {
       rule: alert.rule,
       severity: alert.severity,
       server: alert.labels.server ?? null,
+      about: aboutText(alert.labels),
       fingerprint: alert.fingerprint,
       firingSince: new Date(alert.firedAt ?? alert.activeSince).toISOString(),
     })),
@@ -330,4 +334,10 @@ function alertsStatus(observed: Observed, nowMs: number): AlertsStatus {
       .filter((channel) => channel.failing)
       .map((channel) => ({ name: channel.name, failed: channel.failed })),
   };
+}
+
+/** The labels of an alert besides alertname, severity and server, as `key=value, …`; null when none. */
+function aboutText(labels: Readonly<Record<string, string>>): string | null {
+  const rest = Object.entries(labels).filter(([key]) => !['alertname', 'severity', 'server'].includes(key));
+  return rest.length === 0 ? null : rest.map(([key, value]) => `${key}=${value}`).join(', ');
 }

@@ -111,7 +111,11 @@ function renderAlerts(report) {
     a.firingAlerts.forEach((f, i) =>
       names.append(
         i > 0 ? ', ' : '',
-        alertsLink(f.server ? `${f.rule} on ${f.server}` : f.rule, f.fingerprint, `severity-${f.severity}`),
+        alertsLink(
+          `${f.rule}${f.server ? ` on ${f.server}` : ''}${f.about ? ` (${f.about})` : ''}`,
+          f.fingerprint,
+          `severity-${f.severity}`,
+        ),
       ),
     );
     if (a.moreFiring > 0) names.append(' and ', alertsLink(`${num(a.moreFiring)} more`));

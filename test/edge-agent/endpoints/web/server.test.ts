@@ -292,7 +292,7 @@ describe('web view: the status page', () => {
           memAllocatedMb: 4577.3,
           sessions: 3,
           users: 2,
-          trend: { t: [Math.round(at / 1000)], cpu: [12.5], sessions: [3] },
+          trend: { t: [at / 1000], cpu: [12.5], sessions: [3] },
         },
         { name: 'node2', state: 'waiting', lastPollAt: null, cpu: null },
       ],

@@ -174,10 +174,18 @@ describe('status model', () => {
       lastPollAgeSeconds: 0,
     });
     expect(n1?.trend.cpu).toEqual([20, 30]);
+    // Two polls 300 ms apart keep distinct, increasing times (seconds with milliseconds), not one second twice.
+    clock.advance(1_000 - (clock.now() % 1_000) + 100);
+    history.health(sample('n1', 31, 6), clock.now());
+    clock.advance(300);
+    history.health(sample('n1', 32, 6), clock.now());
+    const [, , before, last] = model.report().servers[0]?.trend.t ?? [];
+    expect(last).toBeGreaterThan(before ?? Number.POSITIVE_INFINITY);
+    expect((last ?? 0) - (before ?? 0)).toBeCloseTo(0.3, 6);
 
     history.healthFailed('n1');
     clock.advance(5_000);
-    expect(model.report().servers[0]).toMatchObject({ state: 'failed', cpu: 30, lastPollAgeSeconds: 5 });
+    expect(model.report().servers[0]).toMatchObject({ state: 'failed', cpu: 32, lastPollAgeSeconds: 5 });
     history.health(sample('n1', 40), clock.now());
     expect(model.report().servers[0]).toMatchObject({ state: 'ok', lastFailureAt: null });
 
@@ -318,7 +326,15 @@ describe('the alerts part of the status', () => {
       errors.track('HEALTH_API', new Error('node0 does not answer'), { serverName: 'node0' });
       clock += 1_000;
       engine.evaluateOnce(clock);
-      await until('the failed notification', () => engine.channels().some((channel) => channel.failing));
+      // One notification per group (alertname and server): 8 to each channel, each sent in the background.
+      const counts = () => engine.channels().map((channel) => [channel.name, channel.sent, channel.failed]);
+      await until('every notification sent or failed', () =>
+        counts().every(([, sent, failed]) => Number(sent) + Number(failed) === 8),
+      );
+      expect(counts()).toEqual([
+        ['ops', 8, 0],
+        ['broken', 0, 8],
+      ]);
 
       const report = model.report();
       expect(report.alerts).toMatchObject({
@@ -327,7 +343,7 @@ describe('the alerts part of the status', () => {
         pending: 1,
         moreFiring: 8 - FIRING_ALERTS_NAMED,
         channels: 2,
-        failingChannels: [{ name: 'broken', failed: 1 }],
+        failingChannels: [{ name: 'broken', failed: 8 }],
       });
       expect(report.alerts.firingAlerts).toHaveLength(FIRING_ALERTS_NAMED);
       expect(report.alerts.firingAlerts.map((alert) => [alert.rule, alert.severity])).toEqual(
@@ -351,7 +367,7 @@ describe('the alerts part of the status', () => {
         firing: { critical: 0, warning: 0, info: 1 },
         pending: 1,
         moreFiring: 0,
-        firingAlerts: [{ rule: 'healthApiErrors', severity: 'info', server: null }],
+        firingAlerts: [{ rule: 'healthApiErrors', severity: 'info', server: null, about: 'type=HEALTH_API' }],
       });
     } finally {
       await engine.stop();
