@@ -15,7 +15,7 @@
  * | anything else | the 404 page |
  *
  * GET and HEAD only (others 405), but for POST on the alerts' silences below /api/v1/ (api/alerts.ts:
- * JSON from the web view's own pages, a body of at most 16 KiB). Each client IP may make 300 requests a minute (a fixed window,
+ * JSON from the web view's own pages, a body of at most 16 KiB that arrives within 10 s). Each client IP may make 300 requests a minute (a fixed window,
  * shared/ratelimit); more get 429, and the first refusal of an IP in a window is logged at WARN.
  * Every answer has a strict Content-Security-Policy (no origin but this one, no inline script or
  * style), `nosniff`, no framing and no referrer; the config and the status are never cached.
@@ -28,6 +28,7 @@ import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Log } from '../../../shared/logging/log.js';
 import { MemoryRateLimiter } from '../../../shared/ratelimit/memory.js';
+import { announcedLength, readBody } from '../../../shared/runtime/http-body.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { isSingleExecutable, readAsset } from '../../../shared/runtime/single-executable.js';
 import { close, listen } from '../http-server.js';
@@ -35,6 +36,9 @@ import { MAX_POST_BYTES } from './api/alerts.js';
 import { type ApiAnswer, isApiPath, type ReadApi } from './api/router.js';
 import { alertsPage, configPage, HISTORY_PAGE_NAMES, historyPage, notFoundPage, statusPage } from './pages.js';
 import type { StatusModel } from './status.js';
+
+/** The longest a POST's body may take to arrive (408 after). */
+const POST_BODY_TIMEOUT_MS = 10_000;
 
 /** §10.7: requests a client IP may make per minute. */
 export const REQUESTS_PER_MINUTE = 300;
@@ -271,20 +275,23 @@ export class WebView implements Component {
   private async answerPost(api: ReadApi, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
     const refusal = api.postRefusal(req.headers);
     if (refusal) return sendApi(res, req, { ...refusal, headers: { connection: 'close' } });
-    const body = await readBody(req, MAX_POST_BYTES);
-    if (body === null) {
+    const announced = announcedLength(req);
+    const read =
+      announced !== null && announced > MAX_POST_BYTES
+        ? ({ kind: 'too-large' } as const)
+        : await readBody(req, MAX_POST_BYTES, POST_BODY_TIMEOUT_MS);
+    // A client that broke off gets no answer.
+    if (read.kind === 'gone') return;
+    if (read.kind !== 'body') {
       // The rest of the body is not read: the connection ends with the answer.
       res.once('finish', () => req.destroy());
-      return sendApi(res, req, {
-        status: 413,
-        body: JSON.stringify({
-          error: 'payload_too_large',
-          message: `the body is larger than ${MAX_POST_BYTES} bytes`,
-        }),
-        headers: { connection: 'close' },
-      });
+      const [status, error, message] =
+        read.kind === 'too-large'
+          ? [413, 'payload_too_large', `the body is larger than ${MAX_POST_BYTES} bytes`]
+          : [408, 'request_timeout', `the body did not arrive within ${POST_BODY_TIMEOUT_MS} ms`];
+      return sendApi(res, req, { status, body: JSON.stringify({ error, message }), headers: { connection: 'close' } });
     }
-    return sendApi(res, req, api.post(url, body));
+    return sendApi(res, req, api.post(url, read.body.toString('utf8')));
   }
 
   private warnOnce(ip: string, resetAt: number): void {
@@ -303,27 +310,6 @@ export class WebView implements Component {
 function clientIp(req: IncomingMessage): string {
   const address = req.socket.remoteAddress ?? 'unknown';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
-}
-
-/** The body of a request as UTF-8 text, or null as soon as it is (or says it will be) longer than `max` bytes. */
-function readBody(req: IncomingMessage, max: number): Promise<string | null> {
-  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const onData = (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > max) {
-        req.off('data', onData);
-        req.pause();
-        resolve(null);
-      } else chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    // A client that breaks off gets no answer anyway.
-    req.once('error', () => resolve(null));
-  });
 }
 
 /** An answer of the read API, as JSON that is never cached. */

@@ -20,11 +20,11 @@ import type { Duplex } from 'node:stream';
 import { normaliseIp } from '../../../shared/audit/client-ip.js';
 import { ingestionError, internalError } from '../../../shared/audit/response.js';
 import type { Log } from '../../../shared/logging/log.js';
+import { announcedLength, readBody } from '../../../shared/runtime/http-body.js';
 import type { Component } from '../../../shared/runtime/lifecycle.js';
 import { type HttpApiHandler, localContext, rawAnswer, toHttpApiEvent, writeResult } from './event.js';
 import {
   addressOf,
-  announcedLength,
   ClientConnections,
   clientErrorAnswer,
   connectionsCheckingInterval,
@@ -32,7 +32,6 @@ import {
   type GatewayCounters,
   type GatewayLimits,
   Rejections,
-  readBody,
 } from './policing.js';
 
 export interface LocalGatewayOptions {
