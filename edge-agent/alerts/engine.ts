@@ -23,7 +23,7 @@ import type {
   Silence,
   Transitions,
 } from '../../shared/alerts/model.js';
-import { silenceMatches } from '../../shared/alerts/model.js';
+import { labelPairs, silenceMatches } from '../../shared/alerts/model.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { Log } from '../../shared/logging/log.js';
 import type { Component } from '../../shared/runtime/lifecycle.js';
@@ -250,12 +250,12 @@ export class AlertEngine implements Component {
     for (const record of transitions.fired)
       log.info(
         { alert: record.rule, severity: record.severity, labels: record.labels, value: record.value },
-        `alert ${record.rule} fired (${labelText(record.labels)}): ${record.summary} (value ${record.value})`,
+        `alert ${record.rule} fired (${labelPairs(record.labels).join(', ')}): ${record.summary} (value ${record.value})`,
       );
     for (const record of transitions.resolved)
       log.info(
         { alert: record.rule, severity: record.severity, labels: record.labels, value: record.value },
-        `alert ${record.rule} resolved (${labelText(record.labels)}), last value ${record.value}`,
+        `alert ${record.rule} resolved (${labelPairs(record.labels).join(', ')}), last value ${record.value}`,
       );
   }
 
@@ -286,12 +286,4 @@ export class AlertEngine implements Component {
       'alerts: the store failed; alerts are still evaluated and sent from the state held in memory, and a line is logged once it works again',
     );
   }
-}
-
-/** `server=node1, listener=log_events`: the labels other than alertname and severity. */
-function labelText(labels: Readonly<Record<string, string>>): string {
-  return Object.entries(labels)
-    .filter(([key]) => key !== 'alertname' && key !== 'severity')
-    .map(([key, value]) => `${key}=${value}`)
-    .join(', ');
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
+import { labelPairs } from '../../shared/alerts/model.js';
 import type { SilenceProblem } from '../../shared/alerts/silences.js';
 import type { LoadedConfig } from '../../shared/config/load.js';
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE } from '../../shared/runtime/exit-codes.js';
@@ -42,14 +43,6 @@ function osUserName(env: NodeJS.ProcessEnv): string {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** `name=value` of the labels other than alertname and severity (shown in their own columns). */
-function labelText(labels: Readonly<Record<string, string>>): string {
-  return Object.entries(labels)
-    .filter(([key]) => key !== 'alertname' && key !== 'severity')
-    .map(([key, value]) => `${key}=${value}`)
-    .join(' ');
-}
 
 /** The config's store file, or an error printed and undefined when the store is off (alerts keep no state then). */
 function storeFile(loaded: LoadedConfig, io: CliIo): string | undefined {
@@ -107,12 +100,12 @@ export function registerAlertsCommand(program: Command, io: CliIo, setExitCode: 
       if (views.length === 0) io.out('no alert is firing\n');
       for (const view of views)
         io.out(
-          `${view.phase.toUpperCase().padEnd(7)}  ${view.severity.padEnd(8)}  ${view.rule}  ${labelText(view.labels)}  since ${iso(view.firedAt ?? view.activeSince)}  value ${view.value}${view.silencedBy ? `  silenced by ${view.silencedBy}` : ''}\n`,
+          `${view.phase.toUpperCase().padEnd(7)}  ${view.severity.padEnd(8)}  ${view.rule}  ${labelPairs(view.labels).join(' ')}  since ${iso(view.firedAt ?? view.activeSince)}  value ${view.value}${view.silencedBy ? `  silenced by ${view.silencedBy}` : ''}\n`,
         );
       io.out(silences.length === 0 ? 'no active silence\n' : 'silences:\n');
       for (const silence of silences)
         io.out(
-          `${silence.id}  ${[silence.rule ? `rule=${silence.rule}` : 'any rule', labelText(silence.matchers)].filter(Boolean).join(' ')}  until ${iso(silence.endsAt)}  by ${silence.createdBy || '(unknown)'}${silence.comment ? `  ${JSON.stringify(silence.comment)}` : ''}\n`,
+          `${silence.id}  ${[silence.rule ? `rule=${silence.rule}` : 'any rule', labelPairs(silence.matchers).join(' ')].filter(Boolean).join(' ')}  until ${iso(silence.endsAt)}  by ${silence.createdBy || '(unknown)'}${silence.comment ? `  ${JSON.stringify(silence.comment)}` : ''}\n`,
         );
       setExitCode(EXIT_OK);
     });

@@ -215,6 +215,16 @@ export interface AlertStore {
   prune(olderThan: number): number;
 }
 
+/** The labels shown in a column of their own wherever an alert is listed, not among its other labels. */
+export const LABELS_SHOWN_APART: readonly string[] = ['alertname', 'severity'];
+
+/** An alert's labels besides `apart`, as `key=value` texts, in the labels' order. */
+export function labelPairs(labels: Readonly<Record<string, string>>, apart = LABELS_SHOWN_APART): string[] {
+  return Object.entries(labels)
+    .filter(([key]) => !apart.includes(key))
+    .map(([key, value]) => `${key}=${value}`);
+}
+
 /** Whether a silence covers an alert's labels. */
 export function silenceMatches(silence: Silence, labels: Readonly<Record<string, string>>, now: number): boolean {
   if (silence.expiredAt !== null || now < silence.startsAt || now >= silence.endsAt) return false;

@@ -31,14 +31,12 @@ export interface SvcMetrics {
   pollFailed: (kind: PollKind, serverName: string) => void;
 }
 
-type Sample<L extends string> = Reading<L>;
-
 interface Scraped<L extends string> {
   name: string;
   help: string;
   labelNames: readonly L[];
   /** The current values, read from where they are counted. */
-  read: () => Iterable<Sample<L>>;
+  read: () => Iterable<Reading<L>>;
 }
 
 /**
@@ -142,7 +140,7 @@ export function registerSvcMetrics(
   // Forwarding to the cloud (svc edge with Svc.cloud): per destination placed in the cloud.
   const perForwarded = (read: (sqs: SqsQueueCounters) => number) => () =>
     observed.queues.flatMap(({ destinations }) =>
-      destinations.flatMap((d): Sample<'destination'>[] => (d.sqs ? [[{ destination: d.name }, read(d.sqs)]] : [])),
+      destinations.flatMap((d): Reading<'destination'>[] => (d.sqs ? [[{ destination: d.name }, read(d.sqs)]] : [])),
     );
   scrapedCounter(registry, {
     name: 'svc_forward_events_total',
@@ -181,7 +179,7 @@ export function registerSvcMetrics(
     read: () =>
       observed.queues.flatMap(({ queue, destinations }) => {
         const stats = queue.stats();
-        return destinations.flatMap((d): Sample<'destination'>[] =>
+        return destinations.flatMap((d): Reading<'destination'>[] =>
           d.sqs ? [[{ destination: d.name }, (stats[d.name]?.unavailableSince ?? null) === null ? 0 : 1]] : [],
         );
       }),
@@ -209,7 +207,7 @@ export function registerSvcMetrics(
     labelNames: ['kind', 'target'],
     read: () =>
       observed.pollGroups.flatMap(({ kind, group }) =>
-        group.counts().map(({ label, skipped }): Sample<'kind' | 'target'> => [{ kind, target: label }, skipped]),
+        group.counts().map(({ label, skipped }): Reading<'kind' | 'target'> => [{ kind, target: label }, skipped]),
       ),
   });
   scrapedCounter(registry, {
@@ -258,7 +256,7 @@ function registerAlertMetrics(registry: Registry, observed: Observed): void {
       for (const record of alerts.active())
         if (record.phase === 'firing')
           firing.set(key(record.rule, record.severity), (firing.get(key(record.rule, record.severity)) ?? 0) + 1);
-      return [...firing].map(([pair, count]): Sample<'rule' | 'severity'> => {
+      return [...firing].map(([pair, count]): Reading<'rule' | 'severity'> => {
         const [rule = '', severity = ''] = pair.split('\0');
         return [{ rule, severity }, count];
       });
@@ -269,7 +267,7 @@ function registerAlertMetrics(registry: Registry, observed: Observed): void {
     help: 'Alerts: notifications by channel and outcome: sent (the receiver took it) or failed (not delivered after its retries); every channel at 0 from the start',
     labelNames: ['channel', 'outcome'],
     read: () =>
-      (observed.alerts?.channels() ?? []).flatMap(({ name, sent, failed }): Sample<'channel' | 'outcome'>[] => [
+      (observed.alerts?.channels() ?? []).flatMap(({ name, sent, failed }): Reading<'channel' | 'outcome'>[] => [
         [{ channel: name, outcome: 'sent' }, sent],
         [{ channel: name, outcome: 'failed' }, failed],
       ]),

@@ -6,15 +6,11 @@
  * polling interval, 1 s, gives 3,600 an hour).
  */
 
-import { USER_SESSION_TOTAL } from '../../../shared/platform/metrics-endpoint.js';
 import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
-import type { PollSink } from '../../sources/platform/sink.js';
+import { type PollSink, VIRTUAL_PROXY_TAG } from '../../sources/platform/sink.js';
 
 export const TREND_WINDOW_MS = 3_600_000;
 export const MAX_TREND_POINTS = 3_600;
-
-/** The session tag that tells one virtual proxy's sample from another's (§6.2). */
-const VIRTUAL_PROXY_TAG = USER_SESSION_TOTAL.labels[0];
 
 /** One health poll's numbers: what the page shows and charts. */
 export interface HealthPoint {

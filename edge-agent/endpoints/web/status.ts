@@ -13,7 +13,7 @@
  * (a message can quote a URL with its credentials); alert channels by name, never their target or
  * last error.
  */
-import type { AlertSeverity } from '../../../shared/alerts/model.js';
+import { type AlertSeverity, LABELS_SHOWN_APART, labelPairs } from '../../../shared/alerts/model.js';
 import { alertViews } from '../../../shared/alerts/silences.js';
 import type { SvcConfig } from '../../../shared/config/schema.js';
 import type { ErrorTracker, ErrorType, TrackedError } from '../../../shared/errors/tracker.js';
@@ -324,7 +324,7 @@ function alertsStatus(observed: Observed, nowMs: number): AlertsStatus {
       rule: alert.rule,
       severity: alert.severity,
       server: alert.labels.server ?? null,
-      about: aboutText(alert.labels),
+      about: labelPairs(alert.labels, [...LABELS_SHOWN_APART, 'server']).join(', ') || null,
       fingerprint: alert.fingerprint,
       firingSince: new Date(alert.firedAt ?? alert.activeSince).toISOString(),
     })),
@@ -334,10 +334,4 @@ function alertsStatus(observed: Observed, nowMs: number): AlertsStatus {
       .filter((channel) => channel.failing)
       .map((channel) => ({ name: channel.name, failed: channel.failed })),
   };
-}
-
-/** The labels of an alert besides alertname, severity and server, as `key=value, …`; null when none. */
-function aboutText(labels: Readonly<Record<string, string>>): string | null {
-  const rest = Object.entries(labels).filter(([key]) => !['alertname', 'severity', 'server'].includes(key));
-  return rest.length === 0 ? null : rest.map(([key, value]) => `${key}=${value}`).join(', ');
 }

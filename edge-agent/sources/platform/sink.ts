@@ -8,7 +8,7 @@ import { USER_SESSION_TOTAL } from '../../../shared/platform/metrics-endpoint.js
 import type { HealthSample, ServerTags, SessionSample } from '../../../shared/platform/polled.js';
 
 /** The session tag that tells one virtual proxy's sample from another's (§6.2). */
-const VIRTUAL_PROXY_TAG = USER_SESSION_TOTAL.labels[0];
+export const VIRTUAL_PROXY_TAG = USER_SESSION_TOTAL.labels[0];
 
 /**
  * What a sink keeps one session sample under: the server and the virtual proxy of its tags, so a
