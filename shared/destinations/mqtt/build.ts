@@ -39,9 +39,9 @@ export function mqttDestination(
   shared: MqttWriter | null = null,
 ): { configured: ConfiguredDestination; component: Component | null } | null {
   if (!platformMqttWanted(outputs)) return null;
-  const { config, logger: log } = ctx;
-  const writer = shared ?? processMqttWriter(ctx, { destination: true, alertChannel: false });
-  if (writer === null) return null;
+  const { config, logger: log, errors } = ctx;
+  // A kind goes to MQTT only while Svc.mqttConfig.enable is on (outputs.ts).
+  const writer = shared ?? new MqttWriter({ settings: config.mqttConfig, log, errors });
   const baseTopic = { baseTopic: config.mqttConfig.baseTopic };
   const destination = new MqttDestination({
     writer,
