@@ -127,8 +127,8 @@ export class Dispatcher {
   private readonly told = new Map<string, Map<string, Delivery>>();
   /** channel → fingerprint → an alert it was told fired that has resolved and is not yet told so. */
   private readonly resolvedToTell = new Map<string, Map<string, { record: AlertRecord; at: number }>>();
-  /** `channel \0 fingerprint` → the sends in flight that tell the channel the alert fires. */
-  private readonly firingInFlight = new Map<string, number>();
+  /** `channel \0 fingerprint` of the alerts a send in flight tells the channel fire (a group has one send at a time, an alert one group per channel). */
+  private readonly firingInFlight = new Set<string>();
   /** `channel \0 fingerprint` → an alert that resolved while a send telling the channel it fires was in flight. */
   private readonly resolvedDuringSend = new Map<string, { record: AlertRecord; at: number }>();
   /** `channel \0 groupKey` → its sends. */
@@ -171,7 +171,7 @@ export class Dispatcher {
         if (told.get(record.fingerprint)?.status === 'firing') {
           toTell.set(record.fingerprint, { record, at });
           queued.set(record.fingerprint, { record, resolvedAt: at });
-        } else if ((this.firingInFlight.get(key) ?? 0) > 0) this.resolvedDuringSend.set(key, { record, at });
+        } else if (this.firingInFlight.has(key)) this.resolvedDuringSend.set(key, { record, at });
       }
       // A silenced alert counts as not told: when the silence ends it is told as a new one.
       for (const record of firing) if (silenced(record)) told.delete(record.fingerprint);
@@ -265,8 +265,7 @@ export class Dispatcher {
     const firingKeys = members
       .filter((member) => member.status === 'firing')
       .map(({ record }) => `${channel.channel.name}\0${record.fingerprint}`);
-    for (const firingKey of firingKeys)
-      this.firingInFlight.set(firingKey, (this.firingInFlight.get(firingKey) ?? 0) + 1);
+    for (const firingKey of firingKeys) this.firingInFlight.add(firingKey);
     const notification = makeNotification({
       receiver: channel.channel.name,
       groupLabels,
@@ -290,13 +289,9 @@ export class Dispatcher {
         state.inFlight = false;
         this.inFlight.delete(sending);
         for (const firingKey of firingKeys) {
-          const left = (this.firingInFlight.get(firingKey) ?? 1) - 1;
-          if (left > 0) this.firingInFlight.set(firingKey, left);
-          else {
-            this.firingInFlight.delete(firingKey);
-            // Not told it fires (the send failed): there is no resolution to tell.
-            this.resolvedDuringSend.delete(firingKey);
-          }
+          this.firingInFlight.delete(firingKey);
+          // Left only when the send failed: not told it fires, the channel has no resolution to hear.
+          this.resolvedDuringSend.delete(firingKey);
         }
       });
     this.inFlight.add(sending);
