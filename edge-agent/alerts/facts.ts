@@ -11,6 +11,7 @@ import { HEALTH_FIELDS } from '../../shared/alerts/rules/fields.js';
 import type { ErrorTracker } from '../../shared/errors/tracker.js';
 import type { HealthBody, HealthSample, ServerTags, SessionSample } from '../../shared/platform/polled.js';
 import type { GroupStats } from '../../shared/queue/local/index.js';
+import { sessionUsers } from '../../shared/store/rows.js';
 import type { Observed } from '../endpoints/observed.js';
 import {
   destinationFailures,
@@ -63,12 +64,11 @@ export class AlertPollSink implements PollSink {
   }
 
   sessions(sample: SessionSample): void {
-    const users = new Set(sample.sessions.map((session) => `${session.UserDirectory}\\${session.UserId}`));
     this.sessionsByKey.set(sessionSampleKey(sample.serverName, sample.tags), {
       server: sample.serverName,
       virtualProxy: sample.virtualProxy,
       count: sample.sessions.length,
-      users: users.size,
+      users: sessionUsers(sample).length,
     });
   }
 
