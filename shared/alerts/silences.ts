@@ -10,6 +10,7 @@ import type { SvcConfig } from '../config/schema.js';
 import type { AlertView, SilenceView } from '../store/api-types.js';
 import { parseDuration } from '../util/duration.js';
 import { type AlertRecord, type Silence, silenceMatches } from './model.js';
+import { BUILT_IN_RULE_NAMES } from './rules/definitions.js';
 
 /** What an operator asks for: the API's SilenceRequest, which the CLI's options fill too. */
 export interface SilenceAsk {
@@ -31,7 +32,7 @@ export interface SilenceProblem {
 
 /** The rule names a silence may name: the built-in pack's and the configured rules', in that order. */
 export function knownRuleNames(alerts: SvcConfig['alerts']): string[] {
-  return [...new Set([...Object.keys(alerts.builtIn), ...alerts.rules.map((rule) => rule.name)])];
+  return [...new Set([...BUILT_IN_RULE_NAMES, ...alerts.rules.map((rule) => rule.name)])];
 }
 
 /** "unknown rule …": the known names, the closest first. */
