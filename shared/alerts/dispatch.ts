@@ -18,6 +18,7 @@
  *   channel and group. A failed one (RetryingChannel already retried, tracked and logged) is tried
  *   again at the first evaluation one minute later, then two, four … at most `repeatInterval`.
  */
+import type { ChannelView } from '../store/api-types.js';
 import { formatDuration } from '../util/duration.js';
 import type { RetryingChannel } from './channels/retry.js';
 import type { AlertRecord, AlertStore, Delivery, HistoryEntry, ResolvedAlert, Silence } from './model.js';
@@ -51,19 +52,8 @@ export interface DispatcherOptions {
   onStoreError: (err: unknown) => void;
 }
 
-/** What one channel has done since start, for the metrics and the Alerts page. */
-export interface ChannelCounters {
-  name: string;
-  type: string;
-  /** Where it sends, masked. */
-  target: string;
-  sent: number;
-  failed: number;
-  /** The last failure's message (masked), kept after the channel delivers again. */
-  lastError: string | null;
-  /** Whether its last notification was not delivered (after its retries); false again once one is. */
-  failing: boolean;
-}
+/** What one channel has done since start, for the metrics and the Alerts page: the API's ChannelView (api-types.ts, one description of each field). */
+export type ChannelCounters = ChannelView;
 
 /** What one evaluation hands the dispatcher. */
 export interface DispatchInput {
