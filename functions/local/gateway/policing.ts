@@ -5,7 +5,7 @@
  * HTTP parser refuses. Every rejection is counted, and logged at most once per interval per client
  * address and kind. Nothing here knows API Gateway's event: that is event.ts.
  */
-import { type IncomingMessage, maxHeaderSize, type ServerResponse } from 'node:http';
+import { maxHeaderSize, type ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
